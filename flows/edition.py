@@ -1,0 +1,168 @@
+"""The edition flow: collect → classify → draft → review → render → deliver, for one repo and window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from pydantic import BaseModel
+
+from prdigest import pipeline, progress
+from prdigest.config import Settings, load_settings
+from prdigest.delivery.compose import compose_messages
+from prdigest.errors import ConfigError, SourceError
+from prdigest.models import Edition, Entry, PullRequest
+from prdigest.outputs import write_digest_json, write_variant
+from prdigest.services import (
+    RunOptions, make_channels, make_classifier, make_drafter, make_readers, make_source, sender,
+)
+from prdigest.variants import plan_variants
+from prdigest.window import Window
+from renderers.bundle import RenderedVariant, render_variants
+
+
+class EditionSummary(BaseModel):
+    """What a run produced, for the CLI's summary table and the run's result."""
+
+    edition: str
+    out: str
+    entries: int
+    published: int
+    per_verdict: dict[str, int]
+    per_subsystem: dict[str, int]
+    variants: dict[str, list[str]]
+    idle_readers: list[str]
+    sent: list[tuple[str, str, str]]
+    failed: list[tuple[str, str, str]]
+    problems: list[dict[str, str | int]]
+    files: list[str]
+
+
+def _log_progress(step: str):
+    logger = get_run_logger()
+
+    def hook(done: int, total: int) -> None:
+        progress.report(step, done, total)
+        if done == total or done % max(1, total // 10) == 0:
+            logger.info("%s: %d/%d", step, done, total)
+
+    return hook
+
+
+def _transient(task, task_run, state) -> bool:
+    """Retry collection on anything but our own user-facing errors (bad flags, malformed files)."""
+    try:
+        state.result()
+    except (ConfigError, SourceError):
+        return False
+    except Exception:
+        return True
+    return False
+
+
+@task(name="collect", retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=_transient)
+def collect(options: RunOptions, settings: Settings) -> tuple[str, Window, list[PullRequest]]:
+    """Every PR merged in the window, from the configured source."""
+    source = make_source(options, settings)
+    window = Window.from_flags(options.since, options.until)
+    if window is None:
+        window = source.default_window() if hasattr(source, "default_window") else Window.last_full_week()
+    prs = source.collect(window)
+    get_run_logger().info("collected %d merged PRs of %s in [%s, %s)", len(prs), source.repo,
+                          window.since.isoformat(), window.until.isoformat())
+    return source.repo, window, prs
+
+
+@task(name="classify-and-draft")
+def classify_and_draft(options: RunOptions, settings: Settings, repo: str, prs: list[PullRequest]) -> list[Entry]:
+    """Subsystems and a draft entry for every PR (the offline drafter is fast enough for one task)."""
+    classifier = make_classifier(options, repo)
+    drafter = make_drafter(options, settings)
+    language = options.language or settings.language
+    return pipeline.draft_entries(prs, classifier.classify, drafter.draft, language, _log_progress("draft"))
+
+
+@task(name="render")
+def render(edition: Edition, options: RunOptions, out: Path) -> tuple[list[RenderedVariant], list[str], list[str]]:
+    """Plan variants over the approved entries, render each once, write DIR/email and DIR/slack."""
+    classifier = make_classifier(options, edition.repo)
+    readers = make_readers(options, classifier)
+    variants, idle = plan_variants(edition, readers.readers)
+    rendered = render_variants(edition, variants)
+    files: list[str] = []
+    for i, item in enumerate(rendered, start=1):
+        files += [str(p) for p in write_variant(out, item.variant.key, html=item.email.html,
+                                                  text=item.email.text, slack=item.slack)]
+        progress.report("render", i, len(rendered))
+    return rendered, [r.id for r in idle], files
+
+
+@task(name="deliver")
+def deliver(edition: Edition, rendered: list[RenderedVariant], options: RunOptions, settings: Settings,
+            out: Path) -> pipeline.DeliveryReport:
+    """Hand every reader's messages to the outbox (or SMTP and Slack)."""
+    channels = make_channels(options, settings, out)
+    messages = []
+    for item in rendered:
+        messages += compose_messages(
+            edition=edition, variant=item.variant.key, readers=item.variant.readers,
+            subject=item.email.subject, preheader=item.email.preheader, html=item.email.html,
+            text=item.email.text, slack=item.slack, sender=sender(settings),
+            unsubscribe_template=settings.unsubscribe_url, media=options.media,
+        )
+    return pipeline.deliver(messages, channels, _log_progress("deliver"))
+
+
+@flow(name="digest-edition", log_prints=False)
+def digest_edition(options: RunOptions) -> EditionSummary:
+    """One edition of the digest, from collection to delivery."""
+    logger = get_run_logger()
+    settings = load_settings(**options.settings_overrides())
+    out = Path(options.out)
+    # Validate every configuration file before anything is collected, drafted or sent.
+    if options.approve != "auto":
+        raise ConfigError("--approve ui is not available in this build yet; use --approve auto")
+    repo, window, prs = collect(options, settings)
+    make_readers(options, make_classifier(options, repo))
+    entries = classify_and_draft(options, settings, repo, prs)
+    drafter_name = entries[0].drafter if entries else options.drafter
+    edition = pipeline.new_edition(repo, window, options.language or settings.language, drafter_name, entries)
+    edition = pipeline.auto_approve(edition)
+
+    rendered, idle, files = render(edition, options, out)
+    problems = [p for r in rendered for p in r.problems]
+    edition = edition.model_copy(update={"problems": problems})
+    files.insert(0, str(write_digest_json(out, edition)))
+    for problem in problems:
+        logger.warning("PR #%s could not be rendered for %s (%s): %s", problem["number"], problem["medium"],
+                       problem.get("variant", ""), problem["error"])
+
+    if not edition.published:
+        logger.info("no approved entries: nothing is sent")
+        report = pipeline.DeliveryReport()
+    else:
+        report = deliver(edition, rendered, options, settings, out)
+    per_verdict, per_subsystem = pipeline.counts(edition.published)
+    summary = EditionSummary(
+        edition=edition.name, out=str(out), entries=len(edition.entries), published=len(edition.published),
+        per_verdict=dict(per_verdict), per_subsystem=dict(per_subsystem.most_common()),
+        variants={r.variant.key: [x.id for x in r.variant.readers] for r in rendered}, idle_readers=idle,
+        sent=[(m.reader.id, m.medium, pid) for m, pid in report.sent],
+        failed=[(m.reader.id, m.medium, err) for m, err in report.failed],
+        problems=problems, files=files,
+    )
+    create_markdown_artifact(_summary_markdown(summary), key="edition-summary",
+                             description=f"{edition.name}: what was rendered and delivered")
+    logger.info("%s: %d entries, %d variants, %d messages sent, %d failed", edition.name, summary.entries,
+                len(summary.variants), len(summary.sent), len(summary.failed))
+    return summary
+
+
+def _summary_markdown(summary: EditionSummary) -> str:
+    lines = [f"# {summary.edition}", "", f"{summary.published} of {summary.entries} entries published.", "",
+             "| reader | medium | result |", "| --- | --- | --- |"]
+    lines += [f"| {r} | {m} | sent |" for r, m, _ in summary.sent]
+    lines += [f"| {r} | {m} | failed: {e[:80]} |" for r, m, e in summary.failed]
+    lines += [f"| {r} | – | nothing selected |" for r in summary.idle_readers]
+    return "\n".join(lines)

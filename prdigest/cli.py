@@ -1,0 +1,168 @@
+"""The ``digest`` command line: the outermost shell, above the flows (it imports them lazily)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from prdigest import progress as progress_hook
+from prdigest.errors import DigestError
+
+app = typer.Typer(
+    name="digest",
+    help="pr-digest: a weekly, triaged digest of the pull requests merged into an upstream repository.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=True)
+STEPS = {"draft": "Classifying and drafting", "render": "Rendering variants", "deliver": "Delivering"}
+
+
+def _quiet_prefect(verbose: bool) -> None:
+    """Prefect's console logs would fight the progress bar; the run's logs still reach its API."""
+    if not verbose:
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+
+def _run(options, verbose: bool):
+    """Run the edition flow with a progress bar; user-facing errors become one line and exit 2."""
+    _quiet_prefect(verbose)
+    started = time.perf_counter()
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=False) as bar:
+        bar_tasks: dict[str, int] = {}
+        starting = bar.add_task("Starting Prefect and collecting PRs", total=None)
+
+        def on_progress(step: str, done: int, total: int) -> None:
+            if starting is not None and not bar.tasks[0].finished:
+                bar.update(starting, total=1, completed=1)
+            if step not in bar_tasks:
+                bar_tasks[step] = bar.add_task(STEPS.get(step, step), total=total)
+            bar.update(bar_tasks[step], completed=done, total=total)
+
+        try:
+            from flows.edition import digest_edition
+
+            with progress_hook.reporting(on_progress):
+                summary = digest_edition(options)
+        except DigestError as exc:
+            bar.stop()
+            console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+            raise typer.Exit(2) from None
+        bar.update(starting, total=1, completed=1)
+    _print_summary(summary, time.perf_counter() - started)
+    return summary
+
+
+def _print_summary(summary, seconds: float) -> None:
+    out = Console()
+    table = Table(title=f"{summary.edition}: {summary.published}/{summary.entries} entries published")
+    table.add_column("verdict")
+    table.add_column("entries", justify="right")
+    for verdict in ("deep-read", "skim", "skip"):
+        table.add_row(verdict, str(summary.per_verdict.get(verdict, 0)))
+    out.print(table)
+    subs = Table(title="Entries per subsystem")
+    subs.add_column("subsystem")
+    subs.add_column("entries", justify="right")
+    for name, n in summary.per_subsystem.items():
+        subs.add_row(name, str(n))
+    out.print(subs)
+    readers = Table(title="Readers served")
+    readers.add_column("variant")
+    readers.add_column("readers")
+    readers.add_column("messages", justify="right")
+    for key, ids in summary.variants.items():
+        n = sum(1 for r, _, _ in summary.sent if r in ids)
+        readers.add_row(key, ", ".join(ids), str(n))
+    for rid in summary.idle_readers:
+        readers.add_row("[dim](nothing selected)[/dim]", rid, "0")
+    out.print(readers)
+    for problem in summary.problems:
+        out.print(f"[yellow]PR #{problem['number']} could not be rendered for {problem['medium']}: "
+                  f"{problem['error']}[/yellow]")
+    for rid, medium, err in summary.failed:
+        out.print(f"[red]{rid} ({medium}) failed: {err}[/red]")
+    root = Path(summary.out)
+    out.print(f"\nDone in {seconds:.1f} s. Open:")
+    out.print(f"  {root / 'digest.json'}")
+    for key in summary.variants:
+        out.print(f"  {root / 'email' / (key + '.html')}")
+    if (root / "outbox").exists():
+        out.print(f"  {root / 'outbox'}/")
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(Path("out"), "--out", help="Output folder (created)."),
+    language: Optional[str] = typer.Option(None, "--language", help="zh-CN (default) or en."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs too."),
+) -> None:
+    """Run the whole pipeline on the shipped sample week of vLLM PRs: offline drafter, automatic
+    approval, outbox delivery. Needs no network and no server."""
+    _run(_options(source="sample", out=str(out), language=language), verbose)
+
+
+@app.command()
+def run(
+    source: str = typer.Option(..., "--source", help="jsonl:PATH (a file in the source format) or github."),
+    repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (inferred from a JSONL file's URLs)."),
+    since: Optional[str] = typer.Option(None, "--since", help="Window start, UTC date or ISO time (inclusive)."),
+    until: Optional[str] = typer.Option(None, "--until", help="Window end, UTC date or ISO time (exclusive)."),
+    drafter: str = typer.Option("offline", "--drafter", help="offline or openai."),
+    approve: str = typer.Option("auto", "--approve", help="auto, or ui (an editor approves in Prefect)."),
+    deliver: str = typer.Option("outbox", "--deliver", help="outbox, or smtp,slack (either or both)."),
+    readers: Optional[Path] = typer.Option(None, "--readers", help="readers.yaml (default: the shipped example)."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
+    out: Path = typer.Option(Path("out"), "--out", help="Output folder: digest.json, email/, slack/, outbox/."),
+    language: Optional[str] = typer.Option(None, "--language", help="zh-CN (default) or en; or $DIGEST_LANGUAGE."),
+    state: Optional[Path] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+    github_url: Optional[str] = typer.Option(None, "--github-url", help="GitHub API base URL (Enterprise: "
+                                             "https://HOST/api/v3); or $DIGEST_GITHUB_URL. Token: $GITHUB_TOKEN."),
+    llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="OpenAI-compatible base URL "
+                                               "(e.g. a vLLM server's /v1); or $DIGEST_LLM_BASE_URL."),
+    model: Optional[str] = typer.Option(None, "--model", help="LLM model name; or $DIGEST_MODEL."),
+    slack_base_url: Optional[str] = typer.Option(None, "--slack-base-url", help="Slack Web API base URL; "
+                                                 "or $DIGEST_SLACK_BASE_URL. Token: $SLACK_BOT_TOKEN."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs too."),
+) -> None:
+    """Run one edition: collect, classify, draft, review, render and deliver."""
+    _run(_options(source=source, repo=repo, since=since, until=until, drafter=drafter, approve=approve,
+                  deliver=deliver, readers=str(readers) if readers else None,
+                  rules=str(rules) if rules else None, out=str(out), language=language,
+                  state=str(state) if state else None, github_url=github_url, llm_base_url=llm_base_url,
+                  model=model, slack_base_url=slack_base_url), verbose)
+
+
+def _options(**values):
+    """RunOptions from flags; invalid flags become one clear line."""
+    from pydantic import ValidationError
+
+    from prdigest.services import RunOptions
+
+    try:
+        return RunOptions(**{k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        flag = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
+        console.print(f"[red]error:[/red] {flag}: {err['msg']}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Settings: one object, built once from flags and the environment, then passed down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from prdigest.errors import ConfigError
+from prdigest.models import Language
+
+DEFAULT_GITHUB_URL = "https://api.github.com"
+
+
+class Settings(BaseSettings):
+    """Every setting has a CLI flag and an environment variable; secrets use their ecosystems' names."""
+
+    model_config = SettingsConfigDict(env_prefix="DIGEST_", extra="ignore", populate_by_name=True)
+
+    state: Path = Path(".digest/state.sqlite")
+    language: Language = "zh-CN"
+
+    github_url: str = DEFAULT_GITHUB_URL
+    github_token: SecretStr | None = Field(default=None, validation_alias="GITHUB_TOKEN")
+    #: Per-PR fetches in flight at once.
+    github_concurrency: int = Field(default=8, ge=1, le=64)
+
+    llm_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DIGEST_LLM_BASE_URL", "OPENAI_BASE_URL")
+    )
+    model: str = "gpt-4.1-mini"
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
+    #: Drafts in flight at once, and the requests-per-minute ceiling of the LLM endpoint.
+    llm_concurrency: int = Field(default=8, ge=1, le=256)
+    llm_rpm: int = Field(default=600, ge=1)
+    #: Seconds one LLM call may take before it is abandoned (and retried).
+    llm_timeout: float = Field(default=60.0, gt=0)
+    #: Tokens of PR data packed into one prompt.
+    llm_input_budget: int = Field(default=6000, ge=500)
+    #: USD per million tokens in / out, for the edition's cost estimate.
+    llm_price_in: float = Field(default=0.40, ge=0)
+    llm_price_out: float = Field(default=1.60, ge=0)
+
+    smtp_host: str | None = None
+    smtp_port: int | None = None
+    smtp_user: str | None = None
+    smtp_password: SecretStr | None = None
+    smtp_security: Literal["starttls", "ssl", "none"] = "starttls"
+    from_address: str | None = Field(default=None, validation_alias="DIGEST_FROM")
+
+    slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
+    slack_base_url: str = "https://slack.com/api/"
+
+    unsubscribe_url: str | None = None
+
+    @field_validator("github_url", "slack_base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"'{value}' is not an http(s) URL")
+        return value
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from the environment, with CLI flags (non-None overrides) taking precedence."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**given)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        env = f"DIGEST_{field.upper()}"
+        raise ConfigError(f"setting '{field}' (flag --{field.replace('_', '-')} or ${env}): {err['msg']}") from None

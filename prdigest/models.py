@@ -1,0 +1,249 @@
+"""Domain types that cross every boundary of the pipeline: PRs in, entries and editions out."""
+
+from __future__ import annotations
+
+import enum
+import re
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Language = Literal["zh-CN", "en"]
+LANGUAGES: tuple[str, ...] = ("zh-CN", "en")
+
+#: DESIGN.md's subsystem vocabulary; rules files may only name these (plus generic top-level folders).
+SUBSYSTEMS: tuple[str, ...] = (
+    "kernels", "moe", "attention", "spec-decode", "distributed", "kv-cache", "scheduler-core", "rocm",
+    "tpu", "cpu-xpu", "models", "multimodal", "frontend-api", "tool-calling", "structured-output",
+    "quantization", "ci-build", "deps", "docs", "security", "perf-benchmarks", "lora", "sampling", "other",
+)
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def utc(dt: datetime) -> datetime:
+    """Return ``dt`` as an aware UTC datetime; naive values are taken to be UTC already."""
+    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+
+
+class Verdict(str, enum.Enum):
+    """How much of a reader's attention an entry deserves, from most to least."""
+
+    DEEP_READ = "deep-read"
+    SKIM = "skim"
+    SKIP = "skip"
+
+    @property
+    def rank(self) -> int:
+        """2 for deep-read, 1 for skim, 0 for skip: ``a.rank >= b.rank`` means "at least as important"."""
+        return {"deep-read": 2, "skim": 1, "skip": 0}[self.value]
+
+    def label(self, language: str) -> str:
+        """The verdict as readers see it in ``language`` (zh-CN labels follow DESIGN.md)."""
+        return _VERDICT_LABELS[language if language in _VERDICT_LABELS else "en"][self]
+
+
+_VERDICT_LABELS = {
+    "zh-CN": {Verdict.DEEP_READ: "值得精读", Verdict.SKIM: "值得快速阅读", Verdict.SKIP: "可略过"},
+    "en": {Verdict.DEEP_READ: "Deep read", Verdict.SKIM: "Skim", Verdict.SKIP: "Skip"},
+}
+
+
+class EntryStatus(str, enum.Enum):
+    """Where an entry stands in review."""
+
+    DRAFT = "draft"
+    APPROVED = "approved"
+    EDITED = "edited"
+    REJECTED = "rejected"
+
+
+class _Record(BaseModel):
+    """Records read from sources: unknown keys (e.g. the fixture's ``gold``) are ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class FileChange(_Record):
+    """One file a PR touched."""
+
+    path: str = Field(min_length=1)
+    additions: int = Field(default=0, ge=0)
+    deletions: int = Field(default=0, ge=0)
+    status: str = "modified"
+    previous_path: str | None = None
+    #: Unified-diff hunk text for the most changed files, within a size budget (GitHub source only).
+    patch: str | None = None
+
+    @property
+    def changes(self) -> int:
+        return self.additions + self.deletions
+
+
+class ReviewComment(_Record):
+    """A reviewer's (or the author's) remark on the PR, inline or in the conversation."""
+
+    author: str = "ghost"
+    body: str = ""
+    path: str | None = None
+
+    @field_validator("author", mode="before")
+    @classmethod
+    def _ghost(cls, value: object) -> object:
+        return value or "ghost"
+
+
+class PullRequest(_Record):
+    """A merged pull request as collected from a source."""
+
+    number: int = Field(gt=0)
+    url: str
+    title: str = ""
+    author: str = "ghost"
+    created_at: datetime | None = None
+    merged_at: datetime
+    updated_at: datetime | None = None
+    labels: list[str] = Field(default_factory=list)
+    body: str = ""
+    files: list[FileChange] = Field(default_factory=list)
+    additions: int = Field(default=0, ge=0)
+    deletions: int = Field(default=0, ge=0)
+    review_comments: list[ReviewComment] = Field(default_factory=list)
+    #: True when the source stopped listing files (GitHub lists at most 3,000).
+    files_truncated: bool = False
+
+    @field_validator("author", mode="before")
+    @classmethod
+    def _ghost(cls, value: object) -> object:
+        # A deleted account has no login: GitHub shows it as "ghost", and so do we.
+        return value or "ghost"
+
+    @field_validator("title", "body", mode="before")
+    @classmethod
+    def _text(cls, value: object) -> object:
+        return "" if value is None else value
+
+    @field_validator("merged_at", "created_at", "updated_at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else utc(value)
+
+    @property
+    def size(self) -> int:
+        return self.additions + self.deletions
+
+
+class DraftEntry(BaseModel):
+    """What a drafter writes for one PR; the editor may change any of it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    headline: str
+    verdict: Verdict
+    rationale: str
+    focus: list[str] = Field(default_factory=list, max_length=5)
+    followups: list[str] = Field(default_factory=list, max_length=5)
+    audience: str = ""
+    drafter: str = "offline"
+    #: Citations (paths, identifiers) the draft makes that the PR's data does not support.
+    grounding: list[str] = Field(default_factory=list)
+    needs_editing: bool = False
+    #: Why the editor should look (fallback draft, grounding failure, …); shown in review.
+    warnings: list[str] = Field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class Entry(BaseModel):
+    """One PR's part of an edition: the PR's facts, its subsystems, the (reviewed) draft."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    url: str
+    title: str
+    author: str
+    merged_at: datetime
+    subsystems: list[str]
+    verdict: Verdict
+    headline: str
+    rationale: str
+    focus: list[str] = Field(default_factory=list)
+    followups: list[str] = Field(default_factory=list)
+    audience: str = ""
+    additions: int = 0
+    deletions: int = 0
+    files_changed: int = 0
+    status: EntryStatus = EntryStatus.DRAFT
+    drafter: str = "offline"
+    grounding: list[str] = Field(default_factory=list)
+    needs_editing: bool = False
+    warnings: list[str] = Field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    @classmethod
+    def from_draft(cls, pr: PullRequest, subsystems: list[str], draft: DraftEntry) -> "Entry":
+        """Join a PR, its subsystems and its draft into an entry awaiting review."""
+        return cls(
+            number=pr.number, url=pr.url, title=pr.title, author=pr.author, merged_at=pr.merged_at,
+            subsystems=subsystems, verdict=draft.verdict, headline=draft.headline,
+            rationale=draft.rationale, focus=draft.focus, followups=draft.followups,
+            audience=draft.audience, additions=pr.additions, deletions=pr.deletions,
+            files_changed=len(pr.files), drafter=draft.drafter, grounding=draft.grounding,
+            needs_editing=draft.needs_editing, warnings=draft.warnings,
+            tokens_in=draft.tokens_in, tokens_out=draft.tokens_out,
+        )
+
+    @property
+    def published(self) -> bool:
+        """True when the entry survived review and may reach readers."""
+        return self.status in (EntryStatus.APPROVED, EntryStatus.EDITED)
+
+
+class Edition(BaseModel):
+    """One digest for one repo and one window: the content of ``digest.json``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repo: str
+    since: datetime
+    until: datetime
+    language: Language = "zh-CN"
+    drafter: str = "offline"
+    approver: str | None = None
+    approved_at: datetime | None = None
+    review_note: str = ""
+    generated_at: datetime
+    entries: list[Entry] = Field(default_factory=list)
+    #: PRs that could not be rendered for some medium: {"number": …, "medium": …, "error": …}.
+    problems: list[dict[str, str | int]] = Field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """Human name, e.g. ``vllm-project/vllm 2026-W47``."""
+        return f"{self.repo} {self.week}"
+
+    @property
+    def week(self) -> str:
+        year, week, _ = self.since.isocalendar()
+        return f"{year}-W{week:02d}"
+
+    @property
+    def key(self) -> str:
+        """A stable identifier safe for file names and ledgers: ``vllm-project-vllm-2026-W47``."""
+        return re.sub(r"[^A-Za-z0-9-]+", "-", f"{self.repo}-{self.week}").strip("-")
+
+    @property
+    def published(self) -> list[Entry]:
+        return [e for e in self.entries if e.published]
+
+
+def strip_control(text: str) -> str:
+    """Drop C0 control characters (keeping tab, LF, CR) that no medium can show."""
+    return _CONTROL.sub("", text)

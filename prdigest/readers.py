@@ -1,0 +1,109 @@
+"""Readers and editors: who receives the digest, and what each one follows (readers.yaml)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from prdigest.errors import ConfigError
+from prdigest.models import Verdict
+from prdigest.yamlfile import load_yaml_model
+
+_EMAIL = re.compile(r"^[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\"]+$")
+#: Slack channel name (#name), channel ID (C…/G…), or user ID (U…/W…) for a DM.
+_SLACK = re.compile(r"^(#[a-z0-9][a-z0-9_-]{0,79}|[CGDUW][A-Z0-9]{6,})$")
+
+
+def _check_email(value: str | None) -> str | None:
+    if value is not None and not _EMAIL.match(value):
+        raise ValueError(f"'{value}' is not a single plain e-mail address")
+    return value
+
+
+def _check_slack(value: str | None) -> str | None:
+    if value is not None and not _SLACK.match(value):
+        raise ValueError(f"'{value}' is not a Slack channel (#name or C…/G… ID) or user ID (U…/W…)")
+    return value
+
+
+class Reader(BaseModel):
+    """Someone (or a Slack channel) who receives the digest, with the filter that picks their entries."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)
+    name: str = Field(min_length=1, max_length=120)
+    email: str | None = None
+    slack: str | None = None
+    subsystems: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    min_verdict: Verdict = Verdict.SKIP
+
+    _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
+    _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
+
+    @field_validator("name")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if any(c in value for c in "\r\n\x00"):
+            raise ValueError("must be a single line")
+        return value
+
+    @model_validator(mode="after")
+    def _reachable(self) -> "Reader":
+        if self.email is None and self.slack is None:
+            raise ValueError(f"reader '{self.id}' has neither email nor slack: nothing could be delivered")
+        return self
+
+
+class Editor(BaseModel):
+    """Someone told when a review is waiting."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    email: str | None = None
+    slack: str | None = None
+
+    _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
+    _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
+
+
+class ReadersFile(BaseModel):
+    """The whole readers.yaml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    readers: list[Reader] = Field(min_length=1)
+    editors: list[Editor] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> "ReadersFile":
+        seen: set[str] = set()
+        for reader in self.readers:
+            if reader.id in seen:
+                raise ValueError(f"reader id '{reader.id}' appears twice")
+            seen.add(reader.id)
+        return self
+
+
+def load_readers(path: Path, known_subsystems: set[str] | None = None) -> ReadersFile:
+    """Read and validate a readers file; with ``known_subsystems``, a misspelt subsystem is an error too."""
+    readers = load_yaml_model(path, ReadersFile, what="readers")
+    if known_subsystems:
+        for i, reader in enumerate(readers.readers):
+            for field in ("subsystems", "exclude"):
+                unknown = sorted(set(getattr(reader, field)) - known_subsystems)
+                if unknown:
+                    raise ConfigError(
+                        f"{path}: readers[{i}] ('{reader.id}') {field}: unknown subsystem(s) "
+                        f"{', '.join(unknown)}; known: {', '.join(sorted(known_subsystems))}"
+                    )
+    return readers
+
+
+def example_readers_path() -> Path:
+    """The readers file shipped with pr-digest (used by the demo)."""
+    return Path(__file__).parent / "examples" / "readers.yaml"
