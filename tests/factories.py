@@ -1,0 +1,25 @@
+"""Small builders for domain objects used across tests."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from prdigest.models import Edition, Entry, EntryStatus, Verdict
+
+WEEK = datetime(2026, 11, 16, tzinfo=timezone.utc)
+
+
+def entry(number: int, subsystems: list[str], verdict: str = "skim", *, status: str = "approved",
+          title: str | None = None, **extra: object) -> Entry:
+    return Entry(
+        number=number, url=f"https://github.com/vllm-project/vllm/pull/{number}",
+        title=title if title is not None else f"PR {number}", author="alice", merged_at=WEEK,
+        subsystems=subsystems, verdict=Verdict(verdict), headline=f"Headline {number}",
+        rationale=f"Rationale {number}", focus=[f"Look at `f{number}.py`"], followups=[],
+        additions=10, deletions=2, files_changed=1, status=EntryStatus(status), **extra,
+    )
+
+
+def edition(entries: list[Entry], language: str = "zh-CN") -> Edition:
+    return Edition(repo="vllm-project/vllm", since=WEEK, until=datetime(2026, 11, 23, tzinfo=timezone.utc),
+                   language=language, generated_at=WEEK, entries=entries)

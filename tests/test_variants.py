@@ -1,0 +1,56 @@
+"""Reader filters and variants: who gets which entries, and shared renderings."""
+
+from __future__ import annotations
+
+import pytest
+
+from prdigest.models import Verdict
+from prdigest.readers import Reader
+from prdigest.variants import Filter, ordered, plan_variants
+from tests.factories import edition, entry
+
+
+def reader(rid: str, subsystems=(), exclude=(), min_verdict="skip") -> Reader:
+    return Reader(id=rid, name=rid, email=f"{rid}@example.com", subsystems=tuple(subsystems),
+                  exclude=tuple(exclude), min_verdict=Verdict(min_verdict))
+
+
+@pytest.mark.parametrize(("flt", "subsystems", "verdict", "selected"), [
+    (Filter(), ["docs"], "skip", True),                                         # follows everything
+    (Filter(frozenset({"moe"})), ["kernels", "moe"], "skim", True),             # one subsystem followed
+    (Filter(frozenset({"moe"})), ["kernels"], "deep-read", False),              # none followed
+    (Filter(frozenset({"moe"}), frozenset({"docs"})), ["moe", "docs"], "deep-read", False),  # excluded wins
+    (Filter(min_verdict=Verdict.SKIM), ["docs"], "skip", False),                # below the lowest verdict
+    (Filter(min_verdict=Verdict.SKIM), ["docs"], "skim", True),
+    (Filter(min_verdict=Verdict.DEEP_READ), ["moe"], "skim", False),
+    (Filter(min_verdict=Verdict.DEEP_READ), ["moe"], "deep-read", True),
+])
+def test_filter_selects(flt: Filter, subsystems: list[str], verdict: str, selected: bool) -> None:
+    assert flt.selects(entry(1, subsystems, verdict)) is selected
+
+
+def test_readers_with_the_same_filter_share_one_variant_and_idle_readers_get_nothing() -> None:
+    ed = edition([entry(1, ["moe"], "deep-read"), entry(2, ["docs"], "skip"), entry(3, ["moe"], "skim"),
+                  entry(4, ["moe"], "deep-read", status="rejected")])
+    readers = [reader("a", ["moe"]), reader("b", ["moe"]), reader("c"), reader("d", ["tpu"]),
+               reader("e", ["docs"], min_verdict="skim")]
+    variants, idle = plan_variants(ed, readers)
+    by_key = {v.key: v for v in variants}
+    assert {v.key: [r.id for r in v.readers] for v in variants} == {"moe": ["a", "b"], "all": ["c"]}
+    assert [e.number for e in by_key["moe"].entries] == [1, 3]      # rejected #4 never goes out
+    assert [e.number for e in by_key["all"].entries] == [1, 3, 2]   # deep-read first, then by subsystem
+    assert [r.id for r in idle] == ["d", "e"]
+
+
+def test_order_is_deep_read_first_then_subsystem_then_number() -> None:
+    entries = [entry(5, ["moe"], "skim"), entry(2, ["attention"], "skim"), entry(9, ["tpu"], "deep-read"),
+               entry(1, ["moe"], "skip")]
+    assert [e.number for e in ordered(entries)] == [9, 2, 5, 1]
+
+
+def test_variant_keys_are_file_safe_and_bounded() -> None:
+    flt = Filter(frozenset({"kernels", "moe", "attention", "spec-decode", "distributed", "kv-cache"}),
+                 frozenset({"docs"}), Verdict.SKIM)
+    assert len(flt.key) <= 60 and "/" not in flt.key
+    assert Filter(frozenset({"moe"}), frozenset({"docs"}), Verdict.SKIM).key == "moe_no-docs_min-skim"
+    assert "订阅" in flt.describe("zh-CN") and "Following" in flt.describe("en")
