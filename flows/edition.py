@@ -19,6 +19,7 @@ from prdigest.services import (
 )
 from prdigest.variants import plan_variants
 from prdigest.window import Window
+from flows.review import review_edition
 from renderers.bundle import RenderedVariant, render_variants
 
 
@@ -61,7 +62,9 @@ def _transient(task, task_run, state) -> bool:
     return False
 
 
-@task(name="collect", retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=_transient)
+# persist_result: a run suspended for review re-executes from the top on resume; the default cache
+# policy (inputs + task source + run id) then hands back these results instead of re-collecting.
+@task(name="collect", retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=_transient, persist_result=True)
 def collect(options: RunOptions, settings: Settings) -> tuple[str, Window, list[PullRequest]]:
     """Every PR merged in the window, from the configured source."""
     source = make_source(options, settings)
@@ -74,7 +77,7 @@ def collect(options: RunOptions, settings: Settings) -> tuple[str, Window, list[
     return source.repo, window, prs
 
 
-@task(name="classify-and-draft")
+@task(name="classify-and-draft", persist_result=True)
 def classify_and_draft(options: RunOptions, settings: Settings, repo: str, prs: list[PullRequest]) -> list[Entry]:
     """Subsystems and a draft entry for every PR (the offline drafter is fast enough for one task)."""
     classifier = make_classifier(options, repo)
@@ -120,15 +123,12 @@ def digest_edition(options: RunOptions) -> EditionSummary:
     logger = get_run_logger()
     settings = load_settings(**options.settings_overrides())
     out = Path(options.out)
-    # Validate every configuration file before anything is collected, drafted or sent.
-    if options.approve != "auto":
-        raise ConfigError("--approve ui is not available in this build yet; use --approve auto")
     repo, window, prs = collect(options, settings)
     make_readers(options, make_classifier(options, repo))
     entries = classify_and_draft(options, settings, repo, prs)
     drafter_name = entries[0].drafter if entries else options.drafter
     edition = pipeline.new_edition(repo, window, options.language or settings.language, drafter_name, entries)
-    edition = pipeline.auto_approve(edition)
+    edition = review_edition(edition, options, settings)
 
     rendered, idle, files = render(edition, options, out)
     problems = [p for r in rendered for p in r.problems]
