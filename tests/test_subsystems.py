@@ -1,0 +1,287 @@
+"""Subsystem classification: the shipped vLLM rules, the rules file format, and the folder fallback."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from prdigest.errors import ConfigError, RulesError
+from prdigest.models import SUBSYSTEMS, FileChange, PullRequest
+from prdigest.subsystems import (
+    FolderClassifier,
+    Rules,
+    RulesClassifier,
+    classifier_for,
+    load_rules,
+    rules_for_repo,
+)
+
+SAMPLE = Path(__file__).resolve().parents[1] / "prdigest" / "data" / "vllm-sample-week.jsonl"
+VLLM = "vllm-project/vllm"
+
+
+FileSpec = str | tuple[str, int] | FileChange
+
+
+def make_pr(files: list[FileSpec], title: str = "", labels: tuple[str, ...] = ()) -> PullRequest:
+    """A merged PR touching ``files`` (a bare path changes 10 lines)."""
+    changes = []
+    for f in files:
+        if isinstance(f, FileChange):
+            changes.append(f)
+        else:
+            path, lines = (f, 10) if isinstance(f, str) else f
+            changes.append(FileChange(path=path, additions=lines))
+    return PullRequest(
+        number=1, url="https://github.com/vllm-project/vllm/pull/1", title=title, labels=list(labels),
+        merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), files=changes,
+    )
+
+
+@pytest.fixture(scope="module")
+def vllm() -> RulesClassifier:
+    classifier = classifier_for(VLLM)
+    assert isinstance(classifier, RulesClassifier)
+    return classifier
+
+
+# One row per tricky case: (files, title, labels, expected subsystems in order).
+CASES = [
+    pytest.param(["csrc/moe/topk_softmax_kernels.cu"], "", (), ["kernels", "moe"], id="csrc-moe-is-kernels-and-moe"),
+    pytest.param(["csrc/quantization/fp8/common.cu"], "", (), ["kernels", "quantization"], id="csrc-quantization"),
+    pytest.param(["csrc/cpu/attention.cpp"], "", (), ["kernels", "attention", "cpu-xpu"], id="csrc-cpu-attention"),
+    pytest.param(["vllm/platforms/rocm.py"], "", (), ["rocm"], id="rocm-platform"),
+    pytest.param(["docker/Dockerfile.rocm"], "", (), ["rocm", "ci-build"], id="rocm-dockerfile"),
+    pytest.param(["cmake/hipify.py"], "", (), ["rocm", "ci-build"], id="hipify-is-rocm-build"),
+    pytest.param(["docs/usage/quickstart.md", "docs/serving/env.md"], "", (), ["docs"], id="docs-only"),
+    pytest.param(["docs/usage/security.md"], "", (), ["docs", "security"], id="security-docs"),
+    pytest.param([".agents/skills/x/SKILL.md"], "", (), ["docs"], id="markdown-anywhere-is-docs"),
+    pytest.param(["tests/test_utils.py"], "", (), ["ci-build"], id="tests-only-is-ci-build"),
+    pytest.param(["tests/v1/core/test_scheduler.py"], "", (), ["scheduler-core", "ci-build"],
+                 id="tests-only-keep-their-area"),
+    pytest.param([".buildkite/test-pipeline.yaml"], "", (), ["ci-build"], id="buildkite"),
+    pytest.param([".github/workflows/lint.yml"], "", (), ["ci-build"], id="github-workflows"),
+    pytest.param(["requirements/cuda.txt"], "", (), ["deps"], id="requirements-are-deps"),
+    pytest.param(["requirements/rocm.txt"], "", (), ["rocm", "deps"], id="rocm-requirements"),
+    pytest.param(["vllm/v1/structured_output/backend_xgrammar.py"], "", (), ["structured-output"],
+                 id="output-is-not-tpu"),
+    pytest.param(["vllm/v1/worker/tpu_model_runner.py"], "", (), ["tpu"], id="tpu-runner"),
+    pytest.param(["vllm/v1/kv_offload/cpu.py"], "", (), ["kv-cache"], id="cpu-offload-is-not-cpu-backend"),
+    pytest.param(["vllm/platforms/xpu.py"], "", (), ["cpu-xpu"], id="xpu-platform"),
+    pytest.param(["vllm/model_executor/models/llama_eagle3.py"], "", (), ["spec-decode"], id="eagle-head-not-a-model"),
+    pytest.param(["vllm/model_executor/models/deepseek_mtp.py"], "", (), ["spec-decode", "models"], id="mtp-layers"),
+    pytest.param(["vllm/model_executor/models/qwen2_5_vl.py"], "", (), ["models", "multimodal"], id="vlm-model"),
+    pytest.param(["vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py"], "", (),
+                 ["frontend-api", "tool-calling"], id="tool-parser"),
+    pytest.param(["vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py"], "", (),
+                 ["distributed", "kv-cache"], id="kv-connector"),
+    pytest.param(["vllm/v1/core/kv_cache_manager.py"], "", (), ["kv-cache"], id="kv-manager-not-scheduler"),
+    pytest.param(["vllm/v1/core/sched/scheduler.py"], "", (), ["scheduler-core"], id="scheduler"),
+    pytest.param(["vllm/lora/layers/base.py"], "", (), ["lora"], id="lora"),
+    pytest.param(["vllm/v1/sample/sampler.py"], "", (), ["sampling"], id="sampler"),
+    pytest.param(["vllm/benchmarks/datasets.py"], "", (), ["perf-benchmarks"], id="bench-sampling-is-not-sampling"),
+    pytest.param(["vllm/utils/__init__.py"], "Tidy helpers", (), ["other"], id="nothing-matches-fallback"),
+    # Dominance: incidental and small files do not add a subsystem; the largest always counts.
+    pytest.param([("vllm/v1/attention/backends/flash_attn.py", 100), ("tests/models/test_llama.py", 300)],
+                 "", (), ["attention"], id="incidental-test-adds-nothing"),
+    pytest.param([("vllm/entrypoints/openai/serving_chat.py", 200), ("docs/serving/openai.md", 10)],
+                 "", (), ["frontend-api"], id="small-doc-touch-adds-nothing"),
+    pytest.param([("vllm/entrypoints/openai/serving_chat.py", 100), ("docs/serving/openai.md", 40)],
+                 "", (), ["frontend-api", "docs"], id="substantial-doc-counts"),
+    pytest.param([("vllm/model_executor/layers/fused_moe/layer.py", 300),
+                  ("vllm/model_executor/models/mixtral.py", 100)], "", (), ["moe", "models"],
+                 id="primary-is-most-lines"),
+    pytest.param([("vllm/lora/x.py", 15)] + [(f"vllm/{d}/x.py", 10) for d in (
+        "multimodal", "distributed", "engine", "reasoning", "sample", "utils", "config", "compilation", "envs")],
+        "", (), ["lora"], id="spread-thin-keeps-primary"),
+    pytest.param([FileChange(path="vllm/utils/legacy.py", previous_path="vllm/lora/utils.py", status="renamed")],
+                 "", (), ["lora"], id="moved-out-of-a-subsystem"),
+    # Titles: vLLM's tags anywhere in the title, reverts, acronyms.
+    pytest.param(["vllm/model_executor/layers/quantization/fp8.py"], "[ROCm] Fix fp8 padding", (),
+                 ["quantization", "rocm"], id="rocm-title-without-rocm-path"),
+    pytest.param(["vllm/config/speculative.py"], 'Revert "[Spec Decode] Use EAGLE3 by default (#123)"', (),
+                 ["spec-decode"], id="revert-keeps-reverted-tags"),
+    pytest.param(["tests/v1/tpu/test_basic.py"], "[TPU] Fix flaky test", (), ["tpu", "ci-build"],
+                 id="tie-goes-to-first-title-tag"),
+    pytest.param(["tests/v1/tpu/test_basic.py"], "[CI] Fix TPU test", (), ["ci-build", "tpu"],
+                 id="tie-follows-title-order"),
+    pytest.param([], "[Doc] Fix typo", (), ["docs"], id="title-only-no-files"),
+    pytest.param(["vllm/utils/x.py"], "Support TP=2 with DCP", (), ["distributed"], id="parallelism-acronyms"),
+    pytest.param(["vllm/utils/x.py"], "fix the step counter in ep loop", (), ["other"],
+                 id="lowercase-acronym-not-parallelism"),
+    pytest.param(["docker/Dockerfile"], "[CI/Build] Shrink the docker image", (), ["ci-build"],
+                 id="docker-image-is-not-multimodal"),
+    pytest.param(["vllm/model_executor/models/minicpm.py"], "Support Eagle3 for MiniCPM", (),
+                 ["models", "spec-decode"], id="title-adds-spec-decode"),
+    # Labels: mapped ones always count; path-derived mergify labels are deliberately not mapped.
+    pytest.param(["vllm/engine/arg_utils.py"], "", ("rocm",), ["scheduler-core", "rocm"], id="label-adds"),
+    pytest.param(["csrc/activation_kernels.cu"], "", ("documentation", "ready"), ["kernels"],
+                 id="unmapped-labels-ignored"),
+    pytest.param([], "Some change", ("kv-connector",), ["kv-cache"], id="label-only"),
+]
+
+
+@pytest.mark.parametrize(("files", "title", "labels", "expected"), CASES)
+def test_vllm_rules_classify(vllm: RulesClassifier, files, title, labels, expected) -> None:
+    assert vllm.classify(make_pr(files, title, labels)) == expected
+
+
+# --- the rules file format ---------------------------------------------------------------------------
+
+GOOD = """\
+fallback: other
+min_share: 0.2
+incidental_paths: ['^tests/']
+subsystems:
+  kernels:
+    paths: ['^csrc/']
+  rocm:
+    paths: ['rocm']
+    titles: ['\\bROCm\\b']
+    labels: [rocm]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "rules.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_custom_rules_file_drives_the_classifier(tmp_path: Path) -> None:
+    classifier = classifier_for("someone/else", write(tmp_path, GOOD))
+    assert classifier.known_subsystems == {"kernels", "rocm", "other"}
+    assert classifier.classify(make_pr(["csrc/a.cu"], "[rocm] tune")) == ["kernels", "rocm"]
+    assert classifier.classify(make_pr(["src/a.py"])) == ["other"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(GOOD.replace("paths: ['rocm']", "paths: ['rocm', '(unclosed']"),
+                     [":8:", "subsystems.rocm.paths.1", "(unclosed", "invalid regular expression"],
+                     id="bad-path-regex"),
+        pytest.param(GOOD.replace("'\\bROCm\\b'", "'[ROCm'"),
+                     [":9:", "subsystems.rocm.titles.0", "[ROCm"], id="bad-title-regex"),
+        pytest.param(GOOD.replace("['^tests/']", "['^tests/', '*.py']"),
+                     [":3:", "incidental_paths.1", "*.py"], id="bad-incidental-regex"),
+        pytest.param(GOOD.replace("  rocm:\n", "  rcom:\n"),
+                     [":7:", "unknown subsystem 'rcom'", "known: kernels"], id="unknown-subsystem"),
+        pytest.param(GOOD + "  kernels:\n    titles: ['kernel']\n",
+                     [":11:", "'kernels' appears twice"], id="duplicate-subsystem"),
+        pytest.param(GOOD.replace("    labels: [rocm]", "    label: [rocm]"),
+                     [":10:", "subsystems.rocm.label", "Extra inputs are not permitted"], id="unknown-rule-key"),
+        pytest.param(GOOD.replace("min_share: 0.2", "min_shares: 0.2"),
+                     [":2:", "min_shares"], id="unknown-top-level-key"),
+        pytest.param(GOOD.replace("min_share: 0.2", "min_share: 2"),
+                     [":2:", "min_share"], id="share-above-one"),
+        pytest.param(GOOD.replace("fallback: other", "fallback: misc"),
+                     [":1:", "unknown subsystem 'misc'"], id="unknown-fallback"),
+        pytest.param(GOOD + "  docs: {}\n", [":11:", "subsystems.docs", "at least one of paths"], id="empty-rule"),
+        pytest.param(GOOD.replace("    paths: ['^csrc/']", "    paths: ['^csrc/'"),
+                     ["invalid YAML"], id="broken-yaml"),
+        pytest.param("fallback: other\n", ["subsystems", "Field required"], id="no-subsystems"),
+        pytest.param("just text\n", [":1:", "(top level)"], id="not-a-mapping"),
+    ],
+)
+def test_invalid_rules_name_file_line_and_rule(tmp_path: Path, text: str, expected: list[str]) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(RulesError) as info:
+        load_rules(path)
+    message = str(info.value)
+    assert message.startswith(str(path))
+    for part in expected:
+        assert part in message
+
+
+def test_missing_rules_file_is_a_rules_error(tmp_path: Path) -> None:
+    with pytest.raises(RulesError, match="not found"):
+        classifier_for(VLLM, tmp_path / "nope.yaml")
+    assert issubclass(RulesError, ConfigError)
+
+
+def test_shipped_vllm_rules_cover_every_subsystem() -> None:
+    path = rules_for_repo(VLLM)
+    assert path is not None
+    rules = load_rules(path)
+    assert set(rules.subsystems) | {rules.fallback} == set(SUBSYSTEMS)
+    assert classifier_for(VLLM).known_subsystems == set(SUBSYSTEMS)
+
+
+@pytest.mark.parametrize(
+    ("repo", "found"),
+    [("vllm-project/vllm", True), ("VLLM-Project/vLLM", True), (" vllm-project/vllm ", True),
+     ("vllm-project/other", False), ("vllm", False), ("vllm-project/vllm/extra", False), ("", False),
+     ("../vllm-project/vllm", False)],
+)
+def test_rules_for_repo(repo: str, found: bool) -> None:
+    assert (rules_for_repo(repo) is not None) is found
+
+
+def test_rules_model_rejects_unknown_subsystems_built_in_code() -> None:
+    with pytest.raises(ValueError, match="unknown subsystem"):
+        Rules.model_validate({"subsystems": {"gpu": {"paths": ["x"]}}})
+
+
+# --- the generic fallback ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("path", "folder"),
+    [("src/Foo_Bar/x.py", "src"), ("Foo Bar/x.py", "foo-bar"), (".github/workflows/ci.yml", "github"),
+     ("README.md", "other"), ("/setup.py", "other"), ("___/x", "other"), ("Docs/guide.md", "docs"),
+     ("ünïcode/x", "n-code")],
+)
+def test_folder_of(path: str, folder: str) -> None:
+    assert FolderClassifier.folder_of(path) == folder
+
+
+def test_repo_without_rules_gets_folder_classifier() -> None:
+    classifier = classifier_for("someone/unknown-repo")
+    assert isinstance(classifier, FolderClassifier)
+    assert classifier.known_subsystems == set()
+    pr = make_pr([("docs/a.md", 5), ("src/a.py", 50), ("README.md", 5), ("lib/b.py", 50)])
+    assert classifier.classify(pr) == ["lib", "src", "docs", "other"]
+    assert classifier.classify(make_pr([])) == ["other"]
+
+
+# --- determinism and quality on the sample week ------------------------------------------------------
+
+def sample() -> list[tuple[PullRequest, set[str]]]:
+    with SAMPLE.open(encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return [(PullRequest.model_validate(row), set(row["gold"]["subsystems"])) for row in rows]
+
+
+def test_classification_ignores_file_order(vllm: RulesClassifier) -> None:
+    rng = random.Random(7)
+    for pr, _ in sample():
+        first = vllm.classify(pr)
+        files = list(pr.files)
+        rng.shuffle(files)
+        assert vllm.classify(pr.model_copy(update={"files": files})) == first
+        assert vllm.classify(pr) == first
+
+
+def test_every_result_is_known_nonempty_and_unique(vllm: RulesClassifier) -> None:
+    for pr, _ in sample():
+        got = vllm.classify(pr)
+        assert got and len(got) == len(set(got)) and set(got) <= vllm.known_subsystems
+
+
+def test_micro_f1_on_sample_week(vllm: RulesClassifier) -> None:
+    tp = fp = fn = 0
+    for pr, gold in sample():
+        got = set(vllm.classify(pr))
+        tp, fp, fn = tp + len(got & gold), fp + len(got - gold), fn + len(gold - got)
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    f1 = 2 * precision * recall / (precision + recall)
+    assert f1 >= 0.85, f"micro-F1 {f1:.3f} (precision {precision:.3f}, recall {recall:.3f})"
+
+
+def test_hostile_titles_and_paths_do_not_crash(vllm: RulesClassifier) -> None:
+    pr = make_pr([("\x00weird/\u202epath", 0), ("a" * 5000, 3)], title="[ROCm]" + "(" * 10_000 + "\x07")
+    assert vllm.classify(pr)[0] in vllm.known_subsystems
