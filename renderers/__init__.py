@@ -1,0 +1,15 @@
+"""Renderers: pure functions from an edition and a variant to what each medium shows.
+
+- :func:`render_email` → :class:`RenderedEmail` (subject, preheader, HTML from MJML, plain text, problems)
+- :func:`render_slack` → ``chat.postMessage`` payloads (parent first, then thread replies)
+- :func:`render_text` → the plain-text digest
+
+They never import Prefect and never touch the network. Untrusted text is made safe per medium by
+:mod:`renderers.escape`.
+"""
+
+from renderers.email import RenderedEmail, RenderProblem, render_email
+from renderers.slack import THREAD_KEY, render_slack
+from renderers.text import render_text
+
+__all__ = ["RenderProblem", "RenderedEmail", "THREAD_KEY", "render_email", "render_slack", "render_text"]

@@ -1,0 +1,255 @@
+"""The digest email: MJML (Jinja2 templates in ``templates/``) compiled to HTML by mjml-python, plus text.
+
+Escaping: the templates run with autoescape ON, so every value is HTML-escaped unless it is ``Markup``
+this module built from escaped parts (entry fragments). Values are :func:`~renderers.escape.clean`-ed
+first (the :class:`~renderers.text.EntryView`), hrefs come only from :func:`~renderers.escape.pr_url`.
+
+Size: Gmail clips HTML above ~102 KB. Entries are plain ``<div>`` blocks inside one ``mj-text`` per
+verdict group (an ``mj-section`` per entry would cost ~2.3 KB each). When the full digest exceeds
+:data:`BUDGET`, deep-read entries stay in full and the others become one line each; if that is still too
+big, only the first deep-read entries stay in full (as many as fit). ``compact`` says so, and so does
+the email.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+from mjml import mjml2html
+
+from prdigest.errors import RenderError
+from prdigest.models import Edition, Verdict
+from prdigest.variants import Variant
+from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, truncate
+from renderers.text import EntryView, counts, groups, meta, render_text, strings, subject, view, window
+
+#: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.
+BUDGET = 95_000
+
+#: Longest headline, in characters, of an entry shown as one line.
+LINE_HEADLINE = 120
+
+#: System fonts only (no external font links); CJK faces for zh-CN readers.
+FONT = ("-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,'Helvetica Neue',Arial,"
+        "'PingFang SC','Hiragino Sans GB','Microsoft YaHei','Noto Sans CJK SC',sans-serif")
+
+#: Verdict colours, light mode (dark mode overrides live in the template's mj-style).
+ACCENT = {"deep-read": "#1a7f37", "skim": "#bf8700", "skip": "#8c959f"}
+_BADGE = {"deep-read": ("#dafbe1", "#116329"), "skim": ("#fff8c5", "#7d4e00"), "skip": ("#eaeef2", "#57606a")}
+
+#: Inline styles: only what must survive clients that drop <style> (colours, sizes, rules between entries),
+#: kept short because each is paid once per entry; spacing lives in the template's mj-style classes.
+STYLE = {
+    "badge": {k: f"background:{bg};color:{fg}" for k, (bg, fg) in _BADGE.items()},
+    "entry_first": "",
+    "entry": "border-top:1px solid #e5e7eb",
+    "eyebrow": "font-size:12px;color:#59636e",
+    "headline": "font-size:18px;font-weight:700;color:#1f2328",
+    "muted": "color:#59636e",
+    "meta": "font-size:13px;color:#59636e",
+    "link": "color:#0969da",
+    "line": "border-top:1px solid #e5e7eb",
+}
+#: Badge shape, inline in the header only (entries get it from the .b class).
+BADGE_SHAPE = "display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:700"
+
+_env = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=True,  # every value is escaped unless it is Markup we built
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=False,
+)
+_env.filters["prose"] = html_prose
+
+
+@dataclass(frozen=True)
+class RenderProblem:
+    """An entry left out of a rendering, and why (reported to the editor, see ``Edition.problems``)."""
+
+    number: int
+    error: str
+    medium: str = "email"
+
+    def as_dict(self) -> dict[str, str | int]:
+        """The shape ``Edition.problems`` stores."""
+        return {"number": self.number, "medium": self.medium, "error": self.error}
+
+
+@dataclass(frozen=True)
+class RenderedEmail:
+    """One variant's email: what the deliverer puts in the message (subject, html and text parts)."""
+
+    subject: str
+    preheader: str
+    html: str
+    text: str
+    problems: list[RenderProblem] = field(default_factory=list)
+    #: True when some entries are shown as one line to stay under :data:`BUDGET`.
+    compact: bool = False
+
+    @property
+    def size(self) -> int:
+        """Bytes of HTML (UTF-8): what Gmail measures against its clipping limit."""
+        return len(self.html.encode("utf-8"))
+
+
+def preheader(edition: Edition, views: list[EntryView]) -> str:
+    """The inbox preview line: the deep-read headlines, or the counts when there are none."""
+    ui = strings(edition.language)
+    deep = [e.headline for e in views if e.verdict is Verdict.DEEP_READ]
+    if not deep:
+        return truncate(ui["preheader_none"], 140)
+    sep = "；" if edition.language == "zh-CN" else "; "
+    return truncate(one_line(ui["preheader_deep"] + sep.join(deep[:5])), 140)
+
+
+@dataclass
+class _Fragments:
+    """An entry's two HTML fragments (Markup): in full and as one line."""
+
+    view: EntryView
+    full: Markup
+    line: Markup
+
+
+def _fragments(views: list[EntryView], language: str) -> list[_Fragments]:
+    """Each entry's HTML in full and as one line (macros in ``email_entry.html.j2``, autoescaped)."""
+    macros = _env.get_template("email_entry.html.j2").module
+    ui = strings(language)
+    firsts = {g.entries[0].number for g in groups(views, language)}
+    frags = []
+    for e in views:
+        first = e.number in firsts  # no rule above the first entry under a group's title
+        full = macros.full(e, meta(e, language, subsystems=False), ui, STYLE, first)
+        line = macros.line(replace(e, headline=truncate(e.headline, LINE_HEADLINE)), STYLE, first)
+        frags.append(_Fragments(e, Markup(full), Markup(line)))
+    return frags
+
+
+def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_Fragments],
+          full: Callable[[EntryView], bool], notes: list[str]) -> str:
+    """The MJML document: ``full(e)`` decides which entries are shown in full."""
+    lang = edition.language
+    ui = strings(lang)
+    views = [f.view for f in frags]
+    by_number = {f.view.number: f for f in frags}
+    group_ctx = []
+    for g in groups(views, lang):
+        html = Markup("").join(by_number[e.number].full if full(e) else by_number[e.number].line
+                               for e in g.entries)
+        group_ctx.append({"verdict": g.verdict.value, "label": g.label, "count": len(g.entries),
+                          "accent": ACCENT[g.verdict.value], "html": html})
+    badge_style = STYLE["badge"]
+    badges = [{"verdict": v.value, "label": v.label(lang), "count": n,
+               "style": f"{BADGE_SHAPE};{badge_style[v.value]}"}
+              for v, n in counts(variant.entries).items() if n]
+    footer = ui["footer"]
+    if edition.approver:
+        footer += " · " + ui["approved"].format(approver=one_line(edition.approver))
+    return _env.get_template("email.mjml.j2").render(
+        lang=lang, subject=subj, preheader=pre, font=FONT, ui=ui, week=edition.week,
+        repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
+        total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
+        groups=group_ctx, footer=footer,
+    )
+
+
+def _probe(fragment: Markup) -> str | None:
+    """The compile error of one fragment on its own, or None if it compiles."""
+    doc = (f"<mjml><mj-body><mj-section><mj-column><mj-text>{fragment}</mj-text>"
+           "</mj-column></mj-section></mj-body></mjml>")
+    try:
+        mjml2html(doc, fonts={})
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def compile_isolating(build: Callable[[list[_Fragments]], str], frags: list[_Fragments],
+                      ) -> tuple[str, list[_Fragments], list[RenderProblem]]:
+    """Compile ``build(frags)``; if MJML refuses it, leave out the entries whose fragments fail alone.
+
+    Returns the HTML, the fragments kept and a problem per entry left out. Raises RenderError when the
+    document still does not compile without them (the fault is in the template, not in an entry).
+    """
+    try:
+        return mjml2html(build(frags), fonts={}), frags, []
+    except ValueError as exc:
+        first_error = str(exc)
+    problems: list[RenderProblem] = []
+    kept: list[_Fragments] = []
+    for f in frags:
+        error = _probe(f.full) or _probe(f.line)
+        if error:
+            problems.append(RenderProblem(f.view.number, f"MJML could not compile this entry: {error}"))
+        else:
+            kept.append(f)
+    try:
+        return mjml2html(build(kept), fonts={}), kept, problems
+    except ValueError as exc:
+        raise RenderError(f"the email template does not compile even without failing entries "
+                          f"({first_error}; then {exc}): fix renderers/templates/email.mjml.j2") from exc
+
+
+def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
+                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> RenderedEmail:
+    """The email for ``variant``: subject, preheader, HTML (under ``budget`` bytes when possible), text.
+
+    An entry whose HTML cannot be compiled is left out and reported in ``problems``; the others render.
+    ``link_hosts`` adds hosts (GitHub Enterprise) whose PR URLs may become links.
+    """
+    lang = edition.language
+    ui = strings(lang)
+    views = [view(e, lang, link_hosts) for e in variant.entries]
+    subj = subject(edition, variant)
+    pre = preheader(edition, views)
+    frags = _fragments(views, lang)
+    problems: list[RenderProblem] = []
+
+    def attempt(full: Callable[[EntryView], bool], note: str | None) -> str:
+        nonlocal frags, problems
+
+        def build(fs: list[_Fragments]) -> str:
+            notes = [note] if note else []
+            if problems or len(fs) < len(frags):
+                dropped = sorted({p.number for p in problems} | ({f.view.number for f in frags}
+                                                                  - {f.view.number for f in fs}))
+                notes.append(ui["problems"].format(n=len(dropped),
+                                                   numbers=", ".join(f"#{n}" for n in dropped)))
+            return _mjml(edition, variant, subj, pre, fs, full, notes)
+
+        html, frags, new = compile_isolating(build, frags)
+        problems += new
+        return html
+
+    def size(html: str) -> int:
+        return len(html.encode("utf-8"))
+
+    html = attempt(lambda e: True, None)
+    compact = False
+    if size(html) > budget:
+        compact = True
+        deep = [f.view.number for f in frags if f.view.verdict is Verdict.DEEP_READ]
+        html = attempt(lambda e: e.verdict is Verdict.DEEP_READ, ui["compact_all"])
+        if size(html) > budget:
+            # Keep the first k deep-read entries in full: the largest k that fits (k = 0 if none does).
+            lo, hi, best = 0, len(deep) - 1, None
+            while lo <= hi:
+                k = (lo + hi) // 2
+                shown = set(deep[:k])
+                candidate = attempt(lambda e, shown=shown: e.number in shown,
+                                    ui["compact_some"].format(full=k) if k else ui["compact_none"])
+                if size(candidate) <= budget:
+                    best, lo = candidate, k + 1
+                else:
+                    hi = k - 1
+            # Nothing fits: every entry as one line, over budget (Gmail offers "View entire message").
+            html = best if best is not None else attempt(lambda e: False, ui["compact_none"])
+    return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(edition, variant,
+                         link_hosts=link_hosts), problems=problems, compact=compact)

@@ -1,0 +1,150 @@
+"""The digest as Slack ``chat.postMessage`` payloads: a summary parent, then the entries as thread replies.
+
+Payloads carry no ``channel``: the deliverer adds it. Every payload except the first carries
+``THREAD_KEY: True``; the deliverer removes that key and posts the payload with ``thread_ts`` set to the
+parent's ``ts``. All payloads set ``unfurl_links``/``unfurl_media`` to False (a digest is all links).
+
+Escaping: untrusted text goes through :func:`renderers.escape.mrkdwn` (``& < >`` escaped, so no mention or
+link can come from a PR; ``* ~ ` _`` replaced by look-alikes, so nothing restyles) inside mrkdwn text
+objects sent with ``verbatim: true``; headers are ``plain_text``. Links are only made for URLs
+:func:`renderers.escape.pr_url` accepts, with labels we write (``#123``). Blocks are built with
+``slack_sdk.models.blocks`` so the SDK checks text lengths; block counts are ours (≤ 50 per message).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.errors import SlackObjectFormationError
+from slack_sdk.models.blocks import (Block, ContextBlock, DividerBlock, HeaderBlock, MarkdownTextObject,
+                                     PlainTextObject, SectionBlock)
+
+from prdigest.models import Edition
+from prdigest.variants import Variant
+from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, one_line, slack_plain, truncate
+from renderers.text import EntryView, Group, counts, groups, meta, strings, subject, view, window
+
+#: The key that marks a payload as a thread reply; the deliverer pops it and sets ``thread_ts``.
+THREAD_KEY = "thread"
+MAX_BLOCKS = 50
+SECTION_MAX = 3000
+HEADER_MAX = 150
+#: Verdict markers, the same colours as the email's badges.
+MARK = {"deep-read": "\U0001f7e2", "skim": "\U0001f7e1", "skip": "\u26aa"}
+
+
+def _md(text: str) -> MarkdownTextObject:
+    return MarkdownTextObject(text=text, verbatim=True)
+
+
+def _header(text: str) -> HeaderBlock:
+    return HeaderBlock(text=PlainTextObject(text=truncate(slack_plain(one_line(text)), HEADER_MAX), emoji=True))
+
+
+def _entry_text(e: EntryView, ui: dict[str, str], rationale: int, item: int, headline: int) -> str:
+    lines = [f"*{mrkdwn(truncate(e.headline, headline))}*"]
+    lines += [mrkdwn(truncate("\n".join(e.rationale), rationale))] if e.rationale and rationale else []
+    if e.focus:
+        lines.append(f"*{ui['focus']}*")
+        lines += [f"{i}. {mrkdwn(truncate(f, item))}" for i, f in enumerate(e.focus, 1)]
+    if e.followups:
+        lines.append(f"*{ui['followups']}*")
+        lines += [f"\u2022 {mrkdwn(truncate(f, item))}" for f in e.followups]
+    return "\n".join(lines)
+
+
+def entry_text(e: EntryView, language: str) -> str:
+    """The entry's section text, shortened until it fits Slack's 3,000 characters (after escaping)."""
+    ui = strings(language)
+    rationale, item, headline = 1500, 400, 200
+    text = _entry_text(e, ui, rationale, item, headline)
+    while len(text) > SECTION_MAX:
+        # Escaping can grow text up to 5× ("&" → "&amp;"), so shrink the raw parts until it fits.
+        rationale, item, headline = rationale // 2, max(item // 2, 20), max(headline // 2, 40)
+        text = _entry_text(e, ui, rationale, item, headline)
+    return text
+
+
+def entry_meta(e: EntryView, language: str) -> str:
+    """The context line: verdict, PR link (#number only; the title is text), author, size, subsystems."""
+    ref = f"<{e.url}|#{e.number}>" if e.url else f"#{e.number}"
+    return truncate(f"{MARK[e.verdict.value]} {mrkdwn(e.badge)} · {ref} {mrkdwn(e.title)} · "
+                    f"{mrkdwn(meta(e, language))}", SECTION_MAX)
+
+
+def entry_blocks(e: EntryView, language: str) -> list[dict[str, Any]]:
+    """One entry as two blocks (section + context), validated by slack_sdk."""
+    try:
+        blocks: list[Block] = [SectionBlock(text=_md(entry_text(e, language))),
+                               ContextBlock(elements=[_md(entry_meta(e, language))])]
+        return [b.to_dict() for b in blocks]
+    except SlackObjectFormationError:
+        # Cannot happen with the caps above; if it ever does, the entry still appears, minimally.
+        ref = f"<{e.url}|#{e.number}>" if e.url else f"#{e.number}"
+        return [SectionBlock(text=_md(f"{ref} {mrkdwn(truncate(e.headline, 200))}")).to_dict()]
+
+
+def _group_header(g: Group, ui: dict[str, str], continued: bool) -> dict[str, Any]:
+    text = f"{MARK[g.verdict.value]} {g.label} · {len(g.entries)}" + (ui["continued"] if continued else "")
+    return _header(text).to_dict()
+
+
+def _payload(text: str, blocks: list[dict[str, Any]], thread: bool) -> dict[str, Any]:
+    assert len(blocks) <= MAX_BLOCKS, f"{len(blocks)} blocks in one Slack message"
+    payload: dict[str, Any] = {"text": text, "blocks": blocks, "unfurl_links": False, "unfurl_media": False}
+    if thread:
+        payload[THREAD_KEY] = True
+    return payload
+
+
+def parent(edition: Edition, variant: Variant) -> dict[str, Any]:
+    """The channel message: repo, week, counts per verdict, the variant's filter; entries follow in thread."""
+    lang = edition.language
+    ui = strings(lang)
+    tally = "\u2003".join(f"{MARK[v.value]} {mrkdwn(v.label(lang))} *{n}*"
+                          for v, n in counts(variant.entries).items() if n)
+    blocks: list[Block] = [
+        _header(f"{ui['digest']} · {one_line(edition.repo)} · {edition.week}"),
+        SectionBlock(text=_md(f"*{mrkdwn(ui['total'].format(total=len(variant.entries)))}*\n{tally}")),
+        ContextBlock(elements=[_md(mrkdwn(f"{window(edition)} · {one_line(variant.filter.describe(lang))}")),
+                               _md(mrkdwn(ui["thread"]))]),
+    ]
+    return _payload(mrkdwn(subject(edition, variant)), [b.to_dict() for b in blocks], thread=False)
+
+
+def render_slack(edition: Edition, variant: Variant, *,
+                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> list[dict[str, Any]]:
+    """The payloads for ``variant``: the parent first, then replies (``THREAD_KEY``) of ≤ 50 blocks each.
+
+    Replies hold the entries grouped by verdict in the variant's order: a header per group (repeated as
+    "continued" when a group spans messages), then per entry a section and a context line, divided.
+    """
+    lang = edition.language
+    ui = strings(lang)
+    views = [view(e, lang, link_hosts) for e in variant.entries]
+    total = len(views)
+    name = f"{one_line(edition.repo)} {edition.week}"
+
+    replies: list[tuple[list[dict[str, Any]], int, int]] = []  # blocks, first and last entry index
+    cur: list[dict[str, Any]] = []
+    cur_group: Group | None = None
+    first = index = 0
+    for g in groups(views, lang):
+        started = False
+        for e in g.entries:
+            body = entry_blocks(e, lang)
+            lead = [DividerBlock().to_dict()] if cur and cur_group is g else [_group_header(g, ui, started)]
+            if len(cur) + len(lead) + len(body) > MAX_BLOCKS:
+                replies.append((cur, first, index))
+                cur, first = [], index
+                lead = [_group_header(g, ui, started)]
+            cur += lead + body
+            cur_group, started, index = g, True, index + 1
+    if cur:
+        replies.append((cur, first, index))
+
+    payloads = [parent(edition, variant)]
+    for blocks, lo, hi in replies:
+        fallback = f"{name} · " + ui["entries_range"].format(first=lo + 1, last=hi, total=total)
+        payloads.append(_payload(mrkdwn(fallback), blocks, thread=True))
+    return payloads
