@@ -28,11 +28,18 @@ STEPS = {"draft": "Classifying and drafting", "render": "Rendering variants", "d
 
 
 def _quiet_prefect(verbose: bool) -> None:
-    """Prefect's console logs would fight the progress bar; the run's logs still reach its API."""
-    if not verbose:
-        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    """Prefect's console logs (tracebacks included) would drown the progress bar and our one-line
+    errors; without --verbose they are silenced on the console only: the run's logs still reach its API."""
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    import logging
+
+    import prefect  # noqa: F401  (sets up Prefect's logging handlers)
+
+    level = logging.INFO if verbose else logging.CRITICAL
+    for handler in logging.getLogger().handlers:
+        if type(handler).__name__ == "PrefectConsoleHandler":
+            handler.setLevel(level)
 
 
 def _run(options, verbose: bool):
@@ -57,10 +64,12 @@ def _run(options, verbose: bool):
             with progress_hook.reporting(on_progress):
                 summary = digest_edition(options)
         except DigestError as exc:
+            _quiet_prefect(verbose)
             bar.stop()
             console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
             raise typer.Exit(2) from None
         bar.update(starting, total=1, completed=1)
+    _quiet_prefect(verbose)  # the ephemeral API logs its shutdown at exit through a fresh handler
     _print_summary(summary, time.perf_counter() - started)
     return summary
 
