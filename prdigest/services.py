@@ -74,7 +74,18 @@ def make_source(options: RunOptions, settings: Settings) -> Source:
         return JsonlSource(sample_week_path(), options.repo)
     if options.source.startswith("jsonl:"):
         return JsonlSource(Path(options.source.removeprefix("jsonl:")).expanduser(), options.repo)
-    raise ConfigError("--source github is not available in this build yet; use --source jsonl:PATH")
+    if options.source == "github":
+        from prdigest.github import GitHubSource
+
+        if not options.repo:
+            raise ConfigError("--source github needs --repo OWNER/NAME (e.g. --repo vllm-project/vllm)")
+        if settings.github_token is None or not settings.github_token.get_secret_value().strip():
+            raise ConfigError("--source github needs a token: set GITHUB_TOKEN to a token that can read "
+                              f"{options.repo}")
+        return GitHubSource(options.repo, token=settings.github_token.get_secret_value().strip(),
+                            base_url=settings.github_url, state=settings.state,
+                            concurrency=settings.github_concurrency)
+    raise ConfigError(f"--source '{options.source}': use jsonl:PATH or github")
 
 
 def make_classifier(options: RunOptions, repo: str) -> Classifier:
@@ -94,15 +105,38 @@ def make_drafter(options: RunOptions, settings: Settings):  # -> Drafter
 
     if options.drafter == "offline":
         return OfflineDrafter()
-    raise ConfigError("--drafter openai is not available in this build yet; use --drafter offline")
+    from prdigest.drafting.llm import OpenAIDrafter
+
+    # Bad configuration (no key, unknown model, unreachable base URL) stops here, before any drafting.
+    drafter = OpenAIDrafter.from_settings(settings)
+    drafter.check()
+    return drafter
 
 
 def make_channels(options: RunOptions, settings: Settings, out: Path) -> dict[str, Channel]:
-    """Channels per medium: both to the outbox, or to SMTP and Slack."""
+    """Channels per medium: both to the outbox, or to SMTP and/or Slack, checked (connected, logged in)."""
     if options.deliver == "outbox":
         outbox = OutboxChannel(out / "outbox")
         return {"email": outbox, "slack": outbox}
-    raise ConfigError("--deliver smtp,slack is not available in this build yet; use --deliver outbox")
+    from prdigest.delivery.slack import SlackChannel
+    from prdigest.delivery.smtp import SmtpChannel
+
+    wanted = options.deliver.split(",")
+    # Build every channel first (settings only, no I/O), so a missing setting is reported before any
+    # connection; then the preflight checks connect and authenticate, before the first message.
+    channels: dict[str, Channel] = {}
+    if "smtp" in wanted:
+        channels["email"] = SmtpChannel.from_settings(settings)
+    if "slack" in wanted:
+        channels["slack"] = SlackChannel.from_settings(settings)
+    try:
+        for channel in channels.values():
+            channel.check()  # type: ignore[attr-defined]
+    except BaseException:
+        for channel in channels.values():
+            channel.close()
+        raise
+    return channels
 
 
 def sender(settings: Settings) -> str:

@@ -1,0 +1,190 @@
+"""GitHub collection at scale: synthetic weeks of 250, 500 and 1,000 merged PRs served by the local GitHub
+server (tests/servers/github_server.py) in its own process, collected by GitHubSource (cold, then warm) and
+by the naive PyGithub loop, in the same run.
+
+    .venv/bin/python -m benchmarks.github_collect [--sizes 250 500 1000] [--write]
+
+Requests are counted by the server, which adds a fixed latency to each (``--latency``, a stand-in for the
+network). Wall times are medians of three runs, without pacing (the source does not pace a loopback URL); peak
+memory is tracemalloc's peak for a separate cold run (tracemalloc slows Python, so that run is not timed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import urllib.request
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from github import Auth, Github  # noqa: E402
+
+from benchmarks.report import write_section  # noqa: E402
+from prdigest.github import GitHubSource  # noqa: E402
+from prdigest.github.client import default_retry  # noqa: E402
+from prdigest.models import FileChange, PullRequest, ReviewComment  # noqa: E402
+from prdigest.window import Window  # noqa: E402
+from tests.servers.github_server import iso, synthetic_week  # noqa: E402
+
+REPO = "acme/widgets"
+TOKEN = "bench-token"
+WEEK = Window(datetime(2026, 11, 16, tzinfo=timezone.utc), datetime(2026, 11, 23, tzinfo=timezone.utc))
+
+
+def records(n: int) -> list[dict[str, Any]]:
+    """The week, plus what a real repo has around it: PRs merged the next days and closed-unmerged ones."""
+    week = synthetic_week(n, repo=REPO, since=WEEK.since, seed=n)
+    after = synthetic_week(n // 5, repo=REPO, since=WEEK.until, days=2, seed=n + 1, first_number=20_000 + n * 10)
+    closed = synthetic_week(n // 10, repo=REPO, since=WEEK.since, seed=n + 2, first_number=30_000 + n * 10)
+    for r in closed:
+        r["closed_at"], r["merged_at"] = r["merged_at"], None
+    for r in after:
+        r["updated_at"] = iso(WEEK.until + timedelta(days=2, hours=1))
+    return week + after + closed
+
+
+class Server:
+    """The local GitHub server in its own process, so its CPU and memory are not the collector's."""
+
+    def __init__(self, data: Path, latency: float) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.servers.github_server", "--jsonl", str(data), "--repo", REPO,
+             "--token", TOKEN, "--latency", str(latency)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        self.url = self.proc.stdout.readline().strip()  # type: ignore[union-attr]
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(f"{self.url}/_test/stats") as resp:
+            return json.loads(resp.read())
+
+    def reset(self) -> None:
+        urllib.request.urlopen(urllib.request.Request(f"{self.url}/_test/reset", method="POST")).read()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def naive(url: str) -> list[PullRequest]:
+    """The loop the issue compares against: list closed PRs, then files and both comment lists per PR."""
+    gh = Github(base_url=url, auth=Auth.Token(TOKEN), per_page=100, retry=default_retry(backoff_factor=0.01),
+                seconds_between_requests=None)
+    prs = []
+    for p in gh.get_repo(REPO).get_pulls(state="closed", sort="updated", direction="desc"):
+        if p.updated_at < WEEK.since:
+            break
+        if p.merged_at is None or p.merged_at not in WEEK:
+            continue
+        files = [FileChange(path=f.filename, additions=f.additions, deletions=f.deletions, status=f.status)
+                 for f in p.get_files()]
+        remarks = [ReviewComment(author=c.user.login if c.user else None, body=c.body, path=c.path)
+                   for c in p.get_review_comments()]
+        remarks += [ReviewComment(author=c.user.login if c.user else None, body=c.body)
+                    for c in p.get_issue_comments()]
+        prs.append(PullRequest(number=p.number, url=p.html_url, title=p.title, author=p.user.login if p.user else None,
+                               merged_at=p.merged_at, body=p.body or "", files=files, review_comments=remarks,
+                               additions=sum(f.additions for f in files), deletions=sum(f.deletions for f in files)))
+    gh.close()
+    return prs
+
+
+def measure(n: int, workdir: Path, concurrency: int, latency: float) -> dict[str, Any]:
+    data = workdir / f"week-{n}.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records(n)), encoding="utf-8")
+    server = Server(data, latency)
+    try:
+        def run(state: Path) -> tuple[list[PullRequest], float, int]:
+            server.reset()
+            src = GitHubSource(REPO, token=TOKEN, base_url=server.url, state=state, concurrency=concurrency,
+                               retry=default_retry(backoff_factor=0.01))
+            started = time.perf_counter()
+            prs = src.collect(WEEK)
+            return prs, time.perf_counter() - started, server.stats()["requests"]
+
+        # Median of three runs each: the machine is shared and noisy.
+        colds = [run(workdir / f"state-{n}-{i}.sqlite") for i in range(3)]
+        warms = [run(workdir / f"state-{n}-0.sqlite") for _ in range(3)]
+        cold, _, cold_req = colds[0]
+        assert len(cold) == n and all(w[0] == cold for w in warms), (len(cold), n)
+        cold_s = statistics.median(c[1] for c in colds)
+        warm_s, warm_req = statistics.median(w[1] for w in warms), max(w[2] for w in warms)
+
+        tracemalloc.start()
+        run(workdir / f"state-{n}-mem.sqlite")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+
+        server.reset()
+        started = time.perf_counter()
+        naive_prs = naive(server.url)
+        naive_s = time.perf_counter() - started
+        naive_req = server.stats()["requests"]
+        assert sorted(p.number for p in naive_prs) == sorted(p.number for p in cold)
+    finally:
+        server.stop()
+    return {"n": n, "cold_s": cold_s, "cold_req": cold_req, "warm_s": warm_s, "warm_req": warm_req,
+            "peak_mb": peak / 2**20, "naive_s": naive_s, "naive_req": naive_req}
+
+
+def table(rows: list[dict[str, Any]], concurrency: int, latency: float) -> str:
+    lines = [
+        "| PRs | cold requests (/PR) | cold wall s (ms/PR) | warm requests (/PR) | warm wall s | peak MB (cold) "
+        "| naive requests (/PR) | naive wall s | naive/ours requests, cold | naive/ours wall, cold "
+        "| naive/ours requests, re-run |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        n = r["n"]
+        lines.append(
+            f"| {n} | {r['cold_req']} ({r['cold_req'] / n:.2f}) | {r['cold_s']:.2f} ({1000 * r['cold_s'] / n:.1f}) "
+            f"| {r['warm_req']} ({r['warm_req'] / n:.3f}) | {r['warm_s']:.2f} | {r['peak_mb']:.1f} "
+            f"| {r['naive_req']} ({r['naive_req'] / n:.2f}) | {r['naive_s']:.2f} "
+            f"| {r['naive_req'] / r['cold_req']:.2f}× | {r['naive_s'] / r['cold_s']:.1f}× "
+            f"| {r['naive_req'] / max(r['warm_req'], 1):.0f}× |")
+    first, last = rows[0], rows[-1]
+    scale = (last["cold_s"] / last["n"]) / (first["cold_s"] / first["n"])
+    return "\n".join(lines) + (
+        f"\n\nScaling: ms per PR at {last['n']} PRs is {scale:.2f}× that at {first['n']} (1.00 = linear). "
+        f"Concurrency {concurrency} workers, each with its own PyGithub client; no pacing on loopback; "
+        f"the server adds {1000 * latency:.0f} ms to every request (a stand-in for the network)."
+        "\nCold requests = 1 repository check + search pages (100 per page) + per PR: files (1 per 100 files), "
+        "inline review comments (1), conversation comments (1, only when the search hit counts some)."
+        " Warm = repository check + search pages only: every PR's `updated_at` matches the store."
+        "\nThe naive loop (`get_pulls(state=\"closed\", sort=\"updated\")`, then `get_files()`, "
+        "`get_review_comments()`, `get_issue_comments()` per PR) also walks the PRs merged after the week and "
+        "the closed-unmerged ones, and has no cache: its warm run costs what its cold run does."
+        "\nWith production pacing (600 requests/min across workers, search 30/min) a cold 1,000-PR week needs "
+        f"at least {last['cold_req'] / 10:.0f} s of pacing; PyGithub's default 0.25 s per request would make the "
+        f"naive loop at least {last['naive_req'] * 0.25:.0f} s.")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000])
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--latency", type=float, default=0.01,
+                        help="seconds the server adds to each request (api.github.com: ~0.1-0.3)")
+    parser.add_argument("--write", action="store_true", help="replace the GitHub collection section of BENCHMARKS.md")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        measure(20, Path(tmp), args.concurrency, args.latency)  # warm-up: imports, first connections
+        rows = [measure(n, Path(tmp), args.concurrency, args.latency) for n in args.sizes]
+    command = ".venv/bin/python -m benchmarks.github_collect " + " ".join(sys.argv[1:])
+    body = f"Command: `{command.strip()}`\n\n{table(rows, args.concurrency, args.latency)}"
+    print(body)
+    if args.write:
+        write_section("GitHub collection", body)
+
+
+if __name__ == "__main__":
+    main()
