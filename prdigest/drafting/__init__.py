@@ -1,0 +1,38 @@
+"""Drafting: turning a merged PR and its subsystems into a draft entry for the editor.
+
+Two implementations of one protocol, chosen in the composition root (``prdigest.services``): the
+offline drafter (``prdigest.drafting.offline``, deterministic, no network) and the OpenAI-compatible one
+(``prdigest.drafting.llm``), which falls back to the offline draft when the model fails.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from prdigest.models import DraftEntry, Language, PullRequest
+
+
+@runtime_checkable
+class Drafter(Protocol):
+    """Writes one draft entry per PR.
+
+    Contract of :meth:`draft`:
+
+    - It returns a :class:`~prdigest.models.DraftEntry` for ``pr`` (same ``number``) written in
+      ``language`` ("zh-CN" or "en"), with ``drafter`` set to the drafter's :attr:`name` (or a name
+      derived from it, such as ``"offline-fallback"``).
+    - It never raises for a valid ``PullRequest``, whatever its text holds (empty, huge, hostile):
+      a PR that cannot be drafted well still gets an entry, marked ``needs_editing`` with ``warnings``.
+    - ``subsystems`` may be empty or ``["other"]``; the draft must still be sensible.
+    - It is deterministic for the same inputs (the offline drafter strictly; a model-backed drafter as
+      far as its cache and the model allow) and does not escape text: renderers escape per medium.
+    """
+
+    name: str
+
+    def draft(self, pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
+        """Draft the entry for ``pr`` in ``language``."""
+        ...
+
+
+__all__ = ["Drafter"]

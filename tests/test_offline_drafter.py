@@ -1,0 +1,355 @@
+"""The offline drafter: deterministic, bilingual, grounded in the PR's data, bounded on any input, and
+close enough to the human verdicts of the sample week to be a useful first draft."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from prdigest.drafting import Drafter, grounding
+from prdigest.drafting.offline import (MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE,
+                                       OfflineDrafter, assess)
+from prdigest.drafting.signals import extract, file_kind
+from prdigest.models import DraftEntry, FileChange, PullRequest, ReviewComment, Verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+MERGED = datetime(2026, 11, 17, tzinfo=timezone.utc)
+CJK = re.compile(r"[\u4e00-\u9fff]")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+DRAFTER = OfflineDrafter()
+
+
+def make_pr(title: str = "", body: str = "", files: list[tuple[str, int, int] | tuple[str, int, int, str]] = (),
+            comments: list[tuple[str, str]] = (), number: int = 4242, **extra: object) -> PullRequest:
+    changes = [FileChange(path=f[0], additions=f[1], deletions=f[2], status=f[3] if len(f) > 3 else "modified")
+               for f in files]
+    return PullRequest(
+        number=number, url=f"https://github.com/vllm-project/vllm/pull/{number}", title=title, body=body,
+        author="alice", merged_at=MERGED, files=changes, additions=sum(c.additions for c in changes),
+        deletions=sum(c.deletions for c in changes),
+        review_comments=[ReviewComment(author=a, body=b) for a, b in comments], **extra)
+
+
+@pytest.fixture(scope="module")
+def sample(sample_records: list[dict]) -> list[tuple[PullRequest, dict]]:
+    """The sample week's PRs with their human judgement (read here to measure, never by the drafter)."""
+    return [(PullRequest.model_validate(r), r["gold"]) for r in sample_records]
+
+
+def assert_bounded(entry: DraftEntry) -> None:
+    assert 0 < len(entry.headline) <= MAX_HEADLINE
+    assert 0 < len(entry.rationale) <= MAX_RATIONALE
+    assert len(entry.focus) <= 3 and all(len(p) <= MAX_POINT for p in entry.focus)
+    assert len(entry.followups) <= 3 and all(len(p) <= MAX_FOLLOWUP for p in entry.followups)
+    assert len(entry.audience) <= MAX_AUDIENCE
+    for text in (entry.headline, entry.rationale, entry.audience, *entry.focus, *entry.followups):
+        assert not CONTROL.search(text)
+
+
+# ── Contract ──────────────────────────────────────────────────────────────────────────────────────────
+
+def test_offline_drafter_satisfies_the_drafter_protocol_and_names_itself() -> None:
+    pr = make_pr("[Kernel] Optimize the thing", "Faster.", [("csrc/a.cu", 30, 2)])
+    assert isinstance(DRAFTER, Drafter)
+    assert DRAFTER.name == "offline"
+    entry = DRAFTER.draft(pr, ["kernels"], "zh-CN")
+    assert entry.drafter == "offline" and entry.number == pr.number and entry.grounding == []
+
+
+def test_same_input_gives_identical_drafts_across_instances(sample) -> None:
+    for pr, gold in sample:
+        for language in ("zh-CN", "en"):
+            first = OfflineDrafter().draft(pr, gold["subsystems"], language)
+            again = OfflineDrafter().draft(pr, list(gold["subsystems"]), language)
+            assert first.model_dump() == again.model_dump()
+
+
+def test_drafts_do_not_depend_on_hash_seed() -> None:
+    """Set or dict ordering would show up as different output under another PYTHONHASHSEED."""
+    script = (
+        "import json,sys; from prdigest.models import PullRequest; from prdigest.drafting.offline import "
+        "OfflineDrafter; d=OfflineDrafter(); out=[]\n"
+        "for line in open(sys.argv[1], encoding='utf-8'):\n"
+        "    r=json.loads(line); pr=PullRequest.model_validate(r)\n"
+        "    for lang in ('zh-CN','en'):\n"
+        "        for subs in (r['gold']['subsystems'], []):\n"
+        "            out.append(d.draft(pr, subs, lang).model_dump(mode='json'))\n"
+        "print(json.dumps(out, ensure_ascii=False, sort_keys=True))\n")
+    data = str(ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl")
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
+        done = subprocess.run([sys.executable, "-c", script, data], capture_output=True, text=True, env=env,
+                              cwd=ROOT, timeout=120, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 1000
+
+
+# ── Languages, headline, grounding ────────────────────────────────────────────────────────────────────
+
+def test_zh_and_en_drafts_are_in_their_language_with_the_verdict_label(sample) -> None:
+    for pr, gold in sample:
+        zh = DRAFTER.draft(pr, gold["subsystems"], "zh-CN")
+        en = DRAFTER.draft(pr, gold["subsystems"], "en")
+        assert zh.verdict == en.verdict
+        assert zh.rationale.startswith(zh.verdict.label("zh-CN"))
+        assert en.rationale.startswith(en.verdict.label("en"))
+        assert CJK.search(zh.rationale) and CJK.search(zh.audience)
+        assert not CJK.search(" ".join([en.headline, en.rationale, en.audience, *en.focus, *en.followups]))
+
+
+def test_headline_states_the_change_and_is_never_the_title(sample) -> None:
+    for pr, gold in sample:
+        for language in ("zh-CN", "en"):
+            entry = DRAFTER.draft(pr, gold["subsystems"], language)
+            assert entry.headline.strip().lower() != pr.title.strip().lower()
+            assert not entry.headline.startswith("["), entry.headline  # [Tag] prefixes are gone
+            assert len(entry.headline) <= MAX_HEADLINE
+
+
+@pytest.mark.parametrize(("title", "language", "expected"), [
+    ("[Spec][V2] Support MTP speculative decoding under pipeline parallelism", "zh-CN", "流水线并行下的 MTP 投机解码"),
+    ("[Bugfix] Read sparse settings from text config", "zh-CN", "从 text 配置读取"),
+    ("[Doc] Fix typo in documentation", "zh-CN", "修复文档中的拼写错误"),
+    ("[Kernel] Optimize `moe_align_block_size`", "en", "Optimized moe_align_block_size"),
+    ("[Kimi-K3] DCP support", "en", "supported DCP"),
+    ('Revert "[ROCm] Add the AITER path (#123)"', "en", "reverted “Add the AITER path”"),
+    ("Update to transformers v5", "zh-CN", "升级至 transformers v5"),
+])
+def test_headline_turns_the_title_into_a_statement(title: str, language: str, expected: str) -> None:
+    entry = DRAFTER.draft(make_pr(title, "Body.", [("vllm/x.py", 50, 10)]), [], language)
+    assert expected.lower() in entry.headline.lower()
+
+
+def test_focus_cites_files_of_the_pr_and_every_citation_is_grounded(sample) -> None:
+    for pr, gold in sample:
+        paths = {f.path for f in pr.files}
+        for language in ("zh-CN", "en"):
+            for subsystems in (gold["subsystems"], [], ["other"]):
+                entry = DRAFTER.draft(pr, subsystems, language)
+                assert 1 <= len(entry.focus) <= 3
+                cited = [c for p in entry.focus for c in re.findall(r"`([^`]+)`", p) if "/" in c or "." in c]
+                assert any(c in paths for c in cited), (pr.number, entry.focus)
+                assert grounding.unsupported(entry, pr) == [], (pr.number, language)
+
+
+def test_focus_prefers_the_most_changed_source_file_over_tests_and_docs() -> None:
+    pr = make_pr("[Core] Rework scheduling", "Splits the policy out of the scheduler.", [
+        ("tests/core/test_scheduler.py", 400, 10), ("docs/design/scheduler.md", 200, 0),
+        ("vllm/v1/core/sched/scheduler.py", 120, 80), ("vllm/v1/core/sched/policy.py", 60, 0, "added")])
+    entry = DRAFTER.draft(pr, ["scheduler-core"], "en")
+    assert entry.focus[0].startswith("`vllm/v1/core/sched/scheduler.py`")
+
+
+def test_focus_names_what_the_patch_defines_when_the_source_sends_patches() -> None:
+    patch = "@@ -1,3 +1,9 @@\n+def dispatch_tokens(x, experts):\n+    return x\n-def old_dispatch(x):\n+class RoutingTable:\n"
+    pr = make_pr("[MoE] Route before dispatch", "Routes first.", [])
+    pr = pr.model_copy(update={"files": [FileChange(path="vllm/moe/dispatch.py", additions=80, deletions=20,
+                                                    patch=patch)]})
+    entry = DRAFTER.draft(pr, ["moe"], "en")
+    assert "`dispatch_tokens`" in entry.focus[0] and "old_dispatch" not in entry.focus[0]
+    assert grounding.unsupported(entry, pr) == []
+
+
+# ── Verdict rules: a table of PR kinds ────────────────────────────────────────────────────────────────
+
+BIG_CORE_BODY = (
+    "Rewrites the fused MoE dispatch so that experts are grouped before the all2all instead of after. "
+    "The interface of FusedMoEPrepareAndFinalize changes: prepare() now returns the routing table. "
+    "Root cause of the old slowness: a serialising barrier in `moe_dispatch_tokens`. Trade-off: more "
+    "memory for the routing table. On 8x H100 with DeepSeek-V3, decode throughput goes 1200 -> 2100 tok/s "
+    "(1.75x), TTFT unchanged. Tests cover EP=2,4,8.")
+
+
+@pytest.mark.parametrize(("title", "body", "files", "subsystems", "expected"), [
+    pytest.param('Revert "[Core] Add a fallback (#100)"', "Reverts #100.", [("vllm/core/a.py", 30, 40)],
+                 ["scheduler-core"], Verdict.SKIP, id="bare revert"),
+    pytest.param('Revert "[Core] Add a fallback (#100)"', "Reverts #100 because it broke decode on ROCm.",
+                 [("vllm/core/a.py", 30, 40)], ["scheduler-core"], Verdict.SKIM, id="revert with a reason"),
+    pytest.param("[Doc] Fix typo in quickstart", "Fixes typos.", [("docs/quickstart.md", 3, 3)], ["docs"],
+                 Verdict.SKIP, id="docs typo"),
+    pytest.param("[Docs] Explain --api-key scope", "Lists the guarded prefixes and the bypasses.",
+                 [("docs/usage/security.md", 40, 5)], ["docs", "security"], Verdict.SKIM, id="docs only"),
+    pytest.param("[CI] Fix flaky test_foo", "Retries the request.", [("tests/entrypoints/test_foo.py", 20, 5)],
+                 ["ci-build"], Verdict.SKIP, id="tests only"),
+    pytest.param("[CI] Bump the runner image", "New image.", [(".buildkite/pipeline.yaml", 4, 4)],
+                 ["ci-build"], Verdict.SKIP, id="ci only"),
+    pytest.param("[XPU] Fix dependency typo", "Typo.", [("requirements/xpu.txt", 2, 2)], ["deps"], Verdict.SKIP,
+                 id="dependency typo"),
+    pytest.param("Upgrade torch to 2.9.0", "Raises the pin.", [("requirements/cuda.txt", 5, 5),
+                 ("pyproject.toml", 2, 2)], ["deps"], Verdict.SKIM, id="dependency bump"),
+    pytest.param("Update to transformers v6", "Some architectures are temporarily skipped.",
+                 [("requirements/common.txt", 5, 5), ("tests/models/registry.py", 80, 10)], ["deps"],
+                 Verdict.DEEP_READ, id="breaking dependency jump"),
+    pytest.param("Limit request size", "Fixes CVE-2026-12345: unbounded bodies allowed denial of service.",
+                 [("vllm/entrypoints/launcher.py", 30, 10)], ["security"], Verdict.DEEP_READ, id="advisory"),
+    pytest.param("[MoE][Perf] Group experts before all2all", BIG_CORE_BODY,
+                 [("csrc/moe/dispatch.cu", 320, 120), ("vllm/model_executor/layers/fused_moe/layer.py", 180, 60),
+                  ("vllm/model_executor/layers/fused_moe/prepare.py", 150, 0, "added"),
+                  ("tests/kernels/moe/test_dispatch.py", 90, 10)],
+                 ["moe", "kernels", "distributed"], Verdict.DEEP_READ, id="big core change with figures"),
+    pytest.param("[Model] Fix a docstring", "Small.", [("vllm/model_executor/models/llama.py", 2, 2)], ["models"],
+                 Verdict.SKIP, id="tiny source change"),
+    pytest.param("[Bugfix] Fix crash when the prompt is empty", "An empty prompt crashed the engine with an "
+                 "IndexError.", [("vllm/v1/engine/core.py", 6, 2)], [], Verdict.SKIM, id="tiny crash fix"),
+    pytest.param("[Model] Add support for FooLM", "Adds FooLM with its weights loader and registry entry.",
+                 [("vllm/model_executor/models/foolm.py", 120, 0, "added"),
+                  ("vllm/model_executor/models/registry.py", 2, 0)], ["models"], Verdict.SKIM,
+                 id="model enablement"),
+])
+def test_verdict_follows_the_kind_of_change(title: str, body: str, files: list, subsystems: list[str],
+                                            expected: Verdict) -> None:
+    pr = make_pr(title, body, files)
+    assert DRAFTER.draft(pr, subsystems, "zh-CN").verdict is expected
+    assert DRAFTER.draft(pr, subsystems, "en").verdict is expected
+
+
+def test_big_core_change_is_deep_read_even_without_subsystems() -> None:
+    pr = make_pr("[MoE][Perf] Group experts before all2all", BIG_CORE_BODY,
+                 [("csrc/moe/dispatch.cu", 320, 120), ("vllm/model_executor/layers/fused_moe/layer.py", 180, 60)])
+    for subsystems in ([], ["other"]):
+        assert DRAFTER.draft(pr, subsystems, "en").verdict is Verdict.DEEP_READ
+
+
+def test_a_change_its_body_says_was_reverted_is_demoted_and_followed_up() -> None:
+    pr = make_pr("[Docs] Link the warmup guide", "Adds a link. It was reverted the next day.",
+                 [("docs/guide.md", 10, 2)])
+    entry = DRAFTER.draft(pr, ["docs"], "en")
+    assert entry.verdict is Verdict.SKIP
+    assert any("reverted" in f for f in entry.followups)
+
+
+def test_score_is_explained_by_named_reasons() -> None:
+    pr = make_pr("[MoE][Perf] Group experts before all2all", BIG_CORE_BODY,
+                 [("csrc/moe/dispatch.cu", 320, 120)])
+    result = assess(extract(pr, ["moe", "kernels"]))
+    keys = {r.key for r in result.reasons}
+    assert {"core", "perf", "design"} <= keys
+    assert result.score == pytest.approx(sum(r.weight for r in result.reasons))
+
+
+@pytest.mark.parametrize(("path", "kind"), [
+    ("docs/usage/security.md", "doc"), (".agents/skills/x/SKILL.md", "doc"), ("tests/v1/test_a.py", "test"),
+    ("vllm/foo/test_bar.py", "test"), ("requirements/test/cuda.txt", "build"), ("CMakeLists.txt", "build"),
+    (".buildkite/test-pipeline.yaml", "ci"), ("docker/Dockerfile.xpu", "ci"), ("benchmarks/kernels/b.py", "bench"),
+    ("examples/offline_inference/eagle.py", "example"), ("csrc/moe/kernels.cu", "source"),
+    ("vllm/benchmarks/serve.py", "source"),
+])
+def test_file_kinds(path: str, kind: str) -> None:
+    assert file_kind(path) == kind
+
+
+TEMPLATE = """## Purpose
+
+## Test Plan
+
+## Test Result
+
+---
+<details>
+<summary> Essential Elements of an Effective PR Description Checklist </summary>
+
+- [ ] The purpose of the PR, such as "Fix some issue (link existing issues this PR will resolve)".
+- [ ] The test plan, such as providing test command.
+</details>
+
+**BEFORE SUBMITTING, PLEASE READ <https://docs.vllm.ai/en/latest/contributing>** (anything written below)
+<!-- a hidden note -->
+FIX #xxxx (*link existing issues this PR will resolve*)
+"""
+
+
+def test_the_pr_template_is_not_counted_as_the_authors_explanation() -> None:
+    empty = extract(make_pr("[Core] Change the scheduler", TEMPLATE, [("vllm/core/scheduler.py", 90, 30)]), [])
+    assert empty.body == ""
+    filled = extract(make_pr("[Core] Change the scheduler", "Decode now runs before prefill.\n" + TEMPLATE), [])
+    assert filled.body == "Decode now runs before prefill."
+
+
+# ── Follow-ups come only from the data ────────────────────────────────────────────────────────────────
+
+def test_followups_only_where_the_data_supports_them() -> None:
+    plain = make_pr("[Core] Tidy the scheduler", "Renames two helpers.", [("vllm/core/scheduler.py", 60, 40)])
+    assert DRAFTER.draft(plain, ["scheduler-core"], "en").followups == []
+    later = make_pr("[Kernel] Add the fused kernel", "Adds the kernel only; integration comes separately.",
+                    [("csrc/fused.cu", 200, 0, "added")])
+    assert any("integration comes separately" in f for f in DRAFTER.draft(later, ["kernels"], "en").followups)
+    revert = make_pr('Revert "[Core] Add X (#321)"', "Reverts #321: it caused a hang.", [("vllm/x.py", 5, 9)])
+    assert any("#321" in f for f in DRAFTER.draft(revert, [], "zh-CN").followups)
+    review = make_pr("[Frontend] Add the flag", "Adds --foo-bar.", [("vllm/entrypoints/cli.py", 50, 5)],
+                     comments=[("bob", "Suggested documenting the flag in the docs in a follow-up PR.")])
+    assert any("bob" in f for f in DRAFTER.draft(review, [], "en").followups)
+
+
+# ── Hostile and huge inputs ───────────────────────────────────────────────────────────────────────────
+
+HOSTILE = "<script>alert(1)</script> <!channel> <@U123> \x00\x07\x1b[31m ``` `x` [a](javascript:alert(1)) "
+
+
+@pytest.mark.parametrize("pr", [
+    pytest.param(make_pr(), id="empty"),
+    pytest.param(make_pr("", "", [("vllm/x.py", 3, 0)]), id="no title"),
+    pytest.param(make_pr("[Kernel]", ""), id="tags only"),
+    pytest.param(make_pr('Revert ""', ""), id="empty revert"),
+    pytest.param(make_pr(HOSTILE * 5, HOSTILE * 200, [("vllm/`evil`<b>.py", 5, 1)],
+                         comments=[("<!here>", HOSTILE * 20)]), id="hostile"),
+    pytest.param(make_pr("[Perf] Speed up " + "very " * 400,
+                         ("x_y `foo_bar` 1.5x faster --flag VLLM_X " * 6000)[:200_000]), id="200 KB body"),
+    pytest.param(make_pr("Big refactor", "Moves everything.",
+                         [(f"vllm/m{i}/f{i}.py", i % 50, i % 7, "added" if i % 3 == 0 else "modified")
+                          for i in range(3000)], files_truncated=True), id="3000 files"),
+    pytest.param(make_pr("[" * 300 + 'Revert "' * 50, "<!--" * 40_000 + "1" * 50_000 + "12.3 us -> " * 2000),
+                 id="unclosed template comment"),
+    pytest.param(make_pr("1 vs " * 2000, "1" * 200_000, [("1" * 3000, 1, 1)],
+                         comments=[("x", "`" * 200_000)] * 60), id="regex worst cases"),
+])
+def test_hostile_and_huge_inputs_never_crash_and_stay_bounded(pr: PullRequest) -> None:
+    for language in ("zh-CN", "en"):
+        for subsystems in ([], ["other"], ["kernels", "not-a-subsystem"]):
+            started = time.perf_counter()
+            entry = DRAFTER.draft(pr, subsystems, language)
+            assert time.perf_counter() - started < 2.0
+            assert_bounded(entry)
+            assert "alert(1)" * 2 not in "".join(entry.focus + entry.followups)  # no bulk copying of the body
+
+
+def test_untitled_or_truncated_prs_are_marked_for_the_editor() -> None:
+    untitled = DRAFTER.draft(make_pr("", "", [("vllm/x.py", 3, 0)]), [], "zh-CN")
+    assert untitled.needs_editing and untitled.warnings and "vllm/x.py" in untitled.headline
+    truncated = DRAFTER.draft(make_pr("Big", "", [("vllm/a.py", 1, 1)], files_truncated=True), [], "en")
+    assert truncated.needs_editing
+
+
+# ── Agreement with the human judgement of the sample week ─────────────────────────────────────────────
+
+def _measure(sample, pick) -> tuple[float, float, dict[tuple[str, str], int]]:
+    confusion: dict[tuple[str, str], int] = {}
+    for pr, gold in sample:
+        got = DRAFTER.draft(pr, pick(gold), "zh-CN").verdict.value
+        confusion[(gold["verdict"], got)] = confusion.get((gold["verdict"], got), 0) + 1
+    total = sum(confusion.values())
+    agreement = sum(n for (g, p), n in confusion.items() if g == p) / total
+    deep = sum(n for (g, _), n in confusion.items() if g == "deep-read")
+    recall = confusion.get(("deep-read", "deep-read"), 0) / deep
+    return agreement, recall, confusion
+
+
+def test_sample_week_agreement_and_deep_read_recall_with_classified_subsystems(sample) -> None:
+    agreement, recall, confusion = _measure(sample, lambda gold: gold["subsystems"])
+    assert recall >= 0.8, confusion
+    assert agreement >= 0.8, confusion
+    assert confusion.get(("skip", "deep-read"), 0) == 0 and confusion.get(("deep-read", "skip"), 0) == 0
+
+
+@pytest.mark.parametrize("subsystems", [[], ["other"]], ids=["none", "other"])
+def test_sample_week_stays_useful_without_subsystems(sample, subsystems: list[str]) -> None:
+    agreement, recall, confusion = _measure(sample, lambda gold: subsystems)
+    assert recall >= 0.7, confusion
+    assert agreement >= 0.7, confusion
