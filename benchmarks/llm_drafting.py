@@ -1,0 +1,176 @@
+"""LLM drafting throughput and cost: N PRs against the local OpenAI-compatible server answering after a
+fixed latency, at several concurrency limits, cold (empty draft cache) and warm (same state, re-run).
+
+    .venv/bin/python -m benchmarks.llm_drafting [--prs 300] [--latency 0.3] [--concurrency 1,8,32] [--write]
+
+The PRs are the sample week cycled to N with distinct numbers and titles (so each is its own cache key).
+Everything real except the model: the openai client over HTTP, prompt rendering, packing with the
+offline tokenizer, schema validation, grounding, the SQLite draft cache, the thread pool and the rpm
+limiter (set high enough not to bind: this measures the fan-out, not the ceiling). The target is a
+cold wall time within 1.3x of the ideal N x latency / concurrency. ``--write`` replaces this
+benchmark's section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.report import write_section
+from prdigest.config import Settings
+from prdigest.drafting.budget import default_counter
+from prdigest.drafting.concurrent import draft_entries_concurrently
+from prdigest.drafting.llm import OpenAIDrafter, cost_usd
+from prdigest.drafting.prompts import load_prompt
+from prdigest.models import PullRequest
+from prdigest.subsystems import classifier_for
+from tests.servers.openai_server import OpenAIServer
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
+MODEL = "bench-model"
+
+
+class ServerProcess:
+    """The local server in a child process (the model server is another process in production too, and
+    this keeps its CPU off the client's GIL); call counts come from its ``/_stats`` endpoint."""
+
+    def __init__(self, latency: float) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.servers.openai_server", "--latency", str(latency), "--model", MODEL],
+            cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        line = self._proc.stdout.readline()  # "OPENAI_BASE_URL=… OPENAI_API_KEY=… DIGEST_MODEL=…"
+        values = dict(part.split("=", 1) for part in line.split())
+        self.base_url, self.api_key = values["OPENAI_BASE_URL"], values["OPENAI_API_KEY"]
+        self._root = self.base_url.removesuffix("/v1")
+
+    @property
+    def chat_calls(self) -> int:
+        with urllib.request.urlopen(f"{self._root}/_stats") as response:
+            return json.load(response)["calls"].get("/v1/chat/completions", 0)
+
+    def reset_counts(self) -> None:
+        urllib.request.urlopen(urllib.request.Request(f"{self._root}/_reset", data=b"{}", method="POST")).close()
+
+    def __enter__(self) -> "ServerProcess":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._proc.terminate()
+        self._proc.wait(timeout=10)
+
+
+def synthetic_week(n: int) -> list[PullRequest]:
+    """The sample week cycled to ``n`` PRs, each with its own number and title."""
+    base = [PullRequest.model_validate_json(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    return [base[i % len(base)].model_copy(update={
+        "number": 100_000 + i, "url": f"https://github.com/vllm-project/vllm/pull/{100_000 + i}",
+        "title": f"{base[i % len(base)].title} (#{i})"}) for i in range(n)]
+
+
+def run(prs: list[PullRequest], server: OpenAIServer | ServerProcess, state: Path, concurrency: int, language: str) -> dict:
+    """Draft every PR once; the figures of that run."""
+    settings = Settings(llm_base_url=server.base_url, OPENAI_API_KEY=server.api_key, model=MODEL, state=state,
+                        llm_concurrency=concurrency, llm_rpm=1_000_000, llm_timeout=30)
+    drafter = OpenAIDrafter.from_settings(settings)
+    drafter.check()
+    classifier = classifier_for("vllm-project/vllm")
+    server.reset_counts()
+    started = time.perf_counter()
+    entries = draft_entries_concurrently(prs, classifier.classify, drafter.draft, language,
+                                         lambda done, total: None, concurrency=concurrency)
+    wall = time.perf_counter() - started
+    tokens_in, tokens_out = sum(e.tokens_in for e in entries), sum(e.tokens_out for e in entries)
+    return {
+        "wall": wall, "calls": server.chat_calls, "tokens_in": tokens_in, "tokens_out": tokens_out,
+        "cost": cost_usd(tokens_in, tokens_out, settings),
+        "llm": sum(e.drafter == f"openai:{MODEL}" for e in entries),
+        "fallback": sum(e.drafter != f"openai:{MODEL}" for e in entries),
+        "flagged": sum(bool(e.grounding) for e in entries),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prs", type=int, default=300)
+    parser.add_argument("--latency", type=float, default=0.3)
+    parser.add_argument("--concurrency", default="1,8,32")
+    parser.add_argument("--language", default="zh-CN", choices=["zh-CN", "en"])
+    parser.add_argument("--in-process", action="store_true", help="run the server in a thread of this process")
+    parser.add_argument("--write", action="store_true", help="replace the section in BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    levels = [int(c) for c in args.concurrency.split(",")]
+    prs = synthetic_week(args.prs)
+
+    rows, warm_rows = [], []
+    server_cm = (OpenAIServer(models=(MODEL,), latency=args.latency) if args.in_process
+                 else ServerProcess(args.latency))
+    with server_cm as server, tempfile.TemporaryDirectory() as tmp:
+        for c in levels:
+            state = Path(tmp) / f"state-{c}.sqlite"
+            cold = run(prs, server, state, c, args.language)
+            warm = run(prs, server, state, c, args.language)
+            ideal = args.prs * args.latency / c
+            rows.append((c, ideal, cold))
+            warm_rows.append((c, warm))
+            print(f"concurrency {c:>3}: cold {cold['wall']:.2f} s (ideal {ideal:.2f} s, "
+                  f"{cold['wall'] / ideal:.2f}x), {cold['calls']} calls; warm {warm['wall']:.2f} s, "
+                  f"{warm['calls']} calls", flush=True)
+
+    n = args.prs
+    system_tokens = default_counter().count(load_prompt("entry").render("system", {"language": args.language}))
+    command = (f".venv/bin/python -m benchmarks.llm_drafting --prs {n} --latency {args.latency} "
+               f"--concurrency {args.concurrency} --language {args.language}"
+               + (" --in-process" if args.in_process else "") + (" --write" if args.write else ""))
+    lines = [
+        f"{n} PRs (the sample week cycled, distinct numbers) drafted in {args.language} against the local "
+        f"OpenAI-compatible server (`tests/servers/openai_server.py`) answering every call after "
+        f"{args.latency * 1000:.0f} ms; the real openai client over HTTP, prompt rendering, packing with "
+        f"`{default_counter().name}`, schema validation, grounding and the SQLite draft cache. "
+        f"rpm limit set high so that it does not bind. Target: cold wall time ≤ 1.3 × ideal "
+        f"(N × latency ÷ concurrency).",
+        "",
+        f"Command: `{command}`",
+        "",
+        "| concurrency | ideal (s) | cold wall (s) | cold / ideal | target met | calls cold | calls warm | warm wall (s) |",
+        "| ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: |",
+    ]
+    for (c, ideal, cold), (_, warm) in zip(rows, warm_rows):
+        ratio = cold["wall"] / ideal
+        lines.append(f"| {c} | {ideal:.2f} | {cold['wall']:.2f} | {ratio:.2f} | {'yes' if ratio <= 1.3 else 'NO'} "
+                     f"| {cold['calls']} | {warm['calls']} | {warm['wall']:.2f} |")
+    c, _, cold = rows[-1]
+    warm = warm_rows[-1][1]
+    lines += [
+        "",
+        "Per PR (cold → warm): "
+        f"{cold['calls'] / n:.2f} → {warm['calls'] / n:.2f} LLM calls, "
+        f"{cold['tokens_in'] / n:.0f} → {warm['tokens_in'] / n:.0f} tokens in, "
+        f"{cold['tokens_out'] / n:.0f} → {warm['tokens_out'] / n:.0f} tokens out "
+        f"(the server's `usage`, counted with cl100k like a gpt-4-class model; of the tokens in, "
+        f"{system_tokens} are the fixed system prompt with its examples). "
+        f"Estimated cost of the cold run at the default prices (${Settings().llm_price_in}/M in, "
+        f"${Settings().llm_price_out}/M out): ${cold['cost']:.4f} for {n} PRs; warm: ${warm['cost']:.4f}. "
+        f"Cold: {cold['llm']} LLM drafts, {cold['fallback']} fallbacks, {cold['flagged']} flagged by grounding.",
+        "",
+        f"Machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; the server runs "
+        + ("in a thread of the client's process." if args.in_process else
+           "in its own process (`python -m tests.servers.openai_server`), as a model server would."),
+    ]
+    body = "\n".join(lines)
+    print(body)
+    if args.write:
+        write_section("LLM drafting", body)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
