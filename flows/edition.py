@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
+from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.artifacts import create_markdown_artifact
 from pydantic import BaseModel
 
 from prdigest import pipeline, progress
 from prdigest.config import Settings, load_settings
 from prdigest.delivery.compose import compose_messages
+from prdigest.drafting.concurrent import draft_entries_concurrently
+from prdigest.drafting.llm import cost_usd, usage_markdown
 from prdigest.errors import ConfigError, SourceError
 from prdigest.models import Edition, Entry, PullRequest
 from prdigest.outputs import write_digest_json, write_variant
@@ -19,7 +22,7 @@ from prdigest.services import (
 )
 from prdigest.variants import plan_variants
 from prdigest.window import Window
-from flows.review import review_edition
+from flows.review import delivery_artifact, preflight_review, review_edition
 from renderers.bundle import RenderedVariant, render_variants
 
 
@@ -79,11 +82,18 @@ def collect(options: RunOptions, settings: Settings) -> tuple[str, Window, list[
 
 @task(name="classify-and-draft", persist_result=True)
 def classify_and_draft(options: RunOptions, settings: Settings, repo: str, prs: list[PullRequest]) -> list[Entry]:
-    """Subsystems and a draft entry for every PR (the offline drafter is fast enough for one task)."""
+    """Subsystems and a draft entry for every PR: the offline drafter in line, the LLM drafter fanned out
+    over ``llm_concurrency`` threads under the ``llm_rpm`` limit, with its usage as an artifact."""
     classifier = make_classifier(options, repo)
-    drafter = make_drafter(options, settings)
+    drafter = make_drafter(options, settings)  # --drafter openai: the preflight check runs here
     language = options.language or settings.language
-    return pipeline.draft_entries(prs, classifier.classify, drafter.draft, language, _log_progress("draft"))
+    if options.drafter != "openai":
+        return pipeline.draft_entries(prs, classifier.classify, drafter.draft, language, _log_progress("draft"))
+    entries = draft_entries_concurrently(prs, classifier.classify, drafter.draft, language, _log_progress("draft"),
+                                         concurrency=settings.llm_concurrency)
+    create_markdown_artifact(usage_markdown(entries, settings), key="llm-drafting",
+                             description="LLM drafts, cache hits, fallbacks, tokens and estimated cost")
+    return entries
 
 
 @task(name="render")
@@ -117,17 +127,23 @@ def deliver(edition: Edition, rendered: list[RenderedVariant], options: RunOptio
     return pipeline.deliver(messages, channels, _log_progress("deliver"))
 
 
-@flow(name="digest-edition", log_prints=False)
+# An explicit, bounded task runner (Prefect's default thread pool is unbounded); no timeout_seconds:
+# a run waiting days for its review must not be failed by a flow-level timeout.
+@flow(name="digest-edition", log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=8))
 def digest_edition(options: RunOptions) -> EditionSummary:
     """One edition of the digest, from collection to delivery."""
     logger = get_run_logger()
     settings = load_settings(**options.settings_overrides())
     out = Path(options.out)
+    preflight_review(options)  # --approve ui needs a Prefect server editors can reach: say so before collecting
     repo, window, prs = collect(options, settings)
     make_readers(options, make_classifier(options, repo))
     entries = classify_and_draft(options, settings, repo, prs)
-    drafter_name = entries[0].drafter if entries else options.drafter
+    # The edition's drafter is the one asked for: with openai, some entries may be marked fallbacks.
+    drafter_name = f"openai:{settings.model}" if options.drafter == "openai" else (
+        entries[0].drafter if entries else options.drafter)
     edition = pipeline.new_edition(repo, window, options.language or settings.language, drafter_name, entries)
+    edition = edition.model_copy(update={"cost_usd": cost_usd(edition.tokens_in, edition.tokens_out, settings)})
     edition = review_edition(edition, options, settings)
 
     rendered, idle, files = render(edition, options, out)
@@ -154,6 +170,7 @@ def digest_edition(options: RunOptions) -> EditionSummary:
     )
     create_markdown_artifact(_summary_markdown(summary), key="edition-summary",
                              description=f"{edition.name}: what was rendered and delivered")
+    delivery_artifact(edition, report)
     logger.info("%s: %d entries, %d variants, %d messages sent, %d failed", edition.name, summary.entries,
                 len(summary.variants), len(summary.sent), len(summary.failed))
     return summary

@@ -24,7 +24,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console(stderr=True)
-STEPS = {"draft": "Classifying and drafting", "render": "Rendering variants", "deliver": "Delivering"}
+STEPS = {"collect": "Collecting PRs", "draft": "Classifying and drafting",
+         "review": "Waiting for an editor (Prefect UI or digest approve)", "render": "Rendering variants",
+         "deliver": "Delivering"}
 
 
 def _quiet_prefect(verbose: bool) -> None:
@@ -152,6 +154,49 @@ def run(
                   rules=str(rules) if rules else None, out=str(out), language=language,
                   state=str(state) if state else None, github_url=github_url, llm_base_url=llm_base_url,
                   model=model, slack_base_url=slack_base_url), verbose)
+
+
+# --- review from a terminal (issue 5; code in flows/approve.py) ------------------------------------------
+@app.command()
+def review(
+    run_id: str = typer.Argument(..., help="The flow run waiting for review (from the editors' notification)."),
+) -> None:
+    """Print the draft digest a run waits to have approved, as the Prefect UI shows it above the form.
+    Talks to $PREFECT_API_URL (and $PREFECT_API_AUTH_STRING)."""
+    _quiet_prefect(False)
+    try:
+        from flows.approve import review_text
+
+        text = review_text(run_id)
+    except DigestError as exc:
+        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    typer.echo(text)
+
+
+@app.command()
+def approve(
+    run_id: str = typer.Argument(..., help="The flow run waiting for review."),
+    all_entries: bool = typer.Option(False, "--all", help="Approve every entry (except those given to --reject)."),
+    reject: list[int] = typer.Option([], "--reject", help="PR number to leave out; repeat for several."),
+    approver: Optional[str] = typer.Option(None, "--approver", help="Your name, recorded in digest.json "
+                                           "(default: your login name)."),
+    note: str = typer.Option("", "--note", help="A note for the record."),
+) -> None:
+    """Approve a run waiting for review and resume it (Prefect has no resume command). Checked like the
+    UI form: unknown PR numbers or nothing left to send are refused and the run keeps waiting."""
+    import getpass
+
+    _quiet_prefect(False)
+    try:
+        from flows.approve import approve_run
+
+        message = approve_run(run_id, all=all_entries, reject=reject, approver=approver or getpass.getuser(),
+                              note=note)
+    except DigestError as exc:
+        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    console.print(message, markup=False, highlight=False)
 
 
 def _options(**values):

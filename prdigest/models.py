@@ -183,6 +183,9 @@ class Entry(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     tokens_in: int = 0
     tokens_out: int = 0
+    #: Review (prdigest/review.py): Levenshtein distance between the draft's and the sent headline + text;
+    #: 0 when approved as drafted, None when rejected or not reviewed. The drafter's quality signal.
+    edit_distance: int | None = None
 
     @classmethod
     def from_draft(cls, pr: PullRequest, subsystems: list[str], draft: DraftEntry) -> "Entry":

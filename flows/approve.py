@@ -1,0 +1,82 @@
+"""Review from a terminal (Prefect has no resume command): ``digest review RUN_ID`` and ``digest approve RUN_ID``.
+
+Both talk to the Prefect API the environment names (PREFECT_API_URL, PREFECT_API_AUTH_STRING). The input
+is checked exactly as the flow checks the form (prdigest.review.check_decision) before the run is resumed;
+the flow checks it again after resuming, so a stale or concurrent decision can never be applied in part.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import UUID
+
+from prefect.client.orchestration import get_client
+from prefect.exceptions import ObjectNotFound
+from prefect.flow_runs import resume_flow_run
+
+from flows.review import DRAFT_KEY
+from prdigest.errors import ReviewError
+from prdigest.models import Edition
+from prdigest.review import ReviewDecision, ReviewRejected, check_decision, review_markdown
+
+
+def _waiting_run(run_id: str) -> tuple[Any, dict[str, str], Edition]:
+    """The paused run, its input keyset and its draft edition; ReviewError when it is not waiting for review."""
+    try:
+        uid = UUID(run_id)
+    except ValueError:
+        raise ReviewError(f"'{run_id}' is not a flow run id (copy it from the run's page or the "
+                          "notification)") from None
+    with get_client(sync_client=True) as client:
+        try:
+            run = client.read_flow_run(uid)
+        except ObjectNotFound:
+            raise ReviewError(f"flow run {run_id} not found on this Prefect API (check PREFECT_API_URL)") from None
+        state = run.state
+        keyset = state.state_details.run_input_keyset if state else None
+        if state is None or not state.is_paused() or not keyset:
+            raise ReviewError(f"flow run {run_id} is not waiting for review (state: "
+                              f"{state.name if state else 'none'})")
+        try:
+            draft = Edition.model_validate_json(client.read_flow_run_input(uid, DRAFT_KEY))
+        except ObjectNotFound:
+            raise ReviewError(f"flow run {run_id} is paused but holds no pr-digest draft: is it a digest-edition "
+                              "run with --approve ui?") from None
+    return run, keyset, draft
+
+
+def review_text(run_id: str) -> str:
+    """The draft digest as the UI shows it above the resume form (markdown)."""
+    run, keyset, draft = _waiting_run(run_id)
+    with get_client(sync_client=True) as client:
+        try:
+            raw = client.read_flow_run_input(run.id, keyset["description"])
+        except ObjectNotFound:
+            return review_markdown(draft)
+    return json.loads(raw) if raw.startswith('"') else raw
+
+
+def approve_run(run_id: str, all: bool = False, reject: list[int] | None = None, approver: str = "",
+                note: str = "") -> str:
+    """Resume a waiting run with "send": every entry except ``reject``. Returns a one-line summary.
+
+    Raises ReviewError (shown to the user) when the run is not waiting, or when the input fails the same
+    checks as the form (unknown PR numbers, no approver, nothing left to send).
+    """
+    reject = list(reject or [])
+    if not all and not reject:
+        raise ReviewError("say --all to approve every entry, or --reject N (repeatable) to leave some out")
+    run, _, draft = _waiting_run(run_id)
+    decision = ReviewDecision(decision="send", approver=approver.strip(), approve_all=True,
+                              reject=" ".join(str(n) for n in reject), note=note, edits=[])
+    reasons = check_decision(draft, decision)
+    if reasons:
+        raise ReviewRejected(reasons)
+    try:
+        resume_flow_run(run.id, run_input=decision.model_dump(mode="json"))
+    except RuntimeError as exc:
+        raise ReviewError(f"flow run {run_id} refused the input: {exc}") from None
+    sent = len(draft.entries) - len(set(reject))
+    return (f"{draft.name}: resumed by {decision.approver}: {sent} entries approved, {len(set(reject))} "
+            f"rejected. The run delivers them now (or when a worker picks it up).")

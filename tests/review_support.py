@@ -1,0 +1,131 @@
+"""Helpers shared by the browser review test and the review-page benchmark: a real ``prefect server start`` on
+127.0.0.1 (UI included), an edition run in a subprocess against it, and headless Chromium via Playwright."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("DIGEST_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def browser_missing() -> str | None:
+    """Why the browser cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install playwright)"
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        return f"no Chromium at {CHROMIUM} (apt-get install -y chromium, or set DIGEST_CHROMIUM)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _env(home: Path, api_url: str) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    return {**keep, "PREFECT_HOME": str(home), "PREFECT_API_URL": api_url,
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore"}
+
+
+@contextmanager
+def prefect_server(home: Path, timeout: float = 90.0) -> Iterator[dict[str, Any]]:
+    """``prefect server start`` on a free port with its own PREFECT_HOME (SQLite); yields its URLs and env."""
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = {**_env(home, api), "PREFECT_SERVER_API_HOST": "127.0.0.1", "PREFECT_SERVER_API_PORT": str(port),
+           "PREFECT_UI_API_URL": api, "PREFECT_UI_URL": f"http://127.0.0.1:{port}"}
+    log = open(home / "server.log", "w")
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1",
+                             "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        end = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"prefect server exited: {(home / 'server.log').read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > end:
+                raise RuntimeError(f"prefect server not healthy within {timeout} s")
+            time.sleep(0.5)
+        yield {"port": port, "api": api, "ui": f"http://127.0.0.1:{port}", "env": env, "proc": proc}
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+        log.close()
+
+
+def start_edition(server: dict[str, Any], options: dict[str, Any], log: Path,
+                  extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    """The edition flow in a subprocess against ``server`` (outside a deployment: it pauses and polls)."""
+    code = ("import json, sys; from flows.edition import digest_edition; from prdigest.services import RunOptions;"
+            " print(digest_edition(RunOptions(**json.loads(sys.argv[1]))).model_dump_json())")
+    return subprocess.Popen([sys.executable, "-c", code, json.dumps(options)], cwd=ROOT,
+                            env={**server["env"], **(extra_env or {})}, stdout=open(log, "w"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_paused(api: str, timeout: float = 120.0, proc: subprocess.Popen | None = None) -> dict[str, Any]:
+    """The first paused flow run whose resume form (schema and description) is saved."""
+    end = time.monotonic() + timeout
+    with httpx.Client(base_url=api, timeout=10) as client:
+        while time.monotonic() < end:
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError(f"the edition exited with {proc.returncode} before pausing")
+            runs = client.post("/flow_runs/filter", json={
+                "flow_runs": {"state": {"type": {"any_": ["PAUSED"]}}}, "limit": 5}).json()
+            for run in runs:
+                keyset = (run["state"]["state_details"] or {}).get("run_input_keyset") or {}
+                if keyset and client.get(f"/flow_runs/{run['id']}/input/{keyset['description']}").status_code == 200:
+                    return run
+            time.sleep(0.5)
+    raise RuntimeError(f"no paused flow run within {timeout} s")
+
+
+def wait_final(api: str, run_id: str, timeout: float = 60.0) -> dict[str, Any]:
+    end = time.monotonic() + timeout
+    with httpx.Client(base_url=api, timeout=10) as client:
+        while time.monotonic() < end:
+            run = client.get(f"/flow_runs/{run_id}").json()
+            if run["state"]["type"] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
+                return run
+            time.sleep(0.5)
+    raise RuntimeError(f"flow run {run_id} not finished within {timeout} s")
+
+
+def synthetic_week(path: Path, n: int) -> Path:
+    """A JSONL source of ``n`` PRs (the sample week's records repeated under new numbers)."""
+    records = [json.loads(line) for line in (ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl")
+               .read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = []
+    for i in range(n):
+        rec = dict(records[i % len(records)])
+        number = 70000 + i
+        rec.update(number=number, url=f"https://github.com/vllm-project/vllm/pull/{number}")
+        lines.append(json.dumps(rec))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

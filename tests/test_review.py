@@ -1,0 +1,444 @@
+"""The review step: decisions checked and applied without Prefect, then a real edition that waits for an
+editor under the session's Prefect API, is refused bad input, is resumed, and delivers only what was approved."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prdigest.models import Edition, Entry, EntryStatus, Verdict
+from prdigest.review import (
+    EntryEdit, ReviewDecision, ReviewRejected, apply_decision, check_decision, edit_distance, md,
+    prefilled_edits, record_review, review_markdown,
+)
+from prdigest.services import RunOptions
+from prdigest.store import open_store
+from tests.conftest import SAMPLE
+
+SECRETS = {
+    "GITHUB_TOKEN": "ghp_SECRETgithub0123456789",
+    "OPENAI_API_KEY": "sk-SECRETopenai0123456789",
+    "SLACK_BOT_TOKEN": "xoxb-SECRETslack0123456789",
+    "DIGEST_SMTP_PASSWORD": "SECRETsmtp0123456789",
+}
+READERS = """\
+readers:
+  - id: all
+    name: All
+    email: all@example.com
+    slack: '#all'
+editors:
+  - name: Ann Editor
+    email: ann@example.com
+    slack: '#digest-editors'
+"""
+
+
+# ------------------------------------------------------------------------------------------ core, no Prefect
+
+def _entry(number: int, verdict: Verdict = Verdict.SKIM, **extra: Any) -> Entry:
+    fields: dict[str, Any] = {
+        "url": f"https://github.com/o/r/pull/{number}", "title": f"PR {number}", "author": "a",
+        "merged_at": datetime(2026, 11, 16, tzinfo=timezone.utc), "subsystems": ["kernels"],
+        "headline": f"Headline {number}", "rationale": f"Why {number} matters.", **extra}
+    return Entry(number=number, verdict=verdict, **fields)
+
+
+def _edition(n: int = 5) -> Edition:
+    return Edition(repo="o/r", since=datetime(2026, 11, 16, tzinfo=timezone.utc),
+                   until=datetime(2026, 11, 23, tzinfo=timezone.utc), generated_at=datetime.now(timezone.utc),
+                   entries=[_entry(i) for i in range(1, n + 1)])
+
+
+def test_send_with_defaults_approves_every_entry_as_drafted() -> None:
+    reviewed = apply_decision(_edition(), ReviewDecision(decision="send", approver="Ann"))
+    assert {e.status for e in reviewed.entries} == {EntryStatus.APPROVED}
+    assert {e.edit_distance for e in reviewed.entries} == {0}
+    assert reviewed.approver == "Ann" and reviewed.approved_at is not None
+
+
+def test_reject_edit_and_hold_are_applied_with_edit_distance() -> None:
+    decision = ReviewDecision(decision="send", approver=" Ann ", reject="2, #3", note="short week",
+                              edits=[EntryEdit(number=4, verdict="deep-read", headline="Better headline")])
+    reviewed = apply_decision(_edition(), decision)
+    status = {e.number: e.status for e in reviewed.entries}
+    assert status == {1: EntryStatus.APPROVED, 2: EntryStatus.REJECTED, 3: EntryStatus.REJECTED,
+                      4: EntryStatus.EDITED, 5: EntryStatus.APPROVED}
+    four = reviewed.entries[3]
+    assert four.headline == "Better headline" and four.verdict is Verdict.DEEP_READ
+    assert four.rationale == "Why 4 matters."
+    assert four.edit_distance == edit_distance("Headline 4\nWhy 4 matters.", "Better headline\nWhy 4 matters.") > 0
+    assert reviewed.entries[1].edit_distance is None
+    assert [e.number for e in reviewed.published] == [1, 4, 5] and reviewed.review_note == "short week"
+    held = apply_decision(_edition(), ReviewDecision(decision="hold"))
+    assert held.published == [] and held.review_note.startswith("held")
+
+
+def test_prefilled_cards_left_as_drafted_neither_approve_nor_conflict() -> None:
+    edition = _edition()
+    edition.entries[1] = _entry(2, warnings=["fallback draft"])
+    cards = prefilled_edits(edition)
+    assert [c.number for c in cards] == [2] and cards[0].headline == "Headline 2"
+    reviewed = apply_decision(edition, ReviewDecision(decision="send", approver="Ann", reject="2", edits=cards))
+    assert reviewed.entries[1].status is EntryStatus.REJECTED
+    only = apply_decision(edition, ReviewDecision(decision="send", approver="Ann", approve_all=False, approve="1",
+                                                  edits=cards))
+    assert [e.number for e in only.published] == [1]
+
+
+def test_approve_all_off_sends_only_listed_and_edited_entries() -> None:
+    reviewed = apply_decision(_edition(), ReviewDecision(decision="send", approver="Ann", approve_all=False,
+                                                         approve="1 5", edits=[EntryEdit(number=2, text="New")]))
+    assert [e.number for e in reviewed.published] == [1, 2, 5]
+
+
+@pytest.mark.parametrize(("decision", "reason"), [
+    ({"reject": "2 abc"}, "'abc' is not a PR number"),
+    ({"reject": "999"}, "#999 is not in"),
+    ({"approver": "  "}, "approver: type your name"),
+    ({"edits": [{"number": 2, "headline": "   "}]}, "headline is blank"),
+    ({"edits": [{"number": 2, "verdict": "must-read"}]}, "not one of deep-read"),
+    ({"edits": [{"number": 2}, {"number": 2}]}, "edited twice"),
+    ({"edits": [{"number": 2, "text": "x"}], "reject": "2"}, "also listed under Reject"),
+    ({"edits": [{"number": 2, "headline": "x" * 201}]}, "at most 200"),
+    ({"reject": "1 2 3 4 5"}, "choose 'hold'"),
+    ({"approve": "1"}, "'Approve all' is on"),
+])
+def test_bad_decisions_are_refused_with_the_reason(decision: dict, reason: str) -> None:
+    data = {"decision": "send", "approver": "Ann", **decision}
+    edits = data.pop("edits", [])
+    parsed = ReviewDecision(**data, edits=[EntryEdit.model_construct(**{"verdict": "keep", "headline": "",
+                                                                         "text": "", **e}) for e in edits])
+    reasons = check_decision(_edition(), parsed)
+    assert any(reason in r for r in reasons), reasons
+    with pytest.raises(ReviewRejected):
+        apply_decision(_edition(), parsed)
+
+
+def test_edit_distance_is_levenshtein() -> None:
+    assert edit_distance("kitten", "sitting") == 3
+    assert edit_distance("", "abc") == 3 and edit_distance("same", "same") == 0
+    assert edit_distance("前缀 A 后缀", "前缀 BC 后缀") == 2
+
+
+def test_draft_markdown_shows_counts_warnings_and_escapes_untrusted_text() -> None:
+    edition = _edition(3)
+    edition.entries[0] = _entry(1, Verdict.DEEP_READ, warnings=["fallback draft: LLM timed out"],
+                                grounding=["vllm/fake.py"], needs_editing=True, focus=["look at `x`"],
+                                followups=["port to ROCm"])
+    edition.entries[1] = _entry(2, title="<img src=x onerror=alert(1)> ![t](http://evil/x.png) [a](javascript:x)")
+    text = review_markdown(edition)
+    assert "| deep-read | 1 |" in text and "| skim | 2 |" in text and "kernels 3" in text
+    assert "fallback draft" in text and "vllm/fake.py" in text and "Needs your eye (1):** #1" in text
+    assert "1\\. look at" not in text and "1. look at `x`" in text and "follow-up: port to ROCm" in text
+    assert "<https://github.com/o/r/pull/2>" in text
+    assert not re.search(r"(?<!\\)<img|(?<!\\)\]\(", text)  # no live tag, image or link from a PR's text
+    assert md("a\nb  c") == "a b c"
+
+
+def test_review_is_recorded_in_the_state_store(tmp_path: Path) -> None:
+    draft = _edition()
+    reviewed = apply_decision(draft, ReviewDecision(decision="send", approver="Ann", reject="1",
+                                                    edits=[EntryEdit(number=2, text="Rewritten.")]))
+    conn = open_store(tmp_path / "state.sqlite")
+    record_review(conn, draft, reviewed, "run-1")
+    record_review(conn, draft, reviewed, "run-1")  # idempotent: a replayed run records once
+    rows = conn.execute("SELECT number, status, edit_distance FROM review_entries ORDER BY number").fetchall()
+    assert rows[:2] == [(1, "rejected", None), (2, "edited", edit_distance("Why 2 matters.", "Rewritten."))]
+    assert conn.execute("SELECT approver, approved, edited, rejected FROM review_editions").fetchall() == [
+        ("Ann", 3, 1, 1)]
+
+
+# ------------------------------------------------------------------------------- under a real Prefect API
+
+def _paused_run(after: float, keyset_name: str, deadline: float = 90.0):
+    """The newest digest-edition run that is paused with the given keyset, once its form is saved."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType
+    from prefect.client.schemas.objects import StateType
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    end = time.monotonic() + deadline
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < end:
+            runs = client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(
+                    any_=[StateType.PAUSED]))), sort=FlowRunSort.START_TIME_DESC, limit=5)
+            for run in runs:
+                keyset = run.state.state_details.run_input_keyset or {}
+                if keyset.get("schema", "").endswith(f"{keyset_name}-schema"):
+                    try:
+                        client.read_flow_run_input(run.id, keyset["description"])
+                    except Exception:  # the form is saved just after the state changes
+                        break
+                    return run
+            time.sleep(0.3)
+    raise AssertionError(f"no run paused with {keyset_name} within {deadline} s")
+
+
+def _editor(log: dict[str, Any]) -> None:
+    """What an editor does: a refused input, a schema-invalid one, then reject two entries and edit one."""
+    from prefect.client.orchestration import get_client
+    from prefect.flow_runs import resume_flow_run
+
+    try:
+        run = _paused_run(time.time(), "review-1")
+        with get_client(sync_client=True) as client:
+            ks = run.state.state_details.run_input_keyset
+            log["description"] = json.loads(client.read_flow_run_input(run.id, ks["description"]))
+            log["draft"] = Edition.model_validate_json(client.read_flow_run_input(run.id, "pr-digest-draft"))
+        numbers = [e.number for e in log["draft"].entries]
+        log["run_id"] = run.id
+        resume_flow_run(run.id, run_input={"decision": "send", "approver": "Ann", "reject": "12345678"})
+        run = _paused_run(time.time(), "review-2")
+        with get_client(sync_client=True) as client:
+            log["description2"] = json.loads(client.read_flow_run_input(
+                run.id, run.state.state_details.run_input_keyset["description"]))
+        with pytest.raises(RuntimeError, match="Validation failed"):
+            resume_flow_run(run.id, run_input={"decision": "send", "approver": "Ann",
+                                               "edits": [{"number": numbers[0], "verdict": "must-read"}]})
+        log["rejected"], log["edited"] = numbers[1:3], numbers[3]
+        resume_flow_run(run.id, run_input={
+            "decision": "send", "approver": "Ann Editor", "reject": f"{numbers[1]}, #{numbers[2]}",
+            "note": "two out", "edits": [{"number": numbers[3], "verdict": "deep-read",
+                                          "headline": "EDITED HEADLINE by Ann", "text": ""}]})
+    except BaseException as exc:  # the flow thread reports it
+        log["error"] = exc
+
+
+@pytest.fixture(scope="module")
+def reviewed_run(prefect_api, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One edition with --approve ui, reviewed by a background 'editor', secrets set in the environment."""
+    import os
+
+    from flows.edition import digest_edition
+
+    tmp = tmp_path_factory.mktemp("review")
+    (tmp / "readers.yaml").write_text(READERS, encoding="utf-8")
+    env = {**SECRETS, "DIGEST_REVIEW_TIMEOUT": "120"}  # 2 minutes: the paused process polls every 2 s
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    log: dict[str, Any] = {"out": tmp / "out", "state": tmp / "state.sqlite"}
+    editor = threading.Thread(target=_editor, args=(log,), daemon=True)
+    editor.start()
+    try:
+        log["summary"] = digest_edition(RunOptions(
+            source=f"jsonl:{SAMPLE}", readers=str(tmp / "readers.yaml"), out=str(log["out"]), approve="ui",
+            since="2026-11-16", until="2026-11-17", language="en", state=str(log["state"])))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    editor.join(10)
+    if "error" in log:
+        raise log["error"]
+    return log
+
+
+
+@pytest.mark.prefect
+def test_run_waits_for_review_and_shows_the_draft(reviewed_run: dict[str, Any]) -> None:
+    description = reviewed_run["description"]
+    assert "8 draft entries" in description and "| verdict | entries |" in description
+    assert "choose *send*" in description and "After that the run fails" in description
+    assert all(f"#{e.number} " in description for e in reviewed_run["draft"].entries)
+
+
+@pytest.mark.prefect
+def test_invalid_input_is_refused_and_the_run_waits_again(reviewed_run: dict[str, Any]) -> None:
+    assert "Your last input was refused" in reviewed_run["description2"]
+    assert "#12345678 is not in" in reviewed_run["description2"]
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+
+    with get_client(sync_client=True) as client:
+        logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[reviewed_run["run_id"]])))
+    assert any("review input refused" in log.message and "12345678" in log.message for log in logs)
+
+
+@pytest.mark.prefect
+def test_only_approved_entries_with_the_edit_reach_the_outbox(reviewed_run: dict[str, Any]) -> None:
+    out: Path = reviewed_run["out"]
+    digest = json.loads((out / "digest.json").read_text(encoding="utf-8"))
+    status = {e["number"]: e["status"] for e in digest["entries"]}
+    rejected, edited = reviewed_run["rejected"], reviewed_run["edited"]
+    assert [n for n, s in status.items() if s == "rejected"] == rejected
+    assert status[edited] == "edited" and list(status.values()).count("approved") == len(status) - 3
+    assert digest["approver"] == "Ann Editor" and digest["approved_at"] and digest["review_note"] == "two out"
+    entry = next(e for e in digest["entries"] if e["number"] == edited)
+    assert entry["headline"] == "EDITED HEADLINE by Ann" and entry["verdict"] == "deep-read"
+    assert entry["edit_distance"] > 0
+    eml = (out / "outbox" / "all.eml").read_bytes().decode("utf-8", "replace")
+    slack = (out / "outbox" / "all.slack.json").read_text(encoding="utf-8")
+    text = (out / "email" / "all.txt").read_text(encoding="utf-8")
+    for number in rejected:
+        assert f"/pull/{number}" not in text and f"/pull/{number}" not in slack
+    assert "EDITED HEADLINE by Ann" in text and "EDITED HEADLINE by Ann" in slack and eml
+    for number in set(status) - set(rejected):
+        assert f"/pull/{number}" in text
+    notices = sorted(p.name for p in (out / "outbox").glob("editor-*"))
+    assert notices == ["editor-ann-editor.eml", "editor-ann-editor.slack.json"]
+    assert str(reviewed_run["run_id"]) in (out / "outbox" / "editor-ann-editor.eml").read_text(encoding="utf-8")
+    with sqlite3.connect(reviewed_run["state"]) as conn:
+        rows = dict(conn.execute("SELECT number, status FROM review_entries").fetchall())
+    assert rows == status
+
+
+@pytest.mark.prefect
+def test_no_secret_reaches_prefect_logs_artifacts_parameters_or_run_inputs(reviewed_run: dict[str, Any]) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, LogFilter, LogFilterFlowRunId
+
+    run_id = reviewed_run["run_id"]
+    with get_client(sync_client=True) as client:
+        run = client.read_flow_run(run_id)
+        logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run_id])), limit=200)
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[run_id])))
+        inputs = client.filter_flow_run_input(run_id, key_prefix="", limit=100, exclude_keys=set())
+        task_runs = client.read_task_runs()
+    assert logs and artifacts and inputs
+    assert "markdown" in {a.type for a in artifacts}
+    haystack = json.dumps([run.model_dump(mode="json"), [l.model_dump(mode="json") for l in logs],
+                           [a.model_dump(mode="json") for a in artifacts],
+                           [i.model_dump(mode="json") for i in inputs],
+                           [t.model_dump(mode="json") for t in task_runs]])
+    for name, secret in SECRETS.items():
+        assert secret not in haystack, f"{name} leaked into the Prefect API"
+    assert "ghp_" not in haystack and "xoxb-" not in haystack
+
+
+@pytest.mark.prefect
+def test_review_that_times_out_fails_the_run_and_sends_nothing(prefect_api, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType
+    from prefect.client.schemas.objects import StateType
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    from flows.edition import digest_edition
+    from prdigest.review import ReviewExpired
+
+    monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "3")
+    (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
+    out = tmp_path / "out"
+    with pytest.raises(ReviewExpired, match="not resumed within 3 s"):
+        digest_edition(RunOptions(source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out),
+                                  approve="ui", since="2026-11-16", until="2026-11-17",
+                                  state=str(tmp_path / "state.sqlite")))
+    assert sorted(p.name for p in (out / "outbox").iterdir()) == ["editor-ann-editor.eml",
+                                                                   "editor-ann-editor.slack.json"]
+    assert not (out / "digest.json").exists() and not (out / "email").exists()
+    with get_client(sync_client=True) as client:
+        run = client.read_flow_runs(sort=FlowRunSort.START_TIME_DESC, limit=1, flow_run_filter=FlowRunFilter(
+            state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.FAILED]))))[0]
+    assert run.state.is_failed()
+
+
+@pytest.mark.prefect
+def test_cli_review_prints_the_draft_and_approve_resumes_with_checks(prefect_api, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from flows.edition import digest_edition
+    from prdigest.cli import app
+
+    monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
+    (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
+    out = tmp_path / "out"
+    result: dict[str, Any] = {}
+
+    def edition() -> None:
+        try:
+            result["summary"] = digest_edition(RunOptions(
+                source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out), approve="ui",
+                since="2026-11-16", until="2026-11-17", state=str(tmp_path / "state.sqlite"), language="en"))
+        except BaseException as exc:
+            result["error"] = exc
+
+    thread = threading.Thread(target=edition, daemon=True)
+    thread.start()
+    run_id = str(_paused_run(time.time(), "review-1").id)
+    cli = CliRunner()
+    shown = cli.invoke(app, ["review", run_id])
+    assert shown.exit_code == 0 and "8 draft entries" in shown.output and "| verdict | entries |" in shown.output
+    draft = Edition.model_validate_json(_draft_of(run_id))
+    keep_out = draft.entries[-1].number
+    for args, message in ((["--reject", "424242"], "#424242 is not in"), ([], "say --all"),
+                          (["--all", "--approver", " "], "approver: type your name")):
+        refused = cli.invoke(app, ["approve", run_id, *args])
+        assert refused.exit_code == 2 and message in refused.output, refused.output
+    approved = cli.invoke(app, ["approve", run_id, "--reject", str(keep_out), "--approver", "Cy"])
+    assert approved.exit_code == 0, approved.output
+    thread.join(60)
+    assert "error" not in result, result.get("error")
+    digest = json.loads((out / "digest.json").read_text(encoding="utf-8"))
+    assert [e["number"] for e in digest["entries"] if e["status"] == "rejected"] == [keep_out]
+    assert digest["approver"] == "Cy"
+    assert cli.invoke(app, ["approve", run_id, "--all"]).exit_code == 2  # no longer waiting
+
+
+def _draft_of(run_id: str) -> str:
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        return client.read_flow_run_input(run_id, "pr-digest-draft")
+
+
+@pytest.mark.prefect
+def test_delivery_table_artifact_lists_what_was_sent_to_whom(prefect_api) -> None:
+    from prefect import flow
+    from prefect.artifacts import Artifact
+
+    from flows.review import delivery_artifact
+    from prdigest.delivery import Message
+    from prdigest.pipeline import DeliveryReport
+    from prdigest.readers import Reader
+
+    edition = apply_decision(_edition(2), ReviewDecision(decision="send", approver="Ann"))
+    ann = Reader(id="ann", name="Ann", email="ann@example.com", slack="#ann")
+    report = DeliveryReport(sent=[(Message(reader=ann, variant="all", medium="email"), "<id@x>")],
+                            failed=[(Message(reader=ann, variant="all", medium="slack"), "channel_not_found")])
+
+    @flow(name="delivery-artifact")
+    def publish() -> list[dict[str, str]]:
+        return delivery_artifact(edition, report)
+
+    rows = publish()
+    assert [(r["reader"], r["medium"], r["recipient"], r["result"]) for r in rows] == [
+        ("ann", "email", "ann@example.com", "sent"), ("ann", "slack", "#ann", "failed")]
+    artifact = Artifact.get(f"sent-{edition.key.lower()}")
+    assert artifact is not None and artifact.type == "table" and "channel_not_found" in str(artifact.data)
+
+
+def test_a_big_edition_lists_entries_one_line_each_above_the_form() -> None:
+    edition = _edition(150)
+    edition.entries[7] = _entry(8, warnings=["grounding failed"], rationale="Full text of the flagged one.")
+    short = review_markdown(edition, artifact_hint="See the draft artifact.")
+    full = review_markdown(edition, budget=None)
+    assert len(short) < len(full) and "See the draft artifact." in short
+    assert all(f"[#{n}](https://github.com/o/r/pull/{n})" in short for n in range(1, 151))
+    assert "Full text of the flagged one." in short and "Why 9 matters" not in short and "Why 9 matters" in full
+    assert review_markdown(_edition(3)) == review_markdown(_edition(3), budget=None)  # small: always in full
+
+
+def test_approve_ui_without_a_reachable_prefect_server_stops_before_anything_runs() -> None:
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.review import preflight_review
+    from prdigest.errors import ConfigError
+
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        with pytest.raises(ConfigError, match="PREFECT_API_URL"):
+            preflight_review(RunOptions(approve="ui"))
+        preflight_review(RunOptions(approve="auto"))
