@@ -23,7 +23,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # errors stay one line, however narrow the terminal
 STEPS = {"collect": "Collecting PRs", "draft": "Classifying and drafting",
          "review": "Waiting for an editor (Prefect UI or digest approve)", "render": "Rendering variants",
          "deliver": "Delivering"}
@@ -197,6 +197,31 @@ def approve(
         console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
     console.print(message, markup=False, highlight=False)
+
+
+@app.command()
+def screenshot(
+    out: Path = typer.Argument(Path("out"), help="An output folder of `digest demo` or `digest run`."),
+    variant: Optional[str] = typer.Option(None, "--variant", help="Only this variant (default: every one)."),
+) -> None:
+    """Screenshot each rendered email in headless Chromium at 600 px and 375 px (phone), light and dark,
+    into OUT/screenshots/, to check what readers will see."""
+    from prdigest.screenshot import screenshot as shoot
+
+    pages = sorted((out / "email").glob(f"{variant or '*'}.html"))
+    if not pages:
+        console.print(f"[red]error:[/red] no rendered email under {out / 'email'}: run `digest demo` first",
+                      highlight=False)
+        raise typer.Exit(2)
+    try:
+        for page in pages:
+            for width in (600, 375):
+                for dark in (False, True):
+                    png = out / "screenshots" / f"{page.stem}-{width}{'-dark' if dark else ''}.png"
+                    Console().print(str(shoot(page, png, width=width, dark=dark)))
+    except DigestError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
 
 
 def _options(**values):
