@@ -12,6 +12,8 @@ from pydantic import BaseModel
 from prdigest import pipeline, progress
 from prdigest.config import Settings, load_settings
 from prdigest.delivery.compose import compose_messages
+from prdigest.delivery.ledger import Ledger
+from prdigest.delivery.run import deliver_once, plan_deliveries
 from prdigest.drafting.concurrent import draft_entries_concurrently
 from prdigest.drafting.llm import cost_usd, usage_markdown
 from prdigest.errors import ConfigError, SourceError
@@ -39,6 +41,10 @@ class EditionSummary(BaseModel):
     idle_readers: list[str]
     sent: list[tuple[str, str, str]]
     failed: list[tuple[str, str, str]]
+    #: Still pending after this run (transient error, channel down): the next run retries them.
+    pending: list[tuple[str, str, str]] = []
+    #: Sent by an earlier run of this edition, not sent again.
+    already_sent: int = 0
     problems: list[dict[str, str | int]]
     files: list[str]
 
@@ -113,18 +119,39 @@ def render(edition: Edition, options: RunOptions, out: Path) -> tuple[list[Rende
 
 @task(name="deliver")
 def deliver(edition: Edition, rendered: list[RenderedVariant], options: RunOptions, settings: Settings,
-            out: Path) -> pipeline.DeliveryReport:
-    """Hand every reader's messages to the outbox (or SMTP and Slack)."""
+            out: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """Write every reader's messages to the outbox (a dry run, no ledger), or send them by SMTP and Slack
+    through the delivery ledger: each reader's copy exactly once, across crashes and re-runs."""
     channels = make_channels(options, settings, out)
-    messages = []
+    if options.deliver == "outbox":
+        messages = []
+        for item in rendered:
+            messages += compose_messages(
+                edition=edition, variant=item.variant.key, readers=item.variant.readers,
+                subject=item.email.subject, preheader=item.email.preheader, html=item.email.html,
+                text=item.email.text, slack=item.slack, sender=sender(settings),
+                unsubscribe_template=settings.unsubscribe_url, media=options.media,
+            )
+        report = pipeline.deliver(messages, channels, _log_progress("deliver"))
+        return {"sent": [(m.reader.id, m.medium, pid) for m, pid in report.sent],
+                "failed": [(m.reader.id, m.medium, err) for m, err in report.failed], "pending": [], "already": []}
+    deliveries = []
     for item in rendered:
-        messages += compose_messages(
+        deliveries += plan_deliveries(
             edition=edition, variant=item.variant.key, readers=item.variant.readers,
             subject=item.email.subject, preheader=item.email.preheader, html=item.email.html,
             text=item.email.text, slack=item.slack, sender=sender(settings),
             unsubscribe_template=settings.unsubscribe_url, media=options.media,
         )
-    return pipeline.deliver(messages, channels, _log_progress("deliver"))
+    ledger = Ledger.open(settings.state)
+    try:
+        report = deliver_once(edition.key, deliveries, channels, ledger, _log_progress("deliver"))
+    finally:
+        ledger.close()
+    logger = get_run_logger()
+    for d, error in report.pending:
+        logger.warning("%s (%s) stays pending for the next run: %s", d.reader.id, d.medium, error)
+    return report.as_rows()
 
 
 # An explicit, bounded task runner (Prefect's default thread pool is unbounded); no timeout_seconds:
@@ -138,6 +165,11 @@ def digest_edition(options: RunOptions) -> EditionSummary:
     preflight_review(options)  # --approve ui needs a Prefect server editors can reach: say so before collecting
     repo, window, prs = collect(options, settings)
     make_readers(options, make_classifier(options, repo))
+    if options.deliver != "outbox":
+        # Preflight: a missing host or token, a wrong password, an invalid From stop the run here,
+        # before anything is drafted or sent (the deliver task connects again when it is time).
+        for channel in make_channels(options, settings, out).values():
+            channel.close()
     entries = classify_and_draft(options, settings, repo, prs)
     # The edition's drafter is the one asked for: with openai, some entries may be marked fallbacks.
     drafter_name = f"openai:{settings.model}" if options.drafter == "openai" else (
@@ -156,7 +188,7 @@ def digest_edition(options: RunOptions) -> EditionSummary:
 
     if not edition.published:
         logger.info("no approved entries: nothing is sent")
-        report = pipeline.DeliveryReport()
+        report = {"sent": [], "failed": [], "pending": [], "already": []}
     else:
         report = deliver(edition, rendered, options, settings, out)
     per_verdict, per_subsystem = pipeline.counts(edition.published)
@@ -164,13 +196,15 @@ def digest_edition(options: RunOptions) -> EditionSummary:
         edition=edition.name, out=str(out), entries=len(edition.entries), published=len(edition.published),
         per_verdict=dict(per_verdict), per_subsystem=dict(per_subsystem.most_common()),
         variants={r.variant.key: [x.id for x in r.variant.readers] for r in rendered}, idle_readers=idle,
-        sent=[(m.reader.id, m.medium, pid) for m, pid in report.sent],
-        failed=[(m.reader.id, m.medium, err) for m, err in report.failed],
+        sent=report["sent"], failed=report["failed"], pending=report["pending"],
+        already_sent=len(report["already"]),
         problems=problems, files=files,
     )
     create_markdown_artifact(_summary_markdown(summary), key="edition-summary",
                              description=f"{edition.name}: what was rendered and delivered")
-    delivery_artifact(edition, report)
+    recipients = {(reader.id, medium): ((reader.email if medium == "email" else reader.slack) or "", r.variant.key)
+                  for r in rendered for reader in r.variant.readers for medium in ("email", "slack")}
+    delivery_artifact(edition, report, recipients)
     logger.info("%s: %d entries, %d variants, %d messages sent, %d failed", edition.name, summary.entries,
                 len(summary.variants), len(summary.sent), len(summary.failed))
     return summary
@@ -181,5 +215,6 @@ def _summary_markdown(summary: EditionSummary) -> str:
              "| reader | medium | result |", "| --- | --- | --- |"]
     lines += [f"| {r} | {m} | sent |" for r, m, _ in summary.sent]
     lines += [f"| {r} | {m} | failed: {e[:80]} |" for r, m, e in summary.failed]
+    lines += [f"| {r} | {m} | pending: {e[:80]} |" for r, m, e in summary.pending]
     lines += [f"| {r} | – | nothing selected |" for r in summary.idle_readers]
     return "\n".join(lines)

@@ -252,15 +252,23 @@ def _review_email(edition: Edition, reader: Reader, text: str, from_address: str
 
 # --------------------------------------------------------------------------------------- after delivery
 
-def delivery_artifact(edition: Edition, report: Any) -> list[dict[str, str]]:
+def delivery_artifact(edition: Edition, report: Any,
+                      recipients: dict[tuple[str, str], tuple[str, str]] | None = None) -> list[dict[str, str]]:
     """A table artifact of what was sent to whom; call it after delivery with its report.
 
-    ``report`` is a ``pipeline.DeliveryReport`` (sent/failed of Messages) or the ledger's report
-    (``prdigest.delivery.run.LedgerReport``: sent/failed/pending/already of Deliveries); both items carry
-    ``reader``, ``medium`` and ``recipient``. Returns the rows.
+    ``report`` is a ``pipeline.DeliveryReport`` (sent/failed of Messages), the ledger's report
+    (``prdigest.delivery.run.LedgerReport``: sent/failed/pending/already of Deliveries), or the deliver
+    task's plain rows (``{"sent": [(reader id, medium, detail)], …}``, with ``recipients`` mapping
+    (reader id, medium) to (recipient, variant)). Returns the rows.
     """
     rows: list[dict[str, str]] = []
     for result, attr in (("sent", "sent"), ("failed", "failed"), ("pending", "pending"), ("sent before", "already")):
+        if isinstance(report, dict):
+            for rid, medium, detail in report.get(attr, []):
+                recipient, variant = (recipients or {}).get((rid, medium), ("", ""))
+                rows.append({"reader": rid, "medium": medium, "recipient": recipient, "variant": variant,
+                             "result": result, "detail": str(detail or "")[:160]})
+            continue
         for item, detail in getattr(report, attr, None) or []:
             detail = getattr(detail, "provider_id", detail)
             rows.append({"reader": item.reader.id, "medium": item.medium, "recipient": item.recipient or "",

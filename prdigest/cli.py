@@ -243,5 +243,22 @@ def main() -> None:  # pragma: no cover - console entry point
     app()
 
 
+@app.command()
+def status(
+    edition: str = typer.Argument(..., help="The edition's key or name, e.g. vllm-project-vllm-2026-W47."),
+    state: Optional[Path] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+) -> None:
+    """Print the delivery ledger of one edition: what was sent, what failed and why, what is pending."""
+    from prdigest.config import load_settings
+    from prdigest.delivery.ledger import status_table
+
+    try:
+        settings = load_settings(state=state)
+        Console().print(status_table(settings.state, edition))
+    except DigestError as exc:
+        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

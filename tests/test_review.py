@@ -420,6 +420,14 @@ def test_delivery_table_artifact_lists_what_was_sent_to_whom(prefect_api) -> Non
     artifact = Artifact.get(f"sent-{edition.key.lower()}")
     assert artifact is not None and artifact.type == "table" and "channel_not_found" in str(artifact.data)
 
+    @flow(name="delivery-artifact-rows")
+    def publish_rows() -> list[dict[str, str]]:  # the deliver task's plain rows, as the edition flow passes them
+        return delivery_artifact(edition, {"sent": [("ann", "email", "<id@x>")], "pending": [("ann", "slack", "429")]},
+                                 {("ann", "email"): ("ann@example.com", "all"), ("ann", "slack"): ("#ann", "all")})
+
+    assert [(r["reader"], r["recipient"], r["variant"], r["result"]) for r in publish_rows()] == [
+        ("ann", "ann@example.com", "all", "sent"), ("ann", "#ann", "all", "pending")]
+
 
 def test_a_big_edition_lists_entries_one_line_each_above_the_form() -> None:
     edition = _edition(150)

@@ -1,0 +1,183 @@
+"""Slack: the Web API through slack-sdk's ``WebClient``; a parent message, then thread replies."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from urllib.error import URLError
+
+from pydantic import SecretStr
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+
+from prdigest.config import Settings
+from prdigest.delivery import Message
+from prdigest.delivery.failure import ChannelUnavailable, RecipientRejected, redact
+from prdigest.errors import ConfigError, DeliveryError
+
+#: Errors that no retry can fix for this destination or this message.
+PERMANENT = frozenset({
+    "channel_not_found", "not_in_channel", "is_archived", "user_not_found", "user_not_visible",
+    "user_disabled", "cannot_dm_bot", "invalid_blocks", "invalid_blocks_format", "msg_too_long",
+    "no_text", "too_many_attachments", "restricted_action", "restricted_action_read_only_channel",
+    "restricted_action_thread_only_channel", "restricted_action_non_threadable_channel",
+    "team_access_not_granted", "messages_tab_disabled", "invalid_arguments", "thread_not_found",
+})
+#: Errors that concern the token or the app: nothing will get through until someone fixes them.
+FATAL = frozenset({
+    "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "no_permission",
+    "missing_scope", "not_allowed_token_type", "ekm_access_denied", "org_login_required", "team_not_found",
+})
+#: Keys the renderer must not smuggle in: they would let text from a PR ping people or re-parse it.
+_DROPPED = frozenset({"thread", "channel", "thread_ts", "link_names", "parse", "as_user", "reply_broadcast"})
+
+
+@dataclass(frozen=True)
+class SlackCheckpoint:
+    """How far one reader's thread got: the destination channel ID, the ``ts`` replies thread under,
+    how many payloads were accepted, and the first parent's ``ts`` (the provider id)."""
+
+    channel: str
+    ts: str
+    done: int
+    first: str
+
+
+def _error(exc: SlackApiError) -> str:
+    return str(exc.response.get("error") or f"HTTP {exc.response.status_code}")
+
+
+class _Redact(logging.Filter):
+    """Keeps the bot token out of slack-sdk's debug logs (it already hides the header; this is belt
+    and braces for anything it may echo)."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self.secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secret and self.secret in record.getMessage():
+            record.msg, record.args = record.getMessage().replace(self.secret, "***"), None
+        return True
+
+
+class SlackChannel:
+    """Posts each reader's Slack payloads: ``#name`` and ``C…``/``G…``/``D…`` IDs directly (chat.postMessage
+    accepts a name and answers with the ID), user IDs (``U…``/``W…``) via ``conversations.open``.
+
+    ``push`` returns the parent message's ``ts`` once every payload of the thread was accepted.
+    ``channel_not_found`` and other per-destination errors raise :class:`RecipientRejected`; a rejected
+    token or an unreachable API raises :class:`ChannelUnavailable`. Rate limits (429) wait ``Retry-After``
+    through slack-sdk's retry handler; connection resets are retried by its connection handler.
+    """
+
+    name = "slack"
+    resumable = True
+
+    def __init__(self, *, token: SecretStr, base_url: str = "https://slack.com/api/", timeout: int = 30,
+                 rate_limit_retries: int = 5, connection_retries: int = 2) -> None:
+        secret = token.get_secret_value()
+        self._secret = secret
+        logger = logging.getLogger("prdigest.delivery.slack.sdk")
+        if not any(isinstance(f, _Redact) and f.secret == secret for f in logger.filters):
+            logger.addFilter(_Redact(secret))
+        self.base_url = base_url
+        self.client = WebClient(
+            token=secret, base_url=base_url, timeout=timeout, logger=logger,
+            retry_handlers=[ConnectionErrorRetryHandler(max_retry_count=connection_retries),
+                            RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries)],
+        )
+        self._dm: dict[str, str] = {}
+        self.team: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "SlackChannel":
+        """The channel ``SLACK_BOT_TOKEN`` and ``DIGEST_SLACK_BASE_URL`` describe (no I/O yet)."""
+        token = settings.slack_bot_token
+        if token is None or not token.get_secret_value().strip():
+            raise ConfigError("SLACK_BOT_TOKEN is not set: give the bot token (xoxb-…) to deliver to Slack "
+                              "(or use --deliver outbox)")
+        return cls(token=token, base_url=settings.slack_base_url)
+
+    def _redact(self, text: str) -> str:
+        return redact(text, (self._secret,))
+
+    def check(self) -> None:
+        """Preflight: ``auth.test`` before the first message (ConfigError with one line if it fails)."""
+        try:
+            reply = self.client.auth_test()
+        except SlackApiError as exc:
+            error = _error(exc)
+            if error in FATAL:
+                raise ConfigError(self._redact(f"Slack at {self.base_url} rejected SLACK_BOT_TOKEN "
+                                               f"({error}): check the token and the app's scopes")) from None
+            raise ConfigError(self._redact(f"Slack at {self.base_url}: auth.test failed ({error}): "
+                                           "try again later or check DIGEST_SLACK_BASE_URL")) from None
+        except (SlackClientError, URLError, OSError) as exc:
+            raise ConfigError(self._redact(f"Slack at {self.base_url}: cannot connect ({exc}): "
+                                           "check DIGEST_SLACK_BASE_URL")) from None
+        self.team = reply.get("team")
+
+    def _destination(self, target: str) -> str:
+        """Where chat.postMessage should post: the target itself, or the DM channel of a user ID."""
+        if target[:1] not in ("U", "W"):
+            return target
+        if target not in self._dm:
+            reply = self._call(target, self.client.conversations_open, users=target)
+            self._dm[target] = reply["channel"]["id"]
+        return self._dm[target]
+
+    def _call(self, target: str, method: Callable, **kwargs):
+        """One Web API call with slack-sdk's errors mapped onto ours."""
+        try:
+            return method(**kwargs)
+        except SlackApiError as exc:
+            error = _error(exc)
+            text = self._redact(f"Slack refused {target}: {error}")
+            if error in FATAL:
+                raise ChannelUnavailable(f"{text}: check SLACK_BOT_TOKEN and the app's scopes") from None
+            if error in PERMANENT:
+                raise RecipientRejected(text) from None
+            raise DeliveryError(f"{text}; it stays pending") from None
+        except (SlackClientError, URLError, OSError) as exc:
+            raise ChannelUnavailable(self._redact(f"Slack at {self.base_url}: cannot connect "
+                                                  f"({type(exc).__name__}: {exc})")) from None
+
+    def push(self, message: Message, resume: SlackCheckpoint | dict | None = None,
+             on_part: Callable[[SlackCheckpoint], None] | None = None) -> str:
+        """Post the parent, then each ``"thread": True`` payload as a reply (``thread_ts`` = the parent's
+        ``ts``); return the first parent's ``ts`` once every payload was accepted.
+
+        ``resume`` skips the payloads a previous run already posted; ``on_part`` is told after each
+        accepted payload, so a crash or a rate limit mid-thread never posts the parent twice.
+        """
+        target = message.reader.slack
+        if not target or not message.slack:
+            raise RecipientRejected(f"reader '{message.reader.id}' has no Slack message to send")
+        if isinstance(resume, dict):
+            resume = SlackCheckpoint(**resume)
+        point = resume or SlackCheckpoint(channel="", ts="", done=0, first="")
+        for index, payload in enumerate(message.slack):
+            if index < point.done:
+                continue
+            body = {k: v for k, v in payload.items() if k not in _DROPPED}
+            body.update(unfurl_links=False, unfurl_media=False)
+            if index > 0 and payload.get("thread"):
+                self._call(target, self.client.chat_postMessage, channel=point.channel, thread_ts=point.ts, **body)
+                point = replace(point, done=index + 1)
+            else:
+                channel = point.channel or self._destination(target)
+                reply = self._call(target, self.client.chat_postMessage, channel=channel, **body)
+                point = SlackCheckpoint(channel=reply["channel"], ts=reply["ts"], done=index + 1,
+                                        first=point.first or reply["ts"])
+            if on_part is not None:
+                on_part(point)
+        return point.first
+
+    def flush(self) -> None:
+        """Every call is synchronous: nothing is buffered."""
+
+    def close(self) -> None:
+        """The WebClient holds no open connection between calls."""
