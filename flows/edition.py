@@ -11,7 +11,6 @@ from pydantic import BaseModel
 
 from prdigest import pipeline, progress
 from prdigest.config import Settings, load_settings
-from prdigest.delivery.compose import compose_messages
 from prdigest.delivery.ledger import Ledger
 from prdigest.delivery.run import deliver_once, plan_deliveries
 from prdigest.drafting.concurrent import draft_entries_concurrently
@@ -123,18 +122,6 @@ def deliver(edition: Edition, rendered: list[RenderedVariant], options: RunOptio
     """Write every reader's messages to the outbox (a dry run, no ledger), or send them by SMTP and Slack
     through the delivery ledger: each reader's copy exactly once, across crashes and re-runs."""
     channels = make_channels(options, settings, out)
-    if options.deliver == "outbox":
-        messages = []
-        for item in rendered:
-            messages += compose_messages(
-                edition=edition, variant=item.variant.key, readers=item.variant.readers,
-                subject=item.email.subject, preheader=item.email.preheader, html=item.email.html,
-                text=item.email.text, slack=item.slack, sender=sender(settings),
-                unsubscribe_template=settings.unsubscribe_url, media=options.media,
-            )
-        report = pipeline.deliver(messages, channels, _log_progress("deliver"))
-        return {"sent": [(m.reader.id, m.medium, pid) for m, pid in report.sent],
-                "failed": [(m.reader.id, m.medium, err) for m, err in report.failed], "pending": [], "already": []}
     deliveries = []
     for item in rendered:
         deliveries += plan_deliveries(
@@ -143,6 +130,10 @@ def deliver(edition: Edition, rendered: list[RenderedVariant], options: RunOptio
             text=item.email.text, slack=item.slack, sender=sender(settings),
             unsubscribe_template=settings.unsubscribe_url, media=options.media,
         )
+    if options.deliver == "outbox":  # a dry run: the exact messages as files, no ledger
+        report = pipeline.deliver([d.compose() for d in deliveries], channels, _log_progress("deliver"))
+        return {"sent": [(m.reader.id, m.medium, pid) for m, pid in report.sent],
+                "failed": [(m.reader.id, m.medium, err) for m, err in report.failed], "pending": [], "already": []}
     ledger = Ledger.open(settings.state)
     try:
         report = deliver_once(edition.key, deliveries, channels, ledger, _log_progress("deliver"))
