@@ -79,8 +79,15 @@ def collect(options: RunOptions, settings: Settings) -> tuple[str, Window, list[
     window = Window.from_flags(options.since, options.until)
     if window is None:
         window = source.default_window() if hasattr(source, "default_window") else Window.last_full_week()
-    prs = source.collect(window)
-    get_run_logger().info("collected %d merged PRs of %s in [%s, %s)", len(prs), source.repo,
+    logger = get_run_logger()
+
+    def log_fetches(step: str, done: int, total: int) -> None:  # the GitHub source reports per-PR fetches
+        if step == "collect" and (done == total or done % max(1, total // 10) == 0):
+            logger.info("collect: %d/%d PRs fetched", done, total)
+
+    with progress.reporting(log_fetches):
+        prs = source.collect(window)
+    logger.info("collected %d merged PRs of %s in [%s, %s)", len(prs), source.repo,
                           window.since.isoformat(), window.until.isoformat())
     return source.repo, window, prs
 
