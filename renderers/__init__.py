@@ -4,6 +4,9 @@
 - :func:`render_slack` → ``chat.postMessage`` payloads (parent first, then thread replies)
 - :func:`render_text` → the plain-text digest
 
+What all three show alike (UI strings, entries cleaned and capped, verdict groups, the subject) is
+:mod:`renderers.view`.
+
 They never import Prefect and never touch the network. Untrusted text is made safe per medium by
 :mod:`renderers.escape`.
 """

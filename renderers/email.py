@@ -2,7 +2,7 @@
 
 Escaping: the templates run with autoescape ON, so every value is HTML-escaped unless it is ``Markup``
 this module built from escaped parts (entry fragments). Values are :func:`~renderers.escape.clean`-ed
-first (the :class:`~renderers.text.EntryView`), hrefs come only from :func:`~renderers.escape.pr_url`.
+first (the :class:`~renderers.view.EntryView`), hrefs come only from :func:`~renderers.escape.pr_url`.
 
 Size: Gmail clips HTML above ~102 KB. Entries are plain ``<div>`` blocks inside one ``mj-text`` per
 verdict group (an ``mj-section`` per entry would cost ~2.3 KB each). When the full digest exceeds
@@ -25,7 +25,8 @@ from prdigest.errors import RenderError
 from prdigest.models import Edition, Verdict
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, truncate
-from renderers.text import EntryView, counts, groups, meta, render_text, strings, subject, view, window
+from renderers.text import render_text
+from renderers.view import EntryView, counts, groups, meta, strings, subject, view, window
 
 #: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.
 BUDGET = 95_000

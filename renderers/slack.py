@@ -22,7 +22,7 @@ from slack_sdk.models.blocks import (Block, ContextBlock, DividerBlock, HeaderBl
 from prdigest.models import Edition
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, one_line, slack_plain, truncate
-from renderers.text import EntryView, Group, counts, groups, meta, strings, subject, view, window
+from renderers.view import EntryView, Group, counts, groups, meta, strings, subject, view, window
 
 #: The key that marks a payload as a thread reply; the deliverer pops it and sets ``thread_ts``.
 THREAD_KEY = "thread"
