@@ -23,6 +23,7 @@ from prdigest.services import (
 )
 from prdigest.variants import plan_variants
 from prdigest.window import Window
+from flows.secrets import with_secret_blocks
 from flows.review import delivery_artifact, preflight_review, review_edition
 from renderers.bundle import RenderedVariant, render_variants
 
@@ -158,7 +159,9 @@ def deliver(edition: Edition, rendered: list[RenderedVariant], options: RunOptio
 def digest_edition(options: RunOptions) -> EditionSummary:
     """One edition of the digest, from collection to delivery."""
     logger = get_run_logger()
-    settings = load_settings(**options.settings_overrides())
+    settings, blocks = with_secret_blocks(load_settings(**options.settings_overrides()))
+    if blocks:
+        logger.info("secrets from Prefect Secret blocks: %s", ", ".join(blocks))  # the names, never the values
     out = Path(options.out)
     preflight_review(options)  # --approve ui needs a Prefect server editors can reach: say so before collecting
     repo, window, prs = collect(options, settings)

@@ -480,3 +480,36 @@ def test_digest_run_with_a_bad_token_stops_with_one_clear_line(prefect_api, serv
     flat = " ".join(result.output.split())  # the console wraps long lines
     assert "rejected the token" in flat and "GITHUB_TOKEN" in flat and "Traceback" not in result.output
     assert "ghp_revoked-token-1111" not in result.output and not (tmp_path / "o" / "outbox").exists()
+
+
+@pytest.mark.prefect
+def test_token_from_a_prefect_secret_block_and_never_in_the_runs_logs(prefect_api, serve, fixture_records,
+                                                                      tmp_path: Path) -> None:
+    import asyncio
+
+    from prefect.blocks.system import Secret
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+
+    from flows.edition import digest_edition
+    from prdigest.services import RunOptions
+
+    server = serve(fixture_records)
+    Secret(value=TOKEN).save("github-token", overwrite=True)
+    try:
+        state = digest_edition(RunOptions(source="github", repo=REPO, github_url=server.url, since="2026-11-16",
+                                          until="2026-11-23", out=str(tmp_path / "out"),
+                                          state=str(tmp_path / "state.sqlite")), return_state=True)
+    finally:
+        Secret(value="").save("github-token", overwrite=True)  # later tests see no usable block
+    summary = state.result()
+    assert summary.entries == 58  # GITHUB_TOKEN is unset (clean_env): the block's token got every PR
+
+    async def logs() -> list[str]:
+        async with get_client() as client:
+            found = await client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[state.state_details.flow_run_id])))
+            return [log.message for log in found]
+
+    messages = asyncio.run(logs())
+    assert any("secrets from Prefect Secret blocks: github-token" in m for m in messages)
+    assert not any(TOKEN in m for m in messages)
