@@ -105,6 +105,12 @@ def _print_summary(summary, seconds: float) -> None:
                   f"{problem['error']}[/yellow]")
     for rid, medium, err in summary.failed:
         out.print(f"[red]{rid} ({medium}) failed: {err}[/red]")
+    if not summary.published:
+        out.print("[bold]No approved entries: nothing was sent[/bold] (readers are spared an empty digest).")
+    for rid, medium, err in summary.pending:
+        out.print(f"[yellow]{rid} ({medium}) stays pending for the next run: {err}[/yellow]")
+    if summary.already_sent:
+        out.print(f"{summary.already_sent} message(s) were sent by an earlier run of this edition: not sent again.")
     root = Path(summary.out)
     out.print(f"\nDone in {seconds:.1f} s. Open:")
     out.print(f"  {root / 'digest.json'}")

@@ -112,3 +112,13 @@ def test_bad_flags_and_files_stop_with_one_clear_line(prefect_api, tmp_path: Pat
 def test_every_command_has_help(command: list[str]) -> None:
     result = CliRunner().invoke(app, [*command, "--help"])
     assert result.exit_code == 0 and "Usage" in result.output
+
+
+def test_a_week_with_no_merged_prs_sends_nothing_and_says_so(prefect_api, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", "--source", f"jsonl:{SAMPLE}", "--since", "2026-01-05",
+                                      "--until", "2026-01-12", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "No approved entries: nothing was sent" in result.output
+    assert json.loads((out / "digest.json").read_text(encoding="utf-8"))["entries"] == []
+    assert not (out / "outbox").exists() and not list(out.glob("email/*"))
