@@ -25,7 +25,7 @@ from prdigest.variants import plan_variants
 from prdigest.window import Window
 from flows.secrets import with_secret_blocks
 from flows.review import delivery_artifact, preflight_review, review_edition
-from renderers.bundle import RenderedVariant, render_variants
+from renderers.bundle import RenderedVariant, link_hosts_for, render_variants
 
 
 class EditionSummary(BaseModel):
@@ -110,12 +110,13 @@ def classify_and_draft(options: RunOptions, settings: Settings, repo: str, prs: 
 
 
 @task(name="render")
-def render(edition: Edition, options: RunOptions, out: Path) -> tuple[list[RenderedVariant], list[str], list[str]]:
+def render(edition: Edition, options: RunOptions, settings: Settings,
+           out: Path) -> tuple[list[RenderedVariant], list[str], list[str]]:
     """Plan variants over the approved entries, render each once, write DIR/email and DIR/slack."""
     classifier = make_classifier(options, edition.repo)
     readers = make_readers(options, classifier)
     variants, idle = plan_variants(edition, readers.readers)
-    rendered = render_variants(edition, variants)
+    rendered = render_variants(edition, variants, link_hosts_for(settings.github_url))
     files: list[str] = []
     for i, item in enumerate(rendered, start=1):
         files += [str(p) for p in write_variant(out, item.variant.key, html=item.email.html,
@@ -179,7 +180,7 @@ def digest_edition(options: RunOptions) -> EditionSummary:
     edition = edition.model_copy(update={"cost_usd": cost_usd(edition.tokens_in, edition.tokens_out, settings)})
     edition = review_edition(edition, options, settings)
 
-    rendered, idle, files = render(edition, options, out)
+    rendered, idle, files = render(edition, options, settings, out)
     problems = [p for r in rendered for p in r.problems]
     edition = edition.model_copy(update={"problems": problems})
     files.insert(0, str(write_digest_json(out, edition)))

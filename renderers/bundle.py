@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from prdigest.models import Edition
 from prdigest.variants import Variant
@@ -20,12 +21,20 @@ class RenderedVariant:
     problems: list[dict[str, str | int]] = field(default_factory=list)
 
 
-def render_variants(edition: Edition, variants: list[Variant]) -> list[RenderedVariant]:
+def link_hosts_for(api_url: str) -> tuple[str, ...]:
+    """Hosts whose PR URLs may become links: github.com, plus a GitHub Enterprise host from its API URL."""
+    host = (urlsplit(api_url).hostname or "").lower()
+    return ("github.com",) if host in ("", "api.github.com", "github.com") else ("github.com", host)
+
+
+def render_variants(edition: Edition, variants: list[Variant],
+                    link_hosts: tuple[str, ...] = ("github.com",)) -> list[RenderedVariant]:
     """Render each variant once (never per reader); PRs that failed are listed in ``problems``."""
     rendered = []
     for variant in variants:
-        email = render_email(edition, variant)
+        email = render_email(edition, variant, link_hosts=link_hosts)
         problems = [{"number": p.number, "medium": "email", "variant": variant.key, "error": p.error}
                     for p in email.problems]
-        rendered.append(RenderedVariant(variant, email, render_slack(edition, variant), problems))
+        rendered.append(RenderedVariant(variant, email, render_slack(edition, variant, link_hosts=link_hosts),
+                                        problems))
     return rendered

@@ -314,3 +314,22 @@ def test_an_empty_variant_still_renders() -> None:
     assert render_email(ed, var).compact is False
     assert len(render_slack(ed, var)) == 1
     assert "vllm-project/vllm" in render_text(ed, var)
+
+
+@pytest.mark.parametrize(("api_url", "hosts"), [
+    ("https://api.github.com", ("github.com",)),
+    ("https://ghe.example.com/api/v3", ("github.com", "ghe.example.com")),
+    ("http://127.0.0.1:8080", ("github.com", "127.0.0.1")),
+])
+def test_enterprise_pr_links_follow_the_github_url(api_url: str, hosts: tuple[str, ...]) -> None:
+    from prdigest.readers import Reader
+    from prdigest.variants import plan_variants
+    from renderers.bundle import link_hosts_for, render_variants
+
+    assert link_hosts_for(api_url) == hosts
+    ghe = edition([entry(7, ["moe"]).model_copy(update={"url": "https://ghe.example.com/acme/widgets/pull/7"})])
+    (linked,) = render_variants(ghe, plan_variants(ghe, [Reader(id="a", name="A", email="a@example.com")])[0],
+                                link_hosts_for("https://ghe.example.com/api/v3"))
+    (plain,) = render_variants(ghe, plan_variants(ghe, [Reader(id="a", name="A", email="a@example.com")])[0])
+    assert 'href="https://ghe.example.com/acme/widgets/pull/7"' in linked.email.html
+    assert 'href="https://ghe.example.com' not in plain.email.html
