@@ -490,6 +490,7 @@ def test_token_from_a_prefect_secret_block_and_never_in_the_runs_logs(prefect_ap
     from prefect.blocks.system import Secret
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.logging.handlers import APILogHandler
 
     from flows.edition import digest_edition
     from prdigest.services import RunOptions
@@ -506,6 +507,7 @@ def test_token_from_a_prefect_secret_block_and_never_in_the_runs_logs(prefect_ap
     assert summary.entries == 58  # GITHUB_TOKEN is unset (clean_env): the block's token got every PR
 
     async def logs() -> list[str]:
+        await APILogHandler.aflush()  # logs are shipped in batches: read them only once all were sent
         async with get_client() as client:
             found = await client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[state.state_details.flow_run_id])))
             return [log.message for log in found]
