@@ -11,7 +11,6 @@ from datetime import datetime, timezone
 from prdigest.delivery import Channel, Message
 from prdigest.errors import DeliveryError
 from prdigest.models import DraftEntry, Edition, Entry, EntryStatus, Language, PullRequest, Verdict
-from prdigest.readers import Reader
 from prdigest.window import Window
 
 log = logging.getLogger(__name__)
@@ -98,13 +97,3 @@ def deliver(messages: list[Message], channels: dict[str, Channel], progress: Pro
         channel.close()
     return report
 
-
-def recipients(readers: list[Reader]) -> list[tuple[Reader, str]]:
-    """Each (reader, medium) pair a variant is delivered to."""
-    pairs: list[tuple[Reader, str]] = []
-    for reader in readers:
-        if reader.email:
-            pairs.append((reader, "email"))
-        if reader.slack:
-            pairs.append((reader, "slack"))
-    return pairs
