@@ -29,6 +29,8 @@ from collections import Counter, defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.servers import LoopbackServer
+
 _PR_LINE = re.compile(r"^PR #(\d+) by ", re.MULTILINE)
 _DATA = re.compile(r"<pr-data>\n(.*?)\n</pr-data>", re.DOTALL)
 _FILE_LINE = re.compile(r"^- (\S+) \(\+(\d+)/-(\d+), (\w+)", re.MULTILINE)
@@ -206,7 +208,7 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class OpenAIServer:
+class OpenAIServer(LoopbackServer):
     """The server and its script; use as a context manager or call :meth:`start` / :meth:`stop`."""
 
     def __init__(self, *, api_key: str = "sk-local-test", models: tuple[str, ...] = ("local-model",),
@@ -255,24 +257,10 @@ class OpenAIServer:
         assert self._httpd is not None, "server not started"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def start(self) -> "OpenAIServer":
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
-        self._httpd.owner = self
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-server",
-                         daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "OpenAIServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def make_httpd(self) -> _Server:
+        httpd = _Server(("127.0.0.1", 0), _Handler)
+        httpd.owner = self
+        return httpd
 
 
 if __name__ == "__main__":  # a standalone server for trying `digest run --drafter openai` by hand

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
+from tests.servers import LoopbackServer
+
 MAX_BLOCKS = 50
 
 
@@ -27,7 +29,7 @@ class Call:
     status: int
 
 
-class SlackServer:
+class SlackServer(LoopbackServer):
     """Use as a context manager; ``url`` is the base URL to give ``WebClient`` (ends in ``/api/``)."""
 
     def __init__(self, token: str = "xoxb-test-t0ken-123", *, channels: dict[str, str] | None = None,
@@ -118,7 +120,7 @@ class SlackServer:
                                                                             "ts": ts}}
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def start(self) -> "SlackServer":
+    def make_httpd(self) -> ThreadingHTTPServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -146,19 +148,4 @@ class SlackServer:
             def log_message(self, *args: object) -> None:
                 """Quiet."""
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "SlackServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return ThreadingHTTPServer(("127.0.0.1", 0), Handler)
