@@ -1,0 +1,148 @@
+"""The archive's HTML pages (index, one per edition, subsystems, search), rendered with autoescaped Jinja2."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from prdigest.models import Edition, Verdict
+from prdigest.variants import ordered
+from renderers.escape import html_prose, one_line
+from renderers.site.links import edition_dir, link_strings
+from renderers.site.strings import site_strings
+from renderers.view import EntryView, Group, counts, groups, meta, strings, view, window
+
+#: No request leaves the site: scripts, styles, the search index and images come from it alone; no inline
+#: script or style; forms only submit to the site; no <base> can redirect relative links.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "base-uri 'none'; form-action 'self'")
+
+_env = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=True,  # every value is escaped unless it is Markup we built from escaped parts
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_env.filters["prose"] = html_prose
+
+
+def slug(name: str) -> str:
+    """A subsystem's file name in ``subsystems/`` (names are ``[a-z0-9-]`` already; others are folded)."""
+    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "-"
+
+
+_env.filters["slug"] = slug
+
+
+@dataclass(frozen=True)
+class EditionPage:
+    """One edition as the archive shows it: its folder, labels and entries (cleaned views, in email order)."""
+
+    edition: Edition
+    path: str
+    views: list[EntryView]
+
+    @property
+    def name(self) -> str:
+        return f"{one_line(self.edition.repo)} {self.edition.week}"
+
+    @property
+    def groups(self) -> list[Group]:
+        return groups(self.views, self.edition.language)
+
+
+def edition_pages(editions: list[Edition], link_hosts: tuple[str, ...]) -> list[EditionPage]:
+    """Each edition's page data, in the order given (newest first)."""
+    return [EditionPage(ed, edition_dir(ed), [view(e, ed.language, link_hosts) for e in ordered(ed.published)])
+            for ed in editions]
+
+
+def _badges(views: list[EntryView], language: str) -> list[dict[str, object]]:
+    return [{"verdict": v.value, "label": v.label(language), "count": n} for v, n in counts(views).items() if n]
+
+
+def _common(language: str, root: str, title: str, site_title: str, here: str) -> dict[str, object]:
+    return {"lang": language, "root": root, "title": title, "site_title": site_title, "here": here,
+            "csp": CSP, "ui": site_strings(language), "link_ui": link_strings(language)}
+
+
+def _root(path: str) -> str:
+    return "../" * path.count("/")
+
+
+def render_edition(page: EditionPage, site_title: str, newer: EditionPage | None,
+                   older: EditionPage | None) -> str:
+    """``editions/<owner>/<repo>/<window>/index.html``: every published entry, grouped as in the email."""
+    ed, lang = page.edition, page.edition.language
+    ui, sui = strings(lang), site_strings(lang)
+    ctx = {
+        "name": page.name, "repo": one_line(ed.repo), "week": ed.week, "window": window(ed),
+        "approver": bool(ed.approver), "approved": sui["approved"].format(approver=one_line(ed.approver or "")),
+        "total": ui["total"].format(total=len(page.views)), "badges": _badges(page.views, lang),
+        "groups": page.groups,
+    }
+    metas = {e.number: meta(e, lang) for e in page.views}
+    return _env.get_template("edition.html.j2").render(
+        **_common(lang, _root(page.path + "index.html"), f"{page.name} · {sui['site']}", site_title, "edition"),
+        ed=ctx, metas=metas, newer=newer, older=older, dui=ui)
+
+
+def render_index(pages: list[EditionPage], language: str, site_title: str) -> str:
+    """``index.html``: the editions, newest first, with their counts per verdict and per subsystem."""
+    sui = site_strings(language)
+    rows = []
+    for p in pages:
+        subs = Counter(s for e in p.views for s in e.subsystems)
+        rows.append({"path": p.path, "name": p.name, "window": window(p.edition),
+                     "total": strings(p.edition.language)["total"].format(total=len(p.views)),
+                     "badges": _badges(p.views, p.edition.language),
+                     "subsystems": [{"name": n, "count": c} for n, c in sorted(subs.items(), key=lambda i: (-i[1], i[0]))]})
+    intro = sui["intro"].format(editions=len(pages), entries=sum(len(p.views) for p in pages))
+    return _env.get_template("index.html.j2").render(
+        **_common(language, "", site_title, site_title, "index"), editions=rows, intro=intro)
+
+
+def subsystem_names(pages: list[EditionPage]) -> list[str]:
+    """Every subsystem an archived entry names, most entries first."""
+    tally = Counter(s for p in pages for e in p.views for s in e.subsystems)
+    return [n for n, _ in sorted(tally.items(), key=lambda i: (-i[1], i[0]))]
+
+
+def render_subsystems(pages: list[EditionPage], language: str, site_title: str) -> str:
+    """``subsystems/index.html``: each subsystem with its entry counts per verdict, its page and its feed."""
+    sui = site_strings(language)
+    verdicts = [{"value": v.value, "label": v.label(language)} for v in sorted(Verdict, key=lambda v: -v.rank)]
+    rows = []
+    for name in subsystem_names(pages):
+        views = [e for p in pages for e in p.views if name in e.subsystems]
+        rows.append({"name": name, "total": len(views), "counts": {v.value: n for v, n in counts(views).items()}})
+    return _env.get_template("subsystems.html.j2").render(
+        **_common(language, "../", f"{sui['subsystems']} · {site_title}", site_title, "subsystems"),
+        subsystems=rows, verdicts=verdicts)
+
+
+def render_subsystem(name: str, pages: list[EditionPage], language: str, site_title: str) -> str:
+    """``subsystems/<name>.html``: the subsystem's entries in every edition, newest first, linking to them."""
+    eds = [{"path": p.path, "name": p.name, "entries": [e for e in p.views if name in e.subsystems]}
+           for p in pages]
+    eds = [e for e in eds if e["entries"]]
+    return _env.get_template("subsystem.html.j2").render(
+        **_common(language, "../", f"{name} · {site_title}", site_title, "subsystems"),
+        name=name, editions=eds, total=sum(len(e["entries"]) for e in eds))
+
+
+def render_search(language: str, site_title: str) -> str:
+    """``search.html``: the search form; ``assets/site.js`` fills the results from ``search-index.json``."""
+    sui = site_strings(language)
+    return _env.get_template("search.html.j2").render(
+        **_common(language, "", f"{sui['search']} · {site_title}", site_title, "search"))
+
+
+def render_fragment(template: str, **values: object) -> str:
+    """A template of this folder rendered with autoescape (the feeds' HTML content)."""
+    return _env.get_template(template).render(**values)

@@ -1,0 +1,82 @@
+"""Publishing the archive: record an edition in the history, rebuild the site, write it under ``DIR/site/``.
+
+Not a pure renderer (it writes files and the state store) but it must see both the history (core) and
+the site renderer, which the core may not import: the flow's record step and ``digest site`` call it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from prdigest.errors import ConfigError
+from prdigest.history import editions, record_edition
+from prdigest.models import Edition
+from prdigest.store import Store
+from renderers.escape import DEFAULT_LINK_HOSTS
+from renderers.site import build_site
+
+
+@dataclass(frozen=True)
+class PublishedSite:
+    """What :func:`publish_site` wrote."""
+
+    root: Path
+    editions: int
+    files: int
+    bytes: int
+
+
+def _inside(root: Path, rel: str) -> Path:
+    """``root / rel`` resolved, refusing any path that would land outside ``root`` (``..``, absolute)."""
+    target = (root / rel).resolve()
+    if rel.startswith(("/", "\\")) or not target.is_relative_to(root):
+        raise ConfigError(f"archive file '{rel}' would be written outside {root}: refusing (a bug in the site "
+                          "renderer or a hostile repo name; report it)")
+    return target
+
+
+def write_site(files: dict[str, bytes], site_dir: Path) -> int:
+    """Write ``files`` under ``site_dir`` (atomically per file, so a web server never serves half a page).
+
+    Files from earlier builds that are no longer produced are left alone: permalinks never break.
+    Returns the bytes written.
+    """
+    root = site_dir.resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for rel, data in sorted(files.items()):
+        target = _inside(root, rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() and target.read_bytes() == data:
+            total += len(data)
+            continue  # unchanged: keep its mtime, so `aws s3 sync` and rsync skip it
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        total += len(data)
+    return total
+
+
+def publish_site(store: Store, out_dir: Path, site_url: str | None = None, *,
+                 edition: Edition | None = None, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
+                 repo: str | None = None) -> PublishedSite:
+    """Record ``edition`` (when given) in the history, then write the archive of every stored edition
+    (of ``repo`` only, when given) to ``out_dir/site/``. Idempotent: publishing the same edition again
+    replaces it and rewrites only the files that changed."""
+    if edition is not None:
+        record_edition(store, edition)
+    stored = editions(store, repo)
+    files = build_site(stored, site_url=site_url, link_hosts=link_hosts)
+    root = out_dir / "site"
+    size = write_site(files, root)
+    return PublishedSite(root=root, editions=len(stored), files=len(files), bytes=size)
