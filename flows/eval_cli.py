@@ -1,0 +1,114 @@
+"""``digest eval``: score a drafter on labelled PRs, compare two scorings, or read the editors' corrections.
+
+It calls the core (:mod:`prdigest.evaluation.evaluate`) directly, without Prefect: an evaluation is a
+batch job a person watches in the terminal. The same calls run as the ``digest-evaluation`` flow
+(``flows/evaluation.py``) for teams that evaluate from Prefect.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from prdigest.errors import ConfigError, DigestError
+
+_err = Console(stderr=True, soft_wrap=True)
+
+
+def _fail(message: str) -> typer.Exit:
+    _err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    return typer.Exit(2)
+
+
+def eval_command(
+    gold: Optional[Path] = typer.Option(None, "--gold", help="Labelled PRs: JSONL in the source format, each "
+                                        "line with \"gold\": {\"subsystems\": [...], \"verdict\": ...}."),
+    compare: Optional[tuple[Path, Path]] = typer.Option(
+        None, "--compare", help="Compare two earlier evaluations A B (their --out folders or eval.json)."),
+    from_reviews: bool = typer.Option(False, "--from-reviews", help="Score the recorded drafts against what "
+                                      "editors decided in reviewed editions (from the state database)."),
+    since: Optional[str] = typer.Option(None, "--since", help="With --from-reviews: editions approved from this "
+                                        "UTC date or ISO time on."),
+    drafter: str = typer.Option("offline", "--drafter", help="offline or openai."),
+    llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="OpenAI-compatible base URL; or "
+                                               "$DIGEST_LLM_BASE_URL. Key: $OPENAI_API_KEY."),
+    model: Optional[str] = typer.Option(None, "--model", help="LLM model name; or $DIGEST_MODEL."),
+    language: Optional[str] = typer.Option(None, "--language", help="zh-CN (default) or en; or $DIGEST_LANGUAGE."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
+    repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (inferred from the PR URLs)."),
+    state: Optional[Path] = typer.Option(None, "--state", help="State database (draft cache, review record); "
+                                         "or $DIGEST_STATE."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Draft afresh instead of reusing cached LLM drafts."),
+    out: Path = typer.Option(Path("eval"), "--out", help="Output folder for the report files."),
+) -> None:
+    """Measure drafts: verdict agreement, deep-read precision/recall, subsystem P/R/F1, grounding failures,
+    fallbacks, lengths, tokens, cost and latency; or compare two runs; or read the editors' corrections."""
+    from pydantic import ValidationError
+
+    from prdigest.config import load_settings
+    from prdigest.evaluation import evaluate as ev
+    from prdigest.evaluation.results import EvalConfig
+
+    modes = [gold is not None, bool(compare and all(compare)), from_reviews]
+    if sum(modes) != 1:
+        raise _fail("give exactly one of --gold FILE, --compare A B, --from-reviews")
+    try:
+        if compare and all(compare):
+            outcome = ev.compare_runs(compare[0], compare[1], out)
+            _print_tests(outcome.figures["tests"])
+        elif from_reviews:
+            from prdigest.window import parse_instant
+
+            settings = load_settings(state=state)
+            outcome = ev.evaluate_reviews(settings, out, parse_instant(since, flag="--since") if since else None)
+            typer.echo(f"{outcome.figures['entries']} reviewed entries in {outcome.figures['editions']} edition(s)")
+        else:
+            try:
+                config = EvalConfig(gold=str(gold), drafter=drafter, llm_base_url=llm_base_url, model=model,
+                                    language=language, rules=str(rules) if rules else None, repo=repo,
+                                    state=str(state) if state else None, no_cache=no_cache)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+            settings = load_settings(**config.settings_overrides())
+            with Progress(TextColumn("[bold]Drafting labelled PRs"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=_err, transient=True) as bar:
+                task = bar.add_task("draft", total=None)
+                outcome = ev.evaluate(config, settings, out,
+                                      lambda done, total: bar.update(task, completed=done, total=total))
+            _print_figures(outcome.title, outcome.figures)
+    except DigestError as exc:
+        raise _fail(str(exc)) from None
+    for path in outcome.paths:
+        typer.echo(str(path))
+
+
+def _print_figures(title: str, figures: dict[str, object]) -> None:
+    """The report's headline figures as a terminal table."""
+    from prdigest.evaluation.report import headline_rows
+
+    table = Table(title=title)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for name, value in headline_rows(figures):
+        table.add_row(name, value)
+    Console().print(table)
+
+
+def _print_tests(tests: list[dict[str, object]]) -> None:
+    table = Table(title="A vs B on the same PRs (McNemar exact)")
+    for column in ("measure", "only A right", "only B right", "verdict"):
+        table.add_column(column)
+    for t in tests:
+        table.add_row(str(t["measure"]), str(t["only_a"]), str(t["only_b"]), str(t["verdict"]))
+    Console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``eval`` to the ``digest`` command line."""
+    app.command(name="eval")(eval_command)

@@ -1,0 +1,64 @@
+"""The three things ``digest eval`` does, each one call from the CLI or the evaluation flow: score a drafter
+on labelled PRs, compare two earlier scorings, or score the recorded drafts against the editors' decisions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from prdigest.config import Settings
+from prdigest.evaluation.comparison import write_comparison
+from prdigest.evaluation.report import eval_markdown, write_reports
+from prdigest.evaluation.results import EvalConfig, load_run
+from prdigest.evaluation.reviews import read_reviews, reviews_markdown, reviews_report
+from prdigest.evaluation.runner import run_eval
+from prdigest.evaluation.summary import summarize
+
+
+@dataclass
+class Outcome:
+    """What one evaluation wrote: the report as markdown (for the artifact), the files, the key figures."""
+
+    title: str
+    markdown: str
+    paths: list[Path]
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+def evaluate(config: EvalConfig, settings: Settings, out: Path,
+             progress: Callable[[int, int], None] | None = None) -> Outcome:
+    """Draft and classify every labelled PR with one configuration; write eval.json, eval.md, eval.html."""
+    run = run_eval(config, settings, progress)
+    paths = write_reports(run, out)
+    figures = summarize(run)
+    return Outcome(f"Evaluation: {run.info.label}", eval_markdown(run, figures), paths, figures)
+
+
+def compare_runs(a: Path, b: Path, out: Path) -> Outcome:
+    """Compare two earlier evaluations (folders or eval.json files); write compare.json/.md/.html."""
+    run_a, run_b = load_run(a), load_run(b)
+    result, paths = write_comparison(run_a, run_b, out)
+    return Outcome(f"A/B: {run_a.info.label} vs {run_b.info.label}", paths[1].read_text(encoding="utf-8"), paths,
+                   {"n": result.n, "tests": [t.as_dict() for t in result.tests],
+                    "differences": len(result.differences)})
+
+
+def evaluate_reviews(settings: Settings, out: Path, since: datetime | None = None) -> Outcome:
+    """Score the recorded drafts against what editors decided; write reviews.json and reviews.md."""
+    from prdigest.store import open_store
+
+    conn = open_store(settings.state)
+    try:
+        report = reviews_report(read_reviews(conn, since))
+    finally:
+        conn.close()
+    out.mkdir(parents=True, exist_ok=True)
+    text = reviews_markdown(report, since)
+    paths = [out / "reviews.json", out / "reviews.md"]
+    paths[0].write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    paths[1].write_text(text, encoding="utf-8")
+    return Outcome("Editors' corrections", text, paths, report)

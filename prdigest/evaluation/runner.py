@@ -1,0 +1,196 @@
+"""Run the classifier and one drafter over labelled PRs, timing each draft and counting what it cost.
+
+The LLM drafter keeps using the pipeline's draft cache in the state store, so evaluating the same
+configuration again costs nothing (``no_cache`` drafts afresh and refreshes the cache). What a cached
+draft cost when it was made (seconds, tokens) is kept in this module's own table, so a re-run reports
+the same per-entry figures as the first run, and separately that it spent nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from prdigest.config import Settings
+from prdigest.drafting import Drafter
+from prdigest.drafting.cache import DraftCache
+from prdigest.evaluation.gold import GoldSet, LabelledPR, check_vocabulary, load_gold
+from prdigest.evaluation.results import EvalConfig, EvalRow, EvalRun, RunInfo
+from prdigest.models import DraftEntry, Language
+from prdigest.sources import repo_of
+from prdigest.store import migrate, open_store
+from prdigest.subsystems import classifier_for
+
+MIGRATIONS = [
+    """CREATE TABLE eval_drafts (
+         key TEXT PRIMARY KEY,
+         seconds REAL NOT NULL,
+         tokens_in INTEGER NOT NULL,
+         tokens_out INTEGER NOT NULL,
+         created_at TEXT NOT NULL
+       )""",
+]
+
+Progress = Callable[[int, int], None]
+# ``conn`` below is the state store's connection (SQLite or PostgreSQL); only ``execute`` and the
+# portable SQL it accepts are used, so the type is left open while the store's API settles.
+
+
+class RecordingCache(DraftCache):
+    """The draft cache, noting which keys were hits; ``fresh`` makes every lookup a miss (``--no-cache``)."""
+
+    def __init__(self, conn: Any, *, fresh: bool = False) -> None:
+        super().__init__(conn)
+        self.fresh = fresh
+        self.hits: set[str] = set()
+        self._hits_lock = threading.Lock()
+
+    def get(self, key: str) -> DraftEntry | None:
+        """The stored draft (None when fresh drafts are asked for), remembering the hit."""
+        found = None if self.fresh else super().get(key)
+        if found is not None:
+            with self._hits_lock:
+                self.hits.add(key)
+        return found
+
+
+class DraftCosts:
+    """Seconds and tokens each LLM draft cost when it was made, by draft-cache key (table ``eval_drafts``)."""
+
+    def __init__(self, conn: Any) -> None:
+        migrate(conn, "evaluation", MIGRATIONS)
+        self._conn = conn
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> tuple[float, int, int] | None:
+        """(seconds, tokens in, tokens out) of the draft under ``key``, or None when not recorded."""
+        with self._lock:
+            row = self._conn.execute("SELECT seconds, tokens_in, tokens_out FROM eval_drafts WHERE key = ?",
+                                     (key,)).fetchone()
+        return (float(row[0]), int(row[1]), int(row[2])) if row else None
+
+    def put(self, key: str, seconds: float, tokens_in: int, tokens_out: int) -> None:
+        """Record what the draft under ``key`` cost."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO eval_drafts(key, seconds, tokens_in, tokens_out, created_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET seconds = excluded.seconds, tokens_in = excluded.tokens_in, "
+                "tokens_out = excluded.tokens_out, created_at = excluded.created_at",
+                (key, seconds, tokens_in, tokens_out, datetime.now(timezone.utc).isoformat()))
+
+
+@dataclass
+class Candidate:
+    """The drafter under evaluation, with its cache and cost book (None for the offline drafter)."""
+
+    drafter: Drafter
+    model: str | None = None
+    prompt_version: str | None = None
+    base_url: str | None = None
+    concurrency: int = 1
+    cache: RecordingCache | None = None
+    costs: DraftCosts | None = None
+    key: Callable[..., str] | None = None
+    price: Callable[[int, int], float] = lambda tokens_in, tokens_out: 0.0
+
+
+@contextmanager
+def candidate(config: EvalConfig, settings: Settings) -> Iterator[Candidate]:
+    """The configured drafter, checked (endpoint, key, model) before any drafting, closed afterwards."""
+    if config.drafter == "offline":
+        from prdigest.drafting.offline import OfflineDrafter
+
+        yield Candidate(OfflineDrafter())
+        return
+    from prdigest.drafting.llm import OpenAIDrafter, cost_usd, redact_url
+
+    conn = open_store(settings.state)
+    try:
+        drafter = OpenAIDrafter.from_settings(settings, conn=conn)
+        cache = RecordingCache(conn, fresh=config.no_cache)
+        drafter.cache = cache  # the same table and keys as the pipeline's: an edition's drafts are reused
+        try:
+            drafter.check()
+            yield Candidate(drafter, model=drafter.model, prompt_version=drafter.prompt_version,
+                            base_url=redact_url(str(drafter.client.base_url)), concurrency=settings.llm_concurrency,
+                            cache=cache, costs=DraftCosts(conn), key=drafter.key,
+                            price=lambda i, o: cost_usd(i, o, settings))
+        finally:
+            drafter.client.close()
+    finally:
+        conn.close()
+
+
+def _row(item: LabelledPR, subsystems: list[str], draft: DraftEntry, seconds: float | None, cached: bool,
+         made: tuple[int, int], price: Callable[[int, int], float]) -> EvalRow:
+    return EvalRow(
+        number=item.pr.number, url=item.pr.url, title=item.pr.title, gold_verdict=item.gold.verdict,
+        gold_subsystems=list(item.gold.subsystems), gold_why=item.gold.why, verdict=draft.verdict,
+        subsystems=subsystems, headline=draft.headline, rationale=draft.rationale, focus=draft.focus,
+        followups=draft.followups, audience=draft.audience, drafter=draft.drafter, grounding=draft.grounding,
+        warnings=draft.warnings, needs_editing=draft.needs_editing, cached=cached, seconds=seconds,
+        tokens_in=made[0], tokens_out=made[1], spent_in=draft.tokens_in, spent_out=draft.tokens_out,
+        cost_usd=price(*made),
+    )
+
+
+def draft_rows(gold: GoldSet, subsystems: list[list[str]], cand: Candidate, language: Language,
+               progress: Progress | None = None) -> list[EvalRow]:
+    """Draft every labelled PR (``cand.concurrency`` at a time), in file order, with its cost."""
+    done = 0
+    lock = threading.Lock()
+
+    def one(i: int) -> EvalRow:
+        nonlocal done
+        item = gold.items[i]
+        started = time.perf_counter()
+        draft = cand.drafter.draft(item.pr, subsystems[i], language)
+        seconds: float | None = time.perf_counter() - started
+        made = (draft.tokens_in, draft.tokens_out)
+        cached = False
+        if cand.key is not None and cand.cache is not None and cand.costs is not None:
+            key = cand.key(item.pr, subsystems[i], language)
+            cached = key in cand.cache.hits
+            if cached:
+                seconds, *tokens = cand.costs.get(key) or (None, 0, 0)
+                made = (tokens[0], tokens[1])
+            elif not draft.drafter.startswith("offline"):  # a fresh model draft, now in the draft cache
+                cand.costs.put(key, seconds or 0.0, *made)
+        row = _row(item, subsystems[i], draft, seconds, cached, made, cand.price)
+        with lock:
+            done += 1
+            if progress:
+                progress(done, len(gold.items))
+        return row
+
+    indices = range(len(gold.items))
+    if cand.concurrency <= 1:
+        return [one(i) for i in indices]
+    with ThreadPoolExecutor(max_workers=cand.concurrency, thread_name_prefix="eval") as pool:
+        return list(pool.map(one, indices))
+
+
+def run_eval(config: EvalConfig, settings: Settings, progress: Progress | None = None) -> EvalRun:
+    """Classify and draft every labelled PR of ``config.gold`` with the configured drafter."""
+    gold = load_gold(Path(config.gold).expanduser())
+    repo = config.repo or repo_of([i.pr for i in gold.items], gold.path)
+    classifier = classifier_for(repo, Path(config.rules) if config.rules else None)
+    if classifier.known_subsystems:  # the folder fallback knows its names only after classifying
+        check_vocabulary(gold, classifier.known_subsystems)
+    language: Language = config.language or settings.language
+    subsystems = [classifier.classify(item.pr) for item in gold.items]
+    started = datetime.now(timezone.utc)
+    with candidate(config, settings) as cand:
+        rows = draft_rows(gold, subsystems, cand, language, progress)
+        info = RunInfo(drafter=config.drafter if cand.model is None else f"openai:{cand.model}",
+                       model=cand.model, prompt_version=cand.prompt_version, llm_base_url=cand.base_url,
+                       language=language, repo=repo, rules=config.rules, gold=str(gold.path),
+                       gold_sha256=gold.sha256, started_at=started, no_cache=config.no_cache)
+    return EvalRun(info=info, rows=rows)
