@@ -25,6 +25,7 @@ from prdigest.errors import RenderError
 from prdigest.models import Edition, Verdict
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, truncate
+from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
 from renderers.view import EntryView, counts, groups, meta, strings, subject, view, window
 
@@ -119,22 +120,29 @@ class _Fragments:
     line: Markup
 
 
-def _fragments(views: list[EntryView], language: str) -> list[_Fragments]:
-    """Each entry's HTML in full and as one line (macros in ``email_entry.html.j2``, autoescaped)."""
+def _fragments(views: list[EntryView], language: str,
+               links: dict[int, str] | None = None) -> list[_Fragments]:
+    """Each entry's HTML in full and as one line (macros in ``email_entry.html.j2``, autoescaped).
+
+    ``links`` maps PR numbers to archive permalinks: the full entry shows one, the one-line entry's
+    headline links to it.
+    """
     macros = _env.get_template("email_entry.html.j2").module
     ui = strings(language)
+    label = link_strings(language)["permalink"]
     firsts = {g.entries[0].number for g in groups(views, language)}
     frags = []
     for e in views:
         first = e.number in firsts  # no rule above the first entry under a group's title
-        full = macros.full(e, meta(e, language, subsystems=False), ui, STYLE, first)
-        line = macros.line(replace(e, headline=truncate(e.headline, LINE_HEADLINE)), STYLE, first)
+        link = (links or {}).get(e.number)
+        full = macros.full(e, meta(e, language, subsystems=False), ui, STYLE, first, link, label)
+        line = macros.line(replace(e, headline=truncate(e.headline, LINE_HEADLINE)), STYLE, first, link)
         frags.append(_Fragments(e, Markup(full), Markup(line)))
     return frags
 
 
 def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_Fragments],
-          full: Callable[[EntryView], bool], notes: list[str]) -> str:
+          full: Callable[[EntryView], bool], notes: list[str], online: dict[str, str] | None = None) -> str:
     """The MJML document: ``full(e)`` decides which entries are shown in full."""
     lang = edition.language
     ui = strings(lang)
@@ -157,7 +165,7 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         lang=lang, subject=subj, preheader=pre, font=FONT, ui=ui, week=edition.week,
         repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
-        groups=group_ctx, footer=footer,
+        groups=group_ctx, footer=footer, online=online,
     )
 
 
@@ -199,18 +207,22 @@ def compile_isolating(build: Callable[[list[_Fragments]], str], frags: list[_Fra
 
 
 def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
-                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> RenderedEmail:
+                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None) -> RenderedEmail:
     """The email for ``variant``: subject, preheader, HTML (under ``budget`` bytes when possible), text.
 
     An entry whose HTML cannot be compiled is left out and reported in ``problems``; the others render.
-    ``link_hosts`` adds hosts (GitHub Enterprise) whose PR URLs may become links.
+    ``link_hosts`` adds hosts (GitHub Enterprise) whose PR URLs may become links. ``site_url`` (the
+    archive) adds "view in browser" and a permalink per entry.
     """
     lang = edition.language
     ui = strings(lang)
-    views = [view(e, lang, link_hosts) for e in variant.entries]
+    views = [view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries]
     subj = subject(edition, variant)
     pre = preheader(edition, views)
-    frags = _fragments(views, lang)
+    base = site_base(site_url)
+    links = {e.number: permalink(base, edition, e.number) for e in views} if base else None
+    online = {"url": edition_url(base, edition), "label": link_strings(lang)["view_online"]} if base else None
+    frags = _fragments(views, lang, links)
     problems: list[RenderProblem] = []
 
     def attempt(full: Callable[[EntryView], bool], note: str | None) -> str:
@@ -223,7 +235,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
                                                                   - {f.view.number for f in fs}))
                 notes.append(ui["problems"].format(n=len(dropped),
                                                    numbers=", ".join(f"#{n}" for n in dropped)))
-            return _mjml(edition, variant, subj, pre, fs, full, notes)
+            return _mjml(edition, variant, subj, pre, fs, full, notes, online)
 
         html, frags, new = compile_isolating(build, frags)
         problems += new
@@ -253,4 +265,4 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
             # Nothing fits: every entry as one line, over budget (Gmail offers "View entire message").
             html = best if best is not None else attempt(lambda e: False, ui["compact_none"])
     return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(edition, variant,
-                         link_hosts=link_hosts), problems=problems, compact=compact)
+                         link_hosts=link_hosts, site_url=site_url), problems=problems, compact=compact)

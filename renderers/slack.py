@@ -22,6 +22,7 @@ from slack_sdk.models.blocks import (Block, ContextBlock, DividerBlock, HeaderBl
 from prdigest.models import Edition
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, one_line, slack_plain, truncate
+from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.view import EntryView, Group, counts, groups, meta, strings, subject, view, window
 
 #: The key that marks a payload as a thread reply; the deliverer pops it and sets ``thread_ts``.
@@ -65,18 +66,21 @@ def entry_text(e: EntryView, language: str) -> str:
     return text
 
 
-def entry_meta(e: EntryView, language: str) -> str:
-    """The context line: verdict, PR link (#number only; the title is text), author, size, subsystems."""
+def entry_meta(e: EntryView, language: str, link: str | None = None) -> str:
+    """The context line: verdict, PR link (#number only; the title is text), author, size, subsystems, and
+    the archive permalink when ``link`` is given (checked by ``site_base``: no ``|`` or ``>`` in it)."""
     ref = f"<{e.url}|#{e.number}>" if e.url else f"#{e.number}"
+    # The permalink is appended after truncation, so it can never be cut in half.
+    own = f" · <{link}|{mrkdwn(link_strings(language)['permalink'])}>" if link else ""
     return truncate(f"{MARK[e.verdict.value]} {mrkdwn(e.badge)} · {ref} {mrkdwn(e.title)} · "
-                    f"{mrkdwn(meta(e, language))}", SECTION_MAX)
+                    f"{mrkdwn(meta(e, language))}", SECTION_MAX - len(own)) + own
 
 
-def entry_blocks(e: EntryView, language: str) -> list[dict[str, Any]]:
+def entry_blocks(e: EntryView, language: str, link: str | None = None) -> list[dict[str, Any]]:
     """One entry as two blocks (section + context), validated by slack_sdk."""
     try:
         blocks: list[Block] = [SectionBlock(text=_md(entry_text(e, language))),
-                               ContextBlock(elements=[_md(entry_meta(e, language))])]
+                               ContextBlock(elements=[_md(entry_meta(e, language, link))])]
         return [b.to_dict() for b in blocks]
     except SlackObjectFormationError:
         # Cannot happen with the caps above; if it ever does, the entry still appears, minimally.
@@ -97,8 +101,9 @@ def _payload(text: str, blocks: list[dict[str, Any]], thread: bool) -> dict[str,
     return payload
 
 
-def parent(edition: Edition, variant: Variant) -> dict[str, Any]:
-    """The channel message: repo, week, counts per verdict, the variant's filter; entries follow in thread."""
+def parent(edition: Edition, variant: Variant, base: str | None = None) -> dict[str, Any]:
+    """The channel message: repo, week, counts per verdict, the variant's filter; entries follow in thread.
+    With the archive's ``base`` URL it links the edition's page."""
     lang = edition.language
     ui = strings(lang)
     tally = "\u2003".join(f"{MARK[v.value]} {mrkdwn(v.label(lang))} *{n}*"
@@ -109,19 +114,24 @@ def parent(edition: Edition, variant: Variant) -> dict[str, Any]:
         ContextBlock(elements=[_md(mrkdwn(f"{window(edition)} · {one_line(variant.filter.describe(lang))}")),
                                _md(mrkdwn(ui["thread"]))]),
     ]
+    if base:
+        online = f"<{edition_url(base, edition)}|{mrkdwn(link_strings(lang)['view_online'])}>"
+        blocks.append(ContextBlock(elements=[_md(online)]))
     return _payload(mrkdwn(subject(edition, variant)), [b.to_dict() for b in blocks], thread=False)
 
 
-def render_slack(edition: Edition, variant: Variant, *,
-                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> list[dict[str, Any]]:
+def render_slack(edition: Edition, variant: Variant, *, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
+                 site_url: str | None = None) -> list[dict[str, Any]]:
     """The payloads for ``variant``: the parent first, then replies (``THREAD_KEY``) of ≤ 50 blocks each.
 
     Replies hold the entries grouped by verdict in the variant's order: a header per group (repeated as
     "continued" when a group spans messages), then per entry a section and a context line, divided.
+    ``site_url`` (the archive) adds a link to the edition's page and a permalink per entry.
     """
+    base = site_base(site_url)
     lang = edition.language
     ui = strings(lang)
-    views = [view(e, lang, link_hosts) for e in variant.entries]
+    views = [view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries]
     total = len(views)
     name = f"{one_line(edition.repo)} {edition.week}"
 
@@ -132,7 +142,7 @@ def render_slack(edition: Edition, variant: Variant, *,
     for g in groups(views, lang):
         started = False
         for e in g.entries:
-            body = entry_blocks(e, lang)
+            body = entry_blocks(e, lang, permalink(base, edition, e.number) if base else None)
             lead = [DividerBlock().to_dict()] if cur and cur_group is g else [_group_header(g, ui, started)]
             if len(cur) + len(lead) + len(body) > MAX_BLOCKS:
                 replies.append((cur, first, index))
@@ -143,7 +153,7 @@ def render_slack(edition: Edition, variant: Variant, *,
     if cur:
         replies.append((cur, first, index))
 
-    payloads = [parent(edition, variant)]
+    payloads = [parent(edition, variant, base)]
     for blocks, lo, hi in replies:
         fallback = f"{name} · " + ui["entries_range"].format(first=lo + 1, last=hi, total=total)
         payloads.append(_payload(mrkdwn(fallback), blocks, thread=True))

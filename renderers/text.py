@@ -7,6 +7,7 @@ import re
 from prdigest.models import Edition
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, display_width, one_line
+from renderers.site.links import edition_url, link_strings, permalink, site_base
 # ``view`` is also imported from here by tests (``from renderers.text import view``): keep it importable.
 from renderers.view import EntryView, groups, meta, strings, summary, view, window
 
@@ -48,12 +49,20 @@ def _rule(char: str) -> str:
     return char * WIDTH
 
 
-def render_entry_text(e: EntryView, language: str) -> list[str]:
-    """One entry as plain-text lines (no trailing blank line)."""
+def _labelled(label: str, url: str, ui: dict[str, str]) -> str:
+    """``Permalink: URL`` / ``本条链接：URL`` (a full-width colon needs no space)."""
+    colon = ui["colon"]
+    return f"{label}{colon}{'' if colon == '：' else ' '}{url}"
+
+
+def render_entry_text(e: EntryView, language: str, link: str | None = None) -> list[str]:
+    """One entry as plain-text lines (no trailing blank line); ``link`` is its archive permalink, if any."""
     ui = strings(language)
     out = wrap(f"[{e.badge}] {e.headline}")
     out += wrap(f"#{e.number} {e.title}", indent="  ")
     out.append(f"  {e.url}" if e.url else f"  {ui['no_link']}")
+    if link:
+        out.append("  " + _labelled(link_strings(language)["permalink"], link, ui))
     out += wrap(meta(e, language), indent="  ")
     for para in e.rationale:
         out.append("")
@@ -70,23 +79,27 @@ def render_entry_text(e: EntryView, language: str) -> list[str]:
 
 
 def render_text(edition: Edition, variant: Variant, *,
-                link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> str:
+                link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None) -> str:
     """The plain-text digest of ``variant``: header, then one block per entry grouped by verdict.
 
     Also the email's ``text/plain`` part. Lines are wrapped at 78 columns (CJK characters count as two);
-    URLs are never broken.
+    URLs are never broken. With ``site_url`` the header links the edition's archive page and each entry
+    its permalink.
     """
+    base = site_base(site_url)
     lang = edition.language
     ui = strings(lang)
-    views = [view(e, lang, link_hosts) for e in variant.entries]
+    views = [view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries]
     out = wrap(f"{one_line(edition.repo)} · {edition.week} {ui['digest']}")
     out += wrap(window(edition))
     out += wrap(summary(edition, variant))
     out += wrap(one_line(variant.filter.describe(lang)))
+    if base:
+        out.append(_labelled(link_strings(lang)["view_online"], edition_url(base, edition), ui))
     for group in groups(views, lang):
         out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]
         for i, e in enumerate(group.entries):
             out += [""] if i == 0 else ["", _rule("-"), ""]
-            out += render_entry_text(e, lang)
+            out += render_entry_text(e, lang, permalink(base, edition, e.number) if base else None)
     out += ["", "", _rule("-"), ui["footer"]]
     return "\n".join(line.rstrip() for line in out) + "\n"

@@ -1,0 +1,83 @@
+"""``digest site`` (rebuild the archive from the state store) and ``digest serve`` (preview it locally)."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from prdigest.errors import DigestError
+
+console = Console(stderr=True, soft_wrap=True)
+
+
+def site(
+    state: Optional[str] = typer.Option(None, "--state", help="State database (SQLite file or postgresql:// URL); "
+                                        "or $DIGEST_STATE."),
+    out: Path = typer.Option(Path("out"), "--out", help="Output folder: the site goes to OUT/site/."),
+    site_url: Optional[str] = typer.Option(None, "--site-url", help="The site's public URL (absolute links in "
+                                           "feeds); or $DIGEST_SITE_URL."),
+    github_url: Optional[str] = typer.Option(None, "--github-url", help="GitHub API base URL, so Enterprise PR "
+                                             "links stay links; or $DIGEST_GITHUB_URL."),
+    repo: Optional[str] = typer.Option(None, "--repo", help="Only this OWNER/NAME's editions (default: all)."),
+) -> None:
+    """Rebuild the archive site (every edition in the state store) into OUT/site/."""
+    from prdigest.config import load_settings
+    from prdigest.store import open_store
+    from renderers.bundle import link_hosts_for
+    from renderers.site.publish import publish_site
+
+    try:
+        settings = load_settings(state=state, site_url=site_url, github_url=github_url)
+        with open_store(settings.state) as store:
+            result = publish_site(store, out, settings.site_url, link_hosts=link_hosts_for(settings.github_url),
+                                  repo=repo)
+    except DigestError as exc:
+        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    Console().print(f"{result.editions} editions, {result.files} files ({result.bytes / 1e6:.1f} MB) in "
+                    f"{result.root}/", highlight=False, soft_wrap=True)
+    if not settings.site_url:
+        console.print("note: no --site-url / $DIGEST_SITE_URL: feed links are relative, and emails and Slack "
+                      "carry no permalinks", highlight=False)
+
+
+def serve(
+    folder: Path = typer.Argument(Path("out"), help="An output folder (its site/ is served) or a site folder."),
+    port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1 (0 picks a free one)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+) -> None:
+    """Preview the archive over HTTP (search needs HTTP; file:// cannot load the index). Ctrl-C stops it."""
+    root = folder / "site" if (folder / "site" / "index.html").is_file() else folder
+    if not (root / "index.html").is_file():
+        console.print(f"[red]error:[/red] no index.html in {folder} or {folder / 'site'}: build the site first "
+                      "with `digest site --out DIR` (or any `digest run`)", markup=True, highlight=False)
+        raise typer.Exit(2)
+    handler = functools.partial(_QuietHandler, directory=str(root.resolve()))
+    with http.server.ThreadingHTTPServer((host, port), handler) as server:
+        Console().print(f"Serving {root}/ at http://{host}:{server.server_address[1]}/ (Ctrl-C to stop)",
+                        highlight=False, soft_wrap=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files only; one line per request on stderr; JSON and Atom with their types."""
+
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".json": "application/json", ".xml": "application/atom+xml", ".js": "text/javascript"}
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        console.print(f"{self.address_string()} {format % args}", highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``digest site`` and ``digest serve`` to the CLI."""
+    app.command("site")(site)
+    app.command("serve")(serve)
