@@ -11,6 +11,7 @@ Each chat call is answered by a *behaviour*, scripted per PR (the PR number is r
 - ``429``: HTTP 429 with ``Retry-After`` (:attr:`retry_after`);  ``500``: HTTP 500
 - ``slow``: a valid answer after :attr:`slow_seconds`
 - ``ungrounded``: a valid entry that also cites ``vllm/not_in_this_pr.py``
+- ``deep-read``, ``skim``, ``skip``: a valid entry with that verdict (another model's judgement)
 - ``obey``: what a model that followed a prompt injection would answer (a valid-looking entry plus the
   extra fields and text the injection asked for);  ``obey_valid``: the same hostile text (markup,
   ``<!channel>``, a Slack link) inside a schema-valid entry
@@ -182,6 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
         if behaviour == "length":
             content = json.dumps(entry, ensure_ascii=False)[:40]
             return self._send(200, _completion(content, finish="length", model=model, prompt_tokens=prompt_tokens))
+        if behaviour in ("deep-read", "skim", "skip"):  # a model that judges this PR differently
+            entry["verdict"] = behaviour
         if behaviour == "ungrounded":
             entry["focus"].append("`vllm/not_in_this_pr.py` 中的 `phantom_helper()` 也需要一起看")
         if behaviour == "obey_valid":  # obeyed, but within the schema: hostile text in valid fields
