@@ -1,0 +1,116 @@
+"""``digest eval --from-reviews``: decisions made as ``digest approve`` makes them (approve all, reject some)
+and as the review form makes them (edit cards that change a verdict or rewrite a headline), applied and
+recorded by the review step's own functions, come back as the editors' corrections."""
+
+from __future__ import annotations
+
+import functools
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from flows.eval_cli import register
+from prdigest.config import Settings
+from prdigest.drafting.offline import OfflineDrafter
+from prdigest.evaluation.evaluate import evaluate_reviews
+from prdigest.models import Edition, Entry, PullRequest, Verdict
+from prdigest.review import EntryEdit, ReviewDecision, apply_decision, record_review
+from prdigest.store import open_store
+from prdigest.subsystems import classifier_for
+
+WEEK47 = datetime(2026, 11, 16, tzinfo=timezone.utc)
+
+
+def cli() -> typer.Typer:
+    app = typer.Typer()
+    register(app)
+
+    @app.command()
+    def other() -> None:
+        """Unused."""
+
+    return app
+
+
+@functools.lru_cache(maxsize=1)
+def vllm_classifier():
+    return classifier_for("vllm-project/vllm")  # loading the rules file is the slow part: once per module
+
+
+def draft_edition(records: list[dict], since: datetime) -> Edition:
+    classifier, drafter = vllm_classifier(), OfflineDrafter()
+    entries = []
+    for record in records:
+        pr = PullRequest.model_validate(record)
+        subsystems = classifier.classify(pr)
+        entries.append(Entry.from_draft(pr, subsystems, drafter.draft(pr, subsystems, "en")))
+    return Edition(repo="vllm-project/vllm", since=since, until=since + timedelta(days=7), language="en",
+                   drafter="offline", generated_at=since + timedelta(days=7), entries=entries)
+
+
+def record(state: Path, draft: Edition, decision: ReviewDecision, when: datetime, run_id: str) -> Edition:
+    reviewed = apply_decision(draft, decision, now=when)
+    store = open_store(state)
+    try:
+        record_review(store, draft, reviewed, run_id)
+    finally:
+        store.close()
+    return reviewed
+
+
+def two_reviewed_editions(state: Path, sample_records: list[dict]) -> tuple[Edition, Edition]:
+    first = draft_edition(sample_records[:10], WEEK47)
+    n = [e.number for e in first.entries]
+    # As `digest approve RUN --all --reject N --reject M` builds it (flows/approve.py).
+    cli_decision = ReviewDecision(decision="send", approver="lin", approve_all=True, reject=f"{n[0]} {n[1]}",
+                                  edits=[])
+    record(state, first, cli_decision, WEEK47 + timedelta(days=8), "run-47")
+
+    second = draft_edition(sample_records[10:20], WEEK47 + timedelta(days=7))
+    m = [e.number for e in second.entries]
+    flipped = Verdict.SKIP if second.entries[0].verdict is not Verdict.SKIP else Verdict.DEEP_READ
+    # As the review form submits it: edit cards, a rejection, the approver's name.
+    form_decision = ReviewDecision(decision="send", approver="mei", approve_all=True, reject=f"#{m[2]}", edits=[
+        EntryEdit(number=m[0], verdict=flipped.value),
+        EntryEdit(number=m[1], headline="A headline the editor rewrote"),
+    ])
+    record(state, second, form_decision, WEEK47 + timedelta(days=15), "run-48")
+    return first, second
+
+
+def test_recorded_reviews_come_back_as_the_editors_corrections(tmp_path: Path, sample_records) -> None:
+    state = tmp_path / "state.sqlite"
+    first, second = two_reviewed_editions(state, sample_records)
+    outcome = evaluate_reviews(Settings(state=state), tmp_path / "out")
+    report = outcome.figures
+    assert (report["editions"], report["entries"], report["rejected"]) == (2, 20, 3)
+    # The flipped verdict is a verdict change, not a rewrite; the new headline is a rewrite.
+    assert report["verdict_changed"] == 1 and report["rewritten"] == 1
+    assert report["verdict_agreement"] == 16 / 17
+    assert [e["edition"] for e in report["per_edition"]] == [first.key, second.key]
+    assert report["per_edition"][0]["rejected"] == 2 and report["per_edition"][0]["verdict_changed"] == 0
+    assert report["per_edition"][1]["verdict_changed"] == 1 and report["per_edition"][1]["rewritten"] == 1
+    assert list(report["per_configuration"]) == ["offline · prompt not recorded"]
+    assert report["per_subsystem"] is None and "subsystems" in report["not_recorded"]
+    text = (tmp_path / "out" / "reviews.md").read_text(encoding="utf-8")
+    assert first.key in text and "Not recorded: the review record has no subsystems" in text
+    assert json.loads((tmp_path / "out" / "reviews.json").read_text(encoding="utf-8"))["entries"] == 20
+
+
+def test_since_keeps_only_editions_approved_from_that_day(tmp_path: Path, sample_records) -> None:
+    state = tmp_path / "state.sqlite"
+    _, second = two_reviewed_editions(state, sample_records)
+    result = CliRunner().invoke(cli(), ["eval", "--from-reviews", "--state", str(state), "--since", "2026-11-28",
+                                        "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "10 reviewed entries in 1 edition(s)" in result.output
+    report = json.loads((tmp_path / "out" / "reviews.json").read_text(encoding="utf-8"))
+    assert [e["edition"] for e in report["per_edition"]] == [second.key]
+
+
+def test_a_store_without_reviews_says_so(tmp_path: Path) -> None:
+    outcome = evaluate_reviews(Settings(state=tmp_path / "empty.sqlite"), tmp_path / "out")
+    assert outcome.figures["entries"] == 0 and "No reviewed edition" in outcome.markdown
