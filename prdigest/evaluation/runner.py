@@ -26,7 +26,7 @@ from prdigest.evaluation.results import EvalConfig, EvalRow, EvalRun, RunInfo
 from prdigest.models import DraftEntry, Language
 from prdigest.sources import repo_of
 from prdigest.store import migrate, open_store
-from prdigest.subsystems import classifier_for
+from prdigest.subsystems import Classifier, classifier_for
 
 MIGRATIONS = [
     """CREATE TABLE eval_drafts (
@@ -102,12 +102,12 @@ class Candidate:
 
 
 @contextmanager
-def candidate(config: EvalConfig, settings: Settings) -> Iterator[Candidate]:
+def candidate(config: EvalConfig, settings: Settings, classifier: Classifier) -> Iterator[Candidate]:
     """The configured drafter, checked (endpoint, key, model) before any drafting, closed afterwards."""
     if config.drafter == "offline":
         from prdigest.drafting.offline import OfflineDrafter
 
-        yield Candidate(OfflineDrafter())
+        yield Candidate(OfflineDrafter(classifier.vocabulary))  # the repo's vocabulary, as in an edition
         return
     from prdigest.drafting.llm import OpenAIDrafter, cost_usd, redact_url
 
@@ -187,7 +187,7 @@ def run_eval(config: EvalConfig, settings: Settings, progress: Progress | None =
     language: Language = config.language or settings.language
     subsystems = [classifier.classify(item.pr) for item in gold.items]
     started = datetime.now(timezone.utc)
-    with candidate(config, settings) as cand:
+    with candidate(config, settings, classifier) as cand:
         rows = draft_rows(gold, subsystems, cand, language, progress)
         info = RunInfo(drafter=config.drafter if cand.model is None else f"openai:{cand.model}",
                        model=cand.model, prompt_version=cand.prompt_version, llm_base_url=cand.base_url,
