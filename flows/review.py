@@ -156,7 +156,7 @@ def review_edition(edition: Edition, options: RunOptions, settings: Settings) ->
     progress.report("review", 1, 1)
     reviewed = apply_decision(edition, decision)  # checked above: applies in full or raises, never in part
     counts = decision_summary(reviewed)
-    conn = open_store(Path(settings.state))
+    conn = open_store(settings.state)
     try:
         record_review(conn, edition, reviewed, str(run.id))
     finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -10,6 +9,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from prdigest.errors import ConfigError
 from prdigest.models import Language
+from prdigest.store.location import DEFAULT_STATE, StateLocation
 
 DEFAULT_GITHUB_URL = "https://api.github.com"
 
@@ -17,9 +17,11 @@ DEFAULT_GITHUB_URL = "https://api.github.com"
 class Settings(BaseSettings):
     """Every setting has a CLI flag and an environment variable; secrets use their ecosystems' names."""
 
-    model_config = SettingsConfigDict(env_prefix="DIGEST_", extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(env_prefix="DIGEST_", extra="ignore", populate_by_name=True,
+                                      hide_input_in_errors=True)  # a bad value may hold a password
 
-    state: Path = Path(".digest/state.sqlite")
+    #: A SQLite file or postgresql://… (str/repr/JSON never show its password).
+    state: StateLocation = StateLocation.parse(DEFAULT_STATE)
     language: Language = "zh-CN"
 
     github_url: str = DEFAULT_GITHUB_URL

@@ -10,7 +10,6 @@ one card per entry they change. Prefect's form (``flows/review.py``) and ``diges
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections import Counter
 from datetime import datetime, timezone
 from typing import Literal
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prdigest.errors import ReviewError
 from prdigest.models import Edition, Entry, EntryStatus, Verdict
-from prdigest.store import migrate
+from prdigest.store import Store
 
 #: How long an edition waits for an editor before the run fails and nothing is sent.
 DEFAULT_REVIEW_TIMEOUT = 3 * 24 * 3600
@@ -363,23 +362,30 @@ MIGRATIONS = [
 ]
 
 
-def record_review(conn: sqlite3.Connection, draft: Edition, reviewed: Edition, run_id: str | None = None) -> None:
+_EDITION = (
+    "INSERT INTO review_editions (edition, approver, approved_at, note, run_id, approved, edited, rejected) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (edition) DO UPDATE SET approver = excluded.approver, "
+    "approved_at = excluded.approved_at, note = excluded.note, run_id = excluded.run_id, "
+    "approved = excluded.approved, edited = excluded.edited, rejected = excluded.rejected")
+_ENTRY = (
+    "INSERT INTO review_entries (edition, number, status, draft_verdict, final_verdict, edit_distance, drafter) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (edition, number) DO UPDATE SET status = excluded.status, "
+    "draft_verdict = excluded.draft_verdict, final_verdict = excluded.final_verdict, "
+    "edit_distance = excluded.edit_distance, drafter = excluded.drafter")
+
+
+def record_review(conn: Store, draft: Edition, reviewed: Edition, run_id: str | None = None) -> None:
     """Store who approved the edition, when, and per entry its status and edit distance (the drafter's signal)."""
-    migrate(conn, "review", MIGRATIONS)
+    conn.migrate("review", MIGRATIONS)
     counts = decision_summary(reviewed)
     drafts = {e.number: e for e in draft.entries}
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with conn.transaction():
         conn.execute(
-            "INSERT OR REPLACE INTO review_editions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            _EDITION,
             (reviewed.key, reviewed.approver, (reviewed.approved_at or datetime.now(timezone.utc)).isoformat(),
              reviewed.review_note, run_id, counts.get("approved", 0), counts.get("edited", 0),
              counts.get("rejected", 0)))
         conn.executemany(
-            "INSERT OR REPLACE INTO review_entries VALUES (?, ?, ?, ?, ?, ?, ?)",
+            _ENTRY,
             [(reviewed.key, e.number, e.status.value, drafts[e.number].verdict.value if e.number in drafts
               else e.verdict.value, e.verdict.value, e.edit_distance, e.drafter) for e in reviewed.entries])
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise

@@ -37,3 +37,5 @@ def prefect_api():
 def sample_records() -> list[dict]:
     """The sample week as raw JSON records (with the human `gold` labels, for measuring only)."""
     return [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+from tests.pg import pg_url, postgres_server, state_location  # noqa: E402,F401  (a real PostgreSQL, both backends)

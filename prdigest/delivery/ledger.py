@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prdigest.errors import ConfigError
-from prdigest.store import migrate, open_store
+from prdigest.store import StateLocation, Store, open_store
 
 COMPONENT = "delivery-ledger"
 MIGRATIONS = [
@@ -92,14 +91,15 @@ _COLUMNS = ", ".join(LedgerRow.__dataclass_fields__)
 class Ledger:
     """The ``delivery_ledger`` table of one state database."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        migrate(conn, COMPONENT, MIGRATIONS)
+    def __init__(self, store: Store) -> None:
+        self.conn = store
+        store.migrate(COMPONENT, MIGRATIONS)
 
     @classmethod
-    def open(cls, path: Path) -> "Ledger":
-        """The ledger in the state database at ``path`` (``--state``), created if missing."""
-        return cls(open_store(path))
+    def open(cls, location: StateLocation | str | Path) -> "Ledger":
+        """The ledger in the state database at ``location`` (``--state``: a SQLite file or PostgreSQL URL),
+        created if missing."""
+        return cls(open_store(location))
 
     def close(self) -> None:
         self.conn.close()
@@ -115,27 +115,21 @@ class Ledger:
         now = _now()
         rows = [(edition, reader, medium, variant, recipient, message_id, now, now)
                 for reader, medium, variant, recipient, message_id in planned]
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            self.conn.executemany(
-                "INSERT INTO delivery_ledger (edition, reader, medium, variant, recipient, message_id, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (edition, reader, medium) DO UPDATE SET "
-                "  status = CASE WHEN status = 'failed' AND recipient <> excluded.recipient "
-                "                THEN 'pending' ELSE status END, "
-                "  error = CASE WHEN status = 'failed' AND recipient <> excluded.recipient "
-                "               THEN NULL ELSE error END, "
-                "  variant = CASE WHEN status = 'sent' THEN variant ELSE excluded.variant END, "
-                "  recipient = CASE WHEN status = 'sent' THEN recipient ELSE excluded.recipient END, "
-                "  message_id = COALESCE(message_id, excluded.message_id), "
-                "  updated_at = CASE WHEN status <> 'sent' AND recipient <> excluded.recipient "
-                "                    THEN excluded.updated_at ELSE updated_at END",
-                rows,
-            )
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
+        self.conn.executemany(  # one transaction
+            "INSERT INTO delivery_ledger (edition, reader, medium, variant, recipient, message_id, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (edition, reader, medium) DO UPDATE SET "
+            "  status = CASE WHEN status = 'failed' AND recipient <> excluded.recipient "
+            "                THEN 'pending' ELSE status END, "
+            "  error = CASE WHEN status = 'failed' AND recipient <> excluded.recipient "
+            "               THEN NULL ELSE error END, "
+            "  variant = CASE WHEN status = 'sent' THEN variant ELSE excluded.variant END, "
+            "  recipient = CASE WHEN status = 'sent' THEN recipient ELSE excluded.recipient END, "
+            "  message_id = COALESCE(message_id, excluded.message_id), "
+            "  updated_at = CASE WHEN status <> 'sent' AND recipient <> excluded.recipient "
+            "                    THEN excluded.updated_at ELSE updated_at END",
+            rows,
+        )
 
     def rows(self, edition: str) -> dict[Key, LedgerRow]:
         """Every row of the edition, by (reader, medium)."""
@@ -181,7 +175,7 @@ class Ledger:
             "UPDATE delivery_ledger SET error = ?, attempts = attempts + ?, "
             "attempted_at = CASE WHEN ? THEN ? ELSE attempted_at END, updated_at = ? "
             "WHERE edition = ? AND reader = ? AND medium = ? AND status = 'pending'",
-            (error[:500], int(attempted), int(attempted), now, now, edition, *key))
+            (error[:500], int(attempted), attempted, now, now, edition, *key))  # a bool: PostgreSQL's CASE wants one
 
     def checkpoint(self, edition: str, key: Key, value: dict, provider_id: str | None = None) -> None:
         """Record how far a multi-part delivery (a Slack thread) got, so a re-run resumes there."""
@@ -194,12 +188,16 @@ class Ledger:
 _STYLE = {"sent": "green", "failed": "red", "pending": "yellow"}
 
 
-def status_table(state_path: Path, edition: str) -> Table:
-    """``digest status EDITION``: the ledger of one edition as a table (reader, medium, status, …)."""
-    if not Path(state_path).exists():
-        raise ConfigError(f"--state {state_path}: no state database here, so nothing was delivered from it")
+def status_table(state: StateLocation | str | Path, edition: str) -> Table:
+    """``digest status EDITION``: the ledger of one edition as a table (reader, medium, status, …).
+
+    The state location is shown with its password masked (``StateLocation`` never prints it).
+    """
+    location = StateLocation.parse(state)
+    if not location.exists():
+        raise ConfigError(f"--state {location}: no state database here, so nothing was delivered from it")
     key = edition_key(edition)
-    ledger = Ledger.open(Path(state_path))
+    ledger = Ledger.open(location)
     try:
         rows = ledger.rows(key)
         counts = ledger.counts(key)

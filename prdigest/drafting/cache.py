@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import threading
 from datetime import datetime, timezone
 
 from prdigest.models import DraftEntry, PullRequest
-from prdigest.store import migrate
+from prdigest.store import Store
 
 MIGRATIONS = [
     """CREATE TABLE drafts (
@@ -49,29 +47,29 @@ def draft_key(pr: PullRequest, subsystems: list[str], *, prompt_version: str, mo
 
 
 class DraftCache:
-    """Drafts by key in the ``drafts`` table; safe to share between drafting threads."""
+    """Drafts by key in the ``drafts`` table; safe to share between drafting threads (the store is)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        migrate(conn, "drafts", MIGRATIONS)
-        self._conn = conn
-        self._lock = threading.Lock()
+    def __init__(self, store: Store) -> None:
+        store.migrate("drafts", MIGRATIONS)
+        self._conn = store
 
     def get(self, key: str) -> DraftEntry | None:
         """The stored draft for ``key``, or None."""
-        with self._lock:
-            row = self._conn.execute("SELECT entry FROM drafts WHERE key = ?", (key,)).fetchone()
+        row = self._conn.fetchone("SELECT entry FROM drafts WHERE key = ?", (key,))
         return DraftEntry.model_validate_json(row[0]) if row else None
 
     def put(self, key: str, draft: DraftEntry, *, model: str, language: str, prompt_version: str) -> None:
         """Store ``draft`` under ``key`` (replacing any older one)."""
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO drafts(key, number, model, language, prompt_version, entry, tokens_in,"
-                " tokens_out, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, draft.number, model, language, prompt_version, draft.model_dump_json(), draft.tokens_in,
-                 draft.tokens_out, datetime.now(timezone.utc).isoformat()),
-            )
+        self._conn.execute(
+            "INSERT INTO drafts (key, number, model, language, prompt_version, entry, tokens_in, tokens_out,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET"
+            " number = excluded.number, model = excluded.model, language = excluded.language,"
+            " prompt_version = excluded.prompt_version, entry = excluded.entry, tokens_in = excluded.tokens_in,"
+            " tokens_out = excluded.tokens_out, created_at = excluded.created_at",
+            (key, draft.number, model, language, prompt_version, draft.model_dump_json(), draft.tokens_in,
+             draft.tokens_out, datetime.now(timezone.utc).isoformat()),
+        )
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._conn.execute("SELECT COUNT(*) FROM drafts").fetchone()[0]
+        row = self._conn.fetchone("SELECT COUNT(*) FROM drafts")
+        return int(row[0]) if row else 0

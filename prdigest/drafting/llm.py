@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -31,6 +30,7 @@ from prdigest.drafting.concurrent import RateLimiter
 from prdigest.drafting.prompts import Prompt, load_prompt
 from prdigest.errors import ConfigError
 from prdigest.models import DraftEntry, Entry, Language, PullRequest, Verdict
+from prdigest.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class OpenAIDrafter:
         self._schema = json.dumps(EntryDraft.model_json_schema(), separators=(",", ":"))
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, conn: sqlite3.Connection | None = None,
+    def from_settings(cls, settings: Settings, *, conn: Store | None = None,
                       limiter: RateLimiter | None = None) -> "OpenAIDrafter":
         """A drafter built from settings: client, rate limiter on every HTTP request, cache in the state store.
 
@@ -170,9 +170,10 @@ class OpenAIDrafter:
             from prdigest.store import open_store
 
             conn = open_store(settings.state)
-            # Our own connection: in WAL mode NORMAL is still crash-safe (a power cut may lose the last
-            # drafts, which are only a cache) and saves an fsync per draft, which serialises threads.
-            conn.execute("PRAGMA synchronous=NORMAL")
+            if conn.dialect == "sqlite":
+                # Our own connection: in WAL mode NORMAL is still crash-safe (a power cut may lose the last
+                # drafts, which are only a cache) and saves an fsync per draft, which serialises threads.
+                conn.execute("PRAGMA synchronous=NORMAL")
         return cls(client, settings.model, timeout=settings.llm_timeout, input_budget=settings.llm_input_budget,
                    cache=DraftCache(conn))
 

@@ -4,13 +4,12 @@ ETags of their list endpoints, so a re-run fetches only what changed and a kille
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from prdigest.models import PullRequest
-from prdigest.store import migrate
+from prdigest.store import Store
 
 #: Append-only: migrations[i] takes the "github" schema from version i to i + 1.
 MIGRATIONS = [
@@ -28,7 +27,7 @@ MIGRATIONS = [
     """,
 ]
 
-_BATCH = 500  # SQLite's default limit on bound variables is 999
+_BATCH = 500  # under SQLite's default limit of 999 bound variables (PostgreSQL allows 65535)
 
 
 @dataclass(frozen=True)
@@ -45,9 +44,9 @@ class PullCache:
     """Read and write collected PRs of one repo; each ``put`` is one transaction, so a kill loses at most the
     PR being written, never half of one."""
 
-    def __init__(self, conn: sqlite3.Connection, repo: str) -> None:
-        migrate(conn, "github", MIGRATIONS)
-        self._conn = conn
+    def __init__(self, store: Store, repo: str) -> None:
+        store.migrate("github", MIGRATIONS)
+        self._conn = store
         self._repo = repo.lower()
 
     def get_many(self, numbers: list[int]) -> dict[int, CachedPR]:
@@ -58,7 +57,7 @@ class PullCache:
             marks = ",".join("?" * len(chunk))
             rows = self._conn.execute(
                 f"SELECT number, updated_at, pr_json, parts_json, etags_json FROM github_pulls "
-                f"WHERE repo = ? AND number IN ({marks})", (self._repo, *chunk)).fetchall()
+                f"WHERE repo = ? AND number IN ({marks})", (self._repo, *chunk)).rows
             for number, updated, pr_json, parts_json, etags_json in rows:
                 found[number] = CachedPR(
                     updated_at=datetime.fromisoformat(updated), pr=PullRequest.model_validate_json(pr_json),
@@ -71,18 +70,13 @@ class PullCache:
         row = (self._repo, pr.number, updated_at.astimezone(timezone.utc).isoformat(), pr.model_dump_json(),
                json.dumps(parts, separators=(",", ":")), json.dumps(etags),
                datetime.now(timezone.utc).isoformat())
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._conn.execute(
-                "INSERT INTO github_pulls(repo, number, updated_at, pr_json, parts_json, etags_json, fetched_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(repo, number) DO UPDATE SET "
-                "updated_at = excluded.updated_at, pr_json = excluded.pr_json, parts_json = excluded.parts_json, "
-                "etags_json = excluded.etags_json, fetched_at = excluded.fetched_at", row)
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
+        self._conn.execute(  # one statement: atomic, and retried while the database is busy
+            "INSERT INTO github_pulls(repo, number, updated_at, pr_json, parts_json, etags_json, fetched_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(repo, number) DO UPDATE SET "
+            "updated_at = excluded.updated_at, pr_json = excluded.pr_json, parts_json = excluded.parts_json, "
+            "etags_json = excluded.etags_json, fetched_at = excluded.fetched_at", row)
 
     def count(self) -> int:
         """How many PRs of this repo are stored."""
-        return self._conn.execute("SELECT COUNT(*) FROM github_pulls WHERE repo = ?", (self._repo,)).fetchone()[0]
+        row = self._conn.fetchone("SELECT COUNT(*) FROM github_pulls WHERE repo = ?", (self._repo,))
+        return int(row[0]) if row else 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from prdigest.github.fetch import DEFAULT_PATCH_BUDGET, Fetched, fetch_pr
 from prdigest.github.search import Hit, search_merged
 from prdigest.models import PullRequest
 from prdigest.progress import report
-from prdigest.store import open_store
+from prdigest.store import DEFAULT_STATE, StateLocation, Store, open_store
 from prdigest.window import Window
 
 log = logging.getLogger(__name__)
@@ -67,7 +66,7 @@ class GitHubSource:
     """
 
     def __init__(self, repo: str, *, token: str | None, base_url: str = DEFAULT_GITHUB_URL,
-                 state: Path | sqlite3.Connection = Path(".digest/state.sqlite"), concurrency: int = 8,
+                 state: StateLocation | str | Path | Store = DEFAULT_STATE, concurrency: int = 8,
                  retry: Retry | None = None, requests_per_minute: float | None | str = "auto",
                  timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, reviews: bool = False) -> None:
         self.repo = repo
@@ -100,14 +99,14 @@ class GitHubSource:
         window = window or self.default_window()
         started = time.perf_counter()
         self.stats = stats = CollectStats()
-        conn = self._state if isinstance(self._state, sqlite3.Connection) else open_store(self._state)
+        conn = self._state if isinstance(self._state, Store) else open_store(self._state)
         try:
             cache = PullCache(conn, self.repo)
             pause = None if self.requests_per_minute is None else self.concurrency * 60 / self.requests_per_minute
             search_pause = None if self.requests_per_minute is None else 60 / SEARCH_REQUESTS_PER_MINUTE
             clients = Clients(self.base_url, self._token, retry=self._retry, timeout=self._timeout,
                               seconds_between_requests=pause)
-            hint = f" in {self._state}" if isinstance(self._state, Path) else ""
+            hint = "" if isinstance(self._state, Store) else f" in {StateLocation.parse(self._state)}"  # no password
             try:
                 with github_errors(self.base_url, self.repo, state_hint=hint):
                     search_client = clients.make(search_pause)

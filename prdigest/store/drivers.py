@@ -1,0 +1,140 @@
+"""The two database drivers behind :class:`prdigest.store.Store`: sqlite3 and psycopg 3.
+
+Each one opens its connection in autocommit mode (a statement outside a transaction commits at once),
+runs one statement and returns its rows, and says which errors are transient (safe to retry).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from prdigest.errors import ConfigError
+from prdigest.store.location import SETTING, Dialect, StateLocation
+from prdigest.store.sql import to_pyformat
+
+Row = tuple[Any, ...]
+
+
+class Driver(Protocol):
+    """One open connection of one dialect."""
+
+    dialect: Dialect
+
+    def run(self, sql: str, params: Sequence[Any]) -> tuple[list[Row], int]:
+        """Execute one statement (``?`` placeholders); its rows (empty without a result set) and rowcount."""
+
+    def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Execute one statement per parameter row; the total rowcount."""
+
+    def begin(self) -> None:
+        """Start a transaction that holds the write lock from the start (no upgrade deadlocks)."""
+
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+
+    def is_transient(self, exc: BaseException) -> bool:
+        """Whether ``exc`` means "busy, try again" (nothing was written)."""
+
+    def close(self) -> None: ...
+
+
+class SqliteDriver:
+    """A SQLite file in WAL mode, so readers never block the writer."""
+
+    dialect: Dialect = "sqlite"
+
+    def __init__(self, location: StateLocation, busy_timeout: float) -> None:
+        assert location.path is not None
+        try:
+            location.path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(location.path, timeout=busy_timeout, isolation_level=None,
+                                        check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"{SETTING} {location}: cannot open the state database: {exc}") from exc
+
+    def run(self, sql: str, params: Sequence[Any]) -> tuple[list[Row], int]:
+        cursor = self.conn.execute(sql, tuple(params))
+        try:
+            rows = cursor.fetchall() if cursor.description else []
+            return rows, cursor.rowcount
+        finally:
+            cursor.close()
+
+    def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        cursor = self.conn.executemany(sql, rows)
+        try:
+            return cursor.rowcount
+        finally:
+            cursor.close()
+
+    def begin(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:  # SQLite may already have rolled back (e.g. after SQLITE_FULL)
+            self.conn.execute("ROLLBACK")
+
+    def is_transient(self, exc: BaseException) -> bool:
+        if not isinstance(exc, sqlite3.OperationalError):
+            return False
+        text = str(exc).lower()
+        return "database is locked" in text or "database table is locked" in text or "busy" in text
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class PostgresDriver:
+    """A psycopg 3 connection in autocommit mode; transactions are explicit (READ COMMITTED)."""
+
+    dialect: Dialect = "postgresql"
+
+    def __init__(self, location: StateLocation, connect_timeout: float) -> None:
+        import psycopg  # only a PostgreSQL state needs the driver
+
+        self._psycopg = psycopg
+        try:
+            self.conn = psycopg.connect(location.dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout)),
+                                        application_name="pr-digest")
+        except psycopg.Error as exc:
+            reason = location.redact(str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__)
+            raise ConfigError(f"{SETTING} {location}: cannot connect to the PostgreSQL state database: {reason}"
+                              ) from None  # the chained error's args may carry the DSN
+
+    def run(self, sql: str, params: Sequence[Any]) -> tuple[list[Row], int]:
+        with self.conn.cursor() as cursor:
+            cursor.execute(to_pyformat(sql), tuple(params))
+            rows = cursor.fetchall() if cursor.description else []
+            return rows, cursor.rowcount
+
+    def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        batch = [tuple(r) for r in rows]
+        if not batch:
+            return 0
+        with self.conn.cursor() as cursor:
+            cursor.executemany(to_pyformat(sql), batch)
+            return cursor.rowcount
+
+    def begin(self) -> None:
+        self.conn.execute("BEGIN")
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if not self.conn.closed:
+            self.conn.execute("ROLLBACK")
+
+    def is_transient(self, exc: BaseException) -> bool:
+        errors = self._psycopg.errors
+        return isinstance(exc, (errors.SerializationFailure, errors.DeadlockDetected, errors.LockNotAvailable))
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,144 @@
+"""Where the state store lives (``--state`` / ``DIGEST_STATE``): a SQLite file or a PostgreSQL URL.
+
+The URL carries a password, so this type never shows it: ``str``, ``repr``, error messages and the JSON
+form are redacted; only :attr:`StateLocation.dsn` (handed to the driver) holds the real value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+DEFAULT_STATE = Path(".digest/state.sqlite")
+SETTING = "--state / $DIGEST_STATE"
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+Dialect = Literal["sqlite", "postgresql"]
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# libpq's "key=value" form: not supported (and as a path it would create a file named after the password).
+_KEYWORD_DSN = re.compile(r"(?:^|\s)(?:host|hostaddr|dbname|user|password|port)\s*=", re.IGNORECASE)
+_MASK = "***"
+
+
+class StateLocation:
+    """A parsed ``--state`` value: ``dialect`` is ``sqlite`` (``path``) or ``postgresql`` (``dsn``)."""
+
+    __slots__ = ("dialect", "path", "_dsn")
+
+    def __init__(self, dialect: Dialect, *, path: Path | None = None, dsn: str | None = None) -> None:
+        self.dialect: Dialect = dialect
+        self.path: Path | None = path
+        self._dsn = dsn
+
+    @classmethod
+    def parse(cls, value: "StateLocation | str | os.PathLike[str]") -> "StateLocation":
+        """Parse a setting value; raises ``ValueError`` (with the value redacted) for anything unsupported."""
+        if isinstance(value, StateLocation):
+            return value
+        if isinstance(value, os.PathLike):
+            return cls("sqlite", path=Path(value))
+        if not isinstance(value, str):
+            raise ValueError(f"expected a SQLite file path or a postgresql:// URL, got {type(value).__name__}")
+        text = value.strip()
+        if not text:
+            raise ValueError(f"it is empty: give a SQLite file path (default {DEFAULT_STATE}) "
+                             "or postgresql://user:password@host:port/database")
+        if _URL.match(text):
+            scheme = text.split("://", 1)[0].lower()
+            if scheme not in POSTGRES_SCHEMES:
+                raise ValueError(f"'{redact_url(text)}': '{scheme}://' is not supported; use a SQLite "
+                                 "file path or postgresql://user:password@host:port/database")
+            parts = urlsplit(text)
+            if not parts.netloc and "host=" not in parts.query:
+                raise ValueError(f"'{redact_url(text)}': the URL names no host; use "
+                                 "postgresql://user:password@host:port/database")
+            try:
+                parts.port  # noqa: B018 - raises on a non-numeric port
+            except ValueError:
+                raise ValueError(f"'{redact_url(text)}': the port is not a number") from None
+            return cls("postgresql", dsn=text)
+        if _KEYWORD_DSN.search(text):
+            raise ValueError(f"libpq 'key=value' strings are not supported; use "
+                             "postgresql://user:password@host:port/database")
+        return cls("sqlite", path=Path(text).expanduser())
+
+    @property
+    def dsn(self) -> str:
+        """The PostgreSQL URL with its password, for the driver only: never log or print it."""
+        if self._dsn is None:
+            raise ValueError(f"{self}: not a PostgreSQL location")
+        return self._dsn
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.dialect == "postgresql"
+
+    def exists(self) -> bool:
+        """Whether a SQLite file is there; a PostgreSQL server is assumed to exist (connecting tells)."""
+        return self.path.exists() if self.path is not None else True
+
+    def redact(self, text: str) -> str:
+        """``text`` with this location's password (if any) masked, for error messages from the driver."""
+        secret = _password(self._dsn) if self._dsn else None
+        return text.replace(secret, _MASK) if secret else text
+
+    def __str__(self) -> str:
+        return str(self.path) if self.path is not None else redact_url(self.dsn)
+
+    def __repr__(self) -> str:
+        return f"StateLocation({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateLocation):
+            return NotImplemented
+        return (self.dialect, self.path, self._dsn) == (other.dialect, other.path, other._dsn)
+
+    def __hash__(self) -> int:
+        return hash((self.dialect, self.path, self._dsn))
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles (Prefect, subprocesses) keep the real value
+        return (_rebuild, (self.dialect, self.path, self._dsn))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        # JSON output is redacted like SecretStr's: settings dumped to a log or an artifact never leak it.
+        return core_schema.no_info_plain_validator_function(
+            cls.parse, serialization=core_schema.plain_serializer_function_ser_schema(
+                str, when_used="json-unless-none"))
+
+
+def _rebuild(dialect: Dialect, path: Path | None, dsn: str | None) -> StateLocation:
+    return StateLocation(dialect, path=path, dsn=dsn)
+
+
+def _password(url: str) -> str | None:
+    parts = urlsplit(url)
+    found = [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() == "password"]
+    raw = parts.netloc.rpartition("@")[0].partition(":")[2] if "@" in parts.netloc else ""
+    return raw or (found[0] if found else None)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user info and any ``password=`` query parameter masked."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^@/]*@", "//***@", url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        netloc = f"{user}{':' + _MASK if colon else ''}@{hostport}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(k.lower() == "password" for k, _ in pairs):
+            query = urlencode([(k, _MASK if k.lower() == "password" else v) for k, v in pairs], safe="*/")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
