@@ -26,7 +26,7 @@ from pathlib import Path
 from benchmarks.report import write_section
 from prdigest.config import Settings
 from prdigest.drafting.budget import default_counter
-from prdigest.drafting.concurrent import draft_entries_concurrently
+from prdigest.drafting.concurrent import draft_entries
 from prdigest.drafting.llm import OpenAIDrafter, cost_usd
 from prdigest.drafting.prompts import load_prompt
 from prdigest.models import PullRequest
@@ -85,7 +85,7 @@ def run(prs: list[PullRequest], server: OpenAIServer | ServerProcess, state: Pat
     classifier = classifier_for("vllm-project/vllm")
     server.reset_counts()
     started = time.perf_counter()
-    entries = draft_entries_concurrently(prs, classifier.classify, drafter.draft, language,
+    entries = draft_entries(prs, classifier.classify, drafter.draft, language,
                                          lambda done, total: None, concurrency=concurrency)
     wall = time.perf_counter() - started
     tokens_in, tokens_out = sum(e.tokens_in for e in entries), sum(e.tokens_out for e in entries)

@@ -1,16 +1,31 @@
-"""The edition's steps as plain functions: flows call these, tests call them without Prefect."""
+"""The edition pipeline: one object with one method per step, over one run's services.
+
+collect → draft → (review) → render → record → deliver → summarize. The Prefect flow maps these steps
+onto tasks (retries, caching, the review pause, artifacts, logs) and decides nothing of its own; the
+CLI's Prefect-free paths and the benchmarks call :meth:`EditionPipeline.run`, never a copy of the flow.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
-from prdigest.delivery import Channel, Message
-from prdigest.errors import DeliveryError
-from prdigest.models import DraftEntry, Edition, Entry, EntryStatus, Language, PullRequest, Verdict
+from pydantic import BaseModel
+
+from prdigest.delivery.outbox import write_atomic
+from prdigest.delivery.run import DeliveryReport, deliver, plan_deliveries
+from prdigest.drafting.concurrent import draft_entries
+from prdigest.errors import ConfigError
+from prdigest.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
+from prdigest.models import Edition, Entry, EntryStatus, PullRequest
+from prdigest.readers import Reader
+from prdigest.services import Services, sender
+from prdigest.variants import Variant, plan_variants
 from prdigest.window import Window
 
 log = logging.getLogger(__name__)
@@ -18,46 +33,59 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 
-def _noop(done: int, total: int) -> None:
-    """Default progress callback."""
+@dataclass(frozen=True)
+class Collected:
+    """What the collect step found: the repo, the window and the PRs merged in it."""
+
+    repo: str
+    window: Window
+    prs: list[PullRequest]
 
 
-def draft_entries(
-    prs: list[PullRequest],
-    classify: Callable[[PullRequest], list[str]],
-    draft: Callable[[PullRequest, list[str], Language], DraftEntry],
-    language: Language,
-    progress: Progress = _noop,
-) -> list[Entry]:
-    """Classify and draft every PR, in order; a PR the drafter fails on still gets an entry."""
-    entries: list[Entry] = []
-    for i, pr in enumerate(prs, start=1):
-        subsystems = classify(pr)
-        try:
-            drafted = draft(pr, subsystems, language)
-        except Exception as exc:  # one bad PR must not sink the edition; the editor sees why
-            log.exception("drafting PR #%s failed", pr.number)
-            drafted = placeholder_draft(pr, f"drafting failed: {type(exc).__name__}: {exc}"[:300])
-        entries.append(Entry.from_draft(pr, subsystems, drafted))
-        progress(i, len(prs))
-    return entries
+@dataclass
+class RenderedVariant:
+    """One variant rendered for every registered medium, shared by all of its readers."""
+
+    variant: Variant
+    renderings: dict[str, Rendering]
+
+    @property
+    def problems(self) -> list[RenderProblem]:
+        return [p for r in self.renderings.values() for p in r.problems]
 
 
-def placeholder_draft(pr: PullRequest, reason: str) -> DraftEntry:
-    """A minimal entry for a PR no drafter could handle, marked for the editor."""
-    return DraftEntry(
-        number=pr.number, headline=pr.title or f"PR #{pr.number}", verdict=Verdict.SKIM,
-        rationale=reason, drafter="placeholder", needs_editing=True, warnings=[reason],
-    )
+@dataclass
+class Rendered:
+    """The render step's result: every variant's renderings, the idle readers, the files written."""
+
+    variants: list[RenderedVariant]
+    idle: list[Reader]
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[RenderProblem]:
+        return [p for v in self.variants for p in v.problems]
 
 
-def new_edition(repo: str, window: Window, language: Language, drafter: str, entries: list[Entry]) -> Edition:
-    """An edition awaiting review; token totals summed from its entries."""
-    return Edition(
-        repo=repo, since=window.since, until=window.until, language=language, drafter=drafter,
-        generated_at=datetime.now(timezone.utc), entries=entries,
-        tokens_in=sum(e.tokens_in for e in entries), tokens_out=sum(e.tokens_out for e in entries),
-    )
+class EditionSummary(BaseModel):
+    """What a run produced, for the CLI's summary table and the run's result."""
+
+    edition: str
+    out: str
+    entries: int
+    published: int
+    per_verdict: dict[str, int]
+    per_subsystem: dict[str, int]
+    variants: dict[str, list[str]]
+    idle_readers: list[str]
+    sent: list[tuple[str, str, str]]
+    failed: list[tuple[str, str, str]]
+    #: Still pending after this run (transient error, channel down): the next run retries them.
+    pending: list[tuple[str, str, str]] = []
+    #: Sent by an earlier run of this edition, not sent again.
+    already_sent: int = 0
+    problems: list[RenderProblem]
+    files: list[str]
 
 
 def auto_approve(edition: Edition, approver: str = "auto") -> Edition:
@@ -74,26 +102,134 @@ def counts(entries: Iterable[Entry]) -> tuple[Counter[str], Counter[str]]:
     return Counter(e.verdict.value for e in entries), Counter(s for e in entries for s in e.subsystems)
 
 
-@dataclass
-class DeliveryReport:
-    """What happened to each message: provider ids of the sent ones, errors of the failed ones."""
+def write_digest_json(out: Path, edition: Edition) -> Path:
+    """``DIR/digest.json``: the edition and all its entries, each with its review status."""
+    path = out / "digest.json"
+    data = edition.model_dump(mode="json")
+    data["name"] = edition.name
+    data["week"] = edition.week
+    write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8"))
+    return path
 
-    sent: list[tuple[Message, str]] = field(default_factory=list)
-    failed: list[tuple[Message, str]] = field(default_factory=list)
+
+def write_inside(out: Path, relative: str, data: bytes) -> Path:
+    """Write a file under ``out``, refusing any path that would resolve outside it."""
+    root = out.resolve()
+    path = (out / relative).resolve()
+    if root not in path.parents:
+        raise ConfigError(f"refusing to write '{relative}' outside the output folder {out}")
+    write_atomic(path, data)
+    return out / relative
 
 
-def deliver(messages: list[Message], channels: dict[str, Channel], progress: Progress = _noop) -> DeliveryReport:
-    """Push each message to its medium's channel; one failing recipient never blocks the others."""
-    report = DeliveryReport()
-    for i, message in enumerate(messages, start=1):
-        channel = channels[message.medium]
-        try:
-            report.sent.append((message, channel.push(message)))
-        except DeliveryError as exc:
-            report.failed.append((message, str(exc)))
-        progress(i, len(messages))
-    for channel in {id(c): c for c in channels.values()}.values():
-        channel.flush()
-        channel.close()
-    return report
+class EditionPipeline:
+    """One edition's steps over one run's :class:`~prdigest.services.Services`."""
 
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    # --- collect ------------------------------------------------------------------------------
+    def window(self) -> Window:
+        """The window the options name, or the source's default (last full week; all of a JSONL file)."""
+        options = self.services.options
+        return Window.from_flags(options.since, options.until) or self.services.source.default_window()
+
+    def collect(self) -> Collected:
+        """Every PR merged in the window, from the configured source."""
+        source = self.services.source
+        window = self.window()
+        return Collected(source.repo, window, source.collect(window))
+
+    # --- classify and draft --------------------------------------------------------------------
+    def draft(self, prs: list[PullRequest], progress: Progress | None = None) -> list[Entry]:
+        """Subsystems and a draft entry for every PR; a model-backed drafter fans out over
+        ``llm_concurrency`` threads, the offline one drafts in line."""
+        services = self.services
+        drafter = services.drafter()  # --drafter openai: the preflight check runs here
+        concurrency = 1 if services.options.drafter == "offline" else services.settings.llm_concurrency
+        return draft_entries(prs, services.classifier.classify, drafter.draft, services.language, progress,
+                             concurrency=concurrency)
+
+    def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
+        """The edition awaiting review: token totals and cost summed from its entries."""
+        from prdigest.drafting.llm import cost_usd
+
+        services = self.services
+        tokens_in, tokens_out = sum(e.tokens_in for e in entries), sum(e.tokens_out for e in entries)
+        return Edition(
+            repo=collected.repo, since=collected.window.since, until=collected.window.until,
+            language=services.language, drafter=self.drafter_name(entries), generated_at=datetime.now(timezone.utc),
+            entries=entries, tokens_in=tokens_in, tokens_out=tokens_out,
+            cost_usd=cost_usd(tokens_in, tokens_out, services.settings),
+        )
+
+    def drafter_name(self, entries: list[Entry]) -> str:
+        """The drafter asked for (with openai, some entries may be marked fallbacks)."""
+        if self.services.options.drafter == "openai":
+            return f"openai:{self.services.settings.model}"
+        return entries[0].drafter if entries else self.services.options.drafter
+
+    # --- render ----------------------------------------------------------------------------------
+    def render(self, edition: Edition, progress: Progress | None = None) -> Rendered:
+        """Plan variants over the approved entries, render each once per medium, write its files."""
+        services = self.services
+        variants, idle = plan_variants(edition, services.readers.readers, services.classifier.vocabulary)
+        context = RenderContext(link_hosts=link_hosts_for(services.settings.github_url))
+        rendered = Rendered([], idle)
+        for i, variant in enumerate(variants, start=1):
+            renderings = {m.name: m.render(edition, variant, context) for m in services.media}
+            rendered.variants.append(RenderedVariant(variant, renderings))
+            for rendering in renderings.values():
+                rendered.files += [write_inside(services.out, rel, data) for rel, data in rendering.files.items()]
+            if progress is not None:
+                progress(i, len(variants))
+        return rendered
+
+    # --- record ----------------------------------------------------------------------------------
+    def record(self, edition: Edition, rendered: Rendered) -> tuple[Edition, Path]:
+        """The edition as published (with its render problems), written to ``DIR/digest.json``."""
+        edition = edition.model_copy(update={"problems": rendered.problems})
+        return edition, write_digest_json(self.services.out, edition)
+
+    # --- deliver ---------------------------------------------------------------------------------
+    def deliver(self, edition: Edition, rendered: Rendered, progress: Progress | None = None) -> DeliveryReport:
+        """Every reader's messages on the delivered media: to the outbox (a dry run, no ledger), or
+        through the ledger (each reader's copy exactly once, across crashes and re-runs)."""
+        services = self.services
+        if not edition.published:
+            return DeliveryReport()
+        context = ComposeContext(edition=edition, sender=sender(services.settings),
+                                 unsubscribe_template=services.settings.unsubscribe_url)
+        deliveries = plan_deliveries([(v.variant.readers, v.renderings) for v in rendered.variants],
+                                     services.delivered, context)
+        ledger = None if services.dry_run else services.ledger()
+        return deliver(edition.key, deliveries, services.channels, ledger, progress)
+
+    # --- summarize -------------------------------------------------------------------------------
+    def summarize(self, edition: Edition, rendered: Rendered, report: DeliveryReport,
+                  files: list[Path]) -> EditionSummary:
+        """What the run produced and delivered, for the CLI and the run's result."""
+        per_verdict, per_subsystem = counts(edition.published)
+        row = lambda r: (r.reader, r.medium, r.detail)  # noqa: E731
+        return EditionSummary(
+            edition=edition.name, out=str(self.services.out), entries=len(edition.entries),
+            published=len(edition.published), per_verdict=dict(per_verdict),
+            per_subsystem=dict(per_subsystem.most_common()),
+            variants={v.variant.key: [r.id for r in v.variant.readers] for v in rendered.variants},
+            idle_readers=[r.id for r in rendered.idle], sent=[row(r) for r in report.sent],
+            failed=[row(r) for r in report.failed], pending=[row(r) for r in report.pending],
+            already_sent=len(report.already), problems=rendered.problems,
+            files=[str(f) for f in files],
+        )
+
+    # --- the whole run, without Prefect ------------------------------------------------------------
+    def run(self, review: Callable[[Edition], Edition] = auto_approve) -> EditionSummary:
+        """Every step in order, with ``review`` between drafting and rendering."""
+        self.services.check_channels()
+        collected = self.collect()
+        entries = self.draft(collected.prs)
+        edition = review(self.new_edition(collected, entries))
+        rendered = self.render(edition)
+        edition, digest_json = self.record(edition, rendered)
+        report = self.deliver(edition, rendered)
+        return self.summarize(edition, rendered, report, [digest_json, *rendered.files])

@@ -1,7 +1,9 @@
-"""The composition root: the one place that picks real or offline implementations of each service."""
+"""The composition root: the one place that picks the real or offline implementation of each service
+and builds them once per run into a :class:`Services` bundle (closed at the end of the run)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -9,12 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prdigest.config import Settings
 from prdigest.delivery import Channel
+from prdigest.delivery.ledger import Ledger
 from prdigest.delivery.outbox import OutboxChannel
+from prdigest.drafting import Drafter
 from prdigest.errors import ConfigError
+from prdigest.media import MediaRegistry, Medium
 from prdigest.models import Language
 from prdigest.readers import ReadersFile, example_readers_path, load_readers
 from prdigest.sources import JsonlSource, Source, sample_week_path
 from prdigest.subsystems import Classifier, classifier_for
+from prdigest.vocabulary import Vocabulary
 
 DEFAULT_SENDER = "pr-digest <pr-digest@localhost>"
 
@@ -49,9 +55,11 @@ class RunOptions(BaseModel):
 
     @field_validator("deliver")
     @classmethod
-    def _media(cls, value: str) -> str:
+    def _deliver(cls, value: str) -> str:
+        # Which transports exist is the media registry's business (checked when services are built);
+        # here only the shape: 'outbox' alone, or a list of transport names.
         parts = {p.strip() for p in value.split(",") if p.strip()}
-        if parts != {"outbox"} and not parts <= {"smtp", "slack"} or not parts:
+        if not parts or ("outbox" in parts and len(parts) > 1):
             raise ValueError(f"--deliver '{value}': use 'outbox' or any of 'smtp,slack'")
         return ",".join(sorted(parts))
 
@@ -61,11 +69,6 @@ class RunOptions(BaseModel):
         if value not in ("sample", "github") and not value.startswith("jsonl:"):
             raise ValueError(f"--source '{value}': use jsonl:PATH or github")
         return value
-
-    @property
-    def media(self) -> frozenset[str]:
-        return frozenset({"email", "slack"}) if self.deliver == "outbox" else frozenset(
-            {"smtp": "email", "slack": "slack"}[p] for p in self.deliver.split(","))
 
 
 def make_source(options: RunOptions, settings: Settings) -> Source:
@@ -99,44 +102,25 @@ def make_readers(options: RunOptions, classifier: Classifier) -> ReadersFile:
     return load_readers(path, classifier.known_subsystems)
 
 
-def make_drafter(options: RunOptions, settings: Settings):  # -> Drafter
-    """The drafter the options name."""
+def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary | None = None) -> Drafter:
+    """The drafter the options name (no I/O: call its ``check`` before drafting); ``vocabulary`` is the repo's."""
     from prdigest.drafting.offline import OfflineDrafter
 
     if options.drafter == "offline":
-        return OfflineDrafter()
+        return OfflineDrafter(vocabulary)
     from prdigest.drafting.llm import OpenAIDrafter
 
-    # Bad configuration (no key, unknown model, unreachable base URL) stops here, before any drafting.
-    drafter = OpenAIDrafter.from_settings(settings)
-    drafter.check()
-    return drafter
+    return OpenAIDrafter.from_settings(settings)
 
 
-def make_channels(options: RunOptions, settings: Settings, out: Path) -> dict[str, Channel]:
-    """Channels per medium: both to the outbox, or to SMTP and/or Slack, checked (connected, logged in)."""
+def make_channels(options: RunOptions, settings: Settings, out: Path, media: MediaRegistry) -> dict[str, Channel]:
+    """A channel per delivered medium: one outbox for all, or each medium's real channel. No I/O: a
+    missing setting is reported here, before any connection; ``check`` connects."""
+    delivered = media.for_deliver(options.deliver)
     if options.deliver == "outbox":
-        outbox = OutboxChannel(out / "outbox")
-        return {"email": outbox, "slack": outbox}
-    from prdigest.delivery.slack import SlackChannel
-    from prdigest.delivery.smtp import SmtpChannel
-
-    wanted = options.deliver.split(",")
-    # Build every channel first (settings only, no I/O), so a missing setting is reported before any
-    # connection; then the preflight checks connect and authenticate, before the first message.
-    channels: dict[str, Channel] = {}
-    if "smtp" in wanted:
-        channels["email"] = SmtpChannel.from_settings(settings)
-    if "slack" in wanted:
-        channels["slack"] = SlackChannel.from_settings(settings)
-    try:
-        for channel in channels.values():
-            channel.check()  # type: ignore[attr-defined]
-    except BaseException:
-        for channel in channels.values():
-            channel.close()
-        raise
-    return channels
+        outbox = OutboxChannel(out / "outbox", {m.name: m.outbox_file for m in delivered})
+        return {m.name: outbox for m in delivered}
+    return {m.name: m.channel(settings) for m in delivered}
 
 
 def sender(settings: Settings) -> str:
@@ -144,3 +128,86 @@ def sender(settings: Settings) -> str:
     from prdigest.delivery.email_message import check_from
 
     return check_from(settings.from_address) if settings.from_address else DEFAULT_SENDER
+
+
+@dataclass
+class Services:
+    """Everything one edition run uses, built once by :func:`build_services` and closed by :meth:`close`.
+
+    The source, rules, readers, media and channels are built eagerly (a bad flag or file stops the run
+    before anything is collected); the drafter and the ledger are opened on first use.
+    """
+
+    options: RunOptions
+    settings: Settings
+    source: Source
+    classifier: Classifier
+    readers: ReadersFile
+    media: MediaRegistry
+    #: The media this run delivers (``--deliver``), in registry order.
+    delivered: list[Medium]
+    channels: dict[str, Channel]
+    out: Path
+    _drafter: Drafter | None = field(default=None, repr=False)
+    _ledger: Ledger | None = field(default=None, repr=False)
+
+    @property
+    def language(self) -> Language:
+        return self.options.language or self.settings.language
+
+    @property
+    def dry_run(self) -> bool:
+        """``--deliver outbox``: messages become files, and no ledger records them."""
+        return self.options.deliver == "outbox"
+
+    def drafter(self) -> Drafter:
+        """The drafter, checked (``--drafter openai``: the endpoint answers, the model is served) on first use."""
+        if self._drafter is None:
+            drafter = make_drafter(self.options, self.settings, self.classifier.vocabulary)
+            try:
+                drafter.check()
+            except BaseException:
+                drafter.close()
+                raise
+            self._drafter = drafter
+        return self._drafter
+
+    def ledger(self) -> Ledger:
+        """The delivery ledger in the state store, opened on first use."""
+        if self._ledger is None:
+            self._ledger = Ledger.open(self.settings.state)
+        return self._ledger
+
+    def check_channels(self) -> None:
+        """Preflight: every channel connects and authenticates, then lets go until delivery."""
+        try:
+            for channel in {id(c): c for c in self.channels.values()}.values():
+                channel.check()
+        finally:
+            for channel in self.channels.values():
+                channel.close()
+
+    def close(self) -> None:
+        """Release the drafter, the ledger and the channels (safe to call twice)."""
+        drafter, self._drafter = self._drafter, None
+        ledger, self._ledger = self._ledger, None
+        try:
+            if drafter is not None:
+                drafter.close()
+        finally:
+            if ledger is not None:
+                ledger.close()
+            for channel in self.channels.values():
+                channel.close()
+
+
+def build_services(options: RunOptions, settings: Settings, media: MediaRegistry) -> Services:
+    """The run's services from its options and settings; bad flags, rules or readers stop it here."""
+    source = make_source(options, settings)
+    classifier = make_classifier(options, source.repo)
+    readers = make_readers(options, classifier)
+    out = Path(options.out)
+    delivered = media.for_deliver(options.deliver)
+    channels = make_channels(options, settings, out, media)
+    return Services(options=options, settings=settings, source=source, classifier=classifier, readers=readers,
+                    media=media, delivered=delivered, channels=channels, out=out)

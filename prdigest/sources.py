@@ -28,6 +28,10 @@ class Source(Protocol):
 
     def collect(self, window: Window | None) -> list[PullRequest]: ...
 
+    def default_window(self) -> Window:
+        """The window a run without ``--since``/``--until`` covers."""
+        ...
+
 
 def sample_week_path() -> Path:
     """The sample week of vLLM PRs shipped with pr-digest (the demo's data)."""

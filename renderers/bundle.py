@@ -1,40 +1,27 @@
-"""Render every variant of an edition for every medium, isolating per-PR failures."""
+"""Each medium's renderer as the media registry calls it: edition + variant → payload, files, problems."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+import json
 
+from prdigest.media import RenderContext, Rendering, RenderProblem, link_hosts_for  # noqa: F401
 from prdigest.models import Edition
 from prdigest.variants import Variant
-from renderers.email import RenderedEmail, render_email
+from renderers.email import render_email
 from renderers.slack import render_slack
 
 
-@dataclass
-class RenderedVariant:
-    """One variant's email (HTML + text) and Slack payloads, shared by all its readers."""
-
-    variant: Variant
-    email: RenderedEmail
-    slack: list[dict]
-    problems: list[dict[str, str | int]] = field(default_factory=list)
-
-
-def link_hosts_for(api_url: str) -> tuple[str, ...]:
-    """Hosts whose PR URLs may become links: github.com, plus a GitHub Enterprise host from its API URL."""
-    host = (urlsplit(api_url).hostname or "").lower()
-    return ("github.com",) if host in ("", "api.github.com", "github.com") else ("github.com", host)
+def email_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
+    """``email/<variant>.html`` and ``.txt``; a PR whose MJML fails is left out and reported."""
+    email = render_email(edition, variant, link_hosts=context.link_hosts)
+    problems = [RenderProblem(p.number, "email", variant.key, p.error) for p in email.problems]
+    files = {f"email/{variant.key}.html": email.html.encode("utf-8"),
+             f"email/{variant.key}.txt": email.text.encode("utf-8")}
+    return Rendering("email", variant.key, email, files, problems)
 
 
-def render_variants(edition: Edition, variants: list[Variant],
-                    link_hosts: tuple[str, ...] = ("github.com",)) -> list[RenderedVariant]:
-    """Render each variant once (never per reader); PRs that failed are listed in ``problems``."""
-    rendered = []
-    for variant in variants:
-        email = render_email(edition, variant, link_hosts=link_hosts)
-        problems = [{"number": p.number, "medium": "email", "variant": variant.key, "error": p.error}
-                    for p in email.problems]
-        rendered.append(RenderedVariant(variant, email, render_slack(edition, variant, link_hosts=link_hosts),
-                                        problems))
-    return rendered
+def slack_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
+    """``slack/<variant>.json``: the ``chat.postMessage`` payloads, parent first."""
+    payloads = render_slack(edition, variant, link_hosts=context.link_hosts)
+    files = {f"slack/{variant.key}.json": json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")}
+    return Rendering("slack", variant.key, payloads, files)

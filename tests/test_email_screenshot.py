@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from prdigest.cli import app
+from flows.cli import app
 from prdigest.models import Edition
 from prdigest.sources import JsonlSource, sample_week_path
 from prdigest.drafting.offline import OfflineDrafter

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from prdigest.cli import app
+from flows.cli import app
 from prdigest.services import RunOptions
 from tests.conftest import SAMPLE
 

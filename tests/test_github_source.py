@@ -430,7 +430,7 @@ def test_digest_run_from_github_is_the_same_edition_as_from_jsonl(prefect_api, s
                                                                   monkeypatch, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from prdigest.cli import app
+    from flows.cli import app
 
     server = serve(fixture_records)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
@@ -470,7 +470,7 @@ def test_digest_run_with_a_bad_token_stops_with_one_clear_line(prefect_api, serv
                                                                tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from prdigest.cli import app
+    from flows.cli import app
 
     server = serve(fixture_records)
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_revoked-token-1111")

@@ -33,10 +33,8 @@ def _fingerprints(out: Path) -> dict[str, str]:
 
 
 def _cli():
-    try:
-        from flows.cli import app
-    except ImportError:  # before the CLI left the core package
-        from prdigest.cli import app  # type: ignore[no-redef]
+    from flows.cli import app
+
     return app
 
 

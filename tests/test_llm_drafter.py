@@ -14,7 +14,7 @@ from prdigest import progress
 from prdigest.config import Settings
 from prdigest.drafting import grounding
 from prdigest.drafting.cache import DraftCache
-from prdigest.drafting.concurrent import RateLimiter, draft_entries_concurrently
+from prdigest.drafting.concurrent import RateLimiter, draft_entries
 from prdigest.drafting.llm import OpenAIDrafter, cost_usd, usage_markdown
 from prdigest.drafting.prompts import Prompt, PromptFile, load_prompt
 from prdigest.errors import ConfigError
@@ -228,7 +228,7 @@ def test_a_prompt_injection_pr_cannot_change_the_schema_the_prompt_or_other_entr
     def classify(pr: PullRequest) -> list[str]:
         return ["scheduler-core"]
 
-    entries = draft_entries_concurrently([clean_a, hostile, clean_c], classify, drafter.draft, "en", concurrency=3)
+    entries = draft_entries([clean_a, hostile, clean_c], classify, drafter.draft, "en", concurrency=3)
     by_number = {r["messages"][1]["content"].split("PR #")[1].split(" ")[0]: r for r in server.requests}
     clean_req, hostile_req = by_number["201"], by_number["202"]
     # Same schema and the same system prompt: PR text cannot reach either.
@@ -344,7 +344,7 @@ def test_drafts_run_concurrently_and_one_slow_or_failing_pr_never_blocks_the_edi
     seen: list[tuple[str, int, int]] = []
     started = time.monotonic()
     with progress.reporting(lambda step, done, total: seen.append((step, done, total))):
-        entries = draft_entries_concurrently(week, lambda pr: ["other"], draft, "en", concurrency=8, deadline=1.2)
+        entries = draft_entries(week, lambda pr: ["other"], draft, "en", concurrency=8, deadline=1.2)
     elapsed = time.monotonic() - started
     assert elapsed < 1.6  # 16 × 0.2 s at 8 in flight is 0.4 s; the slow PR is given up at the deadline
     assert [e.number for e in entries] == [pr.number for pr in week]
@@ -366,7 +366,7 @@ def test_the_rpm_limit_applies_to_every_http_request_of_the_drafter(server, tmp_
     settings = settings_for(server, tmp_path, llm_rpm=300)  # 5 per second, burst of 5
     drafter = OpenAIDrafter.from_settings(settings)
     started = time.monotonic()
-    entries = draft_entries_concurrently(prs[:10], lambda pr: [], drafter.draft, "en", concurrency=10)
+    entries = draft_entries(prs[:10], lambda pr: [], drafter.draft, "en", concurrency=10)
     assert len(entries) == 10 and time.monotonic() - started >= 0.9
 
 
@@ -438,12 +438,12 @@ def test_the_usage_report_counts_new_cached_and_fallback_drafts(server, tmp_path
     week = prs[:4]
     server.plan(week[2].number, "invalid", "invalid")
     server.plan(week[3].number, "ungrounded")
-    first = draft_entries_concurrently(week, lambda pr: [], OpenAIDrafter.from_settings(settings).draft, "en")
+    first = draft_entries(week, lambda pr: [], OpenAIDrafter.from_settings(settings).draft, "en")
     report = usage_markdown(first, settings)
     assert "| 4 | 3 | 0 | 1 | 1 |" in report
     assert f"#{week[2].number}" in report and f"#{week[3].number}" in report
     assert f"{sum(e.tokens_in for e in first):,}" in report
-    again = draft_entries_concurrently(week, lambda pr: [], OpenAIDrafter.from_settings(settings).draft, "en")
+    again = draft_entries(week, lambda pr: [], OpenAIDrafter.from_settings(settings).draft, "en")
     # Only the fallback is drafted again (and now works); the three LLM drafts come from the cache.
     assert "| 4 | 1 | 3 | 0 | 1 |" in usage_markdown(again, settings)
     assert sum(e.tokens_in for e in again) == next(e.tokens_in for e in again if e.number == week[2].number)

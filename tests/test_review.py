@@ -351,7 +351,7 @@ def test_cli_review_prints_the_draft_and_approve_resumes_with_checks(prefect_api
     from typer.testing import CliRunner
 
     from flows.edition import digest_edition
-    from prdigest.cli import app
+    from flows.cli import app
 
     monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
     (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")

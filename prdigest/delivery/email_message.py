@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import re
+from email import policy
 from email.message import EmailMessage
 from email.utils import format_datetime, formataddr, make_msgid, parseaddr
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote
 
 from prdigest.errors import ConfigError
 from prdigest.models import Edition
 from prdigest.readers import Reader
+from prdigest.text import slug
+
+if TYPE_CHECKING:
+    from prdigest.delivery import Message
+    from prdigest.media import ComposeContext, Rendering
 
 _HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
@@ -58,8 +65,7 @@ def build_email(
     msg["To"] = formataddr((header_text(reader.name, 120), reader.email))
     msg["Date"] = format_datetime(now or datetime.now(timezone.utc))
     msg["Message-ID"] = make_msgid(idstring=f"{edition.key}.{reader.id}", domain=domain)
-    list_slug = re.sub(r"[^a-z0-9-]+", "-", edition.repo.lower()).strip("-")
-    msg["List-Id"] = f"{header_text(edition.repo)} digest <{list_slug}.pr-digest.{domain}>"
+    msg["List-Id"] = f"{header_text(edition.repo)} digest <{slug(edition.repo)}.pr-digest.{domain}>"
     if unsubscribe:
         msg["List-Unsubscribe"] = f"<{header_text(unsubscribe, 900)}>"
         if unsubscribe.startswith("https://"):
@@ -69,3 +75,70 @@ def build_email(
     msg.set_content(text)
     msg.add_alternative(html, subtype="html")
     return msg
+
+
+class EmailContent(Protocol):
+    """What a rendered email offers the composer (``renderers.email.RenderedEmail`` has it)."""
+
+    subject: str
+    preheader: str
+    html: str
+    text: str
+
+
+def email_message_id(context: "ComposeContext", reader: Reader) -> str:
+    """The Message-ID a reader's copy gets on its first attempt; the ledger keeps it for every retry,
+    so a copy sent again after a crash is recognisably the same message."""
+    domain = parseaddr(context.sender)[1].rpartition("@")[2] or "localhost"
+    return make_msgid(idstring=f"{context.edition.key}.{reader.id}", domain=domain)
+
+
+class EmailComposer:
+    """Composes one variant's e-mails. Every reader's headers are built in full; the body, identical
+    for all readers of a variant, is encoded once (quoted-printable encoding of ~70 KB of HTML costs
+    ~7 ms a message). The second reader's message is composed in full and compared: should bodies ever
+    become personal, every message is composed in full."""
+
+    def __init__(self, rendering: "Rendering", context: "ComposeContext") -> None:
+        content: EmailContent = rendering.payload
+        self.content = content
+        self.context = context
+        self.body: list | None = None
+        self.checked = False
+        self.personal = False
+
+    def _full(self, reader: Reader, message_id: str | None, *, headers_only: bool = False) -> EmailMessage:
+        c, ctx = self.content, self.context
+        msg = build_email(edition=ctx.edition, reader=reader, subject=c.subject, preheader=c.preheader,
+                          html="" if headers_only else c.html, text="" if headers_only else c.text,
+                          sender=ctx.sender, unsubscribe=unsubscribe_link(ctx.unsubscribe_template, reader),
+                          now=ctx.now)
+        if message_id:
+            del msg["Message-ID"]
+            msg["Message-ID"] = message_id
+        return msg
+
+    def __call__(self, reader: Reader, message_id: str | None = None) -> EmailMessage:
+        if self.personal:
+            return self._full(reader, message_id)
+        if self.body is None or not self.checked:
+            msg = self._full(reader, message_id)
+            parts = msg.get_payload()
+            if self.body is None:
+                self.body = parts
+            else:
+                self.checked = True
+                self.personal = _body(parts) != _body(self.body)
+            return msg
+        msg = self._full(reader, message_id, headers_only=True)
+        msg.set_payload(list(self.body))  # the parts are read, never changed, when sent
+        return msg
+
+
+def _body(parts: list) -> list[tuple[list[tuple[str, str]], str]]:
+    return [(list(p.items()), p.get_payload()) for p in parts]
+
+
+def email_outbox_file(message: "Message") -> tuple[str, bytes]:
+    """``<reader-id>.eml``: the complete RFC 5322 message SMTP would carry."""
+    return f"{message.reader.id}.eml", message.payload.as_bytes(policy=policy.SMTP)

@@ -1,14 +1,14 @@
-"""The outbox channel: writes the exact messages SMTP and Slack would carry, for an editor to look at."""
+"""The outbox channel: writes the exact messages the real channels would carry, for an editor to look at."""
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
-from email import policy
+from collections.abc import Callable
 from pathlib import Path
 
-from prdigest.delivery import Message
+from prdigest.delivery import Message, Parts
+from prdigest.delivery.failure import ChannelUnavailable
 from prdigest.errors import DeliveryError
 
 
@@ -25,31 +25,32 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+#: Turns a message into (file name, bytes); one per medium, from the medium registry.
+OutboxFile = Callable[[Message], tuple[str, bytes]]
+
+
 class OutboxChannel:
-    """``DIR/outbox/<reader-id>.eml`` and ``DIR/outbox/<reader-id>.slack.json``."""
+    """``DIR/outbox/<reader-id>.<suffix>``, one file per reader and medium, written atomically."""
 
     name = "outbox"
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, files: dict[str, OutboxFile]) -> None:
         self.directory = directory
+        self.files = files
 
-    def push(self, message: Message) -> str:
+    def check(self) -> None:
+        """Nothing to connect to: the folder is created on the first write."""
+
+    def push(self, message: Message, parts: Parts | None = None) -> str:
+        name, data = self.files[message.medium](message)
+        path = self.directory / name
+        if path.resolve().parent != self.directory.resolve():
+            raise DeliveryError(f"outbox {self.directory}: refusing to write '{name}' outside the outbox")
         try:
-            if message.medium == "email":
-                assert message.email is not None
-                path = self.directory / f"{message.reader.id}.eml"
-                write_atomic(path, message.email.as_bytes(policy=policy.SMTP))
-            else:
-                path = self.directory / f"{message.reader.id}.slack.json"
-                payloads = [
-                    {"channel": message.reader.slack, **{k: v for k, v in p.items() if k != "thread"},
-                     **({"thread_ts": "<ts of the first message>"} if p.get("thread") else {})}
-                    for p in message.slack
-                ]
-                write_atomic(path, json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8"))
+            write_atomic(path, data)
         except OSError as exc:
-            raise DeliveryError(f"outbox {self.directory}: cannot write {message.reader.id}'s "
-                                f"{message.medium} message: {exc.strerror or exc}") from exc
+            raise ChannelUnavailable(f"outbox {self.directory}: cannot write {message.reader.id}'s "
+                                     f"{message.medium} message: {exc.strerror or exc}") from exc
         return str(path)
 
     def flush(self) -> None:

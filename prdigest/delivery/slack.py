@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+import json
+from dataclasses import asdict, dataclass, replace
 from urllib.error import URLError
 
 from pydantic import SecretStr
@@ -13,7 +14,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from prdigest.config import Settings
-from prdigest.delivery import Message
+from prdigest.delivery import Message, Parts
 from prdigest.delivery.failure import ChannelUnavailable, RecipientRejected, redact
 from prdigest.errors import ConfigError, DeliveryError
 
@@ -145,21 +146,19 @@ class SlackChannel:
             raise ChannelUnavailable(self._redact(f"Slack at {self.base_url}: cannot connect "
                                                   f"({type(exc).__name__}: {exc})")) from None
 
-    def push(self, message: Message, resume: SlackCheckpoint | dict | None = None,
-             on_part: Callable[[SlackCheckpoint], None] | None = None) -> str:
+    def push(self, message: Message, parts: Parts | None = None) -> str:
         """Post the parent, then each ``"thread": True`` payload as a reply (``thread_ts`` = the parent's
         ``ts``); return the first parent's ``ts`` once every payload was accepted.
 
-        ``resume`` skips the payloads a previous run already posted; ``on_part`` is told after each
-        accepted payload, so a crash or a rate limit mid-thread never posts the parent twice.
+        ``parts.resume`` skips the payloads a previous attempt already posted; ``parts.on_part`` is told
+        after each accepted payload, so a crash or a rate limit mid-thread never posts the parent twice.
         """
-        target = message.reader.slack
-        if not target or not message.slack:
+        target, payloads = message.recipient, message.payload
+        if not target or not payloads:
             raise RecipientRejected(f"reader '{message.reader.id}' has no Slack message to send")
-        if isinstance(resume, dict):
-            resume = SlackCheckpoint(**resume)
-        point = resume or SlackCheckpoint(channel="", ts="", done=0, first="")
-        for index, payload in enumerate(message.slack):
+        resume = parts.resume if parts else None
+        point = SlackCheckpoint(**resume) if resume else SlackCheckpoint(channel="", ts="", done=0, first="")
+        for index, payload in enumerate(payloads):
             if index < point.done:
                 continue
             body = {k: v for k, v in payload.items() if k not in _DROPPED}
@@ -172,8 +171,8 @@ class SlackChannel:
                 reply = self._call(target, self.client.chat_postMessage, channel=channel, **body)
                 point = SlackCheckpoint(channel=reply["channel"], ts=reply["ts"], done=index + 1,
                                         first=point.first or reply["ts"])
-            if on_part is not None:
-                on_part(point)
+            if parts is not None:
+                parts.on_part(asdict(point), point.first)
         return point.first
 
     def flush(self) -> None:
@@ -181,3 +180,18 @@ class SlackChannel:
 
     def close(self) -> None:
         """The WebClient holds no open connection between calls."""
+
+
+def slack_outbox_file(message: Message) -> tuple[str, bytes]:
+    """``<reader-id>.slack.json``: the ``chat.postMessage`` payloads Slack would get, parent first."""
+    payloads = [
+        {"channel": message.recipient, **{k: v for k, v in p.items() if k != "thread"},
+         **({"thread_ts": "<ts of the first message>"} if p.get("thread") else {})}
+        for p in message.payload
+    ]
+    return f"{message.reader.id}.slack.json", json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")
+
+
+def slack_composer(rendering, context):  # noqa: ANN001, ANN201 - see prdigest.media.Medium.composer
+    """Every reader of a variant gets the same payloads (the channel adds the destination)."""
+    return lambda reader, message_id=None: rendering.payload

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import smtplib
+from email.message import EmailMessage
 import socket
 import ssl
 import logging
@@ -12,7 +13,7 @@ from email.utils import parseaddr
 from pydantic import SecretStr
 
 from prdigest.config import Settings
-from prdigest.delivery import Message
+from prdigest.delivery import Message, Parts
 from prdigest.delivery.email_message import check_from
 from prdigest.delivery.failure import ChannelUnavailable, RecipientRejected, redact
 from prdigest.errors import ConfigError, DeliveryError
@@ -187,11 +188,11 @@ class SmtpChannel:
         assert self._conn is not None
         return self._conn
 
-    def push(self, message: Message) -> str:
+    def push(self, message: Message, parts: Parts | None = None) -> str:
         """Send one reader's email; return its Message-ID once the server accepted it."""
-        if message.email is None or not message.reader.email:
+        if not isinstance(message.payload, EmailMessage) or not message.recipient:
             raise RecipientRejected(f"reader '{message.reader.id}' has no e-mail message to send")
-        msg, rcpt = message.email, message.reader.email
+        msg, rcpt = message.payload, message.recipient
         try:
             self._send(self._session(), msg, rcpt)
         except (smtplib.SMTPServerDisconnected, ConnectionError, TimeoutError):

@@ -34,5 +34,14 @@ class Drafter(Protocol):
         """Draft the entry for ``pr`` in ``language``."""
         ...
 
+    def check(self) -> None:
+        """Preflight before the first draft: raise :class:`~prdigest.errors.ConfigError` in one line
+        when the drafter cannot work (no key, unreachable endpoint, unknown model)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the drafter holds (connections, its cache); safe to call twice."""
+        ...
+
 
 __all__ = ["Drafter"]

@@ -1,4 +1,5 @@
-"""Drafting many PRs at once: a thread pool bounded by ``llm_concurrency`` and a requests-per-minute limiter.
+"""Drafting an edition's PRs: one path, sequential (concurrency 1) or fanned out over a thread pool bounded
+by ``llm_concurrency``, with a requests-per-minute limiter for model-backed drafters.
 
 Threads, not asyncio: the OpenAI client is synchronous and thread-safe, drafting is I/O-bound, and the
 core stays free of Prefect so it is testable alone. (Prefect owns the edition's task retries and
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from prdigest import progress as progress_hooks
-from prdigest.models import DraftEntry, Entry, Language, PullRequest
+from prdigest.models import DraftEntry, Entry, Language, PullRequest, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -46,24 +47,30 @@ class RateLimiter:
 DraftFn = Callable[[PullRequest, list[str], Language], DraftEntry]
 
 
-def draft_entries_concurrently(
+def placeholder_draft(pr: PullRequest, reason: str) -> DraftEntry:
+    """A minimal entry for a PR no drafter could handle, marked for the editor."""
+    return DraftEntry(
+        number=pr.number, headline=pr.title or f"PR #{pr.number}", verdict=Verdict.SKIM,
+        rationale=reason, drafter="placeholder", needs_editing=True, warnings=[reason],
+    )
+
+
+def draft_entries(
     prs: list[PullRequest],
     classify: Callable[[PullRequest], list[str]],
     draft: DraftFn,
     language: Language,
     progress: Callable[[int, int], None] | None = None,
     *,
-    concurrency: int = 8,
+    concurrency: int = 1,
     deadline: float | None = None,
 ) -> list[Entry]:
     """Classify and draft every PR with up to ``concurrency`` in flight; entries come back in PR order.
 
-    Same contract as :func:`prdigest.pipeline.draft_entries`: every PR gets an entry. A drafter
-    exception becomes a placeholder marked needs-editing; with ``deadline`` (seconds for the whole
-    step), PRs still unfinished by then get one too and their threads are abandoned.
+    Every PR gets an entry: a drafter exception becomes a placeholder marked needs-editing; with
+    ``deadline`` (seconds for the whole step), PRs still unfinished by then get one too and their
+    threads are abandoned.
     """
-    from prdigest.pipeline import placeholder_draft
-
     report = progress or (lambda done, total: progress_hooks.report("draft", done, total))
     subsystems = [classify(pr) for pr in prs]
     drafts: list[DraftEntry | None] = [None] * len(prs)

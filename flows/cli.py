@@ -101,8 +101,7 @@ def _print_summary(summary, seconds: float) -> None:
         readers.add_row("[dim](nothing selected)[/dim]", rid, "0")
     out.print(readers)
     for problem in summary.problems:
-        out.print(f"[yellow]PR #{problem['number']} could not be rendered for {problem['medium']}: "
-                  f"{problem['error']}[/yellow]")
+        out.print(f"[yellow]{problem}[/yellow]")
     for rid, medium, err in summary.failed:
         out.print(f"[red]{rid} ({medium}) failed: {err}[/red]")
     if not summary.published:

@@ -1,0 +1,40 @@
+"""The media pr-digest knows: each one renderer, one channel and one registration.
+
+The shipped media are registered here. A team adds its own without touching the flow or the
+pipeline: ``register_medium(Medium(...))`` from its code, or an installed package that declares an
+entry point in the ``pr_digest.media`` group naming a :class:`~prdigest.media.Medium`.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+from prdigest.delivery.email_message import EmailComposer, email_message_id, email_outbox_file
+from prdigest.delivery.slack import SlackChannel, slack_composer, slack_outbox_file
+from prdigest.delivery.smtp import SmtpChannel
+from prdigest.media import MediaRegistry, Medium
+from renderers.bundle import email_rendering, slack_rendering
+
+EMAIL = Medium(name="email", transport="smtp", address=lambda reader: reader.email, render=email_rendering,
+               composer=EmailComposer, outbox_file=email_outbox_file, channel=SmtpChannel.from_settings,
+               message_id=email_message_id)
+SLACK = Medium(name="slack", transport="slack", address=lambda reader: reader.slack, render=slack_rendering,
+               composer=slack_composer, outbox_file=slack_outbox_file, channel=SlackChannel.from_settings)
+
+_registered: list[Medium] = []
+
+
+def register_medium(medium: Medium) -> None:
+    """Make every later run know ``medium`` (after the shipped ones)."""
+    _registered.append(medium)
+
+
+def unregister_medium(name: str) -> None:
+    """Forget a medium registered with :func:`register_medium`."""
+    _registered[:] = [m for m in _registered if m.name != name]
+
+
+def default_media() -> MediaRegistry:
+    """A fresh registry: the shipped media, then those of installed plugins, then registered ones."""
+    plugins = [ep.load() for ep in entry_points(group="pr_digest.media")]
+    return MediaRegistry([EMAIL, SLACK, *plugins, *_registered])
