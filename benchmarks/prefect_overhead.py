@@ -13,9 +13,8 @@ OPENAI_API_KEY, DIGEST_GITHUB_URL, DIGEST_LLM_BASE_URL, DIGEST_MODEL, DIGEST_LLM
 DIGEST_STATE (a fresh state DB per run: every run is cold, no GitHub or draft cache hits). Drafter openai,
 approve auto, delivery to the outbox, 5 readers in 3 filters.
 
-(a) *plain*: the flow's domain calls, in the flow's order, without Prefect (GitHubSource.collect, classify,
-draft_entries_concurrently, new_edition, auto_approve, plan_variants, render_variants, the output files,
-compose_messages + pipeline.deliver to the outbox). (b) *flow*: ``digest_edition(RunOptions(...))`` under a
+(a) *plain*: the core pipeline's steps (``prdigest.pipeline.EditionPipeline``: collect, draft, new_edition,
+auto_approve, render, record, deliver to the outbox), the same object the flow drives, without Prefect. (b) *flow*: ``digest_edition(RunOptions(...))`` under a
 Prefect API (``prefect_test_harness``: a real API server in a subprocess, SQLite) started and warmed by a
 trivial flow before anything is timed; only the flow call is timed. Runs alternate a, b, a, b, …; one untimed
 warm-up of each (a one-day window) first. Reported: medians, the ratio flow / plain (target ≤ 1.5×), the API
@@ -133,17 +132,14 @@ class Servers:
 # ---- (a) the domain calls without Prefect -----------------------------------------------------------
 
 def plain_edition(options: Any) -> tuple[dict[str, Any], dict[str, float]]:
-    """What ``digest_edition`` does, step by step, without Prefect; the summary and each phase's seconds."""
-    from prdigest import pipeline, progress
+    """The core pipeline's steps (``EditionPipeline``, the same object the flow drives), without Prefect;
+    the summary and each phase's seconds."""
+    from flows.media import default_media
+    from prdigest import progress
     from prdigest.config import load_settings
-    from prdigest.delivery.compose import compose_messages
-    from prdigest.drafting.concurrent import draft_entries_concurrently
-    from prdigest.drafting.llm import cost_usd, usage_markdown
-    from prdigest.outputs import write_digest_json, write_variant
-    from prdigest.services import make_channels, make_classifier, make_drafter, make_readers, make_source, sender
-    from prdigest.variants import plan_variants
-    from prdigest.window import Window
-    from renderers.bundle import render_variants
+    from prdigest.drafting.llm import usage_markdown
+    from prdigest.pipeline import EditionPipeline, auto_approve
+    from prdigest.services import build_services
 
     phases: dict[str, float] = {}
     mark = time.perf_counter()
@@ -155,57 +151,28 @@ def plain_edition(options: Any) -> tuple[dict[str, Any], dict[str, float]]:
         mark = now
 
     settings = load_settings(**options.settings_overrides())
-    out = Path(options.out)
-    # collect
-    source = make_source(options, settings)
-    window = Window.from_flags(options.since, options.until)
-    prs = source.collect(window)
-    repo = source.repo
-    lap("collect")
-    make_readers(options, make_classifier(options, repo))
-    # classify-and-draft
-    classifier = make_classifier(options, repo)
-    drafter = make_drafter(options, settings)
-    language = options.language or settings.language
-    entries = draft_entries_concurrently(prs, classifier.classify, drafter.draft, language,
-                                         lambda d, t: progress.report("draft", d, t),
-                                         concurrency=settings.llm_concurrency)
-    usage_markdown(entries, settings)
-    lap("classify-and-draft")
-    edition = pipeline.new_edition(repo, window, language, f"openai:{settings.model}", entries)
-    edition = edition.model_copy(update={"cost_usd": cost_usd(edition.tokens_in, edition.tokens_out, settings)})
-    edition = pipeline.auto_approve(edition)
-    lap("edition + review")
-    # render
-    classifier = make_classifier(options, edition.repo)
-    readers = make_readers(options, classifier)
-    variants, idle = plan_variants(edition, readers.readers)
-    rendered = render_variants(edition, variants)
-    files: list[str] = []
-    for i, item in enumerate(rendered, start=1):
-        files += [str(p) for p in write_variant(out, item.variant.key, html=item.email.html,
-                                                  text=item.email.text, slack=item.slack)]
-        progress.report("render", i, len(rendered))
-    lap("render")
-    problems = [p for r in rendered for p in r.problems]
-    edition = edition.model_copy(update={"problems": problems})
-    files.insert(0, str(write_digest_json(out, edition)))
-    lap("digest.json")
-    # deliver (outbox)
-    channels = make_channels(options, settings, out)
-    messages = []
-    for item in rendered:
-        messages += compose_messages(
-            edition=edition, variant=item.variant.key, readers=item.variant.readers,
-            subject=item.email.subject, preheader=item.email.preheader, html=item.email.html,
-            text=item.email.text, slack=item.slack, sender=sender(settings),
-            unsubscribe_template=settings.unsubscribe_url, media=options.media,
-        )
-    report = pipeline.deliver(messages, channels, lambda d, t: progress.report("deliver", d, t))
-    lap("deliver")
-    pipeline.counts(edition.published)
-    return {"entries": len(edition.entries), "published": len(edition.published), "variants": len(rendered),
-            "sent": len(report.sent), "failed": len(report.failed), "files": len(files)}, phases
+    services = build_services(options, settings, default_media())
+    try:
+        pipeline = EditionPipeline(services)
+        services.check_channels()
+        collected = pipeline.collect()
+        lap("collect")
+        entries = pipeline.draft(collected.prs, lambda d, t: progress.report("draft", d, t))
+        usage_markdown(entries, settings)
+        lap("classify-and-draft")
+        edition = auto_approve(pipeline.new_edition(collected, entries))
+        lap("edition + review")
+        rendered = pipeline.render(edition, lambda d, t: progress.report("render", d, t))
+        lap("render")
+        edition, digest_json = pipeline.record(edition, rendered)
+        lap("digest.json")
+        report = pipeline.deliver(edition, rendered, lambda d, t: progress.report("deliver", d, t))
+        lap("deliver")
+        summary = pipeline.summarize(edition, rendered, report, [digest_json, *rendered.files])
+    finally:
+        services.close()
+    return {"entries": summary.entries, "published": summary.published, "variants": len(summary.variants),
+            "sent": len(summary.sent), "failed": len(summary.failed), "files": len(summary.files)}, phases
 
 
 # ---- (b) the flow under a Prefect API ------------------------------------------------------------------
