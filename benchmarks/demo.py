@@ -47,7 +47,8 @@ def domain_only() -> float:
     start = time.perf_counter()
     source = JsonlSource(sample_week_path())
     classifier = classifier_for(source.repo)
-    entries = draft_entries(source.collect(None), classifier.classify, OfflineDrafter().draft, "zh-CN")
+    drafter = OfflineDrafter(classifier.vocabulary)
+    entries = draft_entries(source.collect(None), classifier.classify, drafter.draft, "zh-CN")
     edition = auto_approve(new_edition(source.repo, source.default_window(), "zh-CN", "offline", entries))
     variants, _ = plan_variants(edition, load_readers(example_readers_path()).readers)
     with tempfile.TemporaryDirectory() as tmp:

@@ -21,10 +21,11 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout, without instal
     sys.path.insert(0, str(ROOT))
 
 from prdigest.drafting.offline import OfflineDrafter  # noqa: E402
+from prdigest.evaluation.metrics import ORDER, agreement, confusion, verdict_prf  # noqa: E402
 from prdigest.models import DraftEntry, PullRequest, Verdict  # noqa: E402
+from prdigest.subsystems import classifier_for  # noqa: E402
 
 SAMPLE = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
-ORDER = (Verdict.DEEP_READ, Verdict.SKIM, Verdict.SKIP)
 
 
 def load(path: Path = SAMPLE) -> list[dict]:
@@ -35,29 +36,23 @@ def load(path: Path = SAMPLE) -> list[dict]:
 def subsystems_for(record: dict, mode: str) -> list[str]:
     """The subsystems given to the drafter: the human ones, the rules classifier's, none, or only "other"."""
     if mode == "classifier":
-        from prdigest.subsystems import classifier_for  # the pipeline's own classifier, for an end-to-end view
-
         return classifier_for("vllm-project/vllm").classify(PullRequest.model_validate(record))
     return {"gold": list(record["gold"].get("subsystems", [])), "none": [], "other": ["other"]}[mode]
 
 
 def measure(records: list[dict], mode: str = "gold") -> dict:
-    """Agreement, confusion matrix and deep-read precision/recall of the offline drafter."""
-    drafter = OfflineDrafter()
-    confusion = {(g, p): 0 for g in ORDER for p in ORDER}
+    """Agreement, confusion matrix and deep-read precision/recall of the offline drafter (prdigest.evaluation)."""
+    drafter = OfflineDrafter(classifier_for("vllm-project/vllm").vocabulary)
+    pairs = []
     for record in records:
         pr = PullRequest.model_validate(record)
-        got = drafter.draft(pr, subsystems_for(record, mode), "zh-CN").verdict
-        confusion[(Verdict(record["gold"]["verdict"]), got)] += 1
-    total = sum(confusion.values())
-    agree = sum(confusion[(v, v)] for v in ORDER)
-    deep_true = confusion[(Verdict.DEEP_READ, Verdict.DEEP_READ)]
-    deep_gold = sum(confusion[(Verdict.DEEP_READ, p)] for p in ORDER)
-    deep_pred = sum(confusion[(g, Verdict.DEEP_READ)] for g in ORDER)
+        pairs.append((Verdict(record["gold"]["verdict"]), drafter.draft(pr, subsystems_for(record, mode), "zh-CN").verdict))
+    matrix = confusion(pairs)
+    deep = verdict_prf(matrix)
     return {
-        "total": total, "agreement": agree / total if total else 0.0, "confusion": confusion,
-        "deep_precision": deep_true / deep_pred if deep_pred else 0.0,
-        "deep_recall": deep_true / deep_gold if deep_gold else 0.0,
+        "total": len(pairs), "agreement": agreement(matrix) or 0.0,
+        "confusion": {(g, p): matrix[g][p] for g in ORDER for p in ORDER},
+        "deep_precision": deep.precision or 0.0, "deep_recall": deep.recall or 0.0,
     }
 
 
@@ -88,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {g.value:10}" + "".join(f"{result['confusion'][(g, p)]:>11}" for p in ORDER))
 
     # Samples: the first PR of each human verdict, so the output shows one draft of each kind.
-    drafter = OfflineDrafter()
+    drafter = OfflineDrafter(classifier_for("vllm-project/vllm").vocabulary)
     picks = [next(r for r in records if r["gold"]["verdict"] == v.value) for v in ORDER]
     picks = (picks + [r for r in records if r not in picks])[: max(0, args.samples)]
     print("\nsample drafts (zh-CN):")

@@ -2,18 +2,18 @@
 
     .venv/bin/python -m benchmarks.quality [--write]
 
-The details (per subsystem, each disagreement, the confusion matrix) are in
-``benchmarks/classifier_quality.py`` and ``benchmarks/drafter_quality.py``.
+The figures come from :mod:`prdigest.evaluation` (the code of ``digest eval``); the details (per
+subsystem, each disagreement, the confusion matrix) are in ``benchmarks/classifier_quality.py`` and
+``benchmarks/drafter_quality.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from collections import Counter
 
 from prdigest.drafting.offline import OfflineDrafter
-from prdigest.models import PullRequest
+from prdigest.evaluation.gold import load_gold
+from prdigest.evaluation.metrics import agreement, confusion, subsystem_prf, verdict_prf
 from prdigest.sources import sample_week_path
 from prdigest.subsystems import classifier_for
 
@@ -22,37 +22,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write the section of BENCHMARKS.md")
     args = parser.parse_args()
-    records = [json.loads(line) for line in sample_week_path().read_text(encoding="utf-8").splitlines() if line]
-    classifier, drafter = classifier_for("vllm-project/vllm"), OfflineDrafter()
-    tp = fp = fn = 0
+    gold = load_gold(sample_week_path())
+    classifier = classifier_for("vllm-project/vllm")
+    drafter = OfflineDrafter(classifier.vocabulary)
+    assigned = [classifier.classify(item.pr) for item in gold.items]
+    micro, _ = subsystem_prf((item.gold.subsystems, got) for item, got in zip(gold.items, assigned))
     rows = []
     for mode in ("classifier", "gold"):
-        agree, deep_gold, deep_hit, deep_said = 0, 0, 0, 0
-        for raw in records:
-            pr = PullRequest.model_validate(raw)
-            got = classifier.classify(pr)
-            gold = set(raw["gold"]["subsystems"])
-            if mode == "classifier":
-                tp, fp, fn = tp + len(gold & set(got)), fp + len(set(got) - gold), fn + len(gold - set(got))
-            verdict = drafter.draft(pr, got if mode == "classifier" else sorted(gold), "zh-CN").verdict.value
-            want = raw["gold"]["verdict"]
-            agree += verdict == want
-            deep_gold += want == "deep-read"
-            deep_said += verdict == "deep-read"
-            deep_hit += verdict == want == "deep-read"
-        rows.append((mode, agree / len(records), deep_hit / deep_said, deep_hit / deep_gold))
-    precision, recall = tp / (tp + fp), tp / (tp + fn)
-    f1 = 2 * precision * recall / (precision + recall)
+        given = assigned if mode == "classifier" else [sorted(item.gold.subsystems) for item in gold.items]
+        matrix = confusion((item.gold.verdict, drafter.draft(item.pr, subs, "zh-CN").verdict)
+                           for item, subs in zip(gold.items, given))
+        deep = verdict_prf(matrix)
+        rows.append((mode, agreement(matrix) or 0.0, deep.precision or 0.0, deep.recall or 0.0))
+    precision, recall, f1 = micro.precision or 0.0, micro.recall or 0.0, micro.f1 or 0.0
     body = (
         "Command: `.venv/bin/python -m benchmarks.quality --write` — the sample week (58 PRs) against one "
         "human's labels (`gold`). In-sample: the rules and weights were written looking at this week, so "
         "expect less on weeks they have not seen.\n\n"
-        f"Subsystem classifier (micro, {tp + fn} gold labels): precision {precision:.3f}, recall {recall:.3f}, "
-        f"F1 {f1:.3f} (target ≥ 0.85).\n\n"
+        f"Subsystem classifier (micro, {micro.tp + micro.fn} gold labels): precision {precision:.3f}, "
+        f"recall {recall:.3f}, F1 {f1:.3f} (target ≥ 0.85).\n\n"
         "| offline drafter, subsystems from | verdict agreement | deep-read precision | deep-read recall |\n"
         "| --- | ---: | ---: | ---: |\n"
         + "\n".join(f"| {m} | {a:.1%} | {p:.1%} | {r:.1%} |" for m, a, p, r in rows)
-        + "\n\nTarget: deep-read recall ≥ 0.8."
+        + "\n\nTarget: deep-read recall ≥ 0.8. `digest eval --gold prdigest/data/vllm-sample-week.jsonl` "
+        "reports the first row (and more: lengths, worst disagreements); docs/eval.md explains the figures."
     )
     print(body)
     if args.write:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from prdigest.errors import ConfigError
 from prdigest.models import Verdict
+from prdigest.vocabulary import name_problem
 from prdigest.yamlfile import load_yaml_model
 
 _EMAIL = re.compile(r"^[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\"]+$")
@@ -28,6 +31,17 @@ def _check_slack(value: str | None) -> str | None:
     return value
 
 
+def _check_subsystem(value: str) -> str:
+    # Every repo's names have this form, folder names too; a name like "../x" never reaches a file name.
+    problem = name_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+SubsystemName = Annotated[str, AfterValidator(_check_subsystem)]
+
+
 class Reader(BaseModel):
     """Someone (or a Slack channel) who receives the digest, with the filter that picks their entries."""
 
@@ -37,8 +51,8 @@ class Reader(BaseModel):
     name: str = Field(min_length=1, max_length=120)
     email: str | None = None
     slack: str | None = None
-    subsystems: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
+    subsystems: tuple[SubsystemName, ...] = ()
+    exclude: tuple[SubsystemName, ...] = ()
     min_verdict: Verdict = Verdict.SKIP
 
     _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
@@ -89,17 +103,36 @@ class ReadersFile(BaseModel):
         return self
 
 
+def _line(path: Path, index: int, field: str, name: str) -> int | None:
+    """The 1-based line of ``name`` in ``readers[index].field`` (the file already parsed once)."""
+    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    node = next((v for k, v in root.value if k.value == "readers"), None)
+    reader = node.value[index] if isinstance(node, yaml.SequenceNode) else None
+    names = next((v for k, v in reader.value if k.value == field), None) if isinstance(
+        reader, yaml.MappingNode) else None
+    if isinstance(names, yaml.SequenceNode):
+        return next((n.start_mark.line + 1 for n in names.value if getattr(n, "value", None) == name),
+                    names.start_mark.line + 1)
+    return reader.start_mark.line + 1 if reader is not None else None
+
+
 def load_readers(path: Path, known_subsystems: set[str] | None = None) -> ReadersFile:
-    """Read and validate a readers file; with ``known_subsystems``, a misspelt subsystem is an error too."""
+    """Read and validate a readers file against the repo's subsystems.
+
+    Every subsystem name must have the form of one (``^[a-z0-9][a-z0-9-]*$``); with ``known_subsystems``
+    (the classifier's, from the repo's rules) a name the repo never assigns is an error too. An empty set
+    means the names cannot be known in advance (a repo without rules: folder names).
+    """
     readers = load_yaml_model(path, ReadersFile, what="readers")
     if known_subsystems:
         for i, reader in enumerate(readers.readers):
             for field in ("subsystems", "exclude"):
                 unknown = sorted(set(getattr(reader, field)) - known_subsystems)
                 if unknown:
+                    line = _line(path, i, field, unknown[0])
                     raise ConfigError(
-                        f"{path}: readers[{i}] ('{reader.id}') {field}: unknown subsystem(s) "
-                        f"{', '.join(unknown)}; known: {', '.join(sorted(known_subsystems))}"
+                        f"{path}{f':{line}' if line else ''}: readers[{i}] ('{reader.id}') {field}: unknown "
+                        f"subsystem(s) {', '.join(unknown)}; known: {', '.join(sorted(known_subsystems))}"
                     )
     return readers
 

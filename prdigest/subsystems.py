@@ -5,130 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
-import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from prdigest.models import PullRequest
+from prdigest.rulesfile import RULES_DIR, Rules, SubsystemRule, load_rules, rules_for_repo
+from prdigest.vocabulary import Vocabulary
 
-from prdigest.errors import ConfigError, RulesError
-from prdigest.models import SUBSYSTEMS, PullRequest
-from prdigest.yamlfile import load_yaml_model
-
-RULES_DIR = Path(__file__).parent / "rules"
-
-
-def _check_regex(pattern: str) -> str:
-    # Compiled here so that a typo fails at load time with the rule's location, not mid-run.
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
-    return pattern
-
-
-Regex = Annotated[str, Field(min_length=1), AfterValidator(_check_regex)]
-
-
-class SubsystemRule(BaseModel):
-    """How to recognise one subsystem: changed paths, PR title, GitHub labels."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    #: Searched (``re.search``, case-sensitive) in each changed file's path and previous path.
-    paths: tuple[Regex, ...] = ()
-    #: Files matching one of these never count for this subsystem, even if a ``paths`` pattern matches.
-    exclude_paths: tuple[Regex, ...] = ()
-    #: Searched in the PR title, case-insensitively.
-    titles: tuple[Regex, ...] = ()
-    #: Exact GitHub label names.
-    labels: tuple[str, ...] = ()
-
-    @model_validator(mode="after")
-    def _not_empty(self) -> "SubsystemRule":
-        if not (self.paths or self.titles or self.labels):
-            raise ValueError("a subsystem needs at least one of paths, titles or labels")
-        return self
-
-
-class Rules(BaseModel):
-    """A whole rules file: one rule per subsystem plus how path evidence is weighed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    #: The subsystem of a PR that no rule recognises.
-    fallback: str = "other"
-    #: A subsystem found only through paths needs this share of the PR's changed lines; the
-    #: subsystem with the most lines always counts, and title or label matches always count.
-    min_share: float = Field(default=0.15, ge=0.0, le=1.0)
-    #: Files that follow the code they exercise (tests, examples): they add subsystems only to a
-    #: PR that changes nothing else, so a PR fixing one test is still classified by that test.
-    incidental_paths: tuple[Regex, ...] = ()
-    subsystems: dict[str, SubsystemRule] = Field(min_length=1)
-
-    @field_validator("fallback")
-    @classmethod
-    def _known_fallback(cls, value: str) -> str:
-        if value not in SUBSYSTEMS:
-            raise ValueError(f"unknown subsystem '{value}'; known: {', '.join(SUBSYSTEMS)}")
-        return value
-
-    @field_validator("subsystems")
-    @classmethod
-    def _known_names(cls, value: dict[str, SubsystemRule]) -> dict[str, SubsystemRule]:
-        unknown = [name for name in value if name not in SUBSYSTEMS]
-        if unknown:
-            raise ValueError(f"unknown subsystem(s) {', '.join(unknown)}; known: {', '.join(SUBSYSTEMS)}")
-        return value
-
-
-def _key_problem(path: Path) -> str | None:
-    """An unknown or repeated subsystem name in ``path``, as ``file:line: message``.
-
-    Checked on the YAML nodes because YAML silently keeps the last of two equal keys, and so that the
-    line is the offending key's own. A file that cannot be read or parsed is left to ``load_yaml_model``.
-    """
-    try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-    if not isinstance(root, yaml.MappingNode):
-        return None
-    node = next((v for k, v in root.value if getattr(k, "value", None) == "subsystems"), None)
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    seen: set[str] = set()
-    for key, _ in node.value:
-        where = f"{path}:{key.start_mark.line + 1}"
-        if key.value not in SUBSYSTEMS:
-            return f"{where}: unknown subsystem '{key.value}' in rules file; known: {', '.join(SUBSYSTEMS)}"
-        if key.value in seen:
-            return f"{where}: subsystem '{key.value}' appears twice in rules file; merge the two rules"
-        seen.add(key.value)
-    return None
-
-
-def load_rules(path: Path) -> Rules:
-    """Read and validate a rules file; raise :class:`RulesError` naming the file, line and rule."""
-    problem = _key_problem(path)
-    if problem:
-        raise RulesError(problem)
-    try:
-        return load_yaml_model(path, Rules, what="rules")
-    except ConfigError as exc:
-        raise RulesError(str(exc)) from exc
-
-
-_REPO_PART = re.compile(r"[A-Za-z0-9_.-]+")
-
-
-def rules_for_repo(repo: str) -> Path | None:
-    """The rules file shipped for ``owner/name`` (``rules/owner__name.yaml``, lower case), if any."""
-    owner, _, name = repo.strip().partition("/")
-    if not (_REPO_PART.fullmatch(owner) and _REPO_PART.fullmatch(name)):
-        return None
-    # GitHub names are case-insensitive, so shipped files are named in lower case.
-    candidate = RULES_DIR / f"{owner}__{name}.yaml".lower()
-    return candidate if candidate.is_file() else None
+# Rules files live in prdigest.rulesfile; their names are re-exported here, where callers import them.
+__all__ = ["RULES_DIR", "Classifier", "FolderClassifier", "Rules", "RulesClassifier", "SubsystemRule",
+           "classifier_for", "load_rules", "rules_for_repo"]
 
 
 class Classifier(Protocol):
@@ -137,6 +22,11 @@ class Classifier(Protocol):
     @property
     def known_subsystems(self) -> set[str]:
         """Subsystems a reader may follow; empty when they cannot be known before classifying."""
+        ...
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The repo's names, labels and order, for the drafter, the renderers and readers' validation."""
         ...
 
     def classify(self, pr: PullRequest) -> list[str]:
@@ -170,6 +60,7 @@ class RulesClassifier:
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
+        self._vocabulary = rules.vocabulary()
         self._incidental = tuple(re.compile(p) for p in rules.incidental_paths)
         self._subsystems = tuple(
             _Compiled(
@@ -185,7 +76,12 @@ class RulesClassifier:
     @property
     def known_subsystems(self) -> set[str]:
         """Every subsystem the rules can produce, the fallback included."""
-        return {s.name for s in self._subsystems} | {self.rules.fallback}
+        return set(self._vocabulary.known)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary the rules file declares."""
+        return self._vocabulary
 
     def _is_incidental(self, path: str) -> bool:
         return any(p.search(path) for p in self._incidental)
@@ -233,8 +129,13 @@ class FolderClassifier:
 
     @property
     def known_subsystems(self) -> set[str]:
-        """Empty: folder names are not known before PRs are seen, so readers' filters cannot be checked."""
+        """Empty: folder names are not known before PRs are seen; readers' names are checked for form only."""
         return set()
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """An open vocabulary: any valid name, shown as it is."""
+        return Vocabulary.open(self.fallback)
 
     @staticmethod
     def folder_of(path: str) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from prdigest.models import Edition, Entry, Verdict
 from prdigest.readers import Reader
+from prdigest.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -16,10 +17,13 @@ class Filter:
     subsystems: frozenset[str] = frozenset()
     exclude: frozenset[str] = frozenset()
     min_verdict: Verdict = Verdict.SKIP
+    #: How the subsystems are shown in :meth:`describe`; not part of the filter's identity.
+    vocabulary: Vocabulary = field(default_factory=Vocabulary.open, compare=False, repr=False)
 
     @classmethod
-    def of(cls, reader: Reader) -> "Filter":
-        return cls(frozenset(reader.subsystems), frozenset(reader.exclude), reader.min_verdict)
+    def of(cls, reader: Reader, vocabulary: Vocabulary | None = None) -> "Filter":
+        return cls(frozenset(reader.subsystems), frozenset(reader.exclude), reader.min_verdict,
+                   vocabulary or Vocabulary.open())
 
     def selects(self, entry: Entry) -> bool:
         """An entry reaches a reader when one subsystem is followed, none excluded, verdict high enough."""
@@ -48,15 +52,19 @@ class Filter:
     def describe(self, language: str) -> str:
         """One line for the top of a message saying what this variant contains."""
         zh = language == "zh-CN"
-        follow = ", ".join(sorted(self.subsystems)) or ("全部子系统" if zh else "all subsystems")
+        follow = self._shown(self.subsystems, language) or ("全部子系统" if zh else "all subsystems")
         text = (f"订阅：{follow}" if zh else f"Following: {follow}")
         if self.exclude:
-            text += (f"；排除：{', '.join(sorted(self.exclude))}" if zh else
-                     f"; excluding: {', '.join(sorted(self.exclude))}")
+            excluded = self._shown(self.exclude, language)
+            text += (f"；排除：{excluded}" if zh else f"; excluding: {excluded}")
         if self.min_verdict is not Verdict.SKIP:
             text += (f"；最低级别：{self.min_verdict.label(language)}" if zh else
                      f"; at least: {self.min_verdict.label(language)}")
         return text
+
+    def _shown(self, names: frozenset[str], language: str) -> str:
+        vocab = self.vocabulary
+        return ", ".join(vocab.shown(sorted(names, key=vocab.sort_key), language))
 
 
 @dataclass
@@ -71,14 +79,23 @@ class Variant:
     def key(self) -> str:
         return self.filter.key
 
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The repo's vocabulary, for the renderers' subsystem labels."""
+        return self.filter.vocabulary
 
-def ordered(entries: list[Entry]) -> list[Entry]:
+
+def ordered(entries: list[Entry], vocabulary: Vocabulary | None = None) -> list[Entry]:
     """Reading order for every medium: deep-read first, then by first subsystem, then by PR number."""
-    return sorted(entries, key=lambda e: (-e.verdict.rank, (e.subsystems or ["other"])[0], e.number))
+    vocab = vocabulary or Vocabulary.open()
+    fallback = vocab.fallback.name
+    return sorted(entries, key=lambda e: (-e.verdict.rank, vocab.sort_key((e.subsystems or [fallback])[0]),
+                                          e.number))
 
 
-def plan_variants(edition: Edition, readers: list[Reader]) -> tuple[list[Variant], list[Reader]]:
-    """Group readers by filter over the edition's published entries.
+def plan_variants(edition: Edition, readers: list[Reader],
+                  vocabulary: Vocabulary | None = None) -> tuple[list[Variant], list[Reader]]:
+    """Group readers by filter over the edition's published entries (``vocabulary``: the repo's).
 
     Returns the variants that select at least one entry, and the readers who get nothing
     (their filter selects no published entry: they receive no message at all).
@@ -86,9 +103,9 @@ def plan_variants(edition: Edition, readers: list[Reader]) -> tuple[list[Variant
     published = edition.published
     by_filter: dict[Filter, Variant] = {}
     for reader in readers:
-        flt = Filter.of(reader)
+        flt = Filter.of(reader, vocabulary)
         if flt not in by_filter:
-            by_filter[flt] = Variant(flt, ordered([e for e in published if flt.selects(e)]))
+            by_filter[flt] = Variant(flt, ordered([e for e in published if flt.selects(e)], vocabulary))
         by_filter[flt].readers.append(reader)
     served = [v for v in by_filter.values() if v.entries]
     idle = [r for v in by_filter.values() if not v.entries for r in v.readers]

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from prdigest.models import Edition, Entry, Verdict
 from prdigest.variants import Variant
+from prdigest.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS, clean, one_line, pr_url, truncate
 
 # --- reader-facing strings ------------------------------------------------------------------------
@@ -129,8 +130,13 @@ def _paragraphs(text: str) -> list[str]:
     return [" ".join(p.split()) for p in re.split(r"\n\s*\n", body) if p.strip()]
 
 
-def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> EntryView:
-    """The reader-facing view of ``entry``: every untrusted field cleaned, capped and given a fallback."""
+def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
+         vocabulary: Vocabulary | None = None) -> EntryView:
+    """The reader-facing view of ``entry``: every untrusted field cleaned, capped and given a fallback.
+
+    Subsystems appear as the repo's ``vocabulary`` says (labels or names; names without one).
+    """
+    shown = (vocabulary or Vocabulary.open()).shown(entry.subsystems, language)
     ui = strings(language)
     title = truncate(one_line(entry.title), LIMITS["title"]) or ui["untitled"]
     headline = truncate(one_line(entry.headline), LIMITS["headline"]) or (
@@ -149,7 +155,7 @@ def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK
         additions=entry.additions,
         deletions=entry.deletions,
         files_changed=entry.files_changed,
-        subsystems=[s for s in (one_line(s) for s in entry.subsystems) if s],
+        subsystems=[s for s in (one_line(s) for s in shown) if s],
     )
 
 
@@ -198,7 +204,10 @@ def summary(edition: Edition, variant: Variant) -> str:
 
 
 def meta(e: EntryView, language: str, subsystems: bool = True) -> str:
-    """``@author · +12 / −3 · 4 个文件 · kernels, moe`` (subsystems optional: the email shows them above)."""
+    """``@author · +12 / −3 · 4 个文件 · kernels, moe`` (subsystems optional: the email shows them above).
+
+    The subsystems are as :func:`view` made them: the repo's labels or names.
+    """
     parts = [f"@{e.author}", e.size]
     if e.files_changed:
         parts.append(strings(language)["files"].format(n=f"{e.files_changed:,}"))

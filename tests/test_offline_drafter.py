@@ -18,12 +18,15 @@ from prdigest.drafting.offline import (MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE,
                                        OfflineDrafter, assess)
 from prdigest.drafting.signals import extract, file_kind
 from prdigest.models import DraftEntry, FileChange, PullRequest, ReviewComment, Verdict
+from prdigest.subsystems import classifier_for
 
 ROOT = Path(__file__).resolve().parents[1]
 MERGED = datetime(2026, 11, 17, tzinfo=timezone.utc)
 CJK = re.compile(r"[\u4e00-\u9fff]")
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-DRAFTER = OfflineDrafter()
+#: Most cases are vLLM PRs: the drafter gets vLLM's vocabulary, as the pipeline gives it the repo's.
+VLLM = classifier_for("vllm-project/vllm").vocabulary
+DRAFTER = OfflineDrafter(VLLM)
 
 
 def make_pr(title: str = "", body: str = "", files: list[tuple[str, int, int] | tuple[str, int, int, str]] = (),
@@ -66,8 +69,9 @@ def test_offline_drafter_satisfies_the_drafter_protocol_and_names_itself() -> No
 def test_same_input_gives_identical_drafts_across_instances(sample) -> None:
     for pr, gold in sample:
         for language in ("zh-CN", "en"):
-            first = OfflineDrafter().draft(pr, gold["subsystems"], language)
-            again = OfflineDrafter().draft(pr, list(gold["subsystems"]), language)
+            first = OfflineDrafter(VLLM).draft(pr, gold["subsystems"], language)
+            again = OfflineDrafter(classifier_for("vllm-project/vllm").vocabulary).draft(
+                pr, list(gold["subsystems"]), language)
             assert first.model_dump() == again.model_dump()
 
 
@@ -75,7 +79,8 @@ def test_drafts_do_not_depend_on_hash_seed() -> None:
     """Set or dict ordering would show up as different output under another PYTHONHASHSEED."""
     script = (
         "import json,sys; from prdigest.models import PullRequest; from prdigest.drafting.offline import "
-        "OfflineDrafter; d=OfflineDrafter(); out=[]\n"
+        "OfflineDrafter; from prdigest.subsystems import classifier_for\n"
+        "d=OfflineDrafter(classifier_for('vllm-project/vllm').vocabulary); out=[]\n"
         "for line in open(sys.argv[1], encoding='utf-8'):\n"
         "    r=json.loads(line); pr=PullRequest.model_validate(r)\n"
         "    for lang in ('zh-CN','en'):\n"
@@ -229,7 +234,7 @@ def test_a_change_its_body_says_was_reverted_is_demoted_and_followed_up() -> Non
 def test_score_is_explained_by_named_reasons() -> None:
     pr = make_pr("[MoE][Perf] Group experts before all2all", BIG_CORE_BODY,
                  [("csrc/moe/dispatch.cu", 320, 120)])
-    result = assess(extract(pr, ["moe", "kernels"]))
+    result = assess(extract(pr, ["moe", "kernels"], VLLM))
     keys = {r.key for r in result.reasons}
     assert {"core", "perf", "design"} <= keys
     assert result.score == pytest.approx(sum(r.weight for r in result.reasons))
@@ -267,9 +272,9 @@ FIX #xxxx (*link existing issues this PR will resolve*)
 
 
 def test_the_pr_template_is_not_counted_as_the_authors_explanation() -> None:
-    empty = extract(make_pr("[Core] Change the scheduler", TEMPLATE, [("vllm/core/scheduler.py", 90, 30)]), [])
+    empty = extract(make_pr("[Core] Change the scheduler", TEMPLATE, [("vllm/core/scheduler.py", 90, 30)]), [], VLLM)
     assert empty.body == ""
-    filled = extract(make_pr("[Core] Change the scheduler", "Decode now runs before prefill.\n" + TEMPLATE), [])
+    filled = extract(make_pr("[Core] Change the scheduler", "Decode now runs before prefill.\n" + TEMPLATE), [], VLLM)
     assert filled.body == "Decode now runs before prefill."
 
 

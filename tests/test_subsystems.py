@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prdigest.errors import ConfigError, RulesError
-from prdigest.models import SUBSYSTEMS, FileChange, PullRequest
+from prdigest.models import FileChange, PullRequest
 from prdigest.subsystems import (
     FolderClassifier,
     Rules,
@@ -19,6 +19,7 @@ from prdigest.subsystems import (
     load_rules,
     rules_for_repo,
 )
+from prdigest.vocabulary import is_name
 
 SAMPLE = Path(__file__).resolve().parents[1] / "prdigest" / "data" / "vllm-sample-week.jsonl"
 VLLM = "vllm-project/vllm"
@@ -169,8 +170,12 @@ def test_a_custom_rules_file_drives_the_classifier(tmp_path: Path) -> None:
                      [":9:", "subsystems.rocm.titles.0", "[ROCm"], id="bad-title-regex"),
         pytest.param(GOOD.replace("['^tests/']", "['^tests/', '*.py']"),
                      [":3:", "incidental_paths.1", "*.py"], id="bad-incidental-regex"),
-        pytest.param(GOOD.replace("  rocm:\n", "  rcom:\n"),
-                     [":7:", "unknown subsystem 'rcom'", "known: kernels"], id="unknown-subsystem"),
+        pytest.param(GOOD.replace("  rocm:\n", "  ROCm:\n"),
+                     [":7:", "'ROCm' is not a subsystem name", "^[a-z0-9][a-z0-9-]*$"], id="upper-case-name"),
+        pytest.param(GOOD.replace("  rocm:\n", "  ../rocm:\n"),
+                     [":7:", "'../rocm' is not a subsystem name"], id="path-like-name"),
+        pytest.param(GOOD.replace("  rocm:\n", "  -rocm:\n"),
+                     [":7:", "'-rocm' is not a subsystem name"], id="leading-hyphen"),
         pytest.param(GOOD + "  kernels:\n    titles: ['kernel']\n",
                      [":11:", "'kernels' appears twice"], id="duplicate-subsystem"),
         pytest.param(GOOD.replace("    labels: [rocm]", "    label: [rocm]"),
@@ -179,8 +184,20 @@ def test_a_custom_rules_file_drives_the_classifier(tmp_path: Path) -> None:
                      [":2:", "min_shares"], id="unknown-top-level-key"),
         pytest.param(GOOD.replace("min_share: 0.2", "min_share: 2"),
                      [":2:", "min_share"], id="share-above-one"),
-        pytest.param(GOOD.replace("fallback: other", "fallback: misc"),
-                     [":1:", "unknown subsystem 'misc'"], id="unknown-fallback"),
+        pytest.param(GOOD.replace("fallback: other", "fallback: Misc stuff"),
+                     [":1:", "fallback", "'Misc stuff' is not a subsystem name"], id="invalid-fallback"),
+        pytest.param(GOOD.replace("min_share: 0.2", "min_share: 0.2\norder: [rocm, kernels]"),
+                     [":3:", "order", "missing ['other']"], id="order-misses-fallback"),
+        pytest.param(GOOD.replace("min_share: 0.2", "min_share: 0.2\norder: [rocm, kernels, other, gpu]"),
+                     [":3:", "undeclared ['gpu']"], id="order-names-undeclared"),
+        pytest.param(GOOD.replace("min_share: 0.2", "min_share: 0.2\ndrafting: {core: [kernel]}"),
+                     [":3:", "drafting names undeclared subsystem(s) kernel"], id="drafting-undeclared"),
+        pytest.param(GOOD.replace("min_share: 0.2", "min_share: 0.2\ndrafting: {file_kinds: {docs: docs}}"),
+                     [":3:", "drafting.file_kinds.docs"], id="drafting-unknown-file-kind"),
+        pytest.param(GOOD.replace("min_share: 0.2", "min_share: 0.2\ndigest_shows: both"),
+                     [":3:", "digest_shows"], id="unknown-digest-shows"),
+        pytest.param(GOOD.replace("    labels: [rocm]", "    labels: [rocm]\n    display: {zh-CN: ROCm}"),
+                     [":11:", "subsystems.rocm.display.en", "Field required"], id="display-without-en"),
         pytest.param(GOOD + "  docs: {}\n", [":11:", "subsystems.docs", "at least one of paths"], id="empty-rule"),
         pytest.param(GOOD.replace("    paths: ['^csrc/']", "    paths: ['^csrc/'"),
                      ["invalid YAML"], id="broken-yaml"),
@@ -204,12 +221,19 @@ def test_missing_rules_file_is_a_rules_error(tmp_path: Path) -> None:
     assert issubclass(RulesError, ConfigError)
 
 
-def test_shipped_vllm_rules_cover_every_subsystem() -> None:
+def test_shipped_vllm_rules_declare_their_vocabulary() -> None:
     path = rules_for_repo(VLLM)
     assert path is not None
     rules = load_rules(path)
-    assert set(rules.subsystems) | {rules.fallback} == set(SUBSYSTEMS)
-    assert classifier_for(VLLM).known_subsystems == set(SUBSYSTEMS)
+    vocab = classifier_for(VLLM).vocabulary
+    assert set(vocab.names) == set(rules.subsystems) | {rules.fallback} == classifier_for(VLLM).known_subsystems
+    assert len(vocab.names) == 24 and vocab.names[0] == "security" and vocab.names[-1] == "other"
+    assert (vocab.label("spec-decode", "zh-CN"), vocab.label("spec-decode", "en")) == ("投机解码", "Speculative decoding")
+    assert vocab.get("kernels").audience("en") == "kernel developers"
+    assert vocab.shows == "names"  # vLLM's readers know its subsystems by name
+    assert {"attention", "moe", "kernels"} <= vocab.hints.core and vocab.hints.file_kinds["dependency"] == "deps"
+    # Every subsystem carries both labels: none falls back to its bare name.
+    assert all(s.label_zh != s.name or s.label_en == s.label_zh for s in vocab.subsystems)
 
 
 @pytest.mark.parametrize(
@@ -222,9 +246,34 @@ def test_rules_for_repo(repo: str, found: bool) -> None:
     assert (rules_for_repo(repo) is not None) is found
 
 
-def test_rules_model_rejects_unknown_subsystems_built_in_code() -> None:
-    with pytest.raises(ValueError, match="unknown subsystem"):
-        Rules.model_validate({"subsystems": {"gpu": {"paths": ["x"]}}})
+def test_rules_model_rejects_invalid_names_built_in_code() -> None:
+    with pytest.raises(ValueError, match="not a subsystem name"):
+        Rules.model_validate({"subsystems": {"GPU": {"paths": ["x"]}}})
+    assert Rules.model_validate({"subsystems": {"gpu": {"paths": ["x"]}}}).names == ("gpu", "other")
+
+
+def test_a_repo_brings_its_own_names_labels_and_order(tmp_path: Path) -> None:
+    text = """\
+fallback: misc
+order: [web-ui, parser, misc]
+subsystems:
+  parser:
+    display: {zh-CN: 解析器, en: Parser}
+    paths: ['^src/parser/']
+  web-ui:
+    display: {zh-CN: 网页界面, en: Web UI}
+    audience: {zh-CN: 前端工程师, en: front-end engineers}
+    paths: ['^web/']
+"""
+    classifier = classifier_for("acme/tool", write(tmp_path, text))
+    vocab = classifier.vocabulary
+    assert classifier.known_subsystems == {"parser", "web-ui", "misc"}
+    assert vocab.names == ("web-ui", "parser", "misc")
+    assert vocab.label("parser", "zh-CN") == "解析器" and vocab.label("misc", "en") == "misc"
+    assert vocab.get("parser").audience("en") == "Parser developers"
+    assert vocab.get("web-ui").audience("zh-CN") == "前端工程师"
+    assert vocab.shown(["parser", "misc"], "en") == ["Parser", "misc"]
+    assert classifier.classify(make_pr(["README"])) == ["misc"]
 
 
 # --- the generic fallback ----------------------------------------------------------------------------
@@ -237,12 +286,19 @@ def test_rules_model_rejects_unknown_subsystems_built_in_code() -> None:
 )
 def test_folder_of(path: str, folder: str) -> None:
     assert FolderClassifier.folder_of(path) == folder
+    assert is_name(folder)
+
+
+@pytest.mark.parametrize("path", ["-/x", "../../etc/x", "--a--/b", "Ä/x", "\x00/x", " /x", "1.2/x", "a b-/x"])
+def test_folder_names_are_always_valid_subsystem_names(path: str) -> None:
+    assert is_name(FolderClassifier.folder_of(path))
 
 
 def test_repo_without_rules_gets_folder_classifier() -> None:
     classifier = classifier_for("someone/unknown-repo")
     assert isinstance(classifier, FolderClassifier)
     assert classifier.known_subsystems == set()
+    assert classifier.vocabulary.is_open and classifier.vocabulary.shows == "names"
     pr = make_pr([("docs/a.md", 5), ("src/a.py", 50), ("README.md", 5), ("lib/b.py", 50)])
     assert classifier.classify(pr) == ["lib", "src", "docs", "other"]
     assert classifier.classify(make_pr([])) == ["other"]

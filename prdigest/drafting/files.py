@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 from prdigest.drafting.prose import MAX_SCAN, clean_line, unique
 from prdigest.models import FileChange
+from prdigest.vocabulary import DraftingHints
 
 # File kinds, decided from the path alone.
 SOURCE, TEST, DOC, CI, BUILD, BENCH, EXAMPLE = "source", "test", "doc", "ci", "build", "bench", "example"
 
 _BUILD_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "cmakelists.txt", "uv.lock", "poetry.lock",
                 "package.json", "package-lock.json", "cargo.toml", "cargo.lock", "go.mod", "go.sum")
-_KERNEL_SUFFIXES = (".cu", ".cuh", ".cpp", ".hpp", ".cc", ".h", ".c")
 _DEFINED = re.compile(r"^\+[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w{2,60})|"
                       r"^\+[^\n]{0,80}?__global__[ \t]+void[ \t]+(\w{3,60})", re.MULTILINE)
 
@@ -28,6 +28,7 @@ class FileFact:
     status: str
     kind: str
     symbols: tuple[str, ...] = ()  # functions and classes the patch adds, when the source sent a patch
+    kernel_path: bool = False      # the repo's rules say files at this path are kernels
 
     @property
     def changes(self) -> int:
@@ -39,19 +40,21 @@ class FileFact:
 
     @property
     def is_kernel(self) -> bool:
-        return self.kind == SOURCE and (self.path.startswith("csrc/") or self.path.endswith(_KERNEL_SUFFIXES))
+        return self.kind == SOURCE and self.kernel_path
 
 
-def file_facts(changes: list[FileChange]) -> tuple[FileFact, ...]:
+def file_facts(changes: list[FileChange], hints: DraftingHints | None = None) -> tuple[FileFact, ...]:
     """The files, most changed first; the ten biggest also carry what their patch defines."""
+    hints = hints or DraftingHints()
     ranked = sorted(changes, key=lambda c: (-c.changes, c.path))
     facts = []
     for rank, change in enumerate(ranked):
         symbols: tuple[str, ...] = ()
         if change.patch and rank < 10:
             symbols = unique([a or b for a, b in _DEFINED.findall(change.patch[:MAX_SCAN])])[:6]
-        facts.append(FileFact(clean_line(change.path, 300), change.additions, change.deletions, change.status,
-                              file_kind(change.path), symbols))
+        path = clean_line(change.path, 300)
+        facts.append(FileFact(path, change.additions, change.deletions, change.status,
+                              file_kind(change.path), symbols, hints.is_kernel_path(path)))
     return tuple(facts)
 
 

@@ -14,25 +14,6 @@ from prdigest.drafting.signals import (BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, T
 from prdigest.drafting.verdict import Assessment
 from prdigest.models import Language, Verdict
 
-_AUDIENCE = {  # subsystem → (zh, en) readers
-    "kernels": ("内核开发者", "kernel developers"), "moe": ("MoE 开发者", "MoE developers"),
-    "attention": ("注意力后端开发者", "attention-backend developers"),
-    "spec-decode": ("投机解码开发者", "speculative-decoding developers"),
-    "distributed": ("分布式并行开发者", "parallelism developers"),
-    "kv-cache": ("KV 缓存与 P/D 分离开发者", "KV-cache and P/D developers"),
-    "scheduler-core": ("调度器开发者", "scheduler developers"), "rocm": ("ROCm 用户与开发者", "ROCm users"),
-    "tpu": ("TPU 用户", "TPU users"), "cpu-xpu": ("CPU/XPU 平台开发者", "CPU/XPU platform developers"),
-    "models": ("模型适配开发者", "model integrators"), "multimodal": ("多模态开发者", "multimodal developers"),
-    "frontend-api": ("API 服务运维", "API server operators"),
-    "tool-calling": ("工具解析器维护者", "tool-parser maintainers"),
-    "structured-output": ("结构化输出开发者", "structured-output developers"),
-    "quantization": ("量化开发者", "quantization developers"), "ci-build": ("CI 维护者", "CI maintainers"),
-    "deps": ("打包与部署负责人", "packagers and deployers"), "docs": ("文档读者", "docs readers"),
-    "security": ("部署与安全运维", "operators and security reviewers"),
-    "perf-benchmarks": ("性能基准维护者", "benchmark maintainers"), "lora": ("LoRA 开发者", "LoRA developers"),
-    "sampling": ("采样器开发者", "sampler developers"), "other": ("相关模块维护者", "maintainers of the code"),
-}
-
 _CONFIG_FILE = re.compile(r"(^|/)(config|envs|cli_args|arg_utils|settings)[\w.]*\.py$")
 _ROLE = {  # a file's role → (zh, en): what to look at in it
     "new": ("新文件，看它的对外接口以及在哪里注册、被谁调用",
@@ -65,8 +46,9 @@ def _suggestion(s: Signals) -> Remark | None:
 def audience(s: Signals, lang: Language) -> str:
     """Who should read the entry, from its areas, most specific first."""
     zh = lang == "zh-CN"
-    areas = tuple(a for a in s.areas if a != "other")[:2] or ("other",)
-    return clean_line(("、" if zh else ", ").join(_AUDIENCE[a][0 if zh else 1] for a in areas), MAX_AUDIENCE)
+    vocab = s.vocabulary
+    areas = tuple(a for a in s.areas if a != vocab.fallback.name)[:2] or (vocab.fallback.name,)
+    return clean_line(("、" if zh else ", ").join(vocab.get(a).audience(lang) for a in areas), MAX_AUDIENCE)
 
 
 def _facts(s: Signals, zh: bool) -> str:
@@ -185,7 +167,7 @@ def followups(s: Signals, lang: Language) -> list[str]:
     if s.skipped_tests or s.is_flaky:
         out.append("跟踪被跳过或禁用的测试何时恢复。" if zh else "Track when the skipped or disabled tests are re-enabled.")
     deps = [f.path for f in s.files if f.kind == BUILD and "requirements" in f.path.lower()]
-    if s.is_bump or (deps and "deps" in s.areas):
+    if s.is_bump or (deps and s.vocabulary.hints.file_kinds.get("dependency") in s.areas):
         where = f"：{code_names(deps, 2, zh)}" if zh and deps else f": {code_names(deps, 2, zh)}" if deps else ""
         out.append(f"核对依赖约束与锁文件{where}。" if zh else f"Check version bounds and lockfiles{where}.")
     later = _suggestion(s)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from prdigest.drafting.phrasing import AREA_LABEL, MAX_HEADLINE, zh_spacing
+from prdigest.drafting.phrasing import MAX_HEADLINE, zh_spacing
 from prdigest.drafting.signals import Signals, clean_line
 from prdigest.models import Language
 
@@ -155,7 +155,7 @@ def headline(s: Signals, lang: Language) -> str:
     """A short statement of the change in ``lang``, never the title itself."""
     zh = lang == "zh-CN"
     area = next((a for a in s.title_areas if a in s.areas), s.areas[0] if s.areas else None)
-    label = AREA_LABEL[area][0 if zh else 1] if area and area != "other" else ""
+    label = s.vocabulary.label(area, lang) if area and area != s.vocabulary.fallback.name else ""
     fallback = label or ("变更" if zh else "Change")
     if not s.core_title:
         if s.files:

@@ -14,6 +14,7 @@ from prdigest.drafting.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE,
 from prdigest.drafting.signals import extract
 from prdigest.drafting.verdict import Assessment, Reason, assess
 from prdigest.models import DraftEntry, Language, PullRequest
+from prdigest.vocabulary import Vocabulary
 
 __all__ = [
     "MAX_AUDIENCE", "MAX_FOLLOWUP", "MAX_HEADLINE", "MAX_POINT", "MAX_RATIONALE", "Assessment",
@@ -26,11 +27,22 @@ class OfflineDrafter:
 
     name = "offline"
 
+    def __init__(self, vocabulary: Vocabulary | None = None) -> None:
+        # The repo's vocabulary (``classifier.vocabulary``): its labels, audiences and drafting hints.
+        # Without one, the draft uses only repo-independent signals.
+        self.vocabulary = vocabulary or Vocabulary.open()
+
+    def check(self) -> None:
+        """Nothing to check: no network, no key."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
     def draft(self, pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
         """Draft the entry for ``pr`` in ``language`` ("zh-CN"; anything else is English, as in Verdict.label)."""
         lang: Language = "zh-CN" if language == "zh-CN" else "en"
         zh = lang == "zh-CN"
-        s = extract(pr, list(subsystems))
+        s = extract(pr, list(subsystems), self.vocabulary)
         a = assess(s)
         warnings: list[str] = []
         if not s.title:

@@ -8,17 +8,19 @@ their public names are re-exported here, where drafters have always imported the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from prdigest.drafting.areas import AREA_PRIORITY, CORE_AREAS, FEATURE_AREAS, areas_from, by_priority
+from prdigest.drafting.areas import areas_from, by_priority
 from prdigest.drafting.files import (BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, file_facts,
                                      file_kind)
 from prdigest.drafting.prose import (MAX_IDENTIFIERS, MAX_SCAN, clean_line, identifiers_in, perf_evidence,
                                      sentences, snippets_with, strip_template, switches_in, unique)
-from prdigest.models import SUBSYSTEMS, PullRequest, strip_control
+from prdigest.models import PullRequest
+from prdigest.text import strip_control
+from prdigest.vocabulary import Vocabulary
 
 __all__ = [
-    "AREA_PRIORITY", "BENCH", "BUILD", "CI", "CORE_AREAS", "DOC", "EXAMPLE", "FEATURE_AREAS", "MAX_COMMENT",
+    "BENCH", "BUILD", "CI", "DOC", "EXAMPLE", "MAX_COMMENT",
     "MAX_COMMENTS", "MAX_IDENTIFIERS", "MAX_SCAN", "MAX_TITLE", "SOURCE", "TEST", "FileFact", "Remark",
     "Signals", "clean_line", "extract", "file_kind", "sentences", "strip_template",
 ]
@@ -122,6 +124,8 @@ class Signals:
     identifiers: tuple[str, ...]
     later_work: tuple[str, ...]
     skipped_tests: bool
+    #: The repo's subsystems: labels, audiences and what counts as core, for the parts that phrase the draft.
+    vocabulary: Vocabulary = field(default_factory=Vocabulary.open)
 
     @property
     def size(self) -> int:
@@ -151,8 +155,13 @@ class Signals:
         return tuple(f for f in self.files if f.kind == SOURCE and f.is_new)
 
 
-def extract(pr: PullRequest, subsystems: list[str]) -> Signals:
-    """Read the signals of one PR; ``subsystems`` may be empty or ``["other"]``."""
+def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | None = None) -> Signals:
+    """Read the signals of one PR; ``subsystems`` may be empty or just the fallback.
+
+    Without a ``vocabulary`` (a repo without rules) the areas are the fallback at most.
+    """
+    vocab = vocabulary or Vocabulary.open()
+    fallback = vocab.fallback.name
     title = clean_line(pr.title[: MAX_TITLE * 4], MAX_TITLE)
     body = strip_template(strip_control(pr.body[: MAX_SCAN * 2]))[:MAX_SCAN]
     tag_match = _TAGS.match(title)
@@ -168,14 +177,15 @@ def extract(pr: PullRequest, subsystems: list[str]) -> Signals:
         core_title = inner[inner_tags.end():] if inner_tags else inner
     core_title = re.sub(r"\s*\(#\d+\)\s*$", "", core_title).strip(" .\"'")
 
-    facts = file_facts(pr.files)
+    facts = file_facts(pr.files, vocab.hints)
     additions = pr.additions or sum(f.additions for f in pr.files)
     deletions = pr.deletions or sum(f.deletions for f in pr.files)
 
-    given = [s for s in subsystems if s in SUBSYSTEMS and s != "other"]
+    given = [s for s in subsystems if s != fallback]
     labels = tuple(clean_line(label, 60).lower() for label in pr.labels[:20])
-    inferred = areas_from(facts, (*tags, *labels, core_title.lower()))
-    areas = by_priority(given) or by_priority(inferred) or (("other",) if "other" in subsystems else ())
+    inferred = areas_from(facts, (*tags, *labels, core_title.lower()), vocab)
+    areas = (by_priority(given, vocab) or by_priority(inferred, vocab)
+             or ((fallback,) if fallback in subsystems else ()))
     comments = [(clean_line(c.author, 40), strip_control(c.body[:MAX_COMMENT]))
                 for c in pr.review_comments[:MAX_COMMENTS]]
     remarks = tuple(Remark(author, clean_line(text, 400)) for author, text in comments
@@ -188,7 +198,7 @@ def extract(pr: PullRequest, subsystems: list[str]) -> Signals:
     return Signals(
         number=pr.number, author=pr.author, title=title, core_title=clean_line(core_title, 200), tags=tags,
         body=body, additions=additions, deletions=deletions, files=facts, files_truncated=pr.files_truncated,
-        areas=areas, title_areas=by_priority(areas_from((), (*tags, core_title.lower()))),
+        areas=areas, title_areas=by_priority(areas_from((), (*tags, core_title.lower()), vocab), vocab),
         is_revert=is_revert,
         revert_has_reason=bool(_REASON.search(body)) if is_revert else False,
         reverted_refs=unique(_PR_REF.findall(f"{title}\n{body[:600]}"))[:3] if is_revert else (),
@@ -211,4 +221,5 @@ def extract(pr: PullRequest, subsystems: list[str]) -> Signals:
         skipped_tests=bool(_SKIPPED.search(title)) or bool(
             re.search(r"\b(tests?|architectures?|cases?)\b[^.\n]{0,40}\b(skipped|disabled)\b", body,
                       re.IGNORECASE)),
+        vocabulary=vocab,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from prdigest.drafting.phrasing import area_names, code_names
-from prdigest.drafting.signals import CORE_AREAS, FEATURE_AREAS, SOURCE, TEST, Signals
+from prdigest.drafting.signals import SOURCE, TEST, Signals
 from prdigest.models import Verdict
 
 # ── Verdict weights: a PR's score is the sum of the weights whose signal it shows. ──────────────────
@@ -85,13 +85,15 @@ def _scored(s: Signals) -> list[Reason]:
         add("size", W_SIZE_MEDIUM, "改动量中等", "a mid-sized change")
     elif s.size < 40:
         add("size", W_SIZE_TINY, "改动很小", "a tiny change")
-    core = tuple(a for a in s.areas if a in CORE_AREAS)
+    core = tuple(a for a in s.areas if a in s.vocabulary.hints.core)
     if core:
         add("core", W_CORE + (W_CORE_CROSS if len(core) > 1 else 0.0),
-            f"触及核心子系统（{area_names(core, True)}）", f"touches core areas ({area_names(core, False)})")
-    feature = tuple(a for a in s.areas if a in FEATURE_AREAS)
+            f"触及核心子系统（{area_names(core, True, s.vocabulary)}）",
+            f"touches core areas ({area_names(core, False, s.vocabulary)})")
+    feature = tuple(a for a in s.areas if a in s.vocabulary.hints.features)
     if feature:
-        add("feature", W_FEATURE, f"涉及{area_names(feature, True)}", f"concerns {area_names(feature, False)}")
+        add("feature", W_FEATURE, f"涉及{area_names(feature, True, s.vocabulary)}",
+            f"concerns {area_names(feature, False, s.vocabulary)}")
     if s.perf_claims:
         add("perf", W_PERF_CLAIM, f"正文给出性能对比（{'、'.join(s.perf_claims[:2])}）",
             f"the body reports {', '.join(s.perf_claims[:2])}")
