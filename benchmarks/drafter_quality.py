@@ -46,7 +46,8 @@ def measure(records: list[dict], mode: str = "gold") -> dict:
     pairs = []
     for record in records:
         pr = PullRequest.model_validate(record)
-        pairs.append((Verdict(record["gold"]["verdict"]), drafter.draft(pr, subsystems_for(record, mode), "zh-CN").verdict))
+        got = drafter.draft(pr, subsystems_for(record, mode), "zh-CN").verdict
+        pairs.append((Verdict(record["gold"]["verdict"]), got))
     matrix = confusion(pairs)
     deep = verdict_prf(matrix)
     return {
