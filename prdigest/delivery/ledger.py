@@ -21,6 +21,7 @@ from rich.text import Text
 
 from prdigest.errors import ConfigError
 from prdigest.store import StateLocation, Store, open_store
+from prdigest.text import slug
 
 COMPONENT = "delivery-ledger"
 MIGRATIONS = [
@@ -57,7 +58,7 @@ def _now() -> str:
 
 def edition_key(text: str) -> str:
     """Accept an edition's key (``vllm-project-vllm-2026-W47``) or name (``vllm-project/vllm 2026-W47``)."""
-    return re.sub(r"[^A-Za-z0-9-]+", "-", text).strip("-")
+    return slug(text, lower=False)
 
 
 @dataclass(frozen=True)

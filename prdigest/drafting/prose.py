@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from prdigest.models import strip_control
+from prdigest.text import strip_control
 
 #: Only this much of a body is scanned: PR descriptions that matter fit easily; logs pasted below do not.
 MAX_SCAN = 20_000

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -28,6 +28,7 @@ from github.GithubException import (
 from urllib3 import Retry
 
 from prdigest.errors import ConfigError, SourceError
+from prdigest.text import redact_url
 
 #: GitHub's documented ceiling for REST is 900 points a minute (a GET costs 1) before secondary limits
 #: start; search has its own bucket of 30 requests a minute. We stay well under both.
@@ -50,16 +51,6 @@ def default_retry(*, max_rate_limit_wait: float = 300.0, secondary_rate_wait: fl
         secondary_rate_wait=secondary_rate_wait, max_rate_limit_wait=max_rate_limit_wait,
         status_forcelist=[429, *range(500, 600)],
     )
-
-
-def redact_url(url: str) -> str:
-    """The URL without any user:password part, safe to show."""
-    parts = urlsplit(url)
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        netloc = f"{host}:{parts.port}" if parts.port else host
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
 
 
 def is_loopback(url: str) -> bool:

@@ -1,0 +1,35 @@
+"""Small text helpers every layer shares: slugs, control-character stripping, URLs safe to show."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+#: C0 controls except tab, LF and CR; DEL; C1 controls. No medium can show them, and some (ESC) can
+#: disguise text in a terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+#: Hyphens are kept as they are, so a key made from a name that already is a slug does not change.
+_NOT_SLUG = re.compile(r"[^A-Za-z0-9-]+")
+
+
+def slug(text: str, *, lower: bool = True, limit: int | None = None) -> str:
+    """``text`` as a name safe in file names, ids and URLs: every run of other characters than ASCII
+    letters, digits and ``-`` becomes one ``-``, none at either end; lowercased unless ``lower=False``."""
+    value = _NOT_SLUG.sub("-", text.lower() if lower else text).strip("-")
+    return value[:limit].strip("-") if limit else value
+
+
+def strip_control(text: str) -> str:
+    """``text`` without C0/C1 control characters (tab, LF and CR are kept)."""
+    return _CONTROL.sub("", text)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without any ``user:password@`` part, safe to show in messages and logs."""
+    parts = urlsplit(url)
+    if not (parts.username or parts.password):
+        return url
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    return urlunsplit(parts._replace(netloc=f"{host}:{parts.port}" if parts.port else host))
