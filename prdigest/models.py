@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import enum
-import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Any, Generic, Literal, Self, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator,
+)
+
+from prdigest.text import slug
+
+T = TypeVar("T")
 
 Language = Literal["zh-CN", "en"]
 LANGUAGES: tuple[str, ...] = ("zh-CN", "en")
@@ -18,8 +25,6 @@ SUBSYSTEMS: tuple[str, ...] = (
     "tpu", "cpu-xpu", "models", "multimodal", "frontend-api", "tool-calling", "structured-output",
     "quantization", "ci-build", "deps", "docs", "security", "perf-benchmarks", "lora", "sampling", "other",
 )
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def utc(dt: datetime) -> datetime:
@@ -156,54 +161,127 @@ class DraftEntry(BaseModel):
     tokens_out: int = 0
 
 
+class _FromDraft(Generic[T]):
+    """An entry's attribute read from its draft's field of the same name (DraftEntry declares it once)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, entry: None, owner: type) -> "_FromDraft[T]": ...
+
+    @overload
+    def __get__(self, entry: "Entry", owner: type) -> T: ...
+
+    def __get__(self, entry: "Entry | None", owner: type) -> "T | _FromDraft[T]":
+        return self if entry is None else getattr(entry.draft, self.name)
+
+    def __set__(self, entry: "Entry", value: object) -> None:
+        # A data descriptor, so a stray instance attribute can never hide the draft's value.
+        raise AttributeError(f"Entry.{self.name} belongs to the draft: use entry.model_copy(update=...)")
+
+
+#: The keys of an entry in ``digest.json``, in order: the PR's facts and the draft's fields side by side.
+ENTRY_KEYS: tuple[str, ...] = (
+    "number", "url", "title", "author", "merged_at", "subsystems", "verdict", "headline", "rationale", "focus",
+    "followups", "audience", "additions", "deletions", "files_changed", "status", "drafter", "grounding",
+    "needs_editing", "warnings", "tokens_in", "tokens_out", "edit_distance",
+)
+
+
 class Entry(BaseModel):
-    """One PR's part of an edition: the PR's facts, its subsystems, the (reviewed) draft."""
+    """One PR's part of an edition: the PR's facts, its subsystems and its (reviewed) draft.
 
-    model_config = ConfigDict(extra="forbid")
+    The draft's fields read as the entry's own (``entry.headline``), and ``digest.json`` keeps entries flat:
+    a flat mapping validates into an entry, and an entry serializes flat (:data:`ENTRY_KEYS`).
+    """
 
-    number: int
+    model_config = ConfigDict(extra="forbid", ignored_types=(_FromDraft,))
+
     url: str
     title: str
     author: str
     merged_at: datetime
     subsystems: list[str]
-    verdict: Verdict
-    headline: str
-    rationale: str
-    focus: list[str] = Field(default_factory=list)
-    followups: list[str] = Field(default_factory=list)
-    audience: str = ""
     additions: int = 0
     deletions: int = 0
     files_changed: int = 0
+    draft: DraftEntry
     status: EntryStatus = EntryStatus.DRAFT
-    drafter: str = "offline"
-    grounding: list[str] = Field(default_factory=list)
-    needs_editing: bool = False
-    warnings: list[str] = Field(default_factory=list)
-    tokens_in: int = 0
-    tokens_out: int = 0
-    #: Review (prdigest/review.py): Levenshtein distance between the draft's and the sent headline + text;
+    #: Review (prdigest/review/): Levenshtein distance between the draft's and the sent headline + text;
     #: 0 when approved as drafted, None when rejected or not reviewed. The drafter's quality signal.
     edit_distance: int | None = None
+
+    number = _FromDraft[int]()
+    headline = _FromDraft[str]()
+    verdict = _FromDraft[Verdict]()
+    rationale = _FromDraft[str]()
+    focus = _FromDraft[list[str]]()
+    followups = _FromDraft[list[str]]()
+    audience = _FromDraft[str]()
+    drafter = _FromDraft[str]()
+    grounding = _FromDraft[list[str]]()
+    needs_editing = _FromDraft[bool]()
+    warnings = _FromDraft[list[str]]()
+    tokens_in = _FromDraft[int]()
+    tokens_out = _FromDraft[int]()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest_draft(cls, data: Any) -> Any:
+        """Accept the flat shape of ``digest.json`` (and of keyword construction)."""
+        if isinstance(data, dict) and "draft" not in data:
+            data = dict(data)
+            data["draft"] = {key: data.pop(key) for key in DraftEntry.model_fields if key in data}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flatten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        flat = {**data.pop("draft", {}), **data}
+        return {key: flat[key] for key in ENTRY_KEYS if key in flat}
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied; the draft's fields (headline, verdict, …) update the draft."""
+        changes = dict(update or {})
+        drafted = {key: changes.pop(key) for key in list(changes) if key in DraftEntry.model_fields}
+        if drafted:
+            changes["draft"] = changes.get("draft", self.draft).model_copy(update=drafted, deep=deep)
+        return super().model_copy(update=changes, deep=deep)
 
     @classmethod
     def from_draft(cls, pr: PullRequest, subsystems: list[str], draft: DraftEntry) -> "Entry":
         """Join a PR, its subsystems and its draft into an entry awaiting review."""
-        return cls(
-            number=pr.number, url=pr.url, title=pr.title, author=pr.author, merged_at=pr.merged_at,
-            subsystems=subsystems, verdict=draft.verdict, headline=draft.headline,
-            rationale=draft.rationale, focus=draft.focus, followups=draft.followups,
-            audience=draft.audience, additions=pr.additions, deletions=pr.deletions,
-            files_changed=len(pr.files), drafter=draft.drafter, grounding=draft.grounding,
-            needs_editing=draft.needs_editing, warnings=draft.warnings,
-            tokens_in=draft.tokens_in, tokens_out=draft.tokens_out,
-        )
+        if draft.number != pr.number:
+            draft = draft.model_copy(update={"number": pr.number})
+        return cls(url=pr.url, title=pr.title, author=pr.author, merged_at=pr.merged_at, subsystems=subsystems,
+                   additions=pr.additions, deletions=pr.deletions, files_changed=len(pr.files), draft=draft)
 
     @property
     def published(self) -> bool:
         """True when the entry survived review and may reach readers."""
         return self.status in (EntryStatus.APPROVED, EntryStatus.EDITED)
+
+    @property
+    def flagged(self) -> bool:
+        """True when the drafter asks for the editor's eye (fallback draft, warnings, grounding failures)."""
+        return bool(self.needs_editing or self.warnings or self.grounding)
+
+
+@dataclass(frozen=True)
+class RenderProblem:
+    """One PR that could not be rendered for one medium and variant; the rest of the message goes out.
+
+    ``digest.json`` keeps it under ``problems`` as ``{number, medium, variant, error}``.
+    """
+
+    number: int
+    medium: str
+    variant: str
+    error: str
+
+    def __str__(self) -> str:
+        return f"PR #{self.number} could not be rendered for {self.medium} ({self.variant}): {self.error}"
 
 
 class Edition(BaseModel):
@@ -221,8 +299,8 @@ class Edition(BaseModel):
     review_note: str = ""
     generated_at: datetime
     entries: list[Entry] = Field(default_factory=list)
-    #: PRs that could not be rendered for some medium: {"number": …, "medium": …, "error": …}.
-    problems: list[dict[str, str | int]] = Field(default_factory=list)
+    #: PRs that could not be rendered for some medium and variant.
+    problems: list[RenderProblem] = Field(default_factory=list)
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
@@ -240,13 +318,8 @@ class Edition(BaseModel):
     @property
     def key(self) -> str:
         """A stable identifier safe for file names and ledgers: ``vllm-project-vllm-2026-W47``."""
-        return re.sub(r"[^A-Za-z0-9-]+", "-", f"{self.repo}-{self.week}").strip("-")
+        return slug(f"{self.repo}-{self.week}", lower=False)
 
     @property
     def published(self) -> list[Entry]:
         return [e for e in self.entries if e.published]
-
-
-def strip_control(text: str) -> str:
-    """Drop C0 control characters (keeping tab, LF, CR) that no medium can show."""
-    return _CONTROL.sub("", text)
