@@ -24,7 +24,7 @@ from renderers.site.pages import (edition_pages, render_edition, render_index, r
 from renderers.site.search import search_index
 from renderers.site.strings import site_strings
 
-ASSETS = ("site.css", "site.js", "theme.js")
+ASSETS = ("site.css", "site.js", "theme.js", "favicon.svg")
 
 __all__ = ["build_site", "edition_dir", "edition_url", "permalink", "site_base"]
 
@@ -63,9 +63,10 @@ def build_site(editions: list[Edition], *, site_url: str | None = None,
         newer = pages[same[k - 1]] if k > 0 else None
         older = pages[same[k + 1]] if k + 1 < len(same) else None
         files[p.path + "index.html"] = render_edition(p, title, newer, older)
+    rendered: dict[tuple[str, int], str] = {}
     for name in subsystem_names(pages):
         files[f"subsystems/{slug(name)}.html"] = render_subsystem(name, pages, lang, title)
-        files[f"subsystems/{slug(name)}.xml"] = subsystem_feed(name, pages, base, lang)
+        files[f"subsystems/{slug(name)}.xml"] = subsystem_feed(name, pages, base, lang, rendered)
     static = resources.files("renderers.site") / "static"
     for asset in ASSETS:
         files[f"assets/{asset}"] = (static / asset).read_bytes()

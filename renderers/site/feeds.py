@@ -23,7 +23,7 @@ from renderers.view import counts, meta, strings, window
 ATOM = "http://www.w3.org/2005/Atom"
 #: Items per feed: a feed is for what is new, the archive pages hold the rest.
 MAX_EDITIONS = 52
-MAX_ENTRIES = 200
+MAX_ENTRIES = 100
 _NS = uuid.UUID("6d0c3a52-4c1e-4d39-9a2b-8f0b6f0d1c11")  # pr-digest's namespace for feed ids
 
 ET.register_namespace("", ATOM)
@@ -98,8 +98,13 @@ def digest_feed(pages: list[EditionPage], base: str | None, language: str, title
     return _serialise(feed)
 
 
-def subsystem_feed(name: str, pages: list[EditionPage], base: str | None, language: str) -> bytes:
-    """``subsystems/<name>.xml``: one item per entry of the subsystem, newest edition first."""
+def subsystem_feed(name: str, pages: list[EditionPage], base: str | None, language: str,
+                   rendered: dict[tuple[str, int], str] | None = None) -> bytes:
+    """``subsystems/<name>.xml``: one item per entry of the subsystem, newest edition first.
+
+    ``rendered`` caches each entry's HTML across the feeds of its several subsystems.
+    """
+    rendered = {} if rendered is None else rendered
     path = f"subsystems/{slug(name)}.xml"
     sui = site_strings(language)
     items = [(p, e) for p in pages for e in p.views if name in e.subsystems][:MAX_ENTRIES]
@@ -114,7 +119,9 @@ def subsystem_feed(name: str, pages: list[EditionPage], base: str | None, langua
         _el(item, "updated", rfc3339(_updated(ed)))
         _el(item, "link", rel="alternate", type="text/html", href=_href(base, f"{p.path}#pr-{e.number}", path))
         _el(item, "summary", f"#{e.number} {e.title} · {p.name}")
-        html = render_fragment("feed_entry.html.j2", e=e, meta=meta(e, ed.language),
-                               ui=strings(ed.language))
-        _el(item, "content", html, type="html")
+        key = (p.path, e.number)
+        if key not in rendered:
+            rendered[key] = render_fragment("feed_entry.html.j2", e=e, meta=meta(e, ed.language),
+                                            ui=strings(ed.language))
+        _el(item, "content", rendered[key], type="html")
     return _serialise(feed)
