@@ -265,5 +265,11 @@ def status(
         raise typer.Exit(2) from None
 
 
+
+# --- the archive (issue 13; commands in flows/site_cli.py) -------------------------------------------------
+from flows.site_cli import register as _register_site  # noqa: E402  (after app's own commands)
+
+_register_site(app)
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
