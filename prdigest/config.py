@@ -56,6 +56,11 @@ class Settings(BaseSettings):
     slack_base_url: str = "https://slack.com/api/"
 
     unsubscribe_url: str | None = None
+    #: The archive site's public URL (``DIGEST_SITE_URL``): links from email, Slack and feeds; none = no links.
+    site_url: str | None = None
+
+    #: Seconds an edition waits for an editor (``--approve ui``) before the run fails and nothing is sent.
+    review_timeout: int = Field(default=3 * 24 * 3600, ge=1)
 
     @field_validator("github_url", "slack_base_url")
     @classmethod

@@ -101,3 +101,13 @@ def test_unknown_subsystem_in_readers_is_an_error(tmp_path: Path) -> None:
 def test_missing_readers_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="readers file not found"):
         load_readers(tmp_path / "nope.yaml")
+
+
+def test_review_timeout_is_a_setting_with_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().review_timeout == 3 * 24 * 3600
+    monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
+    assert load_settings().review_timeout == 120
+    for bad in ("soon", "0"):
+        monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", bad)
+        with pytest.raises(ConfigError, match=r"review_timeout.*\$DIGEST_REVIEW_TIMEOUT"):
+            load_settings()

@@ -395,40 +395,6 @@ def _draft_of(run_id: str) -> str:
         return client.read_flow_run_input(run_id, "pr-digest-draft")
 
 
-@pytest.mark.prefect
-def test_delivery_table_artifact_lists_what_was_sent_to_whom(prefect_api) -> None:
-    from prefect import flow
-    from prefect.artifacts import Artifact
-
-    from flows.review import delivery_artifact
-    from prdigest.delivery import Message
-    from prdigest.pipeline import DeliveryReport
-    from prdigest.readers import Reader
-
-    edition = apply_decision(_edition(2), ReviewDecision(decision="send", approver="Ann"))
-    ann = Reader(id="ann", name="Ann", email="ann@example.com", slack="#ann")
-    report = DeliveryReport(sent=[(Message(reader=ann, variant="all", medium="email"), "<id@x>")],
-                            failed=[(Message(reader=ann, variant="all", medium="slack"), "channel_not_found")])
-
-    @flow(name="delivery-artifact")
-    def publish() -> list[dict[str, str]]:
-        return delivery_artifact(edition, report)
-
-    rows = publish()
-    assert [(r["reader"], r["medium"], r["recipient"], r["result"]) for r in rows] == [
-        ("ann", "email", "ann@example.com", "sent"), ("ann", "slack", "#ann", "failed")]
-    artifact = Artifact.get(f"sent-{edition.key.lower()}")
-    assert artifact is not None and artifact.type == "table" and "channel_not_found" in str(artifact.data)
-
-    @flow(name="delivery-artifact-rows")
-    def publish_rows() -> list[dict[str, str]]:  # the deliver task's plain rows, as the edition flow passes them
-        return delivery_artifact(edition, {"sent": [("ann", "email", "<id@x>")], "pending": [("ann", "slack", "429")]},
-                                 {("ann", "email"): ("ann@example.com", "all"), ("ann", "slack"): ("#ann", "all")})
-
-    assert [(r["reader"], r["recipient"], r["variant"], r["result"]) for r in publish_rows()] == [
-        ("ann", "ann@example.com", "all", "sent"), ("ann", "#ann", "all", "pending")]
-
-
 def test_a_big_edition_lists_entries_one_line_each_above_the_form() -> None:
     edition = _edition(150)
     edition.entries[7] = _entry(8, warnings=["grounding failed"], rationale="Full text of the flagged one.")

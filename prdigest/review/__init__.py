@@ -1,0 +1,21 @@
+"""The editor's review of an edition, without Prefect.
+
+- :mod:`prdigest.review.decision`: what the editor decides, its checks, applying it, the edit distance;
+- :mod:`prdigest.review.markdown`: the draft digest as the editor reads it;
+- :mod:`prdigest.review.record`: the review record in the state store.
+
+The names callers use are importable from here.
+"""
+
+from prdigest.review.decision import (
+    EntryEdit, ReviewDecision, ReviewExpired, ReviewRejected, apply_decision, check_decision, decision_summary,
+    edit_distance, entry_text, parse_numbers, prefilled_edits,
+)
+from prdigest.review.markdown import FULL_DESCRIPTION_BUDGET, entry_markdown, md, review_markdown
+from prdigest.review.record import record_review
+
+__all__ = [
+    "FULL_DESCRIPTION_BUDGET", "EntryEdit", "ReviewDecision", "ReviewExpired", "ReviewRejected", "apply_decision",
+    "check_decision", "decision_summary", "edit_distance", "entry_markdown", "entry_text", "md", "parse_numbers",
+    "prefilled_edits", "record_review", "review_markdown",
+]

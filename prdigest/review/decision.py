@@ -1,0 +1,216 @@
+"""The editor's decision about one edition: its model, its checks, and applying it to the draft.
+
+The decision is shaped for a real week (150 entries): one required choice (send / hold), "approve every
+entry" on by default, PR numbers to reject as one line of text, and a short list of edits the editor adds
+one card per entry they change. Prefect's form (``flows/review_form.py``) and ``digest approve`` both build
+a :class:`ReviewDecision`, and both go through :func:`check_decision` before anything is applied.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from rapidfuzz.distance import Levenshtein
+
+from prdigest.errors import ReviewError
+from prdigest.models import Edition, Entry, EntryStatus, Verdict
+
+MAX_HEADLINE = 200
+MAX_TEXT = 4000
+#: Entries that need the editor's eye are pre-filled as edit cards, up to this many.
+MAX_PREFILLED_EDITS = 10
+
+VerdictChoice = Literal["keep", "deep-read", "skim", "skip"]
+
+
+class ReviewRejected(ReviewError):
+    """The editor's input failed our checks; the message lists every reason, one per line."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+class ReviewExpired(ReviewError):
+    """Nobody resumed the review in time: the run fails and nothing is sent."""
+
+
+class EntryEdit(BaseModel):
+    """One entry the editor changes: empty fields keep the draft's value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int = Field(description="PR number of the entry to change")
+    verdict: VerdictChoice = Field(default="keep", description="keep = the drafted verdict")
+    headline: str = Field(default="", description="New headline; empty keeps the draft's")
+    text: str = Field(default="", description="New text (the why); empty keeps the draft's")
+
+
+class ReviewDecision(BaseModel):
+    """What an editor decides about one edition (the fields of the resume form, in order)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["send", "hold"] = Field(
+        description="send: deliver the approved entries. hold: send nothing this week.")
+    approver: str = Field(default="", description="Your name, recorded in digest.json")
+    approve_all: bool = Field(default=True, description="Approve every entry not listed under Reject")
+    reject: str = Field(default="", description="PR numbers to leave out, e.g. 41873 41902")
+    approve: str = Field(default="", description="Only when 'Approve all' is off: PR numbers to send")
+    edits: list[EntryEdit] = Field(default_factory=list,
+                                   description="Add an item per entry you change (PR number + new values)")
+    note: str = Field(default="", description="A note for the record (optional)")
+
+
+def parse_numbers(text: str, field: str) -> tuple[list[int], list[str]]:
+    """PR numbers from free text ('41873, #41902 41910'); the second list holds the reasons it is not."""
+    numbers: list[int] = []
+    errors: list[str] = []
+    for token in re.split(r"[\s,;]+", text.strip()):
+        if not token:
+            continue
+        if re.fullmatch(r"#?\d{1,9}", token):
+            numbers.append(int(token.lstrip("#")))
+        else:
+            errors.append(f"{field}: '{token[:40]}' is not a PR number")
+    return numbers, errors
+
+
+def check_decision(edition: Edition, decision: ReviewDecision) -> list[str]:
+    """Every reason the decision cannot be applied to the edition; empty when it can."""
+    known = {e.number for e in edition.entries}
+    reasons: list[str] = []
+    rejected, errs = parse_numbers(decision.reject, "reject")
+    reasons += errs
+    approved, errs = parse_numbers(decision.approve, "approve")
+    reasons += errs
+    for field, numbers in (("reject", rejected), ("approve", approved), ("edits", [e.number for e in decision.edits])):
+        unknown = sorted(set(numbers) - known)
+        if unknown:
+            reasons.append(f"{field}: PR {', '.join(f'#{n}' for n in unknown)} is not in {edition.name}")
+    if decision.decision == "hold":
+        return reasons
+    if not decision.approver.strip():
+        reasons.append("approver: type your name: it is recorded as who approved the edition")
+    if decision.approve_all and approved:
+        reasons.append("approve: lists PR numbers but 'Approve all' is on; turn it off or clear the list")
+    both = sorted(set(rejected) & set(approved))
+    if both:
+        reasons.append(f"PR {', '.join(f'#{n}' for n in both)} is both approved and rejected")
+    entries = {e.number: e for e in edition.entries}
+    reasons += _check_edits(decision.edits, entries, set(rejected))
+    if not reasons and not _selected(edition, decision):
+        reasons.append("send: no entry would be approved; choose 'hold' to send nothing this week")
+    return reasons
+
+
+def _check_edits(edits: list[EntryEdit], entries: dict[int, Entry], rejected: set[int]) -> list[str]:
+    """The reasons the edit cards cannot be applied, each naming its card and PR."""
+    reasons: list[str] = []
+    seen: set[int] = set()
+    scale = {v.value for v in Verdict} | {"keep"}
+    for i, edit in enumerate(edits):
+        where = f"edits[{i}] (PR #{edit.number})"
+        if edit.number in seen:
+            reasons.append(f"{where}: the entry is edited twice; merge the two items")
+        seen.add(edit.number)
+        # A pre-filled card left as drafted may stay in the list of a rejected entry; a real edit may not.
+        if edit.number in rejected and edit.number in entries and _changes(entries[edit.number], edit):
+            reasons.append(f"{where}: the entry is also listed under Reject; edit or reject it, not both")
+        if edit.verdict not in scale:
+            reasons.append(f"{where}: verdict '{edit.verdict}' is not one of deep-read, skim, skip")
+        if edit.headline and not edit.headline.strip():
+            reasons.append(f"{where}: the headline is blank; type one or leave it empty to keep the draft's")
+        if len(edit.headline) > MAX_HEADLINE:
+            reasons.append(f"{where}: the headline has {len(edit.headline)} characters (at most {MAX_HEADLINE})")
+        if edit.text and not edit.text.strip():
+            reasons.append(f"{where}: the text is blank; type it or leave it empty to keep the draft's")
+        if len(edit.text) > MAX_TEXT:
+            reasons.append(f"{where}: the text has {len(edit.text)} characters (at most {MAX_TEXT})")
+    return reasons
+
+
+def _selected(edition: Edition, decision: ReviewDecision) -> set[int]:
+    """PR numbers the decision approves (assumes it passed the checks)."""
+    rejected = set(parse_numbers(decision.reject, "reject")[0])
+    if decision.approve_all:
+        chosen = {e.number for e in edition.entries}
+    else:
+        entries = {e.number: e for e in edition.entries}
+        chosen = set(parse_numbers(decision.approve, "approve")[0]) | {
+            e.number for e in decision.edits if e.number in entries and _changes(entries[e.number], e)}
+    return chosen - rejected
+
+
+def _changes(entry: Entry, edit: EntryEdit) -> bool:
+    """True when the card changes the entry (a pre-filled card left as drafted does not)."""
+    final = _edited(entry, edit)
+    return (final.verdict, final.headline, final.rationale) != (entry.verdict, entry.headline, entry.rationale)
+
+
+def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | None = None) -> Edition:
+    """The reviewed edition: each entry approved, edited or rejected, with the approver, time and note.
+
+    Raises :class:`ReviewRejected` when :func:`check_decision` finds anything: nothing is applied in part.
+    """
+    reasons = check_decision(edition, decision)
+    if reasons:
+        raise ReviewRejected(reasons)
+    now = now or datetime.now(timezone.utc)
+    chosen = _selected(edition, decision) if decision.decision == "send" else set()
+    edits = {e.number: e for e in decision.edits}
+    entries: list[Entry] = []
+    for entry in edition.entries:
+        if entry.number not in chosen:
+            entries.append(entry.model_copy(update={"status": EntryStatus.REJECTED, "edit_distance": None}))
+            continue
+        final = _edited(entry, edits.get(entry.number))
+        distance = edit_distance(entry_text(entry), entry_text(final))
+        status = EntryStatus.EDITED if distance or final.verdict != entry.verdict else EntryStatus.APPROVED
+        entries.append(final.model_copy(update={"status": status, "edit_distance": distance}))
+    note = decision.note.strip()
+    if decision.decision == "hold":
+        note = f"held: nothing sent. {note}".strip()
+    return edition.model_copy(update={
+        "entries": entries, "approver": decision.approver.strip() or None, "approved_at": now,
+        "review_note": note,
+    })
+
+
+def _edited(entry: Entry, edit: EntryEdit | None) -> Entry:
+    if edit is None:
+        return entry
+    update: dict[str, object] = {}
+    if edit.verdict != "keep":
+        update["verdict"] = Verdict(edit.verdict)
+    if edit.headline.strip():
+        update["headline"] = edit.headline.strip()
+    if edit.text.strip():
+        update["rationale"] = edit.text.strip()
+    return entry.model_copy(update=update)
+
+
+def entry_text(entry: Entry) -> str:
+    """The part of an entry an editor edits, as one text: headline, then the why."""
+    return f"{entry.headline}\n{entry.rationale}"
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions of characters) between two texts."""
+    return Levenshtein.distance(a, b)
+
+
+def prefilled_edits(edition: Edition) -> list[EntryEdit]:
+    """Edit cards for the entries the drafter flagged (fallback drafts, grounding failures), pre-filled."""
+    flagged = [e for e in edition.entries if e.flagged]
+    return [EntryEdit(number=e.number, verdict=e.verdict.value, headline=e.headline, text=e.rationale)
+            for e in flagged[:MAX_PREFILLED_EDITS]]
+
+
+def decision_summary(edition: Edition) -> Counter[str]:
+    """Entries per review status."""
+    return Counter(e.status.value for e in edition.entries)

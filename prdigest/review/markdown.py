@@ -1,0 +1,123 @@
+"""The draft digest as the editor reads it above the review form (and in ``digest review``), as markdown.
+
+Every text from a PR or the drafter is untrusted: :func:`md` makes it inert inline markdown, and only plain
+http(s) URLs become links.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import datetime
+
+from prdigest.models import Edition, Entry, Verdict
+
+# Backticks stay: drafts quote code as `name`, and a code span cannot hold a tag, link or image.
+_MD_SPECIAL = re.compile(r"([\\*_\[\]<>|~])")
+_MD_LINE_START = re.compile(r"^(\d*)([#+=>.)-])")
+
+
+def md(text: str, limit: int | None = None) -> str:
+    """Untrusted text (PR titles, LLM output) as inert inline markdown: one line, markup characters escaped
+    (no tag, link, image, emphasis or table cell can come from a PR), list/heading starts defused."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if limit and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _MD_LINE_START.sub(r"\1\\\2", _MD_SPECIAL.sub(r"\\\1", text))
+
+
+def _link(url: str, text: str = "") -> str:
+    # Only plain http(s) URLs become links; anything else is shown as text.
+    if not re.fullmatch(r"https?://[^\s<>()\[\]]+", url):
+        return md(f"{text} {url}".strip())
+    return f"[{text}]({url})" if text else f"<{url}>"
+
+
+#: Above this many characters the form's description lists entries one line each (the full draft goes to
+#: the markdown artifact): the V2 UI re-renders the description on every keystroke in the form, and a
+#: 113,000-character description for 150 entries made each keystroke take ~0.6 s (benchmarks/review_page.py).
+FULL_DESCRIPTION_BUDGET = 12_000
+
+
+def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_hint: str = "",
+                    budget: int | None = FULL_DESCRIPTION_BUDGET, artifact_hint: str = "") -> str:
+    """The draft digest as the editor reads it above the form: counts, then every entry with its warnings.
+
+    With ``budget`` and an edition whose full text exceeds it, entries are listed one line each (number,
+    verdict, headline, subsystems, link, warnings) and only the flagged entries keep their full text.
+    """
+    per_verdict = Counter(e.verdict.value for e in edition.entries)
+    per_subsystem = Counter(s for e in edition.entries for s in e.subsystems)
+    flagged = [e for e in edition.entries if e.flagged]
+    lines = [
+        f"## {md(edition.name)}: {len(edition.entries)} draft entries",
+        "",
+        "**To send:** choose *send* under Decision, type your name, then Resume. To leave entries out, "
+        "list their PR numbers under *Reject*. To change an entry, add an item under *Edits* with its PR "
+        "number and only the fields you change. *hold* sends nothing.",
+    ]
+    if deadline is not None:
+        lines += ["", f"Waiting until **{deadline:%Y-%m-%d %H:%M} UTC**. After that the run fails and "
+                      "nothing is sent."]
+    if run_hint:
+        lines += ["", run_hint]
+    lines += ["", "| verdict | entries |", "| --- | ---: |"]
+    lines += [f"| {v.value} | {per_verdict.get(v.value, 0)} |" for v in Verdict]
+    lines += ["", "**Subsystems:** " + (", ".join(f"{md(s)} {n}" for s, n in per_subsystem.most_common()) or "none")]
+    drafters = Counter(e.drafter for e in edition.entries)
+    cost = f", estimated cost ${edition.cost_usd:.2f}" if edition.cost_usd else ""
+    lines += ["", f"**Drafted by:** {', '.join(f'{md(d)} {n}' for d, n in drafters.most_common())}; "
+                  f"tokens in {edition.tokens_in}, out {edition.tokens_out}{cost}"]
+    if flagged:
+        lines += ["", f"**Needs your eye ({len(flagged)}):** " + ", ".join(f"#{e.number}" for e in flagged)]
+    head = "\n".join(lines)
+    full = [head]
+    for verdict in Verdict:
+        group = [e for e in edition.entries if e.verdict is verdict]
+        if group:
+            full += ["", f"### {verdict.value} ({len(group)})"]
+            for entry in group:
+                full += ["", *entry_markdown(entry)]
+    text = "\n".join(full) + "\n"
+    if budget is None or len(text) <= budget:
+        return text
+    compact = [head]
+    if flagged:
+        compact += ["", f"### Needs your eye ({len(flagged)})"]
+        for entry in flagged[:10]:
+            compact += ["", *entry_markdown(entry)]
+    compact += ["", f"### All {len(edition.entries)} entries, one line each"]
+    if artifact_hint:
+        compact += ["", artifact_hint]
+    for verdict in Verdict:
+        group = [e for e in edition.entries if e.verdict is verdict]
+        if group:
+            compact += ["", f"**{verdict.value} ({len(group)})**", ""]
+            compact += [f"- {_link(e.url, f'#{e.number}')} {md(e.headline, 160)} · {md(', '.join(e.subsystems))}"
+                        f"{' ⚠' if e.flagged else ''}" for e in group]
+    return "\n".join(compact) + "\n"
+
+
+def entry_markdown(entry: Entry) -> list[str]:
+    """One entry as markdown lines: headline, PR facts, why, focus points, follow-ups, warnings."""
+    mark = " ⚠" if entry.flagged else ""
+    lines = [
+        f"**#{entry.number} {md(entry.headline, 300)}**{mark}  ",
+        f"{_link(entry.url)} · {md(entry.title, 200)} · {md(entry.author, 60)} · "
+        f"+{entry.additions}/−{entry.deletions} · {md(', '.join(entry.subsystems))} · *{entry.verdict.value}*  ",
+        md(entry.rationale, 1200),
+    ]
+    if entry.focus:
+        lines += ["", *[f"{i}. {md(point, 400)}" for i, point in enumerate(entry.focus, start=1)]]
+    if entry.followups:
+        lines += ["", *[f"- follow-up: {md(item, 400)}" for item in entry.followups]]
+    notes = [md(w, 300) for w in entry.warnings]
+    if entry.grounding:
+        notes.append("not supported by the PR: " + ", ".join(f"`{g.replace('`', '')[:80]}`" for g in entry.grounding))
+    if entry.drafter in ("placeholder", "fallback") or entry.needs_editing:
+        notes.append(f"drafter: {md(entry.drafter)}, needs editing")
+    if entry.tokens_in or entry.tokens_out:
+        notes.append(f"tokens {entry.tokens_in}/{entry.tokens_out}")
+    if notes:
+        lines += ["", "> ⚠ " + "; ".join(notes)]
+    return lines
