@@ -271,5 +271,10 @@ from flows.site_cli import register as _register_site  # noqa: E402  (after app'
 
 _register_site(app)
 
+# --- measuring the drafts (issue 15; the command is in flows/eval_cli.py) -------------------------------------
+from flows.eval_cli import register as _register_eval  # noqa: E402
+
+_register_eval(app)
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
