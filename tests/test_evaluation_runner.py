@@ -142,3 +142,10 @@ def test_fallbacks_and_grounding_failures_are_counted(tmp_path: Path, server, sa
     figures = summarize(run)
     assert figures["fallbacks"] == 1 and figures["grounding_failures"] == 1
     assert run.rows[0].drafter == "offline-fallback" and run.rows[1].grounding
+
+
+def test_digest_has_the_eval_command() -> None:
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "--help"])
+    assert result.exit_code == 0 and "--gold" in result.output and "--compare" in result.output
