@@ -21,7 +21,8 @@ from prdigest.store.sql import to_pyformat
 @pytest.mark.parametrize(("value", "dialect", "shown"), [
     ("state.sqlite", "sqlite", "state.sqlite"),
     (".digest/state.sqlite", "sqlite", ".digest/state.sqlite"),
-    ("postgresql://digest:s3cr3t@db.internal:5432/digest", "postgresql", "postgresql://digest:***@db.internal:5432/digest"),
+    ("postgresql://digest:s3cr3t@db.internal:5432/digest", "postgresql",
+     "postgresql://digest:***@db.internal:5432/digest"),
     ("postgres://digest:s3cr3t@db/digest", "postgresql", "postgres://digest:***@db/digest"),
     ("postgresql://digest@db/digest?password=s3cr3t&sslmode=require", "postgresql",
      "postgresql://digest@db/digest?password=***&sslmode=require"),

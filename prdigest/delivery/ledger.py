@@ -117,18 +117,19 @@ class Ledger:
         rows = [(edition, reader, medium, variant, recipient, message_id, now, now)
                 for reader, medium, variant, recipient, message_id in planned]
         self.conn.executemany(  # one transaction
-            "INSERT INTO delivery_ledger (edition, reader, medium, variant, recipient, message_id, created_at, "
+            "INSERT INTO delivery_ledger AS l (edition, reader, medium, variant, recipient, message_id, created_at, "
             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            # The existing row's columns are qualified: PostgreSQL finds a bare name ambiguous here.
             "ON CONFLICT (edition, reader, medium) DO UPDATE SET "
-            "  status = CASE WHEN status = 'failed' AND recipient <> excluded.recipient "
-            "                THEN 'pending' ELSE status END, "
-            "  error = CASE WHEN status = 'failed' AND recipient <> excluded.recipient "
-            "               THEN NULL ELSE error END, "
-            "  variant = CASE WHEN status = 'sent' THEN variant ELSE excluded.variant END, "
-            "  recipient = CASE WHEN status = 'sent' THEN recipient ELSE excluded.recipient END, "
-            "  message_id = COALESCE(message_id, excluded.message_id), "
-            "  updated_at = CASE WHEN status <> 'sent' AND recipient <> excluded.recipient "
-            "                    THEN excluded.updated_at ELSE updated_at END",
+            "  status = CASE WHEN l.status = 'failed' AND l.recipient <> excluded.recipient "
+            "                THEN 'pending' ELSE l.status END, "
+            "  error = CASE WHEN l.status = 'failed' AND l.recipient <> excluded.recipient "
+            "               THEN NULL ELSE l.error END, "
+            "  variant = CASE WHEN l.status = 'sent' THEN l.variant ELSE excluded.variant END, "
+            "  recipient = CASE WHEN l.status = 'sent' THEN l.recipient ELSE excluded.recipient END, "
+            "  message_id = COALESCE(l.message_id, excluded.message_id), "
+            "  updated_at = CASE WHEN l.status <> 'sent' AND l.recipient <> excluded.recipient "
+            "                    THEN excluded.updated_at ELSE l.updated_at END",
             rows,
         )
 

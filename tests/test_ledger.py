@@ -1,0 +1,108 @@
+"""The delivery ledger's API on SQLite and PostgreSQL: registering, outcomes, re-runs, status, concurrency."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from rich.console import Console
+
+from prdigest.delivery.ledger import Ledger, status_table
+from prdigest.errors import ConfigError
+from prdigest.store import StateLocation
+
+ED = "acme-widgets-2026-W47"
+
+
+@pytest.fixture
+def ledger(state_location: str):
+    opened = Ledger.open(state_location)
+    yield opened
+    opened.close()
+
+
+def plan(*readers: str, recipient: str = "{r}@example.com") -> list[tuple[str, str, str, str, str | None]]:
+    return [(r, "email", "all", recipient.format(r=r), f"<{r}@digest>") for r in readers]
+
+
+def test_outcomes_are_recorded_once_and_seen_by_another_connection(ledger: Ledger, state_location: str) -> None:
+    ledger.register(ED, plan("a", "b", "c", "d"))
+    ledger.sent(ED, ("a", "email"), "250 ok")
+    ledger.failed(ED, ("b", "email"), "550 no such user " + "x" * 600)
+    ledger.retry_later(ED, ("c", "email"), "timeout")
+    ledger.retry_later(ED, ("d", "email"), "not tried", attempted=False)
+    ledger.sent(ED, ("b", "email"), "late")  # only a pending row changes
+    ledger.checkpoint(ED, ("a", "email"), {"parts": 3}, provider_id="ts-1")
+    other = Ledger.open(state_location)  # another process
+    try:
+        rows = other.rows(ED)
+        assert other.counts(ED) == {"pending": 2, "sent": 1, "failed": 1}
+        assert rows[("a", "email")].provider_id == "ts-1" and rows[("a", "email")].checkpoint == '{"parts": 3}'
+        assert rows[("b", "email")].status == "failed" and len(rows[("b", "email")].error or "") == 500
+        assert rows[("c", "email")].attempts == 1 and rows[("c", "email")].attempted_at is not None
+        assert rows[("d", "email")].attempts == 0 and rows[("d", "email")].attempted_at is None
+        assert rows[("d", "email")].error == "not tried"
+        assert other.editions() == [ED]
+    finally:
+        other.close()
+
+
+def test_register_again_keeps_sent_rows_and_retries_a_fixed_recipient(ledger: Ledger) -> None:
+    ledger.register(ED, plan("a", "b"))
+    ledger.sent(ED, ("a", "email"), "250 ok")
+    ledger.failed(ED, ("b", "email"), "550 unknown")
+    ledger.register(ED, plan("a", "b", recipient="{r}@new.example.com") + plan("c"))
+    rows = ledger.rows(ED)
+    assert rows[("a", "email")].recipient == "a@example.com" and rows[("a", "email")].status == "sent"
+    assert rows[("b", "email")].status == "pending" and rows[("b", "email")].error is None
+    assert rows[("b", "email")].recipient == "b@new.example.com"
+    assert rows[("b", "email")].message_id == "<b@digest>"  # the first Message-ID is kept
+    assert sorted(rows) == [("a", "email"), ("b", "email"), ("c", "email")]
+
+
+def test_concurrent_registrations_of_one_edition_make_each_row_once(state_location: str) -> None:
+    errors: list[BaseException] = []
+    readers = [f"r{i:03d}" for i in range(200)]
+    start = threading.Barrier(4)
+
+    def register() -> None:
+        try:
+            mine = Ledger.open(state_location)
+            try:
+                start.wait()
+                mine.register(ED, plan(*readers))
+            finally:
+                mine.close()
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=register) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    check = Ledger.open(state_location)
+    try:
+        assert check.counts(ED)["pending"] == 200 and len(check.rows(ED)) == 200
+    finally:
+        check.close()
+
+
+def test_status_table_on_both_backends_never_prints_the_password(ledger: Ledger, state_location: str) -> None:
+    ledger.register(ED, plan("a", "b"))
+    ledger.sent(ED, ("a", "email"), "250 ok")
+    console = Console(record=True, width=200)
+    console.print(status_table(StateLocation.parse(state_location), ED))
+    console.print(status_table(state_location, "other-2026-W01"))
+    out = console.export_text()
+    assert f"{ED}: 1 sent, 0 failed, 1 pending" in out and f"editions in the ledger: {ED}" in out
+    location = StateLocation.parse(state_location)
+    if location.is_postgres:
+        password = location.dsn.split(":")[2].split("@")[0]
+        assert password not in out and password not in repr(location) and password not in str(location)
+
+
+def test_status_of_a_missing_sqlite_file_says_so(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="no state database here"):
+        status_table(tmp_path / "missing.sqlite", ED)
