@@ -114,3 +114,31 @@ def test_since_keeps_only_editions_approved_from_that_day(tmp_path: Path, sample
 def test_a_store_without_reviews_says_so(tmp_path: Path) -> None:
     outcome = evaluate_reviews(Settings(state=tmp_path / "empty.sqlite"), tmp_path / "out")
     assert outcome.figures["entries"] == 0 and "No reviewed edition" in outcome.markdown
+
+
+def test_columns_the_record_may_gain_light_up_models_prompts_headlines_and_subsystems(tmp_path: Path,
+                                                                                       sample_records) -> None:
+    # The columns asked of the review record (see prdigest/evaluation/reviews.py, OPTIONAL), added here as a
+    # later migration would add them, filled for the second edition only (older rows stay NULL).
+    state = tmp_path / "state.sqlite"
+    _, second = two_reviewed_editions(state, sample_records)
+    store = open_store(state)
+    try:
+        for column in ("subsystems", "draft_headline", "final_headline", "model", "prompt_version"):
+            store.execute(f"ALTER TABLE review_entries ADD COLUMN {column} TEXT")
+        for i, entry in enumerate(second.entries):
+            final = "A headline the editor rewrote" if i == 1 else entry.headline
+            store.execute("UPDATE review_entries SET subsystems = ?, draft_headline = ?, final_headline = ?, "
+                          "model = ?, prompt_version = ? WHERE edition = ? AND number = ?",
+                          (json.dumps(entry.subsystems), entry.headline, final, "model-x", "entry-3+repair-1",
+                           second.key, entry.number))
+    finally:
+        store.close()
+    report = evaluate_reviews(Settings(state=state), tmp_path / "out").figures
+    assert set(report["per_configuration"]) == {"offline · prompt not recorded", "model-x · prompt entry-3+repair-1"}
+    newer = report["per_configuration"]["model-x · prompt entry-3+repair-1"]
+    assert newer["entries"] == 10 and newer["headline_rewritten"] == 1 and newer["verdict_changed"] == 1
+    assert report["not_recorded"] == []
+    top = next(iter(report["per_subsystem"].values()))
+    assert top["rejected"] + top["verdict_changed"] + top["rewritten"] >= 1
+    assert sum(c["entries"] for c in report["per_subsystem"].values()) >= 10
