@@ -54,3 +54,28 @@ def test_variant_keys_are_file_safe_and_bounded() -> None:
     assert len(flt.key) <= 60 and "/" not in flt.key
     assert Filter(frozenset({"moe"}), frozenset({"docs"}), Verdict.SKIM).key == "moe_no-docs_min-skim"
     assert "订阅" in flt.describe("zh-CN") and "Following" in flt.describe("en")
+
+
+# --- the repo's vocabulary: labels in the filter line, order of entries ------------------------------
+
+def _quill():
+    from pathlib import Path
+
+    from prdigest.subsystems import classifier_for
+
+    return classifier_for("acme-labs/quill", Path(__file__).parent / "fixtures" / "quill" / "rules.yaml").vocabulary
+
+
+def test_filter_line_shows_the_repos_labels_in_its_order() -> None:
+    ed = edition([entry(1, ["web-ui"], "skim"), entry(2, ["parser"], "skim"), entry(3, ["misc"], "skim")])
+    (variant,), _ = plan_variants(ed, [reader("a", ["web-ui", "parser"], ["misc"])], _quill())
+    assert variant.filter.describe("zh-CN") == "订阅：解析器, 网页编辑器；排除：杂项"
+    assert variant.filter.describe("en") == "Following: Parser, Web editor; excluding: Odds and ends"
+    assert variant.key == "parser-web-ui_no-misc"        # keys and files keep the names
+
+
+def test_entries_follow_the_vocabulary_order_when_labels_are_shown_and_names_otherwise() -> None:
+    entries = [entry(1, ["web-ui"], "skim"), entry(2, ["parser"], "skim"), entry(3, ["misc"], "skim")]
+    assert [e.number for e in ordered(entries, _quill())] == [2, 1, 3]          # parser, web-ui, misc
+    assert [e.number for e in ordered(entries)] == [3, 2, 1]                    # by name: misc, parser, web-ui
+    assert Filter(frozenset({"web-ui", "parser"})).describe("en") == "Following: parser, web-ui"

@@ -17,7 +17,7 @@ from prdigest.models import Verdict
 W_SIZE_LARGE = 1.0       # ≥ 500 changed lines: a change that size usually carries design decisions
 W_SIZE_MEDIUM = 0.5      # ≥ 250 changed lines
 W_SIZE_TINY = -1.0       # < 40 changed lines: rarely more than a local tweak
-W_CORE = 1.0             # an engine-core subsystem (attention, MoE, kernels, …): many readers build on it
+W_CORE = 1.0             # a core subsystem (the rules file's drafting.core): many readers build on it
 W_CORE_CROSS = 0.5       # a second core subsystem: cross-cutting changes are where contracts move
 W_FEATURE = 0.5          # a security, platform or feature area: a narrower but real audience
 W_PERF_CLAIM = 1.0       # a before/after figure or an N× / N% claim: a measured trade-off to study
