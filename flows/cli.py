@@ -143,7 +143,7 @@ def run(
     rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
     out: Path = typer.Option(Path("out"), "--out", help="Output folder: digest.json, email/, slack/, outbox/."),
     language: Optional[str] = typer.Option(None, "--language", help="zh-CN (default) or en; or $DIGEST_LANGUAGE."),
-    state: Optional[Path] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
     github_url: Optional[str] = typer.Option(None, "--github-url", help="GitHub API base URL (Enterprise: "
                                              "https://HOST/api/v3); or $DIGEST_GITHUB_URL. Token: $GITHUB_TOKEN."),
     llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="OpenAI-compatible base URL "
@@ -251,7 +251,7 @@ def main() -> None:  # pragma: no cover - console entry point
 @app.command()
 def status(
     edition: str = typer.Argument(..., help="The edition's key or name, e.g. vllm-project-vllm-2026-W47."),
-    state: Optional[Path] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
 ) -> None:
     """Print the delivery ledger of one edition: what was sent, what failed and why, what is pending."""
     from prdigest.config import load_settings

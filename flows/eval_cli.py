@@ -41,7 +41,7 @@ def eval_command(
     language: Optional[str] = typer.Option(None, "--language", help="zh-CN (default) or en; or $DIGEST_LANGUAGE."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
     repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (inferred from the PR URLs)."),
-    state: Optional[Path] = typer.Option(None, "--state", help="State database (draft cache, review record); "
+    state: Optional[str] = typer.Option(None, "--state", help="State database (draft cache, review record); "
                                          "or $DIGEST_STATE."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Draft afresh instead of reusing cached LLM drafts."),
     out: Path = typer.Option(Path("eval"), "--out", help="Output folder for the report files."),

@@ -106,3 +106,23 @@ def test_status_table_on_both_backends_never_prints_the_password(ledger: Ledger,
 def test_status_of_a_missing_sqlite_file_says_so(tmp_path) -> None:
     with pytest.raises(ConfigError, match="no state database here"):
         status_table(tmp_path / "missing.sqlite", ED)
+
+
+def test_digest_status_on_postgres_prints_the_ledger_and_never_the_password(pg_url: str) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    ledger = Ledger.open(pg_url)
+    ledger.register(ED, plan("a"))
+    ledger.close()
+    password = StateLocation.parse(pg_url).dsn.split(":")[2].split("@")[0]
+    shown = CliRunner().invoke(app, ["status", ED, "--state", pg_url], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert f"{ED}: 0 sent, 0 failed, 1 pending" in shown.output and password not in shown.output
+    wrong = pg_url.replace(password, "wrong-Pa55")
+    refused = CliRunner().invoke(app, ["status", ED, "--state", wrong])
+    assert refused.exit_code == 2 and "password authentication failed" in refused.output
+    assert "wrong-Pa55" not in refused.output and "DIGEST_STATE" in refused.output
+    other = CliRunner().invoke(app, ["status", ED], env={"DIGEST_STATE": "mysql://u:Pa55@db/x"})
+    assert other.exit_code == 2 and "'mysql://' is not supported" in other.output and "Pa55" not in other.output

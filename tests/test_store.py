@@ -47,6 +47,7 @@ def test_location_is_a_path_or_a_postgres_url_shown_without_password(value: str,
     ("postgresql:///db", "names no host"),
     ("host=db user=u password=s3cr3t dbname=x", "key=value"),
     ("  ", "empty"),
+    (str(Path("postgresql://u:s3cr3t@h/db")), "lost a '/'"),
 ])
 def test_unsupported_state_is_refused_in_one_line_naming_the_setting(
         monkeypatch: pytest.MonkeyPatch, value: str, message: str) -> None:

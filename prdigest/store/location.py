@@ -22,6 +22,8 @@ POSTGRES_SCHEMES = ("postgresql", "postgres")
 Dialect = Literal["sqlite", "postgresql"]
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# "postgresql:/user:pw@host/db": a URL that went through pathlib.Path, which collapses "//".
+_COLLAPSED_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{2,}:/(?!/)")
 # libpq's "key=value" form: not supported (and as a path it would create a file named after the password).
 _KEYWORD_DSN = re.compile(r"(?:^|\s)(?:host|hostaddr|dbname|user|password|port)\s*=", re.IGNORECASE)
 _MASK = "***"
@@ -64,6 +66,10 @@ class StateLocation:
             except ValueError:
                 raise ValueError(f"'{redact_url(text)}': the port is not a number") from None
             return cls("postgresql", dsn=text)
+        if _COLLAPSED_URL.match(text):
+            scheme = text.split(":", 1)[0]
+            raise ValueError(f"'{scheme}:/…' looks like a URL that lost a '/' (was it read as a file path?); "
+                             "use a SQLite file path or postgresql://user:password@host:port/database")
         if _KEYWORD_DSN.search(text):
             raise ValueError(f"libpq 'key=value' strings are not supported; use "
                              "postgresql://user:password@host:port/database")
