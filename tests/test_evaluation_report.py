@@ -34,7 +34,8 @@ def hostile_run() -> EvalRun:
     rows = [
         EvalRow(number=1, url="javascript:alert(1)", title=f"Title {HOSTILE}", gold_verdict=Verdict.DEEP_READ,
                 gold_subsystems=["kernels"], gold_why=f"why {HOSTILE}", verdict=Verdict.SKIP,
-                subsystems=["<b>docs</b>"], headline=f"Headline {HOSTILE}", rationale=f"[click](javascript:x) {HOSTILE}",
+                subsystems=["<b>docs</b>"], headline=f"Headline {HOSTILE}",
+                rationale=f"[click](javascript:x) {HOSTILE}",
                 focus=[f"`a.py` {HOSTILE}"], drafter="openai:m", grounding=[f"`{HOSTILE}`"]),
         EvalRow(number=2, url="https://github.com/o/r/pull/2", title="Fine", gold_verdict=Verdict.SKIM,
                 gold_subsystems=["docs"], verdict=Verdict.DEEP_READ, subsystems=["docs"], headline="ok",

@@ -99,6 +99,6 @@ def eval_html(run: EvalRun, figures: dict[str, Any], rows: list[tuple[str, str]]
 
 
 def compare_html(a: EvalRun, b: EvalRun, result: Any) -> str:
-    """The comparison of two runs as one HTML page (``result``: a :class:`~prdigest.evaluation.comparison.Comparison`)."""
+    """The comparison of two runs as one HTML page (``result``: a ``comparison.Comparison``)."""
     return _env.get_template("compare").render(
         title=f"A/B: {a.info.label} vs {b.info.label}", style=_STYLE, a=a.info, b=b.info, result=result)

@@ -75,7 +75,8 @@ def subsystem_prf(pairs: Iterable[tuple[Iterable[str], Iterable[str]]]) -> tuple
     for gold_names, got_names in pairs:
         gold, got = set(gold_names), set(got_names)
         for name in gold | got:
-            per.setdefault(name, Counter())["tp" if name in gold and name in got else "fp" if name in got else "fn"] += 1
+            kind = "tp" if name in gold and name in got else "fp" if name in got else "fn"
+            per.setdefault(name, Counter())[kind] += 1
     by_name = {name: PRF(c["tp"], c["fp"], c["fn"]) for name, c in sorted(per.items())}
     return sum(by_name.values(), PRF()), by_name
 

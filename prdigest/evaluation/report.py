@@ -74,7 +74,8 @@ def eval_markdown(run: EvalRun, figures: dict[str, Any] | None = None) -> str:
     lines += ["", "Field lengths in characters (median / max): " + ", ".join(
         f"{name} {int(lengths[name]['median'])} / {int(lengths[name]['max'])}"
         for name in ("headline", "rationale", "focus")) + " (focus: per point)."]
-    lines += ["", "| subsystem | tp | fp | fn | precision | recall | F1 |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += ["", "| subsystem | tp | fp | fn | precision | recall | F1 |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     lines += [f"| {md(name)} | {c['tp']} | {c['fp']} | {c['fn']} | {num(c['precision'], 2)} | {num(c['recall'], 2)} | "
               f"{num(c['f1'], 2)} |" for name, c in figures["per_subsystem"].items()]
     worst = worst_disagreements(run.rows)

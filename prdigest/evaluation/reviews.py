@@ -152,9 +152,9 @@ def _pct(value: float | None) -> str:
 
 
 def _row(name: str, c: dict[str, Any]) -> str:
+    median = "n/a" if c["edit_distance_median"] is None else c["edit_distance_median"]
     return (f"| {name} | {c['entries']} | {_pct(c['rejected_rate'])} | {_pct(c['verdict_changed_rate'])} | "
-            f"{_pct(c['rewritten_rate'])} | {c['edit_distance_median'] if c['edit_distance_median'] is not None else 'n/a'} | "
-            f"{_pct(c['verdict_agreement'])} |")
+            f"{_pct(c['rewritten_rate'])} | {median} | {_pct(c['verdict_agreement'])} |")
 
 
 def reviews_markdown(report: dict[str, Any], since: datetime | None = None) -> str:
@@ -180,7 +180,8 @@ def reviews_markdown(report: dict[str, Any], since: datetime | None = None) -> s
     if subsystems is None:
         lines.append("Not recorded: the review record has no subsystems per entry.")
     else:
-        lines += ["| subsystem | entries | rejected | verdict changed | rewritten |", "| --- | ---: | ---: | ---: | ---: |"]
+        lines += ["| subsystem | entries | rejected | verdict changed | rewritten |",
+                  "| --- | ---: | ---: | ---: | ---: |"]
         lines += [f"| {md(n)} | {c['entries']} | {c['rejected']} | {c['verdict_changed']} | {c['rewritten']} |"
                   for n, c in list(subsystems.items())[:15]]
     if report["not_recorded"]:
