@@ -224,6 +224,37 @@ def test_atomic_reruns_the_work_after_a_transient_conflict(store: Store, state_l
     assert len(runs) >= (1 if store.dialect == "sqlite" else 3)  # postgres: one side ran twice
 
 
+def test_claims_hand_each_row_to_exactly_one_of_several_workers(state_location: str) -> None:
+    with open_store(state_location) as setup:
+        setup.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, owner TEXT)")
+        setup.executemany("INSERT INTO jobs (id) VALUES (?)", [(i,) for i in range(300)])
+    claimed: dict[str, list[int]] = {}
+    start = threading.Barrier(4)
+
+    def worker(name: str) -> None:
+        mine = claimed.setdefault(name, [])
+        with open_store(state_location) as store:
+            start.wait()
+            while True:
+                ids = store.atomic(lambda s: s.fetchall(
+                    "UPDATE jobs SET owner = ? WHERE id IN (SELECT id FROM jobs WHERE owner IS NULL ORDER BY id "
+                    f"LIMIT ?{s.skip_locked}) RETURNING id", (name, 7)))
+                if not ids:
+                    return
+                mine.extend(i for (i,) in ids)
+
+    threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = [i for ids in claimed.values() for i in ids]
+    assert sorted(every) == list(range(300))  # each row once, none twice
+    with open_store(state_location) as check:
+        owners = dict(check.fetchall("SELECT owner, COUNT(*) FROM jobs GROUP BY owner"))
+    assert owners == {name: len(ids) for name, ids in claimed.items() if ids}
+
+
 def test_busy_past_every_retry_is_one_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite"
     open_store(path).execute("CREATE TABLE t (n INTEGER)")

@@ -86,6 +86,13 @@ class Store:
         """Every row of a query."""
         return self.execute(sql, params).rows
 
+    @property
+    def skip_locked(self) -> str:
+        """``" FOR UPDATE SKIP LOCKED"`` on PostgreSQL, ``""`` on SQLite (where a transaction already holds the
+        only write lock): append it to the sub-select of a claim, e.g. ``UPDATE t SET owner = ? WHERE id IN
+        (SELECT id FROM t WHERE owner IS NULL LIMIT ?{store.skip_locked}) RETURNING id`` inside ``atomic``."""
+        return " FOR UPDATE SKIP LOCKED" if self.dialect == "postgresql" else ""
+
     # transactions -----------------------------------------------------------------------------------
     @property
     def in_transaction(self) -> bool:
