@@ -143,12 +143,3 @@ class Vocabulary:
     def shown(self, names: list[str], language: str) -> list[str]:
         """What readers see for an entry's subsystems: labels or names, as the rules file says."""
         return list(names) if self.shows == "names" else [self.label(n, language) for n in names]
-
-    def check(self, names: list[str] | tuple[str, ...]) -> list[str]:
-        """Problems with ``names`` as a reader's filter: invalid names, or names this repo never assigns."""
-        problems = [p for p in (name_problem(n) for n in names) if p]
-        if not problems and not self.is_open:
-            unknown = sorted(set(names) - self.known)
-            if unknown:
-                problems.append(f"unknown subsystem(s) {', '.join(unknown)}; known: {', '.join(sorted(self.known))}")
-        return problems
