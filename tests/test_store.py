@@ -65,6 +65,7 @@ def test_settings_hold_the_location_and_never_show_the_password(monkeypatch: pyt
     assert settings.state.dialect == "postgresql"
     assert "s3cr3t" not in repr(settings) and "s3cr3t" not in str(settings)
     assert "s3cr3t" not in settings.model_dump_json()
+    assert type(settings).model_json_schema()["properties"]["state"]["type"] == "string"
     assert load_settings().state == StateLocation.parse("postgresql://digest:s3cr3t@db:5432/digest")
     assert load_settings(state="x.sqlite").state.path == Path("x.sqlite")  # a flag wins over the environment
 

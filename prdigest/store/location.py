@@ -116,8 +116,8 @@ class StateLocation:
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         # JSON output is redacted like SecretStr's: settings dumped to a log or an artifact never leak it.
         return core_schema.no_info_plain_validator_function(
-            cls.parse, serialization=core_schema.plain_serializer_function_ser_schema(
-                str, when_used="json-unless-none"))
+            cls.parse, json_schema_input_schema=core_schema.str_schema(),
+            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json-unless-none"))
 
 
 def _rebuild(dialect: Dialect, path: Path | None, dsn: str | None) -> StateLocation:
