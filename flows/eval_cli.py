@@ -69,9 +69,10 @@ def eval_command(
             typer.echo(f"{outcome.figures['entries']} reviewed entries in {outcome.figures['editions']} edition(s)")
         else:
             try:
-                config = EvalConfig(gold=str(gold), drafter=drafter, llm_base_url=llm_base_url, model=model,
-                                    language=language, rules=str(rules) if rules else None, repo=repo,
-                                    state=str(state) if state else None, no_cache=no_cache)
+                config = EvalConfig.model_validate({
+                    "gold": str(gold), "drafter": drafter, "llm_base_url": llm_base_url, "model": model,
+                    "language": language, "rules": str(rules) if rules else None, "repo": repo,
+                    "state": str(state) if state else None, "no_cache": no_cache})
             except ValidationError as exc:
                 err = exc.errors()[0]
                 raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None

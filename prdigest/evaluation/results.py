@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from prdigest.errors import ConfigError
 from prdigest.models import Language, Verdict
@@ -120,8 +120,8 @@ class EvalRun(BaseModel):
     # eval.json names them "config" and "entries"; in code they are the run's info and rows.
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    info: RunInfo = Field(alias="config")
-    rows: list[EvalRow] = Field(alias="entries")
+    info: RunInfo = Field(validation_alias=AliasChoices("config", "info"))
+    rows: list[EvalRow] = Field(validation_alias=AliasChoices("entries", "rows"))
 
 
 def load_run(path: Path) -> EvalRun:
