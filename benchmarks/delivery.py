@@ -3,9 +3,9 @@ session (STARTTLS + AUTH) to a local aiosmtpd server running in its own process.
 
     .venv/bin/python -m benchmarks.delivery [--readers 1000 10000] [--write]
 
-Per size, in a fresh process: renders (counted calls of ``render_email`` and ``render_slack``: one per
-variant, never per reader), the ledger-aware loop (``deliver_once``: lazily composed messages, a ledger
-row committed before and after each send), messages per second, SMTP sessions used, and peak RSS of the
+Per size, in a fresh process: renders (counted calls of the email and Slack media's ``render``: one per
+variant, never per reader), the delivery loop with a ledger (``deliver``: lazily composed messages, a
+ledger row committed before and after each send), messages per second, SMTP sessions used, and peak RSS of the
 delivering process (``ru_maxrss``; the server's memory is not counted). ``--write`` replaces the
 "Delivery" section of BENCHMARKS.md.
 """
@@ -70,14 +70,16 @@ def filters(edition):
 def one(n_readers: int) -> dict:
     """One size, measured in this (fresh) process."""
     import ssl
+    from dataclasses import replace
 
     from pydantic import SecretStr
 
-    import renderers
     from benchmarks.email_size import WEEK, entries
+    from flows.media import EMAIL, SLACK
     from prdigest.delivery.ledger import Ledger
-    from prdigest.delivery.run import deliver_once, plan_deliveries
+    from prdigest.delivery.run import deliver, plan_deliveries
     from prdigest.delivery.smtp import SmtpChannel
+    from prdigest.media import ComposeContext, MediaRegistry, Medium, RenderContext
     from prdigest.models import Edition
     from prdigest.readers import Reader
     from prdigest.variants import plan_variants
@@ -85,14 +87,13 @@ def one(n_readers: int) -> dict:
 
     calls = {"email": 0, "slack": 0}
 
-    def counted(name, fn):
-        def wrapper(*args, **kwargs):
-            calls[name] += 1
-            return fn(*args, **kwargs)
-        return wrapper
+    def counted(medium: Medium) -> Medium:
+        def render(*args):
+            calls[medium.name] += 1
+            return medium.render(*args)
+        return replace(medium, render=render)
 
-    render_email = counted("email", renderers.render_email)
-    render_slack = counted("slack", renderers.render_slack)
+    media = MediaRegistry([counted(EMAIL), counted(SLACK)])
 
     edition = Edition(repo="vllm-project/vllm", since=WEEK, until=WEEK.replace(day=23), language="zh-CN",
                       generated_at=WEEK, entries=entries(ENTRIES))
@@ -113,23 +114,22 @@ def one(n_readers: int) -> dict:
         try:
             started = time.perf_counter()
             variants, idle = plan_variants(edition, readers)
-            rendered = [(v, render_email(edition, v), render_slack(edition, v)) for v in variants]
+            context = RenderContext()
+            # As the pipeline's render step: each variant rendered once per medium, shared by its readers.
+            rendered = [(v.readers, {m.name: m.render(edition, v, context) for m in media}) for v in variants]
             render_s = time.perf_counter() - started
-            html_kb = sorted(len(e.html.encode()) / 1024 for _, e, _ in rendered)
+            html_kb = sorted(len(r["email"].payload.html.encode()) / 1024 for _, r in rendered)
 
-            deliveries = []
-            for variant, email, slack in rendered:
-                deliveries += plan_deliveries(
-                    edition=edition, variant=variant.key, readers=variant.readers, subject=email.subject,
-                    preheader=email.preheader, html=email.html, text=email.text, slack=slack, sender=SENDER,
-                    unsubscribe_template="https://digest.example.com/u/{reader}", media=frozenset({"email"}))
+            compose = ComposeContext(edition=edition, sender=SENDER,
+                                     unsubscribe_template="https://digest.example.com/u/{reader}")
+            deliveries = plan_deliveries(rendered, [media["email"]], compose)
             rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             channel = SmtpChannel(host="127.0.0.1", port=port, user="digest-bot", password=SecretStr(PASSWORD),
                                   sender=SENDER, ssl_context=ssl.create_default_context(cafile=str(cert)))
             ledger = Ledger.open(Path(tmp) / "state.sqlite")
             started = time.perf_counter()
             channel.check()
-            report = deliver_once(edition.key, deliveries, {"email": channel}, ledger, progress=lambda d, t: None)
+            report = deliver(edition.key, deliveries, {"email": channel}, ledger)
             deliver_s = time.perf_counter() - started
             rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             counts = ledger.counts(edition.key)
@@ -155,7 +155,7 @@ def section(results: list[dict]) -> str:
         "aiosmtpd server, STARTTLS + AUTH, runs in another process on the same 2 cores).",
         "",
         f"{ENTRIES}-entry zh-CN edition, readers spread over {FILTERS} distinct filters; every reader by e-mail, "
-        "through the ledger-aware loop (`prdigest.delivery.run.deliver_once`: messages composed lazily, the body "
+        "through the delivery loop with a ledger (`prdigest.delivery.run.deliver`: messages composed lazily, the body "
         "encoded once per variant, one ledger commit per message right after the server's 250; SQLite WAL with "
         "the default synchronous=FULL). \"load\" is the machine's 1-minute load average at the end of each "
         "size (other sessions share the 2 cores), so throughput is noisy.",

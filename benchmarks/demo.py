@@ -33,32 +33,20 @@ def one_run(out: Path) -> tuple[float, float]:
 
 
 def domain_only() -> float:
-    """Seconds of the same steps without Prefect, in this process: classify, draft, render, outbox."""
-    from prdigest.delivery.compose import compose_messages
-    from prdigest.delivery.outbox import OutboxChannel
-    from prdigest.drafting.offline import OfflineDrafter
-    from prdigest.pipeline import auto_approve, deliver, draft_entries, new_edition
-    from prdigest.readers import example_readers_path, load_readers
-    from prdigest.sources import JsonlSource, sample_week_path
-    from prdigest.subsystems import classifier_for
-    from prdigest.variants import plan_variants
-    from renderers.bundle import render_variants
+    """Seconds of the same steps without Prefect, in this process: the core pipeline's run (collect,
+    classify, draft, auto-approve, render, digest.json, the outbox), as ``digest demo`` runs it in the flow."""
+    from flows.media import default_media
+    from prdigest.config import Settings
+    from prdigest.pipeline import EditionPipeline
+    from prdigest.services import RunOptions, build_services
 
     start = time.perf_counter()
-    source = JsonlSource(sample_week_path())
-    classifier = classifier_for(source.repo)
-    drafter = OfflineDrafter(classifier.vocabulary)
-    entries = draft_entries(source.collect(None), classifier.classify, drafter.draft, "zh-CN")
-    edition = auto_approve(new_edition(source.repo, source.default_window(), "zh-CN", "offline", entries))
-    variants, _ = plan_variants(edition, load_readers(example_readers_path()).readers)
     with tempfile.TemporaryDirectory() as tmp:
-        outbox = OutboxChannel(Path(tmp))
-        for item in render_variants(edition, variants):
-            deliver(compose_messages(edition=edition, variant=item.variant.key, readers=item.variant.readers,
-                                     subject=item.email.subject, preheader=item.email.preheader,
-                                     html=item.email.html, text=item.email.text, slack=item.slack,
-                                     sender="d <d@example.com>", unsubscribe_template=None),
-                    {"email": outbox, "slack": outbox})
+        services = build_services(RunOptions(out=tmp), Settings(state=f"{tmp}/state.sqlite"), default_media())
+        try:
+            EditionPipeline(services).run()
+        finally:
+            services.close()
     return time.perf_counter() - start
 
 
@@ -81,8 +69,9 @@ def main() -> None:
         "| peak RSS of the largest run | {peak:.0f} MiB |\n"
         "| the same domain steps in one process, without Prefect (median) | {domain:.2f} s |\n\n"
         "A `digest demo` run starts Prefect's ephemeral API server (a subprocess with its own SQLite\n"
-        "database) and stops it at the end: that is most of the wall time. The pipeline itself (58 PRs:\n"
-        "classify, draft, render the variants, write the outbox) is the last row."
+        "database) and stops it at the end: that is most of the wall time. The pipeline itself (58 PRs,\n"
+        "`EditionPipeline.run`: classify, draft, render the variants, write digest.json and the outbox)\n"
+        "is the last row."
     ).format(runs=args.runs, med=statistics.median(times), lo=min(times), hi=max(times), peak=max(peaks),
              domain=domain)
     write_section("Demo", body)

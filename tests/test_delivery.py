@@ -14,20 +14,23 @@ from pydantic import SecretStr
 from rich.console import Console
 from typer.testing import CliRunner
 
-from prdigest.cli import app
+from flows.cli import app
 from prdigest.config import Settings
-from prdigest.delivery import Message
+from flows.media import default_media
+from prdigest import progress
+from prdigest.delivery import Channel, Message
 from prdigest.delivery.ledger import Ledger, status_table
-from prdigest.delivery.run import Delivery, deliver_once, plan_deliveries
+from prdigest.delivery.run import Delivery, deliver
 from prdigest.delivery.slack import SlackChannel
 from prdigest.delivery.smtp import SmtpChannel
 from prdigest.errors import ConfigError
 from prdigest.models import Edition
+from prdigest.pipeline import EditionPipeline, EditionSummary
 from prdigest.readers import Reader
-from prdigest.services import RunOptions, make_channels
+from prdigest.services import RunOptions, build_services
 from prdigest.variants import plan_variants
-from renderers.bundle import render_variants
 from tests.conftest import SAMPLE
+from tests.delivery_support import planned, rendered_variants
 from tests.factories import edition, entry
 from tests.servers.slack_server import SlackServer
 from tests.servers.smtp_server import SmtpServer, free_port
@@ -82,15 +85,8 @@ def week(n_entries: int = 6) -> Edition:
                     for i in range(n_entries)], language="en")
 
 
-def plan(ed: Edition, readers: list[Reader], media=frozenset({"email", "slack"})) -> list[Delivery]:
-    variants, _idle = plan_variants(ed, readers)
-    deliveries: list[Delivery] = []
-    for item in render_variants(ed, variants):
-        deliveries += plan_deliveries(
-            edition=ed, variant=item.variant.key, readers=item.variant.readers, subject=item.email.subject,
-            preheader=item.email.preheader, html=item.email.html, text=item.email.text, slack=item.slack,
-            sender=SENDER, unsubscribe_template=UNSUB, media=media)
-    return deliveries
+def plan(ed: Edition, readers: list[Reader], media=("email", "slack")) -> list[Delivery]:
+    return planned(ed, readers, media, sender=SENDER, unsubscribe=UNSUB)
 
 
 def expected_numbers(ed: Edition, reader: Reader) -> set[int]:
@@ -116,9 +112,9 @@ def test_each_reader_gets_their_variant_over_starttls_with_auth_on_one_connectio
         Reader(id="deep", name="林伟", email="lin@example.com", min_verdict="deep-read"),
         Reader(id="all", name="Everyone", email="all@example.com"),
     ]
-    report = deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
 
-    assert [d.reader.id for d, _ in report.sent] == ["kern", "deep", "all"] and not report.failed
+    assert [r.reader for r in report.sent] == ["kern", "deep", "all"] and not report.failed
     assert len(smtp.messages) == 3 and smtp.sessions == 1
     rows = ledger.rows(ed.key)
     for reader in readers:
@@ -147,22 +143,21 @@ def test_readers_of_one_variant_get_the_same_bytes_as_composing_each_in_full() -
     """The body is encoded once per variant; what each reader receives must not change because of it."""
     from email import policy
 
-    from prdigest.delivery.compose import compose_messages
+    from prdigest.delivery.email_message import build_email, unsubscribe_link
 
     ed = week()
     readers = email_readers(4)
-    variants, _ = plan_variants(ed, readers)
-    (item,) = render_variants(ed, variants)
-    args = dict(edition=ed, variant=item.variant.key, subject=item.email.subject, preheader=item.email.preheader,
-                html=item.email.html, text=item.email.text, slack=item.slack, sender=SENDER,
-                unsubscribe_template=UNSUB)
-    deliveries = plan_deliveries(readers=readers, media=frozenset({"email"}), **args)
+    ((variant_readers, renderings),) = rendered_variants(ed, readers)
+    email = renderings["email"].payload
+    deliveries = planned(ed, readers, ("email",), sender=SENDER, unsubscribe=UNSUB)
+    assert [d.reader.id for d in deliveries] == [r.id for r in readers] == [r.id for r in variant_readers]
     for delivery in deliveries:
-        (full,) = compose_messages(readers=[delivery.reader], media=frozenset({"email"}), **args)
-        ours = delivery.compose().email
-        assert ours is not None and full.email is not None
+        full = build_email(edition=ed, reader=delivery.reader, subject=email.subject, preheader=email.preheader,
+                           html=email.html, text=email.text, sender=SENDER,
+                           unsubscribe=unsubscribe_link(UNSUB, delivery.reader))
+        ours = delivery.message().payload
         norm = []
-        for msg in (ours, full.email):
+        for msg in (ours, full):
             for name in ("Message-ID", "Date"):
                 del msg[name]
             raw = msg.as_bytes(policy=policy.SMTP)
@@ -178,7 +173,7 @@ def test_implicit_tls_and_a_plain_local_relay_deliver_too(tmp_path: Path, ledger
         channel = smtp_channel(server)
         channel.check()
         ed = week()
-        report = deliver_once(ed.key, plan(ed, email_readers(2)), {"email": channel}, ledger)
+        report = deliver(ed.key, plan(ed, email_readers(2)), {"email": channel}, ledger)
     assert len(report.sent) == 2 and len(server.messages) == 2
     assert all(m.tls == (security == "ssl") and m.authenticated == bool(user) for m in server.messages)
 
@@ -197,14 +192,14 @@ def test_crash_after_k_of_n_then_rerun_gives_every_recipient_exactly_one_copy(sm
 
     ledger = Ledger.open(state)
     with pytest.raises(Crash):
-        deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
-                     ledger, progress=crash_after(3))
+        deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
+                ledger, progress=crash_after(3))
     ledger.close()
     assert len(smtp.messages) + len({m["ts"] for m in slack.posts() if "thread_ts" not in m}) == 3
 
     ledger = Ledger.open(state)  # a new process: a new connection to the same state file
-    report = deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
-                          ledger)
+    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
+                     ledger)
     assert len(report.already) == 3 and len(report.sent) == 5 and not report.pending and not report.failed
     for reader in readers:
         if reader.email:
@@ -214,7 +209,7 @@ def test_crash_after_k_of_n_then_rerun_gives_every_recipient_exactly_one_copy(sm
     rows = ledger.rows(ed.key)
     assert {r.status for r in rows.values()} == {"sent"} and {r.attempts for r in rows.values()} == {1}
     # A third run has nothing left to do.
-    again = deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    again = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
     assert not again.sent and len(again.already) == 8 and len(smtp.messages) == 6
     ledger.close()
 
@@ -224,7 +219,7 @@ def test_smtp_down_for_the_first_run_leaves_everything_pending_then_the_next_run
     readers = email_readers(4)
     port = free_port()  # nothing listens here yet
     server = SmtpServer(tmp_path / "tls", password=PASSWORD, port=port)
-    report = deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(server)}, ledger)
+    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(server)}, ledger)
     assert not report.sent and not report.failed and len(report.pending) == 4
     rows = ledger.rows(ed.key)
     assert {r.status for r in rows.values()} == {"pending"}
@@ -233,7 +228,7 @@ def test_smtp_down_for_the_first_run_leaves_everything_pending_then_the_next_run
     assert sum(r.attempts for r in rows.values()) == 1
 
     with server:
-        report = deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(server)}, ledger)
+        report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(server)}, ledger)
         assert len(report.sent) == 4 and len(server.messages) == 4 and server.sessions == 1
     assert {r.status for r in ledger.rows(ed.key).values()} == {"sent"}
 
@@ -243,43 +238,43 @@ def test_one_invalid_address_fails_that_reader_and_the_rest_are_sent(smtp, ledge
     readers = email_readers(3) + [Reader(id="bad", name="Gone", email="gone@example.com")] + [
         Reader(id="r9", name="Reader 9", email="r9@example.com")]
     smtp.reject.add("gone@example.com")
-    report = deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
-    assert [d.reader.id for d, _ in report.failed] == ["bad"] and len(report.sent) == 4
+    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    assert [r.reader for r in report.failed] == ["bad"] and len(report.sent) == 4
     row = ledger.rows(ed.key)[("bad", "email")]
     assert row.status == "failed" and "550" in row.error and "gone@example.com" in row.error
     assert smtp.sessions == 1  # the refusal did not cost the session
     # A re-run does not retry a permanent failure...
-    again = deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    again = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
     assert not again.sent and ledger.rows(ed.key)[("bad", "email")].attempts == 1
     # ...until the readers file gives that reader another address.
     fixed = readers[:3] + [Reader(id="bad", name="Gone", email="new@example.com"), readers[4]]
-    third = deliver_once(ed.key, plan(ed, fixed), {"email": smtp_channel(smtp)}, ledger)
-    assert [d.reader.id for d, _ in third.sent] == ["bad"] and len(smtp.to("new@example.com")) == 1
+    third = deliver(ed.key, plan(ed, fixed), {"email": smtp_channel(smtp)}, ledger)
+    assert [r.reader for r in third.sent] == ["bad"] and len(smtp.to("new@example.com")) == 1
 
 
 def test_a_4xx_reply_keeps_the_message_pending_and_the_retry_reuses_its_message_id(smtp, ledger) -> None:
     ed = week()
     readers = email_readers(2)
     smtp.defer.add("r1@example.com")
-    report = deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
-    assert len(report.sent) == 1 and [d.reader.id for d, _ in report.pending] == ["r1"]
+    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    assert len(report.sent) == 1 and [r.reader for r in report.pending] == ["r1"]
     row = ledger.rows(ed.key)[("r1", "email")]
     assert row.status == "pending" and "451" in row.error and row.message_id
     smtp.defer.clear()
-    deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
     (received,) = smtp.to("r1@example.com")
     assert received.message["Message-ID"] == row.message_id == ledger.rows(ed.key)[("r1", "email")].provider_id
 
 
 def test_a_dropped_connection_is_reopened_and_nothing_is_lost(smtp) -> None:
     ed = week()
-    deliveries = plan(ed, email_readers(4), media=frozenset({"email"}))
+    deliveries = plan(ed, email_readers(4), media=("email",))
     channel = smtp_channel(smtp)
     channel.check()
-    ids = [channel.push(d.compose()) for d in deliveries[:2]]
+    ids = [channel.push(d.message()) for d in deliveries[:2]]
     smtp.drop_connections()
     time.sleep(0.1)
-    ids += [channel.push(d.compose()) for d in deliveries[2:]]
+    ids += [channel.push(d.message()) for d in deliveries[2:]]
     channel.close()
     channel.close()  # safe twice
     assert len(smtp.messages) == 4 and channel.connections == 2 and smtp.sessions == 2
@@ -289,10 +284,10 @@ def test_a_dropped_connection_is_reopened_and_nothing_is_lost(smtp) -> None:
 def test_an_idle_session_the_server_timed_out_is_probed_and_replaced(tmp_path) -> None:
     with SmtpServer(tmp_path / "tls", password=PASSWORD, idle_timeout=0.3) as server:
         channel = smtp_channel(server, idle_probe=0.1)
-        deliveries = plan(week(), email_readers(2), media=frozenset({"email"}))
-        channel.push(deliveries[0].compose())
+        deliveries = plan(week(), email_readers(2), media=("email",))
+        channel.push(deliveries[0].message())
         time.sleep(0.6)
-        channel.push(deliveries[1].compose())
+        channel.push(deliveries[1].message())
         channel.close()
     assert len(server.messages) == 2 and channel.connections == 2
 
@@ -301,7 +296,7 @@ def test_an_edition_with_no_approved_entries_sends_nothing(smtp, slack, ledger) 
     ed = edition([entry(1, ["moe"], "deep-read", status="rejected"), entry(2, ["kernels"], status="draft")])
     readers = email_readers(2) + [Reader(id="chan", name="C", slack="#vllm-kernels")]
     deliveries = plan(ed, readers)
-    report = deliver_once(ed.key, deliveries, {"email": smtp_channel(smtp), "slack": slack_channel(slack)}, ledger)
+    report = deliver(ed.key, deliveries, {"email": smtp_channel(smtp), "slack": slack_channel(slack)}, ledger)
     assert deliveries == [] and not report.sent and not report.pending
     assert smtp.messages == [] and slack.calls == [] and ledger.rows(ed.key) == {}
 
@@ -310,10 +305,47 @@ def test_the_outbox_never_marks_ledger_rows_sent(tmp_path, ledger) -> None:
     from prdigest.delivery.outbox import OutboxChannel
 
     ed = week()
+    outbox = OutboxChannel(tmp_path / "outbox", {m.name: m.outbox_file for m in default_media()})
     with pytest.raises(ValueError, match="outbox"):
-        deliver_once(ed.key, plan(ed, email_readers(1)), {"email": OutboxChannel(tmp_path)}, ledger)
-    assert ledger.rows(ed.key) == {}
+        deliver(ed.key, plan(ed, email_readers(1)), {"email": outbox}, ledger)
+    assert ledger.rows(ed.key) == {} and not (tmp_path / "outbox").exists()
 
+
+OUTBOX_READERS = """
+readers:
+  - {id: kern, name: Kernels team, email: kernels@example.com, min_verdict: skip}
+  - {id: all, name: Everyone, email: all@example.com}
+"""
+
+
+@pytest.mark.slow  # two pipeline runs; the rules file alone takes ~1 s to load on a busy machine
+def test_an_outbox_run_records_nothing_so_the_real_run_still_sends_every_message(smtp, tmp_path, monkeypatch) -> None:
+    """The pipeline's dry run (``--deliver outbox``) goes through the same loop without the ledger."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(smtp.cert))
+    readers = tmp_path / "readers.yaml"
+    readers.write_text(OUTBOX_READERS, encoding="utf-8")
+    week_file = tmp_path / "week.jsonl"  # a few PRs of the sample week: drafting all 58 twice takes ~10 s
+    week_file.write_text("".join(SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)[:8]), encoding="utf-8")
+    state = tmp_path / "state.sqlite"
+
+    def run(deliver_to: str, out: str) -> EditionSummary:
+        options = RunOptions(source=f"jsonl:{week_file}", deliver=deliver_to, readers=str(readers),
+                             out=str(tmp_path / out))
+        services = build_services(options, _settings(smtp, state=str(state)), default_media())
+        try:
+            return EditionPipeline(services).run()
+        finally:
+            services.close()
+
+    dry = run("outbox", "dry")
+    assert sorted((r, m) for r, m, _ in dry.sent) == [("all", "email"), ("kern", "email")] and smtp.messages == []
+    assert sorted(p.name for p in (tmp_path / "dry" / "outbox").iterdir()) == ["all.eml", "kern.eml"]
+    ledger = Ledger.open(state)
+    assert ledger.editions() == []
+    ledger.close()
+    real = run("smtp", "real")
+    assert sorted(r for r, _, _ in real.sent) == ["all", "kern"] and real.already_sent == 0
+    assert sorted(a for m in smtp.messages for a in m.rcpt_tos) == ["all@example.com", "kernels@example.com"]
 
 # -- Slack ----------------------------------------------------------------------------------------------
 
@@ -322,12 +354,14 @@ def test_slack_parent_then_thread_replies_by_name_id_and_dm(slack, ledger) -> No
     readers = [Reader(id="name", name="Kernels", slack="#vllm-kernels"),
                Reader(id="cid", name="All", slack="C0DIGESTAL"),
                Reader(id="dm", name="Lin", slack="U0TESTUSER2")]
-    deliveries = plan(ed, readers, media=frozenset({"slack"}))
-    report = deliver_once(ed.key, deliveries, {"slack": slack_channel(slack)}, ledger)
+    deliveries = plan(ed, readers, media=("slack",))
+    report = deliver(ed.key, deliveries, {"slack": slack_channel(slack)}, ledger)
     assert len(report.sent) == 3 and not report.failed
     assert [c.body for c in slack.calls if c.method == "conversations.open"] == [{"users": "U0TESTUSER2"}]
-    for delivery, ts in report.sent:
-        payloads = delivery.compose().slack
+    by_reader = {d.reader.id: d for d in deliveries}
+    for result in report.sent:
+        delivery, ts = by_reader[result.reader], result.detail
+        payloads = delivery.message().payload
         channel_id = {"#vllm-kernels": "C0KERNELS1", "C0DIGESTAL": "C0DIGESTAL", "U0TESTUSER2": "D0TESTUSER2"}[
             delivery.reader.slack]
         posts = slack.posts(channel_id)
@@ -346,19 +380,19 @@ def test_slack_rate_limit_is_waited_out_and_the_message_delivered(slack, ledger)
     ed = week()
     slack.rate_limit("chat.postMessage", times=1, retry_after=1)
     started = time.monotonic()
-    report = deliver_once(ed.key, plan(ed, [Reader(id="c", name="C", slack="#vllm-kernels")]),
-                          {"slack": slack_channel(slack)}, ledger)
+    deliveries = plan(ed, [Reader(id="c", name="C", slack="#vllm-kernels")])
+    report = deliver(ed.key, deliveries, {"slack": slack_channel(slack)}, ledger)
     assert time.monotonic() - started >= 1.0
     assert len(report.sent) == 1 and [c.status for c in slack.calls][:2] == [429, 200]
-    assert len(slack.posts()) == len(report.sent[0][0].compose().slack)
+    assert len(slack.posts()) == len(deliveries[0].message().payload)
 
 
 def test_channel_not_found_fails_that_reader_and_the_rest_are_sent(slack, ledger) -> None:
     ed = week()
     readers = [Reader(id="gone", name="Gone", slack="#no-such-channel"),
                Reader(id="ok", name="OK", slack="#vllm-kernels")]
-    report = deliver_once(ed.key, plan(ed, readers), {"slack": slack_channel(slack)}, ledger)
-    assert [d.reader.id for d, _ in report.failed] == ["gone"] and [d.reader.id for d, _ in report.sent] == ["ok"]
+    report = deliver(ed.key, plan(ed, readers), {"slack": slack_channel(slack)}, ledger)
+    assert [r.reader for r in report.failed] == ["gone"] and [r.reader for r in report.sent] == ["ok"]
     row = ledger.rows(ed.key)[("gone", "slack")]
     assert row.status == "failed" and "channel_not_found" in row.error
 
@@ -366,11 +400,11 @@ def test_channel_not_found_fails_that_reader_and_the_rest_are_sent(slack, ledger
 def test_a_revoked_token_midway_leaves_the_rest_pending_untried_and_email_goes_on(smtp, slack, ledger) -> None:
     ed = week()
     readers = [Reader(id=f"c{i}", name=f"C{i}", slack="#vllm-kernels", email=f"c{i}@example.com") for i in range(3)]
-    slack.fail_next("chat.postMessage", "token_revoked", after=len(plan(ed, readers[:1], frozenset({"slack"}))[0]
-                                                                    .compose().slack))
-    report = deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
-                          ledger)
-    assert sorted((d.reader.id, d.medium) for d, _ in report.sent) == [
+    slack.fail_next("chat.postMessage", "token_revoked", after=len(plan(ed, readers[:1], ("slack",))[0]
+                                                                    .message().payload))
+    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
+                     ledger)
+    assert sorted((r.reader, r.medium) for r in report.sent) == [
         ("c0", "email"), ("c0", "slack"), ("c1", "email"), ("c2", "email")]
     rows = ledger.rows(ed.key)
     assert rows[("c1", "slack")].status == rows[("c2", "slack")].status == "pending"
@@ -378,14 +412,18 @@ def test_a_revoked_token_midway_leaves_the_rest_pending_untried_and_email_goes_o
     assert rows[("c2", "slack")].error.startswith("not attempted:")
 
 
-def test_progress_is_reported_as_the_deliver_step(smtp, ledger) -> None:
-    from prdigest import progress
-
-    seen: list[tuple[str, int, int]] = []
+def test_progress_is_reported_after_each_delivery_tried(smtp, ledger) -> None:
+    """The loop reports (done, total) per message; the flow's deliver task relays it as the "deliver" step
+    (pinned by test_run_delivers_each_reader_once_across_reruns)."""
+    seen: list[tuple[int, int]] = []
     ed = week()
-    with progress.reporting(lambda step, done, total: seen.append((step, done, total))):
-        deliver_once(ed.key, plan(ed, email_readers(3)), {"email": smtp_channel(smtp)}, ledger)
-    assert seen == [("deliver", 1, 3), ("deliver", 2, 3), ("deliver", 3, 3)]
+    deliver(ed.key, plan(ed, email_readers(3)), {"email": smtp_channel(smtp)}, ledger,
+            progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 3), (2, 3), (3, 3)] and len(smtp.messages) == 3
+    # A re-run counts only what it still has to try: nothing here.
+    deliver(ed.key, plan(ed, email_readers(3)), {"email": smtp_channel(smtp)}, ledger,
+            progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 3), (2, 3), (3, 3)]
 
 
 def test_more_than_50_blocks_is_refused_as_invalid_blocks(slack) -> None:
@@ -394,22 +432,22 @@ def test_more_than_50_blocks_is_refused_as_invalid_blocks(slack) -> None:
     from prdigest.delivery.failure import RecipientRejected
 
     with pytest.raises(RecipientRejected, match="invalid_blocks"):
-        slack_channel(slack).push(Message(reader=reader, variant="v", medium="slack",
-                                          slack=[{"text": "x", "blocks": blocks}]))
+        slack_channel(slack).push(Message(reader=reader, variant="v", medium="slack", recipient="#vllm-kernels",
+                                          payload=[{"text": "x", "blocks": blocks}]))
     assert slack.posts() == []
 
 
 def test_a_thread_broken_off_midway_resumes_without_posting_the_parent_again(slack, ledger) -> None:
     ed = week(60)
     deliveries = plan(ed, [Reader(id="c", name="C", slack="#vllm-kernels")])
-    n = len(deliveries[0].compose().slack)
+    n = len(deliveries[0].message().payload)
     channel = slack_channel(slack)
     slack.fail_next("chat.postMessage", "internal_error", after=1)  # the parent passes, the first reply fails
-    report = deliver_once(ed.key, deliveries, {"slack": channel}, ledger)
-    assert [d.reader.id for d, _ in report.pending] == ["c"] and "internal_error" in report.pending[0][1]
+    report = deliver(ed.key, deliveries, {"slack": channel}, ledger)
+    assert [r.reader for r in report.pending] == ["c"] and "internal_error" in report.pending[0].detail
     row = ledger.rows(ed.key)[("c", "slack")]
     assert row.status == "pending" and row.provider_id and '"done": 1' in row.checkpoint
-    report = deliver_once(ed.key, deliveries, {"slack": slack_channel(slack)}, ledger)
+    report = deliver(ed.key, deliveries, {"slack": slack_channel(slack)}, ledger)
     posts = slack.posts()
     assert len(report.sent) == 1 and len(posts) == n
     assert [p for p in posts if "thread_ts" not in p] == posts[:1]
@@ -429,7 +467,15 @@ def _settings(smtp: SmtpServer | None = None, slack: SlackServer | None = None, 
     return Settings(**values)
 
 
-@pytest.mark.parametrize("deliver, change, expected", [
+def preflight(deliver_to: str, settings: Settings, out: Path) -> dict[str, Channel]:
+    """The run's channels as the flow gets them: built once from the settings (a missing one stops the
+    run here), then checked (connect and authenticate) before anything is drafted."""
+    services = build_services(RunOptions(deliver=deliver_to, out=str(out)), settings, default_media())
+    services.check_channels()
+    return services.channels
+
+
+@pytest.mark.parametrize("deliver_to, change, expected", [
     ("smtp", {"smtp_host": None}, "DIGEST_SMTP_HOST is not set"),
     ("smtp", {"from_address": None}, "DIGEST_FROM is not set"),
     ("smtp", {"from_address": "digest at example dot com"}, "is not a valid From address"),
@@ -446,13 +492,13 @@ def _settings(smtp: SmtpServer | None = None, slack: SlackServer | None = None, 
     ("smtp,slack", {"slack_bot_token": SecretStr("xoxb-wrong-t0ken")}, "rejected SLACK_BOT_TOKEN"),
 ])
 def test_bad_configuration_stops_before_the_first_message_with_one_line(
-        smtp, slack, tmp_path, monkeypatch, deliver, change, expected) -> None:
+        smtp, slack, tmp_path, monkeypatch, deliver_to, change, expected) -> None:
     change = dict(change)
     if change.pop("trust", True):
         monkeypatch.setenv("SSL_CERT_FILE", str(smtp.cert))  # how an operator trusts a private CA
     settings = _settings(smtp, slack, **change)
     with pytest.raises(ConfigError) as caught:
-        make_channels(RunOptions(deliver=deliver), settings, tmp_path)
+        preflight(deliver_to, settings, tmp_path)
     message = str(caught.value)
     assert expected in message and "\n" not in message
     for secret in (PASSWORD, TOKEN, "wrong-pa55word", "xoxb-wrong-t0ken"):
@@ -460,14 +506,14 @@ def test_bad_configuration_stops_before_the_first_message_with_one_line(
     assert smtp.messages == [] and not [c for c in slack.calls if c.method == "chat.postMessage"]
 
 
-def test_make_channels_checks_and_returns_both_channels(smtp, slack, tmp_path, monkeypatch, ledger) -> None:
+def test_preflight_checks_and_returns_both_channels(smtp, slack, tmp_path, monkeypatch, ledger) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(smtp.cert))
-    channels = make_channels(RunOptions(deliver="smtp,slack"), _settings(smtp, slack), tmp_path)
+    channels = preflight("smtp,slack", _settings(smtp, slack), tmp_path)
     assert set(channels) == {"email", "slack"} and [c.method for c in slack.calls] == ["auth.test"]
     ed = week()
     readers = [Reader(id="both", name="Both", email="both@example.com", slack="#digest-all")]
-    report = deliver_once(ed.key, plan(ed, readers), channels, ledger)
-    assert sorted(d.medium for d, _ in report.sent) == ["email", "slack"]
+    report = deliver(ed.key, plan(ed, readers), channels, ledger)
+    assert sorted(r.medium for r in report.sent) == ["email", "slack"]
 
 
 def test_secrets_never_reach_logs_errors_or_the_ledger(smtp, slack, tmp_path, caplog, monkeypatch) -> None:
@@ -480,8 +526,8 @@ def test_secrets_never_reach_logs_errors_or_the_ledger(smtp, slack, tmp_path, ca
     smtp.reject.add("gone@example.com")
     readers = [Reader(id="ok", name="OK", email="ok@example.com", slack="#vllm-kernels"),
                Reader(id="gone", name="Gone", email="gone@example.com", slack="#nowhere")]
-    channels = make_channels(RunOptions(deliver="smtp,slack"), _settings(smtp, slack), tmp_path)
-    report = deliver_once(ed.key, plan(ed, readers), channels, ledger)
+    channels = preflight("smtp,slack", _settings(smtp, slack), tmp_path)
+    report = deliver(ed.key, plan(ed, readers), channels, ledger)
     assert len(report.sent) == 2 and len(report.failed) == 2
     errors = [str(e) for e in _config_errors(smtp, slack, tmp_path)]
     ledger.close()
@@ -489,7 +535,7 @@ def test_secrets_never_reach_logs_errors_or_the_ledger(smtp, slack, tmp_path, ca
     console = Console(record=True, width=250)
     console.print(status_table(state, ed.key))
     everything = "\n".join([caplog.text, dump, console.export_text(), *errors,
-                            *(err for _, err in report.failed)])
+                            *(r.detail for r in report.failed)])
     assert "chat.postMessage" in caplog.text  # slack-sdk's debug log was captured...
     for secret in (PASSWORD, TOKEN, "wrong-pa55word", "xoxb-wrong-t0ken"):
         assert secret not in everything  # ...and holds no secret
@@ -498,7 +544,7 @@ def test_secrets_never_reach_logs_errors_or_the_ledger(smtp, slack, tmp_path, ca
 def _config_errors(smtp, slack, tmp_path):
     for change in ({"smtp_password": SecretStr("wrong-pa55word")}, {"slack_bot_token": SecretStr("xoxb-wrong-t0ken")}):
         try:
-            make_channels(RunOptions(deliver="smtp,slack"), _settings(smtp, slack, **change), tmp_path)
+            preflight("smtp,slack", _settings(smtp, slack, **change), tmp_path)
         except ConfigError as exc:
             yield exc
 
@@ -512,7 +558,7 @@ def test_status_table_shows_each_reader_and_medium(smtp, slack, tmp_path) -> Non
     smtp.reject.add("gone@example.com")
     readers = [Reader(id="ok", name="OK", email="ok@example.com", slack="#vllm-kernels"),
                Reader(id="gone", name="Gone", email="gone@example.com")]
-    deliver_once(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)}, ledger)
+    deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)}, ledger)
     ledger.close()
     console = Console(record=True, width=250)
     console.print(status_table(state, ed.name))  # the name works as well as the key
@@ -534,7 +580,7 @@ import os, signal, sys
 from pathlib import Path
 from pydantic import SecretStr
 from prdigest.delivery.ledger import Ledger
-from prdigest.delivery.run import deliver_once
+from prdigest.delivery.run import deliver
 from prdigest.delivery.smtp import SmtpChannel
 from tests.test_delivery import SENDER, email_readers, plan, week
 import ssl
@@ -545,7 +591,7 @@ def die(done, total):
     if done == k:
         os.kill(os.getpid(), signal.SIGKILL)
 ed = week()
-deliver_once(ed.key, plan(ed, email_readers(6)), {"email": channel}, Ledger.open(Path(state)), progress=die)
+deliver(ed.key, plan(ed, email_readers(6)), {"email": channel}, Ledger.open(Path(state)), progress=die)
 """
 
 
@@ -561,21 +607,13 @@ def test_a_killed_process_resumes_without_sending_anything_twice(smtp, tmp_path)
     assert len(smtp.messages) == 4
     ledger = Ledger.open(state)
     ed = week()
-    report = deliver_once(ed.key, plan(ed, email_readers(6)), {"email": smtp_channel(smtp)}, ledger)
+    report = deliver(ed.key, plan(ed, email_readers(6)), {"email": smtp_channel(smtp)}, ledger)
     assert len(report.already) == 4 and len(report.sent) == 2
     assert sorted(a for m in smtp.messages for a in m.rcpt_tos) == [f"r{i}@example.com" for i in range(6)]
     ledger.close()
 
 
 # -- `digest run … --deliver smtp,slack` end to end (the flow, the CLI, both servers, the ledger) --------------
-
-def _flow_is_wired() -> bool:
-    """These run once flows/edition.py delivers through the ledger (see the issue 6 wiring)."""
-    source = (Path(__file__).resolve().parents[1] / "flows" / "edition.py").read_text(encoding="utf-8")
-    return "deliver_once" in source
-
-
-_needs_wiring = pytest.mark.skipif(not _flow_is_wired(), reason="flows/edition.py does not call deliver_once yet")
 
 FLOW_READERS = """
 readers:
@@ -585,7 +623,6 @@ readers:
 """
 
 
-@_needs_wiring
 @pytest.mark.prefect
 def test_run_delivers_each_reader_once_across_reruns(prefect_api, tmp_path: Path) -> None:
     readers = tmp_path / "readers.yaml"
@@ -598,13 +635,20 @@ def test_run_delivers_each_reader_once_across_reruns(prefect_api, tmp_path: Path
                "DIGEST_UNSUBSCRIBE_URL": "https://digest.example.com/u/{reader}", "SSL_CERT_FILE": str(smtp.cert)}
         args = ["run", "--source", f"jsonl:{SAMPLE}", "--deliver", "smtp,slack", "--readers", str(readers),
                 "--out", str(tmp_path / "out"), "--state", str(tmp_path / "state.sqlite")]
-        first = CliRunner().invoke(app, args, env=env)
+        steps: list[tuple[str, int, int]] = []
+        with progress.reporting(lambda step, done, total: steps.append((step, done, total))):
+            first = CliRunner().invoke(app, args, env=env)
         assert first.exit_code == 0, first.output
+        # The flow relays the loop's progress as the "deliver" step (the CLI's progress bar).
+        assert [s for s in steps if s[0] == "deliver"] == [("deliver", i, 6) for i in range(1, 7)]
         assert sorted(a for m in smtp.messages for a in m.rcpt_tos) == ["kernels@example.com", "lin@example.com"]
         parents = [m for m in slack.posts() if "thread_ts" not in m]
         assert sorted(m["channel"] for m in parents) == ["C0KERNELS1", "D0TESTUSER1"]
-        second = CliRunner().invoke(app, args, env=env)
+        steps.clear()
+        with progress.reporting(lambda step, done, total: steps.append((step, done, total))):
+            second = CliRunner().invoke(app, args, env=env)
         assert second.exit_code == 0, second.output
+        assert not [s for s in steps if s[0] == "deliver"]  # every row is sent or failed: nothing to try
         assert len(smtp.messages) == 2 and len([m for m in slack.posts() if "thread_ts" not in m]) == 2
         ledger = Ledger.open(tmp_path / "state.sqlite")
         (edition,) = ledger.editions()
@@ -616,7 +660,6 @@ def test_run_delivers_each_reader_once_across_reruns(prefect_api, tmp_path: Path
         assert smtp.password not in first.output + second.output and slack.token not in first.output
 
 
-@_needs_wiring
 @pytest.mark.prefect
 def test_wrong_password_stops_before_drafting_with_one_line(prefect_api, tmp_path: Path) -> None:
     with SmtpServer(tmp_path / "tls") as smtp:

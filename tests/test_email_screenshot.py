@@ -10,14 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.models import Edition
-from prdigest.sources import JsonlSource, sample_week_path
-from prdigest.drafting.offline import OfflineDrafter
-from prdigest.pipeline import auto_approve, draft_entries, new_edition
 from prdigest.readers import Reader
-from prdigest.subsystems import classifier_for
 from prdigest.variants import plan_variants
 from renderers import render_email
+from tests.delivery_support import sample_edition
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium is not installed")]
@@ -31,16 +27,8 @@ def _png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-def _sample_edition() -> Edition:
-    source = JsonlSource(sample_week_path())
-    prs = source.collect(None)
-    classifier = classifier_for(source.repo)
-    entries = draft_entries(prs, classifier.classify, OfflineDrafter().draft, "zh-CN")
-    return auto_approve(new_edition(source.repo, source.default_window(), "zh-CN", "offline", entries))
-
-
 def test_screenshot_command_shoots_every_width_and_mode(tmp_path: Path) -> None:
-    edition = _sample_edition()
+    edition = sample_edition()
     variants, _ = plan_variants(edition, [Reader(id="all", name="All", email="a@example.com")])
     (tmp_path / "email").mkdir()
     (tmp_path / "email" / "all.html").write_text(render_email(edition, variants[0]).html, encoding="utf-8")

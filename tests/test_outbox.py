@@ -8,31 +8,42 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.delivery.compose import compose_messages
+from flows.media import default_media
 from prdigest.delivery.email_message import check_from
 from prdigest.delivery.outbox import OutboxChannel
+from prdigest.delivery.run import DeliveryReport, deliver, plan_deliveries
 from prdigest.errors import ConfigError
-from prdigest.pipeline import deliver
+from prdigest.media import ComposeContext, Rendering
 from prdigest.readers import Reader
+from renderers import RenderedEmail
 from tests.factories import edition, entry
 
 HTML = "<html><body>" + "x" * 3000 + "</body></html>"   # one long line, as MRML writes it
+SLACK = [{"text": "parent", "blocks": []}, {"text": "reply", "blocks": [], "thread": True}]
 
 
-def _messages(subject: str = "vLLM 2026-W47", unsubscribe: str | None = "https://example.com/u/{reader}"):
+def _deliver(directory: Path, subject: str = "vLLM 2026-W47",
+             unsubscribe: str | None = "https://example.com/u/{reader}") -> DeliveryReport:
+    """One variant's messages, through the delivery loop without a ledger (the dry run), into ``directory``."""
     readers = [Reader(id="kern", name="Kernels team", email="k@example.com", slack="#vllm-kernels"),
                Reader(id="dm", name="Lin", slack="U0123456")]
-    return compose_messages(
-        edition=edition([entry(1, ["moe"])]), variant="moe", readers=readers, subject=subject,
-        preheader="1 entry", html=HTML, text="plain text", slack=[{"text": "parent", "blocks": []},
-                                                                     {"text": "reply", "blocks": [], "thread": True}],
-        sender="pr-digest <digest@example.com>", unsubscribe_template=unsubscribe,
-    )
+    ed = edition([entry(1, ["moe"])])
+    renderings = {"email": Rendering("email", "moe", RenderedEmail(subject, "1 entry", HTML, "plain text")),
+                  "slack": Rendering("slack", "moe", SLACK)}
+    media = list(default_media())
+    context = ComposeContext(edition=ed, sender="pr-digest <digest@example.com>", unsubscribe_template=unsubscribe)
+    outbox = OutboxChannel(directory, {m.name: m.outbox_file for m in media})
+    return deliver(ed.key, plan_deliveries([(readers, renderings)], media, context),
+                   {m.name: outbox for m in media}, None)
 
 
 def test_outbox_writes_complete_messages(tmp_path: Path) -> None:
-    report = deliver(_messages(), {"email": OutboxChannel(tmp_path), "slack": OutboxChannel(tmp_path)})
-    assert not report.failed and len(report.sent) == 3
+    report = _deliver(tmp_path)
+    assert not report.failed and not report.pending and len(report.sent) == 3
+    assert [(r.reader, r.medium, r.recipient) for r in report.sent] == [
+        ("kern", "email", "k@example.com"), ("kern", "slack", "#vllm-kernels"), ("dm", "slack", "U0123456")]
+    assert [r.detail for r in report.sent] == [str(tmp_path / n) for n in ("kern.eml", "kern.slack.json",
+                                                                           "dm.slack.json")]
     msg = message_from_bytes((tmp_path / "kern.eml").read_bytes(), policy=policy.default)
     assert msg["To"] == "Kernels team <k@example.com>"
     assert msg["List-Unsubscribe"] == "<https://example.com/u/kern>"
@@ -46,16 +57,14 @@ def test_outbox_writes_complete_messages(tmp_path: Path) -> None:
 
 
 def test_subject_with_crlf_cannot_inject_headers(tmp_path: Path) -> None:
-    deliver(_messages(subject="Digest\r\nBcc: evil@example.com\nX-Evil: 1"), {"email": OutboxChannel(tmp_path),
-                                                                              "slack": OutboxChannel(tmp_path)})
+    _deliver(tmp_path, subject="Digest\r\nBcc: evil@example.com\nX-Evil: 1")
     msg = message_from_bytes((tmp_path / "kern.eml").read_bytes(), policy=policy.default)
     assert msg["Bcc"] is None and msg["X-Evil"] is None
     assert msg["Subject"] == "Digest Bcc: evil@example.com X-Evil: 1"
 
 
 def test_mailto_unsubscribe_has_no_one_click_header(tmp_path: Path) -> None:
-    deliver(_messages(unsubscribe="mailto:unsub@example.com?subject={reader}"),
-            {"email": OutboxChannel(tmp_path), "slack": OutboxChannel(tmp_path)})
+    _deliver(tmp_path, unsubscribe="mailto:unsub@example.com?subject={reader}")
     msg = message_from_bytes((tmp_path / "kern.eml").read_bytes(), policy=policy.default)
     assert msg["List-Unsubscribe"] == "<mailto:unsub@example.com?subject=kern>"
     assert msg["List-Unsubscribe-Post"] is None

@@ -322,14 +322,20 @@ def test_an_empty_variant_still_renders() -> None:
     ("http://127.0.0.1:8080", ("github.com", "127.0.0.1")),
 ])
 def test_enterprise_pr_links_follow_the_github_url(api_url: str, hosts: tuple[str, ...]) -> None:
+    from prdigest.media import RenderContext, link_hosts_for
     from prdigest.readers import Reader
     from prdigest.variants import plan_variants
-    from renderers.bundle import link_hosts_for, render_variants
+    from renderers.bundle import email_rendering, slack_rendering
 
     assert link_hosts_for(api_url) == hosts
     ghe = edition([entry(7, ["moe"]).model_copy(update={"url": "https://ghe.example.com/acme/widgets/pull/7"})])
-    (linked,) = render_variants(ghe, plan_variants(ghe, [Reader(id="a", name="A", email="a@example.com")])[0],
-                                link_hosts_for("https://ghe.example.com/api/v3"))
-    (plain,) = render_variants(ghe, plan_variants(ghe, [Reader(id="a", name="A", email="a@example.com")])[0])
-    assert 'href="https://ghe.example.com/acme/widgets/pull/7"' in linked.email.html
-    assert 'href="https://ghe.example.com' not in plain.email.html
+    (variant,), _ = plan_variants(ghe, [Reader(id="a", name="A", email="a@example.com")])
+    ghe_context = RenderContext(link_hosts_for("https://ghe.example.com/api/v3"))
+    linked = email_rendering(ghe, variant, ghe_context)
+    plain = email_rendering(ghe, variant, RenderContext())
+    assert 'href="https://ghe.example.com/acme/widgets/pull/7"' in linked.payload.html
+    assert 'href="https://ghe.example.com' not in plain.payload.html
+    # Slack gets the same hosts through the same context.
+    slack_linked = json.dumps(slack_rendering(ghe, variant, ghe_context).payload)
+    slack_plain = json.dumps(slack_rendering(ghe, variant, RenderContext()).payload)
+    assert "<https://ghe.example.com/acme/widgets/pull/7|#7>" in slack_linked and "<https://ghe" not in slack_plain

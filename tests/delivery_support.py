@@ -1,0 +1,51 @@
+"""Builders for delivery tests: an edition's variants rendered by the shipped media, planned deliveries,
+and the sample week drafted through the core pipeline."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable
+
+from flows.media import default_media
+from prdigest.config import Settings
+from prdigest.delivery.run import Delivery, plan_deliveries
+from prdigest.media import ComposeContext, MediaRegistry, RenderContext, Rendering
+from prdigest.models import Edition
+from prdigest.pipeline import EditionPipeline, auto_approve
+from prdigest.readers import Reader
+from prdigest.services import RunOptions, build_services
+from prdigest.variants import plan_variants
+
+Variants = list[tuple[list[Reader], dict[str, Rendering]]]
+
+
+def rendered_variants(edition: Edition, readers: list[Reader], media: MediaRegistry | None = None,
+                      link_hosts: tuple[str, ...] = ("github.com",)) -> Variants:
+    """The ``variants`` argument of :func:`plan_deliveries`: each variant's readers and its rendering per
+    medium (every medium of ``media``, the shipped ones by default), as the pipeline's render step makes them."""
+    media = media if media is not None else default_media()
+    variants, _idle = plan_variants(edition, readers)
+    context = RenderContext(link_hosts=link_hosts)
+    return [(v.readers, {m.name: m.render(edition, v, context) for m in media}) for v in variants]
+
+
+def planned(edition: Edition, readers: list[Reader], media: Iterable[str] = ("email", "slack"), *,
+            sender: str = "pr-digest <digest@example.com>", unsubscribe: str | None = None) -> list[Delivery]:
+    """The deliveries of ``readers`` on the named shipped media, not yet composed."""
+    registry = default_media()
+    context = ComposeContext(edition=edition, sender=sender, unsubscribe_template=unsubscribe)
+    wanted = [registry[name] for name in registry.names() if name in set(media)]
+    return plan_deliveries(rendered_variants(edition, readers, registry), wanted, context)
+
+
+def sample_edition(language: str = "zh-CN") -> Edition:
+    """The shipped sample week, collected and drafted offline through the core pipeline, auto-approved."""
+    with tempfile.TemporaryDirectory() as out:
+        services = build_services(RunOptions(out=out, language=language), Settings(state=f"{out}/state.sqlite"),
+                                  default_media())
+        try:
+            pipeline = EditionPipeline(services)
+            collected = pipeline.collect()
+            return auto_approve(pipeline.new_edition(collected, pipeline.draft(collected.prs)))
+        finally:
+            services.close()
