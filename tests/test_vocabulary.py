@@ -25,10 +25,8 @@ REPO = "acme-labs/quill"
 
 
 def _app():
-    try:  # the CLI is moving out of the core package
-        from flows.cli import app
-    except ImportError:  # pragma: no cover - before the move
-        from prdigest.cli import app  # type: ignore[no-redef]
+    from flows.cli import app
+
     return app
 
 
