@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
-#: C0 controls except TAB/LF (CR is normalised first), DEL, C1 controls.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from prdigest.text import strip_control
+
 #: Lone surrogates (a valid astral character is one code point in a Python str, never a surrogate).
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 #: Bidi embeddings, overrides and isolates, BOM / zero-width no-break space, non-characters.
@@ -41,7 +41,7 @@ def clean(text: object) -> str:
         return ""
     s = str(text).replace("\r\n", "\n").replace("\r", "\n")
     s = _SURROGATE.sub("", s)
-    s = _CONTROL.sub("", s)
+    s = strip_control(s)  # C0 (but tab and LF; CR is gone by now), DEL, C1
     return _INVISIBLE.sub("", s)
 
 

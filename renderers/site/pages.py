@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from prdigest import text
 from prdigest.models import Edition, Verdict
 from prdigest.variants import ordered
 from renderers.escape import html_prose, one_line
@@ -33,7 +33,7 @@ _env.filters["prose"] = html_prose
 
 def slug(name: str) -> str:
     """A subsystem's file name in ``subsystems/`` (names are ``[a-z0-9-]`` already; others are folded)."""
-    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "-"
+    return text.slug(name) or "-"
 
 
 _env.filters["slug"] = slug
