@@ -46,7 +46,7 @@ def _env(home: Path, api_url: str) -> dict[str, str]:
 
 
 @contextmanager
-def prefect_server(home: Path, timeout: float = 90.0) -> Iterator[dict[str, Any]]:
+def prefect_server(home: Path, timeout: float = 180.0) -> Iterator[dict[str, Any]]:
     """``prefect server start`` on a free port with its own PREFECT_HOME (SQLite); yields its URLs and env."""
     port = free_port()
     api = f"http://127.0.0.1:{port}/api"
