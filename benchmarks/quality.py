@@ -26,10 +26,10 @@ def main() -> None:
     classifier = classifier_for("vllm-project/vllm")
     drafter = OfflineDrafter(classifier.vocabulary)
     assigned = [classifier.classify(item.pr) for item in gold.items]
-    micro, _ = subsystem_prf((item.gold.subsystems, got) for item, got in zip(gold.items, assigned))
+    micro, _ = subsystem_prf((item.gold.subsystems or [], got) for item, got in zip(gold.items, assigned))
     rows = []
     for mode in ("classifier", "gold"):
-        given = assigned if mode == "classifier" else [sorted(item.gold.subsystems) for item in gold.items]
+        given = assigned if mode == "classifier" else [sorted(item.gold.subsystems or []) for item in gold.items]
         matrix = confusion((item.gold.verdict, drafter.draft(item.pr, subs, "zh-CN").verdict)
                            for item, subs in zip(gold.items, given))
         deep = verdict_prf(matrix)

@@ -173,3 +173,12 @@ def test_paired_test_names_the_better_side_when_significant_and_not_otherwise() 
     assert verdict.startswith("no significant difference (p = 1")
     with pytest.raises(ValueError):
         paired_test("verdict", [True], [True, False])
+
+
+def test_rows_without_subsystem_labels_count_for_verdicts_only() -> None:
+    rows = [row(1, D, D, ["a"], ["a", "b"]), row(2, K, D, ["a"], ["a"], gold_subsystems=None)]
+    figures = summarize(run_of(rows))
+    assert figures["subsystems_labelled"] == 1 and figures["subsystem_counts"] == {"tp": 1, "fp": 1, "fn": 0}
+    assert figures["verdict_agreement"] == 0.5
+    assert rows[1].subsystems_right is None and rows[0].subsystems_right is False
+    assert [r.number for r in worst_disagreements(rows)] == [2, 1]

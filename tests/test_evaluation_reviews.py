@@ -16,6 +16,7 @@ from flows.eval_cli import register
 from prdigest.config import Settings
 from prdigest.drafting.offline import OfflineDrafter
 from prdigest.evaluation.evaluate import evaluate_reviews
+from prdigest.github.cache import PullCache
 from prdigest.models import Edition, Entry, PullRequest, Verdict
 from prdigest.review import EntryEdit, ReviewDecision, apply_decision, record_review
 from prdigest.store import open_store
@@ -41,7 +42,8 @@ def vllm_classifier():
 
 
 def draft_edition(records: list[dict], since: datetime) -> Edition:
-    classifier, drafter = vllm_classifier(), OfflineDrafter()
+    classifier = vllm_classifier()
+    drafter = OfflineDrafter(classifier.vocabulary)  # as an edition drafts
     entries = []
     for record in records:
         pr = PullRequest.model_validate(record)
@@ -142,3 +144,33 @@ def test_columns_the_record_may_gain_light_up_models_prompts_headlines_and_subsy
     top = next(iter(report["per_subsystem"].values()))
     assert top["rejected"] + top["verdict_changed"] + top["rewritten"] >= 1
     assert sum(c["entries"] for c in report["per_subsystem"].values()) >= 10
+
+
+def test_editors_verdicts_on_cached_prs_become_a_labelled_file_digest_eval_scores(tmp_path: Path,
+                                                                                   sample_records) -> None:
+    state = tmp_path / "state.sqlite"
+    first, second = two_reviewed_editions(state, sample_records)
+    store = open_store(state)
+    try:  # the GitHub collector cached the second week's PRs (the first week came from elsewhere)
+        cache = PullCache(store, "vllm-project/vllm")
+        for record in sample_records[10:20]:
+            pr = PullRequest.model_validate(record)
+            cache.put(pr.merged_at, pr, {}, {})
+    finally:
+        store.close()
+    outcome = evaluate_reviews(Settings(state=state), tmp_path / "out")
+    labels = tmp_path / "out" / "labels.jsonl"
+    assert labels in outcome.paths and outcome.figures["labels"] == 9  # 10 reviewed, 1 rejected
+    records = [json.loads(line) for line in labels.read_text(encoding="utf-8").splitlines()]
+    rejected = second.entries[2].number
+    assert rejected not in {r["number"] for r in records}
+    flipped = next(r for r in records if r["number"] == second.entries[0].number)
+    assert flipped["gold"]["verdict"] != second.entries[0].verdict.value and flipped["gold"]["subsystems"] is None
+    assert "labels.jsonl" in outcome.markdown
+
+    result = CliRunner().invoke(cli(), ["eval", "--gold", str(labels), "--out", str(tmp_path / "scored")])
+    assert result.exit_code == 0, result.output
+    scored = json.loads((tmp_path / "scored" / "eval.json").read_text(encoding="utf-8"))
+    # The same offline drafter: it agrees with the editors except where they changed its verdict.
+    assert scored["n"] == 9 and scored["verdict_agreement"] == 8 / 9
+    assert scored["subsystems_labelled"] == 0 and scored["subsystem_f1"] is None

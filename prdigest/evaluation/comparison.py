@@ -69,14 +69,17 @@ class Comparison:
         }
 
 
+def _label(row: EvalRow) -> tuple[Verdict, list[str] | None]:
+    return row.gold_verdict, None if row.gold_subsystems is None else sorted(row.gold_subsystems)
+
+
 def compare(a: EvalRun, b: EvalRun) -> Comparison:
     """Pair two runs on their common PRs and test each right/wrong measure with McNemar's exact test."""
     rows_a, rows_b = {r.number: r for r in a.rows}, {r.number: r for r in b.rows}
     common = [r.number for r in a.rows if r.number in rows_b]
     if not common:
         raise ConfigError("--compare: the two evaluations share no PR; run both on the same labelled file")
-    clash = [n for n in common if (rows_a[n].gold_verdict, sorted(rows_a[n].gold_subsystems))
-             != (rows_b[n].gold_verdict, sorted(rows_b[n].gold_subsystems))]
+    clash = [n for n in common if _label(rows_a[n]) != _label(rows_b[n])]
     if clash:
         raise ConfigError(f"--compare: the gold labels differ for PR {', '.join(f'#{n}' for n in clash[:10])}: "
                           "the runs used different labelled files; re-run both on the same one")
@@ -84,11 +87,13 @@ def compare(a: EvalRun, b: EvalRun) -> Comparison:
     fa = headline_rows(summarize(EvalRun(info=a.info, rows=pa)))
     fb = headline_rows(summarize(EvalRun(info=b.info, rows=pb)))
     deep = [i for i, r in enumerate(pa) if r.gold_verdict is Verdict.DEEP_READ]
+    labelled = [i for i, r in enumerate(pa) if r.gold_subsystems is not None]
     tests = [
         paired_test("verdict", [r.verdict_right for r in pa], [r.verdict_right for r in pb]),
         paired_test("deep-read found (gold deep-read PRs)", [pa[i].verdict_right for i in deep],
                     [pb[i].verdict_right for i in deep]),
-        paired_test("subsystems exactly right", [r.subsystems_right for r in pa], [r.subsystems_right for r in pb]),
+        paired_test("subsystems exactly right (labelled PRs)", [pa[i].subsystems_right is True for i in labelled],
+                    [pb[i].subsystems_right is True for i in labelled]),
         paired_test("no grounding failure", [not r.grounding for r in pa], [not r.grounding for r in pb]),
     ]
     differences = [Difference(x, y) for x, y in zip(pa, pb)

@@ -12,6 +12,7 @@ from typing import Any
 
 from prdigest.config import Settings
 from prdigest.evaluation.comparison import write_comparison
+from prdigest.evaluation.labels import reviewed_labels, write_labels
 from prdigest.evaluation.report import eval_markdown, write_reports
 from prdigest.evaluation.results import EvalConfig, load_run
 from prdigest.evaluation.reviews import read_reviews, reviews_markdown, reviews_report
@@ -48,17 +49,22 @@ def compare_runs(a: Path, b: Path, out: Path) -> Outcome:
 
 
 def evaluate_reviews(settings: Settings, out: Path, since: datetime | None = None) -> Outcome:
-    """Score the recorded drafts against what editors decided; write reviews.json and reviews.md."""
+    """Score the recorded drafts against what editors decided; write reviews.json and reviews.md, and the
+    editors' verdicts on PRs the collector cached as labels.jsonl (for ``digest eval --gold``)."""
     from prdigest.store import open_store
 
     conn = open_store(settings.state)
     try:
-        report = reviews_report(read_reviews(conn, since))
+        entries = read_reviews(conn, since)
+        labels = reviewed_labels(conn, entries)
     finally:
         conn.close()
     out.mkdir(parents=True, exist_ok=True)
-    text = reviews_markdown(report, since)
+    report = {**reviews_report(entries), "labels": len(labels)}
     paths = [out / "reviews.json", out / "reviews.md"]
+    if labels:
+        paths.append(write_labels(labels, out / "labels.jsonl"))
+    text = reviews_markdown(report, since, paths[-1] if labels else None)
     paths[0].write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     paths[1].write_text(text, encoding="utf-8")
     return Outcome("Editors' corrections", text, paths, report)

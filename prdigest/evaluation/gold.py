@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from prdigest.errors import SourceError
 from prdigest.models import PullRequest, Verdict
@@ -24,7 +24,8 @@ class GoldLabel(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    subsystems: list[str] = Field(default_factory=list)
+    #: None: not labelled (labels from editors' reviews carry a verdict only); scored for verdicts alone.
+    subsystems: list[str] | None = None
     verdict: Verdict
     why: str = ""
 
@@ -77,7 +78,7 @@ def check_vocabulary(gold: GoldSet, known: Iterable[str]) -> None:
     """Every gold subsystem must be one the rules can assign; a typo would silently count as a miss."""
     names = set(known)
     for item in gold.items:
-        unknown = sorted(set(item.gold.subsystems) - names)
+        unknown = sorted(set(item.gold.subsystems or ()) - names)
         if unknown:
             raise SourceError(f"{gold.path}:{item.line}: PR #{item.pr.number}: gold subsystem(s) "
                               f"{', '.join(repr(u) for u in unknown)} not in the rules' vocabulary "

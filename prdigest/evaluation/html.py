@@ -58,7 +58,7 @@ _EVAL = """{% extends "base" %}{% import "side" as s %}{% block body %}
 <h2>Worst disagreements ({{ worst | length }})</h2>
 {% for row in worst %}<div class="pr">{{ s.pr(row) }}
 <div class="side"><span class="v">gold: {{ row.gold_verdict.value }}</span>
- <span class="muted">· {{ row.gold_subsystems | join(", ") }}</span>{% if row.gold_why %}<br>{{ row.gold_why }}{% endif %}</div>
+ <span class="muted">· {{ row.gold_subsystems | subsystems }}</span>{% if row.gold_why %}<br>{{ row.gold_why }}{% endif %}</div>
 {{ s.side("drafted", row) }}</div>{% endfor %}
 {% endblock %}"""
 
@@ -74,7 +74,7 @@ _COMPARE = """{% extends "base" %}{% import "side" as s %}{% block body %}
 </table>
 <h2>PRs where A and B differ ({{ result.differences | length }})</h2>
 {% for d in result.differences %}<div class="pr">{{ s.pr(d.a) }} <span class="muted">gold: {{ d.a.gold_verdict.value }}
- · {{ d.a.gold_subsystems | join(", ") }}</span>
+ · {{ d.a.gold_subsystems | subsystems }}</span>
 {{ s.side("A", d.a) }}{{ s.side("B", d.b) }}</div>{% endfor %}
 {% endblock %}"""
 
@@ -88,6 +88,7 @@ _env = jinja2.Environment(
     autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
 )
 _env.filters["ratio"] = _ratio
+_env.filters["subsystems"] = lambda names: "subsystems not labelled" if names is None else ", ".join(names)
 _env.filters["safe_url"] = lambda url: bool(_SAFE_URL.fullmatch(str(url)))
 
 

@@ -76,7 +76,8 @@ class EvalRow(BaseModel):
     url: str
     title: str
     gold_verdict: Verdict
-    gold_subsystems: list[str]
+    #: None when the label gives no subsystems (the row then counts for verdicts only).
+    gold_subsystems: list[str] | None = None
     gold_why: str = ""
     verdict: Verdict
     subsystems: list[str]
@@ -110,8 +111,9 @@ class EvalRow(BaseModel):
         return self.verdict is self.gold_verdict
 
     @property
-    def subsystems_right(self) -> bool:
-        return set(self.subsystems) == set(self.gold_subsystems)
+    def subsystems_right(self) -> bool | None:
+        """Whether the classifier's subsystems equal the label's; None when the label has none."""
+        return None if self.gold_subsystems is None else set(self.subsystems) == set(self.gold_subsystems)
 
 
 class EvalRun(BaseModel):

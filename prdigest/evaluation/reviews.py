@@ -14,6 +14,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from prdigest.evaluation.metrics import ORDER, agreement, confusion, verdict_prf
@@ -54,7 +55,8 @@ class Reviewed:
         return f"{model} · prompt {self.prompt_version or 'not recorded'}"
 
 
-def _columns(conn: Any, table: str) -> set[str]:
+def table_columns(conn: Any, table: str) -> set[str]:
+    """The columns of ``table`` in the state store (SQLite or PostgreSQL); empty when there is no such table."""
     if getattr(conn, "dialect", "sqlite") == "postgresql":
         rows = conn.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?",
                             (table,)).fetchall()
@@ -64,8 +66,8 @@ def _columns(conn: Any, table: str) -> set[str]:
 
 def read_reviews(conn: Any, since: datetime | None = None) -> list[Reviewed]:
     """Every reviewed entry (approved at or after ``since``), oldest edition first; [] without a review record."""
-    have = _columns(conn, "review_entries")
-    if not have or not _columns(conn, "review_editions"):
+    have = table_columns(conn, "review_entries")
+    if not have or not table_columns(conn, "review_editions"):
         return []
     extra = [c for c in OPTIONAL if c in have]
     cols = ", ".join([*(f"e.{c}" for c in BASE), "r.approved_at", *(f"e.{c}" for c in extra)])
@@ -157,7 +159,7 @@ def _row(name: str, c: dict[str, Any]) -> str:
             f"{_pct(c['rewritten_rate'])} | {median} | {_pct(c['verdict_agreement'])} |")
 
 
-def reviews_markdown(report: dict[str, Any], since: datetime | None = None) -> str:
+def reviews_markdown(report: dict[str, Any], since: datetime | None = None, labels: Path | None = None) -> str:
     """The editors' corrections as markdown (``reviews.md``, and the Prefect artifact)."""
     from prdigest.review import md  # the review's inert-markdown escaping: edition keys and names are data
 
@@ -184,6 +186,10 @@ def reviews_markdown(report: dict[str, Any], since: datetime | None = None) -> s
                   "| --- | ---: | ---: | ---: | ---: |"]
         lines += [f"| {md(n)} | {c['entries']} | {c['rejected']} | {c['verdict_changed']} | {c['rewritten']} |"
                   for n, c in list(subsystems.items())[:15]]
+    if labels is not None:
+        lines += ["", f"{report['labels']} kept entries whose PR the collector cached are labelled with the editor's "
+                      f"verdict in `{labels.name}`: `digest eval --gold {labels} --drafter …` scores any drafter "
+                      "against your editors."]
     if report["not_recorded"]:
         lines += ["", "Not in the review record yet: " + ", ".join(report["not_recorded"])
                   + " (headline rewrites, per-model and per-prompt figures and subsystems need them)."]

@@ -132,7 +132,7 @@ def _row(item: LabelledPR, subsystems: list[str], draft: DraftEntry, seconds: fl
          made: tuple[int, int], price: Callable[[int, int], float]) -> EvalRow:
     return EvalRow(
         number=item.pr.number, url=item.pr.url, title=item.pr.title, gold_verdict=item.gold.verdict,
-        gold_subsystems=list(item.gold.subsystems), gold_why=item.gold.why, verdict=draft.verdict,
+        gold_subsystems=item.gold.subsystems, gold_why=item.gold.why, verdict=draft.verdict,
         subsystems=subsystems, headline=draft.headline, rationale=draft.rationale, focus=draft.focus,
         followups=draft.followups, audience=draft.audience, drafter=draft.drafter, grounding=draft.grounding,
         warnings=draft.warnings, needs_editing=draft.needs_editing, cached=cached, seconds=seconds,

@@ -20,9 +20,9 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 def worst_disagreements(rows: list[EvalRow], limit: int = WORST) -> list[EvalRow]:
     """Rows where drafter and gold differ, worst first: verdict steps apart, then subsystem overlap, then PR."""
-    wrong = [r for r in rows if not r.verdict_right or not r.subsystems_right]
+    wrong = [r for r in rows if not r.verdict_right or r.subsystems_right is False]
     wrong.sort(key=lambda r: (-verdict_distance(r.verdict, r.gold_verdict),
-                              -jaccard_distance(r.subsystems, r.gold_subsystems), r.number))
+                              -jaccard_distance(r.subsystems, r.gold_subsystems or r.subsystems), r.number))
     return wrong[:limit]
 
 
@@ -31,7 +31,8 @@ def summarize(run: EvalRun) -> dict[str, Any]:
     rows = run.rows
     matrix = confusion((r.gold_verdict, r.verdict) for r in rows)
     deep = verdict_prf(matrix)
-    micro, per_subsystem = subsystem_prf((r.gold_subsystems, r.subsystems) for r in rows)
+    micro, per_subsystem = subsystem_prf((r.gold_subsystems, r.subsystems) for r in rows
+                                         if r.gold_subsystems is not None)
     fresh = [r for r in rows if not r.cached and r.seconds is not None]
     timed = [r.seconds for r in rows if r.seconds is not None]
     tokens_in, tokens_out = sum(r.tokens_in for r in rows), sum(r.tokens_out for r in rows)
@@ -47,6 +48,7 @@ def summarize(run: EvalRun) -> dict[str, Any]:
         "subsystem_recall": micro.recall,
         "subsystem_f1": micro.f1,
         "subsystem_counts": {"tp": micro.tp, "fp": micro.fp, "fn": micro.fn},
+        "subsystems_labelled": sum(1 for r in rows if r.gold_subsystems is not None),
         "per_subsystem": {name: {"tp": c.tp, "fp": c.fp, "fn": c.fn, "precision": c.precision,
                                  "recall": c.recall, "f1": c.f1} for name, c in per_subsystem.items()},
         "grounding_failures": sum(1 for r in rows if r.grounding),
