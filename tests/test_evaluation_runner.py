@@ -4,6 +4,7 @@ re-run free (the real openai client against the local OpenAI-compatible server).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -41,23 +42,31 @@ def write_gold(path: Path, records: list[dict]) -> Path:
 
 # --- the sample week, offline ------------------------------------------------------------------------
 
+def benchmarks_quality() -> tuple[list[float], list[float]]:
+    """(subsystem P, R, F1) and (agreement %, deep-read precision %, recall %) of the offline drafter with the
+    classifier's subsystems, as the quality section of BENCHMARKS.md states them."""
+    text = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    prf = re.search(r"precision (\d\.\d{3}), recall (\d\.\d{3}), F1 (\d\.\d{3})", text)
+    row = re.search(r"^\| classifier \| ([\d.]+)% \| ([\d.]+)% \| ([\d.]+)% \|$", text, re.MULTILINE)
+    assert prf and row, "BENCHMARKS.md has no quality section: run .venv/bin/python -m benchmarks.quality --write"
+    return [float(x) for x in prf.groups()], [float(x) for x in row.groups()]
+
+
 def test_sample_week_offline_reproduces_the_figures_in_benchmarks_md(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli(), ["eval", "--gold", str(SAMPLE), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     figures = json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))
-    assert figures["n"] == 58
-    assert round(figures["verdict_agreement"], 3) == 0.879
-    assert round(figures["deep_read_precision"], 3) == 0.880
-    assert round(figures["deep_read_recall"], 3) == 0.846
+    assert figures["n"] == 58 and figures["subsystem_counts"]["tp"] + figures["subsystem_counts"]["fn"] == 130
+    # BENCHMARKS.md is written by benchmarks/quality.py; when the rules or the drafter change on purpose,
+    # re-run it with --write and this test follows. At the time of issue 15 the section read: agreement
+    # 87.9 %, deep-read precision 88.0 %, recall 84.6 %, subsystems P/R/F1 0.891/0.877/0.884.
+    (p, r, f1), (agree, deep_p, deep_r) = benchmarks_quality()
     assert (round(figures["subsystem_precision"], 3), round(figures["subsystem_recall"], 3),
-            round(figures["subsystem_f1"], 3)) == (0.891, 0.877, 0.884)
-    assert figures["subsystem_counts"]["tp"] + figures["subsystem_counts"]["fn"] == 130
+            round(figures["subsystem_f1"], 3)) == (p, r, f1)
+    assert (round(figures["verdict_agreement"] * 100, 1), round(figures["deep_read_precision"] * 100, 1),
+            round(figures["deep_read_recall"] * 100, 1)) == (agree, deep_p, deep_r)
     assert figures["fallbacks"] == 0 and figures["grounding_failures"] == 0
-    # The same figures as the quality section of BENCHMARKS.md (written by benchmarks/quality.py).
-    benchmarks = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
-    assert "precision 0.891, recall 0.877, F1 0.884" in benchmarks
-    assert "| classifier | 87.9% | 88.0% | 84.6% |" in benchmarks
-    assert "verdict agreement" in result.output and "87.9%" in result.output
+    assert "verdict agreement" in result.output and f"{agree}%" in result.output
     assert {p.name for p in tmp_path.iterdir()} == {"eval.json", "eval.md", "eval.html"}
     assert len(figures["entries"]) == 58 and figures["config"]["drafter"] == "offline"
 
