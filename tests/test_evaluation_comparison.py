@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from flows.eval_cli import register
+from flows.cli import app
 from prdigest.errors import ConfigError
 from prdigest.evaluation.comparison import compare
 from prdigest.evaluation.results import load_run
@@ -20,16 +19,6 @@ pytestmark = pytest.mark.slow  # two or three LLM evaluations of 30 PRs each aga
 
 N = 30
 
-
-def cli() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-
-    @app.command()
-    def other() -> None:
-        """Unused."""
-
-    return app
 
 
 @pytest.fixture
@@ -41,7 +30,7 @@ def gold(tmp_path: Path, sample_records) -> Path:
 
 def evaluate(server: OpenAIServer, model: str, gold: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
-    result = CliRunner().invoke(cli(), [
+    result = CliRunner().invoke(app, [
         "eval", "--gold", str(gold), "--drafter", "openai", "--llm-base-url", server.base_url, "--model", model,
         "--language", "en", "--state", str(out.parent / f"{model}.sqlite"), "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -63,7 +52,7 @@ def test_compare_finds_b_better_where_it_fixes_enough_prs_and_too_few_to_tell_ot
         evaluate(server, "model-c", gold, tmp_path / "c", monkeypatch)
 
     assert b["verdict_agreement"] == pytest.approx(a["verdict_agreement"] + 7 / N)
-    result = CliRunner().invoke(cli(), ["eval", "--compare", str(tmp_path / "a"), str(tmp_path / "b"),
+    result = CliRunner().invoke(app, ["eval", "--compare", str(tmp_path / "a"), str(tmp_path / "b"),
                                         "--out", str(tmp_path / "ab")])
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "ab" / "compare.json").read_text(encoding="utf-8"))
@@ -84,14 +73,14 @@ def test_compare_finds_b_better_where_it_fixes_enough_prs_and_too_few_to_tell_ot
 
 def test_compare_refuses_runs_with_different_labels(tmp_path: Path, gold: Path, sample_records) -> None:
     runner = CliRunner()
-    assert runner.invoke(cli(), ["eval", "--gold", str(gold), "--out", str(tmp_path / "a")]).exit_code == 0
+    assert runner.invoke(app, ["eval", "--gold", str(gold), "--out", str(tmp_path / "a")]).exit_code == 0
     relabelled = [json.loads(json.dumps(r)) for r in sample_records[:N]]
     relabelled[4]["gold"]["verdict"] = "skip" if relabelled[4]["gold"]["verdict"] != "skip" else "skim"
     other = tmp_path / "other.jsonl"
     other.write_text("".join(json.dumps(r) + "\n" for r in relabelled), encoding="utf-8")
-    assert runner.invoke(cli(), ["eval", "--gold", str(other), "--out", str(tmp_path / "b")]).exit_code == 0
+    assert runner.invoke(app, ["eval", "--gold", str(other), "--out", str(tmp_path / "b")]).exit_code == 0
     with pytest.raises(ConfigError, match=f"#{relabelled[4]['number']}"):
         compare(load_run(tmp_path / "a"), load_run(tmp_path / "b"))
-    result = runner.invoke(cli(), ["eval", "--compare", str(tmp_path / "a"), str(tmp_path / "nope"),
+    result = runner.invoke(app, ["eval", "--compare", str(tmp_path / "a"), str(tmp_path / "nope"),
                                    "--out", str(tmp_path / "ab")])
     assert result.exit_code == 2 and "cannot read an evaluation" in result.output

@@ -9,10 +9,9 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import typer
 from typer.testing import CliRunner
 
-from flows.eval_cli import register
+from flows.cli import app
 from prdigest.config import Settings
 from prdigest.drafting.offline import OfflineDrafter
 from prdigest.evaluation.evaluate import evaluate_reviews
@@ -24,16 +23,6 @@ from prdigest.subsystems import classifier_for
 
 WEEK47 = datetime(2026, 11, 16, tzinfo=timezone.utc)
 
-
-def cli() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-
-    @app.command()
-    def other() -> None:
-        """Unused."""
-
-    return app
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,7 +94,7 @@ def test_recorded_reviews_come_back_as_the_editors_corrections(tmp_path: Path, s
 def test_since_keeps_only_editions_approved_from_that_day(tmp_path: Path, sample_records) -> None:
     state = tmp_path / "state.sqlite"
     _, second = two_reviewed_editions(state, sample_records)
-    result = CliRunner().invoke(cli(), ["eval", "--from-reviews", "--state", str(state), "--since", "2026-11-28",
+    result = CliRunner().invoke(app, ["eval", "--from-reviews", "--state", str(state), "--since", "2026-11-28",
                                         "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "10 reviewed entries in 1 edition(s)" in result.output
@@ -168,7 +157,7 @@ def test_editors_verdicts_on_cached_prs_become_a_labelled_file_digest_eval_score
     assert flipped["gold"]["verdict"] != second.entries[0].verdict.value and flipped["gold"]["subsystems"] is None
     assert "labels.jsonl" in outcome.markdown
 
-    result = CliRunner().invoke(cli(), ["eval", "--gold", str(labels), "--out", str(tmp_path / "scored")])
+    result = CliRunner().invoke(app, ["eval", "--gold", str(labels), "--out", str(tmp_path / "scored")])
     assert result.exit_code == 0, result.output
     scored = json.loads((tmp_path / "scored" / "eval.json").read_text(encoding="utf-8"))
     # The same offline drafter: it agrees with the editors except where they changed its verdict.

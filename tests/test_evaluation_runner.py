@@ -8,10 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from flows.eval_cli import register
+from flows.cli import app
 from prdigest.config import Settings
 from prdigest.errors import SourceError
 from prdigest.evaluation.gold import load_gold
@@ -23,16 +22,6 @@ from tests.servers.openai_server import OpenAIServer
 
 MODEL = "local-model"
 
-
-def cli() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-
-    @app.command()
-    def other() -> None:  # a second command, so `eval` is a subcommand as in `digest`
-        """Unused."""
-
-    return app
 
 
 def write_gold(path: Path, records: list[dict]) -> Path:
@@ -53,7 +42,7 @@ def benchmarks_quality() -> tuple[list[float], list[float]]:
 
 
 def test_sample_week_offline_reproduces_the_figures_in_benchmarks_md(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli(), ["eval", "--gold", str(SAMPLE), "--out", str(tmp_path)])
+    result = CliRunner().invoke(app, ["eval", "--gold", str(SAMPLE), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     figures = json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))
     assert figures["n"] == 58 and figures["subsystem_counts"]["tp"] + figures["subsystem_counts"]["fn"] == 130
@@ -72,9 +61,9 @@ def test_sample_week_offline_reproduces_the_figures_in_benchmarks_md(tmp_path: P
 
 
 def test_cli_wants_exactly_one_mode(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli(), ["eval", "--gold", str(SAMPLE), "--from-reviews", "--out", str(tmp_path)])
+    result = CliRunner().invoke(app, ["eval", "--gold", str(SAMPLE), "--from-reviews", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "exactly one of" in result.output
-    result = CliRunner().invoke(cli(), ["eval", "--out", str(tmp_path)])
+    result = CliRunner().invoke(app, ["eval", "--out", str(tmp_path)])
     assert result.exit_code == 2
 
 
@@ -99,7 +88,7 @@ def test_a_gold_subsystem_outside_the_rules_vocabulary_is_refused(tmp_path: Path
     records = [json.loads(json.dumps(r)) for r in sample_records[:2]]
     records[1]["gold"]["subsystems"] = ["kernel"]  # a typo of "kernels"
     path = write_gold(tmp_path / "gold.jsonl", records)
-    result = CliRunner().invoke(cli(), ["eval", "--gold", str(path), "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(app, ["eval", "--gold", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert f"{path}:2" in result.output and "'kernel'" in result.output
 
@@ -154,7 +143,5 @@ def test_fallbacks_and_grounding_failures_are_counted(tmp_path: Path, server, sa
 
 
 def test_digest_has_the_eval_command() -> None:
-    from flows.cli import app
-
     result = CliRunner().invoke(app, ["eval", "--help"])
     assert result.exit_code == 0 and "--gold" in result.output and "--compare" in result.output
