@@ -20,7 +20,6 @@ pytestmark = pytest.mark.slow  # two or three LLM evaluations of 30 PRs each aga
 N = 30
 
 
-
 @pytest.fixture
 def gold(tmp_path: Path, sample_records) -> Path:
     path = tmp_path / "gold.jsonl"

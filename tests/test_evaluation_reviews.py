@@ -24,7 +24,6 @@ from prdigest.subsystems import classifier_for
 WEEK47 = datetime(2026, 11, 16, tzinfo=timezone.utc)
 
 
-
 @functools.lru_cache(maxsize=1)
 def vllm_classifier():
     return classifier_for("vllm-project/vllm")  # loading the rules file is the slow part: once per module

@@ -23,7 +23,6 @@ from tests.servers.openai_server import OpenAIServer
 MODEL = "local-model"
 
 
-
 def write_gold(path: Path, records: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path
