@@ -109,7 +109,8 @@ def candidate(config: EvalConfig, settings: Settings, classifier: Classifier) ->
 
         yield Candidate(OfflineDrafter(classifier.vocabulary))  # the repo's vocabulary, as in an edition
         return
-    from prdigest.drafting.llm import OpenAIDrafter, cost_usd, redact_url
+    from prdigest.drafting.llm import OpenAIDrafter, cost_usd
+    from prdigest.text import redact_url
 
     conn = open_store(settings.state)
     try:
