@@ -77,14 +77,17 @@ class SubsystemRule(BaseModel):
     exclude_paths: tuple[Regex, ...] = ()
     #: Searched in the PR title, case-insensitively.
     titles: tuple[Regex, ...] = ()
+    #: Searched in the PR description (template comments removed), case-insensitively. Weaker evidence
+    #: than a path: each match is worth the rules' ``body_share`` of the PR's changed lines.
+    body: tuple[Regex, ...] = ()
     #: Exact GitHub label names.
     labels: tuple[str, ...] = ()
     drafter: DrafterHints = DrafterHints()
 
     @model_validator(mode="after")
     def _not_empty(self) -> "SubsystemRule":
-        if not (self.paths or self.titles or self.labels):
-            raise ValueError("a subsystem needs at least one of paths, titles or labels")
+        if not (self.paths or self.titles or self.labels or self.body):
+            raise ValueError("a subsystem needs at least one of paths, titles, body or labels")
         return self
 
 
@@ -113,6 +116,11 @@ class Rules(BaseModel):
     #: A subsystem found only through paths needs this share of the PR's changed lines; the
     #: subsystem with the most lines always counts, and title or label matches always count.
     min_share: float = Field(default=0.15, ge=0.0, le=1.0)
+    #: What one match of a subsystem's ``body`` patterns in the description is worth, as a share of the
+    #: PR's changed lines; at most ``body_max_hits`` matches count. With the defaults a subsystem the
+    #: description names twice counts on its own, and once it counts together with a few changed lines.
+    body_share: float = Field(default=0.08, ge=0.0, le=1.0)
+    body_max_hits: int = Field(default=3, ge=0, le=20)
     #: Files that follow the code they exercise (tests, examples): they add subsystems only to a
     #: PR that changes nothing else, so a PR fixing one test is still classified by that test.
     incidental_paths: tuple[Regex, ...] = ()

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+from prdigest.drafting.prose import MAX_SCAN, sentences, strip_template
 from prdigest.models import PullRequest
 from prdigest.rulesfile import RULES_DIR, Rules, SubsystemRule, load_rules, rules_for_repo
+from prdigest.text import slug
 from prdigest.vocabulary import Vocabulary
 
 # Rules files live in prdigest.rulesfile; their names are re-exported here, where callers import them.
@@ -34,6 +36,19 @@ class Classifier(Protocol):
         ...
 
 
+#: Sentences that say how a change was tested or measured name the set-up (tensor parallel, a GPU, a
+#: dataset), not the area that changed: the description's evidence is read without them, in any repo.
+_TEST_NOTES = re.compile(
+    r"\b(test(?:ed|ing)?\s(?:plan|with|on|using|by|against)|validat(?:ed|ion)|benchmark(?:ed|s|ing)?|measured|"
+    r"served|reproduc\w+|repro\b|lm[_-]eval|gsm8k|results? (?:on|with)|run (?:on|with)|ran\s)", re.IGNORECASE)
+
+
+def description(body: str) -> str:
+    """The part of a PR description that says what changed: no template, no test or benchmark notes."""
+    text = strip_template(body[: MAX_SCAN * 2])[:MAX_SCAN]
+    return "\n".join(part for part in sentences(text) if not _TEST_NOTES.search(part))
+
+
 def _weight(changes: int) -> int:
     # A rename or binary file reports 0 lines but still touched the area.
     return max(changes, 1)
@@ -45,6 +60,7 @@ class _Compiled:
     paths: tuple[re.Pattern[str], ...]
     exclude_paths: tuple[re.Pattern[str], ...]
     titles: tuple[re.Pattern[str], ...]
+    body: tuple[re.Pattern[str], ...]
     labels: frozenset[str]
 
     def matches_path(self, path: str) -> bool:
@@ -53,6 +69,16 @@ class _Compiled:
     def title_position(self, title: str) -> int | None:
         found = [m.start() for p in self.titles if (m := p.search(title))]
         return min(found) if found else None
+
+    def body_hits(self, body: str, limit: int) -> int:
+        """Distinct phrases of the description this subsystem's body patterns find, at most ``limit``."""
+        seen: set[str] = set()
+        for pattern in self.body:
+            for match in pattern.finditer(body):
+                seen.add(match.group(0).lower())
+                if len(seen) >= limit:
+                    return limit
+        return len(seen)
 
 
 class RulesClassifier:
@@ -68,6 +94,7 @@ class RulesClassifier:
                 paths=tuple(re.compile(p) for p in rule.paths),
                 exclude_paths=tuple(re.compile(p) for p in rule.exclude_paths),
                 titles=tuple(re.compile(p, re.IGNORECASE) for p in rule.titles),
+                body=tuple(re.compile(p, re.IGNORECASE) for p in rule.body),
                 labels=frozenset(rule.labels),
             )
             for name, rule in rules.subsystems.items()
@@ -87,10 +114,12 @@ class RulesClassifier:
         return any(p.search(path) for p in self._incidental)
 
     def classify(self, pr: PullRequest) -> list[str]:
-        """Subsystems by path share, title and labels; primary (most changed lines) first."""
+        """Subsystems by path share, title, labels and description; primary (most changed lines) first."""
         files = [f for f in pr.files if not self._is_incidental(f.path)] or pr.files
         total = sum(_weight(f.changes) for f in files)
         labels = set(pr.labels)
+        body = description(pr.body) if pr.body else ""
+        rules = self.rules
         found: list[_Evidence] = []
         for order, sub in enumerate(self._subsystems):
             weight = sum(
@@ -99,27 +128,29 @@ class RulesClassifier:
             )
             position = sub.title_position(pr.title)
             declared = position is not None or bool(sub.labels & labels)
-            if weight or declared:
-                found.append(_Evidence(weight, position, order, declared, sub.name))
-        # Ties (two subsystems matching the same files) go to the one the title names first, then file order.
-        found.sort(key=lambda e: (-e.weight, e.position if e.position is not None else len(pr.title), e.order))
+            hits = sub.body_hits(body, rules.body_max_hits) if sub.body else 0
+            if weight or declared or hits:
+                found.append(_Evidence(weight, hits, position, order, declared, sub.name))
+        # Paths rank first (the description only breaks ties), then the title's order, then file order.
+        found.sort(key=lambda e: (-e.weight, -e.hits, e.position if e.position is not None else len(pr.title),
+                                  e.order))
         keep = [
             e.name for rank, e in enumerate(found)
-            # The primary counts even when a PR is spread thin; what the author declared always counts.
-            if rank == 0 or e.declared or e.weight >= self.rules.min_share * total
+            # The primary counts even when a PR is spread thin; what the author declared always counts; the
+            # description adds a little evidence per distinct phrase, less than a path would.
+            if (rank == 0 and e.weight) or e.declared
+            or e.weight + rules.body_share * e.hits * max(total, 1) >= rules.min_share * max(total, 1)
         ]
-        return keep or [self.rules.fallback]
+        return keep or [rules.fallback]
 
 
 class _Evidence(NamedTuple):
     weight: int
+    hits: int
     position: int | None
     order: int
     declared: bool
     name: str
-
-
-_NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 class FolderClassifier:
@@ -141,8 +172,7 @@ class FolderClassifier:
     def folder_of(path: str) -> str:
         """``src/Foo_Bar/x.py`` → ``src``; ``.github/x`` → ``github``; a root file → ``other``."""
         head, sep, _ = path.strip("/").partition("/")
-        slug = _NOT_SLUG.sub("-", head.lower()).strip("-") if sep else ""
-        return slug or FolderClassifier.fallback
+        return (slug(head) if sep else "") or FolderClassifier.fallback
 
     def classify(self, pr: PullRequest) -> list[str]:
         """Top-level folders by lines changed (most first, then by name)."""
