@@ -366,3 +366,19 @@ def test_chinese_editions_get_a_chinese_site() -> None:
     page = files["editions/vllm-project/vllm/2026-W47/index.html"].decode()
     assert '<html lang="zh-CN">' in page and "值得精读" in page and "#1 的存档链接" in page
     assert_page_is_safe_and_accessible("zh", files["index.html"])
+
+
+def test_subsystems_are_labelled_as_the_repo_vocabulary_says_but_linked_by_name() -> None:
+    from dataclasses import replace
+
+    from prdigest.subsystems import classifier_for
+
+    vocabulary = replace(classifier_for("vllm-project/vllm").vocabulary, shows="labels")
+    label = vocabulary.label("kernels", "zh-CN")
+    assert label != "kernels"
+    zh = week(0, [entry(1, ["kernels"], "deep-read")], language="zh-CN")
+    files = build_site([zh], site_url=SITE, vocabularies={zh.repo: vocabulary})
+    page = parse(files["editions/vllm-project/vllm/2026-W47/index.html"])
+    assert ("../../../../subsystems/kernels.html", label) in page.links
+    assert "subsystems/kernels.html" in files and "subsystems/kernels.xml" in files
+    assert f"<h1>{label}</h1>" in files["subsystems/kernels.html"].decode()

@@ -13,13 +13,15 @@ and writes the files under ``DIR/site/``. Layout::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 
 from prdigest.models import Edition
+from prdigest.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS, one_line
 from renderers.site.feeds import digest_feed, subsystem_feed
 from renderers.site.links import edition_dir, edition_url, permalink, site_base
-from renderers.site.pages import (edition_pages, render_edition, render_index, render_search,
+from renderers.site.pages import (edition_pages, labels, render_edition, render_index, render_search,
                                   render_subsystem, render_subsystems, slug, subsystem_names)
 from renderers.site.search import search_index
 from renderers.site.strings import site_strings
@@ -37,21 +39,23 @@ def site_title(editions: list[Edition], language: str) -> str:
 
 
 def build_site(editions: list[Edition], *, site_url: str | None = None,
-               link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, language: str | None = None) -> dict[str, bytes]:
+               link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, language: str | None = None,
+               vocabularies: Mapping[str, Vocabulary] | None = None) -> dict[str, bytes]:
     """Every file of the archive for ``editions`` (newest first), as ``{relative path: bytes}``.
 
     ``site_url`` (checked by :func:`site_base`) makes the feeds' links absolute; ``language`` is the
-    site's own (index, subsystems, search), by default the newest edition's.
+    site's own (index, subsystems, search), by default the newest edition's; ``vocabularies`` (by repo)
+    label the subsystems as the email does (their names otherwise).
     """
     base = site_base(site_url)
     lang = language or (editions[0].language if editions else "en")
     title = site_title(editions, lang)
-    pages = edition_pages(editions, link_hosts)
+    pages = edition_pages(editions, link_hosts, vocabularies)
     files: dict[str, str | bytes] = {
         "index.html": render_index(pages, lang, title),
         "search.html": render_search(lang, title),
         "search-index.json": search_index(pages, lang),
-        "feed.xml": digest_feed(pages, base, lang, site_strings(lang)["feed_all"]),
+        "feed.xml": digest_feed(pages, base, lang, title),
         "subsystems/index.html": render_subsystems(pages, lang, title),
     }
     by_repo: dict[str, list[int]] = {}
@@ -64,9 +68,10 @@ def build_site(editions: list[Edition], *, site_url: str | None = None,
         older = pages[same[k + 1]] if k + 1 < len(same) else None
         files[p.path + "index.html"] = render_edition(p, title, newer, older)
     rendered: dict[tuple[str, int], str] = {}
+    shown = labels(pages)
     for name in subsystem_names(pages):
         files[f"subsystems/{slug(name)}.html"] = render_subsystem(name, pages, lang, title)
-        files[f"subsystems/{slug(name)}.xml"] = subsystem_feed(name, pages, base, lang, rendered)
+        files[f"subsystems/{slug(name)}.xml"] = subsystem_feed(name, pages, base, lang, rendered, shown.get(name))
     static = resources.files("renderers.site") / "static"
     for asset in ASSETS:
         files[f"assets/{asset}"] = (static / asset).read_bytes()

@@ -103,7 +103,7 @@ def digest_feed(pages: list[EditionPage], base: str | None, language: str, title
 
 
 def subsystem_feed(name: str, pages: list[EditionPage], base: str | None, language: str,
-                   rendered: dict[tuple[str, int], str] | None = None) -> bytes:
+                   rendered: dict[tuple[str, int], str] | None = None, label: str | None = None) -> bytes:
     """``subsystems/<name>.xml``: one item per entry of the subsystem, newest edition first.
 
     ``rendered`` caches each entry's HTML across the feeds of its several subsystems.
@@ -111,9 +111,9 @@ def subsystem_feed(name: str, pages: list[EditionPage], base: str | None, langua
     rendered = {} if rendered is None else rendered
     path = f"subsystems/{slug(name)}.xml"
     sui = site_strings(language)
-    items = [(p, e) for p in pages for e in p.views if name in e.subsystems][:MAX_ENTRIES]
+    items = [(p, e) for p in pages for e in p.views if name in p.names(e)][:MAX_ENTRIES]
     updated = max((_updated(p.edition) for p, _ in items), default=None)
-    feed = _feed(base, path, sui["feed_of"].format(name=name), _id("feed", base or "", "subsystem", name),
+    feed = _feed(base, path, sui["feed_of"].format(name=label or name), _id("feed", base or "", "subsystem", name),
                  updated, language, f"subsystems/{slug(name)}.html")
     for p, e in items:
         ed = p.edition

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -11,6 +12,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from prdigest import text
 from prdigest.models import Edition, Verdict
 from prdigest.variants import ordered
+from prdigest.vocabulary import Vocabulary
 from renderers.escape import html_prose, one_line
 from renderers.site.links import edition_dir, link_strings
 from renderers.site.strings import site_strings
@@ -41,11 +43,20 @@ _env.filters["slug"] = slug
 
 @dataclass(frozen=True)
 class EditionPage:
-    """One edition as the archive shows it: its folder, labels and entries (cleaned views, in email order)."""
+    """One edition as the archive shows it: its folder, labels and entries (cleaned views, in email order).
+
+    ``subsystems`` maps each entry's number to its subsystems as (name, shown) pairs: the name keys the
+    subsystem pages and feeds, what is shown is the repo vocabulary's label (or the name).
+    """
 
     edition: Edition
     path: str
     views: list[EntryView]
+    subsystems: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+
+    def names(self, e: EntryView) -> list[str]:
+        """The entry's subsystem names (for links and grouping)."""
+        return [name for name, _ in self.subsystems.get(e.number, [])]
 
     @property
     def name(self) -> str:
@@ -56,10 +67,30 @@ class EditionPage:
         return groups(self.views, self.edition.language)
 
 
-def edition_pages(editions: list[Edition], link_hosts: tuple[str, ...]) -> list[EditionPage]:
-    """Each edition's page data, in the order given (newest first)."""
-    return [EditionPage(ed, edition_dir(ed), [view(e, ed.language, link_hosts) for e in ordered(ed.published)])
-            for ed in editions]
+def edition_pages(editions: list[Edition], link_hosts: tuple[str, ...],
+                  vocabularies: Mapping[str, Vocabulary] | None = None) -> list[EditionPage]:
+    """Each edition's page data, in the order given (newest first); ``vocabularies`` (by repo) give the
+    subsystems' labels, as in the email (names without one)."""
+    pages = []
+    for ed in editions:
+        vocabulary = (vocabularies or {}).get(ed.repo) or Vocabulary.open()
+        entries = ordered(ed.published)
+        subs = {}
+        for e in entries:
+            pairs = zip(e.subsystems, vocabulary.shown(e.subsystems, ed.language))
+            subs[e.number] = [(n, one_line(shown) or n) for n, shown in ((one_line(a), b) for a, b in pairs) if n]
+        pages.append(EditionPage(ed, edition_dir(ed), [view(e, ed.language, link_hosts, vocabulary) for e in entries],
+                                 subs))
+    return pages
+
+
+def labels(pages: list[EditionPage]) -> dict[str, str]:
+    """What each subsystem name is shown as (the newest edition's label wins)."""
+    shown: dict[str, str] = {}
+    for p in reversed(pages):
+        for pairs in p.subsystems.values():
+            shown.update(pairs)
+    return shown
 
 
 def _badges(views: list[EntryView], language: str) -> list[dict[str, object]]:
@@ -89,19 +120,21 @@ def render_edition(page: EditionPage, site_title: str, newer: EditionPage | None
     metas = {e.number: meta(e, lang) for e in page.views}
     return _env.get_template("edition.html.j2").render(
         **_common(lang, _root(page.path + "index.html"), f"{page.name} · {sui['site']}", site_title, "edition"),
-        ed=ctx, metas=metas, newer=newer, older=older, dui=ui)
+        ed=ctx, metas=metas, subs=page.subsystems, newer=newer, older=older, dui=ui)
 
 
 def render_index(pages: list[EditionPage], language: str, site_title: str) -> str:
     """``index.html``: the editions, newest first, with their counts per verdict and per subsystem."""
     sui = site_strings(language)
     rows = []
+    shown = labels(pages)
     for p in pages:
-        subs = Counter(s for e in p.views for s in e.subsystems)
+        subs = Counter(s for e in p.views for s in p.names(e))
         rows.append({"path": p.path, "name": p.name, "window": window(p.edition),
                      "total": strings(p.edition.language)["total"].format(total=len(p.views)),
                      "badges": _badges(p.views, p.edition.language),
-                     "subsystems": [{"name": n, "count": c} for n, c in sorted(subs.items(), key=lambda i: (-i[1], i[0]))]})
+                     "subsystems": [{"name": n, "label": shown.get(n, n), "count": c}
+                                    for n, c in sorted(subs.items(), key=lambda i: (-i[1], i[0]))]})
     intro = sui["intro"].format(editions=len(pages), entries=sum(len(p.views) for p in pages))
     return _env.get_template("index.html.j2").render(
         **_common(language, "", site_title, site_title, "index"), editions=rows, intro=intro)
@@ -109,7 +142,7 @@ def render_index(pages: list[EditionPage], language: str, site_title: str) -> st
 
 def subsystem_names(pages: list[EditionPage]) -> list[str]:
     """Every subsystem an archived entry names, most entries first."""
-    tally = Counter(s for p in pages for e in p.views for s in e.subsystems)
+    tally = Counter(s for p in pages for e in p.views for s in p.names(e))
     return [n for n, _ in sorted(tally.items(), key=lambda i: (-i[1], i[0]))]
 
 
@@ -118,9 +151,16 @@ def render_subsystems(pages: list[EditionPage], language: str, site_title: str) 
     sui = site_strings(language)
     verdicts = [{"value": v.value, "label": v.label(language)} for v in sorted(Verdict, key=lambda v: -v.rank)]
     rows = []
+    shown = labels(pages)
+    by_name: dict[str, list[EntryView]] = {}
+    for p in pages:
+        for e in p.views:
+            for name in p.names(e):
+                by_name.setdefault(name, []).append(e)
     for name in subsystem_names(pages):
-        views = [e for p in pages for e in p.views if name in e.subsystems]
-        rows.append({"name": name, "total": len(views), "counts": {v.value: n for v, n in counts(views).items()}})
+        views = by_name[name]
+        rows.append({"name": name, "label": shown.get(name, name), "total": len(views),
+                     "counts": {v.value: n for v, n in counts(views).items()}})
     return _env.get_template("subsystems.html.j2").render(
         **_common(language, "../", f"{sui['subsystems']} · {site_title}", site_title, "subsystems"),
         subsystems=rows, verdicts=verdicts)
@@ -128,12 +168,13 @@ def render_subsystems(pages: list[EditionPage], language: str, site_title: str) 
 
 def render_subsystem(name: str, pages: list[EditionPage], language: str, site_title: str) -> str:
     """``subsystems/<name>.html``: the subsystem's entries in every edition, newest first, linking to them."""
-    eds = [{"path": p.path, "name": p.name, "entries": [e for e in p.views if name in e.subsystems]}
+    eds = [{"path": p.path, "name": p.name, "entries": [e for e in p.views if name in p.names(e)]}
            for p in pages]
     eds = [e for e in eds if e["entries"]]
+    label = labels(pages).get(name, name)
     return _env.get_template("subsystem.html.j2").render(
-        **_common(language, "../", f"{name} · {site_title}", site_title, "subsystems"),
-        name=name, editions=eds, total=sum(len(e["entries"]) for e in eds))
+        **_common(language, "../", f"{label} · {site_title}", site_title, "subsystems"),
+        name=name, label=label, editions=eds, total=sum(len(e["entries"]) for e in eds))
 
 
 def render_search(language: str, site_title: str) -> str:

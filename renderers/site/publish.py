@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from prdigest.errors import ConfigError
 from prdigest.history import editions, record_edition
 from prdigest.models import Edition
 from prdigest.store import Store
+from prdigest.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS
 from renderers.site import build_site
 
@@ -69,14 +71,14 @@ def write_site(files: dict[str, bytes], site_dir: Path) -> int:
 
 def publish_site(store: Store, out_dir: Path, site_url: str | None = None, *,
                  edition: Edition | None = None, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
-                 repo: str | None = None) -> PublishedSite:
+                 repo: str | None = None, vocabularies: Mapping[str, Vocabulary] | None = None) -> PublishedSite:
     """Record ``edition`` (when given) in the history, then write the archive of every stored edition
     (of ``repo`` only, when given) to ``out_dir/site/``. Idempotent: publishing the same edition again
-    replaces it and rewrites only the files that changed."""
+    replaces it and rewrites only the files that changed. ``vocabularies`` (by repo) label subsystems."""
     if edition is not None:
         record_edition(store, edition)
     stored = editions(store, repo)
-    files = build_site(stored, site_url=site_url, link_hosts=link_hosts)
+    files = build_site(stored, site_url=site_url, link_hosts=link_hosts, vocabularies=vocabularies)
     root = out_dir / "site"
     size = write_site(files, root)
     return PublishedSite(root=root, editions=len(stored), files=len(files), bytes=size)
