@@ -143,7 +143,9 @@ def main() -> None:
         f"A year of a busy repo: {args.editions} weekly editions × {args.entries} entries synthesised from the sample "
         "week (gold labels, headline = title; distinct PR numbers). The site is built from the state store, as "
         "`digest site` does; the browser figures are headless Chromium against a local static server (loopback, no "
-        "compression), a fresh browser context (empty cache) per cold run, query `speculative`.",
+        "compression), a fresh browser context (empty cache) per cold run, query `speculative`. The synthetic "
+        "year repeats the sample week's 58 PRs, so the gzip figure flatters real data (expect the index to compress "
+        "to about a quarter, not a twentieth); sizes and times scale with the entries' text, not with its variety.",
         "",
         f"Command: `.venv/bin/python -m benchmarks.archive --editions {args.editions} --entries {args.entries} --write`",
         "",
