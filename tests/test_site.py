@@ -350,6 +350,14 @@ def test_edition_folders_follow_the_exact_window_and_never_leave_the_site() -> N
     assert ".." not in edition_dir(ed.model_copy(update={"repo": "../.."}))
 
 
+def test_a_bad_site_url_stops_publishing_before_anything_is_recorded(tmp_path: Path) -> None:
+    with open_store(tmp_path / "state.sqlite") as store:
+        with pytest.raises(ConfigError, match="site URL"):
+            publish_site(store, tmp_path, "javascript:alert(1)", edition=two_weeks()[0])
+        assert publish_site(store, tmp_path, SITE).editions == 0
+    assert not (tmp_path / "site" / "editions").exists()
+
+
 def test_writing_refuses_a_path_outside_the_site_folder(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="outside"):
         write_site({"../escaped.html": b"x"}, tmp_path / "site")

@@ -19,7 +19,7 @@ from prdigest.models import Edition
 from prdigest.store import Store
 from prdigest.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS
-from renderers.site import build_site
+from renderers.site import build_site, site_base
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ def publish_site(store: Store, out_dir: Path, site_url: str | None = None, *,
     """Record ``edition`` (when given) in the history, then write the archive of every stored edition
     (of ``repo`` only, when given) to ``out_dir/site/``. Idempotent: publishing the same edition again
     replaces it and rewrites only the files that changed. ``vocabularies`` (by repo) label subsystems."""
+    site_base(site_url)  # a bad URL stops here, before anything is recorded or written
     if edition is not None:
         record_edition(store, edition)
     stored = editions(store, repo)
