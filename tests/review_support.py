@@ -71,12 +71,17 @@ def prefect_server(home: Path, timeout: float = 180.0) -> Iterator[dict[str, Any
             time.sleep(0.5)
         yield {"port": port, "api": api, "ui": f"http://127.0.0.1:{port}", "env": env, "proc": proc}
     finally:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
+        stop_group(proc, 20)
         log.close()
+
+
+def stop_group(proc: subprocess.Popen, grace: float) -> None:
+    """Stop a process started with ``start_new_session`` and its children: SIGTERM, then SIGKILL after ``grace`` s."""
+    os.killpg(proc.pid, 15)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
 
 
 def start_edition(server: dict[str, Any], options: dict[str, Any], log: Path,

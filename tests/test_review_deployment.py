@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, SAMPLE
+from tests.review_support import stop_group
 
 pytestmark = pytest.mark.prefect
 
@@ -100,8 +101,4 @@ def test_suspended_deployment_run_resumes_without_collecting_or_drafting_again(p
         assert digest["approver"] == "Bo"
         assert f"/pull/{rejected}" not in (out / "email" / "all.txt").read_text(encoding="utf-8")
     finally:
-        os.killpg(worker.pid, 15)
-        try:
-            worker.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, 9)
+        stop_group(worker, 15)
