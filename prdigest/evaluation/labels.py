@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from prdigest.evaluation.reviews import Reviewed, table_columns
+from prdigest.store import Store
 
 _NOT_KEY = re.compile(r"[^A-Za-z0-9-]+")  # as Edition.key is made from the repo name
 
 
-def _cached_repos(store: Any) -> list[str]:
+def _cached_repos(store: Store) -> list[str]:
     if not table_columns(store, "github_pulls"):  # no collector cache here (editions from JSONL files)
         return []
     return [r[0] for r in store.execute("SELECT DISTINCT repo FROM github_pulls").fetchall()]
@@ -34,7 +35,7 @@ def _repo_of(edition: str, repos: list[str]) -> str | None:
     return None
 
 
-def reviewed_labels(store: Any, entries: list[Reviewed]) -> list[dict[str, Any]]:
+def reviewed_labels(store: Store, entries: list[Reviewed]) -> list[dict[str, Any]]:
     """Source-format records with a ``gold`` label, one per kept entry whose PR is cached (latest review wins)."""
     from prdigest.github.cache import PullCache
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from prdigest.evaluation.metrics import ORDER, agreement, confusion, verdict_prf
 from prdigest.models import Verdict
+from prdigest.store import Store
 
 #: The columns every review record has (prdigest/review record, migration 1).
 BASE = ("edition", "number", "status", "draft_verdict", "final_verdict", "edit_distance", "drafter")
@@ -55,16 +56,16 @@ class Reviewed:
         return f"{model} · prompt {self.prompt_version or 'not recorded'}"
 
 
-def table_columns(conn: Any, table: str) -> set[str]:
+def table_columns(conn: Store, table: str) -> set[str]:
     """The columns of ``table`` in the state store (SQLite or PostgreSQL); empty when there is no such table."""
-    if getattr(conn, "dialect", "sqlite") == "postgresql":
+    if conn.dialect == "postgresql":
         rows = conn.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?",
                             (table,)).fetchall()
         return {r[0] for r in rows}
     return {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
 
 
-def read_reviews(conn: Any, since: datetime | None = None) -> list[Reviewed]:
+def read_reviews(conn: Store, since: datetime | None = None) -> list[Reviewed]:
     """Every reviewed entry (approved at or after ``since``), oldest edition first; [] without a review record."""
     have = table_columns(conn, "review_entries")
     if not have or not table_columns(conn, "review_editions"):

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from prdigest.config import Settings
 from prdigest.drafting import Drafter
@@ -25,7 +24,7 @@ from prdigest.evaluation.gold import GoldSet, LabelledPR, check_vocabulary, load
 from prdigest.evaluation.results import EvalConfig, EvalRow, EvalRun, RunInfo
 from prdigest.models import DraftEntry, Language
 from prdigest.sources import repo_of
-from prdigest.store import migrate, open_store
+from prdigest.store import Store, migrate, open_store
 from prdigest.subsystems import Classifier, classifier_for
 
 MIGRATIONS = [
@@ -39,14 +38,12 @@ MIGRATIONS = [
 ]
 
 Progress = Callable[[int, int], None]
-# ``conn`` below is the state store's connection (SQLite or PostgreSQL); only ``execute`` and the
-# portable SQL it accepts are used, so the type is left open while the store's API settles.
 
 
 class RecordingCache(DraftCache):
     """The draft cache, noting which keys were hits; ``fresh`` makes every lookup a miss (``--no-cache``)."""
 
-    def __init__(self, conn: Any, *, fresh: bool = False) -> None:
+    def __init__(self, conn: Store, *, fresh: bool = False) -> None:
         super().__init__(conn)
         self.fresh = fresh
         self.hits: set[str] = set()
@@ -64,7 +61,7 @@ class RecordingCache(DraftCache):
 class DraftCosts:
     """Seconds and tokens each LLM draft cost when it was made, by draft-cache key (table ``eval_drafts``)."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Store) -> None:
         migrate(conn, "evaluation", MIGRATIONS)
         self._conn = conn
         self._lock = threading.Lock()
