@@ -123,3 +123,25 @@ def test_pages_fit_narrow_screens_without_horizontal_scrolling(site, browser, wi
     if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":
         page.screenshot(path=str(DOCS / f"archive-{width}.png"))
     context.close()
+
+
+def test_search_finds_an_entry_by_pr_number_and_entries_by_author(site, browser) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(site.url + "editions/vllm-project/vllm/2026-W46/index.html")
+    article = page.locator("article.entry").nth(3)
+    number = article.get_attribute("id").removeprefix("pr-")
+    author = re.search(r"@(\S+)", article.locator("p.meta").first.inner_text()).group(1)
+
+    page.goto(f"{site.url}search.html?q=%23{number}")
+    hits = page.locator("#results li.hit")
+    hits.first.wait_for()
+    assert hits.count() == 1 and hits.first.locator("a").get_attribute("href").endswith(f"#pr-{number}")
+
+    page.fill("#q", f"@{author}")
+    # The author's PR is in each of the three editions (the #number query above showed one hit).
+    hits.nth(2).wait_for()  # (wait_for_function would need eval, which the page's CSP forbids)
+    texts = hits.all_inner_texts()
+    assert all(f"@{author}" in t for t in texts), texts
+    assert f"q=%40{author}" in page.url or f"q=@{author}" in page.url  # the query is in the address, to share
+    context.close()
