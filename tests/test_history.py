@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
-
 import pytest
 
 from prdigest.history import (COMPONENT, MIGRATIONS, delete_edition, edition_refs, editions, past_entries,
@@ -17,8 +15,9 @@ from tests.factories import WEEK, edition, entry
 
 
 @pytest.fixture()
-def store(tmp_path: Path):
-    with open_store(tmp_path / "state.sqlite") as s:
+def store(state_location: str):
+    """A fresh state store: each test runs on a SQLite file and on a real PostgreSQL database."""
+    with open_store(state_location) as s:
         yield s
 
 
