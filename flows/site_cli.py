@@ -57,7 +57,7 @@ def serve(
         console.print(f"[red]error:[/red] no index.html in {folder} or {folder / 'site'}: build the site first "
                       "with `digest site --out DIR` (or any `digest run`)", markup=True, highlight=False)
         raise typer.Exit(2)
-    handler = functools.partial(_QuietHandler, directory=str(root.resolve()))
+    handler = functools.partial(_Handler, directory=str(root.resolve()))
     with http.server.ThreadingHTTPServer((host, port), handler) as server:
         Console().print(f"Serving {root}/ at http://{host}:{server.server_address[1]}/ (Ctrl-C to stop)",
                         highlight=False, soft_wrap=True)
@@ -67,8 +67,8 @@ def serve(
             pass
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files only; one line per request on stderr; JSON and Atom with their types."""
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Static files, one line per request on stderr; JSON, Atom and scripts with their types."""
 
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
                       ".json": "application/json", ".xml": "application/atom+xml", ".js": "text/javascript"}
