@@ -110,7 +110,8 @@ def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary
         return OfflineDrafter(vocabulary)
     from prdigest.drafting.llm import OpenAIDrafter
 
-    return OpenAIDrafter.from_settings(settings)
+    # The model's failures fall back to the offline draft, with the repo's vocabulary.
+    return OpenAIDrafter.from_settings(settings, fallback=OfflineDrafter(vocabulary))
 
 
 def make_channels(options: RunOptions, settings: Settings, out: Path, media: MediaRegistry) -> dict[str, Channel]:

@@ -377,6 +377,13 @@ def test_cost_is_estimated_from_the_configured_prices(tmp_path) -> None:
 
 # --- preflight: bad configuration stops with one line ------------------------------------------------
 
+def _preflight(settings: Settings) -> OpenAIDrafter:
+    """What a run does before drafting (``Services.drafter``): build the drafter, then check it."""
+    drafter = make_drafter(RunOptions(drafter="openai"), settings)
+    drafter.check()
+    return drafter
+
+
 def _one_line(exc: pytest.ExceptionInfo[ConfigError]) -> str:
     message = str(exc.value)
     assert "\n" not in message and len(message) < 300
@@ -393,14 +400,14 @@ def test_no_api_key_stops_before_any_request(server, tmp_path) -> None:
 
 def test_a_rejected_api_key_stops_with_one_line(server, tmp_path) -> None:
     with pytest.raises(ConfigError) as exc:
-        make_drafter(RunOptions(drafter="openai"), settings_for(server, tmp_path, OPENAI_API_KEY="sk-wrong"))
+        _preflight(settings_for(server, tmp_path, OPENAI_API_KEY="sk-wrong"))
     message = _one_line(exc)
     assert "rejected the API key" in message and "sk-wrong" not in message
 
 
 def test_an_unknown_model_stops_with_one_line_naming_the_served_ones(server, tmp_path) -> None:
     with pytest.raises(ConfigError) as exc:
-        make_drafter(RunOptions(drafter="openai"), settings_for(server, tmp_path, model="gpt-9"))
+        _preflight(settings_for(server, tmp_path, model="gpt-9"))
     message = _one_line(exc)
     assert "'gpt-9' is not served" in message and MODEL in message
 
@@ -413,14 +420,14 @@ def test_an_unreachable_base_url_stops_with_one_line(tmp_path) -> None:
                         model=MODEL, state=tmp_path / "s.sqlite")
     started = time.monotonic()
     with pytest.raises(ConfigError) as exc:
-        make_drafter(RunOptions(drafter="openai"), settings)
+        _preflight(settings)
     message = _one_line(exc)
     assert "unreachable" in message and "secret" not in message
     assert time.monotonic() - started < 5
 
 
 def test_a_good_configuration_passes_the_preflight(server, tmp_path) -> None:
-    drafter = make_drafter(RunOptions(drafter="openai"), settings_for(server, tmp_path))
+    drafter = _preflight(settings_for(server, tmp_path))
     assert isinstance(drafter, OpenAIDrafter) and drafter.name == f"openai:{MODEL}"
     assert server.calls["/v1/models"] == 1 and server.chat_calls == 0
 

@@ -17,7 +17,6 @@ import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -31,6 +30,7 @@ from prdigest.drafting.prompts import Prompt, load_prompt
 from prdigest.errors import ConfigError
 from prdigest.models import DraftEntry, Entry, Language, PullRequest, Verdict
 from prdigest.store import Store
+from prdigest.text import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -93,15 +93,6 @@ class _Spent:
     notes: list[str] = field(default_factory=list)
 
 
-def redact_url(url: str) -> str:
-    """``url`` without any ``user:password@`` part, for messages."""
-    parts = urlsplit(url)
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        return urlunsplit(parts._replace(netloc=host + (f":{parts.port}" if parts.port else "")))
-    return url
-
-
 def cost_usd(tokens_in: int, tokens_out: int, settings: Settings) -> float:
     """The estimated price of ``tokens_in``/``tokens_out`` at the configured per-million rates."""
     return round(tokens_in * settings.llm_price_in / 1e6 + tokens_out * settings.llm_price_out / 1e6, 6)
@@ -148,11 +139,13 @@ class OpenAIDrafter:
         self.prompt_version = f"{self.entry_prompt.version}+{self.repair_prompt.version}"
         self.temperature = temperature
         self._fallback = fallback
+        #: A state-store connection this drafter opened itself (closed by :meth:`close`).
+        self._own_conn: Any = None
         self._schema = json.dumps(EntryDraft.model_json_schema(), separators=(",", ":"))
 
     @classmethod
     def from_settings(cls, settings: Settings, *, conn: Store | None = None,
-                      limiter: RateLimiter | None = None) -> "OpenAIDrafter":
+                      limiter: RateLimiter | None = None, fallback: Any = None) -> "OpenAIDrafter":
         """A drafter built from settings: client, rate limiter on every HTTP request, cache in the state store.
 
         No network I/O here; call :meth:`check` before drafting.
@@ -166,6 +159,7 @@ class OpenAIDrafter:
             api_key=settings.openai_api_key.get_secret_value(), base_url=settings.llm_base_url,
             timeout=settings.llm_timeout, max_retries=MAX_RETRIES, http_client=http_client,
         )
+        opened = conn is None
         if conn is None:
             from prdigest.store import open_store
 
@@ -174,8 +168,17 @@ class OpenAIDrafter:
                 # Our own connection: in WAL mode NORMAL is still crash-safe (a power cut may lose the last
                 # drafts, which are only a cache) and saves an fsync per draft, which serialises threads.
                 conn.execute("PRAGMA synchronous=NORMAL")
-        return cls(client, settings.model, timeout=settings.llm_timeout, input_budget=settings.llm_input_budget,
-                   cache=DraftCache(conn))
+        drafter = cls(client, settings.model, timeout=settings.llm_timeout, input_budget=settings.llm_input_budget,
+                      cache=DraftCache(conn), fallback=fallback)
+        drafter._own_conn = conn if opened else None
+        return drafter
+
+    def close(self) -> None:
+        """Close the state-store connection this drafter opened (if any) and the HTTP client."""
+        conn, self._own_conn = self._own_conn, None
+        if conn is not None:
+            conn.close()
+        self.client.close()
 
     # preflight ----------------------------------------------------------------------------------
     def check(self) -> None:
