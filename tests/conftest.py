@@ -14,6 +14,20 @@ SAMPLE = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
 _SECRET_OR_SETTING = ("DIGEST_", "GITHUB_TOKEN", "OPENAI_", "SLACK_", "PREFECT_API_KEY")
 
 
+# Tests under the Prefect harness (~20 s to start) or driving Chromium are slow by nature; the fast subset
+# (`pytest -m "not slow"`, under 30 s) leaves them out without each file having to say so.
+_SLOW_MARKERS = ("prefect", "browser")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow` every test that uses the Prefect harness or a browser."""
+    for item in items:
+        if "prefect_api" in getattr(item, "fixturenames", ()) or any(
+                item.get_closest_marker(name) for name in _SLOW_MARKERS):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's tokens or DIGEST_* settings."""
