@@ -14,7 +14,7 @@ from renderers.slack import render_slack
 def email_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``email/<variant>.html`` and ``.txt``; a PR whose MJML fails is left out and reported."""
     email = render_email(edition, variant, link_hosts=context.link_hosts)
-    problems = [RenderProblem(p.number, "email", variant.key, p.error) for p in email.problems]
+    problems = list(email.problems)  # each names its PR, medium and variant already
     files = {f"email/{variant.key}.html": email.html.encode("utf-8"),
              f"email/{variant.key}.txt": email.text.encode("utf-8")}
     return Rendering("email", variant.key, email, files, problems)

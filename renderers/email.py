@@ -22,7 +22,7 @@ from markupsafe import Markup
 from mjml import mjml2html
 
 from prdigest.errors import RenderError
-from prdigest.models import Edition, Verdict
+from prdigest.models import Edition, RenderProblem, Verdict
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
@@ -68,19 +68,6 @@ _env = Environment(
     keep_trailing_newline=False,
 )
 _env.filters["prose"] = html_prose
-
-
-@dataclass(frozen=True)
-class RenderProblem:
-    """An entry left out of a rendering, and why (reported to the editor, see ``Edition.problems``)."""
-
-    number: int
-    error: str
-    medium: str = "email"
-
-    def as_dict(self) -> dict[str, str | int]:
-        """The shape ``Edition.problems`` stores."""
-        return {"number": self.number, "medium": self.medium, "error": self.error}
 
 
 @dataclass(frozen=True)
@@ -180,7 +167,7 @@ def _probe(fragment: Markup) -> str | None:
     return None
 
 
-def compile_isolating(build: Callable[[list[_Fragments]], str], frags: list[_Fragments],
+def compile_isolating(build: Callable[[list[_Fragments]], str], frags: list[_Fragments], variant: str = "",
                       ) -> tuple[str, list[_Fragments], list[RenderProblem]]:
     """Compile ``build(frags)``; if MJML refuses it, leave out the entries whose fragments fail alone.
 
@@ -196,7 +183,8 @@ def compile_isolating(build: Callable[[list[_Fragments]], str], frags: list[_Fra
     for f in frags:
         error = _probe(f.full) or _probe(f.line)
         if error:
-            problems.append(RenderProblem(f.view.number, f"MJML could not compile this entry: {error}"))
+            problems.append(RenderProblem(f.view.number, "email", variant,
+                                          f"MJML could not compile this entry: {error}"))
         else:
             kept.append(f)
     try:
@@ -237,7 +225,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
                                                    numbers=", ".join(f"#{n}" for n in dropped)))
             return _mjml(edition, variant, subj, pre, fs, full, notes, online)
 
-        html, frags, new = compile_isolating(build, frags)
+        html, frags, new = compile_isolating(build, frags, variant.key)
         problems += new
         return html
 

@@ -209,7 +209,7 @@ def test_an_entry_that_mjml_refuses_is_left_out_and_reported(sample_records) -> 
 
     html, kept, problems = compile_isolating(build, frags)
     assert [p.number for p in problems] == [broken] and "MJML" in problems[0].error
-    assert problems[0].as_dict() == {"number": broken, "medium": "email", "error": problems[0].error}
+    assert (problems[0].medium, problems[0].variant) == ("email", "")  # render_email names its variant
     assert len(kept) == 5 and f"/pull/{broken}" not in html
     assert all(f"/pull/{v.number}" in html for v in views if v.number != broken)
 
@@ -221,8 +221,8 @@ def test_a_template_fault_is_a_render_error_not_a_silent_gap(sample_records) -> 
         compile_isolating(lambda fs: "<mjml><mj-body>", frags)
 
 
-def test_render_problem_shape() -> None:
-    assert RenderProblem(5, "boom").as_dict() == {"number": 5, "medium": "email", "error": "boom"}
+def test_render_problem_reads_as_one_line() -> None:
+    assert str(RenderProblem(5, "email", "all", "boom")) == "PR #5 could not be rendered for email (all): boom"
 
 
 # --- Slack -------------------------------------------------------------------------------------------------
