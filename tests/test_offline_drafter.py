@@ -66,6 +66,7 @@ def test_offline_drafter_satisfies_the_drafter_protocol_and_names_itself() -> No
     assert entry.drafter == "offline" and entry.number == pr.number and entry.grounding == []
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_same_input_gives_identical_drafts_across_instances(sample) -> None:
     for pr, gold in sample:
         for language in ("zh-CN", "en"):
@@ -75,6 +76,7 @@ def test_same_input_gives_identical_drafts_across_instances(sample) -> None:
             assert first.model_dump() == again.model_dump()
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_drafts_do_not_depend_on_hash_seed() -> None:
     """Set or dict ordering would show up as different output under another PYTHONHASHSEED."""
     script = (
@@ -110,6 +112,7 @@ def test_zh_and_en_drafts_are_in_their_language_with_the_verdict_label(sample) -
         assert not CJK.search(" ".join([en.headline, en.rationale, en.audience, *en.focus, *en.followups]))
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_headline_states_the_change_and_is_never_the_title(sample) -> None:
     for pr, gold in sample:
         for language in ("zh-CN", "en"):
@@ -133,6 +136,7 @@ def test_headline_turns_the_title_into_a_statement(title: str, language: str, ex
     assert expected.lower() in entry.headline.lower()
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_focus_cites_files_of_the_pr_and_every_citation_is_grounded(sample) -> None:
     for pr, gold in sample:
         paths = {f.path for f in pr.files}
