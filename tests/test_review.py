@@ -406,6 +406,7 @@ def test_a_big_edition_lists_entries_one_line_each_above_the_form() -> None:
     assert review_markdown(_edition(3)) == review_markdown(_edition(3), budget=None)  # small: always in full
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_approve_ui_without_a_reachable_prefect_server_stops_before_anything_runs() -> None:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
