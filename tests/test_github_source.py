@@ -90,6 +90,7 @@ def _same_edition_view(pr: PullRequest) -> dict[str, Any]:
 
 
 # ---- completeness and equivalence ---------------------------------------------------------------------
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_collects_every_fixture_pr_and_none_of_the_decoys(serve, fixture_records, tmp_path: Path) -> None:
     server = serve(fixture_records)
     prs = source(server, tmp_path / "s.sqlite").collect(WEEK)
@@ -151,6 +152,7 @@ def test_pr_with_more_than_100_files_is_paged_completely(serve, tmp_path: Path) 
     assert st(server).stats()["kinds"]["files"] == 3 + 1
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_pr_over_githubs_3000_file_limit_records_the_truncation(serve, tmp_path: Path) -> None:
     records = synthetic_week(1, repo=REPO, since=WEEK.since, big_files={0: 3100})
     server = serve(records)
@@ -173,6 +175,7 @@ def test_diff_hunks_kept_for_the_most_changed_files_within_the_budget(serve, tmp
     assert {f.path for f in kept} == expected and 0 < sum(len(f.patch or "") for f in kept) <= 2000
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_window_over_the_1000_result_cap_is_split_until_complete(serve) -> None:
     records = synthetic_week(2300, repo=REPO, since=WEEK.since)
     server = serve(records)
@@ -186,6 +189,7 @@ def test_window_over_the_1000_result_cap_is_split_until_complete(serve) -> None:
 
 
 # ---- faults, limits, resume ----------------------------------------------------------------------
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_fault_injected_run_still_collects_every_pr(serve, fixture_records, tmp_path: Path) -> None:
     clean = serve(fixture_records)
     expected = [_same_edition_view(p) for p in source(clean, tmp_path / "clean.sqlite").collect(WEEK)]
@@ -230,6 +234,7 @@ def test_run_killed_midway_resumes_without_refetching_stored_prs(serve, fixture_
     assert not stored & st(server).numbers_fetched()
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_process_killed_with_sigkill_resumes_and_nothing_stored_is_half_written(serve, fixture_records,
                                                                                tmp_path: Path) -> None:
     import os
@@ -299,6 +304,7 @@ def test_changed_pr_is_refetched_with_conditional_requests(serve, fixture_record
     assert len(per_pr) == 3 and len(log) == 2 + 3
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_prs_stored_with_other_options_are_fetched_again(serve, fixture_records, tmp_path: Path) -> None:
     server = serve(fixture_records)
     state = tmp_path / "s.sqlite"
@@ -309,6 +315,7 @@ def test_prs_stored_with_other_options_are_fetched_again(serve, fixture_records,
     assert src.stats.fetched == 58 and st(server).stats()["kinds"]["reviews"] == 58
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_primary_rate_limit_with_a_short_reset_is_waited_out(serve, tmp_path: Path) -> None:
     records = synthetic_week(4, repo=REPO, since=WEEK.since)
     server = serve(records, primary=PrimaryLimit(limit=8, reset_in=1.0))
@@ -326,6 +333,7 @@ def test_primary_rate_limit_far_off_stops_saying_when_to_retry(serve, fixture_re
 
 
 # ---- Enterprise, bad input, secrets --------------------------------------------------------------
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_enterprise_base_url_with_api_v3_prefix(serve, fixture_records, tmp_path: Path) -> None:
     server = serve(fixture_records, prefix="/api/v3")
     assert server.url.endswith("/api/v3")
@@ -407,6 +415,7 @@ def test_inline_review_comments_reviews_and_ghost_authors(serve, tmp_path: Path)
     assert st(server).stats()["kinds"]["reviews"] == 1
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_progress_is_reported_per_pr(serve, fixture_records, tmp_path: Path) -> None:
     server = serve(fixture_records)
     seen: list[tuple[str, int, int]] = []
