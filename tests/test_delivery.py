@@ -376,6 +376,7 @@ def test_slack_parent_then_thread_replies_by_name_id_and_dm(slack, ledger) -> No
     assert all(c.headers["authorization"] == f"Bearer {TOKEN}" for c in slack.calls)
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_slack_rate_limit_is_waited_out_and_the_message_delivered(slack, ledger) -> None:
     ed = week()
     slack.rate_limit("chat.postMessage", times=1, retry_after=1)
@@ -491,6 +492,7 @@ def preflight(deliver_to: str, settings: Settings, out: Path) -> dict[str, Chann
     ("slack", {"slack_base_url": "http://127.0.0.1:1/api/"}, "cannot connect"),
     ("smtp,slack", {"slack_bot_token": SecretStr("xoxb-wrong-t0ken")}, "rejected SLACK_BOT_TOKEN"),
 ])
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_bad_configuration_stops_before_the_first_message_with_one_line(
         smtp, slack, tmp_path, monkeypatch, deliver_to, change, expected) -> None:
     change = dict(change)
@@ -516,6 +518,7 @@ def test_preflight_checks_and_returns_both_channels(smtp, slack, tmp_path, monke
     assert sorted(r.medium for r in report.sent) == ["email", "slack"]
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_secrets_never_reach_logs_errors_or_the_ledger(smtp, slack, tmp_path, caplog, monkeypatch) -> None:
     caplog.set_level(logging.DEBUG)
     logging.getLogger("prdigest.delivery.slack.sdk").setLevel(logging.DEBUG)
@@ -595,6 +598,7 @@ deliver(ed.key, plan(ed, email_readers(6)), {"email": channel}, Ledger.open(Path
 """
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_a_killed_process_resumes_without_sending_anything_twice(smtp, tmp_path) -> None:
     import subprocess
     import sys
