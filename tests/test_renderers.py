@@ -162,6 +162,7 @@ def test_a_small_email_shows_every_entry_in_full(sample_records) -> None:
         assert view(e, "en").headline.replace("'", "&#39;").replace('"', "&#34;") in email.html
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_a_300_entry_email_keeps_every_entry_as_one_line(sample_records) -> None:
     ed, var = sample_edition(sample_records, 300)
     email = render_email(ed, var)
@@ -253,6 +254,7 @@ def test_slack_respects_limits_for_150_entries(sample_records) -> None:
     assert len(payloads) >= 1 + 150 * 2 // 50
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_slack_respects_limits_for_3000_file_prs_with_text_at_every_limit() -> None:
     ed, var = huge_edition()
     payloads = render_slack(ed, var)
