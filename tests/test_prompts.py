@@ -109,6 +109,7 @@ def _huge_pr() -> PullRequest:
 
 
 @pytest.mark.parametrize("budget", [500, 2000, 6000, 20000])
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_packing_never_exceeds_the_budget(budget) -> None:
     counter = default_counter()
     packed = pack(_huge_pr(), budget, counter)
@@ -119,6 +120,7 @@ def test_packing_never_exceeds_the_budget(budget) -> None:
     assert set(packed.truncated) >= {"body", "comments"}
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_packing_puts_the_most_central_files_first_and_keeps_small_prs_whole(sample_pr) -> None:
     packed = pack(_huge_pr(), 6000)
     assert packed.files[0].startswith("vllm/kernels/k399.py")  # 1,000 test lines weigh less than 400 source lines
