@@ -119,6 +119,7 @@ def test_a_fallback_is_not_cached_so_the_next_run_tries_again(server, tmp_path, 
 
 # --- transport: 429, 500, timeout --------------------------------------------------------------------
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_429_is_retried_after_the_retry_after_delay(server, tmp_path, prs) -> None:
     pr = prs[5]
     server.plan(pr.number, "429", "valid")
@@ -130,6 +131,7 @@ def test_429_is_retried_after_the_retry_after_delay(server, tmp_path, prs) -> No
     assert 1.0 <= elapsed < 4.0  # Retry-After: 1 was honoured, not the 0.5 s default backoff
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_500_is_retried_until_it_succeeds(server, tmp_path, prs) -> None:
     pr = prs[6]
     server.plan(pr.number, "500", "500", "valid")
@@ -149,6 +151,7 @@ def test_persistent_500_falls_back_after_the_retries(server, tmp_path, prs) -> N
     assert server.calls_per_pr[pr.number] == 2
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_a_call_slower_than_the_timeout_is_abandoned_and_retried(server, tmp_path, prs) -> None:
     pr = prs[7]
     drafter = drafter_for(server, tmp_path, llm_timeout=0.3)
@@ -330,6 +333,7 @@ def test_the_draft_cache_lives_in_the_state_store(tmp_path) -> None:
 
 # --- concurrency and limits --------------------------------------------------------------------------
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_drafts_run_concurrently_and_one_slow_or_failing_pr_never_blocks_the_edition(server, tmp_path, prs) -> None:
     server.latency = 0.2
     week = prs[:16]
@@ -362,6 +366,7 @@ def test_the_rate_limiter_spaces_requests_to_the_rpm_ceiling() -> None:
     assert 0.45 <= time.monotonic() - started < 0.9
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_the_rpm_limit_applies_to_every_http_request_of_the_drafter(server, tmp_path, prs) -> None:
     settings = settings_for(server, tmp_path, llm_rpm=300)  # 5 per second, burst of 5
     drafter = OpenAIDrafter.from_settings(settings)
