@@ -125,6 +125,7 @@ def _run(pipeline: EditionPipeline):
         pipeline.services.close()
 
 
+@pytest.mark.slow  # among the slowest (pytest --durations)
 def test_a_registered_medium_is_rendered_and_delivered_exactly_once_through_the_ledger(hook, tmp_path: Path) -> None:
     summary = _run(_pipeline(tmp_path, "webhook"))
     readers = {r for ids in summary.variants.values() for r in ids}
