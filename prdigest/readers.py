@@ -11,31 +11,52 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from prdigest.errors import ConfigError
 from prdigest.models import Verdict
-from prdigest.vocabulary import name_problem
+from prdigest.text import strip_control
+from prdigest.vocabulary import NAME_PATTERN, name_problem
 from prdigest.yamlfile import load_yaml_model
 
-_EMAIL = re.compile(r"^[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\"]+$")
+#: Matched with ``fullmatch`` (``$`` would accept a trailing newline: ``email: |`` in YAML gives one).
+#: ASCII only: a non-ASCII address needs SMTPUTF8, which not every server offers, so it is refused when
+#: the file is loaded rather than failing mid-delivery (a domain can be written in its xn-- form).
+_EMAIL = re.compile(r"[!#-'*+\-/-9=?A-Z^-~]+(?:\.[!#-'*+\-/-9=?A-Z^-~]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 #: Slack channel name (#name), channel ID (C…/G…), or user ID (U…/W…) for a DM.
-_SLACK = re.compile(r"^(#[a-z0-9][a-z0-9_-]{0,79}|[CGDUW][A-Z0-9]{6,})$")
+_SLACK = re.compile(r"#[a-z0-9][a-z0-9_-]{0,79}|[CGDUW][A-Z0-9]{6,}")
 
 
 def _check_email(value: str | None) -> str | None:
-    if value is not None and not _EMAIL.match(value):
-        raise ValueError(f"'{value}' is not a single plain e-mail address")
+    if value is None:
+        return value
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(f"{value!r} is not a single plain e-mail address: it has spaces or a line break in it (a YAML '|' block adds a newline): "
+                         "write the address alone on the key's line")
+    if not value.isascii():
+        raise ValueError(f"{value!r} is not ASCII: pr-digest sends without SMTPUTF8, so write the domain in its "
+                         "xn-- form, or use an ASCII address")
+    if not _EMAIL.fullmatch(value):
+        raise ValueError(f"{value!r} is not a single plain e-mail address (like name@example.com)")
     return value
 
 
 def _check_slack(value: str | None) -> str | None:
-    if value is not None and not _SLACK.match(value):
-        raise ValueError(f"'{value}' is not a Slack channel (#name or C…/G… ID) or user ID (U…/W…)")
+    if value is not None and not _SLACK.fullmatch(value):
+        raise ValueError(f"{value!r} is not a Slack channel (#name or C…/G… ID) or user ID (U…/W…), on one line "
+                         "with nothing around it")
     return value
 
 
 def _check_subsystem(value: str) -> str:
     # Every repo's names have this form, folder names too; a name like "../x" never reaches a file name.
-    problem = name_problem(value)
-    if problem:
-        raise ValueError(problem)
+    if name_problem(value):
+        # repr: a name with a line break in it is shown as "\n", so the message stays one line.
+        raise ValueError(f"{value!r} is not a subsystem name: use lower-case letters, digits and '-' "
+                         f"({NAME_PATTERN})")
+    return value
+
+
+def _one_line(value: str) -> str:
+    # A name goes into the To: header and the status table: no line break or control character.
+    if value != strip_control(value) or any(c in value for c in "\r\n\u2028\u2029"):
+        raise ValueError(f"{value!r} must be a single line without control characters")
     return value
 
 
@@ -58,12 +79,7 @@ class Reader(BaseModel):
     _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
     _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
 
-    @field_validator("name")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        if any(c in value for c in "\r\n\x00"):
-            raise ValueError("must be a single line")
-        return value
+    _name = field_validator("name")(classmethod(lambda cls, v: _one_line(v)))
 
     @model_validator(mode="after")
     def _reachable(self) -> "Reader":
@@ -77,12 +93,13 @@ class Editor(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=120)
     email: str | None = None
     slack: str | None = None
 
     _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
     _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
+    _name = field_validator("name")(classmethod(lambda cls, v: _one_line(v)))
 
 
 class ReadersFile(BaseModel):

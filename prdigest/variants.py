@@ -10,6 +10,11 @@ from prdigest.readers import Reader
 from prdigest.vocabulary import Vocabulary
 
 
+#: Joins subsystem names in a variant key; names are ``[a-z0-9][a-z0-9-]*``, so it never occurs in one.
+KEY_JOIN = "+"
+KEY_MAX = 60
+
+
 @dataclass(frozen=True)
 class Filter:
     """A reader's selection rule: followed subsystems (empty = all), exclusions, lowest verdict."""
@@ -36,17 +41,23 @@ class Filter:
 
     @property
     def key(self) -> str:
-        """A short, stable, file-name-safe name for this filter, readable where possible."""
-        follow = "-".join(sorted(self.subsystems)) or "all"
+        """A short, stable, file-name-safe name for this filter, readable where possible, never shared.
+
+        ``+`` joins names (it cannot occur in one, so ``docs-site`` and ``docs+site`` differ), ``_`` joins
+        the parts (followed, ``no-…``, ``min-…``). A key over 60 characters, or one following a
+        subsystem literally named ``all``, keeps a readable prefix and ends in ``_`` + 10 hex digits of
+        the full key: no readable key ends that way (its later parts start with ``no-`` or ``min-``).
+        """
+        follow = KEY_JOIN.join(sorted(self.subsystems)) or "all"
         parts = [follow]
         if self.exclude:
-            parts.append("no-" + "-".join(sorted(self.exclude)))
+            parts.append("no-" + KEY_JOIN.join(sorted(self.exclude)))
         if self.min_verdict is not Verdict.SKIP:
             parts.append(f"min-{self.min_verdict.value}")
         name = "_".join(parts)
-        if len(name) > 60:
+        if len(name) > KEY_MAX or (self.subsystems and follow == "all"):
             digest = hashlib.sha1(name.encode()).hexdigest()[:10]
-            name = f"{follow[:40]}-{digest}"
+            name = f"{follow[:40]}_{digest}"
         return name
 
     def describe(self, language: str) -> str:
@@ -114,7 +125,7 @@ def plan_variants(edition: Edition, readers: list[Reader],
 
 
 def _dedupe_keys(variants: list[Variant]) -> None:
-    """Filters with the same readable key (only possible after hashing) must still not collide."""
+    """Keys are injective but for a collision of 40 bits of SHA-1: fail loudly rather than mix readers."""
     keys = [v.key for v in variants]
     if len(keys) != len(set(keys)):  # pragma: no cover - needs a sha1 prefix collision
         raise AssertionError(f"variant keys collide: {keys}")

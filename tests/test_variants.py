@@ -56,6 +56,27 @@ def test_variant_keys_are_file_safe_and_bounded() -> None:
     assert "订阅" in flt.describe("zh-CN") and "Following" in flt.describe("en")
 
 
+@pytest.mark.parametrize(("a", "b"), [
+    (Filter(frozenset({"docs-site"})), Filter(frozenset({"docs", "site"}))),      # a hyphen inside a name
+    (Filter(frozenset({"all"})), Filter()),                                       # a subsystem called "all"
+    (Filter(frozenset({"a"}), frozenset({"b-c"})), Filter(frozenset({"a"}), frozenset({"b", "c"}))),
+    (Filter(frozenset({"x" * 70})), Filter(frozenset({"x" * 71}))),                # long: same readable prefix
+    (Filter(frozenset({"no-docs"})), Filter(exclude=frozenset({"docs"}))),        # "no-" in a name
+    (Filter(frozenset({"min-skim"})), Filter(min_verdict=Verdict.SKIM)),
+])
+def test_different_filters_never_share_a_key(a: Filter, b: Filter) -> None:
+    assert a.key != b.key
+    for key in (a.key, b.key):
+        assert len(key) <= 60 and all(c.isalnum() or c in "+_-" for c in key)
+
+
+def test_readers_with_colliding_readable_names_get_their_own_variants() -> None:
+    ed = edition([entry(1, ["docs-site"], "skim"), entry(2, ["docs", "site"], "skim")])
+    variants, _ = plan_variants(ed, [reader("a", ["docs-site"]), reader("b", ["docs", "site"])])
+    assert sorted(v.key for v in variants) == ["docs+site", "docs-site"]
+    assert {v.key: [e.number for e in v.entries] for v in variants} == {"docs-site": [1], "docs+site": [2]}
+
+
 # --- the repo's vocabulary: labels in the filter line, order of entries ------------------------------
 
 def _quill():
@@ -71,7 +92,7 @@ def test_filter_line_shows_the_repos_labels_in_its_order() -> None:
     (variant,), _ = plan_variants(ed, [reader("a", ["web-ui", "parser"], ["misc"])], _quill())
     assert variant.filter.describe("zh-CN") == "订阅：解析器, 网页编辑器；排除：杂项"
     assert variant.filter.describe("en") == "Following: Parser, Web editor; excluding: Odds and ends"
-    assert variant.key == "parser-web-ui_no-misc"        # keys and files keep the names
+    assert variant.key == "parser+web-ui_no-misc"        # keys and files keep the names
 
 
 def test_entries_follow_the_vocabulary_order_when_labels_are_shown_and_names_otherwise() -> None:

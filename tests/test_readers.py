@@ -1,0 +1,76 @@
+"""Readers files: strict addresses, Slack targets and subsystem names, refused at load with file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prdigest.config import load_settings
+from prdigest.errors import ConfigError
+from prdigest.readers import load_readers
+from prdigest.services import RunOptions, build_services
+
+HEAD = "readers:\n  - id: a\n    name: x\n"
+
+#: (the reader's remaining lines, the line named, what the message says)
+HOSTILE = [
+    # `email: |` keeps a trailing newline; `$` would match before it.
+    ("    email: |\n      a@example.com\n", ":4:", "line break"),
+    ("    email: \"a@example.com\\n\"\n", ":4:", "line break"),
+    ("    email: \" a@example.com\"\n", ":4:", "spaces"),
+    ("    email: \"a@example.com\\r\\nBcc: x@evil.example\"\n", ":4:", "line break"),
+    ("    email: jörg@example.com\n", ":4:", "not ASCII"),
+    ("    email: a@bücher.example\n", ":4:", "xn--"),
+    ("    email: \"Jo <a@example.com>\"\n", ":4:", "single plain e-mail"),
+    ("    email: a@example.com, b@example.com\n", ":4:", "single plain e-mail"),
+    ("    slack: |\n      #chan\n", ":4:", "Slack channel"),
+    ("    slack: \"#chan\\n\"\n", ":4:", "Slack channel"),
+    ("    slack: \"C0123456 \"\n", ":4:", "Slack channel"),
+    ("    email: a@example.com\n    subsystems: [\"../../../pwned\", src]\n", ":5:", "not a subsystem name"),
+    ("    email: a@example.com\n    exclude: [\"docs/site\"]\n", ":5:", "not a subsystem name"),
+    ("    email: a@example.com\n    subsystems: [\"Docs\"]\n", ":5:", "not a subsystem name"),
+    ("    email: a@example.com\n    subsystems: [\"docs\\n\"]\n", ":5:", "not a subsystem name"),
+    ("    email: a@example.com\n    subsystems: [\"-x\"]\n", ":5:", "not a subsystem name"),
+]
+
+
+@pytest.mark.parametrize(("lines", "line", "message"), HOSTILE)
+def test_hostile_reader_is_refused_at_load_naming_file_and_line(tmp_path: Path, lines: str, line: str,
+                                                                 message: str) -> None:
+    path = tmp_path / "readers.yaml"
+    path.write_text(HEAD + lines, encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_readers(path)
+    assert str(err.value).startswith(f"{path}{line}"), str(err.value)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)  # the bad value is shown quoted (repr), never as a raw line break
+
+
+def test_an_editor_with_a_trailing_newline_is_refused_too(tmp_path: Path) -> None:
+    path = tmp_path / "readers.yaml"
+    path.write_text(HEAD + "    email: a@example.com\neditors:\n  - name: Lin\n    email: |\n      l@example.com\n",
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match=r":7: .*editors\.0\.email.*line break"):
+        load_readers(path)
+
+
+@pytest.mark.parametrize("address", ["a@example.com", "first.last+digest@mail.example.org", "o'neil@x.co",
+                                     "a@xn--bcher-kva.example"])
+def test_plain_ascii_addresses_are_accepted(tmp_path: Path, address: str) -> None:
+    path = tmp_path / "readers.yaml"
+    path.write_text(HEAD + f"    email: \"{address}\"\n    slack: \"#vllm-digest\"\n", encoding="utf-8")
+    assert load_readers(path).readers[0].email == address
+
+
+def test_a_bad_readers_file_stops_the_run_before_anything_is_collected_or_written(tmp_path: Path) -> None:
+    readers = tmp_path / "readers.yaml"
+    readers.write_text(HEAD + "    email: ok@example.com\n  - id: b\n    name: y\n    email: |\n      b@example.com\n",
+                       encoding="utf-8")
+    out = tmp_path / "out"
+    options = RunOptions(source="sample", readers=str(readers), out=str(out), state=str(tmp_path / "s.sqlite"))
+    from flows.media import default_media
+
+    with pytest.raises(ConfigError, match=rf"^{readers}:7: .*readers\.1\.email"):
+        build_services(options, load_settings(state=options.state), default_media())
+    assert not out.exists() and not (tmp_path / "s.sqlite").exists()
