@@ -101,17 +101,18 @@ class Candidate:
 @contextmanager
 def candidate(config: EvalConfig, settings: Settings, classifier: Classifier) -> Iterator[Candidate]:
     """The configured drafter, checked (endpoint, key, model) before any drafting, closed afterwards."""
-    if config.drafter == "offline":
-        from prdigest.drafting.offline import OfflineDrafter
+    from prdigest.drafting.offline import OfflineDrafter
 
-        yield Candidate(OfflineDrafter(classifier.vocabulary))  # the repo's vocabulary, as in an edition
+    offline = OfflineDrafter(classifier.vocabulary)  # the repo's vocabulary, as in an edition
+    if config.drafter == "offline":
+        yield Candidate(offline)
         return
     from prdigest.drafting.llm import OpenAIDrafter, cost_usd
     from prdigest.text import redact_url
 
     conn = open_store(settings.state)
     try:
-        drafter = OpenAIDrafter.from_settings(settings, conn=conn)
+        drafter = OpenAIDrafter.from_settings(settings, conn=conn, fallback=offline)
         cache = RecordingCache(conn, fresh=config.no_cache)
         drafter.cache = cache  # the same table and keys as the pipeline's: an edition's drafts are reused
         try:
@@ -121,7 +122,7 @@ def candidate(config: EvalConfig, settings: Settings, classifier: Classifier) ->
                             cache=cache, costs=DraftCosts(conn), key=drafter.key,
                             price=lambda i, o: cost_usd(i, o, settings))
         finally:
-            drafter.client.close()
+            drafter.close()
     finally:
         conn.close()
 
