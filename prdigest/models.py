@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Generic, Literal, Self, TypeVar, overload
 
 from pydantic import (
@@ -306,9 +307,15 @@ class Edition(BaseModel):
     cost_usd: float = 0.0
 
     @property
+    def id(self) -> "EditionId":
+        """The edition's identity: the exact repo and window."""
+        return EditionId(self.repo, self.since, self.until)
+
+    @property
     def name(self) -> str:
-        """Human name, e.g. ``vllm-project/vllm 2026-W47``."""
-        return f"{self.repo} {self.week}"
+        """Human name, unambiguous: ``vllm-project/vllm 2026-W47`` for a Monday-to-Monday week,
+        ``vllm-project/vllm 2026-11-16..2026-11-19T12:00Z`` for any other window."""
+        return self.id.name
 
     @property
     def week(self) -> str:
@@ -317,9 +324,67 @@ class Edition(BaseModel):
 
     @property
     def key(self) -> str:
-        """A stable identifier safe for file names and ledgers: ``vllm-project-vllm-2026-W47``."""
-        return slug(f"{self.repo}-{self.week}", lower=False)
+        """A stable identifier safe for file names, ids and ledgers: ``vllm-project-vllm-2026-W47-1f0c9a2e``
+        (the name as a slug, plus a hash of the exact repo and window: slugs alone collide)."""
+        return self.id.key
 
     @property
     def published(self) -> list[Entry]:
         return [e for e in self.entries if e.published]
+
+
+def _instant(moment: datetime) -> str:
+    """An instant in UTC, exactly and briefly: ``2026-11-16`` (midnight), ``2026-11-16T08:30Z``, with
+    seconds and microseconds only when they are not zero (one spelling per instant)."""
+    moment = utc(moment)
+    if (moment.hour, moment.minute, moment.second, moment.microsecond) == (0, 0, 0, 0):
+        return moment.date().isoformat()
+    if moment.microsecond:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ" if moment.second else "%Y-%m-%dT%H:%MZ")
+
+
+@dataclass(frozen=True)
+class EditionId:
+    """What identifies an edition: its exact repo and window ``[since, until)``. Two editions differ as
+    soon as the repo string or either end of the window differs (in the ledger, digest.json, status)."""
+
+    repo: str
+    since: datetime
+    until: datetime
+
+    @property
+    def window(self) -> str:
+        """``2026-W47`` for a Monday-00:00-to-Monday-00:00 week, else ``SINCE..UNTIL`` (see :func:`_instant`)."""
+        since, until = utc(self.since), utc(self.until)
+        if (since.weekday(), since.hour, since.minute, since.second, since.microsecond) == (0, 0, 0, 0, 0) \
+                and until - since == _WEEK:
+            year, week, _ = since.isocalendar()
+            return f"{year}-W{week:02d}"
+        return f"{_instant(since)}..{_instant(until)}"
+
+    @property
+    def name(self) -> str:
+        """``vllm-project/vllm 2026-W47``: what people read and type (``digest status`` accepts it)."""
+        return f"{self.repo} {self.window}"
+
+    @property
+    def exact(self) -> str:
+        """``vllm-project/vllm@2026-11-16..2026-11-23``: the repo and both instants, always spelled out."""
+        return f"{self.repo}@{_instant(self.since)}..{_instant(self.until)}"
+
+    @property
+    def key(self) -> str:
+        """The name as a slug plus 8 hex digits of SHA-256 of :attr:`exact`."""
+        digest = hashlib.sha256(self.exact.encode("utf-8")).hexdigest()[:8]
+        return f"{slug(self.name, lower=False)}-{digest}"
+
+    @property
+    def legacy_key(self) -> str:
+        """The key before editions were identified by their exact window (repo slug + ISO week of since):
+        ledgers written then are found again by it."""
+        year, week, _ = utc(self.since).isocalendar()
+        return slug(f"{self.repo}-{year}-W{week:02d}", lower=False)
+
+
+_WEEK = timedelta(days=7)

@@ -112,7 +112,7 @@ def test_each_reader_gets_their_variant_over_starttls_with_auth_on_one_connectio
         Reader(id="deep", name="林伟", email="lin@example.com", min_verdict="deep-read"),
         Reader(id="all", name="Everyone", email="all@example.com"),
     ]
-    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    report = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
 
     assert [r.reader for r in report.sent] == ["kern", "deep", "all"] and not report.failed
     assert len(smtp.messages) == 3 and smtp.sessions == 1
@@ -173,7 +173,7 @@ def test_implicit_tls_and_a_plain_local_relay_deliver_too(tmp_path: Path, ledger
         channel = smtp_channel(server)
         channel.check()
         ed = week()
-        report = deliver(ed.key, plan(ed, email_readers(2)), {"email": channel}, ledger)
+        report = deliver(ed.id, plan(ed, email_readers(2)), {"email": channel}, ledger)
     assert len(report.sent) == 2 and len(server.messages) == 2
     assert all(m.tls == (security == "ssl") and m.authenticated == bool(user) for m in server.messages)
 
@@ -192,13 +192,13 @@ def test_crash_after_k_of_n_then_rerun_gives_every_recipient_exactly_one_copy(sm
 
     ledger = Ledger.open(state)
     with pytest.raises(Crash):
-        deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
+        deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
                 ledger, progress=crash_after(3))
     ledger.close()
     assert len(smtp.messages) + len({m["ts"] for m in slack.posts() if "thread_ts" not in m}) == 3
 
     ledger = Ledger.open(state)  # a new process: a new connection to the same state file
-    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
+    report = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
                      ledger)
     assert len(report.already) == 3 and len(report.sent) == 5 and not report.pending and not report.failed
     for reader in readers:
@@ -209,7 +209,7 @@ def test_crash_after_k_of_n_then_rerun_gives_every_recipient_exactly_one_copy(sm
     rows = ledger.rows(ed.key)
     assert {r.status for r in rows.values()} == {"sent"} and {r.attempts for r in rows.values()} == {1}
     # A third run has nothing left to do.
-    again = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    again = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
     assert not again.sent and len(again.already) == 8 and len(smtp.messages) == 6
     ledger.close()
 
@@ -219,7 +219,7 @@ def test_smtp_down_for_the_first_run_leaves_everything_pending_then_the_next_run
     readers = email_readers(4)
     port = free_port()  # nothing listens here yet
     server = SmtpServer(tmp_path / "tls", password=PASSWORD, port=port)
-    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(server)}, ledger)
+    report = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(server)}, ledger)
     assert not report.sent and not report.failed and len(report.pending) == 4
     rows = ledger.rows(ed.key)
     assert {r.status for r in rows.values()} == {"pending"}
@@ -228,7 +228,7 @@ def test_smtp_down_for_the_first_run_leaves_everything_pending_then_the_next_run
     assert sum(r.attempts for r in rows.values()) == 1
 
     with server:
-        report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(server)}, ledger)
+        report = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(server)}, ledger)
         assert len(report.sent) == 4 and len(server.messages) == 4 and server.sessions == 1
     assert {r.status for r in ledger.rows(ed.key).values()} == {"sent"}
 
@@ -238,17 +238,17 @@ def test_one_invalid_address_fails_that_reader_and_the_rest_are_sent(smtp, ledge
     readers = email_readers(3) + [Reader(id="bad", name="Gone", email="gone@example.com")] + [
         Reader(id="r9", name="Reader 9", email="r9@example.com")]
     smtp.reject.add("gone@example.com")
-    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    report = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
     assert [r.reader for r in report.failed] == ["bad"] and len(report.sent) == 4
     row = ledger.rows(ed.key)[("bad", "email")]
     assert row.status == "failed" and "550" in row.error and "gone@example.com" in row.error
     assert smtp.sessions == 1  # the refusal did not cost the session
     # A re-run does not retry a permanent failure...
-    again = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    again = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
     assert not again.sent and ledger.rows(ed.key)[("bad", "email")].attempts == 1
     # ...until the readers file gives that reader another address.
     fixed = readers[:3] + [Reader(id="bad", name="Gone", email="new@example.com"), readers[4]]
-    third = deliver(ed.key, plan(ed, fixed), {"email": smtp_channel(smtp)}, ledger)
+    third = deliver(ed.id, plan(ed, fixed), {"email": smtp_channel(smtp)}, ledger)
     assert [r.reader for r in third.sent] == ["bad"] and len(smtp.to("new@example.com")) == 1
 
 
@@ -256,12 +256,12 @@ def test_a_4xx_reply_keeps_the_message_pending_and_the_retry_reuses_its_message_
     ed = week()
     readers = email_readers(2)
     smtp.defer.add("r1@example.com")
-    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    report = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
     assert len(report.sent) == 1 and [r.reader for r in report.pending] == ["r1"]
     row = ledger.rows(ed.key)[("r1", "email")]
     assert row.status == "pending" and "451" in row.error and row.message_id
     smtp.defer.clear()
-    deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
+    deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp)}, ledger)
     (received,) = smtp.to("r1@example.com")
     assert received.message["Message-ID"] == row.message_id == ledger.rows(ed.key)[("r1", "email")].provider_id
 
@@ -296,7 +296,7 @@ def test_an_edition_with_no_approved_entries_sends_nothing(smtp, slack, ledger) 
     ed = edition([entry(1, ["moe"], "deep-read", status="rejected"), entry(2, ["kernels"], status="draft")])
     readers = email_readers(2) + [Reader(id="chan", name="C", slack="#vllm-kernels")]
     deliveries = plan(ed, readers)
-    report = deliver(ed.key, deliveries, {"email": smtp_channel(smtp), "slack": slack_channel(slack)}, ledger)
+    report = deliver(ed.id, deliveries, {"email": smtp_channel(smtp), "slack": slack_channel(slack)}, ledger)
     assert deliveries == [] and not report.sent and not report.pending
     assert smtp.messages == [] and slack.calls == [] and ledger.rows(ed.key) == {}
 
@@ -307,7 +307,7 @@ def test_the_outbox_never_marks_ledger_rows_sent(tmp_path, ledger) -> None:
     ed = week()
     outbox = OutboxChannel(tmp_path / "outbox", {m.name: m.outbox_file for m in default_media()})
     with pytest.raises(ValueError, match="outbox"):
-        deliver(ed.key, plan(ed, email_readers(1)), {"email": outbox}, ledger)
+        deliver(ed.id, plan(ed, email_readers(1)), {"email": outbox}, ledger)
     assert ledger.rows(ed.key) == {} and not (tmp_path / "outbox").exists()
 
 
@@ -355,7 +355,7 @@ def test_slack_parent_then_thread_replies_by_name_id_and_dm(slack, ledger) -> No
                Reader(id="cid", name="All", slack="C0DIGESTAL"),
                Reader(id="dm", name="Lin", slack="U0TESTUSER2")]
     deliveries = plan(ed, readers, media=("slack",))
-    report = deliver(ed.key, deliveries, {"slack": slack_channel(slack)}, ledger)
+    report = deliver(ed.id, deliveries, {"slack": slack_channel(slack)}, ledger)
     assert len(report.sent) == 3 and not report.failed
     assert [c.body for c in slack.calls if c.method == "conversations.open"] == [{"users": "U0TESTUSER2"}]
     by_reader = {d.reader.id: d for d in deliveries}
@@ -382,7 +382,7 @@ def test_slack_rate_limit_is_waited_out_and_the_message_delivered(slack, ledger)
     slack.rate_limit("chat.postMessage", times=1, retry_after=1)
     started = time.monotonic()
     deliveries = plan(ed, [Reader(id="c", name="C", slack="#vllm-kernels")])
-    report = deliver(ed.key, deliveries, {"slack": slack_channel(slack)}, ledger)
+    report = deliver(ed.id, deliveries, {"slack": slack_channel(slack)}, ledger)
     assert time.monotonic() - started >= 1.0
     assert len(report.sent) == 1 and [c.status for c in slack.calls][:2] == [429, 200]
     assert len(slack.posts()) == len(deliveries[0].message().payload)
@@ -392,7 +392,7 @@ def test_channel_not_found_fails_that_reader_and_the_rest_are_sent(slack, ledger
     ed = week()
     readers = [Reader(id="gone", name="Gone", slack="#no-such-channel"),
                Reader(id="ok", name="OK", slack="#vllm-kernels")]
-    report = deliver(ed.key, plan(ed, readers), {"slack": slack_channel(slack)}, ledger)
+    report = deliver(ed.id, plan(ed, readers), {"slack": slack_channel(slack)}, ledger)
     assert [r.reader for r in report.failed] == ["gone"] and [r.reader for r in report.sent] == ["ok"]
     row = ledger.rows(ed.key)[("gone", "slack")]
     assert row.status == "failed" and "channel_not_found" in row.error
@@ -403,7 +403,7 @@ def test_a_revoked_token_midway_leaves_the_rest_pending_untried_and_email_goes_o
     readers = [Reader(id=f"c{i}", name=f"C{i}", slack="#vllm-kernels", email=f"c{i}@example.com") for i in range(3)]
     slack.fail_next("chat.postMessage", "token_revoked", after=len(plan(ed, readers[:1], ("slack",))[0]
                                                                     .message().payload))
-    report = deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
+    report = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
                      ledger)
     assert sorted((r.reader, r.medium) for r in report.sent) == [
         ("c0", "email"), ("c0", "slack"), ("c1", "email"), ("c2", "email")]
@@ -418,11 +418,11 @@ def test_progress_is_reported_after_each_delivery_tried(smtp, ledger) -> None:
     (pinned by test_run_delivers_each_reader_once_across_reruns)."""
     seen: list[tuple[int, int]] = []
     ed = week()
-    deliver(ed.key, plan(ed, email_readers(3)), {"email": smtp_channel(smtp)}, ledger,
+    deliver(ed.id, plan(ed, email_readers(3)), {"email": smtp_channel(smtp)}, ledger,
             progress=lambda done, total: seen.append((done, total)))
     assert seen == [(1, 3), (2, 3), (3, 3)] and len(smtp.messages) == 3
     # A re-run counts only what it still has to try: nothing here.
-    deliver(ed.key, plan(ed, email_readers(3)), {"email": smtp_channel(smtp)}, ledger,
+    deliver(ed.id, plan(ed, email_readers(3)), {"email": smtp_channel(smtp)}, ledger,
             progress=lambda done, total: seen.append((done, total)))
     assert seen == [(1, 3), (2, 3), (3, 3)]
 
@@ -444,11 +444,11 @@ def test_a_thread_broken_off_midway_resumes_without_posting_the_parent_again(sla
     n = len(deliveries[0].message().payload)
     channel = slack_channel(slack)
     slack.fail_next("chat.postMessage", "internal_error", after=1)  # the parent passes, the first reply fails
-    report = deliver(ed.key, deliveries, {"slack": channel}, ledger)
+    report = deliver(ed.id, deliveries, {"slack": channel}, ledger)
     assert [r.reader for r in report.pending] == ["c"] and "internal_error" in report.pending[0].detail
     row = ledger.rows(ed.key)[("c", "slack")]
     assert row.status == "pending" and row.provider_id and '"done": 1' in row.checkpoint
-    report = deliver(ed.key, deliveries, {"slack": slack_channel(slack)}, ledger)
+    report = deliver(ed.id, deliveries, {"slack": slack_channel(slack)}, ledger)
     posts = slack.posts()
     assert len(report.sent) == 1 and len(posts) == n
     assert [p for p in posts if "thread_ts" not in p] == posts[:1]
@@ -514,7 +514,7 @@ def test_preflight_checks_and_returns_both_channels(smtp, slack, tmp_path, monke
     assert set(channels) == {"email", "slack"} and [c.method for c in slack.calls] == ["auth.test"]
     ed = week()
     readers = [Reader(id="both", name="Both", email="both@example.com", slack="#digest-all")]
-    report = deliver(ed.key, plan(ed, readers), channels, ledger)
+    report = deliver(ed.id, plan(ed, readers), channels, ledger)
     assert sorted(r.medium for r in report.sent) == ["email", "slack"]
 
 
@@ -530,7 +530,7 @@ def test_secrets_never_reach_logs_errors_or_the_ledger(smtp, slack, tmp_path, ca
     readers = [Reader(id="ok", name="OK", email="ok@example.com", slack="#vllm-kernels"),
                Reader(id="gone", name="Gone", email="gone@example.com", slack="#nowhere")]
     channels = preflight("smtp,slack", _settings(smtp, slack), tmp_path)
-    report = deliver(ed.key, plan(ed, readers), channels, ledger)
+    report = deliver(ed.id, plan(ed, readers), channels, ledger)
     assert len(report.sent) == 2 and len(report.failed) == 2
     errors = [str(e) for e in _config_errors(smtp, slack, tmp_path)]
     ledger.close()
@@ -561,7 +561,7 @@ def test_status_table_shows_each_reader_and_medium(smtp, slack, tmp_path) -> Non
     smtp.reject.add("gone@example.com")
     readers = [Reader(id="ok", name="OK", email="ok@example.com", slack="#vllm-kernels"),
                Reader(id="gone", name="Gone", email="gone@example.com")]
-    deliver(ed.key, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)}, ledger)
+    deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)}, ledger)
     ledger.close()
     console = Console(record=True, width=250)
     console.print(status_table(state, ed.name))  # the name works as well as the key
@@ -594,7 +594,7 @@ def die(done, total):
     if done == k:
         os.kill(os.getpid(), signal.SIGKILL)
 ed = week()
-deliver(ed.key, plan(ed, email_readers(6)), {"email": channel}, Ledger.open(Path(state)), progress=die)
+deliver(ed.id, plan(ed, email_readers(6)), {"email": channel}, Ledger.open(Path(state)), progress=die)
 """
 
 
@@ -611,7 +611,7 @@ def test_a_killed_process_resumes_without_sending_anything_twice(smtp, tmp_path)
     assert len(smtp.messages) == 4
     ledger = Ledger.open(state)
     ed = week()
-    report = deliver(ed.key, plan(ed, email_readers(6)), {"email": smtp_channel(smtp)}, ledger)
+    report = deliver(ed.id, plan(ed, email_readers(6)), {"email": smtp_channel(smtp)}, ledger)
     assert len(report.already) == 4 and len(report.sent) == 2
     assert sorted(a for m in smtp.messages for a in m.rcpt_tos) == [f"r{i}@example.com" for i in range(6)]
     ledger.close()

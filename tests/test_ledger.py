@@ -36,7 +36,7 @@ def test_outcomes_are_recorded_once_and_seen_by_another_connection(ledger: Ledge
     other = Ledger.open(state_location)  # another process
     try:
         rows = other.rows(ED)
-        assert other.counts(ED) == {"pending": 2, "sent": 1, "failed": 1}
+        assert other.counts(ED) == {"pending": 2, "sending": 0, "sent": 1, "failed": 1, "uncertain": 0}
         assert rows[("a", "email")].provider_id == "ts-1" and rows[("a", "email")].checkpoint == '{"parts": 3}'
         assert rows[("b", "email")].status == "failed" and len(rows[("b", "email")].error or "") == 500
         assert rows[("c", "email")].attempts == 1 and rows[("c", "email")].attempted_at is not None

@@ -1,7 +1,8 @@
 """How a delivery failed: for one recipient for good, for the whole channel, or just this time.
 
-A plain :class:`prdigest.errors.DeliveryError` is transient: the ledger keeps the message pending and
-the next run retries it. The two subclasses below tell the ledger-aware loop to do something else.
+A plain :class:`prdigest.errors.DeliveryError` is transient and certain: the message did not reach the
+provider, so the ledger keeps it pending and the next run retries it. The subclasses below tell the
+ledger-aware loop to do something else.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ class RecipientRejected(DeliveryError):
 class ChannelUnavailable(DeliveryError):
     """The provider cannot be reached or refuses us altogether (server down, login rejected):
     every remaining message of this channel stays pending for the next run instead of being tried."""
+
+
+class MaybeDelivered(DeliveryError):
+    """The message may have reached the provider: the failure came after the body went out (no answer
+    to the end of SMTP DATA, a reset or timeout after a Slack POST). The ledger marks it ``uncertain``
+    with this reason; it is never sent again unless an operator asks (``digest resend --uncertain``)."""
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:

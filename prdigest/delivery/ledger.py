@@ -1,64 +1,104 @@
 """The delivery ledger: one row per (edition, reader, medium) in the state database, so that every
-reader gets each edition once, across crashes and re-runs, and ``digest status`` can say what happened.
+reader gets each edition once, across crashes, re-runs and concurrent deliverers, and ``digest status``
+can say what happened.
 
-A row goes ``pending`` → ``sent`` (the provider accepted it; its id is kept) or ``failed`` (the
-provider refused it for good; the reason is kept). A transient failure leaves it ``pending`` with the
-error, for the next run. Every write commits at once: a row marked sent is sent even if the process
-dies on the next line.
+A row goes ``pending`` → ``sending`` (claimed by one deliverer, its ``owner``, until ``lease_until``)
+→ ``sent`` (the provider accepted it; its id is kept), ``failed`` (refused for good; the reason is kept)
+or ``uncertain`` (it may have reached the provider: never sent again unless an operator asks with
+``digest resend --uncertain``). A message is pushed only under a claim, and only after
+``push_started_at`` is recorded: a claim whose lease ran out goes back to ``pending`` when its push
+provably never started, and becomes ``uncertain`` otherwise. A transient failure puts the row back to
+``pending`` with the reason, for the next run. Every write commits at once.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable
+import logging
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import TypeVar
 
-from rich.table import Table
-from rich.text import Text
+from prdigest.delivery.ledger_schema import COMPONENT, MIGRATIONS, STATUSES, Key
+from prdigest.errors import ConfigError, DigestError
+from prdigest.models import EditionId
+from prdigest.store import StateLocation, Store, StoreUnavailable, open_store
 
-from prdigest.errors import ConfigError
-from prdigest.store import StateLocation, Store, open_store
-from prdigest.text import slug
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-COMPONENT = "delivery-ledger"
-MIGRATIONS = [
-    """
-    CREATE TABLE delivery_ledger (
-        edition      TEXT NOT NULL,
-        reader       TEXT NOT NULL,
-        medium       TEXT NOT NULL,
-        variant      TEXT NOT NULL,
-        recipient    TEXT NOT NULL,
-        status       TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
-        attempts     INTEGER NOT NULL DEFAULT 0,
-        error        TEXT,
-        provider_id  TEXT,
-        message_id   TEXT,
-        checkpoint   TEXT,
-        created_at   TEXT NOT NULL,
-        attempted_at TEXT,
-        sent_at      TEXT,
-        updated_at   TEXT NOT NULL,
-        PRIMARY KEY (edition, reader, medium)
-    );
-    CREATE INDEX delivery_ledger_status ON delivery_ledger (edition, status)
-    """,
-]
+__all__ = ["Key", "Ledger", "LedgerRow", "LedgerUnavailable", "STATUSES", "status_table"]
 
-STATUSES = ("pending", "sent", "failed")
-Key = tuple[str, str]  # (reader id, medium)
+
+class LedgerUnavailable(DigestError):
+    """The state database could not record a delivery step through every retry (locked past the busy
+    timeout, read-only, disk full, connection lost): delivery stops here; shown to users."""
+
+
+def _stamp(moment: datetime) -> str:
+    # Fixed width, so that text comparison in SQL is time order on both dialects.
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def edition_key(text: str) -> str:
-    """Accept an edition's key (``vllm-project-vllm-2026-W47``) or name (``vllm-project/vllm 2026-W47``)."""
-    return slug(text, lower=False)
+def _store_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [StoreUnavailable, sqlite3.Error]
+    try:
+        import psycopg
+
+        errors.append(psycopg.Error)
+    except ImportError:  # pragma: no cover - psycopg is a dependency; only PostgreSQL needs it
+        pass
+    return tuple(errors)
+
+
+_STORE_ERRORS = _store_errors()
+#: Owners alive in this process (a deliverer of this process whose id is missing here has ended).
+_LIVE: set[str] = set()
+_LIVE_LOCK = threading.Lock()
+_HOST = socket.gethostname()
+
+
+def new_owner() -> str:
+    """A deliverer's id: ``host:pid:random``, so that a crashed deliverer of this host is recognised."""
+    owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    with _LIVE_LOCK:
+        _LIVE.add(owner)
+    return owner
+
+
+def end_owner(owner: str) -> None:
+    with _LIVE_LOCK:
+        _LIVE.discard(owner)
+
+
+def _owner_gone(owner: str) -> bool:
+    """Whether ``owner`` is a deliverer of this host that is certainly no longer running."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != _HOST or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        with _LIVE_LOCK:
+            return owner not in _LIVE
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -80,6 +120,9 @@ class LedgerRow:
     attempted_at: str | None
     sent_at: str | None
     updated_at: str
+    owner: str | None = None
+    lease_until: str | None = None
+    push_started_at: str | None = None
 
     @property
     def key(self) -> Key:
@@ -87,36 +130,115 @@ class LedgerRow:
 
 
 _COLUMNS = ", ".join(LedgerRow.__dataclass_fields__)
+_ROW = "edition = ? AND reader = ? AND medium = ?"
 
 
 class Ledger:
-    """The ``delivery_ledger`` table of one state database."""
+    """The ``delivery_ledger`` table of one state database.
 
-    def __init__(self, store: Store) -> None:
+    ``lease``: seconds a claim holds without news from its deliverer; ``patience``: seconds a write is
+    retried (with backoff) while the database cannot take it, before :class:`LedgerUnavailable`.
+    """
+
+    def __init__(self, store: Store, *, lease: float = 300.0, patience: float = 10.0) -> None:
         self.conn = store
+        self.lease = lease
+        self.patience = patience
         store.migrate(COMPONENT, MIGRATIONS)
 
     @classmethod
-    def open(cls, location: StateLocation | str | Path) -> "Ledger":
+    def open(cls, location: StateLocation | str | Path, *, lease: float = 300.0, patience: float = 10.0,
+             busy_timeout: float = 30.0, retries: int = 5) -> "Ledger":
         """The ledger in the state database at ``location`` (``--state``: a SQLite file or PostgreSQL URL),
         created if missing."""
-        return cls(open_store(location))
+        return cls(open_store(location, busy_timeout=busy_timeout, retries=retries), lease=lease,
+                   patience=patience)
 
     def close(self) -> None:
         self.conn.close()
 
+    # -- writes that must happen: retried while the store cannot take them ---------------------------
+    def _write(self, what: str, work: Callable[[], T]) -> T:
+        deadline = time.monotonic() + self.patience
+        pause = 0.05
+        while True:
+            try:
+                return work()
+            except _STORE_ERRORS as exc:
+                if time.monotonic() + pause > deadline:
+                    reason = self.conn.location.redact(" ".join(str(exc).split()))[:300]
+                    raise LedgerUnavailable(
+                        f"--state {self.conn.location}: the state database cannot record deliveries ({what}: "
+                        f"{reason}) after retrying for {self.patience:g} s; delivery stopped, nothing was "
+                        "sent without a claim: run again once the database is writable") from exc
+                log.warning("state database unavailable (%s), retrying in %.2f s: %s", what, pause, exc)
+                time.sleep(pause)
+                pause = min(pause * 2, 2.0)
+
+    def _lease_until(self, seconds: float | None = None) -> str:
+        return _stamp(datetime.now(timezone.utc) + timedelta(seconds=self.lease if seconds is None else seconds))
+
+    # -- editions ----------------------------------------------------------------------------------
+    def edition(self, edition: EditionId) -> str:
+        """Record an edition's identity (exact repo and window) and return its ledger key. Rows written
+        before editions had exact identities (under :attr:`EditionId.legacy_key`) are adopted by the
+        first edition of that repo and week that delivers, so an upgrade never re-sends them."""
+        key, now = edition.key, _now()
+
+        def record(store: Store) -> None:
+            found = store.fetchone("SELECT exact FROM delivery_editions WHERE edition = ?", (key,))
+            if found is not None:
+                if found[0] != edition.exact:
+                    raise ConfigError(f"edition key {key} is taken by {found[0]} in the ledger, not {edition.exact}: "
+                                      "report this (two windows whose keys collide)")
+                return
+            store.execute("INSERT INTO delivery_editions (edition, repo, since_at, until_at, name, exact, created_at) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                          (key, edition.repo, _stamp(edition.since), _stamp(edition.until), edition.name,
+                           edition.exact, now))
+            legacy = edition.legacy_key
+            taken = store.fetchone("SELECT 1 FROM delivery_editions WHERE edition = ?", (legacy,))
+            if taken is None and store.fetchone("SELECT 1 FROM delivery_ledger WHERE edition = ? LIMIT 1",
+                                                (legacy,)) is not None:
+                store.execute("UPDATE delivery_ledger SET edition = ? WHERE edition = ?", (key, legacy))
+                log.warning("%s: adopted the ledger rows recorded as %s before editions were identified by "
+                            "their exact window", edition.name, legacy)
+
+        self._write("recording the edition", lambda: self.conn.atomic(record))
+        return key
+
+    def resolve(self, text: str) -> str | None:
+        """The ledger key of an edition given by key, name (as ``digest run`` prints it) or exact identity;
+        None when the ledger knows none."""
+        found = self.conn.fetchone("SELECT edition FROM delivery_editions WHERE edition = ? OR name = ? OR exact = ? "
+                                   "ORDER BY created_at DESC LIMIT 1", (text, text, text))
+        if found is not None:
+            return found[0]
+        from prdigest.text import slug
+
+        for key in (text, slug(text, lower=False)):  # an old ledger's key, or its name (repo + ISO week)
+            if self.conn.fetchone("SELECT 1 FROM delivery_ledger WHERE edition = ? LIMIT 1", (key,)) is not None:
+                return key
+        return None
+
+    def identity(self, key: str) -> tuple[str, str] | None:
+        """``(name, exact)`` of an edition the ledger recorded with its identity."""
+        found = self.conn.fetchone("SELECT name, exact FROM delivery_editions WHERE edition = ?", (key,))
+        return (found[0], found[1]) if found else None
+
+    # -- rows --------------------------------------------------------------------------------------
     def register(self, edition: str, planned: Iterable[tuple[str, str, str, str, str | None]]) -> None:
         """Add a pending row for each planned (reader, medium, variant, recipient, Message-ID) not yet in
         the ledger, in one transaction.
 
-        Sent rows never change. A failed row whose recipient has since changed (the readers file was
-        fixed) becomes pending again; a pending row follows the current variant and recipient. The first
-        Message-ID recorded for a row is kept for good.
+        Sent, sending and uncertain rows never change. A failed row whose recipient has since changed (the
+        readers file was fixed) becomes pending again; a pending row follows the current variant and
+        recipient. The first Message-ID recorded for a row is kept for good.
         """
         now = _now()
         rows = [(edition, reader, medium, variant, recipient, message_id, now, now)
                 for reader, medium, variant, recipient, message_id in planned]
-        self.conn.executemany(  # one transaction
+        self._write("registering the deliveries", lambda: self.conn.executemany(
             "INSERT INTO delivery_ledger AS l (edition, reader, medium, variant, recipient, message_id, created_at, "
             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             # The existing row's columns are qualified: PostgreSQL finds a bare name ambiguous here.
@@ -125,13 +247,13 @@ class Ledger:
             "                THEN 'pending' ELSE l.status END, "
             "  error = CASE WHEN l.status = 'failed' AND l.recipient <> excluded.recipient "
             "               THEN NULL ELSE l.error END, "
-            "  variant = CASE WHEN l.status = 'sent' THEN l.variant ELSE excluded.variant END, "
-            "  recipient = CASE WHEN l.status = 'sent' THEN l.recipient ELSE excluded.recipient END, "
+            "  variant = CASE WHEN l.status IN ('pending', 'failed') THEN excluded.variant ELSE l.variant END, "
+            "  recipient = CASE WHEN l.status IN ('pending', 'failed') THEN excluded.recipient ELSE l.recipient END, "
             "  message_id = COALESCE(l.message_id, excluded.message_id), "
-            "  updated_at = CASE WHEN l.status <> 'sent' AND l.recipient <> excluded.recipient "
+            "  updated_at = CASE WHEN l.status IN ('pending', 'failed') AND l.recipient <> excluded.recipient "
             "                    THEN excluded.updated_at ELSE l.updated_at END",
             rows,
-        )
+        ))
 
     def rows(self, edition: str) -> dict[Key, LedgerRow]:
         """Every row of the edition, by (reader, medium)."""
@@ -150,74 +272,152 @@ class Ledger:
             "SELECT status, COUNT(*) FROM delivery_ledger WHERE edition = ? GROUP BY status", (edition,)).fetchall())
         return {s: found.get(s, 0) for s in STATUSES}
 
-    # One write per outcome, committed before the next message is tried: the only window in which a
-    # crash can lead to a second copy is between the provider's acceptance and this commit.
+    # -- claims ------------------------------------------------------------------------------------
+    def recover(self, edition: str) -> tuple[int, int]:
+        """Settle claims whose deliverer is gone (lease expired, or a process of this host that ended):
+        back to pending when the push never started, uncertain when it did. Returns (released, uncertain)."""
+        now = datetime.now(timezone.utc)
 
-    def sent(self, edition: str, key: Key, provider_id: str) -> None:
+        def settle(store: Store) -> tuple[int, int]:
+            owners = [r[0] for r in store.fetchall(
+                "SELECT DISTINCT owner FROM delivery_ledger WHERE edition = ? AND status = 'sending' "
+                "AND owner IS NOT NULL", (edition,))]
+            gone = [o for o in owners if _owner_gone(o)]
+            stamp = _stamp(now)
+            released = uncertain = 0
+            for owner in [None, *gone]:
+                who = "lease_until < ?" if owner is None else "owner = ?"
+                arg = stamp if owner is None else owner
+                released += store.execute(
+                    "UPDATE delivery_ledger SET status = 'pending', owner = NULL, lease_until = NULL, updated_at = ? "
+                    f"WHERE edition = ? AND status = 'sending' AND push_started_at IS NULL AND {who}",
+                    (_now(), edition, arg)).rowcount
+                uncertain += store.execute(
+                    "UPDATE delivery_ledger SET status = 'uncertain', "
+                    "error = 'the deliverer ' || COALESCE(owner, '?') || ' stopped after it began to push at ' "
+                    "|| push_started_at || ': it may have been delivered', updated_at = ? "
+                    f"WHERE edition = ? AND status = 'sending' AND push_started_at IS NOT NULL AND {who}",
+                    (_now(), edition, arg)).rowcount
+            return released, uncertain
+
+        return self._write("settling expired claims", lambda: self.conn.atomic(settle))
+
+    def claim(self, edition: str, owner: str, after: Key | None, limit: int) -> list[LedgerRow]:
+        """Claim up to ``limit`` pending rows after ``after`` in (reader, medium) order for ``owner``,
+        atomically: concurrent deliverers never get the same row (PostgreSQL: ``FOR UPDATE SKIP LOCKED``;
+        SQLite: the claim runs under the database's write lock). The claimed rows as they are now."""
+        reader, medium = after or ("", "")
+        sql = ("UPDATE delivery_ledger SET status = 'sending', owner = ?, lease_until = ?, push_started_at = NULL, "
+               "updated_at = ? WHERE edition = ? AND status = 'pending' AND (reader, medium) IN ("
+               "SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status = 'pending' "
+               "AND (reader > ? OR (reader = ? AND medium > ?)) "
+               f"ORDER BY reader, medium LIMIT ?{self.conn.skip_locked}) RETURNING {_COLUMNS}")
+        args = (owner, self._lease_until(), _now(), edition, edition, reader, reader, medium, limit)
+        rows = self._write("claiming deliveries", lambda: self.conn.atomic(lambda s: s.execute(sql, args).rows))
+        return sorted((LedgerRow(*r) for r in rows), key=lambda row: row.key)
+
+    def start(self, edition: str, key: Key, owner: str) -> bool:
+        """Record that the push of a claimed row begins (and renew the owner's other claims). False when
+        the claim was lost (its lease ran out and another deliverer took it): then it must not be pushed."""
+        now = datetime.now(timezone.utc)
+
+        def begin(store: Store) -> bool:
+            changed = store.execute(
+                "UPDATE delivery_ledger SET push_started_at = ?, lease_until = ?, attempts = attempts + 1, "
+                f"attempted_at = ?, updated_at = ? WHERE {_ROW} AND status = 'sending' AND owner = ? "
+                "AND push_started_at IS NULL",
+                (_stamp(now), self._lease_until(), _now(), _now(), edition, *key, owner)).rowcount
+            store.execute("UPDATE delivery_ledger SET lease_until = ? WHERE edition = ? AND status = 'sending' "
+                          "AND owner = ? AND push_started_at IS NULL", (self._lease_until(), edition, owner))
+            return changed == 1
+
+        return self._write("recording that a push begins", lambda: self.conn.atomic(begin))
+
+    def release(self, edition: str, keys: Iterable[Key], owner: str, error: str | None = None) -> None:
+        """Give back claimed rows whose push never started (to pending, with ``error`` if given)."""
+        keys = list(keys)
+        if not keys:
+            return
+        self._write("giving back claims", lambda: self.conn.executemany(
+            "UPDATE delivery_ledger SET status = 'pending', owner = NULL, lease_until = NULL, "
+            f"error = COALESCE(?, error), updated_at = ? WHERE {_ROW} AND status = 'sending' AND owner = ? "
+            "AND push_started_at IS NULL", [(error and error[:500], _now(), edition, *k, owner) for k in keys]))
+
+    def release_all(self, edition: str, owner: str) -> int:
+        """Give back every claim of ``owner`` whose push never started (the deliverer is stopping)."""
+        return self._write("giving back claims", lambda: self.conn.execute(
+            "UPDATE delivery_ledger SET status = 'pending', owner = NULL, lease_until = NULL, updated_at = ? "
+            "WHERE edition = ? AND status = 'sending' AND owner = ? AND push_started_at IS NULL",
+            (_now(), edition, owner)).rowcount)
+
+    # -- outcomes: one write each, committed before the next message is tried ----------------------
+    def _outcome(self, what: str, edition: str, key: Key, sets: str, args: tuple, owner: str | None) -> None:
+        # Without an owner (direct use, tests), only a row nobody holds changes.
+        where = "status = 'sending' AND owner = ?" if owner else "status = 'pending'"
+        self._write(what, lambda: self.conn.execute(
+            f"UPDATE delivery_ledger SET {sets}, owner = NULL, lease_until = NULL, updated_at = ? "
+            f"WHERE {_ROW} AND {where}", (*args, _now(), edition, *key, *((owner,) if owner else ()))))
+
+    def sent(self, edition: str, key: Key, provider_id: str, owner: str | None = None) -> None:
         """The provider accepted the message: it is never sent again."""
-        now = _now()
-        self.conn.execute(
-            "UPDATE delivery_ledger SET status = 'sent', provider_id = ?, error = NULL, attempts = attempts + 1, "
-            "attempted_at = ?, sent_at = ?, updated_at = ? WHERE edition = ? AND reader = ? AND medium = ? "
-            "AND status = 'pending'", (provider_id, now, now, now, edition, *key))
+        self._outcome("recording a sent message", edition, key,
+                      "status = 'sent', provider_id = ?, error = NULL, sent_at = ?"
+                      + ("" if owner else ", attempts = attempts + 1, attempted_at = ?"),
+                      (provider_id, _now()) + (() if owner else (_now(),)), owner)
 
-    def failed(self, edition: str, key: Key, error: str) -> None:
-        """The provider refused it for good: not retried (unless the recipient changes)."""
-        now = _now()
-        self.conn.execute(
-            "UPDATE delivery_ledger SET status = 'failed', error = ?, attempts = attempts + 1, attempted_at = ?, "
-            "updated_at = ? WHERE edition = ? AND reader = ? AND medium = ? AND status = 'pending'",
-            (error[:500], now, now, edition, *key))
+    def failed(self, edition: str, key: Key, error: str, owner: str | None = None) -> None:
+        """Refused for good (or the message could not be composed): not retried unless the recipient changes."""
+        self._outcome("recording a failure", edition, key,
+                      "status = 'failed', error = ?" + ("" if owner else ", attempts = attempts + 1, attempted_at = ?"),
+                      (error[:500],) + (() if owner else (_now(),)), owner)
 
-    def retry_later(self, edition: str, key: Key, error: str, *, attempted: bool = True) -> None:
-        """A transient failure (or, with ``attempted=False``, not tried at all): the row stays pending
-        with the reason, for the next run."""
-        now = _now()
-        self.conn.execute(
-            "UPDATE delivery_ledger SET error = ?, attempts = attempts + ?, "
-            "attempted_at = CASE WHEN ? THEN ? ELSE attempted_at END, updated_at = ? "
-            "WHERE edition = ? AND reader = ? AND medium = ? AND status = 'pending'",
-            (error[:500], int(attempted), attempted, now, now, edition, *key))  # a bool: PostgreSQL's CASE wants one
+    def uncertain(self, edition: str, key: Key, reason: str, owner: str | None = None) -> None:
+        """It may have reached the provider: never sent again unless an operator asks (``digest resend``)."""
+        self._outcome("recording an uncertain send", edition, key, "status = 'uncertain', error = ?",
+                      (reason[:500],), owner)
 
-    def checkpoint(self, edition: str, key: Key, value: dict, provider_id: str | None = None) -> None:
-        """Record how far a multi-part delivery (a Slack thread) got, so a re-run resumes there."""
-        self.conn.execute(
-            "UPDATE delivery_ledger SET checkpoint = ?, provider_id = COALESCE(?, provider_id), updated_at = ? "
-            "WHERE edition = ? AND reader = ? AND medium = ?",
-            (json.dumps(value), provider_id, _now(), edition, *key))
+    def retry_later(self, edition: str, key: Key, error: str, *, attempted: bool = True,
+                    owner: str | None = None) -> None:
+        """A transient failure (or, with ``attempted=False``, not tried at all): the row is pending again
+        with the reason, for the next run. With an owner the attempt was already counted by :meth:`start`."""
+        count = attempted and not owner
+        self._outcome("recording a transient failure", edition, key,
+                      "status = 'pending', push_started_at = NULL, error = ?, attempts = attempts + ?, "
+                      "attempted_at = CASE WHEN ? THEN ? ELSE attempted_at END",
+                      (error[:500], int(count), count, _now()), owner)  # a bool: PostgreSQL's CASE wants one
+
+    def checkpoint(self, edition: str, key: Key, value: dict, provider_id: str | None = None,
+                   owner: str | None = None) -> None:
+        """Record how far a multi-part delivery (a Slack thread) got, so a re-run resumes there (and renew
+        the claim: a long thread is still alive)."""
+        import json
+
+        self._write("recording a part", lambda: self.conn.execute(
+            "UPDATE delivery_ledger SET checkpoint = ?, provider_id = COALESCE(?, provider_id), "
+            "lease_until = CASE WHEN owner IS NULL THEN lease_until ELSE ? END, updated_at = ? "
+            f"WHERE {_ROW}", (json.dumps(value), provider_id, self._lease_until(), _now(), edition, *key)))
+
+    def reopen_uncertain(self, edition: str, keys: Iterable[Key] | None = None) -> list[Key]:
+        """``digest resend --uncertain``: uncertain rows (the given ones, or all) become pending, on
+        purpose; their Message-ID is kept, so mail clients drop a copy they already have."""
+        wanted = set(keys) if keys is not None else None
+
+        def reopen(store: Store) -> list[Key]:
+            keys = [(r[0], r[1]) for r in store.fetchall(
+                "SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status = 'uncertain' "
+                "ORDER BY reader, medium", (edition,))]
+            keys = [k for k in keys if wanted is None or k in wanted]
+            for key in keys:
+                store.execute("UPDATE delivery_ledger SET status = 'pending', push_started_at = NULL, "
+                              "error = 'resend asked by an operator; was: ' || COALESCE(error, ''), updated_at = ? "
+                              f"WHERE {_ROW} AND status = 'uncertain'", (_now(), edition, *key))
+            return keys
+
+        return self._write("reopening uncertain rows", lambda: self.conn.atomic(reopen))
 
 
-_STYLE = {"sent": "green", "failed": "red", "pending": "yellow"}
+def status_table(state, edition: str):  # noqa: ANN001, ANN201 - see prdigest.delivery.status
+    """``digest status EDITION`` (kept here for callers of the earlier module)."""
+    from prdigest.delivery.status import status_table as table
 
-
-def status_table(state: StateLocation | str | Path, edition: str) -> Table:
-    """``digest status EDITION``: the ledger of one edition as a table (reader, medium, status, …).
-
-    The state location is shown with its password masked (``StateLocation`` never prints it).
-    """
-    location = StateLocation.parse(state)
-    if not location.exists():
-        raise ConfigError(f"--state {location}: no state database here, so nothing was delivered from it")
-    key = edition_key(edition)
-    ledger = Ledger.open(location)
-    try:
-        rows = ledger.rows(key)
-        counts = ledger.counts(key)
-        known = ledger.editions() if not rows else []
-    finally:
-        ledger.close()
-    title = f"{key}: " + ", ".join(f"{counts[s]} {s}" for s in ("sent", "failed", "pending"))
-    table = Table(title=title)
-    for column, justify in (("reader", "left"), ("medium", "left"), ("recipient", "left"), ("variant", "left"),
-                            ("status", "left"), ("attempts", "right"), ("provider id", "left"),
-                            ("error", "left"), ("updated (UTC)", "left")):
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for row in rows.values():
-        # Text, not markup: an SMTP reply or a Slack error may contain "[…]".
-        table.add_row(*(Text(v) for v in (row.reader, row.medium, row.recipient, row.variant)),
-                      Text(row.status, style=_STYLE[row.status]), str(row.attempts),
-                      Text(row.provider_id or ""), Text(row.error or ""), row.updated_at.replace("+00:00", ""))
-    if not rows:
-        table.caption = (f"no deliveries recorded for {key}"
-                         + (f"; editions in the ledger: {', '.join(known[:10])}" if known else ""))
-    return table
+    return table(state, edition)

@@ -1,9 +1,11 @@
 """The delivery loop: one path for every medium and channel, with or without the ledger.
 
-With a ledger (real channels), every message the ledger does not already hold as sent or failed is
-pushed, and each outcome is recorded the moment it is known; without one (the outbox, a dry run),
-every message is pushed and nothing is recorded. Messages are composed lazily, one at a time, so
-10,000 readers never hold 10,000 e-mails in memory, and a message already sent is not even built.
+With a ledger (real channels), each pending row is claimed before its message is pushed, so concurrent
+runs and workers share the work and never push the same row; each outcome is recorded the moment it is
+known. Without one (the outbox, a dry run), every message is pushed and nothing is recorded. Messages
+are composed lazily, one at a time, so 10,000 readers never hold 10,000 e-mails in memory, and a
+message already sent is not even built. One reader's failure (composing or pushing) never stops the
+others; a state database that cannot record a step stops the loop before anything unrecorded is sent.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from functools import partial
 from enum import Enum
 
 from prdigest.delivery import Channel, Message, Parts
-from prdigest.delivery.failure import ChannelUnavailable, RecipientRejected
-from prdigest.delivery.ledger import Ledger, LedgerRow
+from prdigest.delivery.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected
+from prdigest.delivery.ledger import Ledger, LedgerRow, LedgerUnavailable, end_owner, new_owner
 from prdigest.errors import DeliveryError
+from prdigest.models import EditionId
 from prdigest.media import ComposeContext, Medium, Rendering
 from prdigest.readers import Reader
 
@@ -73,7 +76,9 @@ class Outcome(str, Enum):
     SENT = "sent"          # the provider accepted it now
     FAILED = "failed"      # refused for good (now or by an earlier run): not retried
     PENDING = "pending"    # not sent (transient error, channel down): the next run retries it
-    ALREADY = "already"    # sent by an earlier run of this edition: not sent again
+    ALREADY = "already"    # sent by an earlier run of this edition (or a concurrent one): not sent again
+    UNCERTAIN = "uncertain"  # it may have reached the provider: not resent unless an operator asks
+    ELSEWHERE = "elsewhere"  # another deliverer holds it right now (a concurrent run or worker)
 
 
 @dataclass(frozen=True)
@@ -113,13 +118,22 @@ class DeliveryReport:
     def already(self) -> list[DeliveryResult]:
         return self.of(Outcome.ALREADY)
 
+    @property
+    def uncertain(self) -> list[DeliveryResult]:
+        return self.of(Outcome.UNCERTAIN)
+
     def add(self, delivery: Delivery, outcome: Outcome, detail: str = "") -> None:
         self.results.append(DeliveryResult(delivery.reader.id, delivery.medium, delivery.variant,
                                            delivery.recipient, outcome, detail))
 
 
+#: Rows claimed per transaction: few enough that a stopped deliverer holds little, many enough that
+#: claiming costs a small share of the writes.
+CLAIM_BATCH = 8
+
+
 def deliver(
-    edition: str,
+    edition: EditionId | str,
     deliveries: list[Delivery],
     channels: dict[str, Channel],
     ledger: Ledger | None,
@@ -127,81 +141,190 @@ def deliver(
 ) -> DeliveryReport:
     """Push every delivery through its medium's channel, each at most once when there is a ledger.
 
-    A reader the provider refuses for good is failed and the loop moves on; a transient error leaves
-    it pending with its reason; a channel that is down leaves all its remaining deliveries pending
-    (untried) while the other media go on. Channels are flushed and closed at the end.
+    ``edition`` is the edition's identity (its ledger key is derived from it and recorded), or a ledger key.
+    A reader the provider refuses for good, or whose message cannot be composed, is failed and the loop
+    moves on; a transient error leaves it pending with its reason; a failure after the message may have
+    reached the provider marks it uncertain; a channel that is down leaves all its remaining deliveries
+    pending (untried) while the other media go on. Channels are flushed and closed at the end. Raises
+    :class:`LedgerUnavailable` (one line) when the state database cannot record a step.
     """
     if ledger is not None and any(c.name == "outbox" for c in channels.values()):
         # The outbox is a dry run: rows it marked sent would keep the real run from sending them.
         raise ValueError("the outbox is a dry run: deliver to it without a ledger (ledger=None)")
-    report = DeliveryReport()
-    rows: dict[tuple[str, str], LedgerRow] = {}
-    todo = deliveries
+    name = edition.name if isinstance(edition, EditionId) else edition
     if not deliveries:
-        log.info("%s: nothing to deliver (no reader's filter selects an approved entry)", edition)
-    if ledger is not None:
-        ledger.register(edition, [(d.reader.id, d.medium, d.variant, d.recipient, d.message_id)
-                                  for d in deliveries])
-        rows = ledger.rows(edition)
-        todo = []
-        for delivery in deliveries:
-            row = rows[delivery.key]
-            if row.status == "pending":
-                todo.append(delivery)
-            elif row.status == "sent":
-                report.add(delivery, Outcome.ALREADY, row.provider_id or "")
-            else:
-                report.add(delivery, Outcome.FAILED, row.error or "failed")
-    down: dict[str, str] = {}
+        log.info("%s: nothing to deliver (no reader's filter selects an approved entry)", name)
     try:
-        for done, delivery in enumerate(todo, start=1):
-            _deliver_one(edition, delivery, rows.get(delivery.key), channels, ledger, down, report)
-            if progress is not None:
-                progress(done, len(todo))
+        if ledger is None:
+            report, down = DeliveryReport(), {}
+            for done, delivery in enumerate(deliveries, start=1):
+                _Attempt(delivery, None, "", None, "", report).run(channels, down)
+                if progress is not None:
+                    progress(done, len(deliveries))
+            return report
+        key = ledger.edition(edition) if isinstance(edition, EditionId) else edition
+        return _Claims(key, deliveries, ledger, progress).run(channels)
     finally:
         for channel in {id(c): c for c in channels.values()}.values():
             try:
                 channel.flush()
             finally:
                 channel.close()
-    return report
 
 
-def _deliver_one(edition: str, delivery: Delivery, row: LedgerRow | None, channels: dict[str, Channel],
-                 ledger: Ledger | None, down: dict[str, str], report: DeliveryReport) -> None:
-    key = delivery.key
-    channel = channels.get(delivery.medium)
-    if channel is None or delivery.medium in down:
-        reason = down.get(delivery.medium) or f"no {delivery.medium} channel configured for this run"
-        if ledger is not None:
-            ledger.retry_later(edition, key, f"not attempted: {reason}", attempted=False)
-        report.add(delivery, Outcome.PENDING, reason)
-        return
-    message = delivery.message(row.message_id if row else None)
-    parts = None
-    if ledger is not None and row is not None:
-        # A multi-part message (a Slack thread) resumes after the parts a previous run posted.
-        parts = Parts(resume=json.loads(row.checkpoint) if row.checkpoint else None,
-                      on_part=lambda point, first: ledger.checkpoint(edition, key, point, first))
+class _Claims:
+    """One deliverer's pass over an edition's rows: claim a few pending rows, push each under its claim,
+    record the outcome; repeat until no pending row of ours is left."""
+
+    def __init__(self, key: str, deliveries: list[Delivery], ledger: Ledger, progress: Progress | None) -> None:
+        self.key, self.ledger, self.progress = key, ledger, progress
+        self.order = {d.key: i for i, d in enumerate(deliveries)}
+        self.by_key = {d.key: d for d in deliveries}
+        self.results: dict[tuple[str, str], DeliveryResult] = {}
+        self.tried: set[tuple[str, str]] = set()
+
+    def run(self, channels: dict[str, Channel]) -> DeliveryReport:
+        ledger, key = self.ledger, self.key
+        ledger.register(key, [(d.reader.id, d.medium, d.variant, d.recipient, d.message_id)
+                              for d in self.by_key.values()])
+        released, uncertain = ledger.recover(key)
+        if released or uncertain:
+            log.warning("%s: %d claim(s) of stopped deliverers returned to pending, %d became uncertain "
+                        "(their push had begun)", key, released, uncertain)
+        rows = ledger.rows(key)
+        total = sum(1 for k in self.by_key if rows[k].status in ("pending", "sending"))
+        owner = new_owner()
+        down: dict[str, str] = {}
+        done = 0
+        try:
+            while True:
+                fresh = 0
+                after: tuple[str, str] | None = None
+                while claimed := ledger.claim(key, owner, after, CLAIM_BATCH):
+                    after = claimed[-1].key
+                    mine = [r for r in claimed if r.key in self.by_key and r.key not in self.tried]
+                    # Rows another run planned (another readers file), or ours already tried in this run.
+                    ledger.release(key, [r.key for r in claimed if r not in mine], owner)
+                    for row in mine:  # if this stops midway, the finally below gives the rest back
+                        k = row.key
+                        self.tried.add(k)
+                        fresh += 1
+                        report = DeliveryReport()
+                        _Attempt(self.by_key[k], row, key, ledger, owner, report).run(channels, down)
+                        self.results[k] = report.results[0]
+                        done += 1
+                        if self.progress is not None:
+                            self.progress(done, max(total, done))
+                if not fresh or not self._others_left(ledger.rows(key)):
+                    break
+        finally:
+            ledger_safe(lambda: ledger.release_all(key, owner))
+            end_owner(owner)
+        return self._report(ledger.rows(key))
+
+    def _others_left(self, rows: dict[tuple[str, str], LedgerRow]) -> bool:
+        """Whether rows of ours went back to pending meanwhile (a claim another deliverer gave back)."""
+        return any(r.status == "pending" and k in self.by_key and k not in self.tried for k, r in rows.items())
+
+    def _report(self, rows: dict[tuple[str, str], LedgerRow]) -> DeliveryReport:
+        report = DeliveryReport()
+        for k in sorted(self.by_key, key=self.order.__getitem__):
+            if k in self.results:
+                report.results.append(self.results[k])
+                continue
+            row, delivery = rows[k], self.by_key[k]
+            outcome, detail = {
+                "sent": (Outcome.ALREADY, row.provider_id or ""),
+                "failed": (Outcome.FAILED, row.error or "failed"),
+                "uncertain": (Outcome.UNCERTAIN, f"{row.error or 'uncertain'} (not resent: digest resend --uncertain)"),
+                "sending": (Outcome.ELSEWHERE, f"being delivered by {row.owner}"),
+            }.get(row.status, (Outcome.PENDING, row.error or "pending"))
+            report.add(delivery, outcome, detail)
+        return report
+
+
+def ledger_safe(work: Callable[[], object]) -> None:
+    """Tidy-up writes while stopping: the stop's own cause must surface, not a second store error."""
     try:
-        provider_id = channel.push(message, parts)
-    except RecipientRejected as exc:
+        work()
+    except Exception as exc:  # noqa: BLE001 - logged; the claims expire with their lease
+        log.warning("could not give back claims while stopping: %s", exc)
+
+
+@dataclass
+class _Attempt:
+    """One delivery tried once: compose, record the start of the push, push, record the outcome."""
+
+    delivery: Delivery
+    row: LedgerRow | None
+    edition: str
+    ledger: Ledger | None
+    owner: str
+    report: DeliveryReport
+
+    def run(self, channels: dict[str, Channel], down: dict[str, str]) -> None:
+        delivery, ledger = self.delivery, self.ledger
+        channel = channels.get(delivery.medium)
+        if channel is None or delivery.medium in down:
+            reason = down.get(delivery.medium) or f"no {delivery.medium} channel configured for this run"
+            if ledger is not None:
+                ledger.release(self.edition, [delivery.key], self.owner, f"not attempted: {reason}")
+            self.report.add(delivery, Outcome.PENDING, reason)
+            return
+        try:
+            message = delivery.message(self.row.message_id if self.row else None)
+        except Exception as exc:  # noqa: BLE001 - one reader's bad data must not stop the others
+            self._failed(f"cannot compose the message: {type(exc).__name__}: {exc}")
+            log.warning("%s: composing the %s message failed: %s", delivery.reader.id, delivery.medium, exc)
+            return
+        parts = None
         if ledger is not None:
-            ledger.failed(edition, key, str(exc))
-        report.add(delivery, Outcome.FAILED, str(exc))
-        log.warning("%s: %s to %s failed for good: %s", delivery.reader.id, delivery.medium,
-                    delivery.recipient, exc)
-    except ChannelUnavailable as exc:
-        down[delivery.medium] = str(exc)
-        if ledger is not None:
-            ledger.retry_later(edition, key, str(exc))
-        report.add(delivery, Outcome.PENDING, str(exc))
-        log.warning("%s is unavailable, its messages stay pending: %s", channel.name, exc)
-    except DeliveryError as exc:
-        if ledger is not None:
-            ledger.retry_later(edition, key, str(exc))
-        report.add(delivery, Outcome.PENDING, str(exc))
-    else:
-        if ledger is not None:
-            ledger.sent(edition, key, provider_id)
-        report.add(delivery, Outcome.SENT, provider_id)
+            if not ledger.start(self.edition, delivery.key, self.owner):
+                self.report.add(delivery, Outcome.ELSEWHERE, "the claim ran out and another deliverer took it")
+                return
+            if self.row is not None:
+                # A multi-part message (a Slack thread) resumes after the parts a previous run posted.
+                key, edition, owner = delivery.key, self.edition, self.owner
+                parts = Parts(resume=json.loads(self.row.checkpoint) if self.row.checkpoint else None,
+                              on_part=lambda point, first: ledger.checkpoint(edition, key, point, first, owner))
+        self._push(channel, message, parts, down)
+
+    def _push(self, channel: Channel, message: Message, parts: Parts | None, down: dict[str, str]) -> None:
+        delivery, ledger, key = self.delivery, self.ledger, self.delivery.key
+        try:
+            provider_id = channel.push(message, parts)
+        except RecipientRejected as exc:
+            self._failed(str(exc))
+            log.warning("%s: %s to %s failed for good: %s", delivery.reader.id, delivery.medium,
+                        delivery.recipient, exc)
+        except MaybeDelivered as exc:
+            if ledger is not None:
+                ledger.uncertain(self.edition, key, str(exc), self.owner)
+            self.report.add(delivery, Outcome.UNCERTAIN, str(exc))
+            log.warning("%s: %s to %s may have been delivered, marked uncertain (not resent): %s",
+                        delivery.reader.id, delivery.medium, delivery.recipient, exc)
+        except ChannelUnavailable as exc:
+            down[delivery.medium] = str(exc)
+            self._pending(str(exc))
+            log.warning("%s is unavailable, its messages stay pending: %s", channel.name, exc)
+        except DeliveryError as exc:
+            self._pending(str(exc))
+        except LedgerUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a channel's bug fails this reader, not the whole run
+            log.exception("%s: pushing the %s message failed unexpectedly", delivery.reader.id, delivery.medium)
+            self._failed(f"unexpected error while pushing: {type(exc).__name__}: {exc}")
+        else:
+            if ledger is not None:
+                ledger.sent(self.edition, key, provider_id, self.owner)
+            self.report.add(delivery, Outcome.SENT, provider_id)
+
+    def _failed(self, reason: str) -> None:
+        if self.ledger is not None:
+            self.ledger.failed(self.edition, self.delivery.key, reason, self.owner)
+        self.report.add(self.delivery, Outcome.FAILED, reason)
+
+    def _pending(self, reason: str) -> None:
+        if self.ledger is not None:
+            self.ledger.retry_later(self.edition, self.delivery.key, reason, owner=self.owner)
+        self.report.add(self.delivery, Outcome.PENDING, reason)

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable
 import json
 from dataclasses import asdict, dataclass, replace
+from http.client import HTTPException
 from urllib.error import URLError
 
 from pydantic import SecretStr
@@ -15,7 +16,7 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 
 from prdigest.config import Settings
 from prdigest.delivery import Message, Parts
-from prdigest.delivery.failure import ChannelUnavailable, RecipientRejected, redact
+from prdigest.delivery.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected, redact
 from prdigest.errors import ConfigError, DeliveryError
 
 #: Errors that no retry can fix for this destination or this message.
@@ -64,6 +65,17 @@ class _Redact(logging.Filter):
         return True
 
 
+class _UnsentRetryHandler(ConnectionErrorRetryHandler):
+    """Retries a call only when urllib failed before the request was fully sent (connecting, or writing
+    it: urllib wraps those errors in ``URLError``). slack-sdk's own handler also retries
+    ``ConnectionResetError`` and ``RemoteDisconnected``, which urllib raises while *waiting for the
+    answer*, after Slack may have posted: a second POST would post the message twice. A read timeout is
+    never retried by either."""
+
+    def __init__(self, max_retry_count: int) -> None:
+        super().__init__(max_retry_count=max_retry_count, error_types=[URLError])
+
+
 class SlackChannel:
     """Posts each reader's Slack payloads: ``#name`` and ``C…``/``G…``/``D…`` IDs directly (chat.postMessage
     accepts a name and answers with the ID), user IDs (``U…``/``W…``) via ``conversations.open``.
@@ -71,7 +83,9 @@ class SlackChannel:
     ``push`` returns the parent message's ``ts`` once every payload of the thread was accepted.
     ``channel_not_found`` and other per-destination errors raise :class:`RecipientRejected`; a rejected
     token or an unreachable API raises :class:`ChannelUnavailable`. Rate limits (429) wait ``Retry-After``
-    through slack-sdk's retry handler; connection resets are retried by its connection handler.
+    through slack-sdk's retry handler; a call that failed before its request went out is retried; a
+    ``chat.postMessage`` that got no answer after it went out (a timeout, a reset) raises
+    :class:`MaybeDelivered` and is never posted again by itself.
     """
 
     name = "slack"
@@ -87,7 +101,7 @@ class SlackChannel:
         self.base_url = base_url
         self.client = WebClient(
             token=secret, base_url=base_url, timeout=timeout, logger=logger,
-            retry_handlers=[ConnectionErrorRetryHandler(max_retry_count=connection_retries),
+            retry_handlers=[_UnsentRetryHandler(max_retry_count=connection_retries),
                             RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries)],
         )
         self._dm: dict[str, str] = {}
@@ -130,8 +144,9 @@ class SlackChannel:
             self._dm[target] = reply["channel"]["id"]
         return self._dm[target]
 
-    def _call(self, target: str, method: Callable, **kwargs):
-        """One Web API call with slack-sdk's errors mapped onto ours."""
+    def _call(self, target: str, method: Callable, *, posts: bool = False, **kwargs):
+        """One Web API call with slack-sdk's errors mapped onto ours; ``posts``: the call posts a message,
+        so a failure after its request went out may follow a posted message."""
         try:
             return method(**kwargs)
         except SlackApiError as exc:
@@ -142,9 +157,16 @@ class SlackChannel:
             if error in PERMANENT:
                 raise RecipientRejected(text) from None
             raise DeliveryError(f"{text}; it stays pending") from None
-        except (SlackClientError, URLError, OSError) as exc:
+        except (URLError, SlackClientError) as exc:  # before the request was fully sent: nothing was posted
             raise ChannelUnavailable(self._redact(f"Slack at {self.base_url}: cannot connect "
                                                   f"({type(exc).__name__}: {exc})")) from None
+        except (OSError, HTTPException) as exc:  # while waiting for the answer (urllib does not wrap these)
+            reason = self._redact(f"{type(exc).__name__}: {exc}")
+            if posts:
+                raise MaybeDelivered(f"Slack at {self.base_url} did not answer after a message to {target} was "
+                                     f"sent ({reason}): it may have been posted; not resent unless asked "
+                                     "(digest resend --uncertain)") from None
+            raise ChannelUnavailable(f"Slack at {self.base_url}: no answer ({reason})") from None
 
     def push(self, message: Message, parts: Parts | None = None) -> str:
         """Post the parent, then each ``"thread": True`` payload as a reply (``thread_ts`` = the parent's
@@ -164,11 +186,12 @@ class SlackChannel:
             body = {k: v for k, v in payload.items() if k not in _DROPPED}
             body.update(unfurl_links=False, unfurl_media=False)
             if index > 0 and payload.get("thread"):
-                self._call(target, self.client.chat_postMessage, channel=point.channel, thread_ts=point.ts, **body)
+                self._call(target, self.client.chat_postMessage, posts=True, channel=point.channel,
+                           thread_ts=point.ts, **body)
                 point = replace(point, done=index + 1)
             else:
                 channel = point.channel or self._destination(target)
-                reply = self._call(target, self.client.chat_postMessage, channel=channel, **body)
+                reply = self._call(target, self.client.chat_postMessage, posts=True, channel=channel, **body)
                 point = SlackCheckpoint(channel=reply["channel"], ts=reply["ts"], done=index + 1,
                                         first=point.first or reply["ts"])
             if parts is not None:

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from prdigest.config import Settings
 from prdigest.delivery import Message, Parts
 from prdigest.delivery.email_message import check_from
-from prdigest.delivery.failure import ChannelUnavailable, RecipientRejected, redact
+from prdigest.delivery.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected, redact
 from prdigest.errors import ConfigError, DeliveryError
 
 log = logging.getLogger(__name__)
@@ -30,12 +30,45 @@ def _reply(code: int | None, text: bytes | str | None) -> str:
     return " ".join(f"{code or ''} {text or ''}".split())[:300]
 
 
+class _Phases:
+    """Tells whether the current message's body (with its final dot) went out: a failure after that may
+    follow the server's acceptance (a 250 that never reached us), a failure before it cannot."""
+
+    body_out = False
+    _data_replies = 0
+
+    def data(self, msg):  # noqa: ANN001, ANN201 - smtplib's signature
+        self._data_replies = 1
+        try:
+            return super().data(msg)  # type: ignore[misc]
+        finally:
+            self._data_replies = 0
+
+    def getreply(self):  # noqa: ANN201
+        # Inside data(): the first reply answers DATA itself (354); the second comes after the body.
+        if self._data_replies == 1:
+            self._data_replies = 2
+        elif self._data_replies == 2:
+            self.body_out = True
+        return super().getreply()  # type: ignore[misc]
+
+
+class _SMTP(_Phases, smtplib.SMTP):
+    pass
+
+
+class _SMTP_SSL(_Phases, smtplib.SMTP_SSL):
+    pass
+
+
 class SmtpChannel:
     """Sends each reader's email over one SMTP session, reconnecting when the server drops it.
 
     ``push`` returns the Message-ID once the server has answered 250 to DATA; a recipient or message
     the server refuses with 5xx raises :class:`RecipientRejected`; an unreachable server or a rejected
     login raises :class:`ChannelUnavailable`; a 4xx reply raises a plain (transient) ``DeliveryError``.
+    A session dropped before the body went out is reopened and the message sent on it; once the body went
+    out, no answer (a timeout, a reset) raises :class:`MaybeDelivered`: it is never sent again by itself.
     """
 
     name = "smtp"
@@ -116,13 +149,13 @@ class SmtpChannel:
 
     def _connect(self) -> None:
         """Open a session: TLS as configured, then AUTH when a user is set."""
-        conn: smtplib.SMTP | None = None
+        conn: _SMTP | _SMTP_SSL | None = None
         hint = ""
         try:
             if self.security == "ssl":
-                conn = smtplib.SMTP_SSL(self.host, self.port, timeout=self.timeout, context=self._context())
+                conn = _SMTP_SSL(self.host, self.port, timeout=self.timeout, context=self._context())
             else:
-                conn = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
+                conn = _SMTP(self.host, self.port, timeout=self.timeout)
             # Without TCP_NODELAY every message waits ~40 ms on Nagle + delayed ACK (DATA is written in
             # several TLS records, then we wait for the reply): measured 17 → see BENCHMARKS.md.
             if conn.sock is not None:
@@ -193,22 +226,38 @@ class SmtpChannel:
         if not isinstance(message.payload, EmailMessage) or not message.recipient:
             raise RecipientRejected(f"reader '{message.reader.id}' has no e-mail message to send")
         msg, rcpt = message.payload, message.recipient
+        conn = self._session()
         try:
-            self._send(self._session(), msg, rcpt)
-        except (smtplib.SMTPServerDisconnected, ConnectionError, TimeoutError):
-            # The server dropped an idle or capped session: reconnect once and send again.
-            self._abandon(self._conn)
-            self._conn = None
+            self._attempt(conn, msg, rcpt)
+        except (smtplib.SMTPServerDisconnected, ConnectionError, TimeoutError) as exc:
+            self._dropped(conn, rcpt, exc)
+            # The server dropped an idle or capped session before the body went out: nothing was
+            # delivered, so reconnect once and send again.
             self._connect()
+            conn = self._conn  # type: ignore[assignment]
             try:
-                self._send(self._conn, msg, rcpt)  # type: ignore[arg-type]
-            except (smtplib.SMTPServerDisconnected, OSError) as exc:
-                self._abandon(self._conn)
-                self._conn = None
+                self._attempt(conn, msg, rcpt)
+            except (smtplib.SMTPServerDisconnected, OSError) as again:
+                self._dropped(conn, rcpt, again)
                 raise DeliveryError(f"{self.where} dropped the connection while sending to {rcpt} "
-                                    f"({type(exc).__name__}); it stays pending") from None
+                                    f"({type(again).__name__}), before the message went out; it stays pending"
+                                    ) from None
         self._last_used = time.monotonic()
         return str(msg["Message-ID"]).strip()
+
+    def _attempt(self, conn, msg, rcpt: str) -> None:  # noqa: ANN001
+        conn.body_out = False
+        self._send(conn, msg, rcpt)
+
+    def _dropped(self, conn, rcpt: str, exc: BaseException) -> None:  # noqa: ANN001
+        """Forget a session that failed; after the body went out, say the message may have been delivered."""
+        self._abandon(conn)
+        self._conn = None
+        if getattr(conn, "body_out", False):
+            reason = redact(" ".join(str(exc).split()) or type(exc).__name__, self._secrets())
+            raise MaybeDelivered(f"{self.where} did not answer after the message to {rcpt} went out ({reason}): "
+                                 "it may have been delivered; not resent unless asked "
+                                 "(digest resend --uncertain)") from None
 
     def _send(self, conn: smtplib.SMTP, msg, rcpt: str) -> None:
         """One SMTP transaction; maps replies to permanent (5xx) or transient (4xx) failures."""

@@ -2,13 +2,16 @@
 
 ``auth.test``, ``chat.postMessage`` (by channel ID or ``#name``; ``channel_not_found`` for unknown
 channels; ``invalid_blocks`` above 50 blocks; 429 with ``Retry-After`` on demand), ``conversations.open``
-(a DM channel per user ID). Every request is recorded (method, parsed body, headers).
+(a DM channel per user ID). Every request is recorded (method, parsed body, headers). ``answer_late``
+makes the next calls of a method take effect at once but answer only after a delay (a client timeout
+after the message was posted).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,6 +46,7 @@ class SlackServer(LoopbackServer):
         self._ratelimits: Counter[str] = Counter()
         self._retry_after = 1
         self._failures: dict[str, list[str | None]] = {}
+        self._late: dict[str, list[float]] = {}
         self._ts = 1_764_000_000_000_100
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -59,6 +63,11 @@ class SlackServer(LoopbackServer):
         ``{"ok": false, "error": error}``."""
         with self._lock:
             self._failures.setdefault(method, []).extend([None] * after + [error] * times)
+
+    def answer_late(self, method: str, seconds: float, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` take effect at once, and are answered ``seconds`` later."""
+        with self._lock:
+            self._late.setdefault(method, []).extend([seconds] * times)
 
     # -- inspection --------------------------------------------------------------------------------
     def posts(self, channel_id: str | None = None) -> list[dict]:
@@ -136,6 +145,11 @@ class SlackServer(LoopbackServer):
                 method = self.path.removeprefix("/api/").split("?")[0]
                 status, extra, reply = owner._dispatch(method, body, headers)
                 owner.calls.append(Call(method, body, headers, status))
+                with owner._lock:
+                    late = owner._late.get(method)
+                    delay = late.pop(0) if late else 0.0
+                if delay:
+                    time.sleep(delay)  # the call took effect; only the answer is late
                 data = json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json; charset=utf-8")

@@ -1,11 +1,14 @@
 """A real SMTP server for tests: aiosmtpd on 127.0.0.1 with AUTH and STARTTLS (or implicit TLS, or plain).
 
 It records every message it accepts (raw bytes and parsed), can refuse given addresses (550) or defer
-them (451), drop every open connection, and go down and come back up on the same port.
+them (451), answer 250 to the end of DATA only after a delay (``answer_late``: longer than the client's
+timeout, the message is delivered but the client never hears so), drop every open connection, and go
+down and come back up on the same port.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import email
 import email.policy
@@ -90,12 +93,15 @@ class _Handler:
             self.owner.count += 1
             self.owner.bytes += len(envelope.original_content or envelope.content or b"")
             self.owner.session_numbers.add(self.owner.session_number(session))
-            if not self.owner.record:
-                return "250 2.0.0 Message accepted for delivery"
-            self.owner.messages.append(Received(
-                mail_from=envelope.mail_from, rcpt_tos=list(envelope.rcpt_tos), raw=envelope.original_content
-                or envelope.content, session=self.owner.session_number(session), authenticated=bool(session.authenticated),
-                tls=server.transport.get_extra_info("ssl_object") is not None))
+            delay = max((self.owner.late.pop(a, 0.0) for a in envelope.rcpt_tos), default=0.0)
+            if self.owner.record:
+                self.owner.messages.append(Received(
+                    mail_from=envelope.mail_from, rcpt_tos=list(envelope.rcpt_tos),
+                    raw=envelope.original_content or envelope.content, session=self.owner.session_number(session),
+                    authenticated=bool(session.authenticated),
+                    tls=server.transport.get_extra_info("ssl_object") is not None))
+        if delay:
+            await asyncio.sleep(delay)  # delivered already: only the answer is late
         return "250 2.0.0 Message accepted for delivery"
 
 
@@ -112,6 +118,8 @@ class SmtpServer:
         self.idle_timeout = idle_timeout
         self.reject: set[str] = set()
         self.defer: set[str] = set()
+        #: address -> seconds: the next message to it is accepted, and 250 is sent that much later.
+        self.late: dict[str, float] = {}
         self.messages: list[Received] = []
         self.live: dict[int, object] = {}
         self.lock = threading.Lock()
@@ -164,6 +172,11 @@ class SmtpServer:
             self.controller.stop()
             self.controller = None
         self.live.clear()
+
+    def answer_late(self, address: str, seconds: float) -> None:
+        """Accept the next message to ``address`` but send its 250 only after ``seconds``."""
+        with self.lock:
+            self.late[address] = seconds
 
     def drop_connections(self) -> None:
         """Close every session that has carried a message, as a server with a per-session cap would."""

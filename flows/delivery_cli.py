@@ -1,0 +1,71 @@
+"""``digest resend EDITION --uncertain``: send again, on purpose, what may have reached its readers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from prdigest.errors import DigestError
+
+console = Console(stderr=True, soft_wrap=True)
+
+
+def resend(
+    edition: str = typer.Argument(..., help="The edition as `digest run` printed it (e.g. 'vllm-project/vllm "
+                                  "2026-W47'), or its key from digest.json / digest status."),
+    uncertain: bool = typer.Option(False, "--uncertain", help="Resend the rows marked uncertain (they may have "
+                                   "reached the reader: the provider did not answer after the message went out)."),
+    reader: list[str] = typer.Option([], "--reader", help="Only this reader's uncertain rows; repeat for several."),
+    out: Path = typer.Option(Path("out"), "--out", help="The output folder of that edition's run (its digest.json)."),
+    readers: Optional[Path] = typer.Option(None, "--readers", help="readers.yaml (default: the shipped example)."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
+    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+    slack_base_url: Optional[str] = typer.Option(None, "--slack-base-url", help="Slack Web API base URL; or "
+                                                 "$DIGEST_SLACK_BASE_URL."),
+) -> None:
+    """Resend an edition's uncertain deliveries, each once: the e-mail keeps its Message-ID, so a client
+    that already has it drops the copy. Channels are checked first; nothing else is sent."""
+    from flows.media import default_media
+    from prdigest.config import load_settings
+    from prdigest.delivery.resend import resend_uncertain
+    from prdigest.delivery.run import Outcome
+    from prdigest.services import RunOptions, make_classifier, make_readers
+
+    if not uncertain:
+        console.print("error: say what to resend: --uncertain (the rows `digest status` shows as uncertain)",
+                      markup=False, highlight=False)
+        raise typer.Exit(2)
+    options = RunOptions(readers=str(readers) if readers else None, rules=str(rules) if rules else None)
+
+    def readers_of(repo: str):  # noqa: ANN202
+        classifier = make_classifier(options, repo)
+        return make_readers(options, classifier), classifier.vocabulary
+
+    try:
+        settings = load_settings(state=state, slack_base_url=slack_base_url)
+        done = resend_uncertain(edition, out=out, settings=settings, media=default_media(), readers_of=readers_of,
+                                only=reader)
+    except DigestError as exc:
+        console.print(Text.assemble(("error: ", "red"), str(exc)), highlight=False)
+        raise typer.Exit(2) from None
+    shown = Console(soft_wrap=True)
+    if not done.report.results and not done.skipped:
+        shown.print(Text(f"{done.edition}: nothing uncertain to resend"), highlight=False)
+        return
+    for result in done.report.results:
+        verb = "resent" if result.outcome is Outcome.SENT else result.outcome.value
+        shown.print(Text(f"{result.reader} ({result.medium}) to {result.recipient}: {verb} {result.detail}".rstrip()),
+                    highlight=False)
+    for rid, medium, why in done.skipped:
+        shown.print(Text(f"{rid} ({medium}): {why}"), highlight=False)
+    if any(r.outcome is not Outcome.SENT for r in done.report.results) or done.skipped:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``resend`` to the ``digest`` command."""
+    app.command()(resend)
