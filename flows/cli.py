@@ -108,6 +108,9 @@ def _print_summary(summary, seconds: float) -> None:
         out.print("[bold]No approved entries: nothing was sent[/bold] (readers are spared an empty digest).")
     for rid, medium, err in summary.pending:
         out.print(f"[yellow]{rid} ({medium}) stays pending for the next run: {err}[/yellow]")
+    for rid, medium, err in summary.uncertain:  # may have been delivered: never resent by itself
+        out.print(f"{rid} ({medium}) is uncertain (digest status; digest resend --uncertain): {err}",
+                  markup=False, style="magenta")
     if summary.already_sent:
         out.print(f"{summary.already_sent} message(s) were sent by an earlier run of this edition: not sent again.")
     root = Path(summary.out)
@@ -265,6 +268,11 @@ def status(
         raise typer.Exit(2) from None
 
 
+
+# --- resending uncertain deliveries (issue 10; the command is in flows/delivery_cli.py) ---------------------
+from flows.delivery_cli import register as _register_delivery  # noqa: E402
+
+_register_delivery(app)
 
 # --- the archive (issue 13; commands in flows/site_cli.py) -------------------------------------------------
 from flows.site_cli import register as _register_site  # noqa: E402  (after app's own commands)

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from prdigest.delivery.outbox import write_atomic
-from prdigest.delivery.run import DeliveryReport, deliver, plan_deliveries
+from prdigest.delivery.run import DeliveryReport, Outcome, deliver, plan_deliveries
 from prdigest.drafting.concurrent import draft_entries
 from prdigest.errors import ConfigError
 from prdigest.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
@@ -84,6 +84,9 @@ class EditionSummary(BaseModel):
     pending: list[tuple[str, str, str]] = []
     #: Sent by an earlier run of this edition, not sent again.
     already_sent: int = 0
+    #: May have reached the reader (the provider did not answer after the body went out): never resent
+    #: unless an operator asks (``digest resend --uncertain``).
+    uncertain: list[tuple[str, str, str]] = []
     problems: list[RenderProblem]
     files: list[str]
 
@@ -203,7 +206,7 @@ class EditionPipeline:
         deliveries = plan_deliveries([(v.variant.readers, v.renderings) for v in rendered.variants],
                                      services.delivered, context)
         ledger = None if services.dry_run else services.ledger()
-        return deliver(edition.key, deliveries, services.channels, ledger, progress)
+        return deliver(edition.id, deliveries, services.channels, ledger, progress)
 
     # --- summarize -------------------------------------------------------------------------------
     def summarize(self, edition: Edition, rendered: Rendered, report: DeliveryReport,
@@ -217,7 +220,9 @@ class EditionPipeline:
             per_subsystem=dict(per_subsystem.most_common()),
             variants={v.variant.key: [r.id for r in v.variant.readers] for v in rendered.variants},
             idle_readers=[r.id for r in rendered.idle], sent=[row(r) for r in report.sent],
-            failed=[row(r) for r in report.failed], pending=[row(r) for r in report.pending],
+            failed=[row(r) for r in report.failed],
+            pending=[row(r) for r in report.results if r.outcome in (Outcome.PENDING, Outcome.ELSEWHERE)],
+            uncertain=[row(r) for r in report.uncertain],
             already_sent=len(report.already), problems=rendered.problems,
             files=[str(f) for f in files],
         )
