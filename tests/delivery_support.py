@@ -49,3 +49,26 @@ def sample_edition(language: str = "zh-CN") -> Edition:
             return auto_approve(pipeline.new_edition(collected, pipeline.draft(collected.prs)))
         finally:
             services.close()
+
+
+SENDER = "pr-digest <digest@example.com>"
+
+
+def race_readers(n: int) -> list[Reader]:
+    """``n`` readers, each with an address and a Slack channel of their own (``#c<i>`` → ``C<i>``)."""
+    return [Reader(id=f"r{i:04d}", name=f"Reader {i}", email=f"r{i:04d}@example.com", slack=f"#c{i:04d}")
+            for i in range(n)]
+
+
+def race_channels(n: int) -> dict[str, str]:
+    """The local Slack server's channels for :func:`race_readers` (name → ID)."""
+    return {f"c{i:04d}": f"C{i:07d}" for i in range(n)}
+
+
+def race_edition() -> Edition:
+    """A small English edition every racing process builds identically (same repo and window)."""
+    from tests.factories import edition, entry
+
+    subs = [["moe"], ["kernels"], ["docs"]]
+    return edition([entry(100 + i, subs[i % 3], ("deep-read", "skim", "skip")[i % 3]) for i in range(4)],
+                   language="en")

@@ -307,12 +307,21 @@ class Ledger:
         atomically: concurrent deliverers never get the same row (PostgreSQL: ``FOR UPDATE SKIP LOCKED``;
         SQLite: the claim runs under the database's write lock). The claimed rows as they are now."""
         reader, medium = after or ("", "")
-        sql = ("UPDATE delivery_ledger SET status = 'sending', owner = ?, lease_until = ?, push_started_at = NULL, "
-               "updated_at = ? WHERE edition = ? AND status = 'pending' AND (reader, medium) IN ("
-               "SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status = 'pending' "
-               "AND (reader > ? OR (reader = ? AND medium > ?)) "
-               f"ORDER BY reader, medium LIMIT ?{self.conn.skip_locked}) RETURNING {_COLUMNS}")
-        args = (owner, self._lease_until(), _now(), edition, edition, reader, reader, medium, limit)
+        pick = ("SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status = 'pending' "
+                "AND (reader > ? OR (reader = ? AND medium > ?)) ORDER BY reader, medium LIMIT ?")
+        sets = "status = 'sending', owner = ?, lease_until = ?, push_started_at = NULL, updated_at = ?"
+        if self.conn.dialect == "postgresql":
+            # A materialised CTE: PostgreSQL may evaluate an IN (… LIMIT n FOR UPDATE SKIP LOCKED) sub-select
+            # more than once in an UPDATE and claim more than n rows (seen here: 6 of LIMIT 4).
+            columns = ", ".join(f"l.{c}" for c in LedgerRow.__dataclass_fields__)
+            sql = (f"WITH picked AS MATERIALIZED ({pick} FOR UPDATE SKIP LOCKED) UPDATE delivery_ledger AS l SET "
+                   f"{sets} FROM picked WHERE l.edition = ? AND l.reader = picked.reader "
+                   f"AND l.medium = picked.medium AND l.status = 'pending' RETURNING {columns}")
+            args = (edition, reader, reader, medium, limit, owner, self._lease_until(), _now(), edition)
+        else:  # the claim runs under SQLite's one write lock (BEGIN IMMEDIATE): nobody else can claim meanwhile
+            sql = (f"UPDATE delivery_ledger SET {sets} WHERE edition = ? AND status = 'pending' "
+                   f"AND (reader, medium) IN ({pick}) RETURNING {_COLUMNS}")
+            args = (owner, self._lease_until(), _now(), edition, edition, reader, reader, medium, limit)
         rows = self._write("claiming deliveries", lambda: self.conn.atomic(lambda s: s.execute(sql, args).rows))
         return sorted((LedgerRow(*r) for r in rows), key=lambda row: row.key)
 
