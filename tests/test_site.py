@@ -294,6 +294,8 @@ def test_two_editions_published_one_after_another_from_one_state_database_make_o
         assert second.editions == 2
         again = publish_site(store, tmp_path / "out2", SITE, edition=newer)  # the same run again: no duplicate
         assert again.editions == 2
+    # The flow may pass where the store is (``--state``) instead of an open store.
+    assert publish_site(tmp_path / "state.sqlite", tmp_path / "out3", SITE).editions == 2
     site = tmp_path / "out2" / "site"
     assert (site / "editions/vllm-project/vllm/2026-W47/index.html").is_file()
     assert (site / "editions/vllm-project/vllm/2026-W48/index.html").is_file()

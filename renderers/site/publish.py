@@ -16,7 +16,7 @@ from pathlib import Path
 from prdigest.errors import ConfigError
 from prdigest.history import editions, record_edition
 from prdigest.models import Edition
-from prdigest.store import Store
+from prdigest.store import StateLocation, Store, open_store
 from prdigest.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS
 from renderers.site import build_site, site_base
@@ -69,16 +69,24 @@ def write_site(files: dict[str, bytes], site_dir: Path) -> int:
     return total
 
 
-def publish_site(store: Store, out_dir: Path, site_url: str | None = None, *,
+def publish_site(state: Store | StateLocation | str | os.PathLike[str], out_dir: Path,
+                 site_url: str | None = None, *,
                  edition: Edition | None = None, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
                  repo: str | None = None, vocabularies: Mapping[str, Vocabulary] | None = None) -> PublishedSite:
     """Record ``edition`` (when given) in the history, then write the archive of every stored edition
     (of ``repo`` only, when given) to ``out_dir/site/``. Idempotent: publishing the same edition again
-    replaces it and rewrites only the files that changed. ``vocabularies`` (by repo) label subsystems."""
+    replaces it and rewrites only the files that changed. ``vocabularies`` (by repo) label subsystems.
+
+    ``state`` is an open store, or where one is (``--state``: opened and closed here).
+    """
     site_base(site_url)  # a bad URL stops here, before anything is recorded or written
+    if not isinstance(state, Store):
+        with open_store(state) as store:
+            return publish_site(store, out_dir, site_url, edition=edition, link_hosts=link_hosts, repo=repo,
+                                vocabularies=vocabularies)
     if edition is not None:
-        record_edition(store, edition)
-    stored = editions(store, repo)
+        record_edition(state, edition)
+    stored = editions(state, repo)
     files = build_site(stored, site_url=site_url, link_hosts=link_hosts, vocabularies=vocabularies)
     root = out_dir / "site"
     size = write_site(files, root)
