@@ -14,7 +14,7 @@ DIGEST_STATE (a fresh state DB per run: every run is cold, no GitHub or draft ca
 approve auto, delivery to the outbox, 5 readers in 3 filters.
 
 (a) *plain*: the core pipeline's steps (``prdigest.pipeline.EditionPipeline``: collect, draft, new_edition,
-auto_approve, render, record, deliver to the outbox), the same object the flow drives, without Prefect. (b) *flow*: ``digest_edition(RunOptions(...))`` under a
+auto_approve, render, record, deliver to the outbox), the same object the flow drives, without Prefect. (b) *flow*: ``digest_edition(**flow_parameters(RunOptions(...)))`` under a
 Prefect API (``prefect_test_harness``: a real API server in a subprocess, SQLite) started and warmed by a
 trivial flow before anything is timed; only the flow call is timed. Runs alternate a, b, a, b, …; one untimed
 warm-up of each (a one-day window) first. Reported: medians, the ratio flow / plain (target ≤ 1.5×), the API
@@ -179,9 +179,9 @@ def plain_edition(options: Any) -> tuple[dict[str, Any], dict[str, float]]:
 
 def flow_edition(options: Any) -> tuple[dict[str, Any], Any]:
     """``digest_edition(options)``; its summary and flow-run id."""
-    from flows.edition import digest_edition
+    from flows.edition import digest_edition, flow_parameters
 
-    state = digest_edition(options, return_state=True)
+    state = digest_edition(**flow_parameters(options), return_state=True)
     summary = state.result()
     return {"entries": summary.entries, "published": summary.published, "variants": len(summary.variants),
             "sent": len(summary.sent), "failed": len(summary.failed), "files": len(summary.files)}, \
@@ -306,7 +306,7 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
         f"server answering every call after {args.latency * 1000:.0f} ms, `DIGEST_LLM_CONCURRENCY="
         f"{args.concurrency}` (rpm limit set high so that it does not bind), a fresh state DB per run (all cold). "
         f"*Plain* = the flow's domain calls in the flow's order without Prefect; *flow* = "
-        f"`digest_edition(RunOptions(...))` under a Prefect API (`prefect_test_harness`, a real API server "
+        f"`digest_edition(**flow_parameters(RunOptions(...)))` under a Prefect API (`prefect_test_harness`, a real API server "
         f"in a subprocess with SQLite) started and warmed up before timing. Runs alternate plain, flow, …; "
         f"medians of {args.repeats}. Target: flow / plain ≤ 1.5×.",
         "",

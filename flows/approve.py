@@ -19,6 +19,7 @@ from flows.review import DRAFT_KEY
 from prdigest.errors import ReviewError
 from prdigest.models import Edition
 from prdigest.review import ReviewDecision, ReviewRejected, check_decision, review_markdown
+from prdigest.snapshot import content_hash
 
 
 def _waiting_run(run_id: str) -> tuple[Any, dict[str, str], Edition]:
@@ -69,7 +70,8 @@ def approve_run(run_id: str, all: bool = False, reject: list[int] | None = None,
         raise ReviewError("say --all to approve every entry, or --reject N (repeatable) to leave some out")
     run, _, draft = _waiting_run(run_id)
     decision = ReviewDecision(decision="send", approver=approver.strip(), approve_all=True,
-                              reject=" ".join(str(n) for n in reject), note=note, edits=[])
+                              reject=" ".join(str(n) for n in reject), note=note, edits=[],
+                              snapshot=content_hash(draft))
     reasons = check_decision(draft, decision)
     if reasons:
         raise ReviewRejected(reasons)

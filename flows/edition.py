@@ -1,18 +1,20 @@
 """The edition flow: the core pipeline's steps as Prefect tasks, for one repo and window.
 
 This module decides nothing about the digest: it builds the run's services once, maps each step of
-:class:`prdigest.pipeline.EditionPipeline` onto a task (retries, result persistence for the review's
-suspend/resume, concurrency), waits for the review, and publishes artifacts and logs.
+:class:`prdigest.pipeline.EditionPipeline` onto a task (retries, concurrency), waits for the review, and
+publishes artifacts and logs. A run resumed from its review (on any worker) starts from the reviewed snapshot
+in the state store (:mod:`flows.resume`), not from Prefect's persisted results, which live in one
+worker's PREFECT_HOME.
 """
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
+from typing import Any, Literal
+
+import pydantic
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
-from prefect.context import TaskRunContext
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from prdigest import progress
@@ -20,15 +22,16 @@ from prdigest.config import load_settings
 from prdigest.delivery.run import DeliveryReport
 from prdigest.drafting.llm import usage_markdown
 from prdigest.errors import ConfigError, SourceError
-from prdigest.models import Edition, Entry, PullRequest
+from prdigest.models import Edition, Entry, Language, PullRequest
 from prdigest.pipeline import Collected, EditionPipeline, EditionSummary, Rendered
 from prdigest.services import RunOptions, build_services
 from flows.artifacts import delivery_artifact, summary_markdown
 from flows.media import default_media
+from flows.resume import resumed_edition
 from flows.review import preflight_review, review_edition
 from flows.secrets import with_secret_blocks
 
-__all__ = ["EditionSummary", "digest_edition"]
+__all__ = ["EditionSummary", "digest_edition", "edition_options", "flow_parameters"]
 
 
 def _log_progress(step: str):
@@ -53,19 +56,7 @@ def _transient(task, task_run, state) -> bool:
     return False
 
 
-def _run_step_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
-    """A step's cache key: this flow run, this step, the run's options and settings. A run suspended for
-    review re-executes from the top on resume: the persisted collect and draft results come back
-    instead of collecting and drafting again."""
-    pipeline: EditionPipeline = parameters["pipeline"]
-    services = pipeline.services
-    blob = "|".join([str(context.task_run.flow_run_id), context.task.name, services.options.model_dump_json(),
-                     services.settings.model_dump_json()])
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-@task(name="collect", retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=_transient,
-      persist_result=True, cache_key_fn=_run_step_key)
+@task(name="collect", retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=_transient)
 def collect(pipeline: EditionPipeline) -> Collected:
     """Every PR merged in the window, from the configured source."""
     logger = get_run_logger()
@@ -81,7 +72,7 @@ def collect(pipeline: EditionPipeline) -> Collected:
     return collected
 
 
-@task(name="classify-and-draft", persist_result=True, cache_key_fn=_run_step_key)
+@task(name="classify-and-draft")
 def classify_and_draft(pipeline: EditionPipeline, prs: list[PullRequest]) -> list[Entry]:
     """Subsystems and a draft entry for every PR, with the LLM's usage as an artifact."""
     entries = pipeline.draft(prs, _log_progress("draft"))
@@ -98,7 +89,7 @@ def render(pipeline: EditionPipeline, edition: Edition) -> Rendered:
 
 
 @task(name="deliver")
-def deliver(pipeline: EditionPipeline, edition: Edition, rendered: Rendered) -> DeliveryReport:
+def deliver_messages(pipeline: EditionPipeline, edition: Edition, rendered: Rendered) -> DeliveryReport:
     """Every reader's messages: to the outbox, or exactly once through the ledger."""
     report = pipeline.deliver(edition, rendered, _log_progress("deliver"))
     logger = get_run_logger()
@@ -107,11 +98,73 @@ def deliver(pipeline: EditionPipeline, edition: Edition, rendered: Rendered) -> 
     return report
 
 
+def edition_options(**parameters: Any) -> RunOptions:
+    """RunOptions from the flow's flat parameters (an empty string or None = unset); an invalid one becomes one
+    line naming the parameter."""
+    try:
+        return RunOptions(**{k: v for k, v in parameters.items() if v is not None and v != ""})
+    except pydantic.ValidationError as exc:
+        err = exc.errors()[0]
+        name = ".".join(str(p) for p in err["loc"]) or "parameters"
+        raise ConfigError(f"parameter '{name}' (flag --{name.replace('_', '-')}): {err['msg']}") from None
+
+
+def flow_parameters(options: RunOptions) -> dict[str, Any]:
+    """The flow's keyword arguments for ``options`` (``digest_edition(**flow_parameters(options))``)."""
+    return options.model_dump(exclude_none=True)
+
+
 # An explicit, bounded task runner (Prefect's default thread pool is unbounded); no timeout_seconds:
-# a run waiting days for its review must not be failed by a flow-level timeout.
+# a run waiting days for its review must not be failed by a flow-level timeout. The parameters are flat and named
+# like `digest run`'s flags, so `prefect deployment run … -p since=… -p until=…` overrides just those and the
+# UI's custom-run form shows them one by one ("" rather than None for unset text: the UI renders an optional
+# type as a type switcher). No secret and no state URL here: parameters are shown in the UI; DIGEST_STATE and
+# the tokens come from the worker's environment.
 @flow(name="digest-edition", log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=8))
-def digest_edition(options: RunOptions) -> EditionSummary:
-    """One edition of the digest, from collection to delivery."""
+def digest_edition(
+    repo: str = "",
+    since: str = "",
+    until: str = "",
+    source: str = "sample",
+    drafter: Literal["offline", "openai"] = "offline",
+    approve: Literal["auto", "ui"] = "auto",
+    deliver: str = "outbox",
+    readers: str = "",
+    rules: str = "",
+    language: Literal["", "zh-CN", "en"] = "",
+    out: str = "out",
+    state: str = "",
+    github_url: str = "",
+    llm_base_url: str = "",
+    model: str = "",
+    slack_base_url: str = "",
+    resend_edition: bool = False,
+) -> EditionSummary:
+    """One edition of the digest, from collection to delivery.
+
+    Args:
+        repo: OWNER/NAME, e.g. vllm-project/vllm.
+        since: Start of the window (included): a date or an ISO time, UTC. Empty: the last full Monday-to-Monday
+            week for GitHub, every PR of a JSONL file.
+        until: End of the window (excluded): a date or an ISO time, UTC.
+        source: github, jsonl:PATH, or sample (the shipped week).
+        drafter: offline, or openai (DIGEST_LLM_BASE_URL, DIGEST_MODEL, OPENAI_API_KEY from the worker).
+        approve: auto, or ui: an editor approves in the Prefect UI or with `digest approve`.
+        deliver: outbox (files, a dry run), or any of smtp,slack.
+        readers: The readers file (YAML) on the worker, relative to the code's folder. Empty: the example.
+        rules: The subsystem rules file (YAML). Empty: the shipped rules for the repo.
+        language: zh-CN or en. Empty: DIGEST_LANGUAGE on the worker.
+        out: The output folder on the worker.
+        state: Leave empty on a team's deployment: DIGEST_STATE from the worker's environment (a postgresql://
+            URL holds a password, and parameters are shown in clear).
+        github_url: GitHub API base URL. Empty: DIGEST_GITHUB_URL on the worker.
+        llm_base_url: OpenAI-compatible base URL. Empty: DIGEST_LLM_BASE_URL on the worker.
+        model: The LLM model. Empty: DIGEST_MODEL on the worker.
+        slack_base_url: Slack Web API base URL. Empty: DIGEST_SLACK_BASE_URL on the worker.
+        resend_edition: Run an edition the ledger shows as delivered again (review included). Off: such a run
+            stops before collecting and keeps digest.json as delivered.
+    """
+    options = edition_options(**locals())  # first: locals() holds exactly the parameters here
     logger = get_run_logger()
     settings, blocks = with_secret_blocks(load_settings(**options.settings_overrides()))
     if blocks:
@@ -120,12 +173,26 @@ def digest_edition(options: RunOptions) -> EditionSummary:
     services = build_services(options, settings, default_media())
     try:
         pipeline = EditionPipeline(services)
+        # Resumed from its review (on this worker or another): the edition the editor saw, from the state store;
+        # nothing is collected or drafted again.
+        draft = resumed_edition(options, settings)
+        # An edition the ledger shows as delivered stops here, before collecting: no editor is asked to review
+        # it again and digest.json stays as delivered (a run resumed from its review has not delivered yet).
+        delivered = pipeline.already_delivered() if draft is None else None
+        if delivered:
+            logger.warning(delivered)
+            return pipeline.skipped(delivered)
         # Preflight: a missing host or token, a wrong password, an invalid From stop the run here,
         # before anything is drafted or sent.
         services.check_channels()
-        collected = collect(pipeline)
-        entries = classify_and_draft(pipeline, collected.prs)
-        edition = review_edition(pipeline.new_edition(collected, entries), options, settings)
+        if draft is None:
+            collected = collect(pipeline)
+            entries = classify_and_draft(pipeline, collected.prs)
+            draft = pipeline.new_edition(collected, entries)
+        else:
+            logger.info("%s: resumed from the reviewed snapshot (%d entries): nothing is collected or drafted "
+                        "again", draft.name, len(draft.entries))
+        edition = review_edition(draft, options, settings, channels=services.channels)
         rendered = render(pipeline, edition)
         edition, digest_json = pipeline.record(edition, rendered)
         for problem in rendered.problems:
@@ -133,7 +200,7 @@ def digest_edition(options: RunOptions) -> EditionSummary:
                            problem.variant, problem.error)
         if not edition.published:
             logger.info("no approved entries: nothing is sent")
-        report = deliver(pipeline, edition, rendered)
+        report = deliver_messages(pipeline, edition, rendered)  # `deliver` is the parameter here
         summary = pipeline.summarize(edition, rendered, report, [digest_json, *rendered.files])
     finally:
         services.close()

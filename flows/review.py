@@ -29,6 +29,7 @@ from prefect.flow_runs import pause_flow_run, suspend_flow_run
 from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
 
 from flows.notify import notify_editors
+from flows.resume import start_review
 from flows.review_form import ReviewForm, decision_of, review_form
 from prdigest import pipeline, progress
 from prdigest.config import Settings
@@ -68,8 +69,13 @@ def review_edition(edition: Edition, options: RunOptions, settings: Settings) ->
     if context is None or context.flow_run is None:
         raise ConfigError("--approve ui needs a Prefect flow run (run the digest-edition flow)")
     run_id = context.flow_run.id
+    # What the editor is shown is stored first (write-once per run): a resumed run, on any worker, applies the
+    # decision to exactly this edition, and the decision must name its hash.
+    snapshot = start_review(edition, settings, run_id)
+    edition = snapshot.edition
     decision = _await_decision(edition, options, settings, run_id,
                                suspend=context.flow_run.deployment_id is not None)
+    snapshot.check_decision(decision.snapshot)  # an input without the field gets the form's default: this hash
     reviewed = apply_decision(edition, decision)  # checked before: applies in full or raises, never in part
     with open_store(settings.state) as store:
         record_review(store, edition, reviewed, str(run_id))

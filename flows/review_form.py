@@ -9,6 +9,7 @@ from prefect.input import RunInput
 
 from prdigest.models import Edition
 from prdigest.review import ReviewDecision, prefilled_edits
+from prdigest.snapshot import content_hash
 
 
 class ReviewForm(ReviewDecision, RunInput):
@@ -17,7 +18,8 @@ class ReviewForm(ReviewDecision, RunInput):
 
 def review_form(edition: Edition, description: str, approver: str = "") -> type[ReviewForm]:
     """The form pre-filled for this edition (like ``with_initial_data``, but keeping each field's help text)."""
-    defaults: dict[str, Any] = {"approver": approver, "edits": prefilled_edits(edition)}
+    defaults: dict[str, Any] = {"approver": approver, "edits": prefilled_edits(edition),
+                                "snapshot": content_hash(edition)}
     fields = {name: (ReviewForm.model_fields[name].annotation,
                      pydantic.Field(default=value, description=ReviewForm.model_fields[name].description))
               for name, value in defaults.items()}

@@ -87,8 +87,8 @@ def stop_group(proc: subprocess.Popen, grace: float) -> None:
 def start_edition(server: dict[str, Any], options: dict[str, Any], log: Path,
                   extra_env: dict[str, str] | None = None) -> subprocess.Popen:
     """The edition flow in a subprocess against ``server`` (outside a deployment: it pauses and polls)."""
-    code = ("import json, sys; from flows.edition import digest_edition; from prdigest.services import RunOptions;"
-            " print(digest_edition(RunOptions(**json.loads(sys.argv[1]))).model_dump_json())")
+    code = ("import json, sys; from flows.edition import digest_edition;"
+            " print(digest_edition(**json.loads(sys.argv[1])).model_dump_json())")
     return subprocess.Popen([sys.executable, "-c", code, json.dumps(options)], cwd=ROOT,
                             env={**server["env"], **(extra_env or {})}, stdout=open(log, "w"),
                             stderr=subprocess.STDOUT, start_new_session=True)

@@ -10,7 +10,6 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.services import RunOptions
 from tests.conftest import SAMPLE
 
 pytestmark = pytest.mark.prefect
@@ -86,8 +85,8 @@ def test_edition_with_nothing_for_anyone_sends_nothing(prefect_api, tmp_path: Pa
     readers = tmp_path / "readers.yaml"
     readers.write_text("readers:\n  - id: tpu\n    name: TPU\n    email: t@example.com\n    subsystems: [tpu]\n"
                        "    min_verdict: deep-read\n")
-    summary = digest_edition(RunOptions(source=f"jsonl:{SAMPLE}", readers=str(readers), out=str(tmp_path / "o"),
-                                        since="2026-11-16", until="2026-11-17"))
+    summary = digest_edition(source=f"jsonl:{SAMPLE}", readers=str(readers), out=str(tmp_path / "o"),
+                             since="2026-11-16", until="2026-11-17")
     assert summary.idle_readers == ["tpu"] and summary.sent == [] and summary.variants == {}
     assert not (tmp_path / "o" / "outbox").exists()
 

@@ -502,14 +502,13 @@ def test_token_from_a_prefect_secret_block_and_never_in_the_runs_logs(prefect_ap
     from prefect.logging.handlers import APILogHandler
 
     from flows.edition import digest_edition
-    from prdigest.services import RunOptions
 
     server = serve(fixture_records)
     Secret(value=TOKEN).save("github-token", overwrite=True)
     try:
-        state = digest_edition(RunOptions(source="github", repo=REPO, github_url=server.url, since="2026-11-16",
-                                          until="2026-11-23", out=str(tmp_path / "out"),
-                                          state=str(tmp_path / "state.sqlite")), return_state=True)
+        state = digest_edition(source="github", repo=REPO, github_url=server.url, since="2026-11-16",
+                               until="2026-11-23", out=str(tmp_path / "out"),
+                               state=str(tmp_path / "state.sqlite"), return_state=True)
     finally:
         Secret(value="").save("github-token", overwrite=True)  # later tests see no usable block
     summary = state.result()

@@ -169,8 +169,7 @@ def test_a_medium_name_or_transport_is_registered_once() -> None:
 def test_the_edition_flow_delivers_a_registered_medium_unchanged(prefect_api, hook, tmp_path: Path) -> None:
     from flows.edition import digest_edition
 
-    options = RunOptions(source="sample", out=str(tmp_path / "out"), deliver="webhook", language="en",
-                         state=str(tmp_path / "state.sqlite"))
-    summary = digest_edition(options)
+    summary = digest_edition(source="sample", out=str(tmp_path / "out"), deliver="webhook", language="en",
+                             state=str(tmp_path / "state.sqlite"))
     assert len(hook.posts) == len(summary.sent) > 0
     assert {m for _, m, _ in summary.sent} == {"webhook"}

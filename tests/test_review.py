@@ -230,9 +230,9 @@ def reviewed_run(prefect_api, tmp_path_factory: pytest.TempPathFactory) -> dict[
     editor = threading.Thread(target=_editor, args=(log,), daemon=True)
     editor.start()
     try:
-        log["summary"] = digest_edition(RunOptions(
+        log["summary"] = digest_edition(
             source=f"jsonl:{SAMPLE}", readers=str(tmp / "readers.yaml"), out=str(log["out"]), approve="ui",
-            since="2026-11-16", until="2026-11-17", language="en", state=str(log["state"])))
+            since="2026-11-16", until="2026-11-17", language="en", state=str(log["state"]))
     finally:
         for key, value in saved.items():
             if value is None:
@@ -333,9 +333,9 @@ def test_review_that_times_out_fails_the_run_and_sends_nothing(prefect_api, tmp_
     (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
     out = tmp_path / "out"
     with pytest.raises(ReviewExpired, match="not resumed within 3 s"):
-        digest_edition(RunOptions(source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out),
-                                  approve="ui", since="2026-11-16", until="2026-11-17",
-                                  state=str(tmp_path / "state.sqlite")))
+        digest_edition(source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out),
+                       approve="ui", since="2026-11-16", until="2026-11-17",
+                       state=str(tmp_path / "state.sqlite"))
     assert sorted(p.name for p in (out / "outbox").iterdir()) == ["editor-ann-editor.eml",
                                                                    "editor-ann-editor.slack.json"]
     assert not (out / "digest.json").exists() and not (out / "email").exists()
@@ -360,9 +360,9 @@ def test_cli_review_prints_the_draft_and_approve_resumes_with_checks(prefect_api
 
     def edition() -> None:
         try:
-            result["summary"] = digest_edition(RunOptions(
+            result["summary"] = digest_edition(
                 source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out), approve="ui",
-                since="2026-11-16", until="2026-11-17", state=str(tmp_path / "state.sqlite"), language="en"))
+                since="2026-11-16", until="2026-11-17", state=str(tmp_path / "state.sqlite"), language="en")
         except BaseException as exc:
             result["error"] = exc
 

@@ -64,6 +64,9 @@ class ReviewDecision(BaseModel):
     edits: list[EntryEdit] = Field(default_factory=list,
                                    description="Add an item per entry you change (PR number + new values)")
     note: str = Field(default="", description="A note for the record (optional)")
+    #: The content hash of the draft the editor was shown (prdigest.snapshot.content_hash), pre-filled by the
+    #: form and ``digest approve``: a decision on other content is refused and nothing is sent.
+    snapshot: str = Field(default="", description="The reviewed draft's content hash (pre-filled: leave it as is)")
 
 
 def parse_numbers(text: str, field: str) -> tuple[list[int], list[str]]:
