@@ -18,8 +18,7 @@ from prefect.flow_runs import resume_flow_run
 from flows.review import DRAFT_KEY
 from prdigest.errors import ReviewError
 from prdigest.models import Edition
-from prdigest.review import ReviewDecision, ReviewRejected, check_decision, review_markdown
-from prdigest.snapshot import content_hash
+from prdigest.review import ReviewDecision, ReviewRejected, apply_decision, check_decision, review_markdown
 
 
 def _waiting_run(run_id: str) -> tuple[Any, dict[str, str], Edition]:
@@ -59,19 +58,21 @@ def review_text(run_id: str) -> str:
 
 
 def approve_run(run_id: str, all: bool = False, reject: list[int] | None = None, approver: str = "",
-                note: str = "") -> str:
-    """Resume a waiting run with "send": every entry except ``reject``. Returns a one-line summary.
+                note: str = "", approve: list[int] | None = None) -> str:
+    """Resume a waiting run with "send": every entry except ``reject`` (``--all`` or ``--reject``), or only
+    the ``approve`` numbers (``--approve`` without ``--all``). Returns a one-line summary.
 
     Raises ReviewError (shown to the user) when the run is not waiting, or when the input fails the same
     checks as the form (unknown PR numbers, no approver, nothing left to send).
     """
-    reject = list(reject or [])
-    if not all and not reject:
-        raise ReviewError("say --all to approve every entry, or --reject N (repeatable) to leave some out")
+    reject, approve = list(reject or []), list(approve or [])
+    if not all and not reject and not approve:
+        raise ReviewError("say --all to approve every entry, --reject N … to leave some out, or --approve N … "
+                          "to send only those (numbers separated by spaces or commas)")
     run, _, draft = _waiting_run(run_id)
-    decision = ReviewDecision(decision="send", approver=approver.strip(), approve_all=True,
-                              reject=" ".join(str(n) for n in reject), note=note, edits=[],
-                              snapshot=content_hash(draft))
+    decision = ReviewDecision(decision="send", approver=approver.strip(), approve_all=all or not approve,
+                              reject=" ".join(str(n) for n in reject), approve=" ".join(str(n) for n in approve),
+                              note=note, edits=[])
     reasons = check_decision(draft, decision)
     if reasons:
         raise ReviewRejected(reasons)
@@ -79,6 +80,6 @@ def approve_run(run_id: str, all: bool = False, reject: list[int] | None = None,
         resume_flow_run(run.id, run_input=decision.model_dump(mode="json"))
     except RuntimeError as exc:
         raise ReviewError(f"flow run {run_id} refused the input: {exc}") from None
-    sent = len(draft.entries) - len(set(reject))
-    return (f"{draft.name}: resumed by {decision.approver}: {sent} entries approved, {len(set(reject))} "
-            f"rejected. The run delivers them now (or when a worker picks it up).")
+    sent = len(apply_decision(draft, decision).published)
+    return (f"{draft.name}: resumed by {decision.approver}: {sent} entries approved, {len(draft.entries) - sent} "
+            f"left out. The run delivers them now (or when a worker picks it up).")

@@ -12,9 +12,13 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
+from flows.cli_numbers import NumbersCommand, pr_numbers
+from flows.terminal import print_error, safe, safe_table
 from prdigest import progress as progress_hook
 from prdigest.errors import DigestError
+from prdigest.text import for_terminal
 
 app = typer.Typer(
     name="digest",
@@ -61,14 +65,14 @@ def _run(options, verbose: bool):
             bar.update(bar_tasks[step], completed=done, total=total)
 
         try:
-            from flows.edition import digest_edition, flow_parameters
+            from flows.edition import digest_edition
 
             with progress_hook.reporting(on_progress):
-                summary = digest_edition(**flow_parameters(options))
+                summary = digest_edition(options)
         except DigestError as exc:
             _quiet_prefect(verbose)
             bar.stop()
-            console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+            print_error(exc, console)
             raise typer.Exit(2) from None
         bar.update(starting, total=1, completed=1)
     _quiet_prefect(verbose)  # the ephemeral API logs its shutdown at exit through a fresh handler
@@ -83,13 +87,13 @@ def _print_summary(summary, seconds: float) -> None:
     table.add_column("entries", justify="right")
     for verdict in ("deep-read", "skim", "skip"):
         table.add_row(verdict, str(summary.per_verdict.get(verdict, 0)))
-    out.print(table)
+    out.print(safe_table(table))
     subs = Table(title="Entries per subsystem")
     subs.add_column("subsystem")
     subs.add_column("entries", justify="right")
     for name, n in summary.per_subsystem.items():
         subs.add_row(name, str(n))
-    out.print(subs)
+    out.print(safe_table(subs))
     readers = Table(title="Readers served")
     readers.add_column("variant")
     readers.add_column("readers")
@@ -98,16 +102,16 @@ def _print_summary(summary, seconds: float) -> None:
         n = sum(1 for r, _, _ in summary.sent if r in ids)
         readers.add_row(key, ", ".join(ids), str(n))
     for rid in summary.idle_readers:
-        readers.add_row("[dim](nothing selected)[/dim]", rid, "0")
-    out.print(readers)
+        readers.add_row(Text("(nothing selected)", style="dim"), rid, "0")
+    out.print(safe_table(readers))
     for problem in summary.problems:
-        out.print(f"[yellow]{problem}[/yellow]")
+        out.print(safe(problem, "yellow"))
     for rid, medium, err in summary.failed:
-        out.print(f"[red]{rid} ({medium}) failed: {err}[/red]")
+        out.print(safe(f"{rid} ({medium}) failed: {err}", "red"))
     if not summary.published:
         out.print("[bold]No approved entries: nothing was sent[/bold] (readers are spared an empty digest).")
     for rid, medium, err in summary.pending:
-        out.print(f"[yellow]{rid} ({medium}) stays pending for the next run: {err}[/yellow]")
+        out.print(safe(f"{rid} ({medium}) stays pending for the next run: {err}", "yellow"))
     for rid, medium, err in summary.uncertain:  # may have been delivered: never resent by itself
         out.print(f"{rid} ({medium}) is uncertain (digest status; digest resend --uncertain): {err}",
                   markup=False, style="magenta")
@@ -177,16 +181,19 @@ def review(
 
         text = review_text(run_id)
     except DigestError as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        print_error(exc, console)
         raise typer.Exit(2) from None
-    typer.echo(text)
+    typer.echo(for_terminal(text))
 
 
-@app.command()
+@app.command(cls=NumbersCommand)
 def approve(
     run_id: str = typer.Argument(..., help="The flow run waiting for review."),
     all_entries: bool = typer.Option(False, "--all", help="Approve every entry (except those given to --reject)."),
-    reject: list[int] = typer.Option([], "--reject", help="PR number to leave out; repeat for several."),
+    reject: list[str] = typer.Option([], "--reject", help="PR numbers to leave out: --reject 1 2 3, --reject 1,2,3 "
+                                     "or --reject 1 --reject 2."),
+    approve_numbers: list[str] = typer.Option([], "--approve", help="PR numbers to send (without --all: only "
+                                              "these), written like --reject."),
     approver: Optional[str] = typer.Option(None, "--approver", help="Your name, recorded in digest.json "
                                            "(default: your login name)."),
     note: str = typer.Option("", "--note", help="A note for the record."),
@@ -199,10 +206,11 @@ def approve(
     try:
         from flows.approve import approve_run
 
-        message = approve_run(run_id, all=all_entries, reject=reject, approver=approver or getpass.getuser(),
-                              note=note)
+        message = approve_run(run_id, all=all_entries, reject=pr_numbers(reject, "--reject"),
+                              approve=pr_numbers(approve_numbers, "--approve"),
+                              approver=approver or getpass.getuser(), note=note)
     except DigestError as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        print_error(exc, console)
         raise typer.Exit(2) from None
     console.print(message, markup=False, highlight=False)
 
@@ -218,8 +226,7 @@ def screenshot(
 
     pages = sorted((out / "email").glob(f"{variant or '*'}.html"))
     if not pages:
-        console.print(f"[red]error:[/red] no rendered email under {out / 'email'}: run `digest demo` first",
-                      highlight=False)
+        print_error(f"no rendered email under {out / 'email'}: run `digest demo` first", console)
         raise typer.Exit(2)
     try:
         for page in pages:
@@ -228,7 +235,7 @@ def screenshot(
                     png = out / "screenshots" / f"{page.stem}-{width}{'-dark' if dark else ''}.png"
                     Console().print(str(shoot(page, png, width=width, dark=dark)))
     except DigestError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        print_error(exc, console)
         raise typer.Exit(2) from None
 
 
@@ -243,7 +250,7 @@ def _options(**values):
     except ValidationError as exc:
         err = exc.errors()[0]
         flag = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
-        console.print(f"[red]error:[/red] {flag}: {err['msg']}", highlight=False)
+        print_error(f"{flag}: {err['msg']}", console)
         raise typer.Exit(2) from None
 
 
@@ -254,17 +261,21 @@ def main() -> None:  # pragma: no cover - console entry point
 @app.command()
 def status(
     edition: str = typer.Argument(..., help="The edition's key or name, e.g. vllm-project-vllm-2026-W47."),
-    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE (default: "
+                                        "the configured one, then every .digest/*.sqlite)."),
 ) -> None:
     """Print the delivery ledger of one edition: what was sent, what failed and why, what is pending."""
+    from flows.status_lookup import find_status
     from prdigest.config import load_settings
-    from prdigest.delivery.ledger import status_table
 
     try:
         settings = load_settings(state=state)
-        Console().print(status_table(settings.state, edition))
+        table, used = find_status(edition, settings.state, explicit=bool(state or os.environ.get("DIGEST_STATE")))
+        if str(used) != str(settings.state):
+            console.print(safe(f"(found in state database {used})"), highlight=False)
+        Console().print(safe_table(table))
     except DigestError as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        print_error(exc, console)
         raise typer.Exit(2) from None
 
 

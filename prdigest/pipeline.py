@@ -21,6 +21,7 @@ from prdigest.delivery.outbox import write_atomic
 from prdigest.delivery.run import DeliveryReport, Outcome, deliver, plan_deliveries
 from prdigest.drafting.concurrent import draft_entries
 from prdigest.errors import ConfigError
+from prdigest.links import flag_foreign_links
 from prdigest.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.models import Edition, Entry, EntryStatus, PullRequest
 from prdigest.readers import Reader
@@ -158,6 +159,8 @@ class EditionPipeline:
         from prdigest.drafting.llm import cost_usd
 
         services = self.services
+        # URLs in prose off the allowed link hosts: flagged for the editor here, defanged by every medium.
+        entries = flag_foreign_links(entries, link_hosts_for(services.settings.github_url))
         tokens_in, tokens_out = sum(e.tokens_in for e in entries), sum(e.tokens_out for e in entries)
         return Edition(
             repo=collected.repo, since=collected.window.since, until=collected.window.until,

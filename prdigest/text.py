@@ -1,13 +1,14 @@
-"""Small text helpers every layer shares: slugs, control-character stripping, URLs safe to show."""
+"""Small text helpers every layer shares: slugs, control-character stripping, terminal-safe text, URLs."""
 
 from __future__ import annotations
 
 import re
 from urllib.parse import urlsplit, urlunsplit
 
-#: C0 controls except tab, LF and CR; DEL; C1 controls. No medium can show them, and some (ESC) can
-#: disguise text in a terminal.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+#: C0 controls except tab, LF and CR; DEL; C1 controls; bidi embeddings, overrides and isolates
+#: (U+202A–U+202E, U+2066–U+2069, and the marks U+200E/U+200F/U+061C). No medium can show the controls,
+#: ESC sequences disguise text in a terminal, and bidi controls reorder it ("Trojan Source").
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: Hyphens are kept as they are, so a key made from a name that already is a slug does not change.
 _NOT_SLUG = re.compile(r"[^A-Za-z0-9-]+")
 
@@ -20,8 +21,15 @@ def slug(text: str, *, lower: bool = True, limit: int | None = None) -> str:
 
 
 def strip_control(text: str) -> str:
-    """``text`` without C0/C1 control characters (tab, LF and CR are kept)."""
+    """``text`` without C0/C1 control characters and bidi controls (tab, LF and CR are kept)."""
     return _CONTROL.sub("", text)
+
+
+def for_terminal(text: object) -> str:
+    """``text`` safe to print: :func:`strip_control`, and CR as a line break (a lone CR returns the cursor,
+    so what follows would overwrite what a reader just saw). Lone surrogates are dropped."""
+    s = str(text).replace("\r\n", "\n").replace("\r", "\n")
+    return strip_control(s.encode("utf-8", "ignore").decode("utf-8") if not s.isascii() else s)
 
 
 def redact_url(url: str) -> str:

@@ -11,6 +11,8 @@ Everything that comes from a PR or from the drafter is untrusted. It goes throug
    templates) or Slack mrkdwn (:func:`mrkdwn`).
 
 Links are only made from URLs that :func:`pr_url` accepts; anything else is shown as text or not at all.
+A URL inside prose whose host is not a link host is defanged (:func:`defanged`, :mod:`prdigest.links`):
+mail clients and Slack would otherwise turn it into a link on their own.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
+from prdigest.links import defang
+from prdigest.models import Entry
 from prdigest.text import strip_control
 
 #: Lone surrogates (a valid astral character is one code point in a Python str, never a surrogate).
@@ -76,6 +80,18 @@ def html_prose(text: object) -> Markup:
     they carry no attributes. Used for drafter prose (rationale, focus, follow-ups), not titles.
     """
     return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(html_text(text))))
+
+
+def defanged(entry: Entry, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> Entry:
+    """``entry`` with every URL in its prose (title, headline, rationale, focus, follow-ups) that is not on
+    ``hosts`` defanged (``hxxps://evil[.]example``), so no mail client, Slack or markdown view links it."""
+    fields = {"title": entry.title, "headline": entry.headline, "rationale": entry.rationale}
+    update: dict[str, object] = {k: defang(v, hosts) for k, v in fields.items() if defang(v, hosts) != v}
+    for name in ("focus", "followups"):
+        items = [defang(v, hosts) for v in getattr(entry, name)]
+        if items != getattr(entry, name):
+            update[name] = items
+    return entry.model_copy(update=update) if update else entry
 
 
 def pr_url(url: object, number: int | None = None, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> str | None:

@@ -12,7 +12,7 @@ from datetime import timedelta
 from prdigest.models import Edition, Entry, Verdict
 from prdigest.variants import Variant
 from prdigest.vocabulary import Vocabulary
-from renderers.escape import DEFAULT_LINK_HOSTS, clean, one_line, pr_url, truncate
+from renderers.escape import DEFAULT_LINK_HOSTS, clean, defanged, one_line, pr_url, truncate
 
 # --- reader-facing strings ------------------------------------------------------------------------
 
@@ -138,6 +138,7 @@ def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK
     """
     shown = (vocabulary or Vocabulary.open()).shown(entry.subsystems, language)
     ui = strings(language)
+    entry = defanged(entry, link_hosts)  # URLs off the link hosts: readable, never clickable
     title = truncate(one_line(entry.title), LIMITS["title"]) or ui["untitled"]
     headline = truncate(one_line(entry.headline), LIMITS["headline"]) or (
         title if title != ui["untitled"] else f"#{entry.number}")

@@ -33,3 +33,10 @@ def test_strip_control_drops_c0_c1_and_del_but_keeps_tab_and_line_breaks() -> No
 ])
 def test_redact_url_never_shows_credentials(url: str, shown: str) -> None:
     assert redact_url(url) == shown and "s3cret" not in redact_url(url)
+
+
+def test_strip_control_drops_bidi_controls_and_for_terminal_turns_cr_into_a_line_break() -> None:
+    from prdigest.text import for_terminal
+
+    assert strip_control("a\u202eb\u2066c\u2069d\u200fe") == "abcde"
+    assert for_terminal("done\rFAKE\x1b[2J\r\n\ud800ok") == "done\nFAKE[2J\nok"

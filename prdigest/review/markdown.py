@@ -1,7 +1,7 @@
 """The draft digest as the editor reads it above the review form (and in ``digest review``), as markdown.
 
-Every text from a PR or the drafter is untrusted: :func:`md` makes it inert inline markdown, and only plain
-http(s) URLs become links.
+Every text from a PR or the drafter is untrusted: :func:`md` makes it inert inline markdown (code spans kept
+as code), and only http(s) URLs on an allowed link host become links; others are defanged.
 """
 
 from __future__ import annotations
@@ -10,25 +10,39 @@ import re
 from collections import Counter
 from datetime import datetime
 
+from prdigest.links import DEFAULT_LINK_HOSTS, defang, is_allowed
 from prdigest.models import Edition, Entry, Verdict
+from prdigest.text import strip_control
 
-# Backticks stay: drafts quote code as `name`, and a code span cannot hold a tag, link or image.
-_MD_SPECIAL = re.compile(r"([\\*_\[\]<>|~])")
+_MD_SPECIAL = re.compile(r"([\\*_\[\]<>|~`])")
 _MD_LINE_START = re.compile(r"^(\d*)([#+=>.)-])")
+#: A code span as CommonMark reads one here: single backticks around text without a backtick. Its content
+#: is literal (no tag, link, image or emphasis), so it is kept as written: escaping it would show "\_".
+_CODE_SPAN = re.compile(r"`([^`]+)`")
 
 
-def md(text: str, limit: int | None = None) -> str:
+def _escaped(text: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def md(text: str, limit: int | None = None, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> str:
     """Untrusted text (PR titles, LLM output) as inert inline markdown: one line, markup characters escaped
-    (no tag, link, image, emphasis or table cell can come from a PR), list/heading starts defused."""
-    text = re.sub(r"\s+", " ", text).strip()
+    outside code spans (no tag, link, image, emphasis or table cell can come from a PR), list/heading starts
+    defused, control characters dropped, URLs off ``hosts`` defanged (the UI would auto-link them)."""
+    text = re.sub(r"\s+", " ", defang(strip_control(text), hosts)).strip()
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
-    return _MD_LINE_START.sub(r"\1\\\2", _MD_SPECIAL.sub(r"\\\1", text))
+    out, last = [], 0
+    for match in _CODE_SPAN.finditer(text):
+        out += [_escaped(text[last:match.start()]), match.group()]
+        last = match.end()
+    out.append(_escaped(text[last:]))
+    return _MD_LINE_START.sub(r"\1\\\2", "".join(out))
 
 
 def _link(url: str, text: str = "") -> str:
-    # Only plain http(s) URLs become links; anything else is shown as text.
-    if not re.fullmatch(r"https?://[^\s<>()\[\]]+", url):
+    # Only http(s) URLs on an allowed link host become links; anything else is shown as (defanged) text.
+    if not (is_allowed(url) and re.fullmatch(r"https?://[^\s<>()\[\]]+", url)):
         return md(f"{text} {url}".strip())
     return f"[{text}]({url})" if text else f"<{url}>"
 

@@ -1,0 +1,42 @@
+"""Printing to a terminal: untrusted text never parsed as Rich markup, never carrying control characters.
+
+PR titles, SMTP replies and error messages can hold ``[/red]`` (Rich markup: a MarkupError traceback
+instead of the error), ESC sequences (recolour, clear or retitle the terminal) and bidi overrides (text
+that reads differently from what it is). Everything the CLI prints goes through :func:`safe`, as
+:class:`~rich.text.Text` (never markup).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from prdigest.text import for_terminal
+
+
+def safe(text: object, style: str = "") -> Text:
+    """``text`` as Rich ``Text`` without control or bidi characters: printed as it reads, never as markup."""
+    return Text(for_terminal(text), style=style)
+
+
+def print_error(error: object, console: Console) -> None:
+    """``error: <message>`` on one console, the message shown literally."""
+    console.print(Text.assemble(("error:", "red"), " ", safe(error)), highlight=False)
+
+
+def _cell(value: object) -> object:
+    if isinstance(value, Text):
+        return Text(for_terminal(value.plain), style=value.style, justify=value.justify)
+    if isinstance(value, str):
+        return safe(value)
+    return value
+
+
+def safe_table(table: Table) -> Table:
+    """``table`` with every cell, its title and caption cleaned by :func:`safe` (cells keep their style)."""
+    for column in table.columns:
+        column._cells = [_cell(c) for c in column._cells]  # Rich keeps a column's cells in _cells
+    table.title = _cell(table.title) if table.title is not None else None  # type: ignore[assignment]
+    table.caption = _cell(table.caption) if table.caption is not None else None  # type: ignore[assignment]
+    return table

@@ -1,0 +1,100 @@
+"""URLs in prose: defanged in every medium unless on an allowed link host, and flagged for the editor."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from prdigest.links import defang, flag_foreign_links, foreign_urls, is_allowed
+from prdigest.readers import Reader
+from prdigest.review import review_markdown
+from prdigest.variants import plan_variants
+from renderers.email import render_email
+from renderers.slack import render_slack
+from renderers.text import render_text
+from tests.factories import edition, entry
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("see https://evil.example/login?x=1.", "see hxxps://evil[.]example/login?x=1."),
+    ("http://evil.example", "hxxp://evil[.]example"),
+    ("HTTPS://EVIL.EXAMPLE:8443/a", "hxxps://EVIL[.]EXAMPLE[:]8443/a"),
+    ("https://github.com@evil.example/x", "hxxps://github[.]com[@]evil[.]example/x"),    # user info: evil host
+    ("https://github.com.evil.example/", "hxxps://github[.]com[.]evil[.]example/"),     # look-alike host
+    ("javascript://x%0aalert(1)", "javascript[:]//x%0aalert(1)"),
+    ("www.evil.example/a, then", "www[.]evil[.]example/a, then"),
+    ("文档见 https://evil.example/中文（说明）", "文档见 hxxps://evil[.]example/中文（说明）"),
+    ("kept: https://github.com/vllm-project/vllm/pull/1", "kept: https://github.com/vllm-project/vllm/pull/1"),
+    ("no url in a.b.c or e.g. vllm.config", "no url in a.b.c or e.g. vllm.config"),
+])
+def test_urls_off_the_link_hosts_are_defanged_and_others_kept(text: str, shown: str) -> None:
+    assert defang(text) == shown
+
+
+def test_an_enterprise_host_is_allowed_only_when_named() -> None:
+    url = "https://ghe.corp.example/org/repo/pull/3"
+    assert foreign_urls(url) == [url] and foreign_urls(url, ("github.com", "ghe.corp.example")) == []
+    assert not is_allowed("http://evil.example") and is_allowed("https://github.com/x")
+
+
+def test_entries_linking_elsewhere_are_flagged_for_the_editor_and_others_left_alone() -> None:
+    bad = entry(1, ["docs"]).model_copy(update={"rationale": "Read https://evil.example/a and https://two.example/b."})
+    fine = entry(2, ["docs"]).model_copy(update={"focus": ["See https://github.com/vllm-project/vllm/pull/9"]})
+    flagged, same = flag_foreign_links([bad, fine])
+    assert flagged.needs_editing and "evil.example, two.example" in flagged.warnings[-1]
+    assert same is fine and not same.needs_editing
+
+
+EVIL = "https://evil.example/phish"
+DEFANGED = "hxxps://evil[.]example/phish"
+
+
+def _hostile_edition():
+    hostile = entry(7, ["kernels"], "deep-read", title=f"Fix {EVIL}").model_copy(update={
+        "headline": f"Headline {EVIL}", "rationale": f"Why: {EVIL}.", "focus": [f"Focus {EVIL}"],
+        "followups": [f"Follow {EVIL}"]})
+    ed = edition([hostile], language="en")
+    variants, _ = plan_variants(ed, [Reader(id="r", name="R", email="r@example.com")])
+    return ed, variants[0]
+
+
+def test_email_html_and_text_show_foreign_urls_defanged() -> None:
+    ed, variant = _hostile_edition()
+    email = render_email(ed, variant)
+    for part in (email.html, email.text, render_text(ed, variant)):
+        assert "evil.example" not in part and DEFANGED in part
+    assert 'href="https://evil' not in email.html
+
+
+def test_slack_payloads_show_foreign_urls_defanged() -> None:
+    ed, variant = _hostile_edition()
+    raw = json.dumps(render_slack(ed, variant), ensure_ascii=False)
+    assert "evil.example" not in raw and "hxxps://evil[.]example/phish" in raw
+
+
+def test_review_markdown_shows_foreign_urls_defanged_and_links_only_allowed_hosts() -> None:
+    ed, _ = _hostile_edition()
+    foreign_pr = entry(8, ["docs"]).model_copy(update={"url": "https://evil.example/o/r/pull/8"})
+    text = review_markdown(ed.model_copy(update={"entries": [*ed.entries, foreign_pr]}))
+    assert "evil.example" not in text and r"hxxps://evil\[.\]example/phish" in text
+    assert "(https://evil" not in text and "<https://evil" not in text
+    assert "<https://github.com/vllm-project/vllm/pull/7>" in text
+
+
+def test_the_pipeline_flags_entries_with_foreign_links_before_review(tmp_path) -> None:
+    from flows.media import default_media
+    from prdigest.config import load_settings
+    from prdigest.pipeline import Collected, EditionPipeline
+    from prdigest.services import RunOptions, build_services
+    from prdigest.window import Window
+    from tests.factories import WEEK
+
+    options = RunOptions(source="sample", out=str(tmp_path / "out"), state=str(tmp_path / "s.sqlite"))
+    services = build_services(options, load_settings(state=options.state), default_media())
+    ed, _ = _hostile_edition()
+    draft = [e.model_copy(update={"status": "draft"}) for e in ed.entries] + [entry(8, ["docs"], status="draft")]
+    window = Window(WEEK, ed.until)
+    made = EditionPipeline(services).new_edition(Collected("vllm-project/vllm", window, []), draft)
+    assert [e.needs_editing for e in made.entries] == [True, False]
+    assert "evil.example" in made.entries[0].warnings[-1] and made.entries[0].flagged
