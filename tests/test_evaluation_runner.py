@@ -17,6 +17,7 @@ from prdigest.evaluation.gold import load_gold
 from prdigest.evaluation.results import EvalConfig
 from prdigest.evaluation.runner import run_eval
 from prdigest.evaluation.summary import summarize
+from prdigest.models import PullRequest
 from tests.conftest import ROOT, SAMPLE
 from tests.servers.openai_server import OpenAIServer
 
@@ -145,3 +146,27 @@ def test_fallbacks_and_grounding_failures_are_counted(tmp_path: Path, server, sa
 def test_digest_has_the_eval_command() -> None:
     result = CliRunner().invoke(app, ["eval", "--help"])
     assert result.exit_code == 0 and "--gold" in result.output and "--compare" in result.output
+
+
+@pytest.mark.slow
+def test_drafts_an_edition_cached_are_reused_with_their_tokens(tmp_path: Path, server, sample_records) -> None:
+    from prdigest.drafting.llm import OpenAIDrafter
+    from prdigest.subsystems import classifier_for
+
+    gold = write_gold(tmp_path / "gold.jsonl", sample_records[:3])
+    settings = settings_for(server, tmp_path / "state.sqlite")
+    classifier = classifier_for("vllm-project/vllm")
+    edition_drafter = OpenAIDrafter.from_settings(settings)  # as an edition drafts: the same cache and keys
+    try:
+        made = {}
+        for record in sample_records[:3]:
+            pr = PullRequest.model_validate(record)
+            made[pr.number] = edition_drafter.draft(pr, classifier.classify(pr), "en").tokens_in
+    finally:
+        edition_drafter.close()
+    calls = server.chat_calls
+    run = run_eval(EvalConfig(gold=str(gold), drafter="openai", language="en"), settings)
+    assert server.chat_calls == calls  # nothing drafted: the edition's drafts were reused
+    assert all(r.cached and r.tokens_in == made[r.number] > 0 and r.spent_in == 0 for r in run.rows)
+    assert all(r.seconds is None for r in run.rows)  # an edition does not record how long a draft took
+    assert summarize(run)["seconds_per_entry"]["timed"] == 0

@@ -43,7 +43,8 @@ def headline_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
         ("tokens in / out per entry", f"{num(figures['tokens_in_per_entry'], 0)} / "
                                       f"{num(figures['tokens_out_per_entry'], 0)}"),
         ("cost (USD), per entry", f"{figures['cost_usd']:.4f}, {num(figures['cost_usd_per_entry'], 6)}"),
-        ("seconds per entry, median / max", f"{secs['median']:.2f} / {secs['max']:.2f}"),
+        ("seconds per entry, median / max",
+         f"{secs['median']:.2f} / {secs['max']:.2f}" if secs["timed"] else "n/a (drafts from an edition's cache)"),
         ("from cache / drafted now", f"{figures['cached']} / {figures['fresh']}"),
         ("tokens spent by this run", f"{figures['spent_tokens_in']} in, {figures['spent_tokens_out']} out"),
     ]

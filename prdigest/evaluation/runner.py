@@ -46,7 +46,8 @@ class RecordingCache(DraftCache):
     def __init__(self, conn: Store, *, fresh: bool = False) -> None:
         super().__init__(conn)
         self.fresh = fresh
-        self.hits: set[str] = set()
+        #: Keys found, with the tokens the stored draft cost when it was made.
+        self.hits: dict[str, tuple[int, int]] = {}
         self._hits_lock = threading.Lock()
 
     def get(self, key: str) -> DraftEntry | None:
@@ -54,7 +55,7 @@ class RecordingCache(DraftCache):
         found = None if self.fresh else super().get(key)
         if found is not None:
             with self._hits_lock:
-                self.hits.add(key)
+                self.hits[key] = (found.tokens_in, found.tokens_out)
         return found
 
 
@@ -157,9 +158,9 @@ def draft_rows(gold: GoldSet, subsystems: list[list[str]], cand: Candidate, lang
         if cand.key is not None and cand.cache is not None and cand.costs is not None:
             key = cand.key(item.pr, subsystems[i], language)
             cached = key in cand.cache.hits
-            if cached:
-                seconds, *tokens = cand.costs.get(key) or (None, 0, 0)
-                made = (tokens[0], tokens[1])
+            if cached:  # an edition's draft has its tokens but no timing; one made by digest eval has both
+                seconds, tokens_in, tokens_out = cand.costs.get(key) or (None, *cand.cache.hits[key])
+                made = (tokens_in, tokens_out)
             elif not draft.drafter.startswith("offline"):  # a fresh model draft, now in the draft cache
                 cand.costs.put(key, seconds or 0.0, *made)
         row = _row(item, subsystems[i], draft, seconds, cached, made, cand.price)

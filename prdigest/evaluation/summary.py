@@ -66,7 +66,7 @@ def summarize(run: EvalRun) -> dict[str, Any]:
         "tokens_out_per_entry": tokens_out / n if n else None,
         "cost_usd": round(cost, 6),
         "cost_usd_per_entry": round(cost / n, 8) if n else None,
-        "seconds_per_entry": {**_spread(timed), "mean": mean(timed)},
+        "seconds_per_entry": {**_spread(timed), "mean": mean(timed), "timed": len(timed)},
         "cached": sum(1 for r in rows if r.cached),
         "fresh": len(fresh),
         "spent_tokens_in": sum(r.spent_in for r in rows),
