@@ -84,9 +84,12 @@ def test_recorded_reviews_come_back_as_the_editors_corrections(tmp_path: Path, s
     assert report["per_edition"][0]["rejected"] == 2 and report["per_edition"][0]["verdict_changed"] == 0
     assert report["per_edition"][1]["verdict_changed"] == 1 and report["per_edition"][1]["rewritten"] == 1
     assert list(report["per_configuration"]) == ["offline · prompt not recorded"]
-    assert report["per_subsystem"] is None and "subsystems" in report["not_recorded"]
+    # The record keeps each entry's subsystems: corrections per subsystem add up to every entry's subsystems.
+    assert "subsystems" not in report["not_recorded"]
+    assert sum(c["entries"] for c in report["per_subsystem"].values()) == sum(
+        len(e.subsystems) for e in [*first.entries, *second.entries])
     text = (tmp_path / "out" / "reviews.md").read_text(encoding="utf-8")
-    assert first.key in text and "Not recorded: the review record has no subsystems" in text
+    assert first.key in text and "Not recorded: the review record has no subsystems" not in text
     assert json.loads((tmp_path / "out" / "reviews.json").read_text(encoding="utf-8"))["entries"] == 20
 
 
@@ -108,20 +111,13 @@ def test_a_store_without_reviews_says_so(tmp_path: Path) -> None:
 
 def test_columns_the_record_may_gain_light_up_models_prompts_headlines_and_subsystems(tmp_path: Path,
                                                                                        sample_records) -> None:
-    # The columns asked of the review record (see prdigest/evaluation/reviews.py, OPTIONAL), added here as a
-    # later migration would add them, filled for the second edition only (older rows stay NULL).
+    # The second edition as drafted by a model with a known prompt version (the first by the offline drafter).
     state = tmp_path / "state.sqlite"
     _, second = two_reviewed_editions(state, sample_records)
     store = open_store(state)
     try:
-        for column in ("subsystems", "draft_headline", "final_headline", "model", "prompt_version"):
-            store.execute(f"ALTER TABLE review_entries ADD COLUMN {column} TEXT")
-        for i, entry in enumerate(second.entries):
-            final = "A headline the editor rewrote" if i == 1 else entry.headline
-            store.execute("UPDATE review_entries SET subsystems = ?, draft_headline = ?, final_headline = ?, "
-                          "model = ?, prompt_version = ? WHERE edition = ? AND number = ?",
-                          (json.dumps(entry.subsystems), entry.headline, final, "model-x", "entry-3+repair-1",
-                           second.key, entry.number))
+        store.execute("UPDATE review_entries SET model = ?, prompt_version = ? WHERE edition = ?",
+                      ("model-x", "entry-3+repair-1", second.key))
     finally:
         store.close()
     report = evaluate_reviews(Settings(state=state), tmp_path / "out").figures
@@ -153,7 +149,8 @@ def test_editors_verdicts_on_cached_prs_become_a_labelled_file_digest_eval_score
     rejected = second.entries[2].number
     assert rejected not in {r["number"] for r in records}
     flipped = next(r for r in records if r["number"] == second.entries[0].number)
-    assert flipped["gold"]["verdict"] != second.entries[0].verdict.value and flipped["gold"]["subsystems"] is None
+    assert flipped["gold"]["verdict"] != second.entries[0].verdict.value
+    assert flipped["gold"]["subsystems"] == list(second.entries[0].subsystems)
     assert "labels.jsonl" in outcome.markdown
 
     result = CliRunner().invoke(app, ["eval", "--gold", str(labels), "--out", str(tmp_path / "scored")])
@@ -161,4 +158,5 @@ def test_editors_verdicts_on_cached_prs_become_a_labelled_file_digest_eval_score
     scored = json.loads((tmp_path / "scored" / "eval.json").read_text(encoding="utf-8"))
     # The same offline drafter: it agrees with the editors except where they changed its verdict.
     assert scored["n"] == 9 and scored["verdict_agreement"] == 8 / 9
-    assert scored["subsystems_labelled"] == 0 and scored["subsystem_f1"] is None
+    # The editors kept the classifier's subsystems: the same classifier scores them perfectly.
+    assert scored["subsystems_labelled"] == 9 and scored["subsystem_f1"] == 1.0
