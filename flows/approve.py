@@ -19,6 +19,7 @@ from flows.review import DRAFT_KEY
 from prdigest.errors import ReviewError
 from prdigest.models import Edition
 from prdigest.review import ReviewDecision, ReviewRejected, apply_decision, check_decision, review_markdown
+from prdigest.snapshot import content_hash
 
 
 def _waiting_run(run_id: str) -> tuple[Any, dict[str, str], Edition]:
@@ -72,7 +73,7 @@ def approve_run(run_id: str, all: bool = False, reject: list[int] | None = None,
     run, _, draft = _waiting_run(run_id)
     decision = ReviewDecision(decision="send", approver=approver.strip(), approve_all=all or not approve,
                               reject=" ".join(str(n) for n in reject), approve=" ".join(str(n) for n in approve),
-                              note=note, edits=[])
+                              note=note, edits=[], snapshot=content_hash(draft))
     reasons = check_decision(draft, decision)
     if reasons:
         raise ReviewRejected(reasons)

@@ -65,10 +65,10 @@ def _run(options, verbose: bool):
             bar.update(bar_tasks[step], completed=done, total=total)
 
         try:
-            from flows.edition import digest_edition
+            from flows.edition import digest_edition, flow_parameters
 
             with progress_hook.reporting(on_progress):
-                summary = digest_edition(options)
+                summary = digest_edition(**flow_parameters(options))
         except DigestError as exc:
             _quiet_prefect(verbose)
             bar.stop()
