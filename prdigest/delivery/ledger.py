@@ -186,16 +186,18 @@ class Ledger:
         key, now = edition.key, _now()
 
         def record(store: Store) -> None:
-            found = store.fetchone("SELECT exact FROM delivery_editions WHERE edition = ?", (key,))
-            if found is not None:
-                if found[0] != edition.exact:
+            # ON CONFLICT: concurrent deliverers of one edition record it at the same moment.
+            added = store.execute(
+                "INSERT INTO delivery_editions (edition, repo, since_at, until_at, name, exact, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (edition) DO NOTHING",
+                (key, edition.repo, _stamp(edition.since), _stamp(edition.until), edition.name, edition.exact,
+                 now)).rowcount
+            if not added:
+                found = store.fetchone("SELECT exact FROM delivery_editions WHERE edition = ?", (key,))
+                if found is not None and found[0] != edition.exact:
                     raise ConfigError(f"edition key {key} is taken by {found[0]} in the ledger, not {edition.exact}: "
                                       "report this (two windows whose keys collide)")
                 return
-            store.execute("INSERT INTO delivery_editions (edition, repo, since_at, until_at, name, exact, created_at) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                          (key, edition.repo, _stamp(edition.since), _stamp(edition.until), edition.name,
-                           edition.exact, now))
             legacy = edition.legacy_key
             taken = store.fetchone("SELECT 1 FROM delivery_editions WHERE edition = ?", (legacy,))
             if taken is None and store.fetchone("SELECT 1 FROM delivery_ledger WHERE edition = ? LIMIT 1",

@@ -16,6 +16,7 @@ import ipaddress
 import socket
 import ssl
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
@@ -93,6 +94,7 @@ class _Handler:
             self.owner.count += 1
             self.owner.bytes += len(envelope.original_content or envelope.content or b"")
             self.owner.session_numbers.add(self.owner.session_number(session))
+            self.owner.recipients.update(envelope.rcpt_tos)
             delay = max((self.owner.late.pop(a, 0.0) for a in envelope.rcpt_tos), default=0.0)
             if self.owner.record:
                 self.owner.messages.append(Received(
@@ -129,6 +131,8 @@ class SmtpServer:
         self.count = 0
         self.bytes = 0
         self.session_numbers: set[int] = set()
+        #: Messages accepted per recipient, recorded or not (the benchmarks count duplicates with it).
+        self.recipients: Counter[str] = Counter()
         self.controller: Controller | None = None
 
     def session_number(self, session) -> int:
