@@ -16,9 +16,12 @@ from prefect.exceptions import ObjectNotFound
 from prefect.flow_runs import resume_flow_run
 
 from flows.review import DRAFT_KEY
+from flows.review_form import form_input
 from prdigest.errors import ReviewError
 from prdigest.models import Edition
-from prdigest.review import ReviewDecision, ReviewRejected, apply_decision, check_decision, review_markdown
+from prdigest.review import (
+    ReviewDecision, ReviewRejected, apply_decision, check_decision, flagged_left_out, flagged_numbers, review_markdown,
+)
 from prdigest.snapshot import content_hash
 
 
@@ -59,28 +62,44 @@ def review_text(run_id: str) -> str:
 
 
 def approve_run(run_id: str, all: bool = False, reject: list[int] | None = None, approver: str = "",
-                note: str = "", approve: list[int] | None = None) -> str:
-    """Resume a waiting run with "send": every entry except ``reject`` (``--all`` or ``--reject``), or only
-    the ``approve`` numbers (``--approve`` without ``--all``). Returns a one-line summary.
+                note: str = "", approve: list[int] | None = None, include_flagged: bool = False) -> str:
+    """Resume a waiting run with "send" and return a one-line summary: every unflagged entry except ``reject``
+    (``--all`` or ``--reject``), plus the flagged entries named in ``approve`` or all of them with
+    ``include_flagged``; or only the ``approve`` numbers (``--approve`` without ``--all``). A flagged entry is
+    never sent unless named or included; the summary says how many were left out.
 
     Raises ReviewError (shown to the user) when the run is not waiting, or when the input fails the same
     checks as the form (unknown PR numbers, no approver, nothing left to send).
     """
     reject, approve = list(reject or []), list(approve or [])
-    if not all and not reject and not approve:
-        raise ReviewError("say --all to approve every entry, --reject N … to leave some out, or --approve N … "
-                          "to send only those (numbers separated by spaces or commas)")
+    if not all and not reject and not approve and not include_flagged:
+        raise ReviewError("say --all to approve every unflagged entry, --reject N … to leave some out, --approve N "
+                          "… to send only those (or, with --all, flagged ones too), --include-flagged to send the "
+                          "flagged entries as well (numbers separated by spaces or commas)")
     run, _, draft = _waiting_run(run_id)
-    decision = ReviewDecision(decision="send", approver=approver.strip(), approve_all=all or not approve,
+    decision = ReviewDecision(decision="send", approver=approver.strip(),
+                              approve_all=all or include_flagged or not approve,
                               reject=" ".join(str(n) for n in reject), approve=" ".join(str(n) for n in approve),
-                              note=note, edits=[], snapshot=content_hash(draft))
+                              include_flagged=include_flagged, note=note, edits=[], snapshot=content_hash(draft))
     reasons = check_decision(draft, decision)
     if reasons:
         raise ReviewRejected(reasons)
     try:
-        resume_flow_run(run.id, run_input=decision.model_dump(mode="json"))
+        resume_flow_run(run.id, run_input=form_input(draft, decision))
     except RuntimeError as exc:
         raise ReviewError(f"flow run {run_id} refused the input: {exc}") from None
     sent = len(apply_decision(draft, decision).published)
-    return (f"{draft.name}: resumed by {decision.approver}: {sent} entries approved, {len(draft.entries) - sent} "
-            f"left out. The run delivers them now (or when a worker picks it up).")
+    return f"{draft.name}: resumed by {decision.approver}: " + approval_summary(draft, decision, sent)
+
+
+def approval_summary(draft: Edition, decision: ReviewDecision, sent: int) -> str:
+    """How many entries go out and how many are left out, naming the flagged ones left out."""
+    flagged = flagged_numbers(draft)
+    unsent = flagged_left_out(draft, decision)
+    text = f"{sent} entries approved, {len(draft.entries) - sent} left out."
+    if flagged:
+        text += (f" {len(flagged)} flagged (⚠): {len(flagged) - len(unsent)} approved"
+                 + (f", {len(unsent)} left out ({', '.join(f'#{n}' for n in unsent[:10])}"
+                    f"{', …' if len(unsent) > 10 else ''}; to send them: --approve N or --include-flagged)"
+                    if unsent else "") + ".")
+    return text + " The run delivers them now (or when a worker picks it up)."

@@ -189,11 +189,14 @@ def review(
 @app.command(cls=NumbersCommand)
 def approve(
     run_id: str = typer.Argument(..., help="The flow run waiting for review."),
-    all_entries: bool = typer.Option(False, "--all", help="Approve every entry (except those given to --reject)."),
+    all_entries: bool = typer.Option(False, "--all", help="Approve every unflagged entry (except those given to "
+                                     "--reject); flagged (⚠) ones only with --approve N or --include-flagged."),
     reject: list[str] = typer.Option([], "--reject", help="PR numbers to leave out: --reject 1 2 3, --reject 1,2,3 "
                                      "or --reject 1 --reject 2."),
     approve_numbers: list[str] = typer.Option([], "--approve", help="PR numbers to send (without --all: only "
-                                              "these), written like --reject."),
+                                              "these; with --all: flagged ones too), written like --reject."),
+    include_flagged: bool = typer.Option(False, "--include-flagged", help="Also send every flagged (⚠) entry as "
+                                         "drafted."),
     approver: Optional[str] = typer.Option(None, "--approver", help="Your name, recorded in digest.json "
                                            "(default: your login name)."),
     note: str = typer.Option("", "--note", help="A note for the record."),
@@ -208,7 +211,7 @@ def approve(
 
         message = approve_run(run_id, all=all_entries, reject=pr_numbers(reject, "--reject"),
                               approve=pr_numbers(approve_numbers, "--approve"),
-                              approver=approver or getpass.getuser(), note=note)
+                              approver=approver or getpass.getuser(), note=note, include_flagged=include_flagged)
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None

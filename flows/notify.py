@@ -12,7 +12,7 @@ from prefect import get_run_logger
 
 from flows.media import default_media
 from prdigest.config import Settings
-from prdigest.delivery import Message
+from prdigest.delivery import Channel, Message
 from prdigest.delivery.email_message import header_text
 from prdigest.errors import ConfigError, DeliveryError
 from prdigest.models import Edition
@@ -22,8 +22,10 @@ from prdigest.text import slug
 
 
 def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions, settings: Settings,
-                   flow_run_id: Any, url: str | None, deadline: datetime) -> list[str]:
-    """Tell each editor that a review is waiting, through the run's channels (email and/or Slack).
+                   flow_run_id: Any, url: str | None, deadline: datetime,
+                   channels: dict[str, Channel] | None = None) -> list[str]:
+    """Tell each editor that a review is waiting, through the run's channels (email and/or Slack): ``channels``
+    when the run passes its own (built once: their warnings are logged once per run), else built here.
 
     Returns what each channel gave back; a failure is logged and never blocks the review.
     """
@@ -31,15 +33,17 @@ def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions,
     if not editors:
         logger.info("no editors in the readers file: nobody is notified that %s waits for review", edition.name)
         return []
-    try:
-        channels = make_channels(options, settings, Path(options.out), default_media())
-    except (ConfigError, DeliveryError) as exc:
-        logger.warning("editors not notified: %s", exc)
-        return []
+    if channels is None:
+        try:
+            channels = make_channels(options, settings, Path(options.out), default_media())
+        except (ConfigError, DeliveryError) as exc:
+            logger.warning("editors not notified: %s", exc)
+            return []
     link = url or f"flow run {flow_run_id} (no PREFECT_UI_URL set)"
     text = (f"{edition.name}: {len(edition.entries)} draft entries wait for your review until "
-            f"{deadline:%Y-%m-%d %H:%M} UTC. Open {link} and click Resume (in the new UI: under the ⋮ menu), "
-            f"or run `digest approve {flow_run_id} --all`. Nothing is sent until an editor approves.")
+            f"{deadline:%Y-%m-%d %H:%M} UTC{_flagged_note(edition)}. Open {link} and click Resume (in the new UI: "
+            f"under the ⋮ menu), or run `digest approve {flow_run_id} --all`. Nothing is sent until an editor "
+            "approves.")
     results: list[str] = []
     for i, editor in enumerate(editors, start=1):
         for message in _messages(edition, editor, i, text, set(channels), sender(settings)):
@@ -53,6 +57,11 @@ def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions,
         channel.close()
     logger.info("told %d editor(s) that %s waits for review", len(editors), edition.name)
     return results
+
+
+def _flagged_note(edition: Edition) -> str:
+    flagged = sum(e.flagged for e in edition.entries)
+    return f" ({flagged} flagged: not sent unless you approve them by name)" if flagged else ""
 
 
 def _messages(edition: Edition, editor: Editor, index: int, text: str, media: set[str],

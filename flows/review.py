@@ -26,6 +26,7 @@ from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 from prefect.exceptions import FlowPauseTimeout
 from prefect.flow_runs import pause_flow_run, suspend_flow_run
+from prefect.input.run_input import keyset_from_base_key
 from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
 
 from flows.notify import notify_editors
@@ -33,10 +34,11 @@ from flows.resume import start_review
 from flows.review_form import ReviewForm, decision_of, review_form
 from prdigest import pipeline, progress
 from prdigest.config import Settings
+from prdigest.delivery import Channel
 from prdigest.errors import ConfigError
 from prdigest.models import Edition
 from prdigest.review import (
-    ReviewDecision, ReviewExpired, apply_decision, check_decision, decision_summary, md, record_review,
+    ReviewDecision, ReviewExpired, ReviewRejected, apply_decision, check_decision, decision_summary, md, record_review,
     review_markdown,
 )
 from prdigest.services import RunOptions, make_classifier, make_readers
@@ -60,8 +62,10 @@ def preflight_review(options: RunOptions) -> None:
                           "set PREFECT_API_URL=http://127.0.0.1:4200/api (see README, Deploying)")
 
 
-def review_edition(edition: Edition, options: RunOptions, settings: Settings) -> Edition:
-    """Return the edition with every entry approved, edited or rejected: automatically, or by an editor."""
+def review_edition(edition: Edition, options: RunOptions, settings: Settings,
+                   channels: dict[str, Channel] | None = None) -> Edition:
+    """Return the edition with every entry approved, edited or rejected: automatically, or by an editor
+    (told through ``channels``, the run's own, when given)."""
     if options.approve == "auto":
         return pipeline.auto_approve(edition)
     preflight_review(options)
@@ -74,7 +78,7 @@ def review_edition(edition: Edition, options: RunOptions, settings: Settings) ->
     snapshot = start_review(edition, settings, run_id)
     edition = snapshot.edition
     decision = _await_decision(edition, options, settings, run_id,
-                               suspend=context.flow_run.deployment_id is not None)
+                               suspend=context.flow_run.deployment_id is not None, channels=channels)
     snapshot.check_decision(decision.snapshot)  # an input without the field gets the form's default: this hash
     reviewed = apply_decision(edition, decision)  # checked before: applies in full or raises, never in part
     with open_store(settings.state) as store:
@@ -87,7 +91,7 @@ def review_edition(edition: Edition, options: RunOptions, settings: Settings) ->
 
 
 def _await_decision(edition: Edition, options: RunOptions, settings: Settings, run_id: Any, *,
-                    suspend: bool) -> ReviewDecision:
+                    suspend: bool, channels: dict[str, Channel] | None = None) -> ReviewDecision:
     """Wait, attempt after attempt, until an editor's input passes :func:`check_decision`."""
     logger = get_run_logger()
     timeout = settings.review_timeout
@@ -103,23 +107,22 @@ def _await_decision(edition: Edition, options: RunOptions, settings: Settings, r
         hint = (f"From a terminal: `digest review {run_id}` shows this text, `digest approve {run_id} --all "
                 f"[--reject N ...]` approves.")
         artifact_key = f"draft-{edition.key.lower()}"[:100]
-        description = review_markdown(edition, deadline=deadline, run_hint=hint, artifact_hint=(
-            f"Every entry in full (why, focus points, follow-ups): the **{artifact_key}** artifact, in this "
-            "run's Artifacts tab."))
+        description = review_markdown(edition, deadline=deadline, run_hint=hint,
+                                      artifact_hint=_artifact_hint(artifact_key))
         if refused:
             description = _refusal_markdown(refused) + description
         if live:
             if attempt == 1:
                 _publish_draft(edition, run_id, artifact_key,
                                review_markdown(edition, deadline=deadline, run_hint=hint, budget=None))
-                notify_editors(edition, editors, options, settings, run_id, url, deadline)
+                notify_editors(edition, editors, options, settings, run_id, url, deadline, channels=channels)
             progress.report("review", 0, 1)  # the CLI's bar shows the run is waiting, not stuck
             logger.info("%s: waiting for an editor (%s) until %s UTC; after that the run fails and nothing is "
                         "sent. %s", edition.name, "suspended: no worker is held" if suspend else "paused",
                         f"{deadline:%Y-%m-%d %H:%M}", url or f"flow run {run_id}")
         decision: ReviewDecision | None
         try:
-            decision = _wait(review_form(edition, description, approver), key, timeout, suspend)
+            decision = _wait(review_form(edition, description, approver), key, timeout, suspend, live)
         except FlowPauseTimeout:
             message = (f"the review of {edition.name} was not resumed within {_human(timeout)}: the run fails "
                        "and nothing is sent")
@@ -127,6 +130,8 @@ def _await_decision(edition: Edition, options: RunOptions, settings: Settings, r
             raise ReviewExpired(message) from None
         except pydantic.ValidationError as exc:
             decision, refused = None, [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+        except ReviewRejected as exc:  # an edits line the form could not read
+            decision, refused = None, exc.reasons
         if decision is not None:
             refused = check_decision(edition, decision)
             if not refused:
@@ -138,7 +143,11 @@ def _await_decision(edition: Edition, options: RunOptions, settings: Settings, r
         attempt += 1
 
 
-def _wait(form: type[ReviewForm], key: str, timeout: int, suspend: bool) -> ReviewDecision:
+def _wait(form: type[ReviewForm], key: str, timeout: int, suspend: bool, live: bool = True) -> ReviewDecision:
+    if suspend and not live:
+        # A resumed run replays its review from the top. The input of a pause key that already fired is read
+        # as it is: suspend_flow_run would first log "Suspending flow run…", after the resume, out of order.
+        return decision_of(form.load(keyset_from_base_key(f"suspended-{key}")))
     if suspend:
         result = suspend_flow_run(wait_for_input=form, timeout=timeout, key=key)
     else:
@@ -162,6 +171,14 @@ def _publish_draft(edition: Edition, flow_run_id: Any, key: str, markdown: str) 
                                                                 exclude_keys=set(), flow_run_id=flow_run_id)}
         if DRAFT_KEY not in existing:
             client.create_flow_run_input(flow_run_id, DRAFT_KEY, edition.model_dump_json())
+
+
+def _artifact_hint(key: str) -> str:
+    """A link to the draft artifact (every entry in full) that works from either UI (PREFECT_UI_URL)."""
+    base = (PREFECT_UI_URL.value() or "").rstrip("/")
+    name = f"[{key}]({base}/artifacts/key/{key})" if base else f"**{key}**"
+    return (f"Every entry in full (why, focus points, follow-ups): the {name} artifact, also in this run's "
+            "Artifacts tab.")
 
 
 def _refusal_markdown(reasons: list[str]) -> str:

@@ -1,33 +1,85 @@
-"""The resume form the editor fills in the Prefect UI: :class:`ReviewDecision` as a Prefect ``RunInput``."""
+"""The resume form the editor fills in the Prefect UI, and the :class:`ReviewDecision` behind it.
+
+The form is short on purpose. The classic UI (the one Prefect opens by default, and the one the editors'
+notification links to) lays the draft digest (the form's description) and the fields out in one flex column
+where only the draft shrinks: it gets the dialog's height minus the form's, so each field costs the draft about
+100 px (eight fields left it 0 px). Hence three fields: the decision (``send`` / ``send, flagged too`` / ``hold``:
+the "include flagged" switch, off unless chosen), the approver, one *Changes* text (reject, approve, edit and
+note lines, :func:`prdigest.review.parse_changes`; never pre-filled); the snapshot hash is not drawn. "Approve all" is
+implied: it covers the unflagged entries (``digest approve --approve N`` without ``--all`` sends only N).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 from prefect.input import RunInput
+from pydantic.json_schema import SkipJsonSchema
 
 from prdigest.models import Edition
-from prdigest.review import ReviewDecision, prefilled_edits
+from prdigest.review import (
+    ReviewDecision, ReviewRejected, apply_decision, changes_text, flagged_numbers, parse_changes,
+)
 from prdigest.snapshot import content_hash
 
+#: The decision's choices in the form; the middle one is the "include flagged" switch.
+SEND, SEND_FLAGGED, HOLD = "send", "send, flagged too", "hold"
 
-class ReviewForm(ReviewDecision, RunInput):
-    """The resume form: ReviewDecision's fields, rendered by the Prefect UI."""
+
+class ReviewForm(RunInput):
+    """The resume form's fields, in the order the Prefect UI shows them."""
+
+    # Not "forbid": that would make the schema refuse the snapshot, which it does not show (below).
+    model_config = pydantic.ConfigDict(extra="ignore")
+
+    decision: Literal["send", "send, flagged too", "hold"] = pydantic.Field(
+        description="send: every unflagged entry not rejected under Changes · hold: nothing")
+    approver: str = pydantic.Field(default="", description="Your name, recorded in digest.json")
+    changes: str = pydantic.Field(default="", description="A line each: reject 41873 41902 · approve 41910 (⚠) "
+                                  "· #41873 verdict=skim headline=… text=… · note …")
+    #: The content hash of the draft shown (prdigest.snapshot): a decision on other content is refused. Left out of
+    #: the form's schema (no field for the UI to draw, ~100 px more for the draft): the UI's input takes the default,
+    #: this form's hash; ``digest approve`` sends the hash of the draft it checked.
+    snapshot: SkipJsonSchema[str] = ""
 
 
 def review_form(edition: Edition, description: str, approver: str = "") -> type[ReviewForm]:
-    """The form pre-filled for this edition (like ``with_initial_data``, but keeping each field's help text)."""
-    defaults: dict[str, Any] = {"approver": approver, "edits": prefilled_edits(edition),
-                                "snapshot": content_hash(edition)}
-    fields = {name: (ReviewForm.model_fields[name].annotation,
-                     pydantic.Field(default=value, description=ReviewForm.model_fields[name].description))
-              for name, value in defaults.items()}
+    """The form for this edition: the approver and snapshot pre-filled, the flagged count in the decision's help
+    text (like ``with_initial_data``, but keeping and adapting each field's help text)."""
+    flagged = len(flagged_numbers(edition))
+    overrides: dict[str, tuple[Any, str | None]] = {"approver": (approver, None),
+                                                     "snapshot": (content_hash(edition), None)}
+    if flagged:
+        overrides["decision"] = (..., f"send: unflagged entries not rejected; the {flagged} flagged ⚠ only if "
+                                      f"approved under Changes · {SEND_FLAGGED}: all {flagged} too · hold: nothing")
+    annotations = {"snapshot": SkipJsonSchema[str]}
+    fields = {name: (annotations.get(name, ReviewForm.model_fields[name].annotation),
+                     pydantic.Field(default=value, title=ReviewForm.model_fields[name].title,
+                                    description=help or ReviewForm.model_fields[name].description))
+              for name, (value, help) in overrides.items()}
     model = pydantic.create_model("ReviewForm", __base__=ReviewForm, **fields)
     model._description = description
     return model
 
 
 def decision_of(form_input: ReviewForm) -> ReviewDecision:
-    """The plain decision behind a submitted form (without Prefect's RunInput machinery)."""
-    return ReviewDecision.model_validate(form_input.model_dump(include=set(ReviewDecision.model_fields)))
+    """The decision behind a submitted form; :class:`ReviewRejected` names every *Changes* line it cannot read."""
+    changes, errors = parse_changes(form_input.changes)
+    if errors:
+        raise ReviewRejected([f"changes {e}" for e in errors])
+    return ReviewDecision(decision=HOLD if form_input.decision == HOLD else SEND, approver=form_input.approver,
+                          approve_all=True, include_flagged=form_input.decision == SEND_FLAGGED,
+                          snapshot=form_input.snapshot, **changes)  # type: ignore[arg-type]
+
+
+def form_input(edition: Edition, decision: ReviewDecision) -> dict[str, Any]:
+    """The run input the form would send for ``decision`` (``digest approve`` resumes with it). The form always
+    approves all unflagged entries: a decision without "approve all" rejects every entry it does not send."""
+    reject = decision.reject
+    if not decision.approve_all:
+        chosen = {e.number for e in apply_decision(edition, decision).published}
+        reject = " ".join(str(e.number) for e in edition.entries if e.number not in chosen)
+    choice = HOLD if decision.decision == HOLD else SEND_FLAGGED if decision.include_flagged else SEND
+    return {"decision": choice, "approver": decision.approver, "snapshot": decision.snapshot,
+            "changes": changes_text(decision.model_copy(update={"reject": reject}))}

@@ -134,3 +134,84 @@ def synthetic_week(path: Path, n: int) -> Path:
         lines.append(json.dumps(rec))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+# --- the Resume dialog in both UIs -----------------------------------------------------------------------------
+#: The classic UI (what Prefect opens by default and what a run's link shows) and the new one under /v2.
+UIS = ("classic", "new")
+
+#: Scroll the first text node of the dialog that contains the needle into view (inside whatever scrolls), then
+#: ask the browser what is painted there; and measure the reading area: the rendered markdown block, clipped by
+#: every scrolling ancestor (what the editor can see of it at once).
+_PAINTED_JS = """(needle) => {
+  const dialog = document.querySelector('[role=dialog]');
+  const walker = document.createTreeWalker(dialog, NodeFilter.SHOW_TEXT);
+  let node = null;
+  while (walker.nextNode()) { if (walker.currentNode.textContent.includes(needle)) { node = walker.currentNode; break; } }
+  if (!node) return {found: false};
+  const el = node.parentElement;
+  el.scrollIntoView({block: 'center'});
+  const r = el.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + Math.min(8, r.width / 2), r.top + Math.min(8, r.height / 2));
+  const block = el.closest('.markdown-renderer, .prose') || el;
+  let top = block.getBoundingClientRect().top, bottom = block.getBoundingClientRect().bottom;
+  for (let a = block; a; a = a.parentElement) {
+    const style = getComputedStyle(a);
+    if (a === block || ['auto', 'scroll', 'hidden'].includes(style.overflowY)) {
+      const ar = a.getBoundingClientRect();
+      top = Math.max(top, ar.top); bottom = Math.min(bottom, ar.bottom);
+    }
+  }
+  top = Math.max(top, 0); bottom = Math.min(bottom, window.innerHeight);
+  return {found: true, painted: !!hit && (hit === el || el.contains(hit)), text_height: r.height,
+          reading_height: Math.max(0, bottom - top), block: block.className.toString().slice(0, 60)};
+}"""
+
+
+def open_resume_dialog(page, ui: str, run_id: str, which: str):
+    """The flow run's page in one UI and its Resume dialog (classic: the Resume button; new: ⋮ → Resume),
+    once the form's Decision field is there."""
+    if which == "classic":
+        page.goto(f"{ui}/runs/flow-run/{run_id}")
+        page.get_by_role("button", name="Resume").first.click()
+        dialog = page.get_by_role("dialog")
+        dialog.locator(".p-select-button__control").first.wait_for()
+    else:
+        page.goto(f"{ui}/v2/runs/flow-run/{run_id}")
+        page.get_by_role("button", name="Open menu").first.click()
+        page.get_by_role("menuitem", name="Resume").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_role("button", name="Select Decision").wait_for()
+    return dialog
+
+
+def painted(page, needle: str) -> dict[str, Any]:
+    """Where the dialog's text ``needle`` is: scrolled to, painted or not, and the reading area's visible height."""
+    return page.evaluate(_PAINTED_JS, needle)
+
+
+def choose_decision(page, dialog, which: str, choice: str) -> None:
+    """Pick ``choice`` in the Decision select of either UI."""
+    if which == "classic":
+        control = dialog.locator(".p-select-button__control").first
+        control.scroll_into_view_if_needed()
+        control.click()
+        option = page.get_by_role("option", name=choice, exact=True)
+        if not option.count():  # the classic select sometimes opens on the keyboard only
+            control.press("ArrowDown")
+        option.click()
+    else:
+        dialog.get_by_role("button", name="Select Decision").click()
+        page.get_by_role("option", name=choice, exact=True).click()
+
+
+def field(dialog, which: str, label: str):
+    """The textarea of the form field labelled ``label`` (e.g. Changes) in either UI."""
+    if which == "classic":
+        return dialog.locator(".p-label", has=dialog.page.locator("label", has_text=label)).locator("textarea")
+    return dialog.get_by_label(label, exact=False).first
+
+
+def submit(dialog, which: str) -> None:
+    dialog.get_by_role("button", name="Submit" if which == "classic" else "Resume").click()
+    dialog.wait_for(state="hidden", timeout=15000)

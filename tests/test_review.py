@@ -16,8 +16,8 @@ import pytest
 
 from prdigest.models import Edition, Entry, EntryStatus, Verdict
 from prdigest.review import (
-    EntryEdit, ReviewDecision, ReviewRejected, apply_decision, check_decision, edit_distance, md,
-    prefilled_edits, record_review, review_markdown,
+    EntryEdit, ReviewDecision, ReviewRejected, apply_decision, changes_text, check_decision, edit_distance,
+    flagged_left_out, md, parse_changes, record_review, review_markdown,
 )
 from prdigest.services import RunOptions
 from prdigest.store import open_store
@@ -82,16 +82,52 @@ def test_reject_edit_and_hold_are_applied_with_edit_distance() -> None:
     assert held.published == [] and held.review_note.startswith("held")
 
 
-def test_prefilled_cards_left_as_drafted_neither_approve_nor_conflict() -> None:
+def _flagged_edition() -> Edition:
     edition = _edition()
     edition.entries[1] = _entry(2, warnings=["fallback draft"])
-    cards = prefilled_edits(edition)
-    assert [c.number for c in cards] == [2] and cards[0].headline == "Headline 2"
-    reviewed = apply_decision(edition, ReviewDecision(decision="send", approver="Ann", reject="2", edits=cards))
-    assert reviewed.entries[1].status is EntryStatus.REJECTED
-    only = apply_decision(edition, ReviewDecision(decision="send", approver="Ann", approve_all=False, approve="1",
-                                                  edits=cards))
-    assert [e.number for e in only.published] == [1]
+    edition.entries[3] = _entry(4, grounding=["vllm/fake.py"])
+    return edition
+
+
+def test_approve_all_leaves_flagged_entries_out_unless_named_edited_or_included() -> None:
+    edition = _flagged_edition()
+    plain = ReviewDecision(decision="send", approver="Ann")
+    assert [e.number for e in apply_decision(edition, plain).published] == [1, 3, 5]
+    assert flagged_left_out(edition, plain) == [2, 4]
+    named = ReviewDecision(decision="send", approver="Ann", approve="#4")
+    assert [e.number for e in apply_decision(edition, named).published] == [1, 3, 4, 5]
+    edited = ReviewDecision(decision="send", approver="Ann", edits=[EntryEdit(number=2, text="Checked by hand.")])
+    reviewed = apply_decision(edition, edited)
+    assert [e.number for e in reviewed.published] == [1, 2, 3, 5] and reviewed.entries[1].status is EntryStatus.EDITED
+    included = ReviewDecision(decision="send", approver="Ann", include_flagged=True, reject="4")
+    assert [e.number for e in apply_decision(edition, included).published] == [1, 2, 3, 5]
+
+
+def test_a_week_of_only_flagged_entries_cannot_be_sent_by_approve_all() -> None:
+    edition = _edition(2)
+    edition.entries = [_entry(1, warnings=["w"]), _entry(2, needs_editing=True)]
+    reasons = check_decision(edition, ReviewDecision(decision="send", approver="Ann"))
+    assert any("no entry would be approved (2 flagged" in r for r in reasons), reasons
+
+
+@pytest.mark.parametrize(("text", "fields", "error"), [
+    ("#41873 verdict=skim headline=New head text=Why, with = signs", {"edits": [
+        EntryEdit(number=41873, verdict="skim", headline="New head", text="Why, with = signs")]}, None),
+    ("  \n12 text=only the why\n", {"edits": [EntryEdit(number=12, text="only the why")]}, None),
+    ("reject 1, #2\nApprove: 3 4\nnote short week", {"reject": "1 2", "approve": "3 4", "note": "short week"}, None),
+    ("#5", {}, "give verdict=, headline= or text="),
+    ("fix #5 please", {}, "is neither reject, approve, note nor a PR number"),
+    ("reject 5 six", {"reject": "5"}, "'six' is not a PR number"),
+    ("#6 verdict=must-read", {}, "not one of deep-read"),
+    ("#7 headline=a headline=b", {}, "headline= is given twice"),
+])
+def test_changes_are_one_line_each(text: str, fields: dict, error: str | None) -> None:
+    parsed, errors = parse_changes(text)
+    assert parsed == {"reject": "", "approve": "", "edits": [], "note": "", **fields}
+    assert (error is None and errors == []) or any(error in e for e in errors), errors
+    if error is None:
+        decision = ReviewDecision(decision="send", **parsed)
+        assert parse_changes(changes_text(decision)) == (parsed, [])
 
 
 def test_approve_all_off_sends_only_listed_and_edited_entries() -> None:
@@ -107,10 +143,10 @@ def test_approve_all_off_sends_only_listed_and_edited_entries() -> None:
     ({"edits": [{"number": 2, "headline": "   "}]}, "headline is blank"),
     ({"edits": [{"number": 2, "verdict": "must-read"}]}, "not one of deep-read"),
     ({"edits": [{"number": 2}, {"number": 2}]}, "edited twice"),
-    ({"edits": [{"number": 2, "text": "x"}], "reject": "2"}, "also listed under Reject"),
+    ({"edits": [{"number": 2, "text": "x"}], "reject": "2"}, "also rejected"),
     ({"edits": [{"number": 2, "headline": "x" * 201}]}, "at most 200"),
     ({"reject": "1 2 3 4 5"}, "choose 'hold'"),
-    ({"approve": "1"}, "'Approve all' is on"),
+    ({"edits": [{"number": 2, "verdict": "keep"}]}, "changes nothing"),
 ])
 def test_bad_decisions_are_refused_with_the_reason(decision: dict, reason: str) -> None:
     data = {"decision": "send", "approver": "Ann", **decision}
@@ -137,7 +173,8 @@ def test_draft_markdown_shows_counts_warnings_and_escapes_untrusted_text() -> No
     edition.entries[1] = _entry(2, title="<img src=x onerror=alert(1)> ![t](http://evil/x.png) [a](javascript:x)")
     text = review_markdown(edition)
     assert "| deep-read | 1 |" in text and "| skim | 2 |" in text and "kernels 3" in text
-    assert "fallback draft" in text and "vllm/fake.py" in text and "Needs your eye (1):** #1" in text
+    assert "fallback draft" in text and "vllm/fake.py" in text and "3 draft entries, 1 flagged ⚠" in text
+    assert text.index("Needs your eye (1)") < text.index("**#1 ") < text.index("**#2 ")
     assert "1\\. look at" not in text and "1. look at `x`" in text and "follow-up: port to ROCm" in text
     assert "<https://github.com/o/r/pull/2>" in text
     assert not re.search(r"(?<!\\)<img|(?<!\\)\]\(", text)  # no live tag, image or link from a PR's text
@@ -197,19 +234,18 @@ def _editor(log: dict[str, Any]) -> None:
             log["draft"] = Edition.model_validate_json(client.read_flow_run_input(run.id, "pr-digest-draft"))
         numbers = [e.number for e in log["draft"].entries]
         log["run_id"] = run.id
-        resume_flow_run(run.id, run_input={"decision": "send", "approver": "Ann", "reject": "12345678"})
+        resume_flow_run(run.id, run_input={"decision": "send", "approver": "Ann", "changes": "reject 12345678"})
         run = _paused_run(time.time(), "review-2")
         with get_client(sync_client=True) as client:
             log["description2"] = json.loads(client.read_flow_run_input(
                 run.id, run.state.state_details.run_input_keyset["description"]))
         with pytest.raises(RuntimeError, match="Validation failed"):
             resume_flow_run(run.id, run_input={"decision": "send", "approver": "Ann",
-                                               "edits": [{"number": numbers[0], "verdict": "must-read"}]})
+                                               "changes": [{"number": numbers[0], "verdict": "must-read"}]})
         log["rejected"], log["edited"] = numbers[1:3], numbers[3]
         resume_flow_run(run.id, run_input={
-            "decision": "send", "approver": "Ann Editor", "reject": f"{numbers[1]}, #{numbers[2]}",
-            "note": "two out", "edits": [{"number": numbers[3], "verdict": "deep-read",
-                                          "headline": "EDITED HEADLINE by Ann", "text": ""}]})
+            "decision": "send", "approver": "Ann Editor", "changes": f"reject {numbers[1]}, #{numbers[2]}\nnote two out\n"
+            f"#{numbers[3]} verdict=deep-read headline=EDITED HEADLINE by Ann"})
     except BaseException as exc:  # the flow thread reports it
         log["error"] = exc
 
@@ -250,7 +286,7 @@ def reviewed_run(prefect_api, tmp_path_factory: pytest.TempPathFactory) -> dict[
 def test_run_waits_for_review_and_shows_the_draft(reviewed_run: dict[str, Any]) -> None:
     description = reviewed_run["description"]
     assert "8 draft entries" in description and "| verdict | entries |" in description
-    assert "choose *send*" in description and "After that the run fails" in description
+    assert "Choose *send*" in description and "After that the run fails" in description
     assert all(f"#{e.number} " in description for e in reviewed_run["draft"].entries)
 
 
@@ -401,7 +437,8 @@ def test_a_big_edition_lists_entries_one_line_each_above_the_form() -> None:
     short = review_markdown(edition, artifact_hint="See the draft artifact.")
     full = review_markdown(edition, budget=None)
     assert len(short) < len(full) and "See the draft artifact." in short
-    assert all(f"[#{n}](https://github.com/o/r/pull/{n})" in short for n in range(1, 151))
+    assert all(f"[#{n}](https://github.com/o/r/pull/{n})" in short for n in range(1, 151) if n != 8)
+    assert short.index("Full text of the flagged one.") < short.index("[#1]")  # flagged first, in full
     assert "Full text of the flagged one." in short and "Why 9 matters" not in short and "Why 9 matters" in full
     assert review_markdown(_edition(3)) == review_markdown(_edition(3), budget=None)  # small: always in full
 

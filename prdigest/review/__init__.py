@@ -9,13 +9,14 @@ The names callers use are importable from here.
 
 from prdigest.review.decision import (
     EntryEdit, ReviewDecision, ReviewExpired, ReviewRejected, apply_decision, check_decision, decision_summary,
-    edit_distance, entry_text, parse_numbers, prefilled_edits,
+    changes_text, edit_distance, entry_text, flagged_left_out, flagged_numbers, parse_changes, parse_edits,
+    parse_numbers,
 )
 from prdigest.review.markdown import FULL_DESCRIPTION_BUDGET, entry_markdown, md, review_markdown
 from prdigest.review.record import record_review
 
 __all__ = [
     "FULL_DESCRIPTION_BUDGET", "EntryEdit", "ReviewDecision", "ReviewExpired", "ReviewRejected", "apply_decision",
-    "check_decision", "decision_summary", "edit_distance", "entry_markdown", "entry_text", "md", "parse_numbers",
-    "prefilled_edits", "record_review", "review_markdown",
+    "changes_text", "check_decision", "decision_summary", "edit_distance", "entry_markdown", "entry_text",
+    "flagged_left_out", "flagged_numbers", "md", "parse_changes", "parse_edits", "parse_numbers", "record_review", "review_markdown",
 ]

@@ -1,9 +1,12 @@
 """The editor's decision about one edition: its model, its checks, and applying it to the draft.
 
 The decision is shaped for a real week (150 entries): one required choice (send / hold), "approve every
-entry" on by default, PR numbers to reject as one line of text, and a short list of edits the editor adds
-one card per entry they change. Prefect's form (``flows/review_form.py``) and ``digest approve`` both build
-a :class:`ReviewDecision`, and both go through :func:`check_decision` before anything is applied.
+unflagged entry" on by default, PR numbers to reject or to approve as one line of text each, and the edits the
+editor adds (none pre-filled). A flagged entry (:attr:`Entry.flagged`: a fallback draft, a grounding failure,
+a warning) is never sent unseen: only when the editor names it under *approve*, edits it, or turns on
+*include flagged* (off by default). Prefect's form (``flows/review_form.py``: the edits as one text field,
+:func:`parse_edits`) and ``digest approve`` both build a :class:`ReviewDecision`, and both go through
+:func:`check_decision` before anything is applied.
 """
 
 from __future__ import annotations
@@ -21,8 +24,6 @@ from prdigest.models import Edition, Entry, EntryStatus, Verdict
 
 MAX_HEADLINE = 200
 MAX_TEXT = 4000
-#: Entries that need the editor's eye are pre-filled as edit cards, up to this many.
-MAX_PREFILLED_EDITS = 10
 
 VerdictChoice = Literal["keep", "deep-read", "skim", "skip"]
 
@@ -58,9 +59,11 @@ class ReviewDecision(BaseModel):
     decision: Literal["send", "hold"] = Field(
         description="send: deliver the approved entries. hold: send nothing this week.")
     approver: str = Field(default="", description="Your name, recorded in digest.json")
-    approve_all: bool = Field(default=True, description="Approve every entry not listed under Reject")
+    approve_all: bool = Field(default=True, description="Approve every unflagged entry not listed under Reject")
     reject: str = Field(default="", description="PR numbers to leave out, e.g. 41873 41902")
-    approve: str = Field(default="", description="Only when 'Approve all' is off: PR numbers to send")
+    approve: str = Field(default="", description="PR numbers to send: flagged (⚠) entries to include, or, with "
+                                                 "'Approve all' off, the only entries sent")
+    include_flagged: bool = Field(default=False, description="Send the flagged (⚠) entries as drafted too")
     edits: list[EntryEdit] = Field(default_factory=list,
                                    description="Add an item per entry you change (PR number + new values)")
     note: str = Field(default="", description="A note for the record (optional)")
@@ -99,15 +102,16 @@ def check_decision(edition: Edition, decision: ReviewDecision) -> list[str]:
         return reasons
     if not decision.approver.strip():
         reasons.append("approver: type your name: it is recorded as who approved the edition")
-    if decision.approve_all and approved:
-        reasons.append("approve: lists PR numbers but 'Approve all' is on; turn it off or clear the list")
     both = sorted(set(rejected) & set(approved))
     if both:
         reasons.append(f"PR {', '.join(f'#{n}' for n in both)} is both approved and rejected")
     entries = {e.number: e for e in edition.entries}
     reasons += _check_edits(decision.edits, entries, set(rejected))
     if not reasons and not _selected(edition, decision):
-        reasons.append("send: no entry would be approved; choose 'hold' to send nothing this week")
+        flagged = flagged_numbers(edition)
+        hint = (f" ({len(flagged)} flagged entries go out only when approved by number, edited, or with the "
+                "flagged included)" if flagged else "")
+        reasons.append(f"send: no entry would be approved{hint}; choose 'hold' to send nothing this week")
     return reasons
 
 
@@ -121,9 +125,11 @@ def _check_edits(edits: list[EntryEdit], entries: dict[int, Entry], rejected: se
         if edit.number in seen:
             reasons.append(f"{where}: the entry is edited twice; merge the two items")
         seen.add(edit.number)
-        # A pre-filled card left as drafted may stay in the list of a rejected entry; a real edit may not.
-        if edit.number in rejected and edit.number in entries and _changes(entries[edit.number], edit):
-            reasons.append(f"{where}: the entry is also listed under Reject; edit or reject it, not both")
+        if edit.number in rejected:
+            reasons.append(f"{where}: the entry is also rejected; edit or reject it, not both")
+        elif edit.number in entries and edit.verdict in scale and not _changes(entries[edit.number], edit):
+            reasons.append(f"{where}: changes nothing; give a new verdict, headline or text, or remove it "
+                           "(to send a flagged entry as drafted, approve it by number)")
         if edit.verdict not in scale:
             reasons.append(f"{where}: verdict '{edit.verdict}' is not one of deep-read, skim, skip")
         if edit.headline and not edit.headline.strip():
@@ -138,15 +144,29 @@ def _check_edits(edits: list[EntryEdit], entries: dict[int, Entry], rejected: se
 
 
 def _selected(edition: Edition, decision: ReviewDecision) -> set[int]:
-    """PR numbers the decision approves (assumes it passed the checks)."""
+    """PR numbers the decision approves (assumes it passed the checks): with *approve all*, every unflagged
+    entry; a flagged one only when named, edited, or with *include flagged*; never a rejected one."""
     rejected = set(parse_numbers(decision.reject, "reject")[0])
+    entries = {e.number: e for e in edition.entries}
+    flagged = {n for n, e in entries.items() if e.flagged}
+    chosen = set(parse_numbers(decision.approve, "approve")[0]) | {
+        e.number for e in decision.edits if e.number in entries and _changes(entries[e.number], e)}
     if decision.approve_all:
-        chosen = {e.number for e in edition.entries}
-    else:
-        entries = {e.number: e for e in edition.entries}
-        chosen = set(parse_numbers(decision.approve, "approve")[0]) | {
-            e.number for e in decision.edits if e.number in entries and _changes(entries[e.number], e)}
+        chosen |= set(entries) - flagged
+    if decision.include_flagged:
+        chosen |= flagged
     return chosen - rejected
+
+
+def flagged_numbers(edition: Edition) -> list[int]:
+    """The PR numbers of the entries that need the editor's eye, in edition order."""
+    return [e.number for e in edition.entries if e.flagged]
+
+
+def flagged_left_out(edition: Edition, decision: ReviewDecision) -> list[int]:
+    """The flagged entries the decision does not send (not named, edited or included), in edition order."""
+    chosen = _selected(edition, decision) if decision.decision == "send" else set()
+    return [n for n in flagged_numbers(edition) if n not in chosen]
 
 
 def _changes(entry: Entry, edit: EntryEdit) -> bool:
@@ -207,11 +227,86 @@ def edit_distance(a: str, b: str) -> int:
     return Levenshtein.distance(a, b)
 
 
-def prefilled_edits(edition: Edition) -> list[EntryEdit]:
-    """Edit cards for the entries the drafter flagged (fallback drafts, grounding failures), pre-filled."""
-    flagged = [e for e in edition.entries if e.flagged]
-    return [EntryEdit(number=e.number, verdict=e.verdict.value, headline=e.headline, text=e.rationale)
-            for e in flagged[:MAX_PREFILLED_EDITS]]
+_EDIT_LINE = re.compile(r"#?(\d{1,9})(?:\s+(.*))?")
+_EDIT_FIELD = re.compile(r"(?:^|\s)(verdict|headline|text)=")
+_KEYWORD_LINE = re.compile(r"(reject|approve|note)\b:?\s*(.*)", re.IGNORECASE)
+
+
+def parse_edits(text: str) -> tuple[list[EntryEdit], list[str]]:
+    """Edits written one per line, ``#41873 verdict=skim headline=New headline text=New why`` (only the fields
+    given change; a value runs to the next ``name=``); the second list holds why a line is not one."""
+    edits: list[EntryEdit] = []
+    errors: list[str] = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        edit, error = _edit_line(raw.strip(), n)
+        errors += [error] if error else []
+        edits += [edit] if edit else []
+    return edits, errors
+
+
+def _edit_line(line: str, n: int) -> tuple[EntryEdit | None, str | None]:
+    if not line:
+        return None, None
+    match = _EDIT_LINE.fullmatch(line)
+    if match is None:
+        return None, (f"line {n}: '{line[:40]}' is neither reject, approve, note nor a PR number "
+                      "(write: #41873 verdict=skim headline=… text=…)")
+    where = f"line {n} (PR #{match.group(1)})"
+    rest = match.group(2) or ""
+    parts = _EDIT_FIELD.split(rest)
+    if parts[0].strip() or len(parts) < 3:
+        return None, f"{where}: give verdict=, headline= or text= (found '{(parts[0].strip() or rest)[:40]}')"
+    values: dict[str, str] = {}
+    for name, value in zip(parts[1::2], parts[2::2]):
+        if name in values:
+            return None, f"{where}: {name}= is given twice"
+        values[name] = value.strip()
+    verdict = values.get("verdict", "keep")
+    if verdict not in {v.value for v in Verdict} | {"keep"}:
+        return None, f"{where}: verdict '{verdict[:20]}' is not one of deep-read, skim, skip"
+    return EntryEdit(number=int(match.group(1)), verdict=verdict,  # type: ignore[arg-type]
+                     headline=values.get("headline", ""), text=values.get("text", "")), None
+
+
+def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
+    """The review form's one *Changes* field, a line per change: ``reject 41873 41902``, ``approve 41910`` (a
+    flagged entry to send), ``#41873 verdict=skim headline=… text=…`` (an edit), ``note …``. Returns the
+    :class:`ReviewDecision` fields it sets (``reject``, ``approve``, ``edits``, ``note``) and why a line is not
+    one of these."""
+    reject: list[str] = []
+    approve: list[str] = []
+    notes: list[str] = []
+    edits: list[EntryEdit] = []
+    errors: list[str] = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        keyword = _KEYWORD_LINE.fullmatch(line)
+        if keyword is not None:
+            word, rest = keyword.group(1).lower(), keyword.group(2).strip()
+            if word == "note":
+                notes.append(rest)
+                continue
+            numbers, bad = parse_numbers(rest, f"line {n} ({word})")
+            errors += bad
+            (reject if word == "reject" else approve).extend(str(x) for x in numbers)
+            continue
+        edit, error = _edit_line(line, n)
+        errors += [error] if error else []
+        edits += [edit] if edit else []
+    return {"reject": " ".join(reject), "approve": " ".join(approve), "edits": edits,
+            "note": " ".join(notes)}, errors
+
+
+def changes_text(decision: ReviewDecision) -> str:
+    """The *Changes* text that :func:`parse_changes` reads back into the decision's reject, approve, edits, note."""
+    lines = [f"reject {decision.reject}" if decision.reject.strip() else "",
+             f"approve {decision.approve}" if decision.approve.strip() else ""]
+    for edit in decision.edits:
+        fields = [f"verdict={edit.verdict}" if edit.verdict != "keep" else "",
+                  f"headline={edit.headline}" if edit.headline else "", f"text={edit.text}" if edit.text else ""]
+        lines.append(" ".join([f"#{edit.number}", *(f for f in fields if f)]))
+    lines.append(f"note {decision.note}" if decision.note.strip() else "")
+    return "\n".join(line for line in lines if line)
 
 
 def decision_summary(edition: Edition) -> Counter[str]:

@@ -55,61 +55,94 @@ FULL_DESCRIPTION_BUDGET = 12_000
 
 def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_hint: str = "",
                     budget: int | None = FULL_DESCRIPTION_BUDGET, artifact_hint: str = "") -> str:
-    """The draft digest as the editor reads it above the form: counts, then every entry with its warnings.
+    """The draft digest as the editor reads it above the form: a two-line head, the flagged entries first, then
+    every other entry by verdict, then the counts. The entries come first because the classic Prefect UI may
+    give the whole text only a few hundred pixels of a scrolling box.
 
-    With ``budget`` and an edition whose full text exceeds it, entries are listed one line each (number,
-    verdict, headline, subsystems, link, warnings) and only the flagged entries keep their full text.
+    With ``budget`` and an edition whose full text exceeds it, the unflagged entries are listed one line each
+    (number, headline, subsystems, link) and only the flagged entries (up to 10) keep their full text.
     """
+    flagged = [e for e in edition.entries if e.flagged]
+    others = [e for e in edition.entries if not e.flagged]
+    head = [f"## {md(edition.name)}: {len(edition.entries)} draft entries"
+            + (f", {len(flagged)} flagged ⚠ first" if flagged else "")]
+    if artifact_hint:
+        head += ["", artifact_hint]
+    how = [
+        "", "### How to send",
+        "", "Choose *send* under Decision, check your name, then Resume (classic UI: Submit). Every unflagged "
+        "entry goes out unless you add a line `reject 41873 41902` under *Changes*"
+        + ("; a flagged ⚠ entry goes out only if you add `approve 41910`, edit it, or choose *send, flagged too*"
+           if flagged else "") + ". To edit an entry: `#41873 verdict=skim headline=… text=…`. *hold* sends nothing.",
+    ]
+    tail = [*how, "", "### Counts"]
+    if deadline is not None:
+        tail += ["", f"Waiting until **{deadline:%Y-%m-%d %H:%M} UTC**. After that the run fails and "
+                     "nothing is sent."]
+    if run_hint:
+        tail += ["", run_hint]
     per_verdict = Counter(e.verdict.value for e in edition.entries)
     per_subsystem = Counter(s for e in edition.entries for s in e.subsystems)
-    flagged = [e for e in edition.entries if e.flagged]
-    lines = [
-        f"## {md(edition.name)}: {len(edition.entries)} draft entries",
-        "",
-        "**To send:** choose *send* under Decision, type your name, then Resume. To leave entries out, "
-        "list their PR numbers under *Reject*. To change an entry, add an item under *Edits* with its PR "
-        "number and only the fields you change. *hold* sends nothing.",
-    ]
-    if deadline is not None:
-        lines += ["", f"Waiting until **{deadline:%Y-%m-%d %H:%M} UTC**. After that the run fails and "
-                      "nothing is sent."]
-    if run_hint:
-        lines += ["", run_hint]
-    lines += ["", "| verdict | entries |", "| --- | ---: |"]
-    lines += [f"| {v.value} | {per_verdict.get(v.value, 0)} |" for v in Verdict]
-    lines += ["", "**Subsystems:** " + (", ".join(f"{md(s)} {n}" for s, n in per_subsystem.most_common()) or "none")]
+    tail += ["", "| verdict | entries |", "| --- | ---: |"]
+    tail += [f"| {v.value} | {per_verdict.get(v.value, 0)} |" for v in Verdict]
+    tail += ["", "**Subsystems:** " + (", ".join(f"{md(s)} {n}" for s, n in per_subsystem.most_common()) or "none")]
     drafters = Counter(e.drafter for e in edition.entries)
     cost = f", estimated cost ${edition.cost_usd:.2f}" if edition.cost_usd else ""
-    lines += ["", f"**Drafted by:** {', '.join(f'{md(d)} {n}' for d, n in drafters.most_common())}; "
-                  f"tokens in {edition.tokens_in}, out {edition.tokens_out}{cost}"]
-    if flagged:
-        lines += ["", f"**Needs your eye ({len(flagged)}):** " + ", ".join(f"#{e.number}" for e in flagged)]
-    head = "\n".join(lines)
-    full = [head]
-    for verdict in Verdict:
-        group = [e for e in edition.entries if e.verdict is verdict]
+    tail += ["", f"**Drafted by:** {', '.join(f'{md(d)} {n}' for d, n in drafters.most_common())}; "
+                 f"tokens in {edition.tokens_in}, out {edition.tokens_out}{cost}"]
+    full = list(head)
+    # A week whose entries cannot fit even at 80 characters each is not written out in full first.
+    fits = budget is None or len(edition.entries) * 80 <= budget
+    if flagged and fits:
+        full += ["", f"### ⚠ Needs your eye ({len(flagged)}): not sent unless you approve them"]
+        for entry in flagged:
+            full += ["", *entry_markdown(entry)]
+    for verdict in Verdict if fits else ():
+        group = [e for e in others if e.verdict is verdict]
         if group:
             full += ["", f"### {verdict.value} ({len(group)})"]
             for entry in group:
                 full += ["", *entry_markdown(entry)]
-    text = "\n".join(full) + "\n"
-    if budget is None or len(text) <= budget:
+    text = "\n".join(full + tail) + "\n"
+    if fits and (budget is None or len(text) <= budget):
         return text
-    compact = [head]
+    compact = list(head)
     if flagged:
-        compact += ["", f"### Needs your eye ({len(flagged)})"]
+        compact += ["", f"### ⚠ Needs your eye ({len(flagged)}): not sent unless you approve them"]
         for entry in flagged[:10]:
             compact += ["", *entry_markdown(entry)]
-    compact += ["", f"### All {len(edition.entries)} entries, one line each"]
-    if artifact_hint:
-        compact += ["", artifact_hint]
+        compact += ["", *(_line(e) for e in flagged[10:])]
+    compact += ["", f"### The other {len(others)} entries, one line each"]
     for verdict in Verdict:
-        group = [e for e in edition.entries if e.verdict is verdict]
+        group = [e for e in others if e.verdict is verdict]
         if group:
             compact += ["", f"**{verdict.value} ({len(group)})**", ""]
-            compact += [f"- {_link(e.url, f'#{e.number}')} {md(e.headline, 160)} · {md(', '.join(e.subsystems))}"
-                        f"{' ⚠' if e.flagged else ''}" for e in group]
-    return "\n".join(compact) + "\n"
+            compact += [_line(e) for e in group]
+    return _bounded(compact, len(edition.entries), artifact_hint) + "\n".join(tail) + "\n"
+
+
+#: Longest description, in characters: the form's run input stays bounded however big the week (20,000
+#: entries one line each would be ~3 MB); past it, the draft artifact has every entry.
+MAX_DESCRIPTION = 100_000
+
+
+def _bounded(lines: list[str], total: int, artifact_hint: str) -> str:
+    """``lines`` joined, cut at :data:`MAX_DESCRIPTION` characters with a line saying how many entries
+    are left out and where to read them."""
+    size = 0
+    for i, line in enumerate(lines):
+        size += len(line) + 1
+        if size > MAX_DESCRIPTION:
+            more = sum(1 for rest in lines[i:] if rest.startswith("- "))
+            where = artifact_hint or "the run's draft artifact"
+            return "\n".join([*lines[:i], "", f"**… and {more:,} more of {total:,} entries, not listed here:** "
+                                                f"read them in {where}.", ""])
+    return "\n".join(lines) + "\n"
+
+
+def _line(entry: Entry) -> str:
+    return (f"- {_link(entry.url, f'#{entry.number}')} {md(entry.headline, 160)} · {md(', '.join(entry.subsystems))}"
+            f"{' ⚠' if entry.flagged else ''}")
 
 
 def entry_markdown(entry: Entry) -> list[str]:
