@@ -76,12 +76,22 @@ def prefect_server(home: Path, timeout: float = 180.0) -> Iterator[dict[str, Any
 
 
 def stop_group(proc: subprocess.Popen, grace: float) -> None:
-    """Stop a process started with ``start_new_session`` and its children: SIGTERM, then SIGKILL after ``grace`` s."""
-    os.killpg(proc.pid, 15)
-    try:
-        proc.wait(grace)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
+    """Stop a process started with ``start_new_session`` and its children: SIGTERM; a second SIGTERM after half of
+    ``grace`` (a Prefect worker turns the first into a graceful SIGINT, which hangs in client retries once its
+    server is gone, and answers the second by killing itself: Prefect's own escalation); SIGKILL only as the
+    last resort."""
+    for signum, wait in ((15, grace / 2), (15, grace / 2)):
+        try:
+            os.killpg(proc.pid, signum)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    os.killpg(proc.pid, 9)
+    proc.wait(10)
 
 
 def start_edition(server: dict[str, Any], options: dict[str, Any], log: Path,
@@ -215,3 +225,21 @@ def field(dialog, which: str, label: str):
 def submit(dialog, which: str) -> None:
     dialog.get_by_role("button", name="Submit" if which == "classic" else "Resume").click()
     dialog.wait_for(state="hidden", timeout=15000)
+
+
+def wait_paused_out(api: str, out: str, proc: subprocess.Popen, timeout: float = 240.0) -> dict[str, Any]:
+    """The paused run whose ``out`` parameter is ``out`` (several editions wait on one server), form saved."""
+    end = time.monotonic() + timeout
+    with httpx.Client(base_url=api, timeout=10) as client:
+        while time.monotonic() < end:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the edition writing to {out} exited with {proc.returncode} before pausing")
+            runs = client.post("/flow_runs/filter", json={
+                "flow_runs": {"state": {"type": {"any_": ["PAUSED"]}}}, "limit": 20}).json()
+            for run in runs:
+                keyset = (run["state"]["state_details"] or {}).get("run_input_keyset") or {}
+                if run["parameters"].get("out") == out and keyset and client.get(
+                        f"/flow_runs/{run['id']}/input/{keyset['description']}").status_code == 200:
+                    return run
+            time.sleep(0.5)
+    raise RuntimeError(f"the edition writing to {out} did not pause within {timeout} s")
