@@ -24,13 +24,22 @@ from mjml import mjml2html
 from prdigest.errors import RenderError
 from prdigest.models import Edition, RenderProblem, Verdict
 from prdigest.variants import Variant
-from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, truncate
+from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_prose, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
 from renderers.view import EntryView, counts, groups, meta, strings, subject, view, window
 
 #: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.
 BUDGET = 95_000
+
+#: Fewest bytes an entry takes as one line (a link and a short headline): bounds how many entries can fit.
+MIN_LINE_BYTES = 90
+#: Bytes of a one-line-per-entry email besides its entries (head, styles, group titles, notes, footer).
+LIST_OVERHEAD = 14_000
+#: The note of an email too long to list every entry even as one line.
+LISTED = {"zh-CN": "本期条目极多：邮件只列出前 {shown} 个（共 {total} 个，每条一行），完整内容见本邮件的纯文本部分。",
+          "en": "A very long week: this email lists the first {shown} of {total} entries, one line each; every "
+                "entry is in the plain-text part of this email."}
 
 #: Longest headline, in characters, of an entry shown as one line.
 LINE_HEADLINE = 120
@@ -91,7 +100,7 @@ class RenderedEmail:
 def preheader(edition: Edition, views: list[EntryView]) -> str:
     """The inbox preview line: the deep-read headlines, or the counts when there are none."""
     ui = strings(edition.language)
-    deep = [e.headline for e in views if e.verdict is Verdict.DEEP_READ]
+    deep = [plain_prose(e.headline) for e in views if e.verdict is Verdict.DEEP_READ]  # no `code` in a preview
     if not deep:
         return truncate(ui["preheader_none"], 140)
     sep = "；" if edition.language == "zh-CN" else "; "
@@ -108,7 +117,7 @@ class _Fragments:
 
 
 def _fragments(views: list[EntryView], language: str,
-               links: dict[int, str] | None = None) -> list[_Fragments]:
+               links: dict[int, str] | None = None, full: bool = True) -> list[_Fragments]:
     """Each entry's HTML in full and as one line (macros in ``email_entry.html.j2``, autoescaped).
 
     ``links`` maps PR numbers to archive permalinks: the full entry shows one, the one-line entry's
@@ -122,9 +131,10 @@ def _fragments(views: list[EntryView], language: str,
     for e in views:
         first = e.number in firsts  # no rule above the first entry under a group's title
         link = (links or {}).get(e.number)
-        full = macros.full(e, meta(e, language, subsystems=False), ui, STYLE, first, link, label)
         line = macros.line(replace(e, headline=truncate(e.headline, LINE_HEADLINE)), STYLE, first, link)
-        frags.append(_Fragments(e, Markup(full), Markup(line)))
+        # A huge week shows every entry as one line: its full fragments would never be used.
+        whole = macros.full(e, meta(e, language, subsystems=False), ui, STYLE, first, link, label) if full else line
+        frags.append(_Fragments(e, Markup(whole), Markup(line)))
     return frags
 
 
@@ -204,13 +214,16 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
     """
     lang = edition.language
     ui = strings(lang)
-    views = [view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries]
+    # A week too long for one line per entry in the budget only views what the HTML can hold.
+    huge = len(variant.entries) > budget // MIN_LINE_BYTES
+    listed = variant.entries[: budget // MIN_LINE_BYTES] if huge else variant.entries
+    views = [view(e, lang, link_hosts, variant.vocabulary) for e in listed]
     subj = subject(edition, variant)
     pre = preheader(edition, views)
     base = site_base(site_url)
     links = {e.number: permalink(base, edition, e.number) for e in views} if base else None
     online = {"url": edition_url(base, edition), "label": link_strings(lang)["view_online"]} if base else None
-    frags = _fragments(views, lang, links)
+    frags = _fragments(views, lang, links, full=not huge)
     problems: list[RenderProblem] = []
 
     def attempt(full: Callable[[EntryView], bool], note: str | None) -> str:
@@ -232,9 +245,25 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
     def size(html: str) -> int:
         return len(html.encode("utf-8"))
 
-    html = attempt(lambda e: True, None)
+    # Fragment sizes bound the document's: a 20,000-entry week is not compiled whole to learn it is too big.
+    full_bytes = sum(len(str(f.full).encode("utf-8")) for f in frags)
+    line_bytes = [len(str(f.line).encode("utf-8")) for f in frags]
+    if huge or sum(line_bytes) > budget:
+        # Not even one line per entry fits: the first entries in reading order (deep reads first) as one
+        # line each, and a note that the others are in the plain-text part.
+        room, shown = budget - LIST_OVERHEAD, 0
+        while shown < len(frags) and room - line_bytes[shown] >= 0:
+            room -= line_bytes[shown]
+            shown += 1
+        total = len(variant.entries)
+        frags = frags[:shown]
+        note = LISTED.get(lang, LISTED["en"]).format(shown=f"{shown:,}", total=f"{total:,}")
+        html = attempt(lambda e: False, note)
+        return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(
+            edition, variant, link_hosts=link_hosts, site_url=site_url), problems=problems, compact=True)
+    html = attempt(lambda e: True, None) if full_bytes < budget else ""
     compact = False
-    if size(html) > budget:
+    if not html or size(html) > budget:
         compact = True
         deep = [f.view.number for f in frags if f.view.verdict is Verdict.DEEP_READ]
         html = attempt(lambda e: e.verdict is Verdict.DEEP_READ, ui["compact_all"])

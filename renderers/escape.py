@@ -155,6 +155,33 @@ def mrkdwn(text: object) -> str:
     return _QUOTE_START.sub("\\1\u00ad&gt;", s)
 
 
+def _slack_entities(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def mrkdwn_prose(text: object) -> str:
+    """:func:`mrkdwn` for drafter prose, with its Markdown code spans (`` `x` ``) as real Slack code spans.
+
+    Inside a code span Slack formats nothing, and with ``& < >`` escaped a span can neither ping nor link,
+    so its text keeps its ``* _ ~`` as they are; outside code spans everything is neutralised as in
+    :func:`mrkdwn`. A span holds no backtick or line break, so it cannot close early or run on.
+    """
+    s = clean(text)
+    out, last = [], 0
+    for match in _CODE_SPAN.finditer(s):
+        outside = _slack_entities(s[last:match.start()])
+        out += [_FORMAT_CHARS.sub(lambda m: _MRKDWN_LOOKALIKE[m.group()], outside),
+                f"`{_slack_entities(match.group(1))}`"]
+        last = match.end()
+    out.append(_FORMAT_CHARS.sub(lambda m: _MRKDWN_LOOKALIKE[m.group()], _slack_entities(s[last:])))
+    return _QUOTE_START.sub("\\1\u00ad&gt;", "".join(out))
+
+
+def plain_prose(text: str) -> str:
+    """Prose for a plain-text line that is no document (an inbox preview): code spans without backticks."""
+    return _CODE_SPAN.sub(r"\1", text)
+
+
 def slack_plain(text: object) -> str:
     """:func:`clean` text for a Slack ``plain_text`` object (headers): never parsed for markup or mentions."""
     return clean(text)

@@ -6,7 +6,8 @@ parent's ``ts``. All payloads set ``unfurl_links``/``unfurl_media`` to False (a 
 
 Escaping: untrusted text goes through :func:`renderers.escape.mrkdwn` (``& < >`` escaped, so no mention or
 link can come from a PR; ``* ~ ` _`` replaced by look-alikes, so nothing restyles) inside mrkdwn text
-objects sent with ``verbatim: true``; headers are ``plain_text``. Links are only made for URLs
+objects sent with ``verbatim: true``; drafter prose through :func:`renderers.escape.mrkdwn_prose`, the same
+but with its `` `code` `` spans kept as Slack code spans; headers are ``plain_text``. Links are only made for URLs
 :func:`renderers.escape.pr_url` accepts, with labels we write (``#123``). Blocks are built with
 ``slack_sdk.models.blocks`` so the SDK checks text lengths; block counts are ours (≤ 50 per message).
 """
@@ -21,7 +22,7 @@ from slack_sdk.models.blocks import (Block, ContextBlock, DividerBlock, HeaderBl
 
 from prdigest.models import Edition
 from prdigest.variants import Variant
-from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, one_line, slack_plain, truncate
+from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, mrkdwn_prose, one_line, slack_plain, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.view import EntryView, Group, counts, groups, meta, strings, subject, view, window
 
@@ -30,6 +31,11 @@ THREAD_KEY = "thread"
 MAX_BLOCKS = 50
 SECTION_MAX = 3000
 HEADER_MAX = 150
+#: Most thread replies per reader: at ~16 entries a reply, about 320 entries; a bigger week says how many
+#: more are in the email (Slack allows about one post per second per channel; 20,000 PRs would take hours).
+MAX_REPLIES = 20
+MORE = {"zh-CN": "还有 {more} 个条目未在 Slack 中列出，见邮件（本期共 {total} 个）。",
+        "en": "{more} more entries are in the email ({total} in all)."}
 #: Verdict markers, the same colours as the email's badges.
 MARK = {"deep-read": "\U0001f7e2", "skim": "\U0001f7e1", "skip": "\u26aa"}
 
@@ -43,14 +49,15 @@ def _header(text: str) -> HeaderBlock:
 
 
 def _entry_text(e: EntryView, ui: dict[str, str], rationale: int, item: int, headline: int) -> str:
-    lines = [f"*{mrkdwn(truncate(e.headline, headline))}*"]
-    lines += [mrkdwn(truncate("\n".join(e.rationale), rationale))] if e.rationale and rationale else []
+    # Drafter prose (and PR titles, in entry_meta): `code` spans become Slack code spans (mrkdwn_prose).
+    lines = [f"*{mrkdwn_prose(truncate(e.headline, headline))}*"]
+    lines += [mrkdwn_prose(truncate("\n".join(e.rationale), rationale))] if e.rationale and rationale else []
     if e.focus:
         lines.append(f"*{ui['focus']}*")
-        lines += [f"{i}. {mrkdwn(truncate(f, item))}" for i, f in enumerate(e.focus, 1)]
+        lines += [f"{i}. {mrkdwn_prose(truncate(f, item))}" for i, f in enumerate(e.focus, 1)]
     if e.followups:
         lines.append(f"*{ui['followups']}*")
-        lines += [f"\u2022 {mrkdwn(truncate(f, item))}" for f in e.followups]
+        lines += [f"\u2022 {mrkdwn_prose(truncate(f, item))}" for f in e.followups]
     return "\n".join(lines)
 
 
@@ -72,7 +79,7 @@ def entry_meta(e: EntryView, language: str, link: str | None = None) -> str:
     ref = f"<{e.url}|#{e.number}>" if e.url else f"#{e.number}"
     # The permalink is appended after truncation, so it can never be cut in half.
     own = f" · <{link}|{mrkdwn(link_strings(language)['permalink'])}>" if link else ""
-    return truncate(f"{MARK[e.verdict.value]} {mrkdwn(e.badge)} · {ref} {mrkdwn(e.title)} · "
+    return truncate(f"{MARK[e.verdict.value]} {mrkdwn(e.badge)} · {ref} {mrkdwn_prose(e.title)} · "
                     f"{mrkdwn(meta(e, language))}", SECTION_MAX - len(own)) + own
 
 
@@ -88,8 +95,9 @@ def entry_blocks(e: EntryView, language: str, link: str | None = None) -> list[d
         return [SectionBlock(text=_md(f"{ref} {mrkdwn(truncate(e.headline, 200))}")).to_dict()]
 
 
-def _group_header(g: Group, ui: dict[str, str], continued: bool) -> dict[str, Any]:
-    text = f"{MARK[g.verdict.value]} {g.label} · {len(g.entries)}" + (ui["continued"] if continued else "")
+def _group_header(g: Group, ui: dict[str, str], continued: bool, count: int | None = None) -> dict[str, Any]:
+    n = len(g.entries) if count is None else count
+    text = f"{MARK[g.verdict.value]} {g.label} · {n}" + (ui["continued"] if continued else "")
     return _header(text).to_dict()
 
 
@@ -131,8 +139,11 @@ def render_slack(edition: Edition, variant: Variant, *, link_hosts: tuple[str, .
     base = site_base(site_url)
     lang = edition.language
     ui = strings(lang)
-    views = [view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries]
-    total = len(views)
+    # Only the entries the capped thread can hold are viewed (each takes at least 3 blocks).
+    limit = MAX_REPLIES * (MAX_BLOCKS // 3) + 1
+    views = [view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries[:limit]]
+    total = len(variant.entries)
+    per_verdict = counts(variant.entries)
     name = f"{one_line(edition.repo)} {edition.week}"
 
     replies: list[tuple[list[dict[str, Any]], int, int]] = []  # blocks, first and last entry index
@@ -143,13 +154,18 @@ def render_slack(edition: Edition, variant: Variant, *, link_hosts: tuple[str, .
         started = False
         for e in g.entries:
             body = entry_blocks(e, lang, permalink(base, edition, e.number) if base else None)
-            lead = [DividerBlock().to_dict()] if cur and cur_group is g else [_group_header(g, ui, started)]
+            lead = [DividerBlock().to_dict()] if cur and cur_group is g else [_group_header(g, ui, started, per_verdict[g.verdict])]
             if len(cur) + len(lead) + len(body) > MAX_BLOCKS:
                 replies.append((cur, first, index))
                 cur, first = [], index
-                lead = [_group_header(g, ui, started)]
+                lead = [_group_header(g, ui, started, per_verdict[g.verdict])]
+                if len(replies) == MAX_REPLIES:
+                    break  # the rest is in the email: a channel is not flooded with thousands of posts
             cur += lead + body
             cur_group, started, index = g, True, index + 1
+        if len(replies) == MAX_REPLIES:
+            cur = []
+            break
     if cur:
         replies.append((cur, first, index))
 
@@ -157,4 +173,16 @@ def render_slack(edition: Edition, variant: Variant, *, link_hosts: tuple[str, .
     for blocks, lo, hi in replies:
         fallback = f"{name} · " + ui["entries_range"].format(first=lo + 1, last=hi, total=total)
         payloads.append(_payload(mrkdwn(fallback), blocks, thread=True))
+    if index < total:
+        payloads.append(_more(edition, total - index, total, base))
     return payloads
+
+
+def _more(edition: Edition, more: int, total: int, base: str | None) -> dict[str, Any]:
+    """The last reply of a capped thread: how many entries are only in the email (and the archive)."""
+    text = MORE.get(edition.language, MORE["en"]).format(more=f"{more:,}", total=f"{total:,}")
+    blocks: list[Block] = [SectionBlock(text=_md(f"*{mrkdwn(text)}*"))]
+    if base:
+        label = mrkdwn(link_strings(edition.language)["view_online"])
+        blocks.append(ContextBlock(elements=[_md(f"<{edition_url(base, edition)}|{label}>")]))
+    return _payload(mrkdwn(text), [b.to_dict() for b in blocks], thread=True)

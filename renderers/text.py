@@ -12,6 +12,8 @@ from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.view import EntryView, groups, meta, strings, summary, view, window
 
 WIDTH = 78
+#: Entries shown in full; after these, one line each (20,000 entries in full would be ~14 MB of text).
+FULL_ENTRIES = 500
 _CJK = r"\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u201c\u2018"
 #: Spaces; or a word (a run without CJK characters, e.g. a URL); or one CJK character. Opening brackets
 #: and quotes stick to what follows them, so they never end a line.
@@ -78,6 +80,11 @@ def render_entry_text(e: EntryView, language: str, link: str | None = None) -> l
     return out
 
 
+def render_entry_line(e: EntryView, link: str | None = None) -> list[str]:
+    """One entry as one wrapped item: badge, headline, number and link (the text part of a huge week)."""
+    return wrap(f"- [{e.badge}] {e.headline} #{e.number} {link or e.url or ''}".rstrip(), hang="  ")
+
+
 def render_text(edition: Edition, variant: Variant, *,
                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None) -> str:
     """The plain-text digest of ``variant``: header, then one block per entry grouped by verdict.
@@ -96,10 +103,16 @@ def render_text(edition: Edition, variant: Variant, *,
     out += wrap(one_line(variant.filter.describe(lang)))
     if base:
         out.append(_labelled(link_strings(lang)["view_online"], edition_url(base, edition), ui))
+    shown = 0
     for group in groups(views, lang):
         out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]
         for i, e in enumerate(group.entries):
-            out += [""] if i == 0 else ["", _rule("-"), ""]
-            out += render_entry_text(e, lang, permalink(base, edition, e.number) if base else None)
+            link = permalink(base, edition, e.number) if base else None
+            if shown >= FULL_ENTRIES:  # a very long week: the rest one line each, every entry still here
+                out += ([""] if i == 0 or shown == FULL_ENTRIES else []) + render_entry_line(e, link)
+            else:
+                out += [""] if i == 0 else ["", _rule("-"), ""]
+                out += render_entry_text(e, lang, link)
+            shown += 1
     out += ["", "", _rule("-"), ui["footer"]]
     return "\n".join(line.rstrip() for line in out) + "\n"

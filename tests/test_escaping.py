@@ -11,7 +11,7 @@ import pytest
 from prdigest.models import Entry
 from prdigest.variants import Filter, Variant, ordered
 from renderers import THREAD_KEY, render_email, render_slack, render_text
-from renderers.escape import clean, mrkdwn, one_line, pr_url
+from renderers.escape import clean, html_prose, mrkdwn, mrkdwn_prose, one_line, pr_url
 from tests.factories import edition, entry
 
 # --- the hostile table ------------------------------------------------------------------------------
@@ -127,6 +127,9 @@ def slack_texts(payloads: list[dict]) -> list[tuple[str, str]]:
 OUR_LINK = re.compile(r"<https://github\.com/[\w.-]+/[\w.-]+/pull/\d+\|#\d+>")
 OUR_BOLD_LINE = re.compile(r"^\*[^*\n]+\*$", re.MULTILINE)
 OUR_BOLD_COUNT = re.compile(r" \*\d+\*")
+#: A Slack code span: its text is never formatted, and the checks above already found no <, > or bare &
+#: in it, so it can neither ping nor link.
+OUR_CODE = re.compile(r"`[^`\n]+`")
 
 
 def assert_safe_slack(payloads: list[dict]) -> None:
@@ -141,7 +144,7 @@ def assert_safe_slack(payloads: list[dict]) -> None:
         rest = OUR_LINK.sub("", text)
         assert "<" not in rest and ">" not in rest, rest[:300]  # no mention, ping or link of theirs
         assert not re.search(r"&(?!amp;|lt;|gt;)", rest), rest[:300]  # every & is an entity we wrote
-        rest = OUR_BOLD_COUNT.sub("", OUR_BOLD_LINE.sub("", rest))
+        rest = OUR_BOLD_COUNT.sub("", OUR_BOLD_LINE.sub("", OUR_CODE.sub("", rest)))
         assert not re.search(r"[*~`]", rest), rest[:300]  # no formatting of theirs
         assert not re.search(r"(?<![^\W_])_|_(?![^\W_])", rest), rest[:300]
 
@@ -180,13 +183,55 @@ def test_hostile_text_is_inert_in_every_medium(field: str, name: str, value: str
     assert_safe_text(render_text(ed, var))
 
 
-@pytest.mark.parametrize("value", ["<script>alert(1)</script>", "<!channel>", "*bold*", "`code`"])
+@pytest.mark.parametrize("value", ["<script>alert(1)</script>", "<!channel>", "*bold*", "`code` *x*"])
 def test_hostile_markup_is_shown_as_text_not_lost(value: str) -> None:
     ed = edition([hostile_entry("headline", value)])
     var = variant_of(ed.entries)
     email = render_email(ed, var)
-    assert value in "".join(parse_html(email.html).text)  # escaped, so the reader sees it literally
+    shown = value.replace("`code`", "code")  # a code span is shown as code (its text, in <code>)
+    assert shown in "".join(parse_html(email.html).text)  # escaped, so the reader sees it literally
     assert value in render_text(ed, var)
+
+
+# --- code spans: code in every medium, and still inert ----------------------------------------------------
+
+CODE_CASES = [
+    # (drafted text, the email's HTML, the Slack mrkdwn)
+    ("Look at `vllm/v1/core/sched/scheduler.py` now", "Look at <code>vllm/v1/core/sched/scheduler.py</code> now",
+     "Look at `vllm/v1/core/sched/scheduler.py` now"),
+    ("`test_preemption.py` and __init__", "<code>test_preemption.py</code> and __init__",
+     "`test_preemption.py` and \u02cd\u02cdinit\u02cd\u02cd"),
+    ("`<!channel>` & `a*b*`", "<code>&lt;!channel&gt;</code> &amp; <code>a*b*</code>",
+     "`&lt;!channel&gt;` &amp; `a*b*`"),
+    ("one ` tick *x*", "one ` tick *x*", "one \u02cb tick \u2217x\u2217"),
+    ("```block```", "``<code>block</code>``", "\u02cb\u02cb`block`\u02cb\u02cb"),
+    ("改 `hf_text_config`（+111/−74）", "改 <code>hf_text_config</code>（+111/−74）", "改 `hf_text_config`（+111/−74）"),
+]
+
+
+@pytest.mark.parametrize(("text", "html", "slack"), CODE_CASES)
+def test_code_spans_are_code_in_email_and_slack(text: str, html: str, slack: str) -> None:
+    assert str(html_prose(text)) == html
+    assert mrkdwn_prose(text) == slack
+
+
+def test_headlines_and_bodies_show_code_in_every_medium() -> None:
+    e = entry(5, ["kernels"], "deep-read").model_copy(update={
+        "headline": "Look at `vllm/v1/core/sched/scheduler.py`", "rationale": "Moves `a_b` to `c_d`.",
+        "focus": ["`test_preemption.py` covers it"], "followups": ["Port `x_y` too"]})
+    ed = edition([e], language="en")
+    var = variant_of([e])
+    email = render_email(ed, var)
+    for code in ("vllm/v1/core/sched/scheduler.py", "a_b", "c_d", "test_preemption.py", "x_y"):
+        assert f"<code>{code}</code>" in email.html
+    assert "`" not in "".join(parse_html(email.html).text)  # no raw backtick left in what readers see
+    assert "`" not in email.preheader and "scheduler.py" in email.preheader
+    slack = json.dumps(render_slack(ed, var), ensure_ascii=False)
+    for code in ("vllm/v1/core/sched/scheduler.py", "a_b", "c_d", "test_preemption.py", "x_y"):
+        assert f"`{code}`" in slack
+    assert "\u02cb" not in slack  # no look-alike backticks
+    text = render_text(ed, var)
+    assert "`vllm/v1/core/sched/scheduler.py`" in text and "\\" not in text  # plain, no escapes
 
 
 def test_javascript_url_never_becomes_a_link() -> None:
@@ -321,7 +366,8 @@ def test_the_checkers_catch_what_they_look_for() -> None:
                  '<a href="https://evil.example/a/b/pull/1">x</a>'):
         with pytest.raises(AssertionError):
             assert_safe_html(html)
-    for text in ("<!channel>", "<@U123>", "<https://evil.example|x>", "a *bold* b", "`code`", "a & b"):
+    for text in ("<!channel>", "<@U123>", "<https://evil.example|x>", "a *bold* b", "a `code", "```block```",
+                 "`<!here>`", "a & b"):
         payload = {"text": "x", "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
                    "unfurl_links": False, "unfurl_media": False}
         with pytest.raises(AssertionError):
