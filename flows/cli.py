@@ -82,6 +82,9 @@ def _run(options, verbose: bool):
 
 def _print_summary(summary, seconds: float) -> None:
     out = Console()
+    if summary.skipped:  # already delivered: nothing was collected, reviewed or sent
+        out.print(safe(summary.skipped, "yellow"))
+        return
     table = Table(title=f"{summary.edition}: {summary.published}/{summary.entries} entries published")
     table.add_column("verdict")
     table.add_column("entries", justify="right")
@@ -113,8 +116,7 @@ def _print_summary(summary, seconds: float) -> None:
     for rid, medium, err in summary.pending:
         out.print(safe(f"{rid} ({medium}) stays pending for the next run: {err}", "yellow"))
     for rid, medium, err in summary.uncertain:  # may have been delivered: never resent by itself
-        out.print(f"{rid} ({medium}) is uncertain (digest status; digest resend --uncertain): {err}",
-                  markup=False, style="magenta")
+        out.print(safe(f"{rid} ({medium}) is uncertain (digest status; digest resend --uncertain): {err}", "magenta"))
     if summary.already_sent:
         out.print(f"{summary.already_sent} message(s) were sent by an earlier run of this edition: not sent again.")
     root = Path(summary.out)
@@ -158,6 +160,11 @@ def run(
     model: Optional[str] = typer.Option(None, "--model", help="LLM model name; or $DIGEST_MODEL."),
     slack_base_url: Optional[str] = typer.Option(None, "--slack-base-url", help="Slack Web API base URL; "
                                                  "or $DIGEST_SLACK_BASE_URL. Token: $SLACK_BOT_TOKEN."),
+    site_url: Optional[str] = typer.Option(None, "--site-url", help="The archive's public URL: 'view in "
+                                           "browser' and permalinks in every medium; or $DIGEST_SITE_URL."),
+    resend_edition: bool = typer.Option(False, "--resend-edition", help="Run an edition the ledger shows as "
+                                        "delivered again, review included (without it such a run stops before "
+                                        "collecting and keeps digest.json)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs too."),
 ) -> None:
     """Run one edition: collect, classify, draft, review, render and deliver."""
@@ -165,7 +172,8 @@ def run(
                   deliver=deliver, readers=str(readers) if readers else None,
                   rules=str(rules) if rules else None, out=str(out), language=language,
                   state=str(state) if state else None, github_url=github_url, llm_base_url=llm_base_url,
-                  model=model, slack_base_url=slack_base_url), verbose)
+                  model=model, slack_base_url=slack_base_url, site_url=site_url,
+                  resend_edition=resend_edition), verbose)
 
 
 # --- review from a terminal (issue 5; code in flows/approve.py) ------------------------------------------

@@ -9,11 +9,13 @@ worker's PREFECT_HOME.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
 
 from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
 from prefect.artifacts import create_markdown_artifact
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -27,6 +29,7 @@ from prdigest.pipeline import Collected, EditionPipeline, EditionSummary, Render
 from prdigest.services import RunOptions, build_services
 from flows.artifacts import delivery_artifact, summary_markdown
 from flows.media import default_media
+from renderers.site import build_site
 from flows.resume import resumed_edition
 from flows.review import preflight_review, review_edition
 from flows.secrets import with_secret_blocks
@@ -82,13 +85,33 @@ def classify_and_draft(pipeline: EditionPipeline, prs: list[PullRequest]) -> lis
     return entries
 
 
+@task(name="connect")
+def connect(pipeline: EditionPipeline, edition: Edition, prs: list[PullRequest]) -> Edition:
+    """Relations to this and earlier editions, stories, earlier follow-ups and the lede (before review)."""
+    edition = pipeline.connect(edition, prs)
+    get_run_logger().info("connect: %d relations, %d stories, %d earlier follow-ups",
+                          sum(len(e.relations) for e in edition.entries), len(edition.stories),
+                          len(edition.earlier_followups))
+    return edition
+
+
 @task(name="render")
 def render(pipeline: EditionPipeline, edition: Edition) -> Rendered:
     """Plan variants over the approved entries, render each once per medium, write its files."""
     return pipeline.render(edition, lambda done, total: progress.report("render", done, total))
 
 
-@task(name="deliver")
+@task(name="publish")
+def publish(pipeline: EditionPipeline, edition: Edition) -> list[Path]:
+    """The edition into the history, and the archive of every stored edition to DIR/site/."""
+    files = pipeline.publish(edition)
+    if files:
+        get_run_logger().info("archive: %d files in %s", len(files), pipeline.services.out / "site")
+    index = [p for p in files if p.name == "index.html" and p.parent.name == "site"]
+    return index
+
+
+@task(name="deliver", cache_policy=NO_CACHE)  # never cached; and hashing its inputs only logged an error
 def deliver_messages(pipeline: EditionPipeline, edition: Edition, rendered: Rendered) -> DeliveryReport:
     """Every reader's messages: to the outbox, or exactly once through the ledger."""
     report = pipeline.deliver(edition, rendered, _log_progress("deliver"))
@@ -138,6 +161,7 @@ def digest_edition(
     llm_base_url: str = "",
     model: str = "",
     slack_base_url: str = "",
+    site_url: str = "",
     resend_edition: bool = False,
 ) -> EditionSummary:
     """One edition of the digest, from collection to delivery.
@@ -161,6 +185,7 @@ def digest_edition(
         llm_base_url: OpenAI-compatible base URL. Empty: DIGEST_LLM_BASE_URL on the worker.
         model: The LLM model. Empty: DIGEST_MODEL on the worker.
         slack_base_url: Slack Web API base URL. Empty: DIGEST_SLACK_BASE_URL on the worker.
+        site_url: The archive's public URL (links in email, Slack and feeds). Empty: DIGEST_SITE_URL.
         resend_edition: Run an edition the ledger shows as delivered again (review included). Off: such a run
             stops before collecting and keeps digest.json as delivered.
     """
@@ -170,7 +195,7 @@ def digest_edition(
     if blocks:
         logger.info("secrets from Prefect Secret blocks: %s", ", ".join(blocks))  # the names, never the values
     preflight_review(options)  # --approve ui needs a Prefect server editors can reach: say so before collecting
-    services = build_services(options, settings, default_media())
+    services = build_services(options, settings, default_media(), site=build_site)
     try:
         pipeline = EditionPipeline(services)
         # Resumed from its review (on this worker or another): the edition the editor saw, from the state store;
@@ -188,7 +213,7 @@ def digest_edition(
         if draft is None:
             collected = collect(pipeline)
             entries = classify_and_draft(pipeline, collected.prs)
-            draft = pipeline.new_edition(collected, entries)
+            draft = connect(pipeline, pipeline.new_edition(collected, entries), collected.prs)
         else:
             logger.info("%s: resumed from the reviewed snapshot (%d entries): nothing is collected or drafted "
                         "again", draft.name, len(draft.entries))
@@ -198,10 +223,11 @@ def digest_edition(
         for problem in rendered.problems:
             logger.warning("PR #%s could not be rendered for %s (%s): %s", problem.number, problem.medium,
                            problem.variant, problem.error)
+        site = publish(pipeline, edition)
         if not edition.published:
             logger.info("no approved entries: nothing is sent")
         report = deliver_messages(pipeline, edition, rendered)  # `deliver` is the parameter here
-        summary = pipeline.summarize(edition, rendered, report, [digest_json, *rendered.files])
+        summary = pipeline.summarize(edition, rendered, report, [digest_json, *rendered.files, *site[:1]])
     finally:
         services.close()
     create_markdown_artifact(summary_markdown(summary), key="edition-summary",

@@ -33,6 +33,8 @@ class RenderContext:
 
     #: Hosts whose https PR URLs may become links.
     link_hosts: tuple[str, ...] = ("github.com",)
+    #: The archive's URL: "view in browser" and a permalink per entry when set.
+    site_url: str | None = None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from prdigest.drafting.concurrent import draft_entries
 from prdigest.errors import ConfigError
 from prdigest.links import flag_foreign_links
 from prdigest.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
-from prdigest.models import Edition, Entry, EntryStatus, PullRequest
+from prdigest.models import Edition, EditionId, Entry, EntryStatus, PullRequest
 from prdigest.readers import Reader
 from prdigest.services import Services, sender
 from prdigest.variants import Variant, plan_variants
@@ -90,6 +90,8 @@ class EditionSummary(BaseModel):
     uncertain: list[tuple[str, str, str]] = []
     problems: list[RenderProblem]
     files: list[str]
+    #: Why the run stopped before collecting (the edition was already delivered), or "".
+    skipped: str = ""
 
 
 def auto_approve(edition: Edition, approver: str = "auto") -> Edition:
@@ -110,8 +112,9 @@ def write_digest_json(out: Path, edition: Edition) -> Path:
     """``DIR/digest.json``: the edition and all its entries, each with its review status."""
     path = out / "digest.json"
     data = edition.model_dump(mode="json")
-    data["name"] = edition.name
+    data["name"] = edition.name  # unambiguous: repo + ISO week, or repo + exact window (EditionId.name)
     data["week"] = edition.week
+    data["key"] = edition.key  # the ledger's key: digest status and digest resend accept it, or the name
     write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8"))
     return path
 
@@ -131,6 +134,26 @@ class EditionPipeline:
 
     def __init__(self, services: Services) -> None:
         self.services = services
+
+    # --- before collecting ----------------------------------------------------------------------
+    def already_delivered(self) -> str | None:
+        """Why this edition (the source's repo, this window) must not run again, or None: some message of it
+        already went out through the ledger (sent, uncertain or being sent), and ``--resend-edition`` was not
+        given. A dry run (the outbox keeps no ledger) is never "delivered". Checked before collecting, so a
+        second run asks no editor to review what readers already got and keeps its ``digest.json``."""
+        services = self.services
+        if services.dry_run or services.options.resend_edition:
+            return None
+        window = self.window()
+        edition = EditionId(services.source.repo, window.since, window.until)
+        counts = services.ledger().counts(edition.key)
+        if not (counts.get("sent", 0) or counts.get("uncertain", 0) or counts.get("sending", 0)):
+            return None
+        shown = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+        return (f"{edition.name} was already delivered ({shown} in the ledger): nothing is collected, no review "
+                f"is requested, and {services.out / 'digest.json'} stays as delivered. To run it again on purpose, "
+                "add --resend-edition (readers already sent are still skipped; `digest resend` sends to them "
+                "again); `digest status` shows each reader.")
 
     # --- collect ------------------------------------------------------------------------------
     def window(self) -> Window:
@@ -169,6 +192,20 @@ class EditionPipeline:
             cost_usd=cost_usd(tokens_in, tokens_out, services.settings),
         )
 
+    def connect(self, edition: Edition, prs: list[PullRequest]) -> Edition:
+        """Relations to this and earlier editions (reverted PRs demoted), stories, earlier follow-ups and the
+        lede (``prdigest/connect.py``): read from the state store, before review."""
+        from prdigest.connect import connect_edition
+        from prdigest.embedding import load_embedder
+        from prdigest.lede import openai_complete
+
+        services = self.services
+        settings = services.settings
+        return connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
+                               embedder=load_embedder if settings.followup_semantic else None,
+                               complete=openai_complete(settings) if services.options.drafter == "openai" else None,
+                               vocabulary=services.classifier.vocabulary)
+
     def drafter_name(self, entries: list[Entry]) -> str:
         """The drafter asked for (with openai, some entries may be marked fallbacks)."""
         if self.services.options.drafter == "openai":
@@ -180,7 +217,8 @@ class EditionPipeline:
         """Plan variants over the approved entries, render each once per medium, write its files."""
         services = self.services
         variants, idle = plan_variants(edition, services.readers.readers, services.classifier.vocabulary)
-        context = RenderContext(link_hosts=link_hosts_for(services.settings.github_url))
+        context = RenderContext(link_hosts=link_hosts_for(services.settings.github_url),
+                                site_url=services.settings.site_url)
         rendered = Rendered([], idle)
         for i, variant in enumerate(variants, start=1):
             renderings = {m.name: m.render(edition, variant, context) for m in services.media}
@@ -196,6 +234,24 @@ class EditionPipeline:
         """The edition as published (with its render problems), written to ``DIR/digest.json``."""
         edition = edition.model_copy(update={"problems": rendered.problems})
         return edition, write_digest_json(self.services.out, edition)
+
+    # --- publish --------------------------------------------------------------------------------
+    def publish(self, edition: Edition) -> list[Path]:
+        """Record the edition in the history (so later editions and the archive know it), then write the
+        archive of every stored edition of the repo to ``DIR/site/``. Before delivery: the permalinks in
+        the messages exist when they arrive."""
+        from prdigest import followups, history
+
+        services = self.services
+        store = services.store()
+        history.record_edition(store, edition)
+        followups.track(store, edition, max_weeks=services.settings.followup_weeks)
+        if services.site is None:
+            return []
+        files = services.site(history.editions(store, edition.repo), site_url=services.settings.site_url,
+                              link_hosts=link_hosts_for(services.settings.github_url),
+                              vocabularies={edition.repo: services.classifier.vocabulary})
+        return [write_inside(services.out, f"site/{path}", data) for path, data in sorted(files.items())]
 
     # --- deliver ---------------------------------------------------------------------------------
     def deliver(self, edition: Edition, rendered: Rendered, progress: Progress | None = None) -> DeliveryReport:
@@ -230,14 +286,27 @@ class EditionPipeline:
             files=[str(f) for f in files],
         )
 
+    def skipped(self, reason: str) -> EditionSummary:
+        """The result of a run that stopped before collecting (see :meth:`already_delivered`)."""
+        window = self.window()
+        name = EditionId(self.services.source.repo, window.since, window.until).name
+        return EditionSummary(edition=name, out=str(self.services.out), entries=0, published=0, per_verdict={},
+                              per_subsystem={}, variants={}, idle_readers=[], sent=[], failed=[], problems=[],
+                              files=[], skipped=reason)
+
     # --- the whole run, without Prefect ------------------------------------------------------------
     def run(self, review: Callable[[Edition], Edition] = auto_approve) -> EditionSummary:
         """Every step in order, with ``review`` between drafting and rendering."""
+        delivered = self.already_delivered()
+        if delivered:
+            return self.skipped(delivered)
         self.services.check_channels()
         collected = self.collect()
         entries = self.draft(collected.prs)
-        edition = review(self.new_edition(collected, entries))
+        edition = review(self.connect(self.new_edition(collected, entries), collected.prs))
         rendered = self.render(edition)
         edition, digest_json = self.record(edition, rendered)
+        site = self.publish(edition)
         report = self.deliver(edition, rendered)
-        return self.summarize(edition, rendered, report, [digest_json, *rendered.files])
+        return self.summarize(edition, rendered, report, [digest_json, *rendered.files,
+                                                                *[p for p in site if p.name == "index.html"][:1]])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -16,13 +16,21 @@ from prdigest.delivery.outbox import OutboxChannel
 from prdigest.drafting import Drafter
 from prdigest.errors import ConfigError
 from prdigest.media import MediaRegistry, Medium
-from prdigest.models import Language
+from prdigest.models import Edition, Language
 from prdigest.readers import ReadersFile, example_readers_path, load_readers
 from prdigest.sources import JsonlSource, Source, sample_week_path
+from prdigest.store import Store, open_store
 from prdigest.subsystems import Classifier, classifier_for
 from prdigest.vocabulary import Vocabulary
 
 DEFAULT_SENDER = "pr-digest <pr-digest@localhost>"
+
+
+class SiteBuilder(Protocol):
+    """Renders the archive (every stored edition, newest first) as ``{path under site/: bytes}``."""
+
+    def __call__(self, editions: list[Edition], *, site_url: str | None, link_hosts: tuple[str, ...],
+                 vocabularies: dict[str, Vocabulary]) -> dict[str, bytes]: ...
 
 
 class RunOptions(BaseModel):
@@ -47,11 +55,16 @@ class RunOptions(BaseModel):
     llm_base_url: str | None = None
     model: str | None = None
     slack_base_url: str | None = None
+    site_url: str | None = None
+    #: Run an edition the ledger shows as already delivered again (review included); without it such a run stops
+    #: before collecting (EditionPipeline.already_delivered).
+    resend_edition: bool = False
 
     def settings_overrides(self) -> dict[str, object]:
         """The flags that override environment settings."""
         return {"language": self.language, "state": self.state, "github_url": self.github_url,
-                "llm_base_url": self.llm_base_url, "model": self.model, "slack_base_url": self.slack_base_url}
+                "llm_base_url": self.llm_base_url, "model": self.model, "slack_base_url": self.slack_base_url,
+                "site_url": self.site_url}
 
     @field_validator("deliver")
     @classmethod
@@ -149,8 +162,11 @@ class Services:
     delivered: list[Medium]
     channels: dict[str, Channel]
     out: Path
+    #: Renders the archive site from the stored editions (``renderers.site.build_site``); None: no site.
+    site: SiteBuilder | None = None
     _drafter: Drafter | None = field(default=None, repr=False)
     _ledger: Ledger | None = field(default=None, repr=False)
+    _store: Store | None = field(default=None, repr=False)
 
     @property
     def language(self) -> Language:
@@ -179,6 +195,12 @@ class Services:
             self._ledger = Ledger.open(self.settings.state)
         return self._ledger
 
+    def store(self) -> Store:
+        """The state store (edition history, snapshots), opened on first use."""
+        if self._store is None:
+            self._store = open_store(self.settings.state)
+        return self._store
+
     def check_channels(self) -> None:
         """Preflight: every channel connects and authenticates, then lets go until delivery."""
         try:
@@ -192,18 +214,23 @@ class Services:
         """Release the drafter, the ledger and the channels (safe to call twice)."""
         drafter, self._drafter = self._drafter, None
         ledger, self._ledger = self._ledger, None
+        store, self._store = self._store, None
         try:
             if drafter is not None:
                 drafter.close()
         finally:
             if ledger is not None:
                 ledger.close()
+            if store is not None:
+                store.close()
             for channel in self.channels.values():
                 channel.close()
 
 
-def build_services(options: RunOptions, settings: Settings, media: MediaRegistry) -> Services:
-    """The run's services from its options and settings; bad flags, rules or readers stop it here."""
+def build_services(options: RunOptions, settings: Settings, media: MediaRegistry,
+                   site: SiteBuilder | None = None) -> Services:
+    """The run's services from its options and settings; bad flags, rules or readers stop it here.
+    ``media`` and ``site`` come from the shell (renderers live outside the core)."""
     source = make_source(options, settings)
     classifier = make_classifier(options, source.repo)
     readers = make_readers(options, classifier)
@@ -211,4 +238,4 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
     delivered = media.for_deliver(options.deliver)
     channels = make_channels(options, settings, out, media)
     return Services(options=options, settings=settings, source=source, classifier=classifier, readers=readers,
-                    media=media, delivered=delivered, channels=channels, out=out)
+                    media=media, delivered=delivered, channels=channels, out=out, site=site)

@@ -13,7 +13,7 @@ from renderers.slack import render_slack
 
 def email_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``email/<variant>.html`` and ``.txt``; a PR whose MJML fails is left out and reported."""
-    email = render_email(edition, variant, link_hosts=context.link_hosts)
+    email = render_email(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
     problems = list(email.problems)  # each names its PR, medium and variant already
     files = {f"email/{variant.key}.html": email.html.encode("utf-8"),
              f"email/{variant.key}.txt": email.text.encode("utf-8")}
@@ -22,6 +22,6 @@ def email_rendering(edition: Edition, variant: Variant, context: RenderContext) 
 
 def slack_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``slack/<variant>.json``: the ``chat.postMessage`` payloads, parent first."""
-    payloads = render_slack(edition, variant, link_hosts=context.link_hosts)
+    payloads = render_slack(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
     files = {f"slack/{variant.key}.json": json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")}
     return Rendering("slack", variant.key, payloads, files)
