@@ -144,6 +144,7 @@ class Ledger:
         self.conn = store
         self.lease = lease
         self.patience = patience
+        self._beats: dict[str, float] = {}  # owner -> when its claims were last renewed (monotonic)
         store.migrate(COMPONENT, MIGRATIONS)
 
     @classmethod
@@ -331,6 +332,8 @@ class Ledger:
         """Record that the push of a claimed row begins (and renew the owner's other claims). False when
         the claim was lost (its lease ran out and another deliverer took it): then it must not be pushed."""
         now = datetime.now(timezone.utc)
+        # The owner's other claims are renewed a few times per lease, not on every message.
+        beat = time.monotonic() - self._beats.get(owner, 0.0) > self.lease / 4
 
         def begin(store: Store) -> bool:
             changed = store.execute(
@@ -338,11 +341,15 @@ class Ledger:
                 f"attempted_at = ?, updated_at = ? WHERE {_ROW} AND status = 'sending' AND owner = ? "
                 "AND push_started_at IS NULL",
                 (_stamp(now), self._lease_until(), _now(), _now(), edition, *key, owner)).rowcount
-            store.execute("UPDATE delivery_ledger SET lease_until = ? WHERE edition = ? AND status = 'sending' "
-                          "AND owner = ? AND push_started_at IS NULL", (self._lease_until(), edition, owner))
+            if beat and changed:
+                store.execute("UPDATE delivery_ledger SET lease_until = ? WHERE edition = ? AND status = 'sending' "
+                              "AND owner = ? AND push_started_at IS NULL", (self._lease_until(), edition, owner))
             return changed == 1
 
-        return self._write("recording that a push begins", lambda: self.conn.atomic(begin))
+        started = self._write("recording that a push begins", lambda: self.conn.atomic(begin))
+        if beat and started:
+            self._beats[owner] = time.monotonic()
+        return started
 
     def release(self, edition: str, keys: Iterable[Key], owner: str, error: str | None = None) -> None:
         """Give back claimed rows whose push never started (to pending, with ``error`` if given)."""
