@@ -44,7 +44,9 @@ def main() -> None:
         "| offline drafter, subsystems from | verdict agreement | deep-read precision | deep-read recall |\n"
         "| --- | ---: | ---: | ---: |\n"
         + "\n".join(f"| {m} | {a:.1%} | {p:.1%} | {r:.1%} |" for m, a, p, r in rows)
-        + "\n\nTarget: deep-read recall ≥ 0.8. `digest eval --gold prdigest/data/vllm-sample-week.jsonl` "
+        + "\n\nTarget: deep-read recall ≥ 0.8. Figures on halves of the week the weights were not chosen on: "
+        "the *Generalisation (leave-out)* section (`benchmarks/generalisation.py`). "
+        "`digest eval --gold prdigest/data/vllm-sample-week.jsonl` "
         "reports the first row (and more: lengths, worst disagreements); docs/eval.md explains the figures."
     )
     print(body)

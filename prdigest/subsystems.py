@@ -131,8 +131,8 @@ class RulesClassifier:
             hits = sub.body_hits(body, rules.body_max_hits) if sub.body else 0
             if weight or declared or hits:
                 found.append(_Evidence(weight, hits, position, order, declared, sub.name))
-        # Paths rank first (the description only breaks ties), then the title's order, then file order.
-        found.sort(key=lambda e: (-e.weight, -e.hits, e.position if e.position is not None else len(pr.title),
+        # Paths rank first; ties go to the one the title names first, then the description's, then file order.
+        found.sort(key=lambda e: (-e.weight, e.position if e.position is not None else len(pr.title), -e.hits,
                                   e.order))
         keep = [
             e.name for rank, e in enumerate(found)

@@ -362,3 +362,85 @@ def test_sample_week_stays_useful_without_subsystems(sample, subsystems: list[st
     agreement, recall, confusion = _measure(sample, lambda gold: subsystems)
     assert recall >= 0.7, confusion
     assert agreement >= 0.7, confusion
+
+
+# ── Kinds of change readers study in any repo (prdigest.drafting.kinds) ──────────────────────────────
+
+_LONG = " The description goes on to explain the change, its cause and how it was checked, in enough words."
+# One row per tricky PR: (title, body, files, the kind it must show, or None: a near miss that must not).
+KIND_CASES = [
+    pytest.param("[Model] Add FooBar", "Adds the FooBar architecture.",
+                 [("vllm/model_executor/models/foobar.py", 420, 0, "added"),
+                  ("vllm/model_executor/models/registry.py", 2, 0)],
+                 "new-architecture", id="new-model-file"),
+    pytest.param("Add Qux", "Adds Qux.", [("src/transformers/models/qux/modeling_qux.py", 600, 0, "added")],
+                 "new-architecture", id="new-model-file-other-repo-layout"),
+    pytest.param("[Model] Add Kimi alias", "Registers an alias.",
+                 [("vllm/model_executor/models/kimi_alias.py", 31, 0, "added")], None, id="new-model-stub-too-small"),
+    pytest.param("[Model] Tidy Llama", "Cleans up.", [("vllm/model_executor/models/llama.py", 400, 200)], None,
+                 id="big-change-to-existing-model"),
+    pytest.param("Add test model", "Adds a test model.", [("tests/models/test_foobar.py", 300, 0, "added")], None,
+                 id="new-test-under-models"),
+    pytest.param("[Core] Key the prefix cache on the LoRA ID", "The prefix cache is now keyed on the LoRA ID too.",
+                 [("vllm/v1/core/kv_cache_utils.py", 40, 10)], "cache-contract", id="cache-keyed-on"),
+    pytest.param("Move encoder outputs", "The encoder cache now owns the embeddings until the request ends.",
+                 [("vllm/v1/core/encoder_cache_manager.py", 60, 20)], "cache-contract", id="cache-owns"),
+    pytest.param("Reuse the lookup", "Cache the result of the lookup instead of recomputing it.",
+                 [("vllm/utils/lookup.py", 20, 5)], None, id="caching-a-value-is-not-a-contract"),
+    pytest.param("[CI] Clear the pip cache key", "Changes the cache key of the CI pip cache.",
+                 [(".buildkite/test-pipeline.yaml", 3, 1)], None, id="ci-cache-key-ships-nothing"),
+    pytest.param("[Bugfix] Fix top-p for batch size 1", "Sampling silently ignored top_p for single requests.",
+                 [("vllm/v1/sample/sampler.py", 12, 4)], "silent-fix", id="silent-fix"),
+    pytest.param("Fix FP8 GEMM scales", "The kernel produced wrong results for odd N.",
+                 [("csrc/quantization/fp8/gemm.cu", 30, 8)], "silent-fix", id="wrong-results-fix"),
+    pytest.param("[LoRA] MoE LoRA refactor", "Refactors can silently break LoRA today; this makes it explicit.",
+                 [("vllm/lora/layers/fused_moe.py", 300, 200)], None, id="silently-in-a-refactor-is-no-fix"),
+    pytest.param("[Bugfix] Fix crash on empty prompt", "The server crashed on an empty prompt.",
+                 [("vllm/entrypoints/openai/serving_chat.py", 10, 2)], None, id="a-crash-is-loud-not-silent"),
+    pytest.param("Count reasoning tokens", "`usage.completion_tokens` now includes the reasoning tokens.",
+                 [("vllm/entrypoints/openai/protocol.py", 20, 4)], "api-meaning", id="output-field-now-means"),
+    pytest.param("Return 400 for bad schemas", "The endpoint returns status 400 instead of 500 for bad schemas.",
+                 [("vllm/entrypoints/openai/serving_chat.py", 20, 4)], "api-meaning", id="returns-instead-of"),
+    pytest.param("Exit early", "Returns early when the batch is empty.", [("vllm/v1/worker/runner.py", 6, 1)], None,
+                 id="returns-early-is-not-a-meaning-change"),
+    pytest.param("Enable chunked prefill by default", "Chunked prefill is now enabled by default: 1.3x higher "
+                 "throughput on ShareGPT.", [("vllm/config/scheduler.py", 10, 4)], "default-flip", id="default-flip"),
+    pytest.param("Add --fast-path", "The new flag is disabled by default; 1.3x faster when on.",
+                 [("vllm/config/scheduler.py", 10, 4)], None, id="opt-in-is-not-a-flip"),
+    pytest.param("Enable X by default", "X is enabled by default.", [("vllm/config/scheduler.py", 10, 4)], None,
+                 id="flip-without-measurements"),
+    pytest.param("Add a plugin registry for samplers", "Lets packages register samplers.",
+                 [("vllm/v1/sample/registry.py", 80, 0, "added")], "extension-point", id="new-registry"),
+    pytest.param("Share the buffer", "To keep the runner generic it adds a\ncallback protocol with begin/end hooks.",
+                 [("vllm/v1/worker/gpu/model_runner.py", 80, 20)], "extension-point", id="callback-protocol-in-body"),
+    pytest.param("Add tests for the FlashInfer backend", "More cases.",
+                 [("tests/kernels/attention/test_flashinfer.py", 80, 0)], None, id="tests-for-a-backend"),
+    pytest.param("Fix backend selection on Hopper", "Picks the right backend.",
+                 [("vllm/platforms/cuda.py", 10, 3)], None, id="fixing-a-backend-adds-none"),
+]
+
+
+@pytest.mark.parametrize(("title", "body", "files", "kind"), KIND_CASES)
+def test_kinds_of_change_readers_study(title: str, body: str, files, kind: str | None) -> None:
+    for vocabulary in (VLLM, None):  # the kinds hold in any repo: the vocabulary plays no part
+        found = [k.key for k in extract(make_pr(title, body + _LONG, files), [], vocabulary).kinds]
+        assert found == ([kind] if kind else []), (found, vocabulary is None)
+
+
+@pytest.mark.parametrize(("title", "body", "files", "subsystems", "verdict"), [
+    pytest.param("[Bugfix] Fix sliding-window masks in the decode path",
+                 "Decode silently attended past the window for long prompts, so outputs were wrong without any "
+                 "error. The mask now clamps `window_start` in `build_metadata`; a test pins it.",
+                 [("vllm/v1/attention/backends/flash_attn.py", 30, 12), ("tests/v1/attention/test_window.py", 40, 0)],
+                 ["attention"], Verdict.DEEP_READ, id="silent-fix-in-a-hot-path"),
+    pytest.param("[Core] Key the encoder cache on the media hash",
+                 "The encoder cache is now keyed on the media hash instead of the request ID, so two requests "
+                 "with the same image share one entry; `EncoderCacheManager.free` drops it when the last owner ends.",
+                 [("vllm/v1/core/encoder_cache_manager.py", 70, 30)], ["scheduler-core"], Verdict.DEEP_READ,
+                 id="cache-key-change"),
+    pytest.param("[Misc] Rename a helper", "Renames `_helper` to `_prepare`. No functional change.",
+                 [("vllm/v1/worker/gpu/model_runner.py", 8, 8)], ["scheduler-core"], Verdict.SKIP,
+                 id="rename-stays-skip"),
+])
+def test_kinds_move_the_verdict(title, body, files, subsystems, verdict) -> None:
+    assert DRAFTER.draft(make_pr(title, body, files), subsystems, "en").verdict is verdict

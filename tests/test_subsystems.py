@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -28,7 +29,7 @@ VLLM = "vllm-project/vllm"
 FileSpec = str | tuple[str, int] | FileChange
 
 
-def make_pr(files: list[FileSpec], title: str = "", labels: tuple[str, ...] = ()) -> PullRequest:
+def make_pr(files: list[FileSpec], title: str = "", labels: tuple[str, ...] = (), body: str = "") -> PullRequest:
     """A merged PR touching ``files`` (a bare path changes 10 lines)."""
     changes = []
     for f in files:
@@ -38,7 +39,7 @@ def make_pr(files: list[FileSpec], title: str = "", labels: tuple[str, ...] = ()
             path, lines = (f, 10) if isinstance(f, str) else f
             changes.append(FileChange(path=path, additions=lines))
     return PullRequest(
-        number=1, url="https://github.com/vllm-project/vllm/pull/1", title=title, labels=list(labels),
+        number=1, url="https://github.com/vllm-project/vllm/pull/1", title=title, labels=list(labels), body=body,
         merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), files=changes,
     )
 
@@ -145,6 +146,91 @@ subsystems:
     titles: ['\\bROCm\\b']
     labels: [rocm]
 """
+
+
+# The description: one row per tricky body, (files, title, body, subsystems that must be in the result,
+# subsystems that must not). A body phrase is weaker evidence than a path: each distinct phrase is worth
+# `body_share` (8 %) of the changed lines, so two phrases, or one with a few changed lines, count.
+BODY_CASES = [
+    pytest.param([("vllm/entrypoints/launcher.py", 80)], "Limit HTTP header count and size",
+                 "The server accepted unbounded header counts, enabling denial of service.",
+                 {"frontend-api", "security"}, set(), id="security-bound-named-only-in-body"),
+    pytest.param([("vllm/entrypoints/openai/serving_chat.py", 60)], "Fix streaming of arguments",
+                 "The tool call parser dropped the last delta; the tool parser now flushes it.",
+                 {"frontend-api", "tool-calling"}, set(), id="tool-call-parser-named-only-in-body"),
+    pytest.param([("vllm/model_executor/layers/rotary_embedding.py", 100)], "Speed up rotary embedding",
+                 "Calls the fused CUDA kernel through torch.ops._C.rotary_embedding, a custom op.",
+                 {"models", "kernels"}, set(), id="kernel-behind-a-custom-op"),
+    pytest.param([("vllm/model_executor/layers/rotary_embedding.py", 92), ("vllm/distributed/utils.py", 8)],
+                 "Shard rotary caches", "Each tensor parallel rank keeps its own slice.",
+                 {"models", "distributed"}, set(), id="one-phrase-plus-a-few-lines"),
+    # Near misses: none of these may add a subsystem.
+    pytest.param([("vllm/model_executor/layers/rotary_embedding.py", 100)], "Shard rotary caches",
+                 "Each tensor parallel rank keeps its own slice.", {"models"}, {"distributed"},
+                 id="one-phrase-alone-is-not-enough"),
+    pytest.param([("vllm/model_executor/models/llama.py", 100)], "Add Llama 5",
+                 "Adds the Llama 5 architecture.\n\nTested with TP=8 on a multi-node setup with NCCL all-reduce.",
+                 {"models"}, {"distributed"}, id="test-notes-name-the-setup-not-the-change"),
+    pytest.param([("vllm/model_executor/models/llama.py", 100)], "Faster Llama loading",
+                 "Benchmarked with vllm bench serve using expert parallelism and all2all on 8x H200.",
+                 {"models"}, {"distributed", "moe", "perf-benchmarks"}, id="benchmark-notes-ignored"),
+    pytest.param([("vllm/v1/core/sched/scheduler.py", 50)], "Fix the scheduler",
+                 "<!-- Security: report vulnerabilities privately; denial of service, CVE-2025-1 -->\n"
+                 "Fixes an off-by-one in the waiting queue.", {"scheduler-core"}, {"security"},
+                 id="template-comments-not-read"),
+    pytest.param([("docker/Dockerfile", 40)], "[CI/Build] Shrink the docker image",
+                 "The image now ships fewer layers; images are pushed once.", {"ci-build"}, {"multimodal"},
+                 id="docker-images-are-not-image-inputs"),
+    pytest.param([("vllm/v1/sample/sampler.py", 60)], "Speed up the sampler",
+                 "Vectorises top-k experts selection in MoE routing too.", {"sampling"}, {"moe"},
+                 id="one-moe-phrase-in-a-sampler-pr"),
+]
+
+
+@pytest.mark.parametrize(("files", "title", "body", "present", "absent"), BODY_CASES)
+def test_vllm_rules_read_the_description(vllm: RulesClassifier, files, title, body, present, absent) -> None:
+    got = vllm.classify(make_pr(files, title, body=body))
+    assert present <= set(got) and not absent & set(got), got
+
+
+def test_paths_outrank_the_description(vllm: RulesClassifier) -> None:
+    pr = make_pr([("vllm/v1/core/sched/scheduler.py", 50)], "Bound the waiting queue",
+                 body="An attacker could grow the queue without bound: unbounded memory, a denial of service.")
+    assert vllm.classify(pr) == ["scheduler-core", "security"]
+
+
+BODY_RULES = """fallback: other
+subsystems:
+  kernels:
+    paths: ['^csrc/']
+    body: ['\\bcustom ops?\\b', '\\bCUDA kernels?\\b']
+  security:
+    body: ['\\bdenial of service\\b', '\\bunbounded\\b']
+"""
+
+
+def test_body_patterns_in_any_repo(tmp_path: Path) -> None:
+    classifier = classifier_for("someone/else", write(tmp_path, BODY_RULES))
+    twice = make_pr([("src/app.py", 30)], "Harden the parser", body="Unbounded input allowed a denial of service.")
+    assert classifier.classify(twice) == ["security"]
+    once = make_pr([("src/app.py", 30)], "Harden the parser", body="Input was unbounded.")
+    assert classifier.classify(once) == ["other"]
+    off = classifier_for("someone/else", write(tmp_path, "body_share: 0\n" + BODY_RULES))
+    assert off.classify(twice) == ["other"]
+
+
+def test_a_bad_body_pattern_names_file_line_and_rule(tmp_path: Path) -> None:
+    path = write(tmp_path, BODY_RULES.replace("'\\bunbounded\\b'", "'(unbounded'"))
+    with pytest.raises(RulesError) as info:
+        load_rules(path)
+    assert ":7:" in str(info.value) and "subsystems.security.body.1" in str(info.value)
+
+
+def test_hostile_bodies_stay_fast(vllm: RulesClassifier) -> None:
+    body = ("tool " * 40_000) + "(" * 50_000 + "CUDA kernel " * 10_000
+    started = time.perf_counter()
+    assert vllm.classify(make_pr([("vllm/a.py", 10)], "x", body=body))
+    assert time.perf_counter() - started < 1.0
 
 
 def write(tmp_path: Path, text: str) -> Path:

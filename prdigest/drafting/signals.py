@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from prdigest.drafting.areas import areas_from, by_priority
 from prdigest.drafting.files import (BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, file_facts,
                                      file_kind)
+from prdigest.drafting.kinds import Kind, deep_kinds
 from prdigest.drafting.prose import (MAX_IDENTIFIERS, MAX_SCAN, clean_line, identifiers_in, perf_evidence,
                                      sentences, snippets_with, strip_template, switches_in, unique)
 from prdigest.models import PullRequest
@@ -75,6 +76,10 @@ _EVALS = re.compile(r"\b(GSM8K|MMLU|lm[_-]eval|exact match|perplexity|acceptance
                     r"accuracy (?:is|was|of|matches|unchanged)|pass@\d)\b", re.IGNORECASE)
 _GROUNDWORK = re.compile(r"\b(only adds|first step|groundwork|in preparation for|preparatory|"
                          r"integration comes|not (?:yet )?(?:wired|integrated|used))\b", re.IGNORECASE)
+_UNCHANGED_BEHAVIOUR = re.compile(
+    r"\b(no\s(?:functional|behaviou?r(?:al)?|user-visible)\schanges?|behaviou?r\s(?:is\s|should\sbe\s|is\smeant\s"
+    r"to\sbe\s|stays\s|remains\s)?(?:identical|unchanged|the\ssame)|pure(?:ly)?\s(?:refactor\w*|mechanical|cosmetic)|"
+    r"(?:is|are)\s(?:purely\s)?mechanical)\b", re.IGNORECASE)
 _LOW_VALUE_COMMENT = re.compile(r"^\W*(lgtm|looks good|thanks?|thank you|approved?|ship it|nice|\+1)\b",
                                 re.IGNORECASE)
 
@@ -117,6 +122,7 @@ class Signals:
     perf_units: bool
     evals: tuple[str, ...]
     groundwork: bool
+    unchanged_behaviour: bool  # the author says nothing a user sees changes ("behavior is identical")
     switches: tuple[str, ...]
     max_factor: str | None
     design: tuple[str, ...]
@@ -124,6 +130,8 @@ class Signals:
     identifiers: tuple[str, ...]
     later_work: tuple[str, ...]
     skipped_tests: bool
+    #: Kinds of change readers study in any repo (new architecture, cache contract, silent fix, ...).
+    kinds: tuple[Kind, ...] = ()
     #: The repo's subsystems: labels, audiences and what counts as core, for the parts that phrase the draft.
     vocabulary: Vocabulary = field(default_factory=Vocabulary.open)
 
@@ -194,6 +202,8 @@ def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | Non
     comment_texts = [text for _, text in comments]
     prose = f"{title}\n{body}"
     perf_claims, perf_units, max_factor = perf_evidence(body)
+    evals = unique([m.group(1) for m in _EVALS.finditer(body)])[:3]
+    is_bugfix = bool(_BUGFIX.search(core_title)) or any("fix" in t for t in tags)
 
     return Signals(
         number=pr.number, author=pr.author, title=title, core_title=clean_line(core_title, 200), tags=tags,
@@ -203,7 +213,7 @@ def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | Non
         revert_has_reason=bool(_REASON.search(body)) if is_revert else False,
         reverted_refs=unique(_PR_REF.findall(f"{title}\n{body[:600]}"))[:3] if is_revert else (),
         is_typo=bool(_TYPO.search(title)),
-        is_bugfix=bool(_BUGFIX.search(core_title)) or any("fix" in t for t in tags),
+        is_bugfix=is_bugfix,
         is_bump=bool(_BUMP.search(core_title)) and bool(facts) and all(
             f.kind in (BUILD, CI, TEST, DOC) for f in facts),
         is_flaky=bool(_FLAKY.search(title)),
@@ -211,8 +221,9 @@ def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | Non
         breaking=unique([m.group(0) for m in _BREAKING.finditer(prose)])[:4],
         advisories=unique([m.group(1) for m in _ADVISORY.finditer(prose)])[:3],
         perf_claims=perf_claims, perf_units=perf_units, max_factor=max_factor,
-        evals=unique([m.group(1) for m in _EVALS.finditer(body)])[:3],
+        evals=evals,
         groundwork=bool(_GROUNDWORK.search(body)),
+        unchanged_behaviour=bool(_UNCHANGED_BEHAVIOUR.search(body)),
         switches=switches_in(prose)[:4],
         design=tuple(name for name, pattern in _DESIGN_TERMS if pattern.search(prose)),
         remarks=remarks,
@@ -221,5 +232,7 @@ def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | Non
         skipped_tests=bool(_SKIPPED.search(title)) or bool(
             re.search(r"\b(tests?|architectures?|cases?)\b[^.\n]{0,40}\b(skipped|disabled)\b", body,
                       re.IGNORECASE)),
+        kinds=deep_kinds(core_title, body, facts, is_bugfix=is_bugfix,
+                         measured=bool(perf_claims or perf_units or evals)),
         vocabulary=vocab,
     )
