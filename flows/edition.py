@@ -85,7 +85,7 @@ def classify_and_draft(pipeline: EditionPipeline, prs: list[PullRequest]) -> lis
     return entries
 
 
-@task(name="connect")
+@task(name="connect", cache_policy=NO_CACHE)  # its inputs do not hash: Prefect logged an ERROR per run
 def connect(pipeline: EditionPipeline, edition: Edition, prs: list[PullRequest]) -> Edition:
     """Relations to this and earlier editions, stories, earlier follow-ups and the lede (before review)."""
     edition = pipeline.connect(edition, prs)
