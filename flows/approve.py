@@ -22,7 +22,7 @@ from prdigest.models import Edition
 from prdigest.review import (
     ReviewDecision, ReviewRejected, apply_decision, check_decision, flagged_left_out, flagged_numbers, review_markdown,
 )
-from prdigest.snapshot import content_hash
+from prdigest.snapshot import content_hash_of_json
 
 
 def _waiting_run(run_id: str) -> tuple[Any, dict[str, str], Edition]:
@@ -48,6 +48,12 @@ def _waiting_run(run_id: str) -> tuple[Any, dict[str, str], Edition]:
             raise ReviewError(f"flow run {run_id} is paused but holds no pr-digest draft: is it a digest-edition "
                               "run with --approve ui?") from None
     return run, keyset, draft
+
+
+def _draft_hash(flow_run_id: Any) -> str:
+    """The content hash of the draft exactly as the run published it: the decision names it (prdigest.snapshot)."""
+    with get_client(sync_client=True) as client:
+        return content_hash_of_json(client.read_flow_run_input(flow_run_id, DRAFT_KEY))
 
 
 def review_text(run_id: str) -> str:
@@ -80,7 +86,7 @@ def approve_run(run_id: str, all: bool = False, reject: list[int] | None = None,
     decision = ReviewDecision(decision="send", approver=approver.strip(),
                               approve_all=all or include_flagged or not approve,
                               reject=" ".join(str(n) for n in reject), approve=" ".join(str(n) for n in approve),
-                              include_flagged=include_flagged, note=note, edits=[], snapshot=content_hash(draft))
+                              include_flagged=include_flagged, note=note, edits=[], snapshot=_draft_hash(run.id))
     reasons = check_decision(draft, decision)
     if reasons:
         raise ReviewRejected(reasons)

@@ -2,7 +2,8 @@
 is rendered or sent.
 
 From a deployment the run is *suspended*: the process exits, and when an editor resumes, the run starts
-again from the top; ``collect`` and ``classify-and-draft`` come back Cached (persisted results) and the
+again from the top, on any worker: the edition comes back from the reviewed snapshot stored when the review
+started (:mod:`flows.resume`, :mod:`prdigest.snapshot`; nothing is collected or drafted again), and the
 ``suspend_flow_run`` call for a pause key that already fired returns the stored input at once. Outside a
 deployment (``digest run --approve ui`` in a terminal) the process pauses and polls, with a finite timeout.
 

@@ -56,6 +56,13 @@ def content_hash(edition: Edition) -> str:
     return _digest(canonical_json(edition))
 
 
+def content_hash_of_json(text: str) -> str:
+    """The :func:`content_hash` of an edition given as the JSON text a run published (``digest approve`` reads
+    the draft so), hashed as received: a reader whose pr-digest version models the edition differently (a new
+    field with a default) still names the content the run showed."""
+    return _digest(json.dumps(json.loads(text), ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+
+
 def _digest(body: str) -> str:
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 

@@ -14,7 +14,7 @@ from prdigest.models import Edition, Verdict
 from prdigest.pipeline import EditionPipeline
 from prdigest.services import RunOptions, build_services
 from prdigest.snapshot import (
-    SnapshotError, canonical_json, content_hash, load_snapshot, missing_snapshot, save_snapshot,
+    SnapshotError, canonical_json, content_hash, content_hash_of_json, load_snapshot, missing_snapshot, save_snapshot,
 )
 from prdigest.store import open_store
 from tests import factories
@@ -51,6 +51,8 @@ def test_the_content_hash_survives_a_json_round_trip(draft: Edition) -> None:
     assert content_hash(again) == content_hash(draft)
     assert content_hash(draft).startswith("sha256:") and len(content_hash(draft)) == 7 + 64
     assert canonical_json(again) == canonical_json(draft)
+    assert content_hash_of_json(draft.model_dump_json()) == content_hash(draft)
+    assert content_hash_of_json(draft.model_dump_json(indent=2)) == content_hash(draft)  # as received, any layout
 
 
 @pytest.mark.parametrize("change", ["title", "headline", "verdict", "drop-entry", "approver"])
