@@ -59,6 +59,11 @@ class Settings(BaseSettings):
     #: The archive site's public URL (``DIGEST_SITE_URL``): links from email, Slack and feeds; none = no links.
     site_url: str | None = None
 
+    #: Weeks an earlier edition's follow-up stays listed while open (then it ages out: ``expired``).
+    followup_weeks: int = Field(default=6, ge=1, le=104)
+    #: Propose follow-ups done by a semantic match (the optional ``semantic`` extra); the editor confirms.
+    followup_semantic: bool = True
+
     #: Seconds an edition waits for an editor (``--approve ui``) before the run fails and nothing is sent.
     review_timeout: int = Field(default=3 * 24 * 3600, ge=1)
 

@@ -140,6 +140,47 @@ class PullRequest(_Record):
         return self.additions + self.deletions
 
 
+RelationKind = Literal["reverts", "reverted-by", "follow-up-of", "followed-up-by", "fixes"]
+
+
+class Relation(BaseModel):
+    """A link from an entry to another PR of this edition or of an earlier one (prdigest/relations.py).
+
+    ``edition`` is the related PR's edition window (``2026-W46``); ``verdict`` is the verdict it was published
+    with (None for a PR of this edition, whose verdict the review may still change).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: RelationKind
+    number: int
+    edition: str
+    verdict: Verdict | None = None
+
+
+class Story(BaseModel):
+    """Related entries of one edition shown as one block (prdigest/stories.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str
+    numbers: list[int]
+
+
+class EarlierFollowup(BaseModel):
+    """A follow-up an earlier edition's entry suggested, and whether a PR of this edition did it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    from_number: int
+    from_edition: str
+    text: str
+    status: Literal["done", "open"] = "open"
+    by_number: int | None = None
+    #: A PR the semantic match proposes as doing it: the editor confirms it in the review (never done alone).
+    proposed_by: int | None = None
+
+
 class DraftEntry(BaseModel):
     """What a drafter writes for one PR; the editor may change any of it."""
 
@@ -186,7 +227,7 @@ class _FromDraft(Generic[T]):
 ENTRY_KEYS: tuple[str, ...] = (
     "number", "url", "title", "author", "merged_at", "subsystems", "verdict", "headline", "rationale", "focus",
     "followups", "audience", "additions", "deletions", "files_changed", "status", "drafter", "grounding",
-    "needs_editing", "warnings", "tokens_in", "tokens_out", "edit_distance",
+    "needs_editing", "warnings", "tokens_in", "tokens_out", "edit_distance", "relations",
 )
 
 
@@ -212,6 +253,8 @@ class Entry(BaseModel):
     #: Review (prdigest/review/): Levenshtein distance between the draft's and the sent headline + text;
     #: 0 when approved as drafted, None when rejected or not reviewed. The drafter's quality signal.
     edit_distance: int | None = None
+    #: Links to other PRs of this edition or earlier ones (reverts, follow-ups, fixes).
+    relations: list[Relation] = Field(default_factory=list)
 
     number = _FromDraft[int]()
     headline = _FromDraft[str]()
@@ -305,6 +348,12 @@ class Edition(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    #: Two to four sentences opening the edition (prdigest/lede.py); editable in the review.
+    lede: str = ""
+    #: Related entries shown as one block; a number belongs to at most one story.
+    stories: list[Story] = Field(default_factory=list)
+    #: Follow-ups earlier editions suggested, done or still open (prdigest/followups.py).
+    earlier_followups: list[EarlierFollowup] = Field(default_factory=list)
 
     @property
     def id(self) -> "EditionId":

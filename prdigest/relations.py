@@ -1,0 +1,201 @@
+"""Relations between entries: reverts, follow-ups and fixes, in this edition and every stored earlier one.
+
+What counts (from a PR's title and body; review comments never):
+
+- GitHub's revert format: the title ``Revert "<original title>"`` (``git revert`` and the Revert button), whose
+  quoted title ends with the original's ``(#N)`` in a squash-merging repo, or the body line ``Reverts #N`` /
+  ``Reverts owner/repo#N`` (the Revert button). ``This reverts commit <sha>.`` alone names a commit: the
+  sources do not carry merge-commit SHAs, so a SHA is never mapped; the quoted title is matched instead
+  against the exact title of a PR of this edition or of the history.
+- Explicit references: "Follow-up to #N" (of/for/on), "Part of #N", a ``[k/N]`` series' earlier part
+  (follow-up-of); "Fixes #N" (fix/fixed/closes/resolves: fixes).
+
+Untrusted text cannot forge a relation: only numbers of PRs in this edition or in the history count (an issue
+number, an unknown or a later PR does not), a PR never relates to itself or reverts a PR merged after it, and
+the related PR's edition and verdict come from the history, never from the text.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from prdigest.models import Edition, EditionId, Entry, PullRequest, Relation, Verdict
+
+log = logging.getLogger(__name__)
+
+_REPO = r"(?:(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+))?"
+#: ``Revert "…"``, after optional ``[tag]`` prefixes, with the revert PR's own ``(#M)`` optionally after it.
+REVERT_TITLE = re.compile(r'^\s*(?:\[[^\]\n]{0,40}\]\s*)*Revert\s+"(?P<quoted>.+)"\s*(?:\(#\d+\))?\s*$')
+_QUOTED_NUMBER = re.compile(r"\(#(\d+)\)\s*$")
+REVERTS_LINE = re.compile(rf"^\s*Reverts\s+{_REPO}#(?P<n>\d+)\b", re.MULTILINE)
+REVERTS_COMMIT = re.compile(r"^\s*This reverts commit (?P<sha>[0-9a-f]{7,40})\b", re.MULTILINE)
+_REF = rf"{_REPO}#(?P<n>\d+)\b"
+FOLLOW_UP = re.compile(rf"\b(?:follow[- ]?ups?\s+(?:to|of|for|on)|part\s+of)\s*:?\s+{_REF}", re.IGNORECASE)
+FIXES = re.compile(rf"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\s*:?\s+{_REF}", re.IGNORECASE)
+
+INVERSE = {"reverts": "reverted-by", "follow-up-of": "followed-up-by", "fixes": "followed-up-by"}
+
+
+@dataclass(frozen=True)
+class Known:
+    """A PR a relation may point at: one of this edition, or one published in an earlier edition."""
+
+    number: int
+    edition: str
+    title: str
+    author: str
+    merged_at: datetime
+    verdict: Verdict | None  # None for a PR of this edition (the review may still change it)
+
+
+def _mine(match: re.Match[str], repo: str) -> bool:
+    named = match.group("repo")
+    return named is None or named.lower() == repo.lower()
+
+
+def revert_targets(pr: PullRequest, repo: str) -> tuple[list[int], str | None]:
+    """The PR numbers ``pr`` says it reverts (GitHub's formats), and the quoted original title if any."""
+    numbers: list[int] = []
+    quoted = None
+    title = REVERT_TITLE.match(pr.title)
+    if title:
+        quoted = title.group("quoted").strip()
+        inner = _QUOTED_NUMBER.search(quoted)
+        if inner:
+            numbers.append(int(inner.group(1)))
+    numbers += [int(m.group("n")) for m in REVERTS_LINE.finditer(pr.body) if _mine(m, repo)]
+    if not numbers and quoted is None and not REVERTS_COMMIT.search(pr.body):
+        return [], None
+    return list(dict.fromkeys(numbers)), quoted
+
+
+def is_revert(pr: PullRequest, repo: str) -> bool:
+    """True when ``pr`` is written in one of GitHub's revert formats (title, ``Reverts #N`` or the commit line)."""
+    numbers, quoted = revert_targets(pr, repo)
+    return bool(numbers or quoted is not None or REVERTS_COMMIT.search(pr.body))
+
+
+def references(pr: PullRequest, repo: str) -> list[tuple[str, int]]:
+    """(kind, number) pairs ``pr``'s title and body name: reverts, follow-up-of, fixes; numbers unchecked."""
+    found = [("reverts", n) for n in revert_targets(pr, repo)[0]]
+    text = f"{pr.title}\n{pr.body}"
+    found += [("follow-up-of", int(m.group("n"))) for m in FOLLOW_UP.finditer(text) if _mine(m, repo)]
+    found += [("fixes", int(m.group("n"))) for m in FIXES.finditer(text) if _mine(m, repo)]
+    return list(dict.fromkeys(found))
+
+
+def candidate_numbers(prs: Iterable[PullRequest], repo: str) -> set[int]:
+    """Every number the PRs reference: the history is asked about these only."""
+    return {n for pr in prs for _, n in references(pr, repo)}
+
+
+def _normal(title: str) -> str:
+    return " ".join(title.split())
+
+
+def find_relations(edition: Edition, prs: Sequence[PullRequest], past: Iterable[Known],
+                   series_links: Iterable[tuple[int, int]] = ()) -> dict[int, list[Relation]]:
+    """Each entry's relations (both directions inside the edition), keyed by PR number.
+
+    ``past`` are the history's PRs that may be referenced (newest edition first: a PR published twice is
+    taken from its newest edition); ``series_links`` are (later part, earlier part) pairs of ``[k/N]`` series.
+    """
+    here = EditionId(edition.repo, edition.since, edition.until).window
+    known: dict[int, Known] = {}
+    for k in past:
+        known.setdefault(k.number, k)
+    for e in edition.entries:  # this edition's own PRs win over a stale history row of the same number
+        known[e.number] = Known(e.number, here, e.title, e.author, e.merged_at, None)
+    by_title: dict[str, int] = {}
+    for k in sorted(known.values(), key=lambda k: k.merged_at):
+        by_title[_normal(k.title)] = k.number  # the latest PR of a title wins
+    numbers = {e.number for e in edition.entries}
+    relations: dict[int, list[Relation]] = {n: [] for n in numbers}
+
+    def link(source: PullRequest | Entry, kind: str, target: int) -> None:
+        other = known.get(target)
+        if other is None or target == source.number:
+            return  # an issue, an unknown number, or itself: nothing to link
+        if kind == "reverts" and other.merged_at > source.merged_at:
+            return  # nothing reverts what was merged after it: a forged or mistaken reference
+        relations[source.number].append(Relation(kind=kind, number=target, edition=other.edition,
+                                                 verdict=other.verdict))
+        if target in numbers:
+            relations[target].append(Relation(kind=INVERSE[kind], number=source.number, edition=here))
+
+    for pr in prs:
+        if pr.number not in numbers:
+            continue
+        refs = references(pr, edition.repo)
+        targets, quoted = revert_targets(pr, edition.repo)
+        if quoted is not None and not targets:
+            # "This reverts commit <sha>": the SHA is not mapped; the exact original title is.
+            original = by_title.get(_normal(quoted))
+            if original is not None:
+                refs.insert(0, ("reverts", original))
+            else:
+                log.info("PR #%s reverts a commit no PR of this edition or history matches by title", pr.number)
+        for kind, target in refs:
+            if kind == "fixes" and ("reverts", target) in refs:
+                continue
+            link(pr, kind, target)
+    entries = {e.number: e for e in edition.entries}
+    for later, earlier in series_links:
+        if later in entries and not any(r.number == earlier for r in relations[later]):
+            link(entries[later], "follow-up-of", earlier)
+    return {n: _unique(rs) for n, rs in relations.items()}
+
+
+def _unique(relations: list[Relation]) -> list[Relation]:
+    seen: dict[tuple[str, int], Relation] = {}
+    for r in relations:
+        seen.setdefault((r.kind, r.number), r)
+    return list(seen.values())
+
+
+def demote_reverted(entries: list[Entry], relations: dict[int, list[Relation]], here: str) -> list[Entry]:
+    """Entries with the relations set, and each PR reverted within this edition demoted: to skim when the
+    revert is itself a deep read (it teaches something, and the original is its context), else to skip. A PR
+    whose revert is reverted again (re-applied) keeps its verdict."""
+    verdicts = {e.number: e.verdict for e in entries}
+    reverted_again = {n for n, rs in relations.items() if any(r.kind == "reverted-by" for r in rs)}
+    out = []
+    for entry in entries:
+        update: dict[str, object] = {"relations": relations.get(entry.number, [])}
+        reverts = [r.number for r in update["relations"] if r.kind == "reverted-by" and r.edition == here  # type: ignore[union-attr]
+                   and r.number not in reverted_again]
+        if reverts:
+            teaches = any(verdicts.get(n) is Verdict.DEEP_READ for n in reverts)
+            cap = Verdict.SKIM if teaches else Verdict.SKIP
+            if entry.verdict.rank > cap.rank:
+                log.info("PR #%s is reverted by #%s in this edition: %s -> %s", entry.number, reverts[0],
+                         entry.verdict.value, cap.value)
+                update["verdict"] = cap
+        out.append(entry.model_copy(update=update))
+    return out
+
+
+def with_backlinks(editions: list[Edition]) -> list[Edition]:
+    """The editions with the inverse of every later edition's relation added to the earlier entry ("Reverted by
+    #41377 in 2026-W47"), for the archive, which shows every edition as of now."""
+    index: dict[tuple[str, str, int], list[Relation]] = {}
+    for ed in editions:
+        here = EditionId(ed.repo, ed.since, ed.until).window
+        for e in ed.entries:
+            for r in e.relations:
+                if r.kind in INVERSE and r.edition != here:
+                    index.setdefault((ed.repo, r.edition, r.number), []).append(
+                        Relation(kind=INVERSE[r.kind], number=e.number, edition=here, verdict=e.verdict))
+    if not index:
+        return editions
+    out = []
+    for ed in editions:
+        here = EditionId(ed.repo, ed.since, ed.until).window
+        entries = [e.model_copy(update={"relations": _unique([*e.relations, *index[(ed.repo, here, e.number)]])})
+                   if (ed.repo, here, e.number) in index else e for e in ed.entries]
+        out.append(ed.model_copy(update={"entries": entries}))
+    return out

