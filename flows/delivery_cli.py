@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from flows.terminal import print_error
 from prdigest.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
@@ -50,7 +51,7 @@ def resend(
         done = resend_uncertain(edition, out=out, settings=settings, media=default_media(), readers_of=readers_of,
                                 only=reader)
     except DigestError as exc:
-        console.print(Text.assemble(("error: ", "red"), str(exc)), highlight=False)
+        print_error(exc, console)
         raise typer.Exit(2) from None
     shown = Console(soft_wrap=True)
     if not done.report.results and not done.skipped:

@@ -12,16 +12,23 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
+from flows.terminal import print_error
 from prdigest.errors import ConfigError, DigestError
 
 _err = Console(stderr=True, soft_wrap=True)
 
 
 def _fail(message: str) -> typer.Exit:
-    _err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    print_error(message, _err)
     return typer.Exit(2)
 
 

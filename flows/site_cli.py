@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from flows.terminal import print_error
 from prdigest.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
@@ -37,7 +38,7 @@ def site(
             result = publish_site(store, out, settings.site_url, link_hosts=link_hosts_for(settings.github_url),
                                   repo=repo)
     except DigestError as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        print_error(exc, console)
         raise typer.Exit(2) from None
     Console().print(f"{result.editions} editions, {result.files} files ({result.bytes / 1e6:.1f} MB) in "
                     f"{result.root}/", highlight=False, soft_wrap=True)
@@ -54,8 +55,8 @@ def serve(
     """Preview the archive over HTTP (search needs HTTP; file:// cannot load the index). Ctrl-C stops it."""
     root = folder / "site" if (folder / "site" / "index.html").is_file() else folder
     if not (root / "index.html").is_file():
-        console.print(f"[red]error:[/red] no index.html in {folder} or {folder / 'site'}: build the site first "
-                      "with `digest site --out DIR` (or any `digest run`)", markup=True, highlight=False)
+        print_error(f"no index.html in {folder} or {folder / 'site'}: build the site first with "
+                    "`digest site --out DIR` (or any `digest run`)", console)
         raise typer.Exit(2)
     handler = functools.partial(_Handler, directory=str(root.resolve()))
     with http.server.ThreadingHTTPServer((host, port), handler) as server:
