@@ -14,12 +14,8 @@ provably never started, and becomes ``uncertain`` otherwise. A transient failure
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import sqlite3
-import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -27,6 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from prdigest.delivery.ledger_schema import COMPONENT, MIGRATIONS, STATUSES, Key
+from prdigest.delivery.owners import end_owner, new_owner, owner_gone, stamp as _stamp
 from prdigest.errors import ConfigError, DigestError
 from prdigest.models import EditionId
 from prdigest.store import StateLocation, Store, StoreUnavailable, open_store
@@ -34,17 +31,13 @@ from prdigest.store import StateLocation, Store, StoreUnavailable, open_store
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-__all__ = ["Key", "Ledger", "LedgerRow", "LedgerUnavailable", "STATUSES", "status_table"]
+__all__ = ["Key", "Ledger", "LedgerRow", "LedgerUnavailable", "STATUSES", "end_owner", "new_owner",
+           "status_table"]
 
 
 class LedgerUnavailable(DigestError):
     """The state database could not record a delivery step through every retry (locked past the busy
     timeout, read-only, disk full, connection lost): delivery stops here; shown to users."""
-
-
-def _stamp(moment: datetime) -> str:
-    # Fixed width, so that text comparison in SQL is time order on both dialects.
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _now() -> str:
@@ -63,44 +56,6 @@ def _store_errors() -> tuple[type[BaseException], ...]:
 
 
 _STORE_ERRORS = _store_errors()
-#: Owners alive in this process (a deliverer of this process whose id is missing here has ended).
-_LIVE: set[str] = set()
-_LIVE_LOCK = threading.Lock()
-_HOST = socket.gethostname()
-
-
-def new_owner() -> str:
-    """A deliverer's id: ``host:pid:random``, so that a crashed deliverer of this host is recognised."""
-    owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-    with _LIVE_LOCK:
-        _LIVE.add(owner)
-    return owner
-
-
-def end_owner(owner: str) -> None:
-    with _LIVE_LOCK:
-        _LIVE.discard(owner)
-
-
-def _owner_gone(owner: str) -> bool:
-    """Whether ``owner`` is a deliverer of this host that is certainly no longer running."""
-    host, _, rest = owner.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != _HOST or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
-    if pid == os.getpid():
-        with _LIVE_LOCK:
-            return owner not in _LIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
 @dataclass(frozen=True)
 class LedgerRow:
     """One (edition, reader, medium) delivery as recorded."""
@@ -285,7 +240,7 @@ class Ledger:
             owners = [r[0] for r in store.fetchall(
                 "SELECT DISTINCT owner FROM delivery_ledger WHERE edition = ? AND status = 'sending' "
                 "AND owner IS NOT NULL", (edition,))]
-            gone = [o for o in owners if _owner_gone(o)]
+            gone = [o for o in owners if owner_gone(o)]
             stamp = _stamp(now)
             released = uncertain = 0
             for owner in [None, *gone]:
