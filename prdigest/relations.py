@@ -37,6 +37,16 @@ _REF = rf"{_REPO}#(?P<n>\d+)\b"
 FOLLOW_UP = re.compile(rf"\b(?:follow[- ]?ups?\s+(?:to|of|for|on)|part\s+of)\s*:?\s+{_REF}", re.IGNORECASE)
 FIXES = re.compile(rf"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\s*:?\s+{_REF}", re.IGNORECASE)
 
+#: How readers see a relation, per language ("this" is a PR of the same edition).
+_WORDS = {
+    "zh-CN": {"reverts": "回滚了 #{n}（{where}）", "reverted-by": "已被 #{n} 回滚（{when}）：请先读那一条",
+              "follow-up-of": "延续 #{n}（{where}）", "followed-up-by": "后续见 #{n}（{when}）",
+              "fixes": "修复 #{n}（{where}）", "this": "本期"},
+    "en": {"reverts": "Reverts #{n} ({where})", "reverted-by": "Reverted by #{n} in {when}: read that first",
+           "follow-up-of": "Follows up #{n} ({where})", "followed-up-by": "Followed up by #{n} in {when}",
+           "fixes": "Fixes #{n} ({where})", "this": "this edition"},
+}
+
 INVERSE = {"reverts": "reverted-by", "follow-up-of": "followed-up-by", "fixes": "followed-up-by"}
 
 
@@ -199,3 +209,20 @@ def with_backlinks(editions: list[Edition]) -> list[Edition]:
                    if (ed.repo, here, e.number) in index else e for e in ed.entries]
         out.append(ed.model_copy(update={"entries": entries}))
     return out
+
+
+def relation_line(r: Relation, language: str) -> str:
+    """``Reverts #41234 (2026-W46, skim)``; a PR of this edition (no stored verdict) is "this edition"."""
+    w = _WORDS.get(language, _WORDS["en"])
+    if r.verdict is None:
+        where = when = w["this"]
+    else:
+        when = r.edition
+        where = f"{when}{'，' if language == 'zh-CN' else ', '}{r.verdict.label(language)}"
+    return w[r.kind].format(n=r.number, where=where, when=when)
+
+
+def relation_lines(relations: list[Relation], language: str) -> list[str]:
+    """Each relation as one line, reverts first (what readers must know before reading the entry)."""
+    order = {"reverted-by": 0, "reverts": 1, "fixes": 2, "follow-up-of": 3, "followed-up-by": 4}
+    return [relation_line(r, language) for r in sorted(relations, key=lambda r: (order[r.kind], r.number))]

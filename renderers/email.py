@@ -27,6 +27,7 @@ from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_prose, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
+from renderers.connect import connections, words as connect_words
 from renderers.view import EntryView, counts, groups, meta, strings, subject, view, window
 
 #: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.
@@ -163,6 +164,7 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
         groups=group_ctx, footer=footer, online=online,
+        connect=connections(edition, variant.entries), cw=connect_words(lang),
     )
 
 

@@ -24,6 +24,7 @@ from prdigest.models import Edition
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, mrkdwn_prose, one_line, slack_plain, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
+from renderers.connect import Connections, connections, words as connect_words
 from renderers.view import EntryView, Group, counts, groups, meta, strings, subject, view, window
 
 #: The key that marks a payload as a thread reply; the deliverer pops it and sets ``thread_ts``.
@@ -51,6 +52,7 @@ def _header(text: str) -> HeaderBlock:
 def _entry_text(e: EntryView, ui: dict[str, str], rationale: int, item: int, headline: int) -> str:
     # Drafter prose (and PR titles, in entry_meta): `code` spans become Slack code spans (mrkdwn_prose).
     lines = [f"*{mrkdwn_prose(truncate(e.headline, headline))}*"]
+    lines += [f"_{mrkdwn(r)}_" for r in e.relations]  # reverts / follow-ups: before the why
     lines += [mrkdwn_prose(truncate("\n".join(e.rationale), rationale))] if e.rationale and rationale else []
     if e.focus:
         lines.append(f"*{ui['focus']}*")
@@ -109,6 +111,27 @@ def _payload(text: str, blocks: list[dict[str, Any]], thread: bool) -> dict[str,
     return payload
 
 
+def connect_blocks(c: Connections, language: str) -> list[Block]:
+    """The lede, the stories (title and their entries' numbers and headlines) and the earlier follow-ups, for the
+    parent message: at most three sections, each within Slack's limits."""
+    w = connect_words(language)
+    blocks: list[Block] = []
+    if c.lede:
+        blocks.append(SectionBlock(text=_md(truncate(mrkdwn(c.lede), SECTION_MAX))))
+    if c.stories:
+        lines = [f"*{mrkdwn(w['stories'])}*"]
+        for story in c.stories:
+            lines.append(f"\u2022 *{mrkdwn(story.title)}*: " + ", ".join(f"#{n} {mrkdwn(truncate(h, 80))}"
+                                                                      for n, h in story.entries))
+        blocks.append(SectionBlock(text=_md(truncate("\n".join(lines), SECTION_MAX))))
+    if c.done or c.open_count:
+        lines = [f"*{mrkdwn(w['earlier'])}*", *(mrkdwn(d) for d in c.done)]
+        if c.open_count:
+            lines += [mrkdwn(w["open"].format(n=c.open_count)), *(f"\u2022 {mrkdwn(o)}" for o in c.open)]
+        blocks.append(SectionBlock(text=_md(truncate("\n".join(lines), SECTION_MAX))))
+    return blocks
+
+
 def parent(edition: Edition, variant: Variant, base: str | None = None) -> dict[str, Any]:
     """The channel message: repo, week, counts per verdict, the variant's filter; entries follow in thread.
     With the archive's ``base`` URL it links the edition's page."""
@@ -122,6 +145,7 @@ def parent(edition: Edition, variant: Variant, base: str | None = None) -> dict[
         ContextBlock(elements=[_md(mrkdwn(f"{window(edition)} · {one_line(variant.filter.describe(lang))}")),
                                _md(mrkdwn(ui["thread"]))]),
     ]
+    blocks += connect_blocks(connections(edition, variant.entries), lang)
     if base:
         online = f"<{edition_url(base, edition)}|{mrkdwn(link_strings(lang)['view_online'])}>"
         blocks.append(ContextBlock(elements=[_md(online)]))

@@ -8,6 +8,7 @@ from prdigest.models import Edition
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, display_width, one_line
 from renderers.site.links import edition_url, link_strings, permalink, site_base
+from renderers.connect import Connections, connections, words as connect_words
 # ``view`` is also imported from here by tests (``from renderers.text import view``): keep it importable.
 from renderers.view import EntryView, groups, meta, strings, summary, view, window
 
@@ -66,6 +67,8 @@ def render_entry_text(e: EntryView, language: str, link: str | None = None) -> l
     if link:
         out.append("  " + _labelled(link_strings(language)["permalink"], link, ui))
     out += wrap(meta(e, language), indent="  ")
+    for relation in e.relations:
+        out += wrap(relation, indent="  ")
     for para in e.rationale:
         out.append("")
         out += wrap(para, indent="  ")
@@ -77,6 +80,27 @@ def render_entry_text(e: EntryView, language: str, link: str | None = None) -> l
         out += ["", f"  {ui['followups']}{ui['colon']}"]
         for item in e.followups:
             out += wrap(item, indent="  - ", hang="    ")
+    return out
+
+
+def connect_lines(c: Connections, language: str) -> list[str]:
+    """The lede, the stories and the earlier follow-ups, wrapped (nothing when the edition has none)."""
+    w = connect_words(language)
+    out: list[str] = []
+    if c.lede:
+        out += ["", *wrap(c.lede)]
+    for story in c.stories:
+        out += ["", *wrap(_labelled(w["stories"], story.title, strings(language)))]
+        for n, headline in story.entries:
+            out += wrap(f"#{n} {headline}", indent="  - ", hang="    ")
+    if c.done or c.open_count:
+        out += ["", f"{w['earlier']}{strings(language)['colon']}"]
+        for item in c.done:
+            out += wrap(item, indent="  ", hang="    ")
+        if c.open_count:
+            out += wrap(w["open"].format(n=c.open_count), indent="  ")
+            for item in c.open:
+                out += wrap(item, indent="  - ", hang="    ")
     return out
 
 
@@ -103,6 +127,7 @@ def render_text(edition: Edition, variant: Variant, *,
     out += wrap(one_line(variant.filter.describe(lang)))
     if base:
         out.append(_labelled(link_strings(lang)["view_online"], edition_url(base, edition), ui))
+    out += connect_lines(connections(edition, variant.entries), lang)
     shown = 0
     for group in groups(views, lang):
         out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]

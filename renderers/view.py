@@ -13,6 +13,7 @@ from prdigest.models import Edition, Entry, Verdict
 from prdigest.variants import Variant
 from prdigest.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS, clean, defanged, one_line, pr_url, truncate
+from renderers.connect import relation_lines
 
 # --- reader-facing strings ------------------------------------------------------------------------
 
@@ -104,6 +105,8 @@ class EntryView:
     deletions: int
     files_changed: int
     subsystems: list[str]
+    #: "Reverts #41234 (2026-W46, skim)", … (renderers/connect.py: relation_lines); cleaned, unescaped.
+    relations: tuple[str, ...] = ()
 
     @property
     def size(self) -> str:
@@ -157,6 +160,7 @@ def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK
         deletions=entry.deletions,
         files_changed=entry.files_changed,
         subsystems=[s for s in (one_line(s) for s in shown) if s],
+        relations=tuple(one_line(line) for line in relation_lines(entry.relations, language)),
     )
 
 

@@ -114,3 +114,26 @@ def test_the_semantic_match_proposes_but_never_closes(tmp_path) -> None:
     hub = by_text["Bound huggingface_hub below 3.0"]
     assert (hub.status, hub.by_number, hub.proposed_by) == ("open", None, 300)
     assert by_text["Benchmark on H200"].proposed_by is None
+
+
+def test_the_review_shows_proposals_and_the_editor_confirms_one_and_rewrites_the_lede() -> None:
+    from prdigest.review import apply_decision
+    from prdigest.review.decision import ReviewDecision, changes_text, check_decision, parse_changes
+    from prdigest.review.markdown import review_markdown
+
+    ed = second_edition().model_copy(update={"lede": "Drafted lede. Two sentences.", "earlier_followups": [
+        EarlierFollowup(from_number=102, from_edition="2026-W47", text="Bound huggingface_hub below 3.0",
+                        proposed_by=203),
+        EarlierFollowup(from_number=100, from_edition="2026-W47", text="Benchmark on H200")]})
+    shown = review_markdown(ed)
+    assert "### Lede" in shown and "`lede Your two to four sentences`" in shown
+    assert "**proposed** done by #203" in shown and "`confirm 1`" in shown and "1 still open" in shown
+    changes, errors = parse_changes("lede The week of #203. It re-lands MoE align.\nconfirm 1")
+    assert errors == []
+    decision = ReviewDecision(decision="send", approver="Lin", **changes)
+    assert parse_changes(changes_text(decision))[0]["lede"] == decision.lede
+    out = apply_decision(ed, decision)
+    assert out.lede == "The week of #203. It re-lands MoE align."
+    assert [(i.status, i.by_number) for i in out.earlier_followups] == [("done", 203), ("open", None)]
+    bad = ReviewDecision(decision="send", approver="Lin", confirm="2")  # #100's item has no proposal
+    assert any("confirm: 2 is not a proposed" in r for r in check_decision(ed, bad))

@@ -3,6 +3,8 @@ issue; a number belongs to at most one story."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from prdigest.relations import find_relations
@@ -60,3 +62,34 @@ def test_a_number_belongs_to_at_most_one_story() -> None:
     stories, _ = stories_of(prs)
     numbers = [n for s in stories for n in s.numbers]
     assert len(numbers) == len(set(numbers)) and [s.numbers for s in stories] == [[1, 2]]  # #3 alone is no story
+
+
+def test_every_medium_and_the_archive_show_the_lede_stories_relations_and_follow_ups_escaped() -> None:
+    from prdigest.models import EarlierFollowup, Relation, Story, Verdict
+    from prdigest.variants import Filter, Variant
+    from renderers import render_email, render_slack, render_text
+    from renderers.site import build_site
+
+    hostile = "<!channel> <script>x</script> *bold*"
+    a, b = entry_of(pr(201, "[2/3] Wire foo", author="bob", week=1)), entry_of(pr(202, "[3/3] Test foo", week=1))
+    a = a.model_copy(update={"relations": [Relation(kind="reverts", number=101, edition="2026-W47",
+                                                    verdict=Verdict.SKIM)]})
+    ed = week_edition(1, [a, b]).model_copy(update={
+        "lede": "Two parts of the foo series landed: #201 and #202.",
+        "stories": [Story(title=f"Series {hostile}", numbers=[201, 202])],
+        "earlier_followups": [EarlierFollowup(from_number=101, from_edition="2026-W47", text=f"Check {hostile}",
+                                              status="done", by_number=202),
+                              EarlierFollowup(from_number=100, from_edition="2026-W47", text="Bench H200")]})
+    variant = Variant(Filter(), ed.entries)
+    text = render_text(ed, variant)
+    assert "Two parts of the foo series landed" in text and "Reverts #101 (2026-W47, Skim)" in text
+    assert "Stories: Series" in text and "✓ #101 (2026-W47): Check" in text and "1 still open" in text
+    slack = json.dumps(render_slack(ed, variant), ensure_ascii=False)
+    assert "Two parts of the foo series" in json.dumps(render_slack(ed, variant)[0], ensure_ascii=False)
+    assert "<!channel>" not in slack and "&lt;!channel&gt;" in slack and "Reverts #101" in slack
+    html = render_email(ed, variant).html
+    assert "Two parts of the foo series" in html and "<script>x" not in html and "Reverts #101 (2026-W47" in html
+    page = next(v for k, v in build_site([ed]).items() if k.startswith("editions/") and k.endswith("index.html"))
+    page = page.decode() if isinstance(page, bytes) else page
+    assert 'class="lede"' in page and "<script>x" not in page and "&lt;script&gt;" in page
+    assert 'href="#pr-201"' in page and "Reverts #101 (2026-W47, Skim)" in page

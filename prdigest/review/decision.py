@@ -67,6 +67,11 @@ class ReviewDecision(BaseModel):
     edits: list[EntryEdit] = Field(default_factory=list,
                                    description="Add an item per entry you change (PR number + new values)")
     note: str = Field(default="", description="A note for the record (optional)")
+    #: The edition's opening sentences as the editor rewrote them (a ``lede …`` line); empty keeps the drafted.
+    lede: str = Field(default="", description="A new lede (the edition's opening sentences); empty keeps it")
+    #: Earlier follow-ups the semantic match proposed and the editor confirms as done (``confirm 1 3``: their
+    #: numbers in the review's list).
+    confirm: str = Field(default="", description="Proposed earlier follow-ups to confirm as done, by number")
     #: The content hash of the draft the editor was shown (prdigest.snapshot.content_hash), pre-filled by the
     #: form and ``digest approve``: a decision on other content is refused and nothing is sent.
     snapshot: str = Field(default="", description="The reviewed draft's content hash (pre-filled: leave it as is)")
@@ -98,6 +103,7 @@ def check_decision(edition: Edition, decision: ReviewDecision) -> list[str]:
         unknown = sorted(set(numbers) - known)
         if unknown:
             reasons.append(f"{field}: PR {', '.join(f'#{n}' for n in unknown)} is not in {edition.name}")
+    reasons += _check_connections(edition, decision)
     if decision.decision == "hold":
         return reasons
     if not decision.approver.strip():
@@ -112,6 +118,21 @@ def check_decision(edition: Edition, decision: ReviewDecision) -> list[str]:
         hint = (f" ({len(flagged)} flagged entries go out only when approved by number, edited, or with the "
                 "flagged included)" if flagged else "")
         reasons.append(f"send: no entry would be approved{hint}; choose 'hold' to send nothing this week")
+    return reasons
+
+
+def _check_connections(edition: Edition, decision: ReviewDecision) -> list[str]:
+    """Why the lede or the follow-up confirmations cannot be applied."""
+    reasons: list[str] = []
+    if len(decision.lede) > MAX_TEXT:
+        reasons.append(f"lede: {len(decision.lede)} characters (at most {MAX_TEXT})")
+    positions, errs = parse_numbers(decision.confirm, "confirm")
+    reasons += errs
+    items = edition.earlier_followups
+    for n in positions:
+        if not 1 <= n <= len(items) or items[n - 1].proposed_by is None or items[n - 1].status != "open":
+            reasons.append(f"confirm: {n} is not a proposed earlier follow-up of {edition.name} "
+                           f"(the review lists them as 'confirm N')")
     return reasons
 
 
@@ -198,9 +219,13 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     note = decision.note.strip()
     if decision.decision == "hold":
         note = f"held: nothing sent. {note}".strip()
+    from prdigest.followups import confirm
+
+    connected = {"lede": " ".join(decision.lede.split()) or edition.lede,
+                 "earlier_followups": confirm(edition.earlier_followups, parse_numbers(decision.confirm, "confirm")[0])}
     return edition.model_copy(update={
         "entries": entries, "approver": decision.approver.strip() or None, "approved_at": now,
-        "review_note": note,
+        "review_note": note, **connected,
     })
 
 
@@ -229,7 +254,7 @@ def edit_distance(a: str, b: str) -> int:
 
 _EDIT_LINE = re.compile(r"#?(\d{1,9})(?:\s+(.*))?")
 _EDIT_FIELD = re.compile(r"(?:^|\s)(verdict|headline|text)=")
-_KEYWORD_LINE = re.compile(r"(reject|approve|note)\b:?\s*(.*)", re.IGNORECASE)
+_KEYWORD_LINE = re.compile(r"(reject|approve|note|lede|confirm)\b:?\s*(.*)", re.IGNORECASE)
 
 
 def parse_edits(text: str) -> tuple[list[EntryEdit], list[str]]:
@@ -276,6 +301,8 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
     reject: list[str] = []
     approve: list[str] = []
     notes: list[str] = []
+    ledes: list[str] = []
+    confirms: list[str] = []
     edits: list[EntryEdit] = []
     errors: list[str] = []
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -283,8 +310,11 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
         keyword = _KEYWORD_LINE.fullmatch(line)
         if keyword is not None:
             word, rest = keyword.group(1).lower(), keyword.group(2).strip()
-            if word == "note":
-                notes.append(rest)
+            if word in ("note", "lede"):
+                (notes if word == "note" else ledes).append(rest)
+                continue
+            if word == "confirm":
+                confirms.append(rest)
                 continue
             numbers, bad = parse_numbers(rest, f"line {n} ({word})")
             errors += bad
@@ -293,8 +323,11 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
         edit, error = _edit_line(line, n)
         errors += [error] if error else []
         edits += [edit] if edit else []
-    return {"reject": " ".join(reject), "approve": " ".join(approve), "edits": edits,
-            "note": " ".join(notes)}, errors
+    fields: dict[str, object] = {"reject": " ".join(reject), "approve": " ".join(approve), "edits": edits,
+                                 "note": " ".join(notes)}
+    # The connections' lines only when given (a lede to rewrite, proposed follow-ups to confirm).
+    fields.update({k: " ".join(v) for k, v in (("lede", ledes), ("confirm", confirms)) if v})
+    return fields, errors
 
 
 def changes_text(decision: ReviewDecision) -> str:
@@ -306,6 +339,8 @@ def changes_text(decision: ReviewDecision) -> str:
                   f"headline={edit.headline}" if edit.headline else "", f"text={edit.text}" if edit.text else ""]
         lines.append(" ".join([f"#{edit.number}", *(f for f in fields if f)]))
     lines.append(f"note {decision.note}" if decision.note.strip() else "")
+    lines.append(f"lede {' '.join(decision.lede.split())}" if decision.lede.strip() else "")
+    lines.append(f"confirm {decision.confirm}" if decision.confirm.strip() else "")
     return "\n".join(line for line in lines if line)
 
 

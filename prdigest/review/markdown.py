@@ -13,6 +13,7 @@ from datetime import datetime
 from prdigest.links import DEFAULT_LINK_HOSTS, defang, is_allowed
 from prdigest.models import Edition, Entry, Verdict
 from prdigest.text import strip_control
+from prdigest.relations import relation_lines
 
 _MD_SPECIAL = re.compile(r"([\\*_\[\]<>|~`])")
 _MD_LINE_START = re.compile(r"^(\d*)([#+=>.)-])")
@@ -75,6 +76,7 @@ def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_h
         + ("; a flagged ⚠ entry goes out only if you add `approve 41910`, edit it, or choose *send, flagged too*"
            if flagged else "") + ". To edit an entry: `#41873 verdict=skim headline=… text=…`. *hold* sends nothing.",
     ]
+    head += connections_markdown(edition)
     tail = [*how, "", "### Counts"]
     if deadline is not None:
         tail += ["", f"Waiting until **{deadline:%Y-%m-%d %H:%M} UTC**. After that the run fails and "
@@ -140,6 +142,29 @@ def _bounded(lines: list[str], total: int, artifact_hint: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def connections_markdown(edition: Edition) -> list[str]:
+    """The lede (rewrite it with a ``lede …`` line) and the earlier follow-ups, the semantic match's proposals
+    numbered for ``confirm N`` (a proposal is never done until the editor confirms it)."""
+    lines: list[str] = []
+    if edition.lede:
+        lines += ["", "### Lede", "", md(edition.lede, 1200), "",
+                  "To rewrite it, add a line `lede Your two to four sentences` under *Changes*."]
+    items = edition.earlier_followups
+    if items:
+        done = sum(1 for i in items if i.status == "done")
+        lines += ["", f"### Earlier follow-ups ({done} done, {len(items) - done} open)", ""]
+        for n, i in enumerate(items, start=1):
+            where = f"#{i.from_number} ({md(i.from_edition)}): {md(i.text, 200)}"
+            if i.status == "done":
+                lines.append(f"- done by #{i.by_number}: {where}")
+            elif i.proposed_by is not None:
+                lines.append(f"- **proposed** done by #{i.proposed_by}: {where}. Confirm with `confirm {n}`")
+        shown_open = sum(1 for i in items if i.status == "open" and i.proposed_by is None)
+        if shown_open:
+            lines.append(f"- {shown_open} still open")
+    return lines
+
+
 def _line(entry: Entry) -> str:
     return (f"- {_link(entry.url, f'#{entry.number}')} {md(entry.headline, 160)} · {md(', '.join(entry.subsystems))}"
             f"{' ⚠' if entry.flagged else ''}")
@@ -158,6 +183,8 @@ def entry_markdown(entry: Entry) -> list[str]:
         lines += ["", *[f"{i}. {md(point, 400)}" for i, point in enumerate(entry.focus, start=1)]]
     if entry.followups:
         lines += ["", *[f"- follow-up: {md(item, 400)}" for item in entry.followups]]
+    if entry.relations:
+        lines += ["", *[f"- {md(line)}" for line in relation_lines(entry.relations, "en")]]
     notes = [md(w, 300) for w in entry.warnings]
     if entry.grounding:
         notes.append("not supported by the PR: " + ", ".join(f"`{g.replace('`', '')[:80]}`" for g in entry.grounding))

@@ -13,6 +13,8 @@ from prdigest import text
 from prdigest.models import Edition, Verdict
 from prdigest.variants import ordered
 from prdigest.vocabulary import Vocabulary
+from prdigest.relations import with_backlinks
+from renderers.connect import connections, words as connect_words
 from renderers.escape import html_prose, one_line
 from renderers.site.links import edition_dir, link_strings
 from renderers.site.strings import site_strings
@@ -72,7 +74,7 @@ def edition_pages(editions: list[Edition], link_hosts: tuple[str, ...],
     """Each edition's page data, in the order given (newest first); ``vocabularies`` (by repo) give the
     subsystems' labels, as in the email (names without one)."""
     pages = []
-    for ed in editions:
+    for ed in with_backlinks(editions):  # "Reverted by #41377 in 2026-W47" on the earlier edition's entry
         vocabulary = (vocabularies or {}).get(ed.repo) or Vocabulary.open()
         entries = ordered(ed.published)
         subs = {}
@@ -115,7 +117,7 @@ def render_edition(page: EditionPage, site_title: str, newer: EditionPage | None
         "name": page.name, "repo": one_line(ed.repo), "week": ed.week, "window": window(ed),
         "approver": bool(ed.approver), "approved": sui["approved"].format(approver=one_line(ed.approver or "")),
         "total": ui["total"].format(total=len(page.views)), "badges": _badges(page.views, lang),
-        "groups": page.groups,
+        "groups": page.groups, "connect": connections(ed, ed.published), "cw": connect_words(lang),
     }
     metas = {e.number: meta(e, lang) for e in page.views}
     return _env.get_template("edition.html.j2").render(
