@@ -69,3 +69,15 @@ def test_the_prompt_carries_only_live_entries_as_data() -> None:
     messages = lede_messages(edition())
     user = messages[-1]["content"]
     assert "#10 @alice [deep-read]" in user and "#14" not in user
+
+
+def test_a_drafted_lede_citing_an_entry_the_editor_rejects_is_redrafted_offline() -> None:
+    from prdigest.review import apply_decision
+    from prdigest.review.decision import ReviewDecision
+
+    ed = edition()
+    ed = ed.model_copy(update={"lede": "Read #10 and #11 first. Both are deep reads."})
+    out = apply_decision(ed, ReviewDecision(decision="send", approver="Lin", reject="11"))
+    assert "#11" not in out.lede and check_lede(out.lede, out) == []
+    kept = apply_decision(ed, ReviewDecision(decision="send", approver="Lin", reject="12"))
+    assert kept.lede == ed.lede

@@ -220,13 +220,17 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     if decision.decision == "hold":
         note = f"held: nothing sent. {note}".strip()
     from prdigest.followups import confirm
+    from prdigest.lede import check_lede, offline_lede
 
-    connected = {"lede": " ".join(decision.lede.split()) or edition.lede,
-                 "earlier_followups": confirm(edition.earlier_followups, parse_numbers(decision.confirm, "confirm")[0])}
-    return edition.model_copy(update={
-        "entries": entries, "approver": decision.approver.strip() or None, "approved_at": now,
-        "review_note": note, **connected,
+    reviewed = edition.model_copy(update={
+        "entries": entries, "approver": decision.approver.strip() or None, "approved_at": now, "review_note": note,
+        "earlier_followups": confirm(edition.earlier_followups, parse_numbers(decision.confirm, "confirm")[0]),
     })
+    # The editor's lede is theirs; the drafted one must still be grounded once entries are rejected.
+    lede = " ".join(decision.lede.split()) or edition.lede
+    if not decision.lede.strip() and lede and check_lede(lede, reviewed):
+        lede = offline_lede(reviewed)
+    return reviewed.model_copy(update={"lede": lede})
 
 
 def _edited(entry: Entry, edit: EntryEdit | None) -> Entry:
