@@ -5,6 +5,7 @@ the migration of a ledger written before all this."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sqlite3
 import subprocess
@@ -17,10 +18,11 @@ from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
+from rich.console import Console
 from typer.testing import CliRunner
 
 from prdigest.delivery import Message, Parts
-from prdigest.delivery.ledger import Ledger, LedgerUnavailable, end_owner, new_owner
+from prdigest.delivery.ledger import Ledger, LedgerUnavailable, end_owner, new_owner, status_table
 from prdigest.delivery.ledger_schema import COMPONENT, MIGRATIONS
 from prdigest.delivery.run import Outcome, deliver
 from prdigest.delivery.slack import SlackChannel
@@ -150,6 +152,13 @@ def test_no_answer_to_data_is_uncertain_never_resent_until_digest_resend_sends_i
     assert [r.outcome for r in again.results] == [Outcome.ALREADY, Outcome.UNCERTAIN, Outcome.ALREADY]
     ledger.close()
     assert len(smtp.messages) == 3
+
+    console = Console(record=True, width=250)
+    console.print(status_table(state, ed.name))  # the name as digest run prints it
+    shown = console.export_text()
+    assert f"{ed.key}: 2 sent, 0 failed, 0 pending, 1 uncertain" in shown
+    assert re.search(r"r1\s+│\s+email.*uncertain.*did not answer", shown)
+    assert f"digest resend '{ed.name}' --uncertain" in shown
 
     (tmp_path / "readers.yaml").write_text(READERS_YAML, encoding="utf-8")
     env = {"DIGEST_SMTP_HOST": "127.0.0.1", "DIGEST_SMTP_PORT": str(smtp.port), "DIGEST_SMTP_USER": smtp.user,
