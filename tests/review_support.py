@@ -157,7 +157,9 @@ _PAINTED_JS = """(needle) => {
   const dialog = document.querySelector('[role=dialog]');
   const walker = document.createTreeWalker(dialog, NodeFilter.SHOW_TEXT);
   let node = null;
-  while (walker.nextNode()) { if (walker.currentNode.textContent.includes(needle)) { node = walker.currentNode; break; } }
+  while (walker.nextNode()) {
+    if (walker.currentNode.textContent.includes(needle)) { node = walker.currentNode; break; }
+  }
   if (!node) return {found: false};
   const el = node.parentElement;
   el.scrollIntoView({block: 'center'});

@@ -18,5 +18,6 @@ from prdigest.review.record import record_review
 __all__ = [
     "FULL_DESCRIPTION_BUDGET", "EntryEdit", "ReviewDecision", "ReviewExpired", "ReviewRejected", "apply_decision",
     "changes_text", "check_decision", "decision_summary", "edit_distance", "entry_markdown", "entry_text",
-    "flagged_left_out", "flagged_numbers", "md", "parse_changes", "parse_edits", "parse_numbers", "record_review", "review_markdown",
+    "flagged_left_out", "flagged_numbers", "md", "parse_changes", "parse_edits", "parse_numbers", "record_review",
+    "review_markdown",
 ]

@@ -74,7 +74,8 @@ def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_h
         "", "Choose *send* under Decision, check your name, then Resume (classic UI: Submit). Every unflagged "
         "entry goes out unless you add a line `reject 41873 41902` under *Changes*"
         + ("; a flagged ⚠ entry goes out only if you add `approve 41910`, edit it, or choose *send, flagged too*"
-           if flagged else "") + ". To edit an entry: `#41873 verdict=skim headline=… text=…`. *hold* sends nothing.",
+           if flagged else "")
+        + ". To edit an entry: `#41873 verdict=skim headline=… text=…`. *hold* sends nothing.",
     ]
     head += connections_markdown(edition)
     tail = [*how, "", "### Counts"]

@@ -1,0 +1,103 @@
+"""An edition already delivered is recognised before collecting (issue 12.5): a second run says so, asks no editor
+to review it and keeps ``digest.json`` as delivered; ``--resend-edition`` runs it again on purpose, and the
+ledger still sends nobody a second copy."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.media import default_media
+from prdigest.config import Settings
+from prdigest.pipeline import EditionPipeline
+from prdigest.services import RunOptions, build_services
+from tests.conftest import SAMPLE
+from tests.servers.smtp_server import SmtpServer
+
+READERS = """\
+readers:
+  - id: all
+    name: All
+    email: all@example.com
+editors:
+  - name: Ann Editor
+    email: ann@example.com
+"""
+
+
+def test_a_dry_run_is_never_already_delivered(tmp_path: Path) -> None:
+    options = RunOptions(source=f"jsonl:{SAMPLE}", out=str(tmp_path / "out"), state=str(tmp_path / "s.sqlite"))
+    services = build_services(options, Settings(state=tmp_path / "s.sqlite"), default_media())
+    try:
+        assert EditionPipeline(services).already_delivered() is None
+    finally:
+        services.close()
+    assert not (tmp_path / "s.sqlite").exists()  # the outbox keeps no ledger: nothing was opened
+
+
+@pytest.mark.prefect
+def test_an_edition_already_delivered_stops_before_collecting_and_keeps_digest_json(prefect_api,
+                                                                                      tmp_path: Path) -> None:
+    (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
+    out = tmp_path / "out"
+    with SmtpServer(tmp_path / "tls") as smtp:
+        env = {"DIGEST_SMTP_HOST": "127.0.0.1", "DIGEST_SMTP_PORT": str(smtp.port), "DIGEST_SMTP_USER": smtp.user,
+               "DIGEST_SMTP_PASSWORD": smtp.password, "DIGEST_FROM": "pr-digest <digest@example.com>",
+               "SSL_CERT_FILE": str(smtp.cert)}
+        args = ["run", "--source", f"jsonl:{SAMPLE}", "--since", "2026-11-16", "--until", "2026-11-17",
+                "--deliver", "smtp", "--readers", str(tmp_path / "readers.yaml"), "--out", str(out),
+                "--state", str(tmp_path / "state.sqlite"), "--language", "en"]
+        first = CliRunner().invoke(app, args, env=env)
+        assert first.exit_code == 0, first.output
+        assert [a for m in smtp.messages for a in m.rcpt_tos] == ["all@example.com"]
+        delivered = (out / "digest.json").read_bytes()
+        # Again, now asking for a review in the UI: no review request reaches the editor, nothing is drafted.
+        second = CliRunner().invoke(app, [*args, "--approve", "ui"], env=env)
+        assert second.exit_code == 0, second.output
+        text = " ".join(second.output.split())
+        assert "2026-11-16..2026-11-17 was already delivered (1 sent in the ledger)" in text
+        assert "--resend-edition" in text and "Collecting" not in text
+        assert [a for m in smtp.messages for a in m.rcpt_tos] == ["all@example.com"]  # the editor was not asked
+        assert (out / "digest.json").read_bytes() == delivered
+        # On purpose: the run goes through again; the reader already sent is skipped by the ledger.
+        third = CliRunner().invoke(app, [*args, "--resend-edition"], env=env)
+        assert third.exit_code == 0, third.output
+        assert "sent by an earlier run of this edition" in " ".join(third.output.split())
+        assert len(smtp.messages) == 1
+
+
+@pytest.mark.slow  # ~3 s: services, a ledger and a run of the pipeline
+def test_already_delivered_names_the_flag_and_the_state(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Without Prefect: EditionPipeline.run() stops the same way (benchmarks and the Prefect-free paths)."""
+    from prdigest.delivery.ledger import Ledger
+    from prdigest.models import EditionId
+    from prdigest.window import Window
+
+    state = tmp_path / "state.sqlite"
+    options = RunOptions(source=f"jsonl:{SAMPLE}", since="2026-11-16", until="2026-11-17", deliver="smtp",
+                         out=str(tmp_path / "out"), state=str(state))
+    settings = Settings(state=state, smtp_host="127.0.0.1", smtp_port=1, from_address="d@example.com",
+                        smtp_security="none")
+    window = Window.from_flags("2026-11-16", "2026-11-17")
+    ledger = Ledger.open(state)
+    key = ledger.edition(EditionId("vllm-project/vllm", window.since, window.until))
+    ledger.register(key, [("all", "email", "all", "all@example.com", None)])
+    ledger.sent(key, ("all", "email"), "250 ok")
+    ledger.close()
+    services = build_services(options, settings, default_media())
+    try:
+        summary = EditionPipeline(services).run()
+    finally:
+        services.close()
+    assert summary.skipped.startswith("vllm-project/vllm 2026-11-16..2026-11-17 was already delivered (1 sent")
+    assert summary.entries == 0 and not (tmp_path / "out" / "digest.json").exists()
+    with_flag = options.model_copy(update={"resend_edition": True})
+    services = build_services(with_flag, settings, default_media())
+    try:
+        assert EditionPipeline(services).already_delivered() is None
+    finally:
+        services.close()
