@@ -110,11 +110,16 @@ def open_items(store: Store, repo: str, since: datetime, max_weeks: int) -> list
     return [EarlierFollowup(from_number=r[0], from_edition=r[1], text=r[2]) for r in rows]
 
 
-def _mentions(pr: PullRequest, number: int, repo: str) -> bool:
-    """True when ``pr`` references PR ``number`` (``#N`` or its URL) other than to revert it."""
-    if number in revert_targets(pr, repo)[0]:
-        return False  # a revert undoes the PR: it does none of its follow-ups
-    return re.search(rf"(?<![\w/])#{number}\b|/pull/{number}\b", f"{pr.title}\n{pr.body}") is not None
+_REFERENCE = re.compile(r"(?<![\w/])#(\d+)\b|/pull/(\d+)\b")
+#: Most earlier follow-ups one PR is proposed for (its best matches): a proposal asks the editor to look.
+PROPOSALS_PER_PR = 3
+
+
+def _referenced(pr: PullRequest, repo: str) -> set[int]:
+    """The PR numbers ``pr``'s title and body reference (``#N`` or a pull URL), except those it reverts: a
+    revert undoes a PR, it does none of its follow-ups."""
+    found = {int(a or b) for a, b in _REFERENCE.findall(f"{pr.title}\n{pr.body}")}
+    return found - set(revert_targets(pr, repo)[0])
 
 
 def resolve(items: Sequence[EarlierFollowup], prs: Sequence[PullRequest], numbers: set[int], repo: str = "",
@@ -122,24 +127,30 @@ def resolve(items: Sequence[EarlierFollowup], prs: Sequence[PullRequest], number
     """``items`` with ``status``/``by_number`` set where a PR of this edition (in ``numbers``) references the
     original PR, and ``proposed_by`` where the embedder finds a close match among the other PRs' ``texts``
     (number → its title, its headline). Explicit references decide; a proposal changes no status."""
-    mine = [pr for pr in prs if pr.number in numbers]
     by_ref: dict[int, int] = {}
-    for item in {i.from_number for i in items}:
-        for pr in mine:
-            if pr.number != item and _mentions(pr, item, repo):
-                by_ref[item] = pr.number
-                break
+    for pr in sorted((pr for pr in prs if pr.number in numbers), key=lambda pr: pr.number):
+        for n in _referenced(pr, repo):
+            if n != pr.number:
+                by_ref.setdefault(n, pr.number)
     out = [i.model_copy(update={"status": "done", "by_number": by_ref[i.from_number]})
            if i.from_number in by_ref else i for i in items]
     still = [k for k, i in enumerate(out) if i.status == "open"]
     if embedder is None or not still or not texts:
         return out
-    pairs = [(n, text) for n in sorted(texts) for text in texts[n] if text.strip()]
-    scores = embedder.similarity([out[k].text for k in still], [text for _, text in pairs])
-    for row, k in zip(scores, still):
-        best = max(range(len(pairs)), key=lambda j: row[j])
-        if row[best] >= PROPOSE_AT and pairs[best][0] != out[k].from_number:
-            out[k] = out[k].model_copy(update={"proposed_by": pairs[best][0]})
+    pairs = list(dict.fromkeys((n, " ".join(t.split())) for n in sorted(texts) for t in texts[n] if t.strip()))
+    wanted = list(dict.fromkeys(out[k].text for k in still))  # the same follow-up text is embedded once
+    rows = dict(zip(wanted, embedder.similarity(wanted, [t for _, t in pairs])))
+    best: list[tuple[float, int, int]] = []  # (score, item index, PR number)
+    for k in still:
+        row = rows[out[k].text]
+        j = max(range(len(pairs)), key=lambda j: row[j])
+        if row[j] >= PROPOSE_AT and pairs[j][0] != out[k].from_number:
+            best.append((row[j], k, pairs[j][0]))
+    per_pr: dict[int, int] = {}
+    for score, k, number in sorted(best, reverse=True):
+        if per_pr.get(number, 0) < PROPOSALS_PER_PR:
+            per_pr[number] = per_pr.get(number, 0) + 1
+            out[k] = out[k].model_copy(update={"proposed_by": number})
     return out
 
 
