@@ -28,11 +28,15 @@ def sample_context(name: str, pr: PullRequest, language: str) -> dict[str, objec
     if name == "repair":
         return {"language": language, "error": "verdict: Input should be 'deep-read', 'skim' or 'skip'",
                 "truncated": True, "schema": json.dumps(EntryDraft.model_json_schema())}
+    if name == "lede":
+        return {"language": language, "edition": "vllm-project/vllm 2026-W47",
+                "entries": [{"number": pr.number, "author": pr.author, "verdict": "deep-read",
+                             "headline": pr.title, "subsystems": ["spec-decode"]}]}
     raise AssertionError(f"add a sample context for prompts/{name}.yaml")
 
 
-def test_the_shipped_prompts_are_entry_and_repair() -> None:
-    assert PROMPT_NAMES == ["entry", "repair"]
+def test_the_shipped_prompts_are_entry_lede_and_repair() -> None:
+    assert PROMPT_NAMES == ["entry", "lede", "repair"]
 
 
 @pytest.mark.parametrize("language", ["zh-CN", "en"])
