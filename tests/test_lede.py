@@ -81,3 +81,21 @@ def test_a_drafted_lede_citing_an_entry_the_editor_rejects_is_redrafted_offline(
     assert "#11" not in out.lede and check_lede(out.lede, out) == []
     kept = apply_decision(ed, ReviewDecision(decision="send", approver="Lin", reject="12"))
     assert kept.lede == ed.lede
+
+
+def test_the_model_is_asked_through_the_openai_client_and_an_answer_that_is_no_lede_falls_back(tmp_path,
+                                                                                              caplog) -> None:
+    from prdigest.config import Settings
+    from prdigest.lede import openai_complete
+    from tests.servers.openai_server import OpenAIServer
+
+    ed = edition()
+    with OpenAIServer(models=("local-model",)) as server:
+        settings = Settings(llm_base_url=server.base_url, OPENAI_API_KEY=server.api_key, model="local-model",
+                            state=str(tmp_path / "state.sqlite"))
+        # The local server answers every chat call with an entry's JSON: not two to four sentences of prose.
+        with caplog.at_level(logging.WARNING, logger="prdigest.lede"):
+            assert write_lede(ed, openai_complete(settings)) == offline_lede(ed)
+        assert server.chat_calls == 1 and "lede rejected by grounding" in caplog.text
+        [request] = server.requests
+    assert request["model"] == "local-model" and "<pr-data>" in request["messages"][-1]["content"]
