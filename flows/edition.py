@@ -204,9 +204,16 @@ def digest_edition(
         # An edition the ledger shows as delivered stops here, before collecting: no editor is asked to review
         # it again and digest.json stays as delivered (a run resumed from its review has not delivered yet).
         delivered = pipeline.already_delivered() if draft is None else None
-        if delivered:
+        unfinished = pipeline.unfinished_delivery() if delivered else None
+        if delivered and unfinished is None:
             logger.warning(delivered)
             return pipeline.skipped(delivered)
+        if unfinished is not None:
+            # Delivered in part: what is still pending goes out from the edition as approved and published.
+            logger.info("%s: delivered in part earlier; sending what is still pending from the published edition "
+                        "(no collection, drafting or review)", unfinished.name)
+            services.check_channels()
+            return pipeline.finish_delivery(unfinished, _log_progress("deliver"))
         # Preflight: a missing host or token, a wrong password, an invalid From stop the run here,
         # before anything is drafted or sent.
         services.check_channels()

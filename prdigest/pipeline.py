@@ -155,6 +155,29 @@ class EditionPipeline:
                 "add --resend-edition (readers already sent are still skipped; `digest resend` sends to them "
                 "again); `digest status` shows each reader.")
 
+    def unfinished_delivery(self) -> Edition | None:
+        """The edition as an earlier run published it (from the history) when that run left deliveries
+        pending (a channel down, a transient error): the next run sends those from what was approved, with
+        no new collection, drafting or review. None when nothing is pending or the history lacks it."""
+        from prdigest import history
+
+        services = self.services
+        window = self.window()
+        edition_id = EditionId(services.source.repo, window.since, window.until)
+        if not services.ledger().counts(edition_id.key).get("pending", 0):
+            return None
+        for edition in history.editions(services.store(), services.source.repo):
+            if edition.since == window.since and edition.until == window.until:
+                return edition
+        return None
+
+    def finish_delivery(self, edition: Edition, progress: Progress | None = None) -> EditionSummary:
+        """Render the published edition again and deliver what is still pending (the ledger skips the rest);
+        ``digest.json`` stays as delivered."""
+        rendered = self.render(edition)
+        report = self.deliver(edition, rendered, progress)
+        return self.summarize(edition, rendered, report, rendered.files)
+
     # --- collect ------------------------------------------------------------------------------
     def window(self) -> Window:
         """The window the options name, or the source's default (last full week; all of a JSONL file)."""
@@ -299,7 +322,11 @@ class EditionPipeline:
         """Every step in order, with ``review`` between drafting and rendering."""
         delivered = self.already_delivered()
         if delivered:
-            return self.skipped(delivered)
+            unfinished = self.unfinished_delivery()
+            if unfinished is None:
+                return self.skipped(delivered)
+            self.services.check_channels()
+            return self.finish_delivery(unfinished)
         self.services.check_channels()
         collected = self.collect()
         entries = self.draft(collected.prs)

@@ -101,3 +101,36 @@ def test_already_delivered_names_the_flag_and_the_state(tmp_path: Path, caplog: 
         assert EditionPipeline(services).already_delivered() is None
     finally:
         services.close()
+
+
+def test_a_run_after_a_partial_delivery_sends_what_is_pending_from_the_published_edition(tmp_path: Path) -> None:
+    """A reader deferred by the server (451) stays pending; the next run sends that reader only, from the edition
+    as approved and published, with no new collection or review, and keeps digest.json as delivered."""
+    readers = tmp_path / "readers.yaml"
+    readers.write_text("readers:\n  - {id: a, name: A, email: a@example.com}\n"
+                       "  - {id: b, name: B, email: b@example.com}\n", encoding="utf-8")
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    options = RunOptions(source=f"jsonl:{SAMPLE}", since="2026-11-16", until="2026-11-17", deliver="smtp",
+                         readers=str(readers), out=str(out), state=str(state), language="en")
+    with SmtpServer(tmp_path / "tls", security="none", user=None) as smtp:
+        settings = Settings(state=state, smtp_host="127.0.0.1", smtp_port=smtp.port, smtp_security="none",
+                            from_address="pr-digest <digest@example.com>")
+
+        def run():
+            services = build_services(options, settings, default_media(), site=None)
+            try:
+                return EditionPipeline(services).run()
+            finally:
+                services.close()
+
+        smtp.defer.add("b@example.com")
+        first = run()
+        assert [r for r, _, _ in first.sent] == ["a"] and [r for r, _, _ in first.pending] == ["b"]
+        delivered = (out / "digest.json").read_bytes()
+        smtp.defer.clear()
+        second = run()
+        assert not second.skipped and [r for r, _, _ in second.sent] == ["b"] and second.already_sent == 1
+        assert sorted(a for m in smtp.messages for a in m.rcpt_tos) == ["a@example.com", "b@example.com"]
+        assert (out / "digest.json").read_bytes() == delivered
+        third = run()  # nothing pending any more: the edition is delivered, the run stops before collecting
+        assert third.skipped and len(smtp.messages) == 2
