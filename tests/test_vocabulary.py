@@ -162,9 +162,9 @@ def test_a_repo_with_its_own_vocabulary_runs_end_to_end(prefect_api, tmp_path: P
 
     parser_, runtime, editor, site = LABELS[language]
     emails = {p.stem: p.read_text(encoding="utf-8") for p in (out / "email").glob("*.html")}
-    assert set(emails) == {"all", "parser", "docs-site-web-ui_no-misc"}
+    assert set(emails) == {"all", "parser", "docs-site+web-ui_no-misc"}
     assert f"{parser_} · {runtime}" in emails["all"]            # PR 106's eyebrow, in quill's labels
-    assert editor in emails["docs-site-web-ui_no-misc"] and site in emails["docs-site-web-ui_no-misc"]
+    assert editor in emails["docs-site+web-ui_no-misc"] and site in emails["docs-site+web-ui_no-misc"]
     assert "web-ui" not in emails["all"] and ">misc<" not in emails["all"]
     follow = f"订阅：{parser_}" if language == "zh-CN" else f"Following: {parser_}"
     assert follow in emails["parser"] and follow in (out / "email" / "parser.txt").read_text(encoding="utf-8")
