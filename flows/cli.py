@@ -38,6 +38,8 @@ def _quiet_prefect(verbose: bool) -> None:
     errors; without --verbose they are silenced on the console only: the run's logs still reach its API."""
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    # Prefect waits 20 s for its temporary API server; a busy laptop or CI runner needs longer (seen: 55 s).
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     import logging
 
     import prefect  # noqa: F401  (sets up Prefect's logging handlers)
