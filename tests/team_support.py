@@ -102,12 +102,25 @@ def wait_state(api: str, run_id: str, types: tuple[str, ...], timeout: float) ->
     raise AssertionError(f"flow run {run_id} not in {types} within {timeout} s: {run.get('state')}")
 
 
-def flow_run_logs(api: str, run_id: str) -> str:
-    """Every log line of a flow run, in order."""
+def flow_run_logs(api: str, run_id: str, *, expect: str = "", wait: float = 60.0) -> str:
+    """Every log line of a flow run, in order (paged: the API returns 200 at a time). A run's last logs reach
+    the API in batches after its state is final: with ``expect``, poll until that text is there (or ``wait``
+    seconds passed) instead of reading too early."""
+    deadline = time.monotonic() + wait
     with httpx.Client(base_url=api, timeout=10) as client:
-        logs = client.post("/logs/filter", json={"logs": {"flow_run_id": {"any_": [run_id]}}, "sort": "TIMESTAMP_ASC",
-                                                 "limit": 200}).json()
-    return "\n".join(entry["message"] for entry in logs)
+        while True:
+            logs: list[dict] = []
+            while True:
+                page = client.post("/logs/filter", json={"logs": {"flow_run_id": {"any_": [run_id]}},
+                                                         "sort": "TIMESTAMP_ASC", "limit": 200,
+                                                         "offset": len(logs)}).json()
+                logs += page
+                if len(page) < 200:
+                    break
+            text = "\n".join(entry["message"] for entry in logs)
+            if not expect or expect in text or time.monotonic() > deadline:
+                return text
+            time.sleep(1)
 
 
 def stop(proc: subprocess.Popen) -> None:

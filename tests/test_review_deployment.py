@@ -95,8 +95,15 @@ def test_suspended_deployment_run_resumes_without_collecting_or_drafting_again(p
             from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
             from prefect.client.schemas.sorting import LogSort
 
-            logs = [entry.message for entry in client.read_logs(
-                LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run.id])), sort=LogSort.TIMESTAMP_ASC)]
+            # A run's last logs reach the API in batches after its state is final: poll until the decision's line
+            # (logged late in the run) is there, rather than reading too early.
+            deadline = time.monotonic() + 60
+            while True:
+                logs = [entry.message for entry in client.read_logs(
+                    LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run.id])), sort=LogSort.TIMESTAMP_ASC)]
+                if any("reviewed by Bo" in m for m in logs) or time.monotonic() > deadline:
+                    break
+                time.sleep(1)
             # Quiet, ordered logs (issue 12.8): the resumed pass replays the review without suspending again, so
             # Prefect's "Suspending flow run" is logged once, before the editor's decision, never after it.
             suspending = [i for i, m in enumerate(logs) if m.startswith("Suspending flow run")]

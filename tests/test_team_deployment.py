@@ -195,7 +195,7 @@ def test_a_review_suspended_on_one_worker_is_resumed_on_another_and_sends_what_w
             workers.append(worker_b)
             done = wait_state(api, run_id, ("COMPLETED",), 150)
             phase("completed")
-            logs = flow_run_logs(api, run_id)
+            logs = flow_run_logs(api, run_id, expect="resumed from the reviewed snapshot (8 entries)")
             assert done["state"]["type"] == "COMPLETED", (done["state"], logs[-3000:])
             assert "resumed from the reviewed snapshot (8 entries)" in logs
 
@@ -236,7 +236,8 @@ def test_a_review_suspended_on_one_worker_is_resumed_on_another_and_sends_what_w
             failed = wait_state(api, second, ("FAILED",), 150)
             assert failed["state"]["type"] == "FAILED", failed["state"]
             phase("second failed")
-            assert "holds no snapshot of what the editor was shown" in flow_run_logs(api, second)
+            assert "holds no snapshot of what the editor was shown" in flow_run_logs(
+                api, second, expect="holds no snapshot of what the editor was shown")
             assert len(smtp.messages) == sent_before and llm.chat_calls >= drafted_calls + 9
     finally:
         for worker in workers:
