@@ -289,7 +289,10 @@ def test_an_idle_session_the_server_timed_out_is_probed_and_replaced(tmp_path) -
         time.sleep(0.6)
         channel.push(deliveries[1].message())
         channel.close()
-    assert len(server.messages) == 2 and channel.connections == 2
+    # Each message once, and the dead session replaced (a loaded machine may let a session idle out mid-way
+    # once more, hence at least two connections rather than exactly two).
+    assert len(server.messages) == 2 and len({m.rcpt_tos[0] for m in server.messages}) == 2
+    assert channel.connections >= 2
 
 
 def test_an_edition_with_no_approved_entries_sends_nothing(smtp, slack, ledger) -> None:
