@@ -128,6 +128,8 @@ def _print_summary(summary, seconds: float) -> None:
         out.print(f"  {root / 'email' / (key + '.html')}")
     if (root / "outbox").exists():
         out.print(f"  {root / 'outbox'}/")
+    if (root / "site" / "index.html").exists():
+        out.print(f"  {root / 'site' / 'index.html'}  (the archive; `digest serve {root}` for its search)")
 
 
 @app.command()
