@@ -50,7 +50,7 @@ def find_status(edition: str, state: str | StateLocation, explicit: bool) -> tup
     Raises ConfigError "no edition X in state database Y" (naming every database searched and the
     editions each holds) when none has it.
     """
-    from prdigest.delivery.ledger import status_table
+    from flows.status_table import status_table
 
     searched = candidates(state, explicit)
     for location in searched:

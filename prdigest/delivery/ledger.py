@@ -31,8 +31,7 @@ from prdigest.store import StateLocation, Store, StoreUnavailable, open_store
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-__all__ = ["Key", "Ledger", "LedgerRow", "LedgerUnavailable", "STATUSES", "end_owner", "new_owner",
-           "status_table"]
+__all__ = ["Key", "Ledger", "LedgerRow", "LedgerUnavailable", "STATUSES", "end_owner", "new_owner"]
 
 
 class LedgerUnavailable(DigestError):
@@ -388,9 +387,3 @@ class Ledger:
 
         return self._write("reopening uncertain rows", lambda: self.conn.atomic(reopen))
 
-
-def status_table(state, edition: str):  # noqa: ANN001, ANN201 - see prdigest.delivery.status
-    """``digest status EDITION`` (kept here for callers of the earlier module)."""
-    from prdigest.delivery.status import status_table as table
-
-    return table(state, edition)

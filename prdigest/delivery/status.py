@@ -1,21 +1,39 @@
-"""``digest status EDITION``: one edition's ledger as a table (reader, medium, status, reason, …)."""
+"""``digest status EDITION``: one edition's ledger as plain data (rows, counts, notes); ``flows/`` draws it.
+
+The core never imports a terminal library: the shell turns a ``LedgerReport`` into a table.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.table import Table
-from rich.text import Text
-
-from prdigest.delivery.ledger import Ledger
+from prdigest.delivery.ledger import Ledger, LedgerRow
 from prdigest.errors import ConfigError
 from prdigest.store import StateLocation
 
-_STYLE = {"sent": "green", "failed": "red", "pending": "yellow", "sending": "cyan", "uncertain": "magenta"}
-_ORDER = ("sent", "failed", "pending", "sending", "uncertain")
+#: The statuses in the order the summary names them.
+ORDER = ("sent", "failed", "pending", "sending", "uncertain")
 
 
-def status_table(state: StateLocation | str | Path, edition: str) -> Table:
+@dataclass(frozen=True)
+class LedgerReport:
+    """What ``digest status`` shows for one edition: a title line, one row per delivery, notes."""
+
+    key: str
+    title: str
+    rows: list[LedgerRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def error_of(self, row: LedgerRow) -> str:
+        """The row's error column: its reason, and for a claimed row who holds it until when."""
+        error = row.error or ""
+        if row.status == "sending":
+            error = f"claimed by {row.owner} until {row.lease_until}" + (f"; {error}" if error else "")
+        return error
+
+
+def ledger_report(state: StateLocation | str | Path, edition: str) -> LedgerReport:
     """The ledger of one edition, given by its key, its name as ``digest run`` prints it, or its exact
     identity (``repo@since..until``). Uncertain rows are listed with what to do about them.
 
@@ -33,21 +51,8 @@ def status_table(state: StateLocation | str | Path, edition: str) -> Table:
         known = ledger.editions() if not rows else []
     finally:
         ledger.close()
-    shown = [s for s in _ORDER if counts[s] or s in ("sent", "failed", "pending")]
+    shown = [s for s in ORDER if counts[s] or s in ("sent", "failed", "pending")]
     title = f"{key}: " + ", ".join(f"{counts[s]} {s}" for s in shown)
-    table = Table(title=Text(title))
-    for column, justify in (("reader", "left"), ("medium", "left"), ("recipient", "left"), ("variant", "left"),
-                            ("status", "left"), ("attempts", "right"), ("provider id", "left"),
-                            ("error", "left"), ("updated (UTC)", "left")):
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for row in rows.values():
-        # Text, not markup: an SMTP reply or a Slack error may contain "[…]".
-        error = row.error or ""
-        if row.status == "sending":
-            error = f"claimed by {row.owner} until {row.lease_until}" + (f"; {error}" if error else "")
-        table.add_row(*(Text(v) for v in (row.reader, row.medium, row.recipient, row.variant)),
-                      Text(row.status, style=_STYLE.get(row.status, "")), str(row.attempts),
-                      Text(row.provider_id or ""), Text(error), row.updated_at.replace("+00:00", ""))
     notes = []
     if identity:
         notes.append(f"{identity[0]} = {identity[1]}")
@@ -58,6 +63,4 @@ def status_table(state: StateLocation | str | Path, edition: str) -> Table:
     if not rows:
         notes.append(f"no deliveries recorded for {edition}"
                      + (f"; editions in the ledger: {', '.join(known[:10])}" if known else ""))
-    if notes:
-        table.caption = Text("\n".join(notes))
-    return table
+    return LedgerReport(key=key, title=title, rows=list(rows.values()), notes=notes)
