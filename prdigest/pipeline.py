@@ -206,7 +206,7 @@ class EditionPipeline:
 
         services = self.services
         # URLs in prose off the allowed link hosts: flagged for the editor here, defanged by every medium.
-        entries = flag_foreign_links(entries, link_hosts_for(services.settings.github_url))
+        entries = flag_foreign_links(entries, link_hosts_for(services.settings.github_url), collected.repo)
         tokens_in, tokens_out = sum(e.tokens_in for e in entries), sum(e.tokens_out for e in entries)
         return Edition(
             repo=collected.repo, since=collected.window.since, until=collected.window.until,

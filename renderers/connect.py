@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 from collections.abc import Sequence
 
+from prdigest.links import DEFAULT_LINK_HOSTS, defang
 from prdigest.models import Edition, Entry
 from prdigest.relations import relation_line, relation_lines  # noqa: F401  (the media's entry lines)
-from renderers.escape import one_line, truncate
+from renderers.escape import one_line as _one_line, truncate
 
 WORDS: dict[str, dict[str, str]] = {
     "zh-CN": {
@@ -56,10 +57,16 @@ class Connections:
         return bool(self.lede or self.stories or self.done or self.open_count)
 
 
-def connections(edition: Edition, entries: Sequence[Entry]) -> Connections:
+def connections(edition: Edition, entries: Sequence[Entry],
+                link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> Connections:
     """The lede, the stories with the ``entries`` shown (a variant's, or the edition's published) in them, and the earlier follow-ups (done ones listed,
-    open ones counted with a few examples): a short section."""
+    open ones counted with a few examples): a short section. Drafted text (lede, titles, follow-ups) has its
+    URLs defanged unless they are the repo's own PRs, issues or commits, as in the entries."""
     w = words(edition.language)
+
+    def one_line(text: str) -> str:
+        return defang(_one_line(text), link_hosts, edition.repo)
+
     headlines = {e.number: truncate(one_line(e.headline), 120) or f"#{e.number}" for e in entries}
     stories = []
     for s in edition.stories:

@@ -140,7 +140,8 @@ def _fragments(views: list[EntryView], language: str,
 
 
 def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_Fragments],
-          full: Callable[[EntryView], bool], notes: list[str], online: dict[str, str] | None = None) -> str:
+          full: Callable[[EntryView], bool], notes: list[str], online: dict[str, str] | None = None,
+          link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> str:
     """The MJML document: ``full(e)`` decides which entries are shown in full."""
     lang = edition.language
     ui = strings(lang)
@@ -164,7 +165,7 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
         groups=group_ctx, footer=footer, online=online,
-        connect=connections(edition, variant.entries), cw=connect_words(lang),
+        connect=connections(edition, variant.entries, link_hosts), cw=connect_words(lang),
     )
 
 
@@ -219,7 +220,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
     # A week too long for one line per entry in the budget only views what the HTML can hold.
     huge = len(variant.entries) > budget // MIN_LINE_BYTES
     listed = variant.entries[: budget // MIN_LINE_BYTES] if huge else variant.entries
-    views = [view(e, lang, link_hosts, variant.vocabulary) for e in listed]
+    views = [view(e, lang, link_hosts, variant.vocabulary, edition.repo) for e in listed]
     subj = subject(edition, variant)
     pre = preheader(edition, views)
     base = site_base(site_url)
@@ -238,7 +239,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
                                                                   - {f.view.number for f in fs}))
                 notes.append(ui["problems"].format(n=len(dropped),
                                                    numbers=", ".join(f"#{n}" for n in dropped)))
-            return _mjml(edition, variant, subj, pre, fs, full, notes, online)
+            return _mjml(edition, variant, subj, pre, fs, full, notes, online, link_hosts)
 
         html, frags, new = compile_isolating(build, frags, variant.key)
         problems += new

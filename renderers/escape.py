@@ -82,13 +82,14 @@ def html_prose(text: object) -> Markup:
     return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(html_text(text))))
 
 
-def defanged(entry: Entry, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> Entry:
-    """``entry`` with every URL in its prose (title, headline, rationale, focus, follow-ups) that is not on
-    ``hosts`` defanged (``hxxps://evil[.]example``), so no mail client, Slack or markdown view links it."""
+def defanged(entry: Entry, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str | None = None) -> Entry:
+    """``entry`` with every URL in its prose (title, headline, rationale, focus, follow-ups) that is not a
+    PR, issue or commit of ``repo`` on ``hosts`` defanged (``hxxps://evil[.]example``,
+    ``github[.]com/login/device``), so no mail client, Slack or markdown view links it."""
     fields = {"title": entry.title, "headline": entry.headline, "rationale": entry.rationale}
-    update: dict[str, object] = {k: defang(v, hosts) for k, v in fields.items() if defang(v, hosts) != v}
+    update: dict[str, object] = {k: defang(v, hosts, repo) for k, v in fields.items() if defang(v, hosts, repo) != v}
     for name in ("focus", "followups"):
-        items = [defang(v, hosts) for v in getattr(entry, name)]
+        items = [defang(v, hosts, repo) for v in getattr(entry, name)]
         if items != getattr(entry, name):
             update[name] = items
     return entry.model_copy(update=update) if update else entry

@@ -132,7 +132,8 @@ def connect_blocks(c: Connections, language: str) -> list[Block]:
     return blocks
 
 
-def parent(edition: Edition, variant: Variant, base: str | None = None) -> dict[str, Any]:
+def parent(edition: Edition, variant: Variant, base: str | None = None,
+           link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> dict[str, Any]:
     """The channel message: repo, week, counts per verdict, the variant's filter; entries follow in thread.
     With the archive's ``base`` URL it links the edition's page."""
     lang = edition.language
@@ -145,7 +146,7 @@ def parent(edition: Edition, variant: Variant, base: str | None = None) -> dict[
         ContextBlock(elements=[_md(mrkdwn(f"{window(edition)} · {one_line(variant.filter.describe(lang))}")),
                                _md(mrkdwn(ui["thread"]))]),
     ]
-    blocks += connect_blocks(connections(edition, variant.entries), lang)
+    blocks += connect_blocks(connections(edition, variant.entries, link_hosts), lang)
     if base:
         online = f"<{edition_url(base, edition)}|{mrkdwn(link_strings(lang)['view_online'])}>"
         blocks.append(ContextBlock(elements=[_md(online)]))
@@ -165,7 +166,7 @@ def render_slack(edition: Edition, variant: Variant, *, link_hosts: tuple[str, .
     ui = strings(lang)
     # Only the entries the capped thread can hold are viewed (each takes at least 3 blocks).
     limit = MAX_REPLIES * (MAX_BLOCKS // 3) + 1
-    views = [view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries[:limit]]
+    views = [view(e, lang, link_hosts, variant.vocabulary, edition.repo) for e in variant.entries[:limit]]
     total = len(variant.entries)
     per_verdict = counts(variant.entries)
     name = f"{one_line(edition.repo)} {edition.week}"
@@ -193,7 +194,7 @@ def render_slack(edition: Edition, variant: Variant, *, link_hosts: tuple[str, .
     if cur:
         replies.append((cur, first, index))
 
-    payloads = [parent(edition, variant, base)]
+    payloads = [parent(edition, variant, base, link_hosts)]
     for blocks, lo, hi in replies:
         fallback = f"{name} · " + ui["entries_range"].format(first=lo + 1, last=hi, total=total)
         payloads.append(_payload(mrkdwn(fallback), blocks, thread=True))

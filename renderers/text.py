@@ -120,14 +120,14 @@ def render_text(edition: Edition, variant: Variant, *,
     base = site_base(site_url)
     lang = edition.language
     ui = strings(lang)
-    views = [view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries]
+    views = [view(e, lang, link_hosts, variant.vocabulary, edition.repo) for e in variant.entries]
     out = wrap(f"{one_line(edition.repo)} · {edition.week} {ui['digest']}")
     out += wrap(window(edition))
     out += wrap(summary(edition, variant))
     out += wrap(one_line(variant.filter.describe(lang)))
     if base:
         out.append(_labelled(link_strings(lang)["view_online"], edition_url(base, edition), ui))
-    out += connect_lines(connections(edition, variant.entries), lang)
+    out += connect_lines(connections(edition, variant.entries, link_hosts), lang)
     shown = 0
     for group in groups(views, lang):
         out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]

@@ -134,14 +134,15 @@ def _paragraphs(text: str) -> list[str]:
 
 
 def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
-         vocabulary: Vocabulary | None = None) -> EntryView:
+         vocabulary: Vocabulary | None = None, repo: str | None = None) -> EntryView:
     """The reader-facing view of ``entry``: every untrusted field cleaned, capped and given a fallback.
 
-    Subsystems appear as the repo's ``vocabulary`` says (labels or names; names without one).
+    Subsystems appear as the repo's ``vocabulary`` says (labels or names; names without one). URLs in prose
+    stay links only when they are a PR, issue or commit of ``repo`` (the edition's).
     """
     shown = (vocabulary or Vocabulary.open()).shown(entry.subsystems, language)
     ui = strings(language)
-    entry = defanged(entry, link_hosts)  # URLs off the link hosts: readable, never clickable
+    entry = defanged(entry, link_hosts, repo)  # URLs off the link hosts: readable, never clickable
     title = truncate(one_line(entry.title), LIMITS["title"]) or ui["untitled"]
     headline = truncate(one_line(entry.headline), LIMITS["headline"]) or (
         title if title != ui["untitled"] else f"#{entry.number}")

@@ -7,6 +7,8 @@ import json
 import pytest
 
 from prdigest.links import defang, flag_foreign_links, foreign_urls, is_allowed
+from prdigest.models import Story
+from renderers.site import build_site
 from prdigest.readers import Reader
 from prdigest.review import review_markdown
 from prdigest.variants import plan_variants
@@ -35,7 +37,7 @@ def test_urls_off_the_link_hosts_are_defanged_and_others_kept(text: str, shown: 
 def test_an_enterprise_host_is_allowed_only_when_named() -> None:
     url = "https://ghe.corp.example/org/repo/pull/3"
     assert foreign_urls(url) == [url] and foreign_urls(url, ("github.com", "ghe.corp.example")) == []
-    assert not is_allowed("http://evil.example") and is_allowed("https://github.com/x")
+    assert not is_allowed("http://evil.example") and is_allowed("https://github.com/o/r/pull/1")
 
 
 def test_entries_linking_elsewhere_are_flagged_for_the_editor_and_others_left_alone() -> None:
@@ -98,3 +100,77 @@ def test_the_pipeline_flags_entries_with_foreign_links_before_review(tmp_path) -
     made = EditionPipeline(services).new_edition(Collected("vllm-project/vllm", window, []), draft)
     assert [e.needs_editing for e in made.entries] == [True, False]
     assert "evil.example" in made.entries[0].warnings[-1] and made.entries[0].flagged
+
+
+REPO = "vllm-project/vllm"
+#: (URL as written in a PR or a draft, how every medium shows it). Scheme-less domains and pages of an
+#: allowed host that are not the repo's own PR, issue or commit are defanged; the repo's own stay.
+LINK_TABLE = [
+    ("github-security-check.com/verify", "github-security-check[.]com/verify"),
+    ("www2.evil.example/x", "www2[.]evil[.]example/x"),
+    ("evil-login.net", "evil-login[.]net"),
+    ("https://github.com/login/device", "hxxps://github[.]com/login/device"),
+    ("https://github.com/login/oauth/authorize?client_id=Iv1.abc&scope=repo",
+     "hxxps://github[.]com/login/oauth/authorize?client_id=Iv1.abc&scope=repo"),
+    ("github.com/login/device", "github[.]com/login/device"),
+    ("https://github.com/evil/vllm/pull/12", "hxxps://github[.]com/evil/vllm/pull/12"),
+    ("https://github.com/vllm-project/vllm/pull/41", "https://github.com/vllm-project/vllm/pull/41"),
+    ("https://github.com/vllm-project/vllm/issues/77", "https://github.com/vllm-project/vllm/issues/77"),
+    ("https://github.com/vllm-project/vllm/commit/0a1b2c3d", "https://github.com/vllm-project/vllm/commit/0a1b2c3d"),
+]
+#: Text that must stay as it is: file names and module paths are no links.
+KEPT_TEXT = ["setup.py", "vllm.config", "torch.nn.functional", "csrc/moe/topk.cu", "v0.6.3"]
+
+
+@pytest.mark.parametrize(("written", "shown"), LINK_TABLE)
+def test_links_that_are_not_the_repos_own_pr_issue_or_commit_are_defanged(written: str, shown: str) -> None:
+    assert defang(f"see {written} now", repo=REPO) == f"see {shown} now"
+
+
+def test_file_names_and_module_paths_stay_text() -> None:
+    text = " ".join(KEPT_TEXT)
+    assert defang(text, repo=REPO) == text and foreign_urls(text, repo=REPO) == []
+
+
+def _table_edition():
+    prose = " · ".join(w for w, _ in LINK_TABLE)
+    e = entry(7, ["kernels"], "deep-read", title=f"Fix {LINK_TABLE[0][0]}").model_copy(update={
+        "headline": f"Head {LINK_TABLE[1][0]}", "rationale": f"Why: {prose}.", "focus": [f"Focus {prose}"],
+        "followups": [f"Follow {prose}"]})
+    ed = edition([e], language="en").model_copy(update={
+        "lede": f"Lede {prose}", "stories": [Story(title=f"Story {LINK_TABLE[3][0]}", numbers=[7])]})
+    variants, _ = plan_variants(ed, [Reader(id="r", name="R", email="r@example.com")])
+    return ed, variants[0]
+
+
+def _media(ed, variant) -> dict[str, str]:
+    email = render_email(ed, variant)
+    site = build_site([ed], site_url="https://digest.example.org/")
+    return {"email html": email.html, "email text": email.text, "text": render_text(ed, variant),
+            "slack": json.dumps(render_slack(ed, variant), ensure_ascii=False),
+            "archive": "\n".join(b.decode("utf-8", "replace") for p, b in site.items()
+                                  if p.endswith((".html", ".xml", ".json")))}
+
+
+def test_every_medium_shows_the_link_table_defanged_and_keeps_the_repos_own_links() -> None:
+    ed, variant = _table_edition()
+    for medium, shown in _media(ed, variant).items():
+        for written, defanged in LINK_TABLE:
+            if written == defanged:
+                assert written in shown, (medium, written)
+                continue
+            host = written.split("://")[-1].split("/")[0]
+            # The defanged form is shown (HTML escapes the query's &); the live host never is, as a link.
+            assert defanged.split("?")[0] in shown, (medium, written)
+            assert f"{host}/" not in shown.replace("github.com/vllm-project/vllm/", "") or host == "github.com", \
+                (medium, written)
+            assert f'href="{written}' not in shown and f"<{written}" not in shown, (medium, written)
+
+
+def test_the_editor_is_warned_about_each_kind_of_link() -> None:
+    for written, shown in LINK_TABLE:
+        e = entry(1, ["docs"]).model_copy(update={"rationale": f"See {written}."})
+        (flagged,) = flag_foreign_links([e], repo=REPO)
+        assert flagged.needs_editing == (written != shown), written
+        if written != shown:
+            assert "not a PR, issue or commit of the repo" in flagged.warnings[-1]

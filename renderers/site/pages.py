@@ -10,6 +10,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from prdigest import text
+from prdigest.links import DEFAULT_LINK_HOSTS
 from prdigest.models import Edition, Verdict
 from prdigest.variants import ordered
 from prdigest.vocabulary import Vocabulary
@@ -55,6 +56,7 @@ class EditionPage:
     path: str
     views: list[EntryView]
     subsystems: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS
 
     def names(self, e: EntryView) -> list[str]:
         """The entry's subsystem names (for links and grouping)."""
@@ -81,8 +83,8 @@ def edition_pages(editions: list[Edition], link_hosts: tuple[str, ...],
         for e in entries:
             pairs = zip(e.subsystems, vocabulary.shown(e.subsystems, ed.language))
             subs[e.number] = [(n, one_line(shown) or n) for n, shown in ((one_line(a), b) for a, b in pairs) if n]
-        pages.append(EditionPage(ed, edition_dir(ed), [view(e, ed.language, link_hosts, vocabulary) for e in entries],
-                                 subs))
+        views = [view(e, ed.language, link_hosts, vocabulary, ed.repo) for e in entries]
+        pages.append(EditionPage(ed, edition_dir(ed), views, subs, link_hosts))
     return pages
 
 
@@ -117,7 +119,7 @@ def render_edition(page: EditionPage, site_title: str, newer: EditionPage | None
         "name": page.name, "repo": one_line(ed.repo), "week": ed.week, "window": window(ed),
         "approver": bool(ed.approver), "approved": sui["approved"].format(approver=one_line(ed.approver or "")),
         "total": ui["total"].format(total=len(page.views)), "badges": _badges(page.views, lang),
-        "groups": page.groups, "connect": connections(ed, ed.published), "cw": connect_words(lang),
+        "groups": page.groups, "connect": connections(ed, ed.published, page.link_hosts), "cw": connect_words(lang),
     }
     metas = {e.number: meta(e, lang) for e in page.views}
     return _env.get_template("edition.html.j2").render(
