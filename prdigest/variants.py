@@ -31,11 +31,16 @@ class Filter:
                    vocabulary or Vocabulary.open())
 
     def selects(self, entry: Entry) -> bool:
-        """An entry reaches a reader when one subsystem is followed, none excluded, verdict high enough."""
+        """An entry reaches a reader when one subsystem is followed, its primary one (the first) is not
+        excluded, and its verdict is high enough.
+
+        Only the primary subsystem counts for ``exclude``: a reader of attention who excludes ci-build still
+        wants the attention PR that also touched a CI file, and never the PR that is about CI.
+        """
         subs = set(entry.subsystems)
         if self.subsystems and not subs & self.subsystems:
             return False
-        if subs & self.exclude:
+        if entry.subsystems and entry.subsystems[0] in self.exclude:
             return False
         return entry.verdict.rank >= self.min_verdict.rank
 

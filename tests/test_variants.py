@@ -7,7 +7,9 @@ import pytest
 from prdigest.models import Verdict
 from prdigest.readers import Reader
 from prdigest.variants import Filter, ordered, plan_variants
-from tests.factories import edition, entry
+from prdigest.models import FileChange, PullRequest
+from prdigest.subsystems import classifier_for
+from tests.factories import WEEK, edition, entry
 
 
 def reader(rid: str, subsystems=(), exclude=(), min_verdict="skip") -> Reader:
@@ -19,7 +21,10 @@ def reader(rid: str, subsystems=(), exclude=(), min_verdict="skip") -> Reader:
     (Filter(), ["docs"], "skip", True),                                         # follows everything
     (Filter(frozenset({"moe"})), ["kernels", "moe"], "skim", True),             # one subsystem followed
     (Filter(frozenset({"moe"})), ["kernels"], "deep-read", False),              # none followed
-    (Filter(frozenset({"moe"}), frozenset({"docs"})), ["moe", "docs"], "deep-read", False),  # excluded wins
+    (Filter(frozenset({"moe"}), frozenset({"docs"})), ["docs", "moe"], "deep-read", False),  # excluded primary
+    (Filter(frozenset({"moe"}), frozenset({"docs"})), ["moe", "docs"], "deep-read", True),   # excluded secondary
+    (Filter(exclude=frozenset({"docs"})), ["docs"], "skip", False),             # everything but docs
+    (Filter(exclude=frozenset({"docs"})), [], "skip", True),                    # nothing to exclude
     (Filter(min_verdict=Verdict.SKIM), ["docs"], "skip", False),                # below the lowest verdict
     (Filter(min_verdict=Verdict.SKIM), ["docs"], "skim", True),
     (Filter(min_verdict=Verdict.DEEP_READ), ["moe"], "skim", False),
@@ -100,3 +105,24 @@ def test_entries_follow_the_vocabulary_order_when_labels_are_shown_and_names_oth
     assert [e.number for e in ordered(entries, _quill())] == [2, 1, 3]          # parser, web-ui, misc
     assert [e.number for e in ordered(entries)] == [3, 2, 1]                    # by name: misc, parser, web-ui
     assert Filter(frozenset({"web-ui", "parser"})).describe("en") == "Following: parser, web-ui"
+
+
+def test_a_reader_excluding_ci_build_still_gets_the_attention_pr_that_touched_ci() -> None:
+    """``exclude`` drops entries whose primary subsystem is excluded, never those that merely touch it."""
+    classifier = classifier_for("vllm-project/vllm")
+    touched_ci = PullRequest(
+        number=7, url="https://github.com/vllm-project/vllm/pull/7", author="alice", merged_at=WEEK,
+        title="[Attention] FlashInfer backend: split-KV decode for long contexts",
+        files=[FileChange(path="vllm/v1/attention/backends/flashinfer.py", additions=220, deletions=40),
+               FileChange(path="vllm/attention/layer.py", additions=30, deletions=5),
+               FileChange(path=".buildkite/test-pipeline.yaml", additions=60, deletions=12)])
+    about_ci = PullRequest(
+        number=8, url="https://github.com/vllm-project/vllm/pull/8", author="bob", merged_at=WEEK,
+        title="[CI] Run the attention kernel tests on every push",
+        files=[FileChange(path=".buildkite/test-pipeline.yaml", additions=40, deletions=3)])
+    subsystems = {pr.number: classifier.classify(pr) for pr in (touched_ci, about_ci)}
+    assert subsystems[7][0] == "attention" and "ci-build" in subsystems[7]
+    assert subsystems[8][0] == "ci-build"
+    ed = edition([entry(7, subsystems[7], "deep-read"), entry(8, subsystems[8], "skim")])
+    (variant,), idle = plan_variants(ed, [reader("attn", ["attention", "ci-build"], exclude=["ci-build"])])
+    assert [e.number for e in variant.entries] == [7] and idle == []
