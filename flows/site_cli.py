@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -28,15 +29,14 @@ def site(
 ) -> None:
     """Rebuild the archive site (every edition in the state store) into OUT/site/."""
     from prdigest.config import load_settings
-    from prdigest.store import open_store
     from renderers.bundle import link_hosts_for
     from renderers.site.publish import publish_site
 
     try:
         settings = load_settings(state=state, site_url=site_url, github_url=github_url)
-        with open_store(settings.state) as store:
-            result = publish_site(store, out, settings.site_url, link_hosts=link_hosts_for(settings.github_url),
-                                  repo=repo)
+        # publish_site opens the state itself: a missing file is refused there, never created empty.
+        result = publish_site(settings.state, out, settings.site_url, link_hosts=link_hosts_for(settings.github_url),
+                              repo=repo)
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None
@@ -69,10 +69,28 @@ def serve(
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Static files, one line per request on stderr; JSON, Atom and scripts with their types."""
+    """Static files of the site only, one line per request on stderr; JSON, Atom and scripts with their types.
+
+    A path whose real path (symlinks followed) leaves the site is not found, and no folder is listed: the
+    base class would serve ``/etc/passwd`` through a symlink and list every folder without an index.
+    """
 
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
                       ".json": "application/json", ".xml": "application/atom+xml", ".js": "text/javascript"}
+
+    def send_head(self):  # type: ignore[no-untyped-def]  # the base class's untyped signature
+        path = self.translate_path(self.path)
+        shown = os.path.join(path, "index.html") if os.path.isdir(path) else path
+        root = os.path.realpath(self.directory)
+        real = os.path.realpath(shown)
+        if real != root and not real.startswith(root + os.sep):
+            self.send_error(404, "File not found")
+            return None
+        return super().send_head()
+
+    def list_directory(self, path: str | os.PathLike[str]) -> None:  # type: ignore[override]
+        self.send_error(404, "File not found")
+        return None
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
         console.print(f"{self.address_string()} {format % args}", highlight=False, markup=False)

@@ -34,3 +34,24 @@ def test_variant_keys_are_plain_file_names() -> None:
     # Names are checked when readers are loaded; the key adds only '+', '_' and hex digits to them.
     for flt in (Filter(frozenset({"docs", "site"})), Filter(frozenset({"x" * 80}), frozenset({"y"}))):
         assert Path(flt.key).name == flt.key and ".." not in flt.key and "/" not in flt.key
+
+
+def test_a_run_publishes_world_readable_files_whatever_the_umask(tmp_path: Path) -> None:
+    # mkstemp makes 0600 files and a rename keeps the mode: nginx as www-data answered 403 to the archive.
+    from flows.media import default_media
+    from prdigest.config import load_settings
+    from prdigest.pipeline import EditionPipeline
+    from prdigest.services import RunOptions, build_services
+    from renderers.site import build_site
+
+    out = tmp_path / "out"
+    options = RunOptions(source="sample", out=str(out), state=str(tmp_path / "state.sqlite"))
+    old = os.umask(0o077)
+    try:
+        EditionPipeline(build_services(options, load_settings(state=options.state), default_media(),
+                                       site=build_site)).run()
+    finally:
+        os.umask(old)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {"digest.json", "all.html", "index.html"} <= {p.name for p in files}
+    assert {oct(p.stat().st_mode & 0o777) for p in files} == {"0o644"}

@@ -69,6 +69,13 @@ def write_site(files: dict[str, bytes], site_dir: Path) -> int:
     return total
 
 
+def _location(value: str | os.PathLike[str]) -> StateLocation:
+    try:
+        return StateLocation.parse(value)
+    except ValueError as exc:
+        raise ConfigError(f"--state / $DIGEST_STATE: {exc}") from None
+
+
 def publish_site(state: Store | StateLocation | str | os.PathLike[str], out_dir: Path,
                  site_url: str | None = None, *,
                  edition: Edition | None = None, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
@@ -81,12 +88,21 @@ def publish_site(state: Store | StateLocation | str | os.PathLike[str], out_dir:
     """
     site_base(site_url)  # a bad URL stops here, before anything is recorded or written
     if not isinstance(state, Store):
-        with open_store(state) as store:
+        where = StateLocation.parse(state) if isinstance(state, StateLocation) else _location(state)
+        if edition is None and not where.exists():
+            # Opening would create an empty database, and an empty archive pushed over the public one wipes it.
+            raise ConfigError(f"state {where}: no such file; give the state the runs wrote (--state / "
+                              "$DIGEST_STATE): nothing was created or written")
+        with open_store(where) as store:
             return publish_site(store, out_dir, site_url, edition=edition, link_hosts=link_hosts, repo=repo,
                                 vocabularies=vocabularies)
     if edition is not None:
         record_edition(state, edition)
     stored = editions(state, repo)
+    if not stored:
+        which = f" of {repo}" if repo else ""
+        raise ConfigError(f"state {state.location}: no edition{which} in it; refusing to write an empty archive "
+                          f"over {out_dir / 'site'} (is --state / $DIGEST_STATE the one the runs wrote?)")
     files = build_site(stored, site_url=site_url, link_hosts=link_hosts, vocabularies=vocabularies)
     root = out_dir / "site"
     size = write_site(files, root)
