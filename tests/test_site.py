@@ -356,7 +356,8 @@ def test_a_bad_site_url_stops_publishing_before_anything_is_recorded(tmp_path: P
     with open_store(tmp_path / "state.sqlite") as store:
         with pytest.raises(ConfigError, match="site URL"):
             publish_site(store, tmp_path, "javascript:alert(1)", edition=two_weeks()[0])
-        assert publish_site(store, tmp_path, SITE).editions == 0
+        with pytest.raises(ConfigError, match="no edition"):  # nothing was recorded: nothing to publish
+            publish_site(store, tmp_path, SITE)
     assert not (tmp_path / "site" / "editions").exists()
 
 
