@@ -15,6 +15,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from prdigest.errors import ConfigError, RulesError
+from prdigest.patterns import check, compile_rule
 from prdigest.vocabulary import (DraftingHints, FileKind, Shows, Subsystem, Vocabulary, boundary, generic,
                                  name_problem)
 from prdigest.yamlfile import load_yaml_model
@@ -23,12 +24,14 @@ RULES_DIR = Path(__file__).parent / "rules"
 
 
 def _check_regex(pattern: str) -> str:
-    # Compiled here so that a typo fails at load time with the rule's location, not mid-run.
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
-    return pattern
+    # Compiled here so that a typo or a pattern that could backtrack for minutes fails at load time with the
+    # rule's location, not mid-run (prdigest.patterns).
+    return check(pattern)
+
+
+def _check_hint(pattern: str) -> str:
+    # Drafter hints run inside a lookbehind (vocabulary.boundary): always Python's engine, always bounded.
+    return check(pattern, always_python=True)
 
 
 def _check_name(name: str) -> str:
@@ -39,6 +42,7 @@ def _check_name(name: str) -> str:
 
 
 Regex = Annotated[str, Field(min_length=1), AfterValidator(_check_regex)]
+HintRegex = Annotated[str, Field(min_length=1), AfterValidator(_check_hint)]
 Name = Annotated[str, AfterValidator(_check_name)]
 
 
@@ -57,9 +61,9 @@ class DrafterHints(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     #: Searched in the lower-cased path of source and test files.
-    paths: tuple[Regex, ...] = ()
+    paths: tuple[HintRegex, ...] = ()
     #: Searched in the title's [tags], labels and lower-cased words.
-    words: tuple[Regex, ...] = ()
+    words: tuple[HintRegex, ...] = ()
 
 
 class SubsystemRule(BaseModel):
@@ -180,7 +184,7 @@ class Rules(BaseModel):
         ordered = self.order or self.names
         hints = DraftingHints(
             core=frozenset(self.drafting.core), features=frozenset(self.drafting.features),
-            kernel_files=tuple(re.compile(p) for p in self.drafting.kernel_files),
+            kernel_files=tuple(compile_rule(p) for p in self.drafting.kernel_files),
             file_kinds=dict(self.drafting.file_kinds),
             path_areas=tuple((n, boundary(p)) for n, r in self.subsystems.items() for p in r.drafter.paths),
             word_areas=tuple((n, boundary(p)) for n, r in self.subsystems.items() for p in r.drafter.words),

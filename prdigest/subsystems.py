@@ -9,6 +9,7 @@ from typing import NamedTuple, Protocol
 
 from prdigest.drafting.prose import MAX_SCAN, sentences, strip_template
 from prdigest.models import PullRequest
+from prdigest.patterns import Pattern, compile_rule
 from prdigest.rulesfile import RULES_DIR, Rules, SubsystemRule, load_rules, rules_for_repo
 from prdigest.text import slug
 from prdigest.vocabulary import Vocabulary
@@ -57,10 +58,10 @@ def _weight(changes: int) -> int:
 @dataclass(frozen=True)
 class _Compiled:
     name: str
-    paths: tuple[re.Pattern[str], ...]
-    exclude_paths: tuple[re.Pattern[str], ...]
-    titles: tuple[re.Pattern[str], ...]
-    body: tuple[re.Pattern[str], ...]
+    paths: tuple[Pattern, ...]
+    exclude_paths: tuple[Pattern, ...]
+    titles: tuple[Pattern, ...]
+    body: tuple[Pattern, ...]
     labels: frozenset[str]
 
     def matches_path(self, path: str) -> bool:
@@ -87,14 +88,14 @@ class RulesClassifier:
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self._vocabulary = rules.vocabulary()
-        self._incidental = tuple(re.compile(p) for p in rules.incidental_paths)
+        self._incidental = tuple(compile_rule(p) for p in rules.incidental_paths)
         self._subsystems = tuple(
             _Compiled(
                 name=name,
-                paths=tuple(re.compile(p) for p in rule.paths),
-                exclude_paths=tuple(re.compile(p) for p in rule.exclude_paths),
-                titles=tuple(re.compile(p, re.IGNORECASE) for p in rule.titles),
-                body=tuple(re.compile(p, re.IGNORECASE) for p in rule.body),
+                paths=tuple(compile_rule(p) for p in rule.paths),
+                exclude_paths=tuple(compile_rule(p) for p in rule.exclude_paths),
+                titles=tuple(compile_rule(p, ignore_case=True) for p in rule.titles),
+                body=tuple(compile_rule(p, ignore_case=True) for p in rule.body),
                 labels=frozenset(rule.labels),
             )
             for name, rule in rules.subsystems.items()

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from prdigest.patterns import Pattern
+
 #: Every subsystem name, in every rules file, readers file and folder fallback.
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -70,7 +72,7 @@ class DraftingHints:
     #: Feature and platform areas: a narrower audience than the core, more than docs or CI.
     features: frozenset[str] = frozenset()
     #: Source files that are kernels (searched, case-sensitive, in the path).
-    kernel_files: tuple[re.Pattern[str], ...] = ()
+    kernel_files: tuple[Pattern, ...] = ()
     #: File kind → the subsystem a file of that kind points to when the classifier gave none.
     file_kinds: dict[str, str] = field(default_factory=dict)
     #: (subsystem, pattern) found at a boundary in a source or test file's lower-cased path.

@@ -14,6 +14,7 @@ from prdigest.errors import ConfigError, RulesError
 from prdigest.models import FileChange, PullRequest
 from prdigest.subsystems import (
     FolderClassifier,
+    RULES_DIR,
     Rules,
     RulesClassifier,
     classifier_for,
@@ -427,3 +428,68 @@ def test_micro_f1_on_sample_week(vllm: RulesClassifier) -> None:
 def test_hostile_titles_and_paths_do_not_crash(vllm: RulesClassifier) -> None:
     pr = make_pr([("\x00weird/\u202epath", 0), ("a" * 5000, 3)], title="[ROCm]" + "(" * 10_000 + "\x07")
     assert vllm.classify(pr)[0] in vllm.known_subsystems
+
+
+BACKTRACKING_RULES = """\
+subsystems:
+  docs:
+    titles: ['{pattern}']
+"""
+#: A title of 40 repeated words: Python's engine tries every way to split them among ``(\w+\s?)+``.
+FORTY_WORDS = "[" + "word " * 40 + "oops"
+
+
+def _classify_in_child(path: Path, title: str) -> list[str]:
+    """Classify in a child process, so a pattern that backtracks fails the test instead of hanging it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, json; from prdigest.models import PullRequest; from prdigest.subsystems import "
+            "classifier_for; from tests.test_subsystems import make_pr; "
+            "c = classifier_for('someone/else', __import__('pathlib').Path(sys.argv[1])); "
+            "print(json.dumps(c.classify(make_pr([('src/a.py', 3)], sys.argv[2]))))")
+    done = subprocess.run([sys.executable, "-c", code, str(path), title], capture_output=True, text=True,
+                          timeout=30, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_backtracking_title_pattern_runs_in_linear_time(tmp_path: Path) -> None:
+    path = write(tmp_path, BACKTRACKING_RULES.format(pattern=r"^\[(\w+\s?)+\]:"))
+    started = time.perf_counter()
+    assert _classify_in_child(path, FORTY_WORDS) == ["other"]  # Python's engine: more than 120 s
+    assert _classify_in_child(path, "[word word]: fix") == ["docs"]
+    assert time.perf_counter() - started < 25
+
+
+@pytest.mark.parametrize("pattern", [r"(?<![a-z])(\w+\s?)+:", r"\b(a+)+\b", r"(?:x|y+)*(?=z)"])
+def test_a_pattern_that_needs_pythons_engine_and_nests_quantifiers_is_refused_at_load(tmp_path: Path,
+                                                                                      pattern: str) -> None:
+    path = write(tmp_path, BACKTRACKING_RULES.format(pattern=pattern))
+    with pytest.raises(RulesError) as info:
+        load_rules(path)
+    message = str(info.value)
+    assert str(path) in message and ":3:" in message and "subsystems.docs.titles.0" in message
+    assert repr(pattern) in message and "nests quantifiers" in message
+
+
+def test_the_shipped_rules_match_the_same_on_both_engines() -> None:
+    # Every shipped pattern, as the classifier compiles it (RE2 where it means the same), agrees with Python's
+    # engine on the sample week's paths, titles and bodies and on non-ASCII text (RE2's \w, \d, \s are ASCII).
+    import re
+
+    from prdigest.patterns import compile_rule
+
+    rules = load_rules(RULES_DIR / "vllm-project__vllm.yaml")
+    texts = [t for pr, _ in sample() for t in (pr.title, pr.body[:4000], *(f.path for f in pr.files))]
+    texts += ["修复 moe 内核", "fused_moé/kernel.cu", "tpu：支持", "vllm/attention/ｂackends/x.py", "ＣＶＥ-2024-1",
+              "images\u2003of speculative decoding", "CVE-٢٠٢٤-12345", "[Bugfix]\u00a0quantization"]
+    patterns = [(p, False) for r in rules.subsystems.values() for p in (*r.paths, *r.exclude_paths)]
+    patterns += [(p, True) for r in rules.subsystems.values() for p in (*r.titles, *r.body)]
+    patterns += [(p, False) for p in (*rules.incidental_paths, *rules.drafting.kernel_files)]
+    assert any(type(compile_rule(p, i)).__module__.startswith("re2") for p, i in patterns)
+    for pattern, ignore_case in patterns:
+        ours, python = compile_rule(pattern, ignore_case), re.compile(pattern, re.I if ignore_case else 0)
+        for text in texts:
+            a, b = ours.search(text), python.search(text)
+            assert (a and (a.start(), a.group(0))) == (b and (b.start(), b.group(0))), (pattern, text)

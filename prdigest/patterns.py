@@ -1,0 +1,159 @@
+"""Rule patterns (rules files' path, title and description regexes) under a guard against catastrophic
+backtracking.
+
+A rules file is data a team writes, and ``^\\[(\\w+\\s?)+\\]:`` against a title of 40 repeated words took
+Python's backtracking engine longer than two minutes. So a pattern runs on RE2 (``google-re2``, linear
+time in the text) whenever RE2 can compile it with Python's meaning: ``\\w``, ``\\d`` and ``\\s`` are
+translated to their Unicode classes (RE2's are ASCII). What RE2 cannot run the same way (lookarounds, which
+the shipped vLLM rules use; ``\\b``, whose RE2 meaning is ASCII-only; backreferences) stays on Python's
+engine, and there a pattern that nests quantifiers (``(a+)+``, ``(\\w+\\s?)*``), the shape that backtracks
+exponentially, is refused when the file is loaded (:func:`check`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any, Protocol
+
+import re2
+
+#: Python's ``\s`` (``str.isspace``) as a list for a character class.
+_SPACE = r"\t\n\x0b\f\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
+_WORD = r"\p{L}\p{N}_"
+_OUTSIDE = {"w": f"[{_WORD}]", "W": f"[^{_WORD}]", "d": r"\p{Nd}", "D": r"\P{Nd}", "s": f"[{_SPACE}]",
+            "S": f"[^{_SPACE}]"}
+_INSIDE = {"w": _WORD, "d": r"\p{Nd}", "D": r"\P{Nd}", "s": _SPACE}
+#: Escapes whose RE2 meaning differs from Python's and that have no translation (ASCII-only \b; \W or \S
+#: inside a class; backreferences and Python-only escapes): such a pattern stays on Python's engine.
+_UNTRANSLATABLE = set("bBAZ0123456789")
+
+
+class Match(Protocol):
+    """What callers use of a match, the same on both engines."""
+
+    def start(self, group: int = 0) -> int: ...
+
+    def group(self, group: int = 0) -> Any: ...
+
+
+class Pattern(Protocol):
+    """A compiled rule pattern: ``re.Pattern`` or RE2's, with the methods callers use."""
+
+    def search(self, text: str) -> Match | None: ...
+
+    def finditer(self, text: str) -> Iterator[Match]: ...
+
+
+class PatternError(ValueError):
+    """A rule pattern that is invalid or could backtrack without bound; the message names the pattern."""
+
+
+def _translated(pattern: str) -> str | None:
+    """``pattern`` in RE2 syntax with Python's Unicode classes, or None when it cannot mean the same there."""
+    out: list[str] = []
+    i, inside = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            table = _INSIDE if inside else _OUTSIDE
+            if nxt in table:
+                out.append(table[nxt])
+            elif nxt in _UNTRANSLATABLE and not (inside and nxt == "b") or nxt in "WS":
+                return None
+            else:
+                out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if inside and ch == "]":
+            inside = False
+        elif not inside and pattern.startswith("{,", i):  # Python's {,n}; RE2 would read it as text
+            return None
+        elif not inside and ch == "[":
+            inside = True
+            out.append("[^" if pattern[i + 1:i + 2] == "^" else "[")
+            i += 2 if pattern[i + 1:i + 2] == "^" else 1
+            if pattern[i:i + 1] == "]":  # a leading ']' is a literal
+                out.append(r"\]")
+                i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _re2(pattern: str, ignore_case: bool) -> Any | None:
+    translated = _translated(pattern)
+    if translated is None:
+        return None
+    options = re2.Options()
+    options.log_errors = False  # a lookaround is expected, not an error worth a line on stderr
+    options.case_sensitive = not ignore_case
+    try:
+        return re2.compile(translated, options)
+    except re2.error:
+        return None
+
+
+def _nested_repeat(pattern: str) -> bool:
+    r"""Whether an unbounded (or long) quantifier applies to something that contains a variable-length one:
+    ``(\w+\s?)+`` can split a run of words in exponentially many ways; ``(-[0-9a-z]{4}){3}`` cannot."""
+    import re._constants as c
+    import re._parser as parser
+
+    repeats = (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT)
+
+    def walk(items: Any, under_repeat: bool) -> bool:
+        for op, arg in items:
+            if op in repeats:
+                low, high, sub = arg
+                variable = high is c.MAXREPEAT or high > max(low, 1)
+                if variable and under_repeat:
+                    return True
+                if walk(sub, under_repeat or high is c.MAXREPEAT or high > 16):
+                    return True
+            elif op is c.SUBPATTERN:
+                if walk(arg[-1], under_repeat):
+                    return True
+            elif op is c.BRANCH:
+                if any(walk(branch, under_repeat) for branch in arg[1]):
+                    return True
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                if walk(arg[1], under_repeat):
+                    return True
+            elif op is c.GROUPREF_EXISTS:
+                if any(walk(b, under_repeat) for b in arg[1:] if b is not None):
+                    return True
+        return False
+
+    return walk(parser.parse(pattern), False)
+
+
+def check(pattern: str, *, always_python: bool = False) -> str:
+    """``pattern`` if it compiles and runs in bounded time; raises :class:`PatternError` saying why not.
+
+    ``always_python``: the caller wraps it in a lookbehind (drafter hints), so RE2 never runs it.
+    """
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise PatternError(f"invalid regular expression {pattern!r}: {exc}") from None
+    if not always_python and _re2(pattern, False) is not None:
+        return pattern
+    if _nested_repeat(pattern):
+        raise PatternError(
+            f"regular expression {pattern!r} nests quantifiers (like '(\\w+\\s?)+'), which can backtrack for "
+            "minutes on a long title or path; it needs Python's engine (lookarounds, \\b or backreferences), so "
+            "rewrite it without the nesting (e.g. '(\\w+\\s)*\\w+' → '[\\w\\s]+') or without the lookaround")
+    return pattern
+
+
+@lru_cache(maxsize=4096)
+def compile_rule(pattern: str, ignore_case: bool = False) -> Pattern:
+    """The pattern on RE2 when it means the same there, else on Python's engine (checked by :func:`check`)."""
+    fast = _re2(pattern, ignore_case)
+    if fast is not None:
+        return fast  # type: ignore[no-any-return]
+    return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
