@@ -310,5 +310,10 @@ from flows.eval_cli import register as _register_eval  # noqa: E402
 
 _register_eval(app)
 
+# --- readers' own choices (issue 23; commands in flows/readers_cli.py and flows/web/) ----------------------
+from flows.readers_cli import register as _register_readers  # noqa: E402
+
+_register_readers(app)
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

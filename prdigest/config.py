@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     slack_base_url: str = "https://slack.com/api/"
 
     unsubscribe_url: str | None = None
+    #: ``digest web``'s public URL (``DIGEST_WEB_URL``): each message carries a signed one-click unsubscribe
+    #: link and a preferences link under it; ``DIGEST_WEB_SECRET`` signs them (required with the URL).
+    web_url: str | None = None
+    web_secret: SecretStr | None = None
     #: The archive site's public URL (``DIGEST_SITE_URL``): links from email, Slack and feeds; none = no links.
     site_url: str | None = None
 

@@ -11,13 +11,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from prdigest.config import Settings
 from prdigest.delivery import Channel, Message
 from prdigest.errors import ConfigError
 from prdigest.models import Edition, RenderProblem  # noqa: F401  (re-exported for renderers)
 from prdigest.readers import Reader
+from prdigest.selfservice.links import Linker, ReaderLinks
 from prdigest.variants import Variant
 
 
@@ -35,6 +36,9 @@ class RenderContext:
     link_hosts: tuple[str, ...] = ("github.com",)
     #: The archive's URL: "view in browser" and a permalink per entry when set.
     site_url: str | None = None
+    #: The links each reader gets (``unsubscribe``, ``preferences``): the renderers leave the placeholders of
+    #: ``prdigest.selfservice.links`` where they go, and each reader's composer fills them in.
+    reader_links: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,16 @@ class ComposeContext:
     sender: str
     unsubscribe_template: str | None = None
     now: datetime | None = None
+    #: Each reader's unsubscribe and preferences links (``digest web`` or DIGEST_UNSUBSCRIBE_URL).
+    links: Linker | None = None
+
+    def links_for(self, reader: Reader) -> ReaderLinks:
+        """The reader's links: from :attr:`links`, else the unsubscribe template, else none."""
+        if self.links is not None:
+            return self.links(reader)
+        if self.unsubscribe_template:
+            return ReaderLinks(self.unsubscribe_template.replace("{reader}", quote(reader.id, safe="")))
+        return ReaderLinks()
 
 
 #: Builds one reader's payload from a rendering; ``message_id`` is the id the ledger keeps for the row.

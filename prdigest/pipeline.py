@@ -25,6 +25,7 @@ from prdigest.links import flag_foreign_links
 from prdigest.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.models import Edition, EditionId, Entry, EntryStatus, PullRequest
 from prdigest.readers import Reader
+from prdigest.selfservice.links import link_kinds, linker
 from prdigest.services import Services, sender
 from prdigest.variants import Variant, plan_variants
 from prdigest.window import Window
@@ -239,9 +240,10 @@ class EditionPipeline:
     def render(self, edition: Edition, progress: Progress | None = None) -> Rendered:
         """Plan variants over the approved entries, render each once per medium, write its files."""
         services = self.services
-        variants, idle = plan_variants(edition, services.readers.readers, services.classifier.vocabulary)
+        variants, idle = plan_variants(edition, services.audience(), services.classifier.vocabulary)
         context = RenderContext(link_hosts=link_hosts_for(services.settings.github_url),
-                                site_url=services.settings.site_url)
+                                site_url=services.settings.site_url,
+                                reader_links=link_kinds(services.settings))
         rendered = Rendered([], idle)
         for i, variant in enumerate(variants, start=1):
             renderings = {m.name: m.render(edition, variant, context) for m in services.media}
@@ -284,7 +286,8 @@ class EditionPipeline:
         if not edition.published:
             return DeliveryReport()
         context = ComposeContext(edition=edition, sender=sender(services.settings),
-                                 unsubscribe_template=services.settings.unsubscribe_url)
+                                 unsubscribe_template=services.settings.unsubscribe_url,
+                                 links=linker(services.settings, edition.repo))
         deliveries = plan_deliveries([(v.variant.readers, v.renderings) for v in rendered.variants],
                                      services.delivered, context)
         ledger = None if services.dry_run else services.ledger()

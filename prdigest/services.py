@@ -17,7 +17,8 @@ from prdigest.drafting import Drafter
 from prdigest.errors import ConfigError
 from prdigest.media import MediaRegistry, Medium
 from prdigest.models import Edition, Language
-from prdigest.readers import ReadersFile, example_readers_path, load_readers
+from prdigest.readers import Reader, ReadersFile, example_readers_path, load_readers
+from prdigest.selfservice.links import web_base
 from prdigest.sources import JsonlSource, Source, sample_week_path
 from prdigest.store import Store, open_store
 from prdigest.subsystems import Classifier, classifier_for
@@ -167,6 +168,7 @@ class Services:
     _drafter: Drafter | None = field(default=None, repr=False)
     _ledger: Ledger | None = field(default=None, repr=False)
     _store: Store | None = field(default=None, repr=False)
+    _audience: list[Reader] | None = field(default=None, repr=False)
 
     @property
     def language(self) -> Language:
@@ -200,6 +202,16 @@ class Services:
         if self._store is None:
             self._store = open_store(self.settings.state)
         return self._store
+
+    def audience(self) -> list[Reader]:
+        """The readers this edition serves: the readers file with each reader's own choices (``digest web``)
+        applied and unsubscribed readers left out; read from the state store once per run."""
+        if self._audience is None:
+            from prdigest.selfservice import audience
+
+            self._audience = audience(self.store(), self.source.repo, self.readers.readers,
+                                      self.classifier.vocabulary, self.language)
+        return self._audience
 
     def check_channels(self) -> None:
         """Preflight: every channel connects and authenticates, then lets go until delivery."""
@@ -237,5 +249,6 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
     out = Path(options.out)
     delivered = media.for_deliver(options.deliver)
     channels = make_channels(options, settings, out, media)
+    web_base(settings)  # DIGEST_WEB_URL without its secret stops the run here, before anything is collected
     return Services(options=options, settings=settings, source=source, classifier=classifier, readers=readers,
                     media=media, delivered=delivered, channels=channels, out=out, site=site)

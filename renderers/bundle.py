@@ -13,7 +13,8 @@ from renderers.slack import render_slack
 
 def email_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``email/<variant>.html`` and ``.txt``; a PR whose MJML fails is left out and reported."""
-    email = render_email(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
+    email = render_email(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url,
+                         reader_links=context.reader_links)
     problems = list(email.problems)  # each names its PR, medium and variant already
     files = {f"email/{variant.key}.html": email.html.encode("utf-8"),
              f"email/{variant.key}.txt": email.text.encode("utf-8")}
@@ -23,5 +24,6 @@ def email_rendering(edition: Edition, variant: Variant, context: RenderContext) 
 def slack_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``slack/<variant>.json``: the ``chat.postMessage`` payloads, parent first."""
     payloads = render_slack(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
+    # A DM reader's own links are added by the composer (prdigest.delivery.slack): a channel gets none.
     files = {f"slack/{variant.key}.json": json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")}
     return Rendering("slack", variant.key, payloads, files)

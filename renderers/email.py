@@ -23,6 +23,7 @@ from mjml import mjml2html
 
 from prdigest.errors import RenderError
 from prdigest.models import Edition, RenderProblem, Verdict
+from prdigest.selfservice.links import footer_links
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_prose, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
@@ -141,7 +142,7 @@ def _fragments(views: list[EntryView], language: str,
 
 def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_Fragments],
           full: Callable[[EntryView], bool], notes: list[str], online: dict[str, str] | None = None,
-          link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> str:
+          link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, reader_links: tuple[str, ...] = ()) -> str:
     """The MJML document: ``full(e)`` decides which entries are shown in full."""
     lang = edition.language
     ui = strings(lang)
@@ -164,7 +165,7 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         lang=lang, subject=subj, preheader=pre, font=FONT, ui=ui, week=edition.week,
         repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
-        groups=group_ctx, footer=footer, online=online,
+        groups=group_ctx, footer=footer, online=online, reader_links=footer_links(reader_links, lang),
         connect=connections(edition, variant.entries, link_hosts), cw=connect_words(lang),
     )
 
@@ -208,12 +209,14 @@ def compile_isolating(build: Callable[[list[_Fragments]], str], frags: list[_Fra
 
 
 def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
-                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None) -> RenderedEmail:
+                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None,
+                 reader_links: tuple[str, ...] = ()) -> RenderedEmail:
     """The email for ``variant``: subject, preheader, HTML (under ``budget`` bytes when possible), text.
 
     An entry whose HTML cannot be compiled is left out and reported in ``problems``; the others render.
     ``link_hosts`` adds hosts (GitHub Enterprise) whose PR URLs may become links. ``site_url`` (the
-    archive) adds "view in browser" and a permalink per entry.
+    archive) adds "view in browser" and a permalink per entry. ``reader_links`` (``unsubscribe``,
+    ``preferences``) puts each link's placeholder in the footer, for each reader's composer to fill.
     """
     lang = edition.language
     ui = strings(lang)
@@ -239,7 +242,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
                                                                   - {f.view.number for f in fs}))
                 notes.append(ui["problems"].format(n=len(dropped),
                                                    numbers=", ".join(f"#{n}" for n in dropped)))
-            return _mjml(edition, variant, subj, pre, fs, full, notes, online, link_hosts)
+            return _mjml(edition, variant, subj, pre, fs, full, notes, online, link_hosts, reader_links)
 
         html, frags, new = compile_isolating(build, frags, variant.key)
         problems += new
@@ -263,7 +266,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
         note = LISTED.get(lang, LISTED["en"]).format(shown=f"{shown:,}", total=f"{total:,}")
         html = attempt(lambda e: False, note)
         return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(
-            edition, variant, link_hosts=link_hosts, site_url=site_url), problems=problems, compact=True)
+            edition, variant, link_hosts=link_hosts, site_url=site_url, reader_links=reader_links), problems=problems, compact=True)
     html = attempt(lambda e: True, None) if full_bytes < budget else ""
     compact = False
     if not html or size(html) > budget:
@@ -285,4 +288,4 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
             # Nothing fits: every entry as one line, over budget (Gmail offers "View entire message").
             html = best if best is not None else attempt(lambda e: False, ui["compact_none"])
     return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(edition, variant,
-                         link_hosts=link_hosts, site_url=site_url), problems=problems, compact=compact)
+                         link_hosts=link_hosts, site_url=site_url, reader_links=reader_links), problems=problems, compact=compact)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from prdigest.models import Edition
+from prdigest.selfservice.links import footer_links
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, display_width, one_line
 from renderers.site.links import edition_url, link_strings, permalink, site_base
@@ -110,12 +111,13 @@ def render_entry_line(e: EntryView, link: str | None = None) -> list[str]:
 
 
 def render_text(edition: Edition, variant: Variant, *,
-                link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None) -> str:
+                link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None,
+                reader_links: tuple[str, ...] = ()) -> str:
     """The plain-text digest of ``variant``: header, then one block per entry grouped by verdict.
 
     Also the email's ``text/plain`` part. Lines are wrapped at 78 columns (CJK characters count as two);
     URLs are never broken. With ``site_url`` the header links the edition's archive page and each entry
-    its permalink.
+    its permalink. ``reader_links`` ends it with a placeholder line per link, filled in per reader.
     """
     base = site_base(site_url)
     lang = edition.language
@@ -140,4 +142,5 @@ def render_text(edition: Edition, variant: Variant, *,
                 out += render_entry_text(e, lang, link)
             shown += 1
     out += ["", "", _rule("-"), ui["footer"]]
+    out += [_labelled(label, url, ui) for label, url in footer_links(reader_links, lang)]
     return "\n".join(line.rstrip() for line in out) + "\n"

@@ -13,12 +13,14 @@ from urllib.parse import quote
 from prdigest.errors import ConfigError
 from prdigest.models import Edition
 from prdigest.readers import Reader
+from prdigest.selfservice.links import PREFERENCES_SLOT, UNSUBSCRIBE_SLOT
 from prdigest.text import slug
 
 if TYPE_CHECKING:
     from prdigest.delivery import Message
     from prdigest.media import ComposeContext, Rendering
 
+SLOTS = (UNSUBSCRIBE_SLOT, PREFERENCES_SLOT)
 _HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
@@ -105,14 +107,16 @@ class EmailComposer:
         self.context = context
         self.body: list | None = None
         self.checked = False
-        self.personal = False
+        # A footer with each reader's own links: every message is composed in full.
+        self.personal = any(slot in part for slot in SLOTS for part in (content.html, content.text))
 
     def _full(self, reader: Reader, message_id: str | None, *, headers_only: bool = False) -> EmailMessage:
         c, ctx = self.content, self.context
+        links = ctx.links_for(reader)
         msg = build_email(edition=ctx.edition, reader=reader, subject=c.subject, preheader=c.preheader,
-                          html="" if headers_only else c.html, text="" if headers_only else c.text,
-                          sender=ctx.sender, unsubscribe=unsubscribe_link(ctx.unsubscribe_template, reader),
-                          now=ctx.now)
+                          html="" if headers_only else links.fill(c.html, for_html=True),
+                          text="" if headers_only else links.fill(c.text, for_html=False),
+                          sender=ctx.sender, unsubscribe=links.unsubscribe, now=ctx.now)
         if message_id:
             del msg["Message-ID"]
             msg["Message-ID"] = message_id

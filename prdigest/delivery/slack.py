@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 import json
+import re
 from dataclasses import asdict, dataclass, replace
 from http.client import HTTPException
 from urllib.error import URLError
@@ -18,6 +19,7 @@ from prdigest.config import Settings
 from prdigest.delivery import Message, Parts
 from prdigest.delivery.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected, redact
 from prdigest.errors import ConfigError, DeliveryError
+from prdigest.selfservice.links import LINK_WORDS
 
 #: Errors that no retry can fix for this destination or this message.
 PERMANENT = frozenset({
@@ -215,6 +217,26 @@ def slack_outbox_file(message: Message) -> tuple[str, bytes]:
     return f"{message.reader.id}.slack.json", json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")
 
 
+_DM = re.compile(r"[UW][A-Z0-9]{6,}")
+
+
+def _mrkdwn_url(url: str) -> str:
+    return url.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "%7C")
+
+
 def slack_composer(rendering, context):  # noqa: ANN001, ANN201 - see prdigest.media.Medium.composer
-    """Every reader of a variant gets the same payloads (the channel adds the destination)."""
-    return lambda reader, message_id=None: rendering.payload
+    """Every reader of a variant gets the same payloads (the channel adds the destination); a reader reached
+    by direct message also gets their own unsubscribe and preferences links, in a context block at the end.
+    A channel gets none: anyone in it could unsubscribe everyone else."""
+    def compose(reader, message_id=None):  # noqa: ANN001, ANN202
+        links = context.links_for(reader) if _DM.fullmatch(reader.slack or "") else None
+        payloads = rendering.payload
+        if not links or not links.unsubscribe or not payloads or len(payloads[-1].get("blocks", ())) >= 50:
+            return payloads
+        words = LINK_WORDS.get(context.edition.language, LINK_WORDS["en"])
+        shown = [f"<{_mrkdwn_url(url)}|{words[kind]}>" for kind, url in (("unsubscribe", links.unsubscribe),
+                                                            ("preferences", links.preferences)) if url]
+        block = {"type": "context", "elements": [{"type": "mrkdwn", "text": " · ".join(shown)}]}
+        last = {**payloads[-1], "blocks": [*payloads[-1].get("blocks", ()), block]}
+        return [*payloads[:-1], last]
+    return compose

@@ -1,0 +1,71 @@
+"""``digest readers``: who the readers file names, and what each reader chose for themselves (``digest web``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from flows.terminal import print_error, safe_table
+from prdigest.errors import DigestError
+
+console = Console(stderr=True, soft_wrap=True)
+
+
+def readers(
+    readers_file: Optional[Path] = typer.Option(None, "--readers", help="readers.yaml (default: the shipped example)."),
+    repo: Optional[str] = typer.Option(None, "--repo", help="Only the choices made for OWNER/NAME's digest "
+                                       "(default: every repo in the state database)."),
+    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+) -> None:
+    """List the readers of a readers file with their filter and, per repo, the choices they made on the
+    preferences page (digest web): unsubscribed, subsystems, lowest verdict, media. The next edition applies
+    them; the readers file stays the list of who exists."""
+    from prdigest.config import load_settings
+    from prdigest.readers import ReadersFile, example_readers_path
+    from prdigest.selfservice import ReaderChoices, addresses
+    from prdigest.store import open_store
+    from prdigest.yamlfile import load_yaml_model
+
+    try:
+        settings = load_settings(state=state)
+        path = readers_file or example_readers_path()
+        listed = load_yaml_model(path, ReadersFile, what="readers").readers
+        with open_store(settings.state) as store:
+            stored = ReaderChoices(store).all_choices()
+    except DigestError as exc:
+        print_error(exc, console)
+        raise typer.Exit(2) from None
+    table = Table(title=f"Readers of {path}")
+    for column in ("reader", "media", "readers file", "repo", "their choices", "changed"):
+        table.add_column(column)
+    for reader in listed:
+        media = ", ".join(addresses(reader))
+        base = _filter(reader.subsystems, reader.exclude, reader.min_verdict.value)
+        mine = [(r, c) for (r, rid), c in stored.items() if rid == reader.id and (repo is None or r == repo)]
+        if not mine:
+            table.add_row(reader.id, media, base, "", Text("(as the file says)", style="dim"), "")
+        for i, (r, choice) in enumerate(mine):
+            shown = "UNSUBSCRIBED" if choice.unsubscribed else ""
+            prefs = "; ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}"
+                              for k, v in choice.preferences.shown().items())
+            shown = f"{shown}; {prefs}" if shown and prefs else shown or prefs or "(as the file says)"
+            table.add_row(reader.id if i == 0 else "", media if i == 0 else "", base if i == 0 else "", r,
+                          Text(shown, style="bold red" if choice.unsubscribed else ""), choice.updated_at)
+    Console(soft_wrap=True).print(safe_table(table))
+
+
+def _filter(subsystems: tuple[str, ...], exclude: tuple[str, ...], min_verdict: str) -> str:
+    text = ", ".join(subsystems) or "all"
+    if exclude:
+        text += f"; not {', '.join(exclude)}"
+    return f"{text}; ≥ {min_verdict}" if min_verdict != "skip" else text
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``readers`` to the ``digest`` command."""
+    app.command()(readers)

@@ -1,0 +1,197 @@
+"""Reader self-service without HTTP: signed tokens, preferences applied to readers, the choices in the state
+store (SQLite and a real PostgreSQL), and the next edition honouring them (EditionPipeline into a temp dir)."""
+
+from __future__ import annotations
+
+import email
+import re
+from email import policy
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flows.media import default_media
+from prdigest.config import Settings
+from prdigest.errors import ConfigError
+from prdigest.models import Verdict
+from prdigest.pipeline import EditionPipeline
+from prdigest.readers import Reader
+from prdigest.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef, apply, linker, web_base
+from prdigest.selfservice.links import PREFERENCES_SLOT, UNSUBSCRIBE_SLOT
+from prdigest.services import RunOptions, build_services
+from prdigest.store import open_store
+from prdigest.vocabulary import Vocabulary
+
+SECRET = "test-secret-0123456789-abcdefghij"
+REPO = "vllm-project/vllm"
+A, B = ReaderRef(REPO, "lin"), ReaderRef(REPO, "kernels-team")
+
+
+def test_a_token_names_its_reader_and_purpose_only() -> None:
+    signer = LinkSigner(SECRET)
+    token = signer.token(A, "unsubscribe")
+    assert signer.reader(token, "unsubscribe") == A
+    with pytest.raises(BadLink):  # an unsubscribe token is no preferences token
+        signer.reader(token, "preferences")
+    with pytest.raises(BadLink):  # signed with another secret
+        LinkSigner("another-secret-0123456789").reader(token, "unsubscribe")
+
+
+@pytest.mark.parametrize("forged", [
+    "", "x", "WyJ2bGxtLXByb2plY3QvdmxsbSIsImxpbiJd",  # the payload alone, unsigned
+    "WyJ2bGxtLXByb2plY3QvdmxsbSIsImtlcm5lbHMtdGVhbSJd.AAAAAAAAAAAAAAAAAAAAAAAAAAA", "a" * 5000,
+])
+def test_forged_tokens_are_refused(forged: str) -> None:
+    with pytest.raises(BadLink):
+        LinkSigner(SECRET).reader(forged, "unsubscribe")
+
+
+def test_a_signature_does_not_carry_over_to_another_readers_payload() -> None:
+    signer = LinkSigner(SECRET)
+    payload_b = signer.token(B, "unsubscribe").split(".")[0]
+    signature_a = signer.token(A, "unsubscribe").split(".")[1]
+    with pytest.raises(BadLink):
+        signer.reader(f"{payload_b}.{signature_a}", "unsubscribe")
+    # One character changed anywhere: refused.
+    token = signer.token(A, "preferences")
+    for i in range(0, len(token), 7):
+        altered = token[:i] + ("A" if token[i] != "A" else "B") + token[i + 1:]
+        with pytest.raises(BadLink):
+            signer.reader(altered, "preferences")
+
+
+def test_the_csrf_field_is_bound_to_the_readers_token() -> None:
+    signer = LinkSigner(SECRET)
+    token_a, token_b = signer.token(A, "preferences"), signer.token(B, "preferences")
+    field = signer.csrf(token_a)
+    assert signer.check_csrf(token_a, field)
+    assert not signer.check_csrf(token_b, field)
+    assert not signer.check_csrf(token_a, None)
+    assert not signer.check_csrf(token_a, field[:-2] + "xx")
+
+
+@pytest.mark.parametrize("web_url, secret, problem", [
+    ("https://digest.example.com/r", None, "DIGEST_WEB_SECRET is not"),
+    ("https://digest.example.com/r", "short", "at least 16"),
+    ("ftp://digest.example.com", SECRET, "not the public http(s) URL"),
+    ("https://digest.example.com/r?x=1", SECRET, "not the public http(s) URL"),
+])
+def test_web_settings_problems_are_one_clear_line(web_url: str, secret: str | None, problem: str) -> None:
+    with pytest.raises(ConfigError, match=problem.replace("(", r"\(").replace(")", r"\)")) as err:
+        web_base(Settings(web_url=web_url, web_secret=secret))
+    assert "\n" not in str(err.value)
+    if secret:
+        assert secret not in str(err.value)
+
+
+def test_links_prefer_digest_web_and_fall_back_to_the_teams_own_url() -> None:
+    reader = Reader(id="lin", name="Lin", email="lin@example.com")
+    web = linker(Settings(web_url="https://digest.example.com/r/", web_secret=SECRET), REPO)(reader)
+    assert web.unsubscribe.startswith("https://digest.example.com/r/u/")
+    assert web.preferences.startswith("https://digest.example.com/r/p/")
+    signer = LinkSigner(SECRET)
+    assert signer.reader(web.unsubscribe.rsplit("/", 1)[1], "unsubscribe") == ReaderRef(REPO, "lin")
+    own = linker(Settings(unsubscribe_url="https://lists.example.com/u?r={reader}&l=1"), REPO)(reader)
+    assert (own.unsubscribe, own.preferences) == ("https://lists.example.com/u?r=lin&l=1", None)
+    html = own.fill(f'<a href="{UNSUBSCRIBE_SLOT}">x</a>', for_html=True)
+    assert html == '<a href="https://lists.example.com/u?r=lin&amp;l=1">x</a>'
+    assert linker(Settings(), REPO) is None
+
+
+VOCAB = Vocabulary.open()  # open: any name goes; a known set is tested with apply(..., known)
+
+
+def test_preferences_override_the_file_and_drop_what_became_impossible() -> None:
+    reader = Reader(id="k", name="K", email="k@example.com", slack="#k", subsystems=("kernels", "moe"),
+                    exclude=("docs",))
+    narrowed = apply(reader, Preferences(subsystems=("moe",), min_verdict=Verdict.DEEP_READ, media=("email",)),
+                     frozenset({"kernels", "moe", "rocm"}))
+    assert (narrowed.subsystems, narrowed.min_verdict, narrowed.email, narrowed.slack, narrowed.exclude) == (
+        ("moe",), Verdict.DEEP_READ, "k@example.com", None, ("docs",))
+    # Subsystems the rules no longer name, or media the reader no longer has: the file's values stay.
+    kept = apply(reader, Preferences(subsystems=("gone",), media=("feishu",)), frozenset({"kernels", "moe"}))
+    assert (kept.subsystems, kept.email, kept.slack) == (("kernels", "moe"), "k@example.com", "#k")
+    assert apply(reader, Preferences()) is reader
+
+
+def _choices_roundtrip(location: str) -> None:
+    with open_store(location) as store:
+        choices = ReaderChoices(store)
+        readers = [Reader(id="lin", name="Lin", email="lin@example.com"),
+                   Reader(id="old", name="Old", email="old@example.com")]
+        choices.record_roster(REPO, readers, VOCAB, "en")
+        choices.record_roster(REPO, readers[:1], VOCAB, "en")  # 'old' left the readers file
+        assert choices.profile(REPO, "lin") == readers[0]
+        assert choices.profile(REPO, "old") is None
+        assert choices.profile("other/repo", "lin") is None
+        choices.set_preferences(REPO, "lin", Preferences(min_verdict=Verdict.SKIM))
+        choices.set_unsubscribed(REPO, "lin", True)
+        got = choices.choice(REPO, "lin")
+        assert got.unsubscribed and got.preferences == Preferences(min_verdict=Verdict.SKIM)
+        choices.set_unsubscribed(REPO, "lin", False)  # resubscribed: the preferences stay
+        assert choices.choice(REPO, "lin").preferences.min_verdict is Verdict.SKIM
+        assert not choices.choice("other/repo", "lin").unsubscribed
+        assert list(choices.all_choices()) == [(REPO, "lin")]
+
+
+def test_choices_roundtrip_in_sqlite(tmp_path: Path) -> None:
+    _choices_roundtrip(str(tmp_path / "state.sqlite"))
+
+
+@pytest.mark.slow
+def test_choices_roundtrip_in_postgresql(pg_url: str) -> None:
+    _choices_roundtrip(pg_url)
+
+
+def _run(tmp_path: Path, out: str, settings: Settings) -> dict[str, Path]:
+    services = build_services(RunOptions(out=str(tmp_path / out), language="en"), settings, default_media(),
+                              site=None)
+    try:
+        EditionPipeline(services).run()
+    finally:
+        services.close()
+    return {p.name: p for p in (tmp_path / out / "outbox").iterdir()}
+
+
+def _entries(eml: Path) -> int:
+    """How many PRs a message lists, from its subject ("… deep reads of N PRs")."""
+    subject = email.message_from_bytes(eml.read_bytes(), policy=policy.default)["Subject"]
+    return int(re.search(r"of (\d+) PRs", subject).group(1))
+
+
+def test_the_next_edition_honours_an_unsubscribe_and_narrowed_preferences(tmp_path: Path) -> None:
+    settings = Settings(state=tmp_path / "state.sqlite", web_url="https://digest.example.com", web_secret=SECRET)
+    before = _run(tmp_path, "one", settings)
+    assert {"lin.eml", "kernels-team.eml"} <= set(before)
+    with open_store(settings.state) as store:
+        choices = ReaderChoices(store)
+        choices.set_unsubscribed(REPO, "kernels-team", True)
+        choices.set_preferences(REPO, "lin", Preferences(subsystems=("rocm",), media=("email",)))
+    after = _run(tmp_path, "two", settings)
+    assert "kernels-team.eml" not in after and "kernels-team.slack.json" not in after
+    assert "lin.slack.json" in before and "lin.slack.json" not in after  # Lin kept e-mail only
+    assert 0 < _entries(after["lin.eml"]) < _entries(before["lin.eml"])
+    # Every message carries the reader's own signed links, in the headers and both bodies.
+    msg = email.message_from_bytes(after["lin.eml"].read_bytes(), policy=policy.default)
+    unsub = msg["List-Unsubscribe"].strip("<>")
+    assert LinkSigner(SECRET).reader(unsub.rsplit("/u/", 1)[1], "unsubscribe") == ReaderRef(REPO, "lin")
+    assert msg["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    text = msg.get_body(("plain",)).get_content()
+    html = msg.get_body(("html",)).get_content()
+    assert unsub in text and unsub in html and "/p/" in text
+    assert UNSUBSCRIBE_SLOT not in html + text and PREFERENCES_SLOT not in html + text
+    # digest readers shows the choices to the editors.
+    from flows.cli import app
+
+    shown = CliRunner().invoke(app, ["readers", "--state", str(settings.state)], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "UNSUBSCRIBED" in shown.output and "rocm" in shown.output
+
+
+def test_a_run_with_digest_web_url_but_no_secret_stops_before_collecting(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="DIGEST_WEB_SECRET"):
+        build_services(RunOptions(out=str(tmp_path)), Settings(state=tmp_path / "s.sqlite",
+                                                               web_url="https://digest.example.com"),
+                       default_media())
+    assert not (tmp_path / "s.sqlite").exists()
