@@ -314,6 +314,9 @@ _register_eval(app)
 from flows.readers_cli import register as _register_readers  # noqa: E402
 
 _register_readers(app)
+from flows.web_cli import register as _register_web  # noqa: E402
+
+_register_web(app)
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

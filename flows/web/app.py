@@ -1,0 +1,202 @@
+"""``digest web`` as an ASGI app (Starlette): the HTTP face of ``prdigest.selfservice``, nothing more.
+
+Routes, relative to ``DIGEST_WEB_URL`` (the app never builds an absolute URL, so it works under any path
+prefix a reverse proxy gives it):
+
+- ``GET /u/TOKEN``: a page that asks to confirm (mail scanners fetch links: a GET never unsubscribes).
+- ``POST /u/TOKEN`` with ``List-Unsubscribe=One-Click`` (RFC 8058; urlencoded or multipart, no cookie, no
+  CSRF field): unsubscribes at once, ``200``. The confirmation page's button sends the same request.
+- ``GET /p/TOKEN``: the preferences form; ``POST /p/TOKEN``: save, reset, unsubscribe or resubscribe, each
+  only with the form's CSRF field (signed, bound to the token, two hours), then ``303`` back to the form.
+- ``GET /healthz``: ``ok``.
+
+A forged, altered or foreign token gets ``403`` and changes nothing; a reader an editor removed from the
+readers file gets ``410``; more than the rate limit per token gets ``429``.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import logging
+import email.policy
+from collections.abc import Awaitable, Callable
+from urllib.parse import parse_qs, urlencode
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from flows.web.pages import CSP, message_page, preferences_page, strings, unsubscribe_page
+from flows.web.ratelimit import RateLimiter
+from flows.web.strings import LANGUAGES
+from prdigest.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef
+from prdigest.selfservice.form import FormProblem, preferences_from_form
+from prdigest.store import Store
+
+log = logging.getLogger("prdigest.web")
+
+#: Largest request body read: the preferences form of a repo with a hundred subsystems is ~4 KB.
+MAX_BODY = 32_768
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),  # the token is in the URL: never hand it to another site
+    (b"cache-control", b"no-store"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+]
+ACTIONS = ("save", "reset", "unsubscribe", "resubscribe")
+
+
+class SecurityHeaders:
+    """Adds :data:`SECURITY_HEADERS` to every HTTP response, error pages included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            await send(message)
+        await self.app(scope, receive, with_headers)
+
+
+class BodyTooLarge(Exception):
+    """A request body over :data:`MAX_BODY`."""
+
+
+async def _form(request: Request) -> dict[str, list[str]]:
+    """The submitted fields: ``application/x-www-form-urlencoded``, or ``multipart/form-data`` (RFC 8058 allows
+    both for the one-click POST). Starlette's own form parser needs python-multipart; these forms are tiny."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise BodyTooLarge()
+    kind = request.headers.get("content-type", "")
+    if kind.startswith("multipart/form-data"):
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            b"Content-Type: " + kind.encode("latin-1") + b"\r\n\r\n" + body)
+        fields: dict[str, list[str]] = {}
+        for part in message.iter_parts() if message.is_multipart() else []:
+            name = part.get_param("name", header="content-disposition")
+            if name:
+                fields.setdefault(str(name), []).append(part.get_payload(decode=True).decode("utf-8", "replace"))
+        return fields
+    return parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=200)
+
+
+def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None = None) -> Starlette:
+    """The self-service app over ``store`` (migrated here), signing and checking with ``signer``."""
+    choices = ReaderChoices(store)
+    limiter = limiter or RateLimiter()
+
+    def language(request: Request, default: str | None = None, form: dict[str, list[str]] | None = None) -> str:
+        asked = ((form or {}).get("lang") or [None])[0] or request.query_params.get("lang")
+        if asked in LANGUAGES:
+            return asked
+        return default if default in LANGUAGES else "zh-CN"
+
+    def html(body: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(body, status_code=status)
+
+    def switch(lang: str) -> str:
+        return "?" + urlencode({"lang": strings(lang)["other_lang"]})
+
+    def guarded(purpose: str, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):  # noqa: ANN202
+        async def endpoint(request: Request) -> Response:
+            token = request.path_params["token"]
+            wait = limiter.allow(token)
+            lang = language(request)
+            if wait:
+                return Response(message_page(lang, "too_many"), status_code=429, media_type="text/html",
+                                headers={"Retry-After": str(max(1, round(wait)))})
+            try:
+                ref = signer.reader(token, purpose)  # type: ignore[arg-type]
+            except BadLink:
+                return html(message_page(lang, "bad_link", "bad_link_explain"), 403)
+            profile_lang = await run_in_threadpool(lambda: choices.listing(ref.repo).language)
+            if await run_in_threadpool(choices.profile, ref.repo, ref.reader) is None:
+                return html(message_page(language(request, profile_lang), "gone", "gone_explain"), 410)
+            try:
+                return await handler(request, token, ref, profile_lang)
+            except BodyTooLarge:
+                return html(message_page(lang, "bad_request"), 413)
+        return endpoint
+
+    async def unsubscribe(request: Request, token: str, ref: ReaderRef, default_lang: str) -> Response:
+        prefs_token = signer.token(ref, "preferences")
+        if request.method == "POST":
+            form = await _form(request)
+            lang = language(request, default_lang, form)
+            if form.get("List-Unsubscribe") != ["One-Click"]:
+                return html(message_page(lang, "bad_request"), 400)
+            await run_in_threadpool(choices.set_unsubscribed, ref.repo, ref.reader, True)
+            log.info("%s unsubscribed from %s (one-click)", ref.reader, ref.repo)
+            done = strings(lang)["unsub_done"].format(repo=ref.repo)
+        else:
+            lang = language(request, default_lang)
+            unsubscribed = (await run_in_threadpool(choices.choice, ref.repo, ref.reader)).unsubscribed
+            done = strings(lang)["unsub_already"].format(repo=ref.repo) if unsubscribed else None
+        prefs_url = f"../p/{prefs_token}?" + urlencode({"lang": lang})
+        return html(unsubscribe_page(lang, ref.repo, action=token, prefs_url=prefs_url, done=done,
+                                     switch=switch(lang)))
+
+    async def preferences(request: Request, token: str, ref: ReaderRef, default_lang: str) -> Response:
+        profile = await run_in_threadpool(choices.profile, ref.repo, ref.reader)
+        listing = await run_in_threadpool(choices.listing, ref.repo)
+        form = await _form(request) if request.method == "POST" else {}
+        lang = language(request, default_lang, form)
+        ui = strings(lang)
+
+        async def page(status: int = 200, notice: str | None = None, kind: str = "ok") -> Response:
+            choice = await run_in_threadpool(choices.choice, ref.repo, ref.reader)
+            return html(preferences_page(lang, ref.repo, profile, choice, listing, action=token,
+                                         csrf=signer.csrf(token), notice=notice, notice_kind=kind,
+                                         switch=switch(lang)), status)
+
+        if request.method == "GET":
+            done = request.query_params.get("done")
+            notices = {"save": ui["saved"], "reset": ui["reset_done"], "resubscribe": ui["resubscribed"],
+                       "unsubscribe": ui["unsub_done"].format(repo=ref.repo)}
+            return await page(notice=notices.get(done or ""))
+        if not signer.check_csrf(token, (form.get("csrf") or [None])[0]):
+            return await page(403, ui["stale_form"], "bad")
+        action = (form.get("action") or ["save"])[0]
+        if action not in ACTIONS:
+            return await page(400, ui["bad_request"], "bad")
+        if action == "save":
+            try:
+                prefs = preferences_from_form(form, profile, listing)
+            except FormProblem as problem:
+                return await page(400, ui.get(problem.key, ui["bad_request"]), "bad")
+            await run_in_threadpool(choices.set_preferences, ref.repo, ref.reader, prefs)
+        elif action == "reset":
+            await run_in_threadpool(choices.set_preferences, ref.repo, ref.reader, Preferences())
+        else:
+            await run_in_threadpool(choices.set_unsubscribed, ref.repo, ref.reader, action == "unsubscribe")
+        log.info("%s of %s: %s", ref.reader, ref.repo, action)
+        return RedirectResponse(f"{token}?" + urlencode({"done": action, "lang": lang}), status_code=303)
+
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def not_found(request: Request, exc: HTTPException) -> Response:
+        lang = language(request)
+        return html(message_page(lang, "bad_link", "bad_link_explain"), exc.status_code)
+
+    routes = [Route("/u/{token}", guarded("unsubscribe", unsubscribe), methods=["GET", "POST"]),
+              Route("/p/{token}", guarded("preferences", preferences), methods=["GET", "POST"]),
+              Route("/healthz", healthz)]
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+    app.add_middleware(SecurityHeaders)
+    return app

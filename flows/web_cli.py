@@ -1,0 +1,59 @@
+"""``digest web``: serve readers' one-click unsubscribe and preferences pages (``flows/web/``)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from flows.terminal import print_error
+from prdigest.errors import DigestError
+
+console = Console(stderr=True, soft_wrap=True)
+
+
+def web(
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (behind a reverse proxy: "
+                             "keep 127.0.0.1)."),
+    port: int = typer.Option(8001, "--port", help="Port to listen on."),
+    state: Optional[str] = typer.Option(None, "--state", help="State database (the one the runs use); or "
+                                        "$DIGEST_STATE."),
+) -> None:
+    """Serve readers' one-click unsubscribe (RFC 8058) and preferences pages under $DIGEST_WEB_URL, signed
+    with $DIGEST_WEB_SECRET. Choices go to the state store; the next edition applies them. Ctrl-C stops it."""
+    import logging
+
+    import uvicorn
+
+    from flows.web.app import create_app
+    from prdigest.config import load_settings
+    from prdigest.errors import ConfigError
+    from prdigest.selfservice import web_base
+    from prdigest.store import open_store
+
+    try:
+        settings = load_settings(state=state)
+        web = web_base(settings)
+        if web is None:
+            raise ConfigError("digest web needs DIGEST_WEB_URL (its public URL, e.g. https://digest.example.com/"
+                              "reader) and DIGEST_WEB_SECRET (the secret the runs sign links with)")
+        store = open_store(settings.state)
+        app = create_app(store, web[1])
+    except DigestError as exc:
+        print_error(exc, console)
+        raise typer.Exit(2) from None
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    console.print(f"Serving reader self-service for {web[0]} on http://{host}:{port}/ (state {settings.state}; "
+                  "Ctrl-C to stop)", highlight=False, markup=False)
+    try:
+        # No access log: every path holds a reader's token, which must not end up in log files.
+        uvicorn.run(app, host=host, port=port, access_log=False, proxy_headers=True, server_header=False,
+                    log_level="warning")
+    finally:
+        store.close()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``web`` to the ``digest`` command."""
+    app.command()(web)

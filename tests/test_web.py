@@ -1,0 +1,232 @@
+"""``digest web`` over real HTTP (uvicorn on a free port, an httpx client): one-click unsubscribe, forged and
+foreign tokens, the preferences form with and without its CSRF field, then the next edition (EditionPipeline
+into a temp dir) honouring what the readers chose. The links come from the messages the first edition wrote."""
+
+from __future__ import annotations
+
+import email
+import json
+import re
+from email import policy
+from pathlib import Path
+
+import httpx
+import pytest
+
+from flows.media import default_media
+from flows.web.app import create_app
+from flows.web.ratelimit import RateLimiter
+from prdigest.config import Settings
+from prdigest.models import Verdict
+from prdigest.pipeline import EditionPipeline
+from prdigest.selfservice import LinkSigner, Preferences, ReaderChoices, ReaderRef
+from prdigest.services import RunOptions, build_services
+from prdigest.store import open_store
+from tests.web_support import LiveApp
+
+SECRET = "web-test-secret-0123456789-abcdef"
+PUBLIC = "https://digest.example.com/reader"  # what nginx serves; the tests talk to uvicorn directly
+REPO = "vllm-project/vllm"
+READERS = """\
+readers:
+  - id: lin
+    name: "Lin <script>alert(1)</script> & co"
+    email: lin@example.com
+    slack: U0123ABCD
+  - id: kernels-team
+    name: Kernels team
+    email: kernels@example.com
+    subsystems: [kernels, moe, attention, quantization]
+    min_verdict: skim
+  - id: amd
+    name: AMD platform
+    email: amd@example.com
+    subsystems: [rocm]
+"""
+
+
+def run_edition(root: Path, out: str) -> Path:
+    """One edition of the sample week into ``root/out`` with outbox delivery; its outbox folder."""
+    settings = Settings(state=root / "state.sqlite", web_url=PUBLIC, web_secret=SECRET)
+    options = RunOptions(out=str(root / out), readers=str(root / "readers.yaml"))
+    services = build_services(options, settings, default_media(), site=None)
+    try:
+        EditionPipeline(services).run()
+    finally:
+        services.close()
+    return root / out / "outbox"
+
+
+def links_in(eml: Path) -> tuple[str, str]:
+    """The (unsubscribe, preferences) tokens of a message: from List-Unsubscribe and the text footer."""
+    msg = email.message_from_bytes(eml.read_bytes(), policy=policy.default)
+    unsubscribe = msg["List-Unsubscribe"].strip("<>")
+    assert unsubscribe.startswith(PUBLIC + "/u/") and msg["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    text = msg.get_body(("plain",)).get_content()
+    html = msg.get_body(("html",)).get_content()
+    preferences = re.search(re.escape(PUBLIC) + r"/p/([\w.-]+)", text).group(1)
+    assert unsubscribe in text and unsubscribe in html and f"/p/{preferences}" in html
+    return unsubscribe.rsplit("/u/", 1)[1], preferences
+
+
+def entries_of(eml: Path) -> int:
+    subject = email.message_from_bytes(eml.read_bytes(), policy=policy.default)["Subject"]
+    return int(re.search(r"(\d+)\s*(?:个 PR|PRs)", subject).group(1))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory):
+    """The first edition sent (outbox), and digest web serving the same state store."""
+    root = tmp_path_factory.mktemp("web")
+    (root / "readers.yaml").write_text(READERS, encoding="utf-8")
+    outbox = run_edition(root, "one")
+    store = open_store(root / "state.sqlite")
+    with LiveApp(create_app(store, LinkSigner(SECRET), limiter=RateLimiter(per_minute=30, burst=40))) as live:
+        with httpx.Client(base_url=live.url, timeout=30, follow_redirects=False) as client:
+            yield root, outbox, store, client
+    store.close()
+
+
+def choice(store, reader: str):  # noqa: ANN001, ANN201
+    return ReaderChoices(store).choice(REPO, reader)
+
+
+def csrf_of(page: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def test_get_confirms_and_a_one_click_post_unsubscribes(world) -> None:
+    _, outbox, store, client = world
+    token, _ = links_in(outbox / "amd.eml")
+    page = client.get(f"/u/{token}")
+    assert page.status_code == 200 and 'name="List-Unsubscribe" value="One-Click"' in page.text
+    assert not choice(store, "amd").unsubscribed  # a GET (a mail scanner's prefetch) changes nothing
+    # RFC 8058: exactly what a mailbox provider sends, no cookie, no CSRF field.
+    done = client.post(f"/u/{token}", content=b"List-Unsubscribe=One-Click",
+                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert done.status_code == 200 and not client.cookies
+    assert choice(store, "amd").unsubscribed
+    ReaderChoices(store).set_unsubscribed(REPO, "amd", False)
+    # The multipart form of the same request works too; a POST without the one-click body does nothing.
+    assert client.post(f"/u/{token}", files={"List-Unsubscribe": (None, "One-Click")}).status_code == 200
+    assert choice(store, "amd").unsubscribed
+    ReaderChoices(store).set_unsubscribed(REPO, "amd", False)
+    assert client.post(f"/u/{token}", data={"unsubscribe": "yes"}).status_code == 400
+    assert not choice(store, "amd").unsubscribed
+
+
+@pytest.mark.parametrize("tamper", ["forged", "altered", "other secret", "spliced", "wrong purpose"])
+def test_forged_altered_or_foreign_tokens_are_refused_and_change_nothing(world, tamper: str) -> None:
+    _, outbox, store, client = world
+    lin_unsub, lin_prefs = links_in(outbox / "lin.eml")
+    kern_unsub, _ = links_in(outbox / "kernels-team.eml")
+    token = {
+        "forged": "WyJ2bGxtLXByb2plY3QvdmxsbSIsImxpbiJd.bm90LWEtc2lnbmF0dXJl",
+        "altered": lin_unsub[:-3] + ("AAA" if not lin_unsub.endswith("AAA") else "BBB"),
+        "other secret": LinkSigner("another-secret-0123456789").token(ReaderRef(REPO, "lin"), "unsubscribe"),
+        "spliced": kern_unsub.split(".")[0] + "." + lin_unsub.split(".")[1],  # B's payload, A's signature
+        "wrong purpose": lin_prefs,  # a preferences token on the unsubscribe URL
+    }[tamper]
+    before = ReaderChoices(store).all_choices()
+    for response in (client.get(f"/u/{token}"), client.post(f"/u/{token}", data={"List-Unsubscribe": "One-Click"}),
+                     client.post(f"/p/{token}", data={"action": "unsubscribe"})):
+        assert response.status_code == 403, (tamper, response.status_code)
+    assert ReaderChoices(store).all_choices() == before
+
+
+def test_one_readers_form_cannot_change_another_reader(world) -> None:
+    _, outbox, store, client = world
+    _, lin_prefs = links_in(outbox / "lin.eml")
+    _, kern_prefs = links_in(outbox / "kernels-team.eml")
+    lin_csrf = csrf_of(client.get(f"/p/{lin_prefs}").text)
+    before = ReaderChoices(store).all_choices()
+    # Lin's form field on the kernels team's URL, and Lin's unsubscribe token on the preferences URL.
+    forged = client.post(f"/p/{kern_prefs}", data={"csrf": lin_csrf, "action": "unsubscribe"})
+    assert forged.status_code == 403
+    lin_unsub, _ = links_in(outbox / "lin.eml")
+    assert client.get(f"/p/{lin_unsub}").status_code == 403
+    assert ReaderChoices(store).all_choices() == before
+
+
+def test_preferences_need_the_csrf_field_and_escape_what_they_show(world) -> None:
+    _, outbox, store, client = world
+    _, token = links_in(outbox / "lin.eml")
+    page = client.get(f"/p/{token}", params={"lang": "en"})
+    assert page.status_code == 200
+    assert "Lin &lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in page.text and "<script>" not in page.text
+    assert 'value="rocm"' in page.text and 'name="media" value="slack"' in page.text
+    headers = page.headers
+    assert "frame-ancestors 'none'" in headers["content-security-policy"] and "script-src" not in headers[
+        "content-security-policy"]
+    assert headers["x-frame-options"] == "DENY" and headers["referrer-policy"] == "no-referrer"
+    assert "set-cookie" not in headers
+    before = choice(store, "lin")
+    missing = client.post(f"/p/{token}", data={"subsystems": "rocm", "min_verdict": "skip", "media": "email"})
+    wrong = client.post(f"/p/{token}", data={"subsystems": "rocm", "min_verdict": "skip", "media": "email",
+                                             "csrf": "x" * 40})
+    assert missing.status_code == wrong.status_code == 403
+    assert choice(store, "lin") == before
+    zh = client.get(f"/p/{token}")  # the edition's language by default
+    assert 'lang="zh-CN"' in zh.text and "订阅偏好" in zh.text
+
+
+def test_a_form_that_would_leave_no_medium_is_refused(world) -> None:
+    _, outbox, store, client = world
+    _, token = links_in(outbox / "lin.eml")
+    csrf = csrf_of(client.get(f"/p/{token}").text)
+    before = choice(store, "lin")
+    refused = client.post(f"/p/{token}", data={"csrf": csrf, "action": "save", "min_verdict": "skip"})
+    assert refused.status_code == 400 and choice(store, "lin") == before
+    unknown = client.post(f"/p/{token}", data={"csrf": csrf, "action": "save", "min_verdict": "skip",
+                                               "media": "email", "subsystems": "../../etc"})
+    assert unknown.status_code == 400 and choice(store, "lin") == before
+
+
+def test_a_token_over_the_rate_limit_gets_429(world) -> None:
+    *_, client = world
+    codes = [client.get("/u/not-a-token").status_code for _ in range(80)]
+    assert codes[0] == 403 and codes[-1] == 429
+    limited = client.get("/u/not-a-token")
+    assert int(limited.headers["retry-after"]) >= 1
+    assert client.get("/u/another-token").status_code == 403  # per token: others go on
+
+
+def test_the_rate_limit_refills_per_token() -> None:
+    now = [0.0]
+    limiter = RateLimiter(per_minute=6, burst=2, clock=lambda: now[0])
+    assert [limiter.allow("a"), limiter.allow("a")] == [0, 0]
+    assert limiter.allow("a") == pytest.approx(10.0) and limiter.allow("b") == 0
+    now[0] = 10.0
+    assert limiter.allow("a") == 0
+
+
+def test_readers_choose_and_the_next_edition_honours_them(world) -> None:
+    """Last in the module: the kernels team unsubscribes with one click; Lin narrows to ROCm, deep reads and
+    skims, e-mail only; then amd resubscribes from the preferences page. The next edition follows each."""
+    root, outbox, store, client = world
+    assert (outbox / "lin.slack.json").exists()
+    slack = json.loads((outbox / "lin.slack.json").read_text(encoding="utf-8"))
+    assert "/u/" in json.dumps(slack[-1]["blocks"][-1])  # a Slack DM carries the reader's own links too
+    kern_unsub, _ = links_in(outbox / "kernels-team.eml")
+    assert client.post(f"/u/{kern_unsub}", content=b"List-Unsubscribe=One-Click",
+                       headers={"Content-Type": "application/x-www-form-urlencoded"}).status_code == 200
+    _, lin_prefs = links_in(outbox / "lin.eml")
+    csrf = csrf_of(client.get(f"/p/{lin_prefs}").text)
+    saved = client.post(f"/p/{lin_prefs}", data={"csrf": csrf, "action": "save", "subsystems": ["rocm", "kernels"],
+                                                 "min_verdict": "skim", "media": "email", "lang": "en"})
+    assert saved.status_code == 303 and saved.headers["location"].startswith(f"{lin_prefs}?done=save")
+    shown = client.get(f"/p/{lin_prefs}", params={"done": "save", "lang": "en"}).text
+    assert "Saved" in shown and re.search(r'value="rocm" checked', shown)
+    assert choice(store, "lin").preferences == Preferences(subsystems=("kernels", "rocm"), min_verdict=Verdict.SKIM,
+                                                           media=("email",))
+    _, amd_prefs = links_in(outbox / "amd.eml")
+    ReaderChoices(store).set_unsubscribed(REPO, "amd", True)
+    csrf = csrf_of(client.get(f"/p/{amd_prefs}").text)
+    assert client.post(f"/p/{amd_prefs}", data={"csrf": csrf, "action": "resubscribe"}).status_code == 303
+    assert not choice(store, "amd").unsubscribed
+
+    after = run_edition(root, "two")
+    assert not list(after.glob("kernels-team.*"))  # unsubscribed: no message at all
+    assert (after / "lin.eml").exists() and not (after / "lin.slack.json").exists()
+    assert 0 < entries_of(after / "lin.eml") < entries_of(outbox / "lin.eml")
+    assert (after / "amd.eml").exists()

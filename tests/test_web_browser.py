@@ -1,0 +1,97 @@
+"""The preferences page in headless Chromium with JavaScript off, as a reader on a phone and on a desktop:
+light and dark at 375 and 1200 px (screenshots in the test's folder, and in docs/ with
+UPDATE_DOCS_SCREENSHOTS=1); nothing wider than the phone; a reader ticks a box, saves, and the change is stored."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from flows.web.app import create_app
+from prdigest.config import Settings
+from prdigest.readers import Reader
+from prdigest.selfservice import LinkSigner, ReaderChoices, ReaderRef
+from prdigest.store import open_store
+from prdigest.subsystems import classifier_for
+from tests.conftest import ROOT
+from tests.review_support import CHROMIUM, CHROMIUM_ARGS, browser_missing
+from tests.web_support import LiveApp
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(browser_missing() is not None, reason=browser_missing() or "")]
+
+SECRET = "browser-secret-0123456789-abcdef"
+REPO = "vllm-project/vllm"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory):
+    """digest web over a state store whose roster holds one reader with e-mail and a Slack DM."""
+    root = tmp_path_factory.mktemp("web-browser")
+    store = open_store(Settings(state=root / "state.sqlite").state)
+    reader = Reader(id="lin", name="Lin Wei", email="lin@example.com", slack="U0123ABCD",
+                    subsystems=("kernels", "moe"), exclude=("docs",))
+    vocabulary = classifier_for(REPO, None).vocabulary
+    ReaderChoices(store).record_roster(REPO, [reader], vocabulary, "zh-CN")
+    signer = LinkSigner(SECRET)
+    with LiveApp(create_app(store, signer)) as live:
+        yield root, store, f"{live.url}/p/{signer.token(ReaderRef(REPO, 'lin'), 'preferences')}"
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.mark.parametrize("width", [375, 1200])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("lang", ["zh-CN", "en"])
+def test_the_preferences_page_fits_phone_and_desktop_in_both_schemes(served, browser, width: int, scheme: str,
+                                                                      lang: str) -> None:
+    root, _, url = served
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme,
+                                  java_script_enabled=False)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)  # e.g. a CSP refusal
+    page.goto(f"{url}?lang={lang}")
+    assert page.locator("input[name=subsystems]").count() > 10
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+    save = page.locator("button[value=save]")
+    assert save.bounding_box()["height"] >= 44  # a finger-sized target
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert (background == "rgb(13, 17, 23)") == (scheme == "dark")
+    assert not errors, errors
+    name = f"web-preferences-{lang}-{width}-{scheme}.png"
+    page.screenshot(path=str(root / name), full_page=True)
+    if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1" and lang == "zh-CN":
+        page.screenshot(path=str(ROOT / "docs" / f"web-preferences-{width}-{scheme}.png"), full_page=True)
+    context.close()
+
+
+def test_a_reader_saves_the_form_without_javascript(served, browser) -> None:
+    _, store, url = served
+    context = browser.new_context(viewport={"width": 375, "height": 800}, java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{url}?lang=en")
+    page.check("input[name=subsystems][value=rocm]")
+    page.uncheck("input[name=media][value=slack]")
+    page.check("input[name=min_verdict][value=deep-read]")
+    page.click("button[value=save]")
+    assert "done=save" in page.url and "Saved" in page.content()
+    prefs = ReaderChoices(store).choice(REPO, "lin").preferences
+    assert set(prefs.subsystems) == {"kernels", "moe", "rocm"} and prefs.media == ("email",)
+    assert prefs.min_verdict.value == "deep-read"
+    page.click("button[value=unsubscribe]")
+    assert ReaderChoices(store).choice(REPO, "lin").unsubscribed
+    page.click("button[value=resubscribe]")
+    assert not ReaderChoices(store).choice(REPO, "lin").unsubscribed
+    context.close()
