@@ -151,7 +151,7 @@ def run(
     until: Optional[str] = typer.Option(None, "--until", help="Window end, UTC date or ISO time (exclusive)."),
     drafter: str = typer.Option("offline", "--drafter", help="offline or openai."),
     approve: str = typer.Option("auto", "--approve", help="auto, or ui (an editor approves in Prefect)."),
-    deliver: str = typer.Option("outbox", "--deliver", help="outbox, or smtp,slack (either or both)."),
+    deliver: str = typer.Option("outbox", "--deliver", help="outbox, or any of smtp,slack,feishu (comma-separated)."),
     readers: Optional[Path] = typer.Option(None, "--readers", help="readers.yaml (default: the shipped example)."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
     out: Path = typer.Option(Path("out"), "--out", help="Output folder: digest.json, email/, slack/, outbox/."),

@@ -2,16 +2,57 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from prdigest.errors import ConfigError
 from prdigest.models import Language
 from prdigest.store.location import DEFAULT_STATE, StateLocation
 
 DEFAULT_GITHUB_URL = "https://api.github.com"
+#: ``DIGEST_FEISHU_<NAME>_URL`` / ``_SECRET``: NAME is a group's name upper-cased, ``-`` as ``_``.
+_FEISHU_VARIABLE = re.compile(r"DIGEST_FEISHU_([A-Z0-9][A-Z0-9_]*)_(URL|SECRET)")
+
+
+class FeishuBot(BaseModel):
+    """A Feishu/Lark group's custom bot: its webhook URL (it holds the bot's token) and signing secret."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: SecretStr | None = None
+    secret: SecretStr | None = None
+
+
+def feishu_variable(group: str, what: Literal["URL", "SECRET"] = "URL") -> str:
+    """The environment variable holding a group's webhook URL (or signing secret)."""
+    return f"DIGEST_FEISHU_{group.upper().replace('-', '_')}_{what}"
+
+
+def feishu_bots_from(environ: Mapping[str, str]) -> dict[str, FeishuBot]:
+    """Every group bot the environment names, by group name (``kernels-group`` from ``KERNELS_GROUP``)."""
+    found: dict[str, dict[str, SecretStr]] = {}
+    for key, value in environ.items():
+        match = _FEISHU_VARIABLE.fullmatch(key)
+        if match and value.strip():
+            found.setdefault(match[1].lower().replace("_", "-"), {})[match[2].lower()] = SecretStr(value.strip())
+    return {group: FeishuBot(**parts) for group, parts in sorted(found.items())}
+
+
+class _FeishuBotsSource(PydanticBaseSettingsSource):
+    """The group bots from ``DIGEST_FEISHU_<NAME>_URL`` / ``_SECRET``: names only known at run time."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        bots = feishu_bots_from(os.environ)
+        return {"feishu_bots": bots} if bots else {}
 
 
 class Settings(BaseSettings):
@@ -55,6 +96,9 @@ class Settings(BaseSettings):
     slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
     slack_base_url: str = "https://slack.com/api/"
 
+    #: Feishu/Lark group bots by group name (the readers file's ``feishu:``), from the environment.
+    feishu_bots: dict[str, FeishuBot] = Field(default_factory=dict)
+
     unsubscribe_url: str | None = None
     #: ``digest web``'s public URL (``DIGEST_WEB_URL``): each message carries a signed one-click unsubscribe
     #: link and a preferences link under it; ``DIGEST_WEB_SECRET`` signs them (required with the URL).
@@ -70,6 +114,14 @@ class Settings(BaseSettings):
 
     #: Seconds an edition waits for an editor (``--approve ui``) before the run fails and nothing is sent.
     review_timeout: int = Field(default=3 * 24 * 3600, ge=1)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _FeishuBotsSource(settings_cls), dotenv_settings, file_secret_settings)
 
     @field_validator("github_url", "slack_base_url")
     @classmethod

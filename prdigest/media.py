@@ -98,6 +98,9 @@ class Medium:
     #: A stable id for a reader's message, planned before sending and kept by the ledger (e-mail's
     #: Message-ID); None for media whose provider assigns ids.
     message_id: Callable[[ComposeContext, Reader], str | None] = lambda context, reader: None
+    #: Why a reader's address cannot be delivered to with these settings (e.g. a Feishu group whose webhook
+    #: is not configured), or None; asked for every reader before anything is collected or sent.
+    address_problem: Callable[[Reader, str, Settings], str | None] = lambda reader, address, settings: None
 
 
 class MediaRegistry:

@@ -21,6 +21,8 @@ from prdigest.yamlfile import load_yaml_model
 _EMAIL = re.compile(r"[!#-'*+\-/-9=?A-Z^-~]+(?:\.[!#-'*+\-/-9=?A-Z^-~]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 #: Slack channel name (#name), channel ID (C…/G…), or user ID (U…/W…) for a DM.
 _SLACK = re.compile(r"#[a-z0-9][a-z0-9_-]{0,79}|[CGDUW][A-Z0-9]{6,}")
+#: A Feishu/Lark group's custom bot, by the name its environment variables carry (URL and secret: never here).
+_FEISHU = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 
 
 def _check_email(value: str | None) -> str | None:
@@ -44,6 +46,13 @@ def _check_slack(value: str | None) -> str | None:
     return value
 
 
+def _check_feishu(value: str | None) -> str | None:
+    if value is not None and not _FEISHU.fullmatch(value):
+        raise ValueError(f"{value!r} is not a Feishu group name: use lower-case letters, digits and '-' (its "
+                         "webhook URL goes in DIGEST_FEISHU_<NAME>_URL, never in the readers file)")
+    return value
+
+
 def _check_subsystem(value: str) -> str:
     # Every repo's names have this form, folder names too; a name like "../x" never reaches a file name.
     if name_problem(value):
@@ -64,7 +73,8 @@ SubsystemName = Annotated[str, AfterValidator(_check_subsystem)]
 
 
 class Reader(BaseModel):
-    """Someone (or a Slack channel) who receives the digest, with the filter that picks their entries."""
+    """Someone (or a Slack channel, or a Feishu/Lark group) who receives the digest, with the filter that
+    picks their entries."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -72,19 +82,21 @@ class Reader(BaseModel):
     name: str = Field(min_length=1, max_length=120)
     email: str | None = None
     slack: str | None = None
+    feishu: str | None = None
     subsystems: tuple[SubsystemName, ...] = ()
     exclude: tuple[SubsystemName, ...] = ()
     min_verdict: Verdict = Verdict.SKIP
 
     _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
     _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
+    _feishu = field_validator("feishu")(classmethod(lambda cls, v: _check_feishu(v)))
 
     _name = field_validator("name")(classmethod(lambda cls, v: _one_line(v)))
 
     @model_validator(mode="after")
     def _reachable(self) -> "Reader":
-        if self.email is None and self.slack is None:
-            raise ValueError(f"reader '{self.id}' has neither email nor slack: nothing could be delivered")
+        if self.email is None and self.slack is None and self.feishu is None:
+            raise ValueError(f"reader '{self.id}' has none of email, slack or feishu: nothing could be delivered")
         return self
 
 
@@ -96,9 +108,11 @@ class Editor(BaseModel):
     name: str = Field(min_length=1, max_length=120)
     email: str | None = None
     slack: str | None = None
+    feishu: str | None = None
 
     _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
     _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
+    _feishu = field_validator("feishu")(classmethod(lambda cls, v: _check_feishu(v)))
     _name = field_validator("name")(classmethod(lambda cls, v: _one_line(v)))
 
 

@@ -74,7 +74,7 @@ class RunOptions(BaseModel):
         # here only the shape: 'outbox' alone, or a list of transport names.
         parts = {p.strip() for p in value.split(",") if p.strip()}
         if not parts or ("outbox" in parts and len(parts) > 1):
-            raise ValueError(f"--deliver '{value}': use 'outbox' or any of 'smtp,slack'")
+            raise ValueError(f"--deliver '{value}': use 'outbox' or any of 'smtp,slack,feishu'")
         return ",".join(sorted(parts))
 
     @field_validator("source")
@@ -136,6 +136,17 @@ def make_channels(options: RunOptions, settings: Settings, out: Path, media: Med
         outbox = OutboxChannel(out / "outbox", {m.name: m.outbox_file for m in delivered})
         return {m.name: outbox for m in delivered}
     return {m.name: m.channel(settings) for m in delivered}
+
+
+def check_addresses(readers: ReadersFile, media: list[Medium], settings: Settings, path: str) -> None:
+    """Refuse a reader whose address a delivered medium cannot reach with these settings (before anything
+    is collected or sent), naming the readers file, the reader and the setting to fix."""
+    for reader in readers.readers:
+        for medium in media:
+            address = medium.address(reader)
+            problem = medium.address_problem(reader, address, settings) if address else None
+            if problem:
+                raise ConfigError(f"{path}: {problem}")
 
 
 def sender(settings: Settings) -> str:
@@ -250,5 +261,7 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
     delivered = media.for_deliver(options.deliver)
     channels = make_channels(options, settings, out, media)
     web_base(settings)  # DIGEST_WEB_URL without its secret stops the run here, before anything is collected
+    if options.deliver != "outbox":
+        check_addresses(readers, delivered, settings, options.readers or str(example_readers_path()))
     return Services(options=options, settings=settings, source=source, classifier=classifier, readers=readers,
                     media=media, delivered=delivered, channels=channels, out=out, site=site)

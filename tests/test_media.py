@@ -153,7 +153,7 @@ def test_the_outbox_writes_the_registered_medium_beside_email_and_slack(hook, tm
 
 
 def test_deliver_names_only_registered_transports(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"--deliver 'webhook': use 'outbox' or any of 'smtp,slack'"):
+    with pytest.raises(ConfigError, match=r"--deliver 'webhook': use 'outbox' or any of 'smtp,slack,feishu'"):
         _pipeline(tmp_path, "webhook")
 
 

@@ -1,0 +1,193 @@
+"""The digest as Feishu/Lark interactive cards (``msg_type: interactive``) for a group's custom bot.
+
+The cards use the classic card schema (``config``, ``header``, ``elements``; no ``schema: "2.0"``): custom
+bots have accepted it on Feishu and Lark for years, and it has everything a digest needs: a ``plain_text``
+header (never parsed), ``markdown`` elements (Markdown with code spans and lists), ``note`` lines in
+``lark_md`` and ``hr`` rules. The first card opens with the edition, the counts, the reader's lede and the
+entries to read first; then the entries by verdict, each with its verdict, headline, reason, points to look
+at, follow-ups, a link to the PR and its archive permalink.
+
+Feishu takes at most 20 KB per request (the UTF-8 bytes of the JSON body), so a week is split into several
+cards, in order, each within the limit once signed (:data:`prdigest.delivery.feishu.CARD_BUDGET`): a verdict
+group that spans cards repeats its heading as "continued", and an entry too long for a card on its own is
+shortened until it fits. Untrusted text goes through :mod:`renderers.lark_md`; links are only made for URLs
+:func:`renderers.escape.pr_url` and :func:`renderers.site.links.site_base` accept, with labels we write.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from prdigest.delivery.feishu import CARD_BUDGET, body_bytes
+from prdigest.media import RenderContext, Rendering
+from prdigest.models import Edition
+from prdigest.variants import Variant
+from renderers.connect import connections, words as connect_words
+from renderers.escape import DEFAULT_LINK_HOSTS, truncate
+from renderers.lark_md import lark_md, lark_md_prose, plain
+from renderers.site.links import edition_url, link_strings, permalink, site_base
+from renderers.view import EntryView, Group, counts, groups, meta, strings, view, window
+
+#: Most cards one group gets for one edition: a bot takes 100 requests a minute, a group reads a digest.
+MAX_CARDS = 20
+#: Elements per card, well under what Feishu renders; an entry takes two.
+MAX_ELEMENTS = 50
+HEADER_MAX = 100
+MARK = {"deep-read": "\U0001f7e2", "skim": "\U0001f7e1", "skip": "\u26aa"}
+WORDS = {
+    "zh-CN": {"read_first": "先读这几篇", "more": "还有 {more} 个条目未在飞书中列出，见邮件或存档（本期共 {total} 个）。"},
+    "en": {"read_first": "Read these first", "more": "{more} more entries are in the email and the archive "
+                                                     "({total} in all)."},
+}
+
+
+def _md(content: str) -> dict[str, Any]:
+    return {"tag": "markdown", "content": content}
+
+
+def _note(content: str) -> dict[str, Any]:
+    return {"tag": "note", "elements": [{"tag": "lark_md", "content": content}]}
+
+
+def _link(url: str, label: str) -> str:
+    """A link we make: ``url`` was checked (no spaces, quotes, brackets or parentheses); ``label`` is ours
+    (``#123`` as written, words escaped)."""
+    return f"[{label if re.fullmatch(r'#[0-9]+', label) else lark_md(label)}]({url})"
+
+
+def card(title: str, elements: list[dict[str, Any]]) -> dict[str, Any]:
+    """One webhook request body (unsigned): an interactive card with a ``plain_text`` header."""
+    return {"msg_type": "interactive",
+            "card": {"config": {"wide_screen_mode": True, "enable_forward": True},
+                     "header": {"title": {"tag": "plain_text", "content": truncate(plain(title), HEADER_MAX)},
+                                "template": "blue"},
+                     "elements": elements}}
+
+
+def _entry_text(e: EntryView, ui: dict[str, str], rationale: int, item: int) -> str:
+    lines = [f"**{lark_md_prose(e.headline)}**"]
+    lines += [f"*{lark_md(r)}*" for r in e.relations]
+    if e.rationale and rationale:
+        lines.append(lark_md_prose(truncate("\n".join(e.rationale), rationale)).replace("\n", "\n\n"))
+    if e.focus:
+        lines.append(f"**{lark_md(ui['focus'])}**")
+        lines += [f"{i}. {lark_md_prose(truncate(f, item))}" for i, f in enumerate(e.focus, 1)]
+    if e.followups:
+        lines.append(f"**{lark_md(ui['followups'])}**")
+        lines += [f"- {lark_md_prose(truncate(f, item))}" for f in e.followups]
+    return "\n".join(lines)
+
+
+def _entry_meta(e: EntryView, language: str, link: str | None) -> str:
+    ref = _link(e.url, f"#{e.number}") if e.url else f"#{e.number}"
+    own = f" · {_link(link, link_strings(language)['permalink'])}" if link else ""
+    return (f"{MARK[e.verdict.value]} {lark_md(e.badge)} · {ref} {lark_md_prose(e.title)} · "
+            f"{lark_md(meta(e, language))}{own}")
+
+
+def entry_elements(e: EntryView, language: str, link: str | None, room: int) -> list[dict[str, Any]]:
+    """One entry as a markdown element and a note, shortened until both take at most ``room`` bytes."""
+    ui = strings(language)
+    rationale, item = 2000, 500
+    while True:
+        elements = [_md(_entry_text(e, ui, rationale, item)), _note(_entry_meta(e, language, link))]
+        if _size(elements) <= room or (rationale == 0 and item <= 20):
+            return elements
+        rationale, item = (rationale // 2 if rationale > 100 else 0), max(item // 2, 20)
+
+
+def _size(elements: list[dict[str, Any]]) -> int:
+    """Bytes the elements add to a card's compact JSON (each followed by a comma)."""
+    return sum(body_bytes(el) + 1 for el in elements)
+
+
+def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tuple[str, ...],
+           room: int) -> list[dict[str, Any]]:
+    """The first card's opening: counts, window and filter, the lede, what to read first, stories (the
+    stories, then the rest, left out if it would not fit in ``room`` bytes)."""
+    lang = edition.language
+    ui, extra, cw = strings(lang), WORDS.get(lang, WORDS["en"]), connect_words(lang)
+    tally = " · ".join(f"{MARK[v.value]} {lark_md(v.label(lang))} **{n}**"
+                       for v, n in counts(variant.entries).items() if n)
+    elements = [_md(f"**{lark_md(ui['total'].format(total=len(variant.entries)))}**\n{tally}"),
+                _note(lark_md(f"{window(edition)} · {variant.filter.describe(lang)}"))]
+    c = connections(edition, variant.entries)
+    if c.lede:
+        elements.append(_md(lark_md(c.lede)))
+    first = read_first(variant)
+    if first:
+        lines = [f"**{lark_md(extra['read_first'])}**"]
+        for i, e in enumerate(first, 1):
+            v = view(e, lang, link_hosts, variant.vocabulary)
+            ref = _link(v.url, f"#{v.number}") if v.url else f"#{v.number}"
+            lines.append(f"{i}. {ref} {lark_md_prose(truncate(v.headline, 120))}")
+        elements.append(_md("\n".join(lines)))
+    if c.stories:
+        lines = [f"**{lark_md(cw['stories'])}**"]
+        lines += [f"- **{lark_md(s.title)}**: " + ", ".join(f"#{n} {lark_md(truncate(h, 80))}"
+                                                             for n, h in s.entries) for s in c.stories]
+        elements.append(_md("\n".join(lines)))
+    if base:
+        elements.append(_note(_link(edition_url(base, edition), link_strings(lang)["view_online"])))
+    while _size(elements) > room // 2 and len(elements) > 2:
+        del elements[-1]  # a first card that is all preamble leaves no room for the entries
+    return elements
+
+
+def read_first(variant: Variant) -> list:
+    """The entries the reader should read first, ranked (at most five): the variant's deep reads, in order."""
+    return [e for e in variant.entries if e.verdict.value == "deep-read"][:5]
+
+
+def _group_heading(g: Group, ui: dict[str, str], count: int, continued: bool) -> dict[str, Any]:
+    text = f"{MARK[g.verdict.value]} {lark_md(g.label)} · {count}" + (lark_md(ui["continued"]) if continued else "")
+    return _md(f"**{text}**")
+
+
+def render_feishu(edition: Edition, variant: Variant, *, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
+                  site_url: str | None = None) -> list[dict[str, Any]]:
+    """The request bodies (unsigned) for ``variant``, in order, each within :data:`CARD_BUDGET` bytes."""
+    base = site_base(site_url)
+    lang = edition.language
+    ui, extra = strings(lang), WORDS.get(lang, WORDS["en"])
+    title = f"{ui['digest']} · {edition.repo} · {edition.week}"
+    # The header's "(12/20)" is added at the end; the empty card is measured with the longest such title.
+    room = CARD_BUDGET - body_bytes(card(title + f" ({MAX_CARDS}/{MAX_CARDS})", []))
+    total = len(variant.entries)
+    more_line = _md(f"**{lark_md(extra['more'].format(more=f'{total:,}', total=f'{total:,}'))}**")
+    per_verdict = counts(variant.entries)
+    cards: list[list[dict[str, Any]]] = [_intro(edition, variant, base, link_hosts, room)]
+    used, shown, full = _size(cards[0]), 0, False
+    for g in groups([view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries], lang):
+        count = per_verdict[g.verdict]
+        for i, e in enumerate(g.entries):
+            lead = [] if i else [_group_heading(g, ui, count, continued=False)]
+            body = entry_elements(e, lang, permalink(base, edition, e.number) if base else None,
+                                  room - _size([_group_heading(g, ui, count, True), more_line]))
+            # The last card keeps room for the line saying how many entries it could not hold.
+            limit = room - (_size([more_line]) if len(cards) == MAX_CARDS else 0)
+            if used + _size(lead + body) > limit or len(cards[-1]) + len(lead + body) > MAX_ELEMENTS - 1:
+                if len(cards) == MAX_CARDS:
+                    full = True
+                    break
+                cards.append([])
+                used, lead = 0, [_group_heading(g, ui, count, continued=bool(i))]
+            cards[-1] += lead + body
+            used += _size(lead + body)
+            shown += 1
+        if full:
+            break
+    if shown < total:
+        more = extra["more"].format(more=f"{total - shown:,}", total=f"{total:,}")
+        cards[-1].append(_md(f"**{lark_md(more)}**"))
+    n = len(cards)
+    return [card(title + (f" ({i}/{n})" if n > 1 else ""), elements) for i, elements in enumerate(cards, 1)]
+
+
+def feishu_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
+    """``feishu/<variant>.json``: the cards a group gets, in order (unsigned request bodies)."""
+    cards = render_feishu(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
+    data = json.dumps(cards, ensure_ascii=False, indent=2).encode("utf-8")
+    return Rendering("feishu", variant.key, cards, {f"feishu/{variant.key}.json": data})
