@@ -165,6 +165,9 @@ class EditionPipeline:
         services = self.services
         window = self.window()
         edition_id = EditionId(services.source.repo, window.since, window.until)
+        # A deliverer that died mid-delivery left its rows "sending": settle them first (back to pending when
+        # their push never began, uncertain when it did), or the rest of its work would never be sent.
+        services.ledger().recover(edition_id.key)
         if not services.ledger().counts(edition_id.key).get("pending", 0):
             return None
         for edition in history.editions(services.store(), services.source.repo):

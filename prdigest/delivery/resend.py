@@ -89,7 +89,8 @@ def resend_uncertain(asked: str, *, out: Path, settings: Settings, media: MediaR
         for channel in {id(c): c for c in channels.values()}.values():
             channel.check()
         variants, _ = plan_variants(edition, readers.readers, vocabulary)
-        context = RenderContext(link_hosts=link_hosts_for(settings.github_url))
+        # The run's archive URL too: a thread resumed after its recorded parts must be rendered as it was.
+        context = RenderContext(link_hosts=link_hosts_for(settings.github_url), site_url=settings.site_url)
         rendered = [(v.readers, {m.name: m.render(edition, v, context) for m in delivered}) for v in variants]
         compose = ComposeContext(edition=edition, sender=sender(settings),
                                  unsubscribe_template=settings.unsubscribe_url)
