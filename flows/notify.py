@@ -19,12 +19,13 @@ from prdigest.models import Edition
 from prdigest.readers import Editor, Reader
 from prdigest.services import RunOptions, make_channels, sender
 from prdigest.text import slug
+from renderers.feishu import notice_card
 
 
 def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions, settings: Settings,
                    flow_run_id: Any, url: str | None, deadline: datetime,
                    channels: dict[str, Channel] | None = None) -> list[str]:
-    """Tell each editor that a review is waiting, through the run's channels (email and/or Slack): ``channels``
+    """Tell each editor that a review is waiting, through the run's channels (email, Slack, Feishu): ``channels``
     when the run passes its own (built once: their warnings are logged once per run), else built here.
 
     Returns what each channel gave back; a failure is logged and never blocks the review.
@@ -68,7 +69,7 @@ def _messages(edition: Edition, editor: Editor, index: int, text: str, media: se
               from_address: str) -> list[Message]:
     """The notification for one editor, one message per medium the editor has and the run can send."""
     reader = Reader(id=f"editor-{slug(editor.name, limit=40) or index}", name=editor.name, email=editor.email,
-                    slack=editor.slack)
+                    slack=editor.slack, feishu=editor.feishu)
     messages: list[Message] = []
     if editor.email and "email" in media:
         messages.append(Message(reader=reader, variant="review", medium="email", recipient=editor.email,
@@ -78,6 +79,10 @@ def _messages(edition: Edition, editor: Editor, index: int, text: str, media: se
         safe = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         messages.append(Message(reader=reader, variant="review", medium="slack", recipient=editor.slack,
                                 payload=[{"text": safe, "unfurl_links": False, "unfurl_media": False}]))
+    if editor.feishu and "feishu" in media:
+        # One card; the text is escaped card markdown (no mention can come from an edition's name).
+        messages.append(Message(reader=reader, variant="review", medium="feishu", recipient=editor.feishu,
+                                payload=[notice_card(f"Review waiting: {edition.name}", text)]))
     return messages
 
 

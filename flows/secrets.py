@@ -8,9 +8,13 @@ never parameters, and stay ``SecretStr`` in the settings.
 from __future__ import annotations
 
 from prefect.blocks.system import Secret
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
-from prdigest.config import Settings
+from prdigest.config import FeishuBot, Settings
+from prdigest.errors import ConfigError
+
+#: The Secret block holding Feishu/Lark group bots as JSON: ``{"kernels-group": {"url": "…", "secret": "…"}}``.
+FEISHU_BLOCK = "feishu-bots"
 
 #: settings field → the Secret block that may hold it
 SECRET_BLOCKS: dict[str, str] = {
@@ -36,4 +40,26 @@ def with_secret_blocks(settings: Settings) -> tuple[Settings, list[str]]:
             continue
         if isinstance(value, str) and value.strip():
             found[field] = SecretStr(value.strip())
-    return (settings.model_copy(update=found) if found else settings), [SECRET_BLOCKS[f] for f in found]
+    used = [SECRET_BLOCKS[f] for f in found]
+    update: dict[str, object] = dict(found)
+    bots = _feishu_bots(settings)
+    if bots:
+        update["feishu_bots"] = bots
+        used.append(FEISHU_BLOCK)
+    return (settings.model_copy(update=update) if update else settings), used
+
+
+def _feishu_bots(settings: Settings) -> dict[str, FeishuBot] | None:
+    """The environment's group bots plus those only the ``feishu-bots`` block has (the environment wins
+    group by group); None when the block is missing or adds nothing."""
+    try:
+        value = Secret.load(FEISHU_BLOCK).get()
+    except ValueError:
+        return None
+    try:
+        given = {str(group): FeishuBot.model_validate(bot) for group, bot in dict(value).items()}
+    except (TypeError, ValueError, ValidationError):
+        raise ConfigError(f"Secret block '{FEISHU_BLOCK}': give a JSON object of group name → "
+                          '{"url": "<webhook>", "secret": "<signing secret>"}') from None
+    added = {g: b for g, b in given.items() if g not in settings.feishu_bots}
+    return {**settings.feishu_bots, **added} if added else None

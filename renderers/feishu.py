@@ -186,6 +186,14 @@ def render_feishu(edition: Edition, variant: Variant, *, link_hosts: tuple[str, 
     return [card(title + (f" ({i}/{n})" if n > 1 else ""), elements) for i, elements in enumerate(cards, 1)]
 
 
+def notice_card(title: str, text: str) -> dict[str, Any]:
+    """A one-card notice (the editors' "review waiting"): ``text`` shown as written, its http(s) URLs also
+    as links of their own below it (only URLs without characters a link could be broken out with)."""
+    urls = [u for u in re.findall(r"https?://[^\s<>()\[\]\"'|\\`]+", text) if not u.endswith((".", ","))]
+    elements = [_md(lark_md(text))] + [_note(_link(u, u)) for u in urls[:3]]
+    return card(title, elements)
+
+
 def feishu_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``feishu/<variant>.json``: the cards a group gets, in order (unsigned request bodies)."""
     cards = render_feishu(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)

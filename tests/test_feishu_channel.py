@@ -105,9 +105,17 @@ def test_a_rate_limit_that_lasts_leaves_the_rest_pending_with_the_accepted_part_
 def test_a_resumed_thread_sends_only_the_remaining_cards(server) -> None:
     url = server.add_bot("g")
     first = channel({"g": (url, None)}).push(message([card(1), card(2), card(3)], "g"),
-                                             Parts({"done": 2, "first": "log-1"}, lambda p, f: None))
+                                             Parts({"done": 2, "first": "log-1", "total": 3}, lambda p, f: None))
     assert first == "log-1"
     assert [p["card"]["header"]["title"]["content"] for p in server.posts("g")] == ["c3"]
+
+
+def test_a_thread_rendered_differently_since_its_first_cards_is_not_resumed(server) -> None:
+    url = server.add_bot("g")
+    with pytest.raises(RecipientRejected, match="2 of 4 cards .* now renders as 3"):
+        channel({"g": (url, None)}).push(message([card(1), card(2), card(3)], "g"),
+                                         Parts({"done": 2, "first": "log-1", "total": 4}, lambda p, f: None))
+    assert server.calls == []
 
 
 def test_a_reset_after_the_body_is_uncertain_not_resent(server) -> None:

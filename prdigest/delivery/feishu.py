@@ -79,10 +79,11 @@ def address_problem(reader: Reader, group: str, settings: Settings) -> str | Non
 
 @dataclass(frozen=True)
 class FeishuCheckpoint:
-    """How far one group's cards got: how many were accepted, and the first one's id."""
+    """How far one group's cards got: how many were accepted, the first one's id, and how many there were."""
 
     done: int
     first: str
+    total: int = 0
 
 
 class _Pacer:
@@ -160,12 +161,17 @@ class FeishuChannel:
                                     f"({feishu_variable(group)})")
         if not cards:
             raise RecipientRejected(f"reader '{message.reader.id}' has no Feishu card to send")
-        point = FeishuCheckpoint(**parts.resume) if parts and parts.resume else FeishuCheckpoint(0, "")
+        point = FeishuCheckpoint(**parts.resume) if parts and parts.resume else FeishuCheckpoint(0, "", len(cards))
+        if point.done and point.total != len(cards):
+            # Resuming a different rendering would skip or repeat entries: an operator must look.
+            raise RecipientRejected(f"reader '{message.reader.id}': {point.done} of {point.total} cards reached "
+                                    f"Feishu group '{group}' earlier, but the edition now renders as {len(cards)} "
+                                    "(a different --site-url or readers file?): not resumed")
         for index, body in enumerate(cards):
             if index < point.done:
                 continue
             logid = self._post(group, bot, body, index, len(cards))
-            point = FeishuCheckpoint(done=index + 1, first=point.first or logid or f"{group}#1")
+            point = FeishuCheckpoint(index + 1, point.first or logid or f"{group}#1", len(cards))
             if parts is not None:
                 parts.on_part(asdict(point), point.first)
         return point.first

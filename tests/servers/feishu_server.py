@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -62,6 +63,9 @@ class FeishuServer(LoopbackServer):
         self._faults: deque[tuple[str, object]] = deque()
         self._lock = threading.Lock()
         self._logid = 0
+        #: Called with each request's bot before anything else (e.g. to kill the sender mid-thread); when it
+        #: returns True the request is dropped unread: nothing posted, the connection closed without an answer.
+        self.before: Callable[[Bot], bool] | None = None
 
     # -- set-up and scripting ------------------------------------------------------------------------
     def add_bot(self, group: str, *, secret: str | None = None, keyword: str | None = None,
@@ -108,6 +112,9 @@ class FeishuServer(LoopbackServer):
     def handle(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
         token = handler.path[len(HOOK):] if handler.path.startswith(HOOK) else ""
         bot = self.bots.get(token)
+        if bot is not None and self.before is not None and self.before(bot):
+            handler.close_connection = True
+            return None
         with self._lock:
             fault = self._faults.popleft() if self._faults else ("ok", None)
         kind, value = fault
