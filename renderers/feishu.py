@@ -189,7 +189,7 @@ def render_feishu(edition: Edition, variant: Variant, *, link_hosts: tuple[str, 
 def notice_card(title: str, text: str) -> dict[str, Any]:
     """A one-card notice (the editors' "review waiting"): ``text`` shown as written, its http(s) URLs also
     as links of their own below it (only URLs without characters a link could be broken out with)."""
-    urls = [u for u in re.findall(r"https?://[^\s<>()\[\]\"'|\\`]+", text) if not u.endswith((".", ","))]
+    urls = [u.rstrip(".,;:!?") for u in re.findall(r"https?://[^\s<>()\[\]\"'|\\`]+", text)]
     elements = [_md(lark_md(text))] + [_note(_link(u, u)) for u in urls[:3]]
     return card(title, elements)
 

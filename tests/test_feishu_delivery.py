@@ -217,3 +217,41 @@ readers:
     assert len({json.dumps(c, sort_keys=True) for c in everyone}) == len(everyone)  # nothing posted twice
     assert SECRET not in first.output + second.output
     assert "hook" not in first.output  # the webhook URL (it holds the bot's token) is never printed
+
+
+def test_the_editors_notice_reaches_their_group_as_one_escaped_card(feishu, tmp_path: Path) -> None:
+    from flows.notify import _messages
+    from prdigest.config import Settings
+    from prdigest.delivery.feishu import FeishuChannel
+    from prdigest.readers import Editor
+    from tests.factories import edition, entry
+
+    ed = edition([entry(1, ["kernels"], "deep-read")]).model_copy(update={"repo": "o/<at id=all>"})
+    text = "o/x: 1 draft entry waits for your review. Open https://prefect.example.com/runs/flow-run/abc. Click Resume."
+    (message,) = _messages(ed, Editor(name="Lin", feishu="kernels-group"), 1, text, {"feishu"}, "d@example.com")
+    FeishuChannel(Settings().feishu_bots).push(message)
+    (card,) = feishu.posts("kernels-group")
+    assert "sign" in card and card["card"]["header"]["title"]["tag"] == "plain_text"
+    texts = contents([card])
+    assert html.unescape(texts[0]) == text
+    link = "https://prefect.example.com/runs/flow-run/abc"
+    assert texts[1].endswith(f"]({link})") and html.unescape(texts[1]) == f"[{link}]({link})"
+    assert not any("<" in t or "@" in t for t in texts)
+
+
+@pytest.mark.prefect
+def test_group_bots_may_come_from_the_feishu_bots_secret_block(prefect_api, monkeypatch) -> None:
+    from prefect.blocks.system import Secret
+
+    from flows.secrets import with_secret_blocks
+    from prdigest.config import Settings
+
+    Secret(value={"kernels-group": {"url": "https://open.feishu.cn/open-apis/bot/v2/hook/from-block"},
+                  "lark-team": {"url": "https://open.larksuite.com/open-apis/bot/v2/hook/t", "secret": "s"}}
+           ).save("feishu-bots", overwrite=True)
+    monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_URL", "https://open.feishu.cn/open-apis/bot/v2/hook/from-env")
+    settings, used = with_secret_blocks(Settings())
+    bots = settings.feishu_bots
+    assert "feishu-bots" in used and sorted(bots) == ["kernels-group", "lark-team"]
+    assert bots["kernels-group"].url.get_secret_value().endswith("from-env")  # the environment wins
+    assert bots["lark-team"].secret.get_secret_value() == "s"
