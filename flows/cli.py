@@ -318,5 +318,10 @@ from flows.web_cli import register as _register_web  # noqa: E402
 
 _register_web(app)
 
+# --- proposing and checking rules files (issue 20; commands in flows/rules_cli.py) ---------------------------
+from flows.rules_cli import register as _register_rules  # noqa: E402  (digest rules init/check; issue 20)
+
+_register_rules(app)
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

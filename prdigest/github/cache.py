@@ -80,3 +80,9 @@ class PullCache:
         """How many PRs of this repo are stored."""
         row = self._conn.fetchone("SELECT COUNT(*) FROM github_pulls WHERE repo = ?", (self._repo,))
         return int(row[0]) if row else 0
+
+    def stored(self) -> list[PullRequest]:
+        """Every stored PR of this repo (``digest rules check --source stored`` reads a week from here)."""
+        rows = self._conn.execute("SELECT pr_json FROM github_pulls WHERE repo = ? ORDER BY number",
+                                  (self._repo,)).rows
+        return [PullRequest.model_validate_json(pr_json) for (pr_json,) in rows]
