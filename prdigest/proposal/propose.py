@@ -20,6 +20,7 @@ from prdigest.proposal.labeler import read_labeler
 from prdigest.proposal.mergify import read_mergify
 from prdigest.proposal.repo import RepoSnapshot
 from prdigest.proposal.tree import INCIDENTAL, area_name, folder_areas, is_incidental
+from prdigest.text import strip_control
 from prdigest.rulesfile import Drafting, Labels, Rules, SubsystemRule
 
 #: Labels that say how a PR is handled, not what it is about.
@@ -45,7 +46,8 @@ class Proposed:
     @property
     def shown(self) -> str:
         """How readers see it: the label or section as written, a folder as a path."""
-        return self.area.written[:60].strip() or self.name
+        # Untrusted text: no control or bidi characters, one line, and short enough for a rules file.
+        return " ".join(strip_control(self.area.written).split())[:60].strip() or self.name
 
 
 @dataclass
@@ -180,6 +182,9 @@ def propose(snapshot: RepoSnapshot) -> Proposal:
         if area is not None:
             kinds.append(area)
     folders = folder_areas(snapshot.files, lambda p: any(m(p) for m in covered_by))
+    if not (named or pr_areas or kinds or folders):
+        # A rules file needs one subsystem: the conventional kinds, for the files the repo will grow.
+        kinds = [a for kind in KINDS if (a := kind_area(kind, [], 0.0)) is not None]
 
     # Narrow label areas first: headlines and "for whom" name the most specific subsystem of a PR.
     def breadth(area: Area) -> int:

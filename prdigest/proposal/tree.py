@@ -90,18 +90,19 @@ def folder_areas(files: list[TreeFile], covered: Callable[[str], bool]) -> list[
 
     def visit(folder: str, depth: int) -> None:
         name = folder.rsplit("/", 1)[-1]
+        kids = sorted(children.get(folder, []), key=lambda c: -weights[c])
         mixed = everything[folder] != weights[folder]
-        split = folder == "" or name in CONTAINERS or mixed or weights[folder] > MAX_SHARE * total
-        if not split:
+        # A big folder is split only into children big enough to stand alone.
+        too_big = weights[folder] > MAX_SHARE * total and any(big_enough(k) for k in kids)
+        if not (folder == "" or name in CONTAINERS or mixed or too_big):
             if big_enough(folder):
                 found.append(_Found(folder, weights[folder], ()))
             return
         if depth >= MAX_DEPTH:
             return
-        kids = sorted(children.get(folder, []), key=lambda c: -weights[c])
         for kid in kids:
             visit(kid, depth + 1)
-        if not folder or name in CONTAINERS:
+        if not folder:
             return
         taken = {f.folder for f in found}
         small = tuple(k for k in kids if k not in taken and everything[k] == weights[k]

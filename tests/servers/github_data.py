@@ -84,8 +84,11 @@ class GitHubState:
     """Everything the server serves and counts; shared by the handler threads under one lock."""
 
     def __init__(self, repo: str, prs: list[ServedPR], *, token: str | None = None, prefix: str = "",
-                 faults: Faults | None = None, primary: PrimaryLimit | None = None, latency: float = 0.0) -> None:
+                 faults: Faults | None = None, primary: PrimaryLimit | None = None, latency: float = 0.0,
+                 files: dict[str, bytes] | None = None) -> None:
         self.repo = repo
+        #: The default branch's files (path → content), served by the git-trees and contents endpoints.
+        self.files = dict(files or {})
         #: Seconds each API request takes before it is answered (a stand-in for the network and GitHub).
         self.latency = latency
         self.prs = {pr.number: pr for pr in prs}

@@ -3,7 +3,8 @@
 It speaks the JSON shapes PyGithub reads (absolute ``url`` fields, ``Link`` pagination) for the endpoints the
 collector and the naive loop use: ``/search/issues`` (1,000-result cap), ``/repos/{o}/{r}``,
 ``/repos/{o}/{r}/pulls`` (list), ``/pulls/{n}``, ``/pulls/{n}/files`` (3,000-file cap), ``/pulls/{n}/comments``,
-``/pulls/{n}/reviews``, ``/issues/{n}/comments``. It adds ETag/304, rate-limit headers, a primary limit that
+``/pulls/{n}/reviews``, ``/issues/{n}/comments``, and the default branch's files through ``/git/trees/{ref}``
+(``recursive=1``) and ``/contents/{path}`` (base64). It adds ETag/304, rate-limit headers, a primary limit that
 resets, and fault injection by rate (502, 403 secondary limit, 429), optionally under ``/api/v3``.
 
 Run standalone (for benchmarks): ``python -m tests.servers.github_server --synthetic 1000 --port 8765``;
@@ -13,6 +14,7 @@ Run standalone (for benchmarks): ``python -m tests.servers.github_server --synth
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import re
@@ -214,6 +216,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, self._repo_json(), kind="repo")
         if rest == "/pulls":
             return self._pull_list(path, query)
+        if rest.startswith("/git/trees/"):
+            return self._tree(rest.removeprefix("/git/trees/"), query)
+        if rest.startswith("/contents/"):
+            return self._contents(rest.removeprefix("/contents/"), query)
         m = re.fullmatch(r"/(pulls|issues)/(\d+)(/\w+)?", rest)
         pr = st.prs.get(int(m.group(2))) if m else None
         if not m or pr is None:
@@ -233,6 +239,40 @@ class Handler(BaseHTTPRequestHandler):
             return self._paginate(self._comments(pr, pr.issue_comments, inline=False), path, query,
                                   "issue_comments")
         return self._error(404, "Not Found", kind="not_found")
+
+    # ---- the default branch's files ---------------------------------------------------------------
+    def _tree(self, ref: str, query: dict[str, str]) -> None:
+        if ref != "main":
+            return self._error(404, "Not Found", kind="not_found")
+        base = f"{self._base()}/repos/{self.st.repo}"
+        entries: dict[str, dict[str, Any]] = {}
+        for path, content in sorted(self.st.files.items()):
+            parts = path.split("/")
+            for depth in range(1, len(parts)):  # the folders, as git lists them
+                folder = "/".join(parts[:depth])
+                entries.setdefault(folder, {"path": folder, "mode": "040000", "type": "tree",
+                                            "sha": hashlib.sha1(folder.encode()).hexdigest(),
+                                            "url": f"{base}/git/trees/{folder}"})
+            sha = hashlib.sha1(content).hexdigest()
+            entries[path] = {"path": path, "mode": "100644", "type": "blob", "sha": sha, "size": len(content),
+                             "url": f"{base}/git/blobs/{sha}"}
+        if query.get("recursive") not in ("1", "true"):
+            entries = {k: v for k, v in entries.items() if "/" not in k}
+        self._send(200, {"sha": "0" * 40, "url": f"{base}/git/trees/main", "tree": list(entries.values()),
+                         "truncated": False}, kind="tree")
+
+    def _contents(self, path: str, query: dict[str, str]) -> None:
+        from urllib.parse import unquote
+
+        path = unquote(path)
+        content = self.st.files.get(path)
+        if content is None or query.get("ref", "main") != "main":
+            return self._error(404, "Not Found", kind="not_found")
+        base = f"{self._base()}/repos/{self.st.repo}"
+        self._send(200, {"type": "file", "encoding": "base64", "size": len(content), "name": path.rsplit("/", 1)[-1],
+                         "path": path, "sha": hashlib.sha1(content).hexdigest(),
+                         "content": base64.b64encode(content).decode(), "url": f"{base}/contents/{path}",
+                         "html_url": f"https://github.com/{self.st.repo}/blob/main/{path}"}, kind="contents")
 
     # ---- JSON shapes ------------------------------------------------------------------------------
     def _repo_json(self) -> dict[str, Any]:
