@@ -10,6 +10,7 @@ PR under docs. Labels seen on PRs that no rule applies are recognised by the lab
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from prdigest.errors import ConfigError
@@ -82,10 +83,24 @@ class Proposal:
                      digest_shows="labels", drafting=Drafting(file_kinds=kinds))  # type: ignore[arg-type]
 
 
-def _matcher(area: Area):
-    paths = [re.compile(p) for p in area.paths]
-    excluded = [re.compile(p) for p in area.exclude_paths]
+def _alternation(patterns: list[str]) -> list[re.Pattern[str]]:
+    # One search per file instead of one per pattern; a pattern with inline global flags cannot be joined.
+    if not patterns:
+        return []
+    try:
+        return [re.compile("|".join(f"(?:{p})" for p in patterns))]
+    except re.error:
+        return [re.compile(p) for p in patterns]
+
+
+def _matcher(area: Area) -> Callable[[str], bool]:
+    paths, excluded = _alternation(area.paths), _alternation(area.exclude_paths)
     return lambda path: any(p.search(path) for p in paths) and not any(p.search(path) for p in excluded)
+
+
+def _hits(area: Area, tree: list[str]) -> set[str]:
+    match = _matcher(area)
+    return {p for p in tree if match(p)}
 
 
 def _read(snapshot: RepoSnapshot, notes: list[str], read: list[str]) -> tuple[list[Area], list[Area]]:
@@ -158,43 +173,45 @@ def propose(snapshot: RepoSnapshot) -> Proposal:
     for area in labels:
         if snapshot.pr_labels.get(area.written):
             area.notes.append(f"on {snapshot.pr_labels[area.written]} of {snapshot.prs_seen} recent PRs")
-    matchers = {id(a): _matcher(a) for a in labels}
+    hits = {id(a): _hits(a, tree) for a in labels}
     kept_sections = []
     for section in sections:
-        mine = [p for p in tree if _matcher(section)(p)]
-        same = next((a for a in labels if mine and sum(map(matchers[id(a)], mine)) >= 0.8 * len(mine)), None)
+        mine = _hits(section, tree)
+        same = next((a for a in labels if mine and len(mine & hits[id(a)]) >= 0.8 * len(mine)), None)
         if same is not None:
             notes.append(f"CODEOWNERS section '{section.written}' owns the same files as label '{same.written}' "
                          "(left out)")
         elif tree and not mine:
             notes.append(f"CODEOWNERS section '{section.written}' matches no file of the tree (left out)")
         else:
+            hits[id(section)] = mine
             kept_sections.append(section)
     named = [*labels, *kept_sections]
     pr_areas = _pr_label_areas(snapshot, {a.written.lower() for a in labels}, notes)
-    covered_by = [_matcher(a) for a in named if a.paths]
+    covered: set[str] = set().union(*hits.values()) if hits else set()
     kinds = []
     for kind in KINDS:
-        probe = [re.compile(p) for p in kind.paths]
+        probe = _alternation(list(kind.paths))
         files = [p for p in tree if any(x.search(p) for x in probe)]
-        share = sum(1 for p in files if any(m(p) for m in covered_by)) / len(files) if files else 0.0
+        share = sum(1 for p in files if p in covered) / len(files) if files else 0.0
         area = kind_area(kind, tree, share) if (files or not tree) else None
         if area is not None:
             kinds.append(area)
-    folders = folder_areas(snapshot.files, lambda p: any(m(p) for m in covered_by))
+    folders = folder_areas(snapshot.files, covered.__contains__)
     if not (named or pr_areas or kinds or folders):
         # A rules file needs one subsystem: the conventional kinds, for the files the repo will grow.
         kinds = [a for kind in KINDS if (a := kind_area(kind, [], 0.0)) is not None]
 
     # Narrow label areas first: headlines and "for whom" name the most specific subsystem of a PR.
-    def breadth(area: Area) -> int:
-        match = _matcher(area)
-        return sum(1 for p in code_tree if match(p))
-    ordered = sorted(named, key=breadth) + pr_areas + folders + kinds
+    code = set(code_tree)
+    ordered = sorted(named, key=lambda a: len(hits[id(a)] & code)) + pr_areas + folders + kinds
     proposed: list[Proposed] = []
     taken: set[str] = set()
     slugs: dict[str, str] = {}
     for area in ordered:
+        if area.labels == [area.written] and not area.paths and PROCESS_LABEL.match(area.written):
+            notes.append(f"label '{area.written}' says how a PR is handled, not what it is about (left out)")
+            continue
         if not area.has_evidence:
             notes.append(f"{area.origin} '{area.written}' has nothing a rules file can match (left out)")
             continue

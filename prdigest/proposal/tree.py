@@ -73,9 +73,13 @@ def folder_areas(files: list[TreeFile], covered: Callable[[str], bool]) -> list[
     """
     source = [f for f in files if is_source(f.path)]
     total = sum(max(f.lines, 1) for f in source)
-    loose = [f for f in source if not covered(f.path)]
+    covered_paths = {f.path for f in source if covered(f.path)}
+    loose = [f for f in source if f.path not in covered_paths]
     if not total or not loose:
         return []
+    direct: dict[str, list[TreeFile]] = {}
+    for f in source:
+        direct.setdefault(f.path.rsplit("/", 1)[0] if "/" in f.path else "", []).append(f)
     weights, counts = _folder_weights(loose)
     everything, _ = _folder_weights(source)
     children: dict[str, list[str]] = {}
@@ -107,11 +111,12 @@ def folder_areas(files: list[TreeFile], covered: Callable[[str], bool]) -> list[
         taken = {f.folder for f in found}
         small = tuple(k for k in kids if k not in taken and everything[k] == weights[k]
                       and not any(t.startswith(k + "/") for t in taken))
-        direct = sum(max(f.lines, 1) for f in loose if f.path.rsplit("/", 1)[0] == folder)
-        left = direct + sum(weights[k] for k in small)
+        here = direct.get(folder, [])
+        left = sum(max(f.lines, 1) for f in here if f.path not in covered_paths) + sum(weights[k] for k in small)
         if left >= MIN_SHARE * total:
-            mine = [f.path for f in source if f.path.rsplit("/", 1)[0] == folder and covered(f.path)]
-            found.append(_Found(folder, left, small, tuple(mine), rest=True))
+            mine = [f.path for f in here if f.path in covered_paths]
+            alone = not any(t.startswith(folder + "/") for t in taken)
+            found.append(_Found(folder, left, small, tuple(mine), rest=True, alone=alone))
 
     visit("", 0)
     found.sort(key=lambda x: -x.weight)
@@ -126,6 +131,8 @@ class _Found:
     small: tuple[str, ...]
     covered_files: tuple[str, ...] = ()
     rest: bool = False
+    #: No folder under it was proposed: the rest is the folder, named after it.
+    alone: bool = False
 
 
 def _area(found: _Found, total: int) -> Area:
@@ -138,7 +145,8 @@ def _area(found: _Found, total: int) -> Area:
     if found.small:
         names = "|".join(re.escape(s.rsplit("/", 1)[-1]) for s in found.small)
         paths.append(f"^{escaped}/(?:{names})/")
-    area = Area(written=f"{folder}/ (the rest)", origin="tree", paths=paths,
+    written = f"{folder}/" if found.alone else f"{folder}/ (the rest)"
+    area = Area(written=written, origin="tree", paths=paths,
                 notes=[f"what {folder}/ holds outside the other subsystems ({share}): split or rename it"])
     if found.covered_files:
         area.exclude_paths.append("^(?:" + "|".join(re.escape(p) for p in found.covered_files) + ")$")
