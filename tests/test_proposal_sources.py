@@ -114,8 +114,8 @@ pull_request_rules:
       add: [new-model]
 - name: hostile
   conditions:
-    - files~=(a+)+$
-    - title~=^(x|xy)*z
+    - files~=(?<=x)(a+)+$
+    - 'title~=\b(\w+\s?)+:' 
   actions:
     label:
       add: [hostile]

@@ -1,10 +1,11 @@
-"""Globs as actions/labeler and CODEOWNERS read them, compiled to bounded regular expressions.
+"""Globs as actions/labeler and CODEOWNERS read them, compiled to linear-time regular expressions.
 
 actions/labeler matches changed files with minimatch and ``dot: true``: ``*`` and ``?`` never cross a
 ``/``, ``**`` as a whole segment spans zero or more folders, a leading ``!`` negates, ``{a,b}`` expands,
-and dot files match like any other (no ``matchBase``: ``*.md`` is a root file only). Every quantifier in
-the regex produced here has an upper bound, and a glob whose wildcards could make matching slow (many
-``*`` in one segment, many ``**``, a large brace expansion) is refused with a reason, never compiled.
+and dot files match like any other (no ``matchBase``: ``*.md`` is a root file only). The regex produced
+here uses only what RE2 runs in linear time (no lookaround, no ``\b``), so a rules file runs it there
+(:mod:`prdigest.patterns`); a glob whose wildcards would still make a large pattern (many ``*`` in one
+segment, many ``**``, a large brace expansion, a very long glob) is refused with a reason, never compiled.
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ MAX_GLOB = 300
 MAX_STARS_PER_SEGMENT = 2
 MAX_GLOBSTARS = 3
 MAX_ALTERNATIVES = 24
-#: Upper bounds that no real path exceeds (NAME_MAX and a deep tree).
-SEGMENT = 255
-DEPTH = 32
-
-_STAR = f"[^/]{{0,{SEGMENT}}}"
+_STAR = "[^/]*"
 _ONE = "[^/]"
-_DIRS = f"(?:[^/]{{1,{SEGMENT}}}/){{0,{DEPTH}}}"
+#: Zero or more whole folders: each repetition ends at its own "/", so there is one way to split a path.
+_DIRS = "(?:[^/]+/)*"
+_REST = ".*"
 _EXTGLOB = re.compile(r"[?*+@!]\(")
 
 
@@ -133,14 +132,14 @@ def _body(pattern: str) -> str:
     for i, seg in enumerate(collapsed):
         last = i == len(collapsed) - 1
         if seg == "**":
-            out += f"[^\\n]{{0,{SEGMENT * DEPTH}}}" if last else _DIRS
+            out += _REST if last else _DIRS
         else:
             out += _segment(seg) + ("" if last else "/")
     return out
 
 
 def compile_glob(text: str) -> Glob:
-    """A minimatch glob (``dot: true``) as an anchored, bounded regex; raise :class:`GlobError` if unsafe."""
+    """A minimatch glob (``dot: true``) as an anchored regex RE2 runs in linear time; raise :class:`GlobError` if unsafe."""
     raw = text.strip()
     if not raw:
         raise GlobError("empty glob")
@@ -172,7 +171,7 @@ def compile_codeowners(pattern: str) -> Glob:
     anchored = raw.startswith("/") or "/" in core
     body = _body(core)
     prefix = "^" if anchored else f"^{_DIRS}"
-    suffix = f"/[^\\n]{{0,{SEGMENT * DEPTH}}}$" if directory else f"(?:/[^\\n]{{0,{SEGMENT * DEPTH}}})?$"
+    suffix = f"/{_REST}$" if directory else f"(?:/{_REST})?$"
     if core.endswith("**"):
         suffix = "$"
     return Glob(pattern, False, prefix + body + suffix)
