@@ -126,7 +126,7 @@ def main() -> None:
     c = compared
     lines += [
         "",
-        "The first row's seconds include writing the 148-file checkout's tree walk, proposing and writing the "
+        "The first row's seconds include walking the 148-file checkout, proposing and writing the "
         "file. Without the PRs' labels the numbers do not move: a label the labeler applies is recognised by "
         "its paths, never by the label. From the PRs alone the labels are all there is (recognised by the "
         "label), and folders come from the paths the week changed.",
