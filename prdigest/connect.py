@@ -94,7 +94,7 @@ def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, 
 
     links = stories.series_links(here_parts, earlier_parts)
     found = relations.find_relations(edition, mine, known, links)
-    entries = relations.demote_reverted(edition.entries, found, here)
+    entries = relations.demote_reverted(edition.entries, found, here, edition.language)
     story_list = stories.find_stories(entries, mine, found, edition.language, here, earlier_parts,
                                       known=numbers | {k.number for k in known})
 

@@ -140,7 +140,8 @@ class PullRequest(_Record):
         return self.additions + self.deletions
 
 
-RelationKind = Literal["reverts", "reverted-by", "follow-up-of", "followed-up-by", "fixes"]
+RelationKind = Literal["reverts", "reverted-by", "relands", "relanded-by", "follow-up-of", "followed-up-by", "fixes",
+                       "ports", "part-of-series"]
 
 
 class Relation(BaseModel):

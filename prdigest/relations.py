@@ -6,12 +6,15 @@ What counts (from a PR's title and body; review comments never):
   quoted title ends with the original's ``(#N)`` in a squash-merging repo, or the body line ``Reverts #N`` /
   ``Reverts owner/repo#N`` (the Revert button). ``This reverts commit <sha>.`` alone names a commit: the
   sources do not carry merge-commit SHAs, so a SHA is never mapped; the quoted title is matched instead
-  against the exact title of a PR of this edition or of the history.
-- Explicit references: "Follow-up to #N" (of/for/on), "Part of #N", a ``[k/N]`` series' earlier part
-  (follow-up-of); "Fixes #N" (fix/fixed/closes/resolves: fixes).
+  against the exact title of a PR of this edition or of the history. ``Revert "Revert "X (#A)" (#B)"``
+  reverts the revert #B and relands #A.
+- Every other ``#N`` or same-repo PR link in prose (:mod:`prdigest.references`), its kind from the words
+  around it: reverts, relands, ports, fixes, part-of-series, follow-up-of (the default), or followed-up-by
+  ("needed by #N"); a ``[k/N]`` series' earlier part is part-of-series.
 
 Untrusted text cannot forge a relation: only numbers of PRs in this edition or in the history count (an issue
-number, an unknown or a later PR does not), a PR never relates to itself or reverts a PR merged after it, and
+number or an unknown number does not), a PR never relates to itself, never reverts, relands or fixes a PR
+merged after it (a plain mention of a later PR is read the other way round: that PR follows this one up), and
 the related PR's edition and verdict come from the history, never from the text.
 """
 
@@ -23,7 +26,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from prdigest.drafting.restate import restated
 from prdigest.models import Edition, EditionId, Entry, PullRequest, Relation, Verdict
+from prdigest.references import STRENGTH, find_references
 
 log = logging.getLogger(__name__)
 
@@ -33,21 +38,26 @@ REVERT_TITLE = re.compile(r'^\s*(?:\[[^\]\n]{0,40}\]\s*)*Revert\s+"(?P<quoted>.+
 _QUOTED_NUMBER = re.compile(r"\(#(\d+)\)\s*$")
 REVERTS_LINE = re.compile(rf"^\s*Reverts\s+{_REPO}#(?P<n>\d+)\b", re.MULTILINE)
 REVERTS_COMMIT = re.compile(r"^\s*This reverts commit (?P<sha>[0-9a-f]{7,40})\b", re.MULTILINE)
-_REF = rf"{_REPO}#(?P<n>\d+)\b"
-FOLLOW_UP = re.compile(rf"\b(?:follow[- ]?ups?\s+(?:to|of|for|on)|part\s+of)\s*:?\s+{_REF}", re.IGNORECASE)
-FIXES = re.compile(rf"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\s*:?\s+{_REF}", re.IGNORECASE)
-
 #: How readers see a relation, per language ("this" is a PR of the same edition).
 _WORDS = {
     "zh-CN": {"reverts": "回滚了 #{n}（{where}）", "reverted-by": "已被 #{n} 回滚（{when}）：请先读那一条",
+              "relands": "重新合入 #{n}（{where}）", "relanded-by": "已由 #{n} 重新合入（{when}）",
               "follow-up-of": "延续 #{n}（{where}）", "followed-up-by": "后续见 #{n}（{when}）",
-              "fixes": "修复 #{n}（{where}）", "this": "本期"},
+              "fixes": "修复 #{n}（{where}）", "ports": "移植自 #{n}（{where}）",
+              "part-of-series": "与 #{n} 同属一个系列（{where}）", "this": "本期"},
     "en": {"reverts": "Reverts #{n} ({where})", "reverted-by": "Reverted by #{n} in {when}: read that first",
+           "relands": "Re-lands #{n} ({where})", "relanded-by": "Re-landed as #{n} in {when}",
            "follow-up-of": "Follows up #{n} ({where})", "followed-up-by": "Followed up by #{n} in {when}",
-           "fixes": "Fixes #{n} ({where})", "this": "this edition"},
+           "fixes": "Fixes #{n} ({where})", "ports": "Ports #{n} ({where})",
+           "part-of-series": "Same series as #{n} ({where})", "this": "this edition"},
 }
 
-INVERSE = {"reverts": "reverted-by", "follow-up-of": "followed-up-by", "fixes": "followed-up-by"}
+#: The relation the other PR gets; a port or a fix is, seen from the original, a follow-up.
+INVERSE = {"reverts": "reverted-by", "relands": "relanded-by", "follow-up-of": "followed-up-by",
+           "fixes": "followed-up-by", "ports": "followed-up-by", "followed-up-by": "follow-up-of",
+           "part-of-series": "part-of-series"}
+#: Kinds that only point back in time: a PR cannot revert, re-land or fix one merged after it.
+_BACKWARD_ONLY = {"reverts", "relands", "fixes"}
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,13 @@ def revert_targets(pr: PullRequest, repo: str) -> tuple[list[int], str | None]:
     return list(dict.fromkeys(numbers)), quoted
 
 
+def _relanded(quoted: str | None) -> list[int]:
+    """``#A`` of ``Revert "Revert "X (#A)" (#B)"``: reverting a revert re-lands the original."""
+    inner = REVERT_TITLE.match(quoted or "")
+    number = _QUOTED_NUMBER.search(inner.group("quoted").strip()) if inner else None
+    return [int(number.group(1))] if number else []
+
+
 def is_revert(pr: PullRequest, repo: str) -> bool:
     """True when ``pr`` is written in one of GitHub's revert formats (title, ``Reverts #N`` or the commit line)."""
     numbers, quoted = revert_targets(pr, repo)
@@ -90,12 +107,18 @@ def is_revert(pr: PullRequest, repo: str) -> bool:
 
 
 def references(pr: PullRequest, repo: str) -> list[tuple[str, int]]:
-    """(kind, number) pairs ``pr``'s title and body name: reverts, follow-up-of, fixes; numbers unchecked."""
-    found = [("reverts", n) for n in revert_targets(pr, repo)[0]]
-    text = f"{pr.title}\n{pr.body}"
-    found += [("follow-up-of", int(m.group("n"))) for m in FOLLOW_UP.finditer(text) if _mine(m, repo)]
-    found += [("fixes", int(m.group("n"))) for m in FIXES.finditer(text) if _mine(m, repo)]
-    return list(dict.fromkeys(found))
+    """(kind, number) pairs ``pr``'s title and body name, one per number (its strongest kind), GitHub's
+    revert formats first; numbers unchecked (an issue's number is dropped by :func:`find_relations`)."""
+    targets, quoted = revert_targets(pr, repo)
+    kinds = {n: "reverts" for n in targets}
+    for n in _relanded(quoted):
+        kinds.setdefault(n, "relands")
+    for ref in find_references(pr.title, pr.body, repo):
+        if ref.number not in kinds:
+            kinds[ref.number] = ref.kind
+        elif STRENGTH.index(ref.kind) < STRENGTH.index(kinds[ref.number]) and ref.number not in targets:
+            kinds[ref.number] = ref.kind
+    return [(kind, n) for n, kind in kinds.items() if n != pr.number]
 
 
 def candidate_numbers(prs: Iterable[PullRequest], repo: str) -> set[int]:
@@ -130,8 +153,12 @@ def find_relations(edition: Edition, prs: Sequence[PullRequest], past: Iterable[
         other = known.get(target)
         if other is None or target == source.number:
             return  # an issue, an unknown number, or itself: nothing to link
-        if kind == "reverts" and other.merged_at > source.merged_at:
-            return  # nothing reverts what was merged after it: a forged or mistaken reference
+        if other.merged_at > source.merged_at:
+            if kind in _BACKWARD_ONLY:
+                return  # nothing reverts, re-lands or fixes what was merged after it: forged or mistaken
+            kind = "followed-up-by" if kind == "follow-up-of" else kind
+        elif kind == "followed-up-by":
+            kind = "follow-up-of"  # "needed by #N" of a PR merged before: it is the earlier one
         relations[source.number].append(Relation(kind=kind, number=target, edition=other.edition,
                                                  verdict=other.verdict))
         if target in numbers:
@@ -146,17 +173,15 @@ def find_relations(edition: Edition, prs: Sequence[PullRequest], past: Iterable[
             # "This reverts commit <sha>": the SHA is not mapped; the exact original title is.
             original = by_title.get(_normal(quoted))
             if original is not None:
-                refs.insert(0, ("reverts", original))
+                refs = [("reverts", original), *[r for r in refs if r[1] != original]]
             else:
                 log.info("PR #%s reverts a commit no PR of this edition or history matches by title", pr.number)
         for kind, target in refs:
-            if kind == "fixes" and ("reverts", target) in refs:
-                continue
             link(pr, kind, target)
     entries = {e.number: e for e in edition.entries}
     for later, earlier in series_links:
         if later in entries and not any(r.number == earlier for r in relations[later]):
-            link(entries[later], "follow-up-of", earlier)
+            link(entries[later], "part-of-series", earlier)
     return {n: _unique(rs) for n, rs in relations.items()}
 
 
@@ -167,24 +192,34 @@ def _unique(relations: list[Relation]) -> list[Relation]:
     return list(seen.values())
 
 
-def demote_reverted(entries: list[Entry], relations: dict[int, list[Relation]], here: str) -> list[Entry]:
+def demote_reverted(entries: list[Entry], relations: dict[int, list[Relation]], here: str,
+                    language: str = "en") -> list[Entry]:
     """Entries with the relations set, and each PR reverted within this edition demoted: to skim when the
-    revert is itself a deep read (it teaches something, and the original is its context), else to skip. A PR
-    whose revert is reverted again (re-applied) keeps its verdict."""
+    revert is itself a deep read (it teaches something, and the original is its context), else to skip.
+
+    A PR re-landed after its revert (``relanded-by``, or its revert reverted again) keeps its verdict, as
+    editors do: the revert and the re-land show the cost was real, and the entry links to the re-land. A
+    demoted entry's rationale is restated from its new verdict, opening with that verdict's own words.
+    """
     verdicts = {e.number: e.verdict for e in entries}
     reverted_again = {n for n, rs in relations.items() if any(r.kind == "reverted-by" for r in rs)}
     out = []
     for entry in entries:
-        update: dict[str, object] = {"relations": relations.get(entry.number, [])}
-        reverts = [r.number for r in update["relations"] if r.kind == "reverted-by" and r.edition == here  # type: ignore[union-attr]
+        mine = relations.get(entry.number, [])
+        update: dict[str, object] = {"relations": mine}
+        reverts = [r.number for r in mine if r.kind == "reverted-by" and r.edition == here
                    and r.number not in reverted_again]
-        if reverts:
+        relanded = [r.number for r in mine if r.kind == "relanded-by"]
+        if reverts and not relanded:
             teaches = any(verdicts.get(n) is Verdict.DEEP_READ for n in reverts)
             cap = Verdict.SKIM if teaches else Verdict.SKIP
             if entry.verdict.rank > cap.rank:
                 log.info("PR #%s is reverted by #%s in this edition: %s -> %s", entry.number, reverts[0],
                          entry.verdict.value, cap.value)
+                reason = (f"本期已被 #{reverts[0]} 回滚" if language == "zh-CN"
+                          else f"reverted by #{reverts[0]} in this edition")
                 update["verdict"] = cap
+                update["rationale"] = restated(entry.rationale, cap, language, reason)
         out.append(entry.model_copy(update=update))
     return out
 
@@ -223,6 +258,7 @@ def relation_line(r: Relation, language: str) -> str:
 
 
 def relation_lines(relations: list[Relation], language: str) -> list[str]:
-    """Each relation as one line, reverts first (what readers must know before reading the entry)."""
-    order = {"reverted-by": 0, "reverts": 1, "fixes": 2, "follow-up-of": 3, "followed-up-by": 4}
+    """Each relation as one line, reverts and re-lands first (what readers must know before reading it)."""
+    order = {kind: i for i, kind in enumerate(("reverted-by", "relanded-by", "reverts", "relands", "fixes", "ports",
+                                               "part-of-series", "follow-up-of", "followed-up-by"))}
     return [relation_line(r, language) for r in sorted(relations, key=lambda r: (order[r.kind], r.number))]

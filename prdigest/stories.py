@@ -1,11 +1,14 @@
 """Stories: an edition's related entries shown as one block.
 
-Three kinds, in this order of precedence (a number belongs to at most one story):
+Four kinds, in this order of precedence (a number belongs to at most one story):
 
 1. a ``[k/N]`` series (also ``(k/N)``, ``k/N:``) by one author: its parts in this edition, with the earlier
    parts found in the history named in the title;
-2. one author's chain of follow-ups inside this edition (follow-up-of / fixes relations between their PRs);
-3. PRs that reference one tracking issue ("Part of #N", "Tracking issue #N" where N is not a PR we know).
+2. a change merged, reverted and perhaps re-landed inside this edition (reverts / relands relations, any
+   authors): readers need the three together to know what stands at the end of the week;
+3. one author's chain of follow-ups inside this edition (follow-up-of, fixes, part-of-series relations
+   between their PRs);
+4. PRs that reference one tracking issue ("Part of #N", "Tracking issue #N" where N is not a PR we know).
 
 Titles are in the edition's language; they quote PR text, which each medium escapes like any other.
 """
@@ -25,10 +28,12 @@ _TRACKING = re.compile(r"\b(?:part\s+of|tracking(?:\s+issue)?:?|tracked\s+in|see
 _WORDS = {
     "zh-CN": {"series": "{author} 的系列 PR（{parts}，共 {total} 部分）：{stem}", "parts": "第 {first}–{last} 部分",
               "part": "第 {first} 部分", "earlier": "；第 {earlier} 部分见 {editions}",
-              "chain": "{author} 的连续修改：{stem}", "tracking": "跟踪议题 #{issue}：{stem}"},
+              "chain": "{author} 的连续修改：{stem}", "tracking": "跟踪议题 #{issue}：{stem}",
+              "reverted": "{stem}：合入后被回滚", "relanded": "{stem}：合入、回滚后重新合入"},
     "en": {"series": "{author}'s series ({parts} of {total}): {stem}", "parts": "parts {first}–{last}",
            "part": "part {first}", "earlier": "; part {earlier} in {editions}",
-           "chain": "{author}'s chain of follow-ups: {stem}", "tracking": "Tracking issue #{issue}: {stem}"},
+           "chain": "{author}'s chain of follow-ups: {stem}", "tracking": "Tracking issue #{issue}: {stem}",
+           "reverted": "{stem}: merged, then reverted", "relanded": "{stem}: merged, reverted and re-landed"},
 }
 
 
@@ -112,33 +117,23 @@ def find_stories(entries: Sequence[Entry], prs: Sequence[PullRequest], relations
         stories.append(Story(title=title, numbers=numbers))
         taken |= set(numbers)
 
-    # 2. one author's chain of follow-ups inside the edition (connected components)
-    parent = {n: n for n in by_number}
+    # 2. merged, reverted (and re-landed) inside the edition, whoever wrote each
+    for members in _components(by_number, relations, taken, ("reverts", "relands"), same_author=False):
+        head = by_number[members[0]]
+        relanded = any(r.kind == "relands" for n in members for r in relations.get(n, []))
+        stories.append(Story(title=words["relanded" if relanded else "reverted"].format(stem=stem(head.title)),
+                             numbers=members))
+        taken |= set(members)
 
-    def root(n: int) -> int:
-        while parent[n] != n:
-            parent[n] = parent[parent[n]]
-            n = parent[n]
-        return n
+    # 3. one author's chain of follow-ups inside the edition (connected components)
+    for members in _components(by_number, relations, taken, ("follow-up-of", "fixes", "part-of-series"),
+                               same_author=True):
+        head = by_number[members[0]]
+        stories.append(Story(title=words["chain"].format(author=f"@{head.author}", stem=stem(head.title)),
+                             numbers=members))
+        taken |= set(members)
 
-    for n, rels in relations.items():
-        for r in rels:
-            if (r.kind in ("follow-up-of", "fixes") and r.number in by_number and n in by_number
-                    and by_number[r.number].author == by_number[n].author and not {n, r.number} & taken):
-                parent[root(n)] = root(r.number)
-    chains: dict[int, list[int]] = {}
-    for n in by_number:
-        if n not in taken:
-            chains.setdefault(root(n), []).append(n)
-    for members in chains.values():
-        if len(members) >= 2:
-            members.sort(key=lambda n: (by_number[n].merged_at, n))
-            head = by_number[members[0]]
-            stories.append(Story(title=words["chain"].format(author=f"@{head.author}", stem=stem(head.title)),
-                                 numbers=members))
-            taken |= set(members)
-
-    # 3. a tracking issue referenced by two or more PRs
+    # 4. a tracking issue referenced by two or more PRs
     tracking: dict[int, list[int]] = {}
     for pr in prs:
         if pr.number in by_number and pr.number not in taken:
@@ -152,3 +147,27 @@ def find_stories(entries: Sequence[Entry], prs: Sequence[PullRequest], relations
                                  numbers=members))
             taken |= set(members)
     return stories
+
+
+def _components(by_number: dict[int, Entry], relations: dict[int, list[Relation]], taken: set[int],
+                kinds: tuple[str, ...], *, same_author: bool) -> list[list[int]]:
+    """Groups of two or more untaken entries linked by ``kinds`` (optionally only between one author's PRs),
+    each in merge order."""
+    parent = {n: n for n in by_number}
+
+    def root(n: int) -> int:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for n, rels in relations.items():
+        for r in rels:
+            if (r.kind in kinds and r.number in by_number and n in by_number and not {n, r.number} & taken
+                    and (not same_author or by_number[r.number].author == by_number[n].author)):
+                parent[root(n)] = root(r.number)
+    groups: dict[int, list[int]] = {}
+    for n in by_number:
+        if n not in taken:
+            groups.setdefault(root(n), []).append(n)
+    return [sorted(g, key=lambda n: (by_number[n].merged_at, n)) for g in groups.values() if len(g) >= 2]

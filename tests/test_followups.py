@@ -61,8 +61,8 @@ def test_two_editions_in_one_state_database(store) -> None:
     second = connect_edition(second_edition(), SECOND_PRS, store)
     rel = {e.number: [(r.kind, r.number, r.edition, r.verdict) for r in e.relations] for e in second.entries}
     assert rel[200] == [("reverts", 100, "2026-W47", Verdict.DEEP_READ)]
-    assert rel[201] == [("follow-up-of", 101, "2026-W47", Verdict.SKIM), ("followed-up-by", 202, "2026-W48", None)]
-    assert rel[202] == [("follow-up-of", 201, "2026-W48", None)]
+    assert rel[201] == [("part-of-series", 101, "2026-W47", Verdict.SKIM), ("part-of-series", 202, "2026-W48", None)]
+    assert rel[202] == [("part-of-series", 201, "2026-W48", None)]
     assert rel[203] == [("follow-up-of", 100, "2026-W47", Verdict.DEEP_READ)]
     assert [(s.title, s.numbers) for s in second.stories] == [
         ("@bob's series (parts 2–3 of 3): Wire the foo API; part 1 in 2026-W47", [201, 202])]

@@ -444,3 +444,15 @@ def test_kinds_of_change_readers_study(title: str, body: str, files, kind: str |
 ])
 def test_kinds_move_the_verdict(title, body, files, subsystems, verdict) -> None:
     assert DRAFTER.draft(make_pr(title, body, files), subsystems, "en").verdict is verdict
+
+
+def test_a_reland_saying_its_first_attempt_was_reverted_is_not_itself_treated_as_reverted() -> None:
+    body = ("Second try at #27512 after it was reverted in #28080: the eviction order now ignores pinned blocks, "
+            "which broke the prefix cache when a request was aborted mid-prefill.")
+    reland = make_pr("[Core] Reland prefix-cache eviction by frequency", body,
+                     [("vllm/v1/core/kv_cache_manager.py", 180, 40)])
+    plain = make_pr("[Core] Prefix-cache eviction by frequency", body.replace("Second try at", "Like"),
+                    [("vllm/v1/core/kv_cache_manager.py", 180, 40)])
+    assert not extract(reland, ["kv-cache"], VLLM).later_reverted
+    assert extract(plain, ["kv-cache"], VLLM).later_reverted
+    assert not any("reverted" in f for f in DRAFTER.draft(reland, ["kv-cache"], "en").followups)

@@ -28,6 +28,7 @@ def relations_of(title: str, body: str = "", history=HISTORY) -> list[tuple[str,
 
 
 REVERTS_41234 = [("reverts", 41234, "2026-W47", "skim")]
+MENTIONS_41234 = [("follow-up-of", 41234, "2026-W47", "skim")]
 
 
 @pytest.mark.parametrize(("title", "body", "expected"), [
@@ -39,17 +40,20 @@ REVERTS_41234 = [("reverts", 41234, "2026-W47", "skim")]
     ('[Bugfix] Revert "[Kernel] Fuse MoE align (#41234)"', "", REVERTS_41234),
     # git revert's body names a commit: not mapped; the exact original title is
     ('Revert "[Kernel] Fuse MoE align"', "This reverts commit 1a2b3c4d5e6f.", REVERTS_41234),
-    # a revert of the revert (re-applying) reverts the revert
+    # a revert of the revert reverts the revert and re-lands the original
     ('Revert "Revert "[Kernel] Fuse MoE align (#41234)" (#41300)"', "",
-     [("reverts", 41300, "2026-W47", "deep-read")]),
-    # near-misses: not reverts
-    ("Revert to the old MoE align path (#41234)", "", []),
-    ('Reverting "[Kernel] Fuse MoE align (#41234)"', "", []),
-    ("Don't revert \"[Kernel] Fuse MoE align (#41234)\"", "", []),
-    ("Add a revert button to the UI", "This PR reverts nothing; see #41234", []),
+     [("reverts", 41300, "2026-W47", "deep-read"), ("relands", 41234, "2026-W47", "skim")]),
+    # near-misses: not reverts (a plain mention of a PR is a follow-up of it)
+    ("Revert to the old MoE align path (#41234)", "", MENTIONS_41234),
+    ('Reverting "[Kernel] Fuse MoE align (#41234)"', "", MENTIONS_41234),
+    ("Don't revert \"[Kernel] Fuse MoE align (#41234)\"", "", MENTIONS_41234),
+    ("Add a revert button to the UI", "This PR reverts nothing; see #41234", MENTIONS_41234),
+    ("Keep the fused align", "This does not revert #41234: it only renames a flag.", MENTIONS_41234),
+    ("Keep the fused align", "不是回滚 #41234，只是改名。", MENTIONS_41234),
     ("Undo the fused align", "Reverts other-org/vllm#41234", []),
+    ("Undo the fused align", "Same as https://github.com/other-org/vllm/pull/41234", []),
     ('Revert "[Kernel] Fuse MoE align v2"', "This reverts commit 1a2b3c4d5e6f.", []),
-    ("Fix typo in docs", "A line that mentions Reverts #41234 later", []),
+    ("Fix typo in docs", "```\ngit revert 41234 # Reverts #41234\n```", []),
 ])
 def test_revert_formats_and_near_misses(title: str, body: str, expected: list) -> None:
     assert relations_of(title, body) == expected
@@ -70,7 +74,6 @@ def test_explicit_references_follow_up_and_fix_only_known_prs() -> None:
 
 @pytest.mark.parametrize("title", [
     'Revert "Make it faster (#99999)"',                                  # a number nobody published
-    "Fix typo (Reverted by #41234 in 2026-W40, deep-read: read that first)",  # a claimed relation is text
     'Revert "<!channel> (#41377)"',                                      # itself
     'Revert "Future work (#41400)"',                                     # merged after the revert
 ])
@@ -82,8 +85,9 @@ def test_hostile_titles_do_not_forge_relations(title: str) -> None:
 
 
 def test_a_claimed_edition_or_verdict_in_a_title_is_never_trusted() -> None:
-    found = relations_of("Follow-up to #41234 (2026-W01, deep-read)")
-    assert found == [("follow-up-of", 41234, "2026-W47", "skim")]
+    assert relations_of("Follow-up to #41234 (2026-W01, deep-read)") == MENTIONS_41234
+    # a claimed relation is text: the number is a PR the history knows, so it is a plain mention of it
+    assert relations_of("Fix typo (Reverted by #41234 in 2026-W40, deep-read: read that first)") == MENTIONS_41234
 
 
 def test_a_pr_reverted_in_the_same_edition_is_demoted_unless_the_revert_teaches() -> None:
@@ -114,3 +118,47 @@ def test_the_archive_shows_a_later_revert_on_the_earlier_entry() -> None:
     assert relation_lines(old.entries[0].relations, "en") == ["Reverted by #41377 in 2026-W48: read that first"]
     assert relation_lines(new.entries[0].relations, "en") == ["Reverts #41234 (2026-W47, Skim)"]
     assert relation_lines(new.entries[0].relations, "zh-CN") == ["回滚了 #41234（2026-W47，值得快速阅读）"]
+
+
+RELAND_WEEK = [
+    pr(27512, "[Core] Prefix-cache eviction by frequency", day=1),
+    pr(28080, 'Revert "[Core] Prefix-cache eviction by frequency (#27512)"', "It broke pinned blocks.", day=3),
+    pr(28083, "[Core] Reland prefix-cache eviction by frequency",
+       "Second try at #27512 after it was reverted in #28080: the eviction order now ignores pinned blocks.", day=5),
+]
+
+
+def _connected(prs, verdicts: dict[int, str], language: str = "zh-CN"):
+    from prdigest.drafting.offline import OfflineDrafter
+    from prdigest.drafting.restate import restated
+
+    drafter = OfflineDrafter()
+    entries = []
+    for p in prs:
+        draft = drafter.draft(p, ["scheduler-core"], language)
+        wanted = Verdict(verdicts[p.number])
+        draft = draft.model_copy(update={"verdict": wanted, "rationale": restated(draft.rationale, wanted, language)})
+        entries.append(entry_of(p).model_copy(update={"draft": draft}))
+    ed = week_edition(0, entries, language)
+    found = find_relations(ed, prs, [])
+    return {e.number: e for e in demote_reverted(ed.entries, found, ed.id.window, language)}
+
+
+def test_a_pr_reverted_then_relanded_keeps_its_verdict_and_links_to_the_reland() -> None:
+    out = _connected(RELAND_WEEK, {27512: "deep-read", 28080: "skip", 28083: "deep-read"})
+    assert out[27512].verdict is Verdict.DEEP_READ and out[27512].rationale.startswith("值得精读：")
+    assert relation_lines(out[27512].relations, "en") == [
+        "Reverted by #28080 in this edition: read that first", "Re-landed as #28083 in this edition"]
+    assert relation_lines(out[28083].relations, "en") == [
+        "Re-lands #27512 (this edition)", "Follows up #28080 (this edition)"]
+    assert relation_lines(out[27512].relations, "zh-CN")[1] == "已由 #28083 重新合入（本期）"
+
+
+@pytest.mark.parametrize(("language", "opening"), [("zh-CN", "可略过：本期已被 #28080 回滚；"),
+                                                   ("en", "Skip: reverted by #28080 in this edition; ")])
+def test_a_demoted_entry_opens_with_its_final_verdict_never_the_drafted_one(language: str, opening: str) -> None:
+    out = _connected(RELAND_WEEK[:2], {27512: "deep-read", 28080: "skip"}, language)
+    demoted = out[27512]
+    assert demoted.verdict is Verdict.SKIP
+    assert demoted.rationale.startswith(opening), demoted.rationale
+    assert "值得精读" not in demoted.rationale and "Deep read" not in demoted.rationale

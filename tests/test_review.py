@@ -74,7 +74,7 @@ def test_reject_edit_and_hold_are_applied_with_edit_distance() -> None:
                       4: EntryStatus.EDITED, 5: EntryStatus.APPROVED}
     four = reviewed.entries[3]
     assert four.headline == "Better headline" and four.verdict is Verdict.DEEP_READ
-    assert four.rationale == "Why 4 matters."
+    assert four.rationale == "值得精读：Why 4 matters."  # the text opens with the final verdict (a zh-CN edition)
     assert four.edit_distance == edit_distance("Headline 4\nWhy 4 matters.", "Better headline\nWhy 4 matters.") > 0
     assert reviewed.entries[1].edit_distance is None
     assert [e.number for e in reviewed.published] == [1, 4, 5] and reviewed.review_note == "short week"
@@ -454,3 +454,13 @@ def test_approve_ui_without_a_reachable_prefect_server_stops_before_anything_run
         with pytest.raises(ConfigError, match="PREFECT_API_URL"):
             preflight_review(RunOptions(approve="ui"))
         preflight_review(RunOptions(approve="auto"))
+
+
+def test_an_editor_changing_only_the_verdict_gets_a_text_opening_with_the_new_verdict() -> None:
+    edition = _edition()
+    edition.entries[0] = _entry(1, Verdict.DEEP_READ, rationale="值得精读：改变了缓存的归属。")
+    reviewed = apply_decision(edition, ReviewDecision(decision="send", approver="Ann",
+                                                      edits=[EntryEdit(number=1, verdict="skip")]))
+    one = reviewed.entries[0]
+    assert one.verdict is Verdict.SKIP and one.rationale == "可略过：改变了缓存的归属。"
+    assert one.status is EntryStatus.EDITED and one.edit_distance == 0  # the verdict changed, not the text

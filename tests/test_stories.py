@@ -34,7 +34,7 @@ def stories_of(prs, verdicts=None, earlier=(), known=frozenset(), week=1):
                         known={p.number for p in prs} | set(known)), found
 
 
-def test_a_series_across_two_weeks_names_its_earlier_part_and_follows_it_up() -> None:
+def test_a_series_across_two_weeks_names_its_earlier_part_and_links_the_parts() -> None:
     earlier = [SeriesPart(101, "bob", 1, 3, "Add the foo API", "2026-W47")]
     prs = [pr(201, "[2/3] Wire the foo API", author="bob", week=1), pr(202, "[3/3] Test the foo API", author="bob",
                                                                        week=1, day=2),
@@ -42,7 +42,7 @@ def test_a_series_across_two_weeks_names_its_earlier_part_and_follows_it_up() ->
     stories, found = stories_of(prs, earlier=earlier)
     assert [(s.title, s.numbers) for s in stories] == [
         ("@bob's series (parts 2–3 of 3): Wire the foo API; part 1 in 2026-W47", [201, 202])]
-    assert [(r.kind, r.number) for r in found[202]] == [("follow-up-of", 201)]
+    assert [(r.kind, r.number) for r in found[202]] == [("part-of-series", 201)]
 
 
 def test_a_chain_of_follow_ups_and_a_tracking_issue_each_make_one_story() -> None:
@@ -93,3 +93,15 @@ def test_every_medium_and_the_archive_show_the_lede_stories_relations_and_follow
     page = page.decode() if isinstance(page, bytes) else page
     assert 'class="lede"' in page and "<script>x" not in page and "&lt;script&gt;" in page
     assert 'href="#pr-201"' in page and "Reverts #101 (2026-W47, Skim)" in page
+
+
+def test_a_change_merged_reverted_and_relanded_in_one_week_is_one_story() -> None:
+    prs = [pr(27512, "[Core] Prefix-cache eviction by frequency", author="alice", day=1),
+           pr(28080, 'Revert "[Core] Prefix-cache eviction by frequency (#27512)"', author="bob", day=3),
+           pr(28083, "[Core] Reland prefix-cache eviction", "Second try at #27512 after it was reverted in #28080",
+              author="alice", day=5),
+           pr(30000, "[Misc] Tidy", author="carol", day=2), pr(30001, 'Revert "[Misc] Tidy (#30000)"', day=4)]
+    stories, _ = stories_of(prs)
+    assert [(s.title, s.numbers) for s in stories] == [
+        ("Prefix-cache eviction by frequency: merged, reverted and re-landed", [27512, 28080, 28083]),
+        ("Tidy: merged, then reverted", [30000, 30001])]

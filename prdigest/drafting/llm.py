@@ -27,6 +27,7 @@ from prdigest.drafting.budget import TokenCounter, default_counter, pack
 from prdigest.drafting.cache import DraftCache, draft_key
 from prdigest.drafting.concurrent import RateLimiter
 from prdigest.drafting.prompts import Prompt, load_prompt
+from prdigest.drafting.restate import restated
 from prdigest.errors import ConfigError
 from prdigest.models import DraftEntry, Entry, Language, PullRequest, Verdict
 from prdigest.store import Store
@@ -234,9 +235,11 @@ class OpenAIDrafter:
         except openai.APIError as exc:
             return self._fall_back(pr, subsystems, language, spent, f"LLM call failed: {_describe(exc)}")
 
+        verdict = Verdict(parsed.verdict)
         draft = DraftEntry(
-            number=pr.number, headline=parsed.headline, verdict=Verdict(parsed.verdict),
-            rationale=parsed.rationale, focus=parsed.focus, followups=parsed.followups,
+            number=pr.number, headline=parsed.headline, verdict=verdict,
+            # Readers see the verdict's own words first, whatever the model opened with.
+            rationale=restated(parsed.rationale, verdict, language), focus=parsed.focus, followups=parsed.followups,
             audience=parsed.audience, drafter=self.name, tokens_in=spent.tokens_in, tokens_out=spent.tokens_out,
             warnings=[f"repaired: {n}" for n in spent.notes],
         )

@@ -40,6 +40,9 @@ _BUMP = re.compile(r"\b(bump|upgrade|update|pin|unpin)\b.{0,60}?\b(to|from|versi
                    re.IGNORECASE)
 _FLAKY = re.compile(r"\bflak(y|iness)\b", re.IGNORECASE)
 _LATER_REVERTED = re.compile(r"\b(was|got|been) reverted\b", re.IGNORECASE)
+#: A re-land says the *earlier* attempt "was reverted": that is not this change being reverted.
+_RELAND = re.compile(r"\b(?:re-?land\w*|re-?appl(?:y|ies|ied)|(?:second|another) (?:try|attempt)|attempt 2|"
+                     r"try again)\b|重新(?:合入|提交|应用)", re.IGNORECASE)
 _REASON = re.compile(
     r"\b(because|caus\w+|break\w*|broke\w*|regress\w*|problem\w*|fail\w*|crash\w*|wrong|unreachable|"
     r"dead code|can never|never run\w*|hang\w*|slower|incorrect|bug\w*|over-?appl\w+|verbose|leak\w*)\b",
@@ -217,7 +220,7 @@ def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | Non
         is_bump=bool(_BUMP.search(core_title)) and bool(facts) and all(
             f.kind in (BUILD, CI, TEST, DOC) for f in facts),
         is_flaky=bool(_FLAKY.search(title)),
-        later_reverted=bool(_LATER_REVERTED.search(body)) and not is_revert,
+        later_reverted=bool(_LATER_REVERTED.search(body)) and not is_revert and not _RELAND.search(prose[:2000]),
         breaking=unique([m.group(0) for m in _BREAKING.finditer(prose)])[:4],
         advisories=unique([m.group(1) for m in _ADVISORY.finditer(prose)])[:3],
         perf_claims=perf_claims, perf_units=perf_units, max_factor=max_factor,

@@ -19,8 +19,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Levenshtein
 
+from prdigest.drafting.restate import restated, without_label
 from prdigest.errors import ReviewError
 from prdigest.models import Edition, Entry, EntryStatus, Verdict
+
+_CJK = re.compile("[\u4e00-\u9fff]")
 
 MAX_HEADLINE = 200
 MAX_TEXT = 4000
@@ -212,7 +215,7 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
         if entry.number not in chosen:
             entries.append(entry.model_copy(update={"status": EntryStatus.REJECTED, "edit_distance": None}))
             continue
-        final = _edited(entry, edits.get(entry.number))
+        final = _edited(entry, edits.get(entry.number), edition.language)
         distance = edit_distance(entry_text(entry), entry_text(final))
         status = EntryStatus.EDITED if distance or final.verdict != entry.verdict else EntryStatus.APPROVED
         entries.append(final.model_copy(update={"status": status, "edit_distance": distance}))
@@ -233,7 +236,7 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     return reviewed.model_copy(update={"lede": lede})
 
 
-def _edited(entry: Entry, edit: EntryEdit | None) -> Entry:
+def _edited(entry: Entry, edit: EntryEdit | None, language: str | None = None) -> Entry:
     if edit is None:
         return entry
     update: dict[str, object] = {}
@@ -243,12 +246,18 @@ def _edited(entry: Entry, edit: EntryEdit | None) -> Entry:
         update["headline"] = edit.headline.strip()
     if edit.text.strip():
         update["rationale"] = edit.text.strip()
+    if "verdict" in update or "rationale" in update:
+        # The text opens with the final verdict's own words, whoever changed which.
+        language = language or ("zh-CN" if _CJK.search(entry.rationale) else "en")
+        update["rationale"] = restated(str(update.get("rationale", entry.rationale)),
+                                       Verdict(update.get("verdict", entry.verdict)), language)
     return entry.model_copy(update=update)
 
 
 def entry_text(entry: Entry) -> str:
-    """The part of an entry an editor edits, as one text: headline, then the why."""
-    return f"{entry.headline}\n{entry.rationale}"
+    """The part of an entry an editor edits, as one text: headline, then the why (without the verdict's label,
+    which follows the verdict: a changed verdict is counted by the status, not as an edit of the text)."""
+    return f"{entry.headline}\n{without_label(entry.rationale)}"
 
 
 def edit_distance(a: str, b: str) -> int:
