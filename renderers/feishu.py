@@ -160,12 +160,14 @@ def render_feishu(edition: Edition, variant: Variant, *, link_hosts: tuple[str, 
     per_verdict = counts(variant.entries)
     cards: list[list[dict[str, Any]]] = [_intro(edition, variant, base, link_hosts, room)]
     used, shown, full = _size(cards[0]), 0, False
-    for g in groups([view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries], lang):
+    # Only the entries the capped cards could hold are viewed (each entry takes two elements).
+    shown_at_most = MAX_CARDS * MAX_ELEMENTS // 2
+    for g in groups([view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries[:shown_at_most]], lang):
         count = per_verdict[g.verdict]
+        entry_room = room - _size([_group_heading(g, ui, count, True), more_line])
         for i, e in enumerate(g.entries):
             lead = [] if i else [_group_heading(g, ui, count, continued=False)]
-            body = entry_elements(e, lang, permalink(base, edition, e.number) if base else None,
-                                  room - _size([_group_heading(g, ui, count, True), more_line]))
+            body = entry_elements(e, lang, permalink(base, edition, e.number) if base else None, entry_room)
             # The last card keeps room for the line saying how many entries it could not hold.
             limit = room - (_size([more_line]) if len(cards) == MAX_CARDS else 0)
             if used + _size(lead + body) > limit or len(cards[-1]) + len(lead + body) > MAX_ELEMENTS - 1:
