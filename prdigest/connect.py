@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from prdigest import followups, history, relations, stories
+from prdigest import followups, history, readfirst, relations, stories
 from prdigest.lede import Complete, write_lede
 from prdigest.models import Edition, EditionId, PullRequest
+from prdigest.readers import Reader
 from prdigest.store import Store
 from prdigest.vocabulary import Vocabulary
 
@@ -68,9 +69,10 @@ def _earlier_parts(store: Store, edition: Edition, authors: list[str]) -> list[s
 
 def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, *, max_weeks: int = 6,
                     embedder: Callable[[], Any] | None = None, complete: Complete | None = None,
-                    vocabulary: Vocabulary | None = None) -> Edition:
+                    vocabulary: Vocabulary | None = None, readers: Sequence[Reader] = ()) -> Edition:
     """``edition`` with each entry's relations (reverted PRs demoted), its stories, the earlier follow-ups
-    (done, open, or proposed as done by the semantic match) and its lede.
+    (done, open, or proposed as done by the semantic match), its read-first ranking, its lede, and one
+    variant per distinct filter of ``readers`` with its read-first and lede.
 
     ``embedder`` is called (once) only when open follow-ups need a semantic match; it returns an object with
     ``similarity(texts_a, texts_b) -> rows of scores``, or None. ``complete`` lets a model write the lede.
@@ -108,7 +110,14 @@ def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, 
     earlier = followups.resolve(items, mine, numbers, repo, model, texts)
 
     connected = edition.model_copy(update={"entries": entries, "stories": story_list, "earlier_followups": earlier})
+    connected = connected.model_copy(update={"ranking": readfirst.edition_ranking(connected, mine, vocabulary,
+                                                                                   complete)})
     connected = connected.model_copy(update={"lede": write_lede(connected, complete, vocabulary)})
+    if readers:
+        from prdigest.variants import draft_variants
+
+        connected = connected.model_copy(update={"variants": draft_variants(connected, list(readers), vocabulary,
+                                                                            complete)})
     log.info("%s: %d relations, %d stories, %d earlier follow-ups (%d done) in %.2fs", edition.name,
              sum(len(r) for r in found.values()), len(story_list), len(earlier),
              sum(1 for i in earlier if i.status == "done"), time.perf_counter() - started)

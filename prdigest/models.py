@@ -182,6 +182,23 @@ class EarlierFollowup(BaseModel):
     proposed_by: int | None = None
 
 
+class VariantRecord(BaseModel):
+    """One reader variant of an edition (prdigest/variants.py): its readers, entries, read-first and lede."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: The filter's key (``Filter.key``): the name of the variant's files.
+    key: str
+    #: The ids of the readers who share it.
+    readers: list[str] = Field(default_factory=list)
+    #: Its entries' PR numbers, in reading order.
+    numbers: list[int] = Field(default_factory=list)
+    #: The entries to read before anything else, best first: at most the variant's budget.
+    read_first: list[int] = Field(default_factory=list)
+    #: Two to four sentences about this variant's entries only (prdigest/lede.py).
+    lede: str = ""
+
+
 class DraftEntry(BaseModel):
     """What a drafter writes for one PR; the editor may change any of it."""
 
@@ -355,6 +372,11 @@ class Edition(BaseModel):
     stories: list[Story] = Field(default_factory=list)
     #: Follow-ups earlier editions suggested, done or still open (prdigest/followups.py).
     earlier_followups: list[EarlierFollowup] = Field(default_factory=list)
+    #: Every entry that deserves a place in some reader's read-first, best first (prdigest/readfirst.py);
+    #: the editor may move entries to its head (``first …``). Each variant takes its own entries from it.
+    ranking: list[int] = Field(default_factory=list)
+    #: One per reader variant: its readers, entries, read-first and lede (prdigest/variants.py).
+    variants: list[VariantRecord] = Field(default_factory=list)
 
     @property
     def id(self) -> "EditionId":

@@ -223,15 +223,19 @@ class EditionPipeline:
         """Relations to this and earlier editions (reverted PRs demoted), stories, earlier follow-ups and the
         lede (``prdigest/connect.py``): read from the state store, before review."""
         from prdigest.connect import connect_edition
+        from prdigest.drafting.cache import cached_complete
         from prdigest.embedding import load_embedder
         from prdigest.lede import openai_complete
 
         services = self.services
         settings = services.settings
+        # The model's ledes and ranking are cached by request like drafts: a warm re-run asks nothing.
+        complete = (cached_complete(openai_complete(settings), services.store(), model=settings.model)
+                    if services.options.drafter == "openai" else None)
         return connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
                                embedder=load_embedder if settings.followup_semantic else None,
-                               complete=openai_complete(settings) if services.options.drafter == "openai" else None,
-                               vocabulary=services.classifier.vocabulary)
+                               complete=complete, vocabulary=services.classifier.vocabulary,
+                               readers=services.readers.readers)
 
     def drafter_name(self, entries: list[Entry]) -> str:
         """The drafter asked for (with openai, some entries may be marked fallbacks)."""
@@ -259,8 +263,10 @@ class EditionPipeline:
 
     # --- record ----------------------------------------------------------------------------------
     def record(self, edition: Edition, rendered: Rendered) -> tuple[Edition, Path]:
-        """The edition as published (with its render problems), written to ``DIR/digest.json``."""
-        edition = edition.model_copy(update={"problems": rendered.problems})
+        """The edition as published (with its render problems and its variants as rendered), written to
+        ``DIR/digest.json``."""
+        edition = edition.model_copy(update={"problems": rendered.problems,
+                                             "variants": [v.variant.record() for v in rendered.variants]})
         return edition, write_digest_json(self.services.out, edition)
 
     # --- publish --------------------------------------------------------------------------------

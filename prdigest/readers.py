@@ -20,6 +20,10 @@ from prdigest.yamlfile import load_yaml_model
 #: the file is loaded rather than failing mid-delivery (a domain can be written in its xn-- form).
 _EMAIL = re.compile(r"[!#-'*+\-/-9=?A-Z^-~]+(?:\.[!#-'*+\-/-9=?A-Z^-~]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 #: Slack channel name (#name), channel ID (C…/G…), or user ID (U…/W…) for a DM.
+#: Read-first entries per reader unless the readers file says otherwise, and the most it may say.
+DEFAULT_BUDGET = 5
+MAX_BUDGET = 20
+
 _SLACK = re.compile(r"#[a-z0-9][a-z0-9_-]{0,79}|[CGDUW][A-Z0-9]{6,}")
 #: A Feishu/Lark group's custom bot, by the name its environment variables carry (URL and secret: never here).
 _FEISHU = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
@@ -86,6 +90,8 @@ class Reader(BaseModel):
     subsystems: tuple[SubsystemName, ...] = ()
     exclude: tuple[SubsystemName, ...] = ()
     min_verdict: Verdict = Verdict.SKIP
+    #: At most this many entries in the reader's "read first" (fewer when fewer deserve it).
+    budget: int = Field(default=DEFAULT_BUDGET, ge=1, le=MAX_BUDGET, strict=True)
 
     _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
     _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))

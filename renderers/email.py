@@ -166,7 +166,8 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
         groups=group_ctx, footer=footer, online=online, reader_links=footer_links(reader_links, lang),
-        connect=connections(edition, variant.entries, link_hosts), cw=connect_words(lang),
+        connect=connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first),
+        cw=connect_words(lang),
     )
 
 

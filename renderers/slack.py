@@ -112,12 +112,18 @@ def _payload(text: str, blocks: list[dict[str, Any]], thread: bool) -> dict[str,
 
 
 def connect_blocks(c: Connections, language: str) -> list[Block]:
-    """The lede, the stories (title and their entries' numbers and headlines) and the earlier follow-ups, for the
-    parent message: at most three sections, each within Slack's limits."""
+    """The lede, the read-first entries (linked), the stories (title and their entries' numbers and headlines)
+    and the earlier follow-ups, for the parent message: at most four sections, each within Slack's limits."""
     w = connect_words(language)
     blocks: list[Block] = []
     if c.lede:
         blocks.append(SectionBlock(text=_md(truncate(mrkdwn(c.lede), SECTION_MAX))))
+    if c.read_first:
+        lines = [f"*{mrkdwn(w['first'])}*"]
+        for i, f in enumerate(c.read_first, start=1):
+            ref = f"<{f.url}|#{f.number}>" if f.url else f"#{f.number}"
+            lines.append(f"{i}. {ref} {mrkdwn_prose(truncate(f.headline, 150))}")
+        blocks.append(SectionBlock(text=_md(truncate("\n".join(lines), SECTION_MAX))))
     if c.stories:
         lines = [f"*{mrkdwn(w['stories'])}*"]
         for story in c.stories:
@@ -146,7 +152,8 @@ def parent(edition: Edition, variant: Variant, base: str | None = None,
         ContextBlock(elements=[_md(mrkdwn(f"{window(edition)} · {one_line(variant.filter.describe(lang))}")),
                                _md(mrkdwn(ui["thread"]))]),
     ]
-    blocks += connect_blocks(connections(edition, variant.entries, link_hosts), lang)
+    blocks += connect_blocks(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
+                                         first=variant.read_first), lang)
     if base:
         online = f"<{edition_url(base, edition)}|{mrkdwn(link_strings(lang)['view_online'])}>"
         blocks.append(ContextBlock(elements=[_md(online)]))

@@ -85,11 +85,16 @@ def render_entry_text(e: EntryView, language: str, link: str | None = None) -> l
 
 
 def connect_lines(c: Connections, language: str) -> list[str]:
-    """The lede, the stories and the earlier follow-ups, wrapped (nothing when the edition has none)."""
+    """The lede, the read-first entries, the stories and the earlier follow-ups, wrapped (nothing when the
+    edition has none)."""
     w = connect_words(language)
     out: list[str] = []
     if c.lede:
         out += ["", *wrap(c.lede)]
+    if c.read_first:
+        out += ["", f"{w['first']}{strings(language)['colon']}"]
+        for i, f in enumerate(c.read_first, start=1):
+            out += wrap(f"{i}. #{f.number} {f.headline} {f.url or ''}".rstrip(), indent="  ", hang="     ")
     for story in c.stories:
         out += ["", *wrap(_labelled(w["stories"], story.title, strings(language)))]
         for n, headline in story.entries:
@@ -129,7 +134,8 @@ def render_text(edition: Edition, variant: Variant, *,
     out += wrap(one_line(variant.filter.describe(lang)))
     if base:
         out.append(_labelled(link_strings(lang)["view_online"], edition_url(base, edition), ui))
-    out += connect_lines(connections(edition, variant.entries, link_hosts), lang)
+    out += connect_lines(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
+                                     first=variant.read_first), lang)
     shown = 0
     for group in groups(views, lang):
         out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]

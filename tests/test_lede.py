@@ -93,9 +93,51 @@ def test_the_model_is_asked_through_the_openai_client_and_an_answer_that_is_no_l
     with OpenAIServer(models=("local-model",)) as server:
         settings = Settings(llm_base_url=server.base_url, OPENAI_API_KEY=server.api_key, model="local-model",
                             state=str(tmp_path / "state.sqlite"))
-        # The local server answers every chat call with an entry's JSON: not two to four sentences of prose.
+        # The local server's grounded lede (it cites the first two PRs listed) is kept as written.
+        kept = write_lede(ed, openai_complete(settings))
+        assert kept.startswith("This week brings you 4 PRs.") and "#10" in kept and check_lede(kept, ed) == []
+        # An answer that is JSON, not two to four sentences of prose, is rejected.
+        server.plan(None, "wrong_schema")
         with caplog.at_level(logging.WARNING, logger="prdigest.lede"):
             assert write_lede(ed, openai_complete(settings)) == offline_lede(ed)
-        assert server.chat_calls == 1 and "lede rejected by grounding" in caplog.text
-        [request] = server.requests
+        assert server.chat_calls == 2 and "lede rejected by grounding" in caplog.text
+        request = server.requests[0]
     assert request["model"] == "local-model" and "<pr-data>" in request["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(("n", "deep", "mine", "expected"), [
+    (1, 1, None, "This week 1 PR was merged, worth a deep read."),
+    (1, 0, None, "This week 1 PR was merged, not a deep read."),
+    (2, 1, None, "This week 2 PRs were merged, 1 of them worth a deep read."),
+    (3, 0, None, "This week 3 PRs were merged, none of them a deep read."),
+    (58, 1, 1, "1 PR of this week's 58 reaches you, worth a deep read."),
+    (58, 2, 2, "2 PRs of this week's 58 reach you, all 2 worth a deep read."),
+])
+def test_english_counts_agree_with_their_nouns_and_verbs(n, deep, mine, expected) -> None:
+    from prdigest.lede import _en_count
+
+    assert _en_count(n, deep, mine) == expected
+
+
+def test_one_revert_and_one_done_follow_up_are_singular() -> None:
+    from prdigest.lede import _en_done, _en_reverts
+
+    assert _en_reverts(1) == "1 PR reverts an earlier change." and _en_reverts(2) == "2 PRs revert earlier changes."
+    assert _en_done(1) == "1 follow-up suggested in earlier editions was done."
+    assert _en_done(3) == "3 follow-ups suggested in earlier editions were done."
+
+
+@pytest.mark.parametrize("language", ["en", "zh-CN"])
+def test_a_variant_lede_cites_only_the_variant_and_names_its_read_first(language: str) -> None:
+    from prdigest.lede import variant_lede
+
+    ed = edition(language).model_copy(update={"ranking": [11, 10, 12]})
+    kernels = [e for e in ed.entries if "kernels" in e.subsystems and e.status.value != "rejected"]
+    lede = variant_lede(ed, kernels, [e for e in kernels if e.number == 10], drafted="", everything=None)
+    assert check_lede(lede, ed, kernels) == [] and "#10" in lede and "#11" not in lede
+    assert ("2 个属于你关注的子系统" in lede) if language == "zh-CN" else lede.startswith(
+        "2 PRs of this week's 4 reach you, 1 of them worth a deep read.")
+    # The model's lede for this variant is kept while it cites only the variant's entries.
+    grounded = "Two kernel PRs reach you. Read #10 before #12."
+    assert variant_lede(ed, kernels, [], drafted=grounded) == grounded
+    assert variant_lede(ed, kernels, [], drafted="Read #11 first. Then #10.") != "Read #11 first. Then #10."

@@ -31,12 +31,16 @@ def sample_context(name: str, pr: PullRequest, language: str) -> dict[str, objec
     if name == "lede":
         return {"language": language, "edition": "vllm-project/vllm 2026-W47",
                 "entries": [{"number": pr.number, "author": pr.author, "verdict": "deep-read",
-                             "headline": pr.title, "subsystems": ["spec-decode"]}]}
+                             "headline": pr.title, "subsystems": ["spec-decode"], "first": 0}]}
+    if name == "rank":
+        return {"language": language, "edition": "vllm-project/vllm 2026-W47",
+                "entries": [{"number": pr.number, "headline": pr.title, "subsystems": ["spec-decode"],
+                             "rationale": "Deep read: a design to study.", "focus": ["`a.py`: the change"]}]}
     raise AssertionError(f"add a sample context for prompts/{name}.yaml")
 
 
-def test_the_shipped_prompts_are_entry_lede_and_repair() -> None:
-    assert PROMPT_NAMES == ["entry", "lede", "repair"]
+def test_the_shipped_prompts_are_entry_lede_rank_and_repair() -> None:
+    assert PROMPT_NAMES == ["entry", "lede", "rank", "repair"]
 
 
 @pytest.mark.parametrize("language", ["zh-CN", "en"])

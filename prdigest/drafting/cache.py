@@ -3,13 +3,16 @@
 The key hashes the PR's content (title, body, labels, files with sizes and hunks, review comments),
 its subsystems, the prompt versions, the model, the language and the input budget. ``merged_at`` and
 ``updated_at`` are left out on purpose: a PR whose metadata moved but whose content did not keeps its
-draft. Only validated LLM drafts are stored; a fallback is retried on the next run.
+draft. Only validated LLM drafts are stored; a fallback is retried on the next run. The model's answers to
+an edition's own prompts (ledes, the read-first ranking) are cached by request in the same way
+(:func:`cached_complete`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 
 from prdigest.models import DraftEntry, PullRequest
@@ -73,3 +76,60 @@ class DraftCache:
     def __len__(self) -> int:
         row = self._conn.fetchone("SELECT COUNT(*) FROM drafts")
         return int(row[0]) if row else 0
+
+
+ANSWER_MIGRATIONS = [
+    """CREATE TABLE answers (
+         key TEXT PRIMARY KEY,
+         model TEXT NOT NULL,
+         answer TEXT NOT NULL,
+         created_at TEXT NOT NULL
+       )""",
+]
+
+
+def answer_key(messages: Sequence[Mapping[str, str]], model: str) -> str:
+    """A stable hash of one chat request: the model and every message (the prompt's version and text and
+    the entries it carries are all in them)."""
+    blob = json.dumps({"model": model, "messages": [dict(m) for m in messages]}, ensure_ascii=False,
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class AnswerCache:
+    """Model answers to edition-level prompts (ledes, read-first rankings) by request, in the ``answers`` table:
+    a warm re-run of the same edition asks the model nothing."""
+
+    def __init__(self, store: Store) -> None:
+        store.migrate("answers", ANSWER_MIGRATIONS)
+        self._conn = store
+
+    def get(self, key: str) -> str | None:
+        """The stored answer for ``key``, or None."""
+        row = self._conn.fetchone("SELECT answer FROM answers WHERE key = ?", (key,))
+        return str(row[0]) if row else None
+
+    def put(self, key: str, answer: str, *, model: str) -> None:
+        """Store ``answer`` under ``key`` (replacing any older one)."""
+        self._conn.execute(
+            "INSERT INTO answers (key, model, answer, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE"
+            " SET model = excluded.model, answer = excluded.answer, created_at = excluded.created_at",
+            (key, model, answer, datetime.now(timezone.utc).isoformat()))
+
+
+def cached_complete(complete: Callable[[list[dict[str, str]]], str], store: Store, *,
+                    model: str) -> Callable[[list[dict[str, str]]], str]:
+    """``complete`` answering from the cache first; a new answer is stored (a rejected one too: the same
+    request would get the same answer, and the caller falls back the same way)."""
+    cache = AnswerCache(store)
+
+    def answer(messages: list[dict[str, str]]) -> str:
+        key = answer_key(messages, model)
+        found = cache.get(key)
+        if found is not None:
+            return found
+        text = complete(messages)
+        cache.put(key, text, model=model)
+        return text
+
+    return answer

@@ -11,7 +11,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from prdigest import text
 from prdigest.links import DEFAULT_LINK_HOSTS
-from prdigest.models import Edition, Verdict
+from prdigest.models import Edition, Entry, Verdict
 from prdigest.variants import ordered
 from prdigest.vocabulary import Vocabulary
 from prdigest.relations import with_backlinks
@@ -110,6 +110,14 @@ def _root(path: str) -> str:
     return "../" * path.count("/")
 
 
+def _read_first(edition: Edition) -> list[Entry]:
+    """A reader of everything's read-first: the edition's ranking over its published entries, default budget."""
+    from prdigest.readers import DEFAULT_BUDGET
+    from prdigest.variants import pick_read_first
+
+    return pick_read_first(edition.ranking, edition.published, DEFAULT_BUDGET)
+
+
 def render_edition(page: EditionPage, site_title: str, newer: EditionPage | None,
                    older: EditionPage | None) -> str:
     """``editions/<owner>/<repo>/<window>/index.html``: every published entry, grouped as in the email."""
@@ -119,7 +127,8 @@ def render_edition(page: EditionPage, site_title: str, newer: EditionPage | None
         "name": page.name, "repo": one_line(ed.repo), "week": ed.week, "window": window(ed),
         "approver": bool(ed.approver), "approved": sui["approved"].format(approver=one_line(ed.approver or "")),
         "total": ui["total"].format(total=len(page.views)), "badges": _badges(page.views, lang),
-        "groups": page.groups, "connect": connections(ed, ed.published, page.link_hosts), "cw": connect_words(lang),
+        "groups": page.groups, "connect": connections(ed, ed.published, page.link_hosts, first=_read_first(ed)),
+        "cw": connect_words(lang),
     }
     metas = {e.number: meta(e, lang) for e in page.views}
     return _env.get_template("edition.html.j2").render(

@@ -12,6 +12,8 @@ Each chat call is answered by a *behaviour*, scripted per PR (the PR number is r
 - ``slow``: a valid answer after :attr:`slow_seconds`
 - ``ungrounded``: a valid entry that also cites ``vllm/not_in_this_pr.py``
 - ``deep-read``, ``skim``, ``skip``: a valid entry with that verdict (another model's judgement)
+- for the edition's own prompts (a lede, a read-first ranking: no ``PR #N`` line), ``valid`` answers a grounded
+  lede citing the first two PRs listed, or the listed deep reads ordered by number, highest first
 - ``obey``: what a model that followed a prompt injection would answer (a valid-looking entry plus the
   extra fields and text the injection asked for);  ``obey_valid``: the same hostile text (markup,
   ``<!channel>``, a Slack link) inside a schema-valid entry
@@ -103,6 +105,28 @@ def entry_from_request(body: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+_LISTED = re.compile(r"^#(\d+) (?:@\S+ )?(?:\[([a-z-]+)\] )?", re.MULTILINE)
+
+
+def lede_from_request(user: str) -> str:
+    """A grounded lede (``prompts/lede.yaml``): it cites the first two PRs the request lists, and no other."""
+    numbers = [int(n) for n, _ in _LISTED.findall(user)]
+    zh = "Output language: zh-CN" in user
+    if not numbers:
+        return "本周没有合并的 PR。没有需要阅读的内容。" if zh else "Nothing merged. Nothing to read."
+    cited = " 和 ".join(f"#{n}" for n in numbers[:2]) if zh else " and ".join(f"#{n}" for n in numbers[:2])
+    if zh:
+        return f"本期为你挑出 {len(numbers)} 个 PR。最先要读的是 {cited}。"
+    return f"This week brings you {len(numbers)} PRs. Start with {cited}."
+
+
+def ranking_from_request(user: str) -> str:
+    """A read-first ranking (``prompts/rank.yaml``): the listed PRs, highest number first (another model's
+    judgement than the offline order, so a test can tell which one was used)."""
+    numbers = sorted({int(n) for n, _ in _LISTED.findall(user)}, reverse=True)
+    return json.dumps({"order": numbers})
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall between them
@@ -178,6 +202,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, _completion(content, model=model, prompt_tokens=prompt_tokens))
         if behaviour == "wrong_schema":
             content = json.dumps({"headline": "x", "verdict": "must-read", "summary": "missing fields"})
+            return self._send(200, _completion(content, model=model, prompt_tokens=prompt_tokens))
+        system = body["messages"][0].get("content") or ""
+        if behaviour == "valid" and system.startswith(("You write the opening", "You rank the deep-read")):
+            content = lede_from_request(user) if system.startswith("You write") else ranking_from_request(user)
             return self._send(200, _completion(content, model=model, prompt_tokens=prompt_tokens))
         entry = entry_from_request(body)
         if behaviour == "length":
