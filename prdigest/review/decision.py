@@ -75,6 +75,8 @@ class ReviewDecision(BaseModel):
     #: Earlier follow-ups the semantic match proposed and the editor confirms as done (``confirm 1 3``: their
     #: numbers in the review's list).
     confirm: str = Field(default="", description="Proposed earlier follow-ups to confirm as done, by number")
+    #: PR numbers to put at the head of read-first, in this order (a ``first …`` line); empty keeps the ranking.
+    first: str = Field(default="", description="PR numbers to read first, best first, e.g. 41873 41902")
     #: The content hash of the draft the editor was shown (prdigest.snapshot.content_hash), pre-filled by the
     #: form and ``digest approve``: a decision on other content is refused and nothing is sent.
     snapshot: str = Field(default="", description="The reviewed draft's content hash (pre-filled: leave it as is)")
@@ -131,6 +133,16 @@ def _check_connections(edition: Edition, decision: ReviewDecision) -> list[str]:
         reasons.append(f"lede: {len(decision.lede)} characters (at most {MAX_TEXT})")
     positions, errs = parse_numbers(decision.confirm, "confirm")
     reasons += errs
+    first, errs = parse_numbers(decision.first, "first")
+    reasons += errs
+    unknown = sorted(set(first) - {e.number for e in edition.entries})
+    if unknown:
+        reasons.append(f"first: PR {', '.join(f'#{n}' for n in unknown)} is not in {edition.name}")
+    rejected = set(parse_numbers(decision.reject, "reject")[0]) & set(first)
+    if rejected:
+        reasons.append(f"first: PR {', '.join(f'#{n}' for n in sorted(rejected))} is also rejected")
+    if len(set(first)) != len(first):
+        reasons.append("first: a PR is named twice")
     items = edition.earlier_followups
     for n in positions:
         if not 1 <= n <= len(items) or items[n - 1].proposed_by is None or items[n - 1].status != "open":
@@ -225,13 +237,18 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     from prdigest.followups import confirm
     from prdigest.lede import check_lede, offline_lede
 
+    first = parse_numbers(decision.first, "first")[0]
     reviewed = edition.model_copy(update={
         "entries": entries, "approver": decision.approver.strip() or None, "approved_at": now, "review_note": note,
         "earlier_followups": confirm(edition.earlier_followups, parse_numbers(decision.confirm, "confirm")[0]),
+        "ranking": first + [n for n in edition.ranking if n not in first],
     })
+    if first:  # the drafted ledes named the old first reads: each variant's is written again from the new order
+        reviewed = reviewed.model_copy(update={"variants": [v.model_copy(update={"lede": ""})
+                                                            for v in edition.variants]})
     # The editor's lede is theirs; the drafted one must still be grounded once entries are rejected.
     lede = " ".join(decision.lede.split()) or edition.lede
-    if not decision.lede.strip() and lede and check_lede(lede, reviewed):
+    if not decision.lede.strip() and lede and (first or check_lede(lede, reviewed)):
         lede = offline_lede(reviewed)
     return reviewed.model_copy(update={"lede": lede})
 
@@ -267,7 +284,7 @@ def edit_distance(a: str, b: str) -> int:
 
 _EDIT_LINE = re.compile(r"#?(\d{1,9})(?:\s+(.*))?")
 _EDIT_FIELD = re.compile(r"(?:^|\s)(verdict|headline|text)=")
-_KEYWORD_LINE = re.compile(r"(reject|approve|note|lede|confirm)\b:?\s*(.*)", re.IGNORECASE)
+_KEYWORD_LINE = re.compile(r"(reject|approve|note|lede|confirm|first)\b:?\s*(.*)", re.IGNORECASE)
 
 
 def parse_edits(text: str) -> tuple[list[EntryEdit], list[str]]:
@@ -309,13 +326,14 @@ def _edit_line(line: str, n: int) -> tuple[EntryEdit | None, str | None]:
 def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
     """The review form's one *Changes* field, a line per change: ``reject 41873 41902``, ``approve 41910`` (a
     flagged entry to send), ``#41873 verdict=skim headline=… text=…`` (an edit), ``note …``. Returns the
-    :class:`ReviewDecision` fields it sets (``reject``, ``approve``, ``edits``, ``note``) and why a line is not
-    one of these."""
+    :class:`ReviewDecision` fields it sets (``reject``, ``approve``, ``edits``, ``note``; ``lede``, ``confirm``
+    and ``first 41873 41902``, read-first's new head, when given) and why a line is not one of these."""
     reject: list[str] = []
     approve: list[str] = []
     notes: list[str] = []
     ledes: list[str] = []
     confirms: list[str] = []
+    firsts: list[str] = []
     edits: list[EntryEdit] = []
     errors: list[str] = []
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -326,8 +344,8 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
             if word in ("note", "lede"):
                 (notes if word == "note" else ledes).append(rest)
                 continue
-            if word == "confirm":
-                confirms.append(rest)
+            if word in ("confirm", "first"):
+                (confirms if word == "confirm" else firsts).append(rest)
                 continue
             numbers, bad = parse_numbers(rest, f"line {n} ({word})")
             errors += bad
@@ -339,7 +357,7 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
     fields: dict[str, object] = {"reject": " ".join(reject), "approve": " ".join(approve), "edits": edits,
                                  "note": " ".join(notes)}
     # The connections' lines only when given (a lede to rewrite, proposed follow-ups to confirm).
-    fields.update({k: " ".join(v) for k, v in (("lede", ledes), ("confirm", confirms)) if v})
+    fields.update({k: " ".join(v) for k, v in (("lede", ledes), ("confirm", confirms), ("first", firsts)) if v})
     return fields, errors
 
 
@@ -354,6 +372,7 @@ def changes_text(decision: ReviewDecision) -> str:
     lines.append(f"note {decision.note}" if decision.note.strip() else "")
     lines.append(f"lede {' '.join(decision.lede.split())}" if decision.lede.strip() else "")
     lines.append(f"confirm {decision.confirm}" if decision.confirm.strip() else "")
+    lines.append(f"first {decision.first}" if decision.first.strip() else "")
     return "\n".join(line for line in lines if line)
 
 

@@ -56,8 +56,8 @@ FULL_DESCRIPTION_BUDGET = 12_000
 
 def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_hint: str = "",
                     budget: int | None = FULL_DESCRIPTION_BUDGET, artifact_hint: str = "") -> str:
-    """The draft digest as the editor reads it above the form: a two-line head, the flagged entries first, then
-    every other entry by verdict, then the counts. The entries come first because the classic Prefect UI may
+    """The draft digest as the editor reads it above the form: a two-line head, read-first and the lede, the
+    flagged entries, then every other entry by verdict, then the counts. The entries come first because the classic Prefect UI may
     give the whole text only a few hundred pixels of a scrolling box.
 
     With ``budget`` and an edition whose full text exceeds it, the unflagged entries are listed one line each
@@ -143,10 +143,34 @@ def _bounded(lines: list[str], total: int, artifact_hint: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: How many of the ranking's entries the review lists under "Read first" (a reader of everything's budget).
+REVIEW_FIRST = 5
+
+
+def read_first_markdown(edition: Edition) -> list[str]:
+    """Read-first as the editor reviews it: the ranking's first entries (what a reader of everything reads
+    first), then each variant's, and how to reorder it with a ``first …`` line."""
+    entries = {e.number: e for e in edition.entries}
+    top = [entries[n] for n in edition.ranking if n in entries][:REVIEW_FIRST]
+    if not top:
+        return []
+    lines = ["", f"### Read first ({len(top)} of {len(edition.ranking)} ranked)", ""]
+    lines += [f"{i}. {_link(e.url, f'#{e.number}')} {md(e.headline, 160)} · *{e.verdict.value}*"
+              f"{' ⚠' if e.flagged else ''}" for i, e in enumerate(top, start=1)]
+    narrow = [v for v in edition.variants if v.read_first and v.read_first != [e.number for e in top]]
+    if narrow:
+        lines += [""] + [f"- `{md(v.key, 80)}` ({md(', '.join(v.readers), 120)}): "
+                         + " ".join(f"#{n}" for n in v.read_first) for v in narrow[:20]]
+    lines += ["", "To change the order, add a line `first 41873 41902` under *Changes*: those entries go first, "
+                  "in that order, for every reader who gets them."]
+    return lines
+
+
 def connections_markdown(edition: Edition) -> list[str]:
-    """The lede (rewrite it with a ``lede …`` line) and the earlier follow-ups, the semantic match's proposals
-    numbered for ``confirm N`` (a proposal is never done until the editor confirms it)."""
-    lines: list[str] = []
+    """Read-first (reorder it with a ``first …`` line), the lede (rewrite it with a ``lede …`` line) and the
+    earlier follow-ups, the semantic match's proposals numbered for ``confirm N`` (a proposal is never done
+    until the editor confirms it)."""
+    lines: list[str] = read_first_markdown(edition)
     if edition.lede:
         lines += ["", "### Lede", "", md(edition.lede, 1200), "",
                   "To rewrite it, add a line `lede Your two to four sentences` under *Changes*."]
