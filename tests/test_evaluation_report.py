@@ -53,7 +53,8 @@ def test_hostile_text_in_the_worst_disagreements_is_escaped_in_html(tmp_path: Pa
     parser = _Collect()
     parser.feed(page)
     assert set(parser.tags) <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "table", "tr",
-                                "th", "td", "div", "span", "br", "b", "ol", "li", "a"}
+                                "th", "td", "div", "span", "br", "b", "ol", "li", "a", "code"}
+    assert "<li><code>a.py</code> &lt;script&gt;" in page  # code spans shown as code, the rest as text
     assert parser.hrefs == ["https://github.com/o/r/pull/2"]  # no javascript: link from a PR's URL
 
 

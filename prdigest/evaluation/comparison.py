@@ -14,7 +14,7 @@ from pathlib import Path
 from prdigest.errors import ConfigError
 from prdigest.evaluation.html import compare_html
 from prdigest.evaluation.report import headline_rows
-from prdigest.evaluation.results import EvalRow, EvalRun
+from prdigest.evaluation.results import EvalRow, EvalRun, RunInfo
 from prdigest.evaluation.significance import PairedTest, paired_test
 from prdigest.evaluation.summary import summarize
 from prdigest.models import Verdict
@@ -55,6 +55,8 @@ class Comparison:
     differences: list[Difference]
     only_in_a: list[int] = field(default_factory=list)
     only_in_b: list[int] = field(default_factory=list)
+    #: What differs between the two configurations: "model: a → b", "prompt version: …", "rules file: …".
+    setup: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         """JSON form (``compare.json``)."""
@@ -65,8 +67,27 @@ class Comparison:
                              "a_verdict": d.a.verdict.value, "b_verdict": d.b.verdict.value,
                              "a_subsystems": d.a.subsystems, "b_subsystems": d.b.subsystems,
                              "better": d.better, "what": d.what} for d in self.differences],
-            "only_in_a": self.only_in_a, "only_in_b": self.only_in_b,
+            "only_in_a": self.only_in_a, "only_in_b": self.only_in_b, "setup": self.setup,
         }
+
+
+def _short(value: object) -> str:
+    return "none" if value in (None, "") else str(value)
+
+
+def setup_differences(a: RunInfo, b: RunInfo) -> list[str]:
+    """What differs between the configurations of A and B, one phrase each (empty when nothing does)."""
+    out = []
+    for name, va, vb in (("drafter", a.drafter, b.drafter), ("model", a.model, b.model),
+                         ("prompt version", a.prompt_version, b.prompt_version),
+                         ("endpoint", a.llm_base_url, b.llm_base_url), ("language", a.language, b.language)):
+        if va != vb:
+            out.append(f"{name}: {_short(va)} → {_short(vb)}")
+    if (a.rules, a.rules_sha256) != (b.rules, b.rules_sha256):
+        ra = f"{_short(a.rules or 'shipped')} ({(a.rules_sha256 or 'unknown')[:12]})"
+        rb = f"{_short(b.rules or 'shipped')} ({(b.rules_sha256 or 'unknown')[:12]})"
+        out.append(f"rules file: {ra} → {rb}")
+    return out
 
 
 def _label(row: EvalRow) -> tuple[Verdict, list[str] | None]:
@@ -102,12 +123,14 @@ def compare(a: EvalRun, b: EvalRun) -> Comparison:
     return Comparison(
         n=len(common), figure_rows=[(name, va, vb) for (name, va), (_, vb) in zip(fa, fb)], tests=tests,
         differences=differences, only_in_a=[n for n in rows_a if n not in rows_b],
-        only_in_b=[n for n in rows_b if n not in rows_a])
+        only_in_b=[n for n in rows_b if n not in rows_a], setup=setup_differences(a.info, b.info))
 
 
 def compare_markdown(a: EvalRun, b: EvalRun, result: Comparison) -> str:
     """The comparison as markdown (``compare.md``, and the Prefect artifact)."""
-    lines = [f"# A/B: {md(a.info.label)} vs {md(b.info.label)}", "", f"{result.n} PRs scored by both.", "",
+    setup = "; ".join(md(d) for d in result.setup) or "nothing in the recorded configuration"
+    lines = [f"# A/B: {md(a.info.label)} vs {md(b.info.label)}", "", f"What differs: {setup}.", "",
+             f"{result.n} PRs scored by both.", "",
              "| figure | A | B |", "| --- | ---: | ---: |"]
     lines += [f"| {name} | {va} | {vb} |" for name, va, vb in result.figure_rows]
     lines += ["", "| measure | only A right | only B right | p | verdict |", "| --- | ---: | ---: | ---: | --- |"]

@@ -11,17 +11,25 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 from prdigest.evaluation.metrics import ORDER
 from prdigest.evaluation.results import EvalRow, EvalRun
 
 _SAFE_URL = re.compile(r"https?://[^\s\"'<>]+")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code(text: object) -> Markup:
+    """Untrusted text with its `code spans` shown as code: escaped first, so nothing else becomes markup."""
+    return Markup(_CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(str(text)))))
 
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#1f2328}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #d0d7de;padding:.3em .6em;text-align:left}
 td.n{text-align:right}.pr{border-top:1px solid #d0d7de;padding:.8em 0}.side{margin:.3em 0 .3em 1.2em}
 .v{font-weight:600}.muted{color:#59636e}
+code{font:88% SFMono-Regular,Menlo,Consolas,monospace;background:#eff1f3;padding:1px 4px;border-radius:4px}
 """
 
 _BASE = """<!doctype html>
@@ -32,14 +40,14 @@ _BASE = """<!doctype html>
 </body></html>
 """
 
-_SIDE = """{% macro side(name, row) %}<div class="side"><span class="v">{{ name }}: {{ row.verdict.value }}</span>
+_SIDE = """{% macro side(name, row) %}<div class="side"><span class="v">{{ name }}: {{ row | shipped }}</span>
  <span class="muted">· {{ row.subsystems | join(", ") }} · {{ row.drafter }}</span><br>
- <b>{{ row.headline }}</b><br>{{ row.rationale }}
- {% if row.focus %}<ol>{% for point in row.focus %}<li>{{ point }}</li>{% endfor %}</ol>{% endif %}
+ <b>{{ row.headline | code }}</b><br>{{ row.rationale | code }}
+ {% if row.focus %}<ol>{% for point in row.focus %}<li>{{ point | code }}</li>{% endfor %}</ol>{% endif %}
  {% if row.grounding %}<div class="muted">not supported by the PR: {{ row.grounding | join(", ") }}</div>{% endif %}
 </div>{% endmacro %}
 {% macro pr(row) %}{% if row.url | safe_url %}<a href="{{ row.url }}">#{{ row.number }}</a>{% else %}#{{ row.number }}{% endif %}
- {{ row.title }}{% endmacro %}
+ {{ row.title | code }}{% endmacro %}
 """
 
 _EVAL = """{% extends "base" %}{% import "side" as s %}{% block body %}
@@ -58,12 +66,14 @@ _EVAL = """{% extends "base" %}{% import "side" as s %}{% block body %}
 <h2>Worst disagreements ({{ worst | length }})</h2>
 {% for row in worst %}<div class="pr">{{ s.pr(row) }}
 <div class="side"><span class="v">gold: {{ row.gold_verdict.value }}</span>
- <span class="muted">· {{ row.gold_subsystems | subsystems }}</span>{% if row.gold_why %}<br>{{ row.gold_why }}{% endif %}</div>
+ <span class="muted">· {{ row.gold_subsystems | subsystems }}</span>{% if row.gold_why %}<br>{{ row.gold_why | code }}{% endif %}</div>
 {{ s.side("drafted", row) }}</div>{% endfor %}
 {% endblock %}"""
 
 _COMPARE = """{% extends "base" %}{% import "side" as s %}{% block body %}
 <p>A: {{ a.label }}<br>B: {{ b.label }}<br><span class="muted">{{ result.n }} PRs in both</span></p>
+<h2>What differs</h2>
+{% if result.setup %}<ul>{% for d in result.setup %}<li>{{ d | code }}</li>{% endfor %}</ul>{% else %}<p>Nothing in the recorded configuration.</p>{% endif %}
 <table><tr><th>figure</th><th>A</th><th>B</th></tr>
 {% for name, va, vb in result.figure_rows %}<tr><th>{{ name }}</th><td class="n">{{ va }}</td><td class="n">{{ vb }}</td></tr>{% endfor %}
 </table>
@@ -88,6 +98,8 @@ _env = jinja2.Environment(
     autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
 )
 _env.filters["ratio"] = _ratio
+_env.filters["code"] = code
+_env.filters["shipped"] = lambda row: row.shipped_label
 _env.filters["subsystems"] = lambda names: "subsystems not labelled" if names is None else ", ".join(names)
 _env.filters["safe_url"] = lambda url: bool(_SAFE_URL.fullmatch(str(url)))
 

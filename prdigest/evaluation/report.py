@@ -32,9 +32,11 @@ def headline_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
     secs = figures["seconds_per_entry"]
     return [
         ("PRs", str(figures["n"])),
-        ("verdict agreement", pct(figures["verdict_agreement"])),
-        ("deep-read precision", num(figures["deep_read_precision"])),
-        ("deep-read recall", num(figures["deep_read_recall"])),
+        ("verdict agreement (as shipped)", pct(figures["verdict_agreement"])),
+        ("deep-read precision (as shipped)", num(figures["deep_read_precision"])),
+        ("deep-read recall (as shipped)", num(figures["deep_read_recall"])),
+        ("drafter's own: agreement / deep-read P / R", _drafter(figures)),
+        ("verdicts changed by the connect step", str(figures.get("changed_by_connect", 0))),
         ("subsystem precision (micro)", num(figures["subsystem_precision"])),
         ("subsystem recall (micro)", num(figures["subsystem_recall"])),
         ("subsystem F1 (micro)", num(figures["subsystem_f1"])),
@@ -50,8 +52,15 @@ def headline_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _drafter(figures: dict[str, Any]) -> str:
+    if "drafter_verdict_agreement" not in figures:
+        return "n/a"
+    return (f"{pct(figures['drafter_verdict_agreement'])} / {num(figures['drafter_deep_read_precision'])} / "
+            f"{num(figures['drafter_deep_read_recall'])}")
+
+
 def _side(row: EvalRow) -> list[str]:
-    lines = [f"  - drafted: *{row.verdict.value}* · {md(', '.join(row.subsystems))} · **{md(row.headline, 200)}**",
+    lines = [f"  - drafted: *{md(row.shipped_label)}* · {md(', '.join(row.subsystems))} · **{md(row.headline, 200)}**",
              f"    {md(row.rationale, 600)}"]
     lines += [f"    {i}. {md(point, 300)}" for i, point in enumerate(row.focus, 1)]
     return lines

@@ -57,6 +57,8 @@ class RunInfo(BaseModel):
     gold_sha256: str
     started_at: datetime
     no_cache: bool = False
+    #: SHA-256 of the rules file that classified the PRs (the shipped one when none was given).
+    rules_sha256: str | None = None
 
     @property
     def label(self) -> str:
@@ -79,7 +81,12 @@ class EvalRow(BaseModel):
     #: None when the label gives no subsystems (the row then counts for verdicts only).
     gold_subsystems: list[str] | None = None
     gold_why: str = ""
+    #: The verdict that ships: the draft's after the connect step (relations, reverted PRs demoted).
     verdict: Verdict
+    #: The drafter's own verdict, before the connect step (None in runs written before it was recorded).
+    drafted_verdict: Verdict | None = None
+    #: The relations the connect step found (``reverts #41234``), as shipped.
+    relations: list[str] = Field(default_factory=list)
     subsystems: list[str]
     headline: str
     rationale: str
@@ -109,6 +116,19 @@ class EvalRow(BaseModel):
     @property
     def verdict_right(self) -> bool:
         return self.verdict is self.gold_verdict
+
+    @property
+    def drafted(self) -> Verdict:
+        """The drafter's own verdict (the shipped one for runs that did not record it)."""
+        return self.drafted_verdict or self.verdict
+
+    @property
+    def shipped_label(self) -> str:
+        """``skim``, or when the connect step changed it ``drafted deep-read → ships skim (reverted-by #2)``."""
+        if self.drafted is self.verdict:
+            return self.verdict.value
+        why = f" ({', '.join(self.relations)})" if self.relations else ""
+        return f"drafted {self.drafted.value} → ships {self.verdict.value}{why}"
 
     @property
     def subsystems_right(self) -> bool | None:

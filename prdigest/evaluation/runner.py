@@ -8,6 +8,7 @@ the same per-entry figures as the first run, and separately that it spent nothin
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +26,8 @@ from prdigest.evaluation.results import EvalConfig, EvalRow, EvalRun, RunInfo
 from prdigest.models import DraftEntry, Language
 from prdigest.sources import repo_of
 from prdigest.store import Store, migrate, open_store
-from prdigest.subsystems import Classifier, classifier_for
+from prdigest.evaluation.shipped import shipped_rows
+from prdigest.subsystems import Classifier, classifier_for, rules_for_repo
 
 MIGRATIONS = [
     """CREATE TABLE eval_drafts (
@@ -192,5 +194,16 @@ def run_eval(config: EvalConfig, settings: Settings, progress: Progress | None =
         info = RunInfo(drafter=config.drafter if cand.model is None else f"openai:{cand.model}",
                        model=cand.model, prompt_version=cand.prompt_version, llm_base_url=cand.base_url,
                        language=language, repo=repo, rules=config.rules, gold=str(gold.path),
-                       gold_sha256=gold.sha256, started_at=started, no_cache=config.no_cache)
+                       gold_sha256=gold.sha256, started_at=started, no_cache=config.no_cache,
+                       rules_sha256=_sha256(Path(config.rules) if config.rules else rules_for_repo(repo)))
+    # Scored as it ships: after the connect step (relations, reverted PRs demoted), the drafter's verdict kept.
+    store = open_store(settings.state)
+    try:
+        rows = shipped_rows(rows, gold, repo, language, store, classifier.vocabulary)
+    finally:
+        store.close()
     return EvalRun(info=info, rows=rows)
+
+
+def _sha256(path: Path | None) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else None

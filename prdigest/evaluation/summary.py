@@ -33,6 +33,8 @@ def summarize(run: EvalRun) -> dict[str, Any]:
     deep = verdict_prf(matrix)
     micro, per_subsystem = subsystem_prf((r.gold_subsystems, r.subsystems) for r in rows
                                          if r.gold_subsystems is not None)
+    drafted = confusion((r.gold_verdict, r.drafted) for r in rows)
+    drafted_deep = verdict_prf(drafted)
     fresh = [r for r in rows if not r.cached and r.seconds is not None]
     timed = [r.seconds for r in rows if r.seconds is not None]
     tokens_in, tokens_out = sum(r.tokens_in for r in rows), sum(r.tokens_out for r in rows)
@@ -44,6 +46,11 @@ def summarize(run: EvalRun) -> dict[str, Any]:
         "confusion": {g.value: {p.value: matrix[g][p] for p in ORDER} for g in ORDER},
         "deep_read_precision": deep.precision,
         "deep_read_recall": deep.recall,
+        # The drafter's own verdicts, before the connect step: beside what ships, the connect step's effect.
+        "drafter_verdict_agreement": agreement(drafted),
+        "drafter_deep_read_precision": drafted_deep.precision,
+        "drafter_deep_read_recall": drafted_deep.recall,
+        "changed_by_connect": sum(1 for r in rows if r.drafted is not r.verdict),
         "subsystem_precision": micro.precision,
         "subsystem_recall": micro.recall,
         "subsystem_f1": micro.f1,
