@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from prdigest.readers import load_readers
 from prdigest.services import RunOptions, build_services
 from tests.conftest import SAMPLE
 from tests.servers.openai_server import OpenAIServer
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 
 READERS = """\
 readers:
@@ -106,3 +109,27 @@ def test_the_budget_defaults_to_five(tmp_path: Path) -> None:
     path = tmp_path / "readers.yaml"
     path.write_text(READERS, encoding="utf-8")
     assert [r.budget for r in load_readers(path).readers] == [5, 5, 2]
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium is not installed")
+def test_a_narrow_readers_email_opens_with_their_lede_and_read_first_in_chromium(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    digest = _run(tmp_path, None)
+    narrow = next(v for v in digest["variants"] if v["key"] == "lora+quantization_first-2")
+    html = (tmp_path / "out" / "email" / f"{narrow['key']}.html").read_text(encoding="utf-8")
+    from markupsafe import escape
+
+    lede = html.index(str(escape(narrow["lede"][:40])))
+    first, entries = html.index(">Read first<"), html.index('class="g-deep-read"')
+    assert lede < first < entries  # the variant's own lede and read-first come before every entry
+    assert all(f">#{n}</a>" in html[first:entries] for n in narrow["read_first"])
+    result = CliRunner().invoke(app, ["screenshot", str(tmp_path / "out"), "--variant", narrow["key"]])
+    assert result.exit_code == 0, result.output
+    shot = tmp_path / "out" / "screenshots" / f"{narrow['key']}-600.png"
+    assert shot.stat().st_size > 40_000  # a rendered page, not a blank one
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copy(shot, ARTIFACTS / "email-narrow-reader-600.png")
