@@ -115,6 +115,18 @@ def test_preferences_override_the_file_and_drop_what_became_impossible() -> None
     assert apply(reader, Preferences()) is reader
 
 
+def test_a_readers_own_budget_overrides_the_files_and_is_bounded() -> None:
+    from pydantic import ValidationError
+
+    from prdigest.selfservice.form import NUMBER_FIELDS
+
+    reader = Reader(id="k", name="K", email="k@example.com", budget=5)
+    assert apply(reader, Preferences(budget=2)).budget == 2 and "budget" in NUMBER_FIELDS
+    for bad in (0, 21):
+        with pytest.raises(ValidationError):
+            Preferences(budget=bad)
+
+
 def _choices_roundtrip(location: str) -> None:
     with open_store(location) as store:
         choices = ReaderChoices(store)

@@ -8,10 +8,10 @@ reader's addresses (e-mail, Slack, ...) still receive the digest, and the others
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from prdigest.models import Verdict
-from prdigest.readers import Reader, SubsystemName
+from prdigest.readers import MAX_BUDGET, Reader, SubsystemName
 
 #: Reader fields that hold an address on a medium named the same (``Medium.name``).
 MEDIA_FIELDS = ("email", "slack", "feishu")
@@ -24,6 +24,7 @@ class Preferences(BaseModel):
 
     subsystems: tuple[SubsystemName, ...] | None = None
     min_verdict: Verdict | None = None
+    budget: int | None = Field(default=None, ge=1, le=MAX_BUDGET)
     media: tuple[str, ...] | None = None
 
     def shown(self) -> dict[str, object]:
