@@ -95,3 +95,28 @@ def test_a_reader_saves_the_form_without_javascript(served, browser) -> None:
     page.click("button[value=resubscribe]")
     assert not ReaderChoices(store).choice(REPO, "lin").unsubscribed
     context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_email_footer_shows_the_readers_own_links(browser, tmp_path: Path, scheme: str) -> None:
+    """The footer a reader sees at 375 px: both links visible, each pointing at that reader's own URL."""
+    from prdigest.selfservice import ReaderLinks
+    from prdigest.variants import plan_variants
+    from renderers.email import render_email
+    from tests.delivery_support import sample_edition
+
+    edition = sample_edition()
+    variant = plan_variants(edition, [Reader(id="lin", name="Lin", email="lin@example.com")])[0][0]
+    rendered = render_email(edition, variant, reader_links=("unsubscribe", "preferences"))
+    links = ReaderLinks("https://digest.example.com/reader/u/T1?a=1&b=2", "https://digest.example.com/reader/p/T2")
+    (tmp_path / "email.html").write_text(links.fill(rendered.html, for_html=True), encoding="utf-8")
+    context = browser.new_context(viewport={"width": 375, "height": 800}, color_scheme=scheme)
+    page = context.new_page()
+    page.goto((tmp_path / "email.html").as_uri())
+    anchors = page.locator(".foot a")
+    assert [anchors.nth(i).get_attribute("href") for i in range(anchors.count())] == [links.unsubscribe,
+                                                                                     links.preferences]
+    assert all(anchors.nth(i).is_visible() for i in range(2))
+    assert anchors.nth(0).inner_text() == "退订"
+    page.locator(".foot").first.screenshot(path=str(tmp_path / f"footer-{scheme}.png"))
+    context.close()
