@@ -60,6 +60,7 @@ def resend_uncertain(asked: str, *, out: Path, settings: Settings, media: MediaR
     ``readers_of(repo)`` gives the readers file and the repo's vocabulary (``(ReadersFile, Vocabulary)``);
     ``only``: reader ids to limit it to. The channels are checked before anything is sent.
     """
+    from prdigest.selfservice.links import link_kinds, linker
     from prdigest.services import sender
     from prdigest.variants import plan_variants
 
@@ -89,11 +90,13 @@ def resend_uncertain(asked: str, *, out: Path, settings: Settings, media: MediaR
         for channel in {id(c): c for c in channels.values()}.values():
             channel.check()
         variants, _ = plan_variants(edition, readers.readers, vocabulary)
-        # The run's archive URL too: a thread resumed after its recorded parts must be rendered as it was.
-        context = RenderContext(link_hosts=link_hosts_for(settings.github_url), site_url=settings.site_url)
+        # As the first send rendered it: the run's archive URL (a thread resumed after its recorded parts must
+        # be rendered as it was) and the reader's own links (digest web, or DIGEST_UNSUBSCRIBE_URL).
+        context = RenderContext(link_hosts=link_hosts_for(settings.github_url), site_url=settings.site_url,
+                                reader_links=link_kinds(settings))
         rendered = [(v.readers, {m.name: m.render(edition, v, context) for m in delivered}) for v in variants]
         compose = ComposeContext(edition=edition, sender=sender(settings),
-                                 unsubscribe_template=settings.unsubscribe_url)
+                                 unsubscribe_template=settings.unsubscribe_url, links=linker(settings, edition.repo))
         chosen = [d for d in plan_deliveries(rendered, delivered, compose) if d.key in uncertain]
         found: set[Key] = {d.key for d in chosen}
         for reader, medium in sorted(set(uncertain) - found):
