@@ -1,0 +1,145 @@
+"""The shell as a user meets it: `digest demo` warm wall time, and how fast a bad readers file is refused.
+
+    .venv/bin/python -m benchmarks.shell --runs 5 --label after
+    .venv/bin/python -m benchmarks.shell --runs 5 --label before --root ../main   # another checkout's digest
+
+Each figure is a fresh `digest` process, as a user starts it: one unmeasured `digest demo` first (so
+the file system cache and the bytecode are warm), then ``--runs`` measured ones, each into a new output
+folder in one scratch folder (its own state database). The refusal is `digest run --source sample --readers
+BAD` on the shipped readers file with one key misspelt (``subsytems``), timed to the process's exit; its
+stderr is checked for one line naming ``file:line``. The rows of other labels already in BENCHMARKS.md
+(e.g. ``before``, measured on the code before a change) are kept, so one table compares them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.report import BENCHMARKS, write_section
+
+ROOT = Path(__file__).resolve().parents[1]
+TITLE = "Shell: demo wall time and configuration errors"
+HEADER = ("| label | commit | `digest demo` warm, median s (min–max) | bad readers file refused, median s (min–max) "
+          "| refusal: stderr lines, traceback | demo stderr: ERROR / Traceback / INFO lines | load average "
+          "(1 min) before → after |\n| --- | --- | ---: | ---: | --- | --- | --- |")
+
+
+#: The checkout measured (``--root``): its ``.venv/bin/digest``; default this one.
+checkout = ROOT
+
+
+def _digest(args: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Seconds to the exit of one ``digest`` process, and what it printed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DIGEST_"))}
+    env["DIGEST_STATE"] = str(cwd / "state.sqlite")
+    start = time.perf_counter()
+    proc = subprocess.run([str(checkout / ".venv" / "bin" / "digest"), *args], cwd=cwd, env=env, text=True,
+                          capture_output=True, check=False)
+    return time.perf_counter() - start, proc
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+
+
+def bad_readers(folder: Path) -> Path:
+    """The shipped readers file with one key misspelt, as a person might."""
+    text = (ROOT / "prdigest" / "examples" / "readers.yaml").read_text(encoding="utf-8")
+    bad = folder / "readers-typo.yaml"
+    bad.write_text(text.replace("subsystems: [rocm]", "subsytems: [rocm]", 1), encoding="utf-8")
+    return bad
+
+
+def measure(runs: int) -> dict[str, str]:
+    """Run the demo and the refusal ``runs`` times each; the figures as table cells."""
+    load_before = _load()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        _, warm = _digest(["demo", "--out", str(folder / "warm")], folder)
+        if warm.returncode:
+            raise SystemExit(f"digest demo failed:\n{warm.stderr[-2000:]}")
+        demo_times, noise = [], (0, 0, 0)
+        for i in range(runs):
+            seconds, proc = _digest(["demo", "--out", str(folder / f"out{i}")], folder)
+            if proc.returncode:
+                raise SystemExit(f"digest demo failed:\n{proc.stderr[-2000:]}")
+            demo_times.append(seconds)
+            lines = proc.stderr.splitlines()
+            noise = (sum("ERROR" in line for line in lines), sum("Traceback" in line for line in lines),
+                     sum(bool(re.search(r"\|\s*INFO\s*\|", line)) for line in lines))
+            print(f"demo {i + 1}: {seconds:.2f} s", flush=True)
+        bad = bad_readers(folder)
+        refusal_times, refusal = [], None
+        for i in range(runs):
+            seconds, refusal = _digest(["run", "--source", "sample", "--readers", str(bad), "--out",
+                                        str(folder / "refused")], folder)
+            if refusal.returncode != 2:
+                raise SystemExit(f"the bad readers file was not refused (exit {refusal.returncode})")
+            refusal_times.append(seconds)
+            print(f"refusal {i + 1}: {seconds:.2f} s", flush=True)
+    assert refusal is not None
+    err_lines = [line for line in refusal.stderr.splitlines() if line.strip()]
+    print("refusal stderr (last line):", err_lines[-1] if err_lines else "(none)")
+    return {
+        "demo": _spread(demo_times), "refusal": _spread(refusal_times),
+        "refusal_out": f"{len(err_lines)}, {'yes' if 'Traceback' in refusal.stderr else 'no'}",
+        "noise": " / ".join(str(n) for n in noise), "load": f"{load_before:.1f} → {_load():.1f}",
+    }
+
+
+def _commit() -> str:
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, text=True, capture_output=True)
+    return proc.stdout.strip() or "?"
+
+
+def _kept_rows(label: str) -> list[str]:
+    """The table rows of other labels already in the section."""
+    if not BENCHMARKS.exists():
+        return []
+    text = BENCHMARKS.read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(TITLE)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    if not match:
+        return []
+    rows = [line for line in match.group(1).splitlines() if line.startswith("| ") and not line.startswith("| label")
+            and not line.startswith("| ---")]
+    return [row for row in rows if row.split("|")[1].strip() != label]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--label", default="after", help="the row's name (e.g. before, after)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure (its .venv/bin/digest), "
+                        "e.g. a worktree of the code before a change; the table is written here")
+    args = parser.parse_args()
+    global checkout
+    checkout = args.root.resolve()
+    figures = measure(args.runs)
+    row = (f"| {args.label} | {_commit()} | {figures['demo']} | {figures['refusal']} | {figures['refusal_out']} "
+           f"| {figures['noise']} | {figures['load']} |")
+    body = (
+        f"Command: `.venv/bin/python -m benchmarks.shell --runs {args.runs} --label LABEL` (a fresh `digest` "
+        "process each time, after one unmeasured warm-up demo; no PREFECT_* or DIGEST_* variables but a scratch "
+        "state database; the refusal is `digest run --source sample --readers FILE` with `subsystems` misspelt "
+        "once). Targets: demo ≤ 2.5 s on a quiet machine, refusal < 1 s. The machine has 2 cores shared with "
+        "other sessions: read the load average beside each row.\n\n"
+        + HEADER + "\n" + "\n".join([*_kept_rows(args.label), row])
+    )
+    write_section(TITLE, body)
+    print(body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
