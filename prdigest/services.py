@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prdigest.config import Settings
 from prdigest.delivery import Channel
@@ -17,6 +16,7 @@ from prdigest.drafting import Drafter
 from prdigest.errors import ConfigError
 from prdigest.media import MediaRegistry, Medium
 from prdigest.models import Edition, Language
+from prdigest.options import RunOptions
 from prdigest.readers import Reader, ReadersFile, example_readers_path, load_readers
 from prdigest.selfservice.links import web_base
 from prdigest.sources import JsonlSource, Source, sample_week_path
@@ -32,57 +32,6 @@ class SiteBuilder(Protocol):
 
     def __call__(self, editions: list[Edition], *, site_url: str | None, link_hosts: tuple[str, ...],
                  vocabularies: dict[str, Vocabulary]) -> dict[str, bytes]: ...
-
-
-class RunOptions(BaseModel):
-    """What one edition run is asked to do: the flow's parameters (JSON, never secrets)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    source: str = Field(default="sample", description="jsonl:PATH, github, or 'sample' (the shipped week)")
-    repo: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-    since: str | None = None
-    until: str | None = None
-    drafter: Literal["offline", "openai"] = "offline"
-    approve: Literal["auto", "ui"] = "auto"
-    deliver: str = "outbox"
-    readers: str | None = None
-    rules: str | None = None
-    out: str = "out"
-    language: Language | None = None
-    # Non-secret settings given as flags; None = from the environment (see prdigest.config.Settings).
-    state: str | None = None
-    github_url: str | None = None
-    llm_base_url: str | None = None
-    model: str | None = None
-    slack_base_url: str | None = None
-    site_url: str | None = None
-    #: Run an edition the ledger shows as already delivered again (review included); without it such a run stops
-    #: before collecting (EditionPipeline.already_delivered).
-    resend_edition: bool = False
-
-    def settings_overrides(self) -> dict[str, object]:
-        """The flags that override environment settings."""
-        return {"language": self.language, "state": self.state, "github_url": self.github_url,
-                "llm_base_url": self.llm_base_url, "model": self.model, "slack_base_url": self.slack_base_url,
-                "site_url": self.site_url}
-
-    @field_validator("deliver")
-    @classmethod
-    def _deliver(cls, value: str) -> str:
-        # Which transports exist is the media registry's business (checked when services are built);
-        # here only the shape: 'outbox' alone, or a list of transport names.
-        parts = {p.strip() for p in value.split(",") if p.strip()}
-        if not parts or ("outbox" in parts and len(parts) > 1):
-            raise ValueError(f"--deliver '{value}': use 'outbox' or any of 'smtp,slack,feishu'")
-        return ",".join(sorted(parts))
-
-    @field_validator("source")
-    @classmethod
-    def _source(cls, value: str) -> str:
-        if value not in ("sample", "github") and not value.startswith("jsonl:"):
-            raise ValueError(f"--source '{value}': use jsonl:PATH or github")
-        return value
 
 
 def make_source(options: RunOptions, settings: Settings) -> Source:

@@ -132,7 +132,7 @@ def test_cycle_finder_reports_each_circle(graph: dict[str, set[str]], expected: 
 
 def test_import_graph_sees_lazy_and_relative_imports() -> None:
     graph = import_graph()
-    assert "flows.status_table" in graph["flows.status_lookup"]  # imported inside a function
+    assert "flows.cli.status_table" in graph["flows.cli.status"]  # imported inside a function
     assert "prdigest.delivery.ledger" in graph["prdigest.delivery.status"]
 
 

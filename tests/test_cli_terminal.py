@@ -13,8 +13,8 @@ from rich.text import Text
 from typer.testing import CliRunner
 
 from flows.cli import app
-from flows.cli_numbers import pr_numbers, spread
-from flows.terminal import print_error, safe_table
+from flows.cli.numbers import pr_numbers, spread
+from flows.cli.terminal import print_error, safe_table
 from prdigest.delivery.ledger import Ledger
 from prdigest.errors import ReviewError
 

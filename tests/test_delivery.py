@@ -19,7 +19,7 @@ from prdigest.config import Settings
 from flows.media import default_media
 from prdigest import progress
 from prdigest.delivery import Channel, Message
-from flows.status_table import status_table
+from flows.cli.status_table import status_table
 from prdigest.delivery.ledger import Ledger
 from prdigest.delivery.run import Delivery, deliver
 from prdigest.delivery.slack import SlackChannel

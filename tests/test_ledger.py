@@ -7,7 +7,7 @@ import threading
 import pytest
 from rich.console import Console
 
-from flows.status_table import status_table
+from flows.cli.status_table import status_table
 from prdigest.delivery.ledger import Ledger
 from prdigest.errors import ConfigError
 from prdigest.store import StateLocation

@@ -22,7 +22,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from prdigest.delivery import Message, Parts
-from flows.status_table import status_table
+from flows.cli.status_table import status_table
 from prdigest.delivery.ledger import Ledger, LedgerUnavailable, end_owner, new_owner
 from prdigest.delivery.ledger_schema import COMPONENT, MIGRATIONS
 from prdigest.delivery.run import Outcome, deliver

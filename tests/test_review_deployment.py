@@ -52,7 +52,7 @@ def test_suspended_deployment_run_resumes_without_collecting_or_drafting_again(p
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL
 
-    from flows.approve import approve_run, review_text
+    from flows.cli.approval import approve_run, review_text
 
     pool = f"review-test-{uuid.uuid4().hex[:6]}"
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_WORKER_QUERY_SECONDS": "1",

@@ -13,6 +13,7 @@ provably never started, and becomes ``uncertain`` otherwise. A transient failure
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 import time
@@ -43,6 +44,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+@functools.cache  # on the first failure: importing psycopg costs a CLI that never fails a fraction of a second
 def _store_errors() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [StoreUnavailable, sqlite3.Error]
     try:
@@ -54,7 +56,6 @@ def _store_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-_STORE_ERRORS = _store_errors()
 @dataclass(frozen=True)
 class LedgerRow:
     """One (edition, reader, medium) delivery as recorded."""
@@ -119,7 +120,7 @@ class Ledger:
         while True:
             try:
                 return work()
-            except _STORE_ERRORS as exc:
+            except _store_errors() as exc:
                 if time.monotonic() + pause > deadline:
                     reason = self.conn.location.redact(" ".join(str(exc).split()))[:300]
                     raise LedgerUnavailable(

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from flows.terminal import print_error
+from flows.cli.terminal import print_error
 from prdigest.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
@@ -66,7 +66,3 @@ def resend(
     if any(r.outcome is not Outcome.SENT for r in done.report.results) or done.skipped:
         raise typer.Exit(1)
 
-
-def register(app: typer.Typer) -> None:
-    """Add ``resend`` to the ``digest`` command."""
-    app.command()(resend)

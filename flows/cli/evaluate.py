@@ -21,7 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from flows.terminal import print_error
+from flows.cli.terminal import print_error
 from prdigest.errors import ConfigError, DigestError
 
 _err = Console(stderr=True, soft_wrap=True)
@@ -116,7 +116,3 @@ def _print_tests(tests: list[dict[str, object]]) -> None:
         table.add_row(str(t["measure"]), str(t["only_a"]), str(t["only_b"]), str(t["verdict"]))
     Console().print(table)
 
-
-def register(app: typer.Typer) -> None:
-    """Add ``eval`` to the ``digest`` command line."""
-    app.command(name="eval")(eval_command)

@@ -7,17 +7,20 @@ then in every ``.digest/*.sqlite`` beside it; with ``--state`` it looks only the
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Optional
 
+import typer
+from rich.console import Console
 from rich.table import Table
 
-from prdigest.errors import ConfigError
+from flows.cli.terminal import err_console, fail, safe, safe_table
+from prdigest.errors import ConfigError, DigestError
 from prdigest.store import StateLocation
 
 #: Where ``digest run`` and the shipped deployments keep their SQLite state files.
 STATE_FOLDER = Path(".digest")
-#: Longest provider id shown (cut with …): a Message-ID must not fold every row into several lines.
-_CUT = {"provider id": 28}
 
 
 def candidates(state: str | StateLocation, explicit: bool) -> list[StateLocation]:
@@ -44,23 +47,21 @@ def _editions(location: StateLocation) -> list[str]:
         ledger.close()
 
 
-def find_status(edition: str, state: str | StateLocation, explicit: bool) -> tuple[Table, StateLocation]:
+def find_status(edition: str, state: str | StateLocation, explicit: bool,
+                width: int = 200) -> tuple[Table, StateLocation]:
     """The status table of ``edition`` from the first database that has rows for it, and that database.
 
     Raises ConfigError "no edition X in state database Y" (naming every database searched and the
     editions each holds) when none has it.
     """
-    from flows.status_table import status_table
+    from flows.cli.status_table import status_table
 
     searched = candidates(state, explicit)
     for location in searched:
         if not location.exists():
             continue
-        table = status_table(location, edition)
+        table = status_table(location, edition, width)
         if table.row_count:
-            for column in table.columns:
-                if column.header in _CUT:
-                    column.no_wrap, column.overflow, column.max_width = True, "ellipsis", _CUT[str(column.header)]
             return table, location
     parts = []
     for location in searched:
@@ -73,3 +74,23 @@ def find_status(edition: str, state: str | StateLocation, explicit: bool) -> tup
     where = " or ".join(str(s) for s in searched)
     raise ConfigError(f"no edition {edition} in state database {where} ({'; '.join(parts)}): give the edition's "
                       "key or name as `digest run` printed it, and --state FILE for the database the run used")
+
+
+def status(
+    edition: str = typer.Argument(..., help="The edition's key or name, e.g. vllm-project-vllm-2026-W47."),
+    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE (default: "
+                                        "the configured one, then every .digest/*.sqlite)."),
+) -> None:
+    """Print the delivery ledger of one edition: what was sent, what failed and why, what is pending."""
+    from prdigest.config import load_settings
+
+    out = Console()
+    try:
+        settings = load_settings(state=state)
+        table, used = find_status(edition, settings.state, explicit=bool(state or os.environ.get("DIGEST_STATE")),
+                                  width=out.width)
+        if str(used) != str(settings.state):
+            err_console.print(safe(f"(found in state database {used})"), highlight=False)
+        out.print(safe_table(table))
+    except DigestError as exc:
+        raise fail(exc) from None

@@ -8,11 +8,15 @@ that reads differently from what it is). Everything the CLI prints goes through 
 
 from __future__ import annotations
 
+import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from prdigest.text import for_terminal
+
+#: Errors and progress: stderr, never wrapped (an error stays one line, however narrow the terminal).
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def safe(text: object, style: str = "") -> Text:
@@ -23,6 +27,12 @@ def safe(text: object, style: str = "") -> Text:
 def print_error(error: object, console: Console) -> None:
     """``error: <message>`` on one console, the message shown literally."""
     console.print(Text.assemble(("error:", "red"), " ", safe(error)), highlight=False)
+
+
+def fail(error: object) -> typer.Exit:
+    """Print ``error: <message>`` on stderr and return the exit (status 2) to raise: ``raise fail(exc) from None``."""
+    print_error(error, err_console)
+    return typer.Exit(2)
 
 
 def _cell(value: object) -> object:

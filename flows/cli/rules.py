@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from flows.terminal import print_error, safe, safe_table
+from flows.cli.terminal import print_error, safe, safe_table
 from prdigest.errors import ConfigError, DigestError
 
 _err = Console(stderr=True, soft_wrap=True)
@@ -142,7 +142,3 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
     src = make_source(options, settings)
     return src.collect(window if window is not None else src.default_window())
 
-
-def register(app: typer.Typer) -> None:
-    """Add ``digest rules …`` to the command line."""
-    app.add_typer(rules_app, name="rules")

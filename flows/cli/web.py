@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from flows.terminal import print_error
+from flows.cli.terminal import print_error
 from prdigest.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
@@ -53,7 +53,3 @@ def web(
     finally:
         store.close()
 
-
-def register(app: typer.Typer) -> None:
-    """Add ``web`` to the ``digest`` command."""
-    app.command()(web)

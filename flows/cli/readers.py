@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from flows.terminal import print_error, safe_table
+from flows.cli.terminal import print_error, safe_table
 from prdigest.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
@@ -65,7 +65,3 @@ def _filter(subsystems: tuple[str, ...], exclude: tuple[str, ...], min_verdict: 
         text += f"; not {', '.join(exclude)}"
     return f"{text}; ≥ {min_verdict}" if min_verdict != "skip" else text
 
-
-def register(app: typer.Typer) -> None:
-    """Add ``readers`` to the ``digest`` command."""
-    app.command()(readers)

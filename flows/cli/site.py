@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from flows.terminal import print_error
+from flows.cli.terminal import print_error
 from prdigest.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
@@ -95,8 +95,3 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
         console.print(f"{self.address_string()} {format % args}", highlight=False, markup=False)
 
-
-def register(app: typer.Typer) -> None:
-    """Add ``digest site`` and ``digest serve`` to the CLI."""
-    app.command("site")(site)
-    app.command("serve")(serve)

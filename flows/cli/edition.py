@@ -1,0 +1,146 @@
+"""``digest run`` and ``digest demo``: one edition, with the configuration checked before anything starts.
+
+Flags, settings, the rules and readers files and the source are checked first, in this process, without
+Prefect: a typo is one line naming ``file:line`` within a second. Then, when nothing needs Prefect (no
+Prefect API configured and ``--approve auto``), the core loop runs directly (:func:`run_core`: no server,
+Prefect not even imported); otherwise the ``digest-edition`` flow runs the same loop with each step as a
+task, talking to the configured API.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from flows.cli.options import options_command
+from flows.cli.prefect_env import api_url, quiet_prefect
+from flows.cli.summary import print_summary
+from flows.cli.terminal import err_console, fail
+from prdigest import progress as progress_hook
+from prdigest.errors import ConfigError, DigestError
+from prdigest.options import RunOptions
+
+if TYPE_CHECKING:
+    from prdigest.config import Settings
+    from prdigest.pipeline import EditionSummary
+    from prdigest.services import Services
+
+STEPS = {"collect": "Collecting PRs", "draft": "Classifying and drafting",
+         "review": "Waiting for an editor (Prefect UI or digest approve)", "render": "Rendering variants",
+         "deliver": "Delivering"}
+UI_NEEDS_SERVER = ("--approve ui needs a Prefect server editors can reach: run `prefect server start` and set "
+                   "PREFECT_API_URL=http://127.0.0.1:4200/api (see README, Deploying)")
+
+
+def needs_prefect(options: RunOptions) -> bool:
+    """Whether the run goes through the Prefect flow: a Prefect API is configured, or an editor approves in it."""
+    return options.approve == "ui" or api_url() is not None
+
+
+def build(options: RunOptions, settings: Settings) -> Services:
+    """The run's services (source, rules, readers, media, channels): every file and flag checked, no Prefect."""
+    from flows.media import default_media
+    from prdigest.services import build_services
+    from renderers.site import build_site
+
+    return build_services(options, settings, default_media(), site=build_site)
+
+
+def check_files(options: RunOptions, settings: Settings) -> None:
+    """The checks that need no secret (the flow may still fill secrets from Prefect Secret blocks) and no
+    renderer: the window, the source file, the rules and readers files. Fast, so a typo is refused at once."""
+    from prdigest.services import make_classifier, make_readers, make_source
+    from prdigest.window import Window
+
+    Window.from_flags(options.since, options.until)
+    if options.source == "github":
+        if not options.repo:
+            raise ConfigError("--source github needs --repo OWNER/NAME (e.g. --repo vllm-project/vllm)")
+        repo = options.repo
+    else:
+        repo = make_source(options, settings).repo
+    make_readers(options, make_classifier(options, repo))
+
+
+def run_core(services: Services) -> EditionSummary:
+    """The one loop, run directly: no Prefect server, no Prefect import."""
+    from prdigest.pipeline import EditionPipeline
+
+    return EditionPipeline(services).run()
+
+
+def run_flow(options: RunOptions) -> EditionSummary:
+    """The same loop as the ``digest-edition`` flow, against the configured Prefect API (or for ``--approve ui``)."""
+    from flows.edition import digest_edition, flow_parameters
+
+    return digest_edition(**flow_parameters(options))
+
+
+def _settings(options: RunOptions) -> Settings:
+    from prdigest.config import load_settings
+
+    return load_settings(**options.settings_overrides())
+
+
+def run_edition(options: RunOptions, verbose: bool) -> EditionSummary:
+    """Check the configuration, then run the edition with a progress bar; user-facing errors become one line."""
+    started = time.perf_counter()
+    prefect = needs_prefect(options)
+    try:
+        if options.approve == "ui" and api_url() is None:
+            raise ConfigError(UI_NEEDS_SERVER)
+        settings = _settings(options)
+        check_files(options, settings)
+        services = None
+        if prefect:
+            from flows.media import default_media
+
+            default_media().for_deliver(options.deliver)
+            quiet_prefect(verbose)
+        else:
+            services = build(options, settings)
+            if verbose:  # the core's own log lines (there is no Prefect to show)
+                logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    except DigestError as exc:
+        raise fail(exc) from None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console, transient=False) as bar:
+        bar_tasks: dict[str, int] = {}
+        starting = bar.add_task("Starting Prefect and collecting PRs" if prefect else "Collecting PRs", total=None)
+
+        def on_progress(step: str, done: int, total: int) -> None:
+            if not bar.tasks[0].finished:
+                bar.update(starting, total=1, completed=1)
+            if step not in bar_tasks:
+                bar_tasks[step] = bar.add_task(STEPS.get(step, step), total=total)
+            bar.update(bar_tasks[step], completed=done, total=total)
+
+        try:
+            with progress_hook.reporting(on_progress):
+                if services is None:
+                    summary = run_flow(options)
+                else:
+                    try:
+                        summary = run_core(services)
+                    finally:
+                        services.close()
+        except DigestError as exc:
+            bar.stop()
+            raise fail(exc) from None
+        bar.update(starting, total=1, completed=1)
+    print_summary(summary, time.perf_counter() - started)
+    return summary
+
+
+def _run(options: RunOptions, verbose: bool) -> None:
+    run_edition(options, verbose)
+
+
+run = options_command(_run, required=("source",), doc="Run one edition: collect, classify, draft, review, render "
+                      "and deliver.")
+demo = options_command(_run, only=("out", "language"), fixed={"source": "sample"}, doc=(
+    "Run the whole pipeline on the shipped sample week of vLLM PRs: offline drafter, automatic approval, outbox "
+    "delivery. Needs no network and no server."))

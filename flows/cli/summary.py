@@ -1,0 +1,67 @@
+"""What ``digest run`` and ``digest demo`` print at the end: counts, readers served, problems, where to look."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from flows.cli.terminal import safe, safe_table
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from prdigest.pipeline import EditionSummary
+
+
+def print_summary(summary: EditionSummary, seconds: float) -> None:
+    """The run's summary on stdout (every untrusted string through :func:`safe`)."""
+    out = Console()
+    if summary.skipped:  # already delivered: nothing was collected, reviewed or sent
+        out.print(safe(summary.skipped, "yellow"))
+        return
+    table = Table(title=f"{summary.edition}: {summary.published}/{summary.entries} entries published")
+    table.add_column("verdict")
+    table.add_column("entries", justify="right")
+    for verdict in ("deep-read", "skim", "skip"):
+        table.add_row(verdict, str(summary.per_verdict.get(verdict, 0)))
+    out.print(safe_table(table))
+    subs = Table(title="Entries per subsystem")
+    subs.add_column("subsystem")
+    subs.add_column("entries", justify="right")
+    for name, n in summary.per_subsystem.items():
+        subs.add_row(name, str(n))
+    out.print(safe_table(subs))
+    readers = Table(title="Readers served")
+    readers.add_column("variant")
+    readers.add_column("readers")
+    readers.add_column("messages", justify="right")
+    for key, ids in summary.variants.items():
+        n = sum(1 for r, _, _ in summary.sent if r in ids)
+        readers.add_row(key, ", ".join(ids), str(n))
+    for rid in summary.idle_readers:
+        readers.add_row(Text("(nothing selected)", style="dim"), rid, "0")
+    out.print(safe_table(readers))
+    for problem in summary.problems:
+        out.print(safe(problem, "yellow"))
+    for rid, medium, err in summary.failed:
+        out.print(safe(f"{rid} ({medium}) failed: {err}", "red"))
+    if not summary.published:
+        out.print("[bold]No approved entries: nothing was sent[/bold] (readers are spared an empty digest).")
+    for rid, medium, err in summary.pending:
+        out.print(safe(f"{rid} ({medium}) stays pending for the next run: {err}", "yellow"))
+    for rid, medium, err in summary.uncertain:  # may have been delivered: never resent by itself
+        out.print(safe(f"{rid} ({medium}) is uncertain (digest status; digest resend --uncertain): {err}", "magenta"))
+    if summary.already_sent:
+        out.print(f"{summary.already_sent} message(s) were sent by an earlier run of this edition: not sent again.")
+    root = Path(summary.out)
+    out.print(f"\nDone in {seconds:.1f} s. Open:")
+    out.print(f"  {root / 'digest.json'}")
+    for key in summary.variants:
+        out.print(f"  {root / 'email' / (key + '.html')}")
+    if (root / "outbox").exists():
+        out.print(f"  {root / 'outbox'}/")
+    if (root / "site" / "index.html").exists():
+        out.print(f"  {root / 'site' / 'index.html'}  (the archive; `digest serve {root}` for its search)")
+

@@ -1,0 +1,164 @@
+"""The shell as a user meets it: flags generated from RunOptions, configuration refused in one line before
+anything starts, a quiet successful demo without Prefect, review without a Prefect API, status at 80 columns.
+
+The refusals and the demo run the real ``digest`` in a child process with a clean environment (no Prefect
+API, an empty PREFECT_HOME), as a person's terminal would."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import typer
+from pydantic import Field
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.cli.options import options_command
+from prdigest.delivery.ledger import Ledger
+from prdigest.options import RunOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+READERS = ROOT / "prdigest" / "examples" / "readers.yaml"
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DIGEST_", "COLUMNS"))}
+    (tmp_path / "prefect-home").mkdir(exist_ok=True)
+    return {**keep, "PREFECT_HOME": str(tmp_path / "prefect-home"), "DIGEST_STATE": str(tmp_path / "s.sqlite")}
+
+
+def _digest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=tmp_path, env=_env(tmp_path), text=True,
+                          capture_output=True, timeout=300)
+
+
+def _one_spaced(text: str) -> str:
+    return " ".join(text.replace("│", " ").split())
+
+
+# --- flags generated from RunOptions ----------------------------------------------------------------------
+def test_every_run_option_is_a_flag_of_digest_run_with_its_description() -> None:
+    shown = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "400"})
+    assert shown.exit_code == 0, shown.output
+    text = _one_spaced(shown.output)
+    for name, info in RunOptions.model_fields.items():
+        flag = "--" + name.replace("_", "-")
+        assert re.search(rf"{flag}\b", text), flag
+        assert _one_spaced(info.description or "MISSING DESCRIPTION") in text, name
+
+
+class _Extended(RunOptions):
+    """RunOptions with one more field, as a change to the core would add it."""
+
+    dry_note: str | None = Field(default=None, description="A note for the record, shown in --help.")
+
+
+def test_a_new_run_option_becomes_a_flag_with_its_description_and_reaches_the_options() -> None:
+    seen: list[_Extended] = []
+    cli = typer.Typer()
+    cli.command()(options_command(lambda options, verbose: seen.append(options), doc="Try.", model=_Extended))
+    shown = CliRunner().invoke(cli, ["--help"], env={"COLUMNS": "400"})
+    assert "--dry-note" in shown.output and "A note for the record, shown in --help." in _one_spaced(shown.output)
+    ran = CliRunner().invoke(cli, ["--dry-note", "hello", "--drafter", "offline", "--resend-edition"])
+    assert ran.exit_code == 0, ran.output
+    assert seen[0].dry_note == "hello" and seen[0].resend_edition and seen[0].source == "sample"
+
+
+def test_a_bad_flag_value_is_one_line_naming_the_flag() -> None:
+    result = CliRunner().invoke(app, ["run", "--source", "sample", "--drafter", "gpt"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: --drafter: Input should be 'offline' or 'openai'"
+
+
+# --- configuration refused before anything starts -----------------------------------------------------------
+def test_a_bad_readers_file_is_refused_in_one_line_naming_file_and_line_without_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "readers.yaml"
+    bad.write_text(READERS.read_text(encoding="utf-8").replace("subsystems: [rocm]", "subsytems: [rocm]", 1),
+                   encoding="utf-8")
+    line = 1 + bad.read_text(encoding="utf-8").splitlines().index("    subsytems: [rocm]")
+    result = _digest(tmp_path, "run", "--source", "sample", "--readers", str(bad), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert result.stdout == "" and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: {bad}:{line}: readers field 'readers.3.subsytems': Extra inputs are not permitted"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_approve_ui_without_a_prefect_api_is_refused_before_collecting(tmp_path: Path) -> None:
+    result = _digest(tmp_path, "run", "--source", "sample", "--approve", "ui", "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "error: --approve ui needs a Prefect server editors can reach: run `prefect server start` and set "
+        "PREFECT_API_URL=http://127.0.0.1:4200/api (see README, Deploying)"]
+
+
+@pytest.mark.parametrize("command", [["review"], ["approve", "--all"]])
+def test_review_and_approve_without_a_prefect_api_say_so_at_once(tmp_path: Path, command: list[str]) -> None:
+    result = _digest(tmp_path, command[0], str(uuid.uuid4()), *command[1:])
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: no Prefect API configured: set PREFECT_API_URL")
+
+
+def test_a_prefect_api_set_in_the_active_profile_counts_as_configured(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    (tmp_path / "prefect-home" / "profiles.toml").write_text(
+        'active = "team"\n[profiles.team]\nPREFECT_API_URL = "http://127.0.0.1:4200/api"\n', encoding="utf-8")
+    probe = "from flows.cli.prefect_env import api_url; import sys; print(api_url(), 'prefect' in sys.modules)"
+    shown = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, text=True, capture_output=True,
+                           check=True)
+    assert shown.stdout.split() == ["http://127.0.0.1:4200/api", "False"]
+    (tmp_path / "prefect-home" / "profiles.toml").write_text('active = "ephemeral"\n', encoding="utf-8")
+    shown = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, text=True, capture_output=True,
+                           check=True)
+    assert shown.stdout.split() == ["None", "False"]
+
+
+# --- a successful run is quiet --------------------------------------------------------------------------
+def test_demo_without_a_prefect_api_runs_the_loop_directly_quietly_and_never_imports_prefect(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    script = ("import sys\nfrom flows.cli import app\n"
+              f"try:\n    app(['demo', '--out', {str(out)!r}], standalone_mode=False)\n"
+              "finally:\n    print('prefect imported:', 'prefect' in sys.modules, file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=_env(tmp_path), text=True,
+                            capture_output=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    both = result.stdout + result.stderr
+    assert "ERROR" not in both and "Traceback" not in both
+    assert not re.search(r"\|\s*(INFO|WARNING)\s*\|", both)  # no Prefect log line (its format: "| INFO |")
+    assert "prefect imported: False" in result.stderr
+    assert "58/58 entries" in _one_spaced(result.stdout) and (out / "digest.json").is_file()
+    assert sorted(p.name for p in (out / "outbox").iterdir())  # delivered to the outbox
+
+
+# --- digest status at 80 columns ------------------------------------------------------------------------
+def test_status_at_80_columns_keeps_every_reader_status_and_header_whole(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    edition = "acme-w-2026-W47"
+    readers = [("kernels-team", "email", "kernels-and-attention@example.com"),
+               ("serving-oncall", "slack", "#vllm-serving-oncall"), ("platform-amd", "email", "amd@example.com")]
+    (tmp_path / ".digest").mkdir()
+    ledger = Ledger.open(tmp_path / ".digest" / "state.sqlite")
+    try:
+        ledger.register(edition, [(r, m, "attention+kernels+moe", to, None) for r, m, to in readers])
+        ledger.sent(edition, ("kernels-team", "email"), "<" + "a1b2c3d4" * 8 + "@mail.example.com>")
+        ledger.failed(edition, ("serving-oncall", "slack"), "channel_not_found: the bot is not in #vllm-serving-"
+                      "oncall; invite it with /invite @pr-digest and run again")
+    finally:
+        ledger.close()
+    result = CliRunner().invoke(app, ["status", edition], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any(all(h in line for h in ("reader", "medium", "status", "updated (UTC)", "detail")) for line in lines)
+    for (reader, medium, _), status in zip(readers, ("sent", "failed", "pending")):
+        assert any(reader in line and medium in line and status in line for line in lines), (reader, result.output)
+    assert "channel_not_found" in result.output and "a1b2c3d4" in result.output
+    print(result.output)
