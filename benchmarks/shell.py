@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -27,23 +28,29 @@ from benchmarks.report import BENCHMARKS, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 TITLE = "Shell: demo wall time and configuration errors"
-HEADER = ("| label | commit | `digest demo` warm, median s (min–max) | bad readers file refused, median s (min–max) "
-          "| refusal: stderr lines, traceback | demo stderr: ERROR / Traceback / INFO lines | load average "
-          "(1 min) before → after |\n| --- | --- | ---: | ---: | --- | --- | --- |")
+HEADER = ("| label | commit | `digest demo` warm: wall, median s (min–max) | its CPU s (median) | bad readers file "
+          "refused: wall, median s (min–max) | its CPU s (median) | refusal: stderr lines, traceback | demo stderr: ERROR / Traceback / INFO lines | load average "
+          "(1 min) before → after |\n| --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |")
 
 
 #: The checkout measured (``--root``): its ``.venv/bin/digest``; default this one.
 checkout = ROOT
 
 
-def _digest(args: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Seconds to the exit of one ``digest`` process, and what it printed."""
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _digest(args: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """Wall seconds to the exit of one ``digest`` process, its CPU seconds (its own and its children's, such
+    as Prefect's temporary server: about the wall time on an idle machine), and what it printed."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DIGEST_"))}
     env["DIGEST_STATE"] = str(cwd / "state.sqlite")
-    start = time.perf_counter()
+    cpu, start = _cpu(), time.perf_counter()
     proc = subprocess.run([str(checkout / ".venv" / "bin" / "digest"), *args], cwd=cwd, env=env, text=True,
                           capture_output=True, check=False)
-    return time.perf_counter() - start, proc
+    return time.perf_counter() - start, _cpu() - cpu, proc
 
 
 def _load() -> float:
@@ -67,33 +74,36 @@ def measure(runs: int) -> dict[str, str]:
     load_before = _load()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        _, warm = _digest(["demo", "--out", str(folder / "warm")], folder)
+        _, _, warm = _digest(["demo", "--out", str(folder / "warm")], folder)
         if warm.returncode:
             raise SystemExit(f"digest demo failed:\n{warm.stderr[-2000:]}")
-        demo_times, noise = [], (0, 0, 0)
+        demo_times, demo_cpu, noise = [], [], (0, 0, 0)
         for i in range(runs):
-            seconds, proc = _digest(["demo", "--out", str(folder / f"out{i}")], folder)
+            seconds, cpu, proc = _digest(["demo", "--out", str(folder / f"out{i}")], folder)
             if proc.returncode:
                 raise SystemExit(f"digest demo failed:\n{proc.stderr[-2000:]}")
             demo_times.append(seconds)
+            demo_cpu.append(cpu)
             lines = proc.stderr.splitlines()
             noise = (sum("ERROR" in line for line in lines), sum("Traceback" in line for line in lines),
                      sum(bool(re.search(r"\|\s*INFO\s*\|", line)) for line in lines))
-            print(f"demo {i + 1}: {seconds:.2f} s", flush=True)
+            print(f"demo {i + 1}: {seconds:.2f} s wall, {cpu:.2f} s CPU", flush=True)
         bad = bad_readers(folder)
-        refusal_times, refusal = [], None
+        refusal_times, refusal_cpu, refusal = [], [], None
         for i in range(runs):
-            seconds, refusal = _digest(["run", "--source", "sample", "--readers", str(bad), "--out",
+            seconds, cpu, refusal = _digest(["run", "--source", "sample", "--readers", str(bad), "--out",
                                         str(folder / "refused")], folder)
             if refusal.returncode != 2:
                 raise SystemExit(f"the bad readers file was not refused (exit {refusal.returncode})")
             refusal_times.append(seconds)
-            print(f"refusal {i + 1}: {seconds:.2f} s", flush=True)
+            refusal_cpu.append(cpu)
+            print(f"refusal {i + 1}: {seconds:.2f} s wall, {cpu:.2f} s CPU", flush=True)
     assert refusal is not None
     err_lines = [line for line in refusal.stderr.splitlines() if line.strip()]
     print("refusal stderr (last line):", err_lines[-1] if err_lines else "(none)")
     return {
         "demo": _spread(demo_times), "refusal": _spread(refusal_times),
+        "demo_cpu": f"{statistics.median(demo_cpu):.2f}", "refusal_cpu": f"{statistics.median(refusal_cpu):.2f}",
         "refusal_out": f"{len(err_lines)}, {'yes' if 'Traceback' in refusal.stderr else 'no'}",
         "noise": " / ".join(str(n) for n in noise), "load": f"{load_before:.1f} → {_load():.1f}",
     }
@@ -127,14 +137,16 @@ def main() -> None:
     global checkout
     checkout = args.root.resolve()
     figures = measure(args.runs)
-    row = (f"| {args.label} | {_commit()} | {figures['demo']} | {figures['refusal']} | {figures['refusal_out']} "
+    row = (f"| {args.label} | {_commit()} | {figures['demo']} | {figures['demo_cpu']} | {figures['refusal']} "
+           f"| {figures['refusal_cpu']} | {figures['refusal_out']} "
            f"| {figures['noise']} | {figures['load']} |")
     body = (
         f"Command: `.venv/bin/python -m benchmarks.shell --runs {args.runs} --label LABEL` (a fresh `digest` "
         "process each time, after one unmeasured warm-up demo; no PREFECT_* or DIGEST_* variables but a scratch "
         "state database; the refusal is `digest run --source sample --readers FILE` with `subsystems` misspelt "
         "once). Targets: demo ≤ 2.5 s on a quiet machine, refusal < 1 s. The machine has 2 cores shared with "
-        "other sessions: read the load average beside each row.\n\n"
+        "other sessions: read the load average beside each row; the CPU seconds (the process's and its "
+        "children's, e.g. Prefect's temporary server) are about what the wall time would be on an idle machine.\n\n"
         + HEADER + "\n" + "\n".join([*_kept_rows(args.label), row])
     )
     write_section(TITLE, body)
