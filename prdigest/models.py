@@ -20,7 +20,7 @@ T = TypeVar("T")
 Language = Literal["zh-CN", "en"]
 LANGUAGES: tuple[str, ...] = ("zh-CN", "en")
 
-#: DESIGN.md's subsystem vocabulary; rules files may only name these (plus generic top-level folders).
+#: vLLM's subsystem vocabulary; rules files may only name these (plus generic top-level folders).
 SUBSYSTEMS: tuple[str, ...] = (
     "kernels", "moe", "attention", "spec-decode", "distributed", "kv-cache", "scheduler-core", "rocm",
     "tpu", "cpu-xpu", "models", "multimodal", "frontend-api", "tool-calling", "structured-output",
@@ -46,7 +46,7 @@ class Verdict(str, enum.Enum):
         return {"deep-read": 2, "skim": 1, "skip": 0}[self.value]
 
     def label(self, language: str) -> str:
-        """The verdict as readers see it in ``language`` (zh-CN labels follow DESIGN.md)."""
+        """The verdict as readers see it in ``language`` (zh-CN: 值得精读 / 值得快速阅读 / 可略过)."""
         return _VERDICT_LABELS[language if language in _VERDICT_LABELS else "en"][self]
 
 

@@ -89,7 +89,7 @@ def repo_of(prs: list[PullRequest], path: Path) -> str:
 
 
 class JsonlSource:
-    """PRs from a file in DESIGN.md's source format; without a window, every PR in the file."""
+    """PRs from a file in the source format (docs/contracts.md); without a window, every PR in the file."""
 
     def __init__(self, path: Path, repo: str | None = None) -> None:
         self.path = path

@@ -1,4 +1,4 @@
-"""The JSONL source: DESIGN.md's format in, PullRequests out; malformed lines name file and line."""
+"""The JSONL source: the source format (docs/contracts.md) in, PullRequests out; malformed lines name file and line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A local GitHub REST server for tests and benchmarks, built from PRs in DESIGN.md's source format.
+"""A local GitHub REST server for tests and benchmarks, built from PRs in the source format (docs/contracts.md).
 
 It speaks the JSON shapes PyGithub reads (absolute ``url`` fields, ``Link`` pagination) for the endpoints the
 collector and the naive loop use: ``/search/issues`` (1,000-result cap), ``/repos/{o}/{r}``,
