@@ -45,7 +45,10 @@ def _cpu() -> float:
 def _digest(args: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """Wall seconds to the exit of one ``digest`` process, its CPU seconds (its own and its children's, such
     as Prefect's temporary server: about the wall time on an idle machine), and what it printed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DIGEST_"))}
+    # Bytecode is written (the warm-up run compiles every module once, as `pip install` does for a user):
+    # with PYTHONDONTWRITEBYTECODE, which some shells set, each run would compile ~700 modules again.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PREFECT_", "DIGEST_")) and k != "PYTHONDONTWRITEBYTECODE"}
     env["DIGEST_STATE"] = str(cwd / "state.sqlite")
     cpu, start = _cpu(), time.perf_counter()
     proc = subprocess.run([str(checkout / ".venv" / "bin" / "digest"), *args], cwd=cwd, env=env, text=True,
@@ -142,8 +145,8 @@ def main() -> None:
            f"| {figures['noise']} | {figures['load']} |")
     body = (
         f"Command: `.venv/bin/python -m benchmarks.shell --runs {args.runs} --label LABEL` (a fresh `digest` "
-        "process each time, after one unmeasured warm-up demo; no PREFECT_* or DIGEST_* variables but a scratch "
-        "state database; the refusal is `digest run --source sample --readers FILE` with `subsystems` misspelt "
+        "process each time, after one unmeasured warm-up demo that also writes the bytecode; no PREFECT_* or "
+        "DIGEST_* variables but a scratch state database; the refusal is `digest run --source sample --readers FILE` with `subsystems` misspelt "
         "once). Targets: demo ≤ 2.5 s on a quiet machine, refusal < 1 s. The machine has 2 cores shared with "
         "other sessions: read the load average beside each row; the CPU seconds (the process's and its "
         "children's, e.g. Prefect's temporary server) are about what the wall time would be on an idle machine.\n\n"

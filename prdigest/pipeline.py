@@ -206,7 +206,7 @@ class EditionPipeline:
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
         """The edition awaiting review: token totals and cost summed from its entries."""
-        from prdigest.drafting.llm import cost_usd
+        from prdigest.drafting.cost import cost_usd  # not .llm: that imports the openai client
 
         services = self.services
         # URLs in prose off the allowed link hosts: flagged for the editor here, defanged by every medium.

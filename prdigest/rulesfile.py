@@ -18,7 +18,7 @@ from prdigest.errors import ConfigError, RulesError
 from prdigest.patterns import check, compile_rule
 from prdigest.vocabulary import (DraftingHints, FileKind, Shows, Subsystem, Vocabulary, boundary, generic,
                                  name_problem)
-from prdigest.yamlfile import load_yaml_model
+from prdigest.yamlfile import FAST_LOADER, load_yaml_model
 
 RULES_DIR = Path(__file__).parent / "rules"
 
@@ -200,7 +200,7 @@ def _key_problem(path: Path) -> str | None:
     line is the offending key's own. A file that cannot be read or parsed is left to ``load_yaml_model``.
     """
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=FAST_LOADER)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
     if not isinstance(root, yaml.MappingNode):

@@ -11,6 +11,9 @@ from pydantic import BaseModel, ValidationError
 from prdigest.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
+#: libyaml's safe loader when PyYAML was built with it: a rules file parses in a tenth of the time, which a
+#: command that checks its configuration before anything else starts feels.
+FAST_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _node_line(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
@@ -41,8 +44,10 @@ def load_yaml_model(path: Path, model: type[M], *, what: str) -> M:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read {what} file: {exc}") from exc
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        try:
+            data = yaml.load(text, Loader=FAST_LOADER)  # noqa: S506 - a safe loader (libyaml's when installed)
+        except yaml.YAMLError:  # parsed again by PyYAML's own parser, whose message and line we report
+            data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -53,7 +58,7 @@ def load_yaml_model(path: Path, model: type[M], *, what: str) -> M:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
-        line = _node_line(root, loc)
+        line = _node_line(yaml.compose(text, Loader=yaml.SafeLoader), loc)  # the nodes only to name the line
         field = ".".join(str(p) for p in loc) or "(top level)"
         more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
         where = f":{line}" if line else ""

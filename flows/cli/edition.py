@@ -91,9 +91,10 @@ def run_edition(options: RunOptions, verbose: bool) -> EditionSummary:
         if options.approve == "ui" and api_url() is None:
             raise ConfigError(UI_NEEDS_SERVER)
         settings = _settings(options)
+        # Before the renderers, the channels' clients or Prefect are even imported: a typo is refused at once.
         check_files(options, settings)
         services = None
-        if prefect:
+        if prefect:  # the flow builds the services itself (secrets may come from Prefect Secret blocks)
             from flows.media import default_media
 
             default_media().for_deliver(options.deliver)

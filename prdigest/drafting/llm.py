@@ -26,6 +26,7 @@ from prdigest.drafting import grounding
 from prdigest.drafting.budget import TokenCounter, default_counter, pack
 from prdigest.drafting.cache import DraftCache, draft_key
 from prdigest.drafting.concurrent import RateLimiter
+from prdigest.drafting.cost import cost_usd
 from prdigest.drafting.prompts import Prompt, load_prompt
 from prdigest.drafting.restate import restated
 from prdigest.errors import ConfigError
@@ -92,11 +93,6 @@ class _Spent:
     tokens_out: int = 0
     calls: int = 0
     notes: list[str] = field(default_factory=list)
-
-
-def cost_usd(tokens_in: int, tokens_out: int, settings: Settings) -> float:
-    """The estimated price of ``tokens_in``/``tokens_out`` at the configured per-million rates."""
-    return round(tokens_in * settings.llm_price_in / 1e6 + tokens_out * settings.llm_price_out / 1e6, 6)
 
 
 def usage_markdown(entries: list[Entry], settings: Settings) -> str:
