@@ -66,7 +66,7 @@ def _spread(values: list[float]) -> str:
 
 def bad_readers(folder: Path) -> Path:
     """The shipped readers file with one key misspelt, as a person might."""
-    text = (ROOT / "prdigest" / "examples" / "readers.yaml").read_text(encoding="utf-8")
+    text = (checkout / "prdigest" / "examples" / "readers.yaml").read_text(encoding="utf-8")  # its own example
     bad = folder / "readers-typo.yaml"
     bad.write_text(text.replace("subsystems: [rocm]", "subsytems: [rocm]", 1), encoding="utf-8")
     return bad
@@ -104,6 +104,8 @@ def measure(runs: int) -> dict[str, str]:
     assert refusal is not None
     err_lines = [line for line in refusal.stderr.splitlines() if line.strip()]
     print("refusal stderr (last line):", err_lines[-1] if err_lines else "(none)")
+    if "subsytems" not in (err_lines[-1] if err_lines else ""):
+        raise SystemExit("the refusal did not name the misspelt key: it measured another error")
     return {
         "demo": _spread(demo_times), "refusal": _spread(refusal_times),
         "demo_cpu": f"{statistics.median(demo_cpu):.2f}", "refusal_cpu": f"{statistics.median(refusal_cpu):.2f}",
