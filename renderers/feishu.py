@@ -37,9 +37,8 @@ MAX_ELEMENTS = 50
 HEADER_MAX = 100
 MARK = {"deep-read": "\U0001f7e2", "skim": "\U0001f7e1", "skip": "\u26aa"}
 WORDS = {
-    "zh-CN": {"read_first": "先读这几篇", "more": "还有 {more} 个条目未在飞书中列出，见邮件或存档（本期共 {total} 个）。"},
-    "en": {"read_first": "Read these first", "more": "{more} more entries are in the email and the archive "
-                                                     "({total} in all)."},
+    "zh-CN": {"more": "还有 {more} 个条目未在飞书中列出，见邮件或存档（本期共 {total} 个）。"},
+    "en": {"more": "{more} more entries are in the email and the archive ({total} in all)."},
 }
 
 
@@ -108,21 +107,20 @@ def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tup
     """The first card's opening: counts, window and filter, the lede, what to read first, stories (the
     stories, then the rest, left out if it would not fit in ``room`` bytes)."""
     lang = edition.language
-    ui, extra, cw = strings(lang), WORDS.get(lang, WORDS["en"]), connect_words(lang)
+    ui, cw = strings(lang), connect_words(lang)
     tally = " · ".join(f"{MARK[v.value]} {lark_md(v.label(lang))} **{n}**"
                        for v, n in counts(variant.entries).items() if n)
     elements = [_md(f"**{lark_md(ui['total'].format(total=len(variant.entries)))}**\n{tally}"),
                 _note(lark_md(f"{window(edition)} · {variant.filter.describe(lang)}"))]
-    c = connections(edition, variant.entries)
+    # The reader's variant: its own lede (else the edition's) and its read-first, ranked.
+    c = connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first)
     if c.lede:
         elements.append(_md(lark_md(c.lede)))
-    first = read_first(variant)
-    if first:
-        lines = [f"**{lark_md(extra['read_first'])}**"]
-        for i, e in enumerate(first, 1):
-            v = view(e, lang, link_hosts, variant.vocabulary)
-            ref = _link(v.url, f"#{v.number}") if v.url else f"#{v.number}"
-            lines.append(f"{i}. {ref} {lark_md_prose(truncate(v.headline, 120))}")
+    if c.read_first:
+        lines = [f"**{lark_md(cw['first'])}**"]
+        for i, f in enumerate(c.read_first, 1):
+            ref = _link(f.url, f"#{f.number}") if f.url else f"#{f.number}"
+            lines.append(f"{i}. {ref} {lark_md_prose(truncate(f.headline, 120))}")
         elements.append(_md("\n".join(lines)))
     if c.stories:
         lines = [f"**{lark_md(cw['stories'])}**"]
@@ -134,11 +132,6 @@ def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tup
     while _size(elements) > room // 2 and len(elements) > 2:
         del elements[-1]  # a first card that is all preamble leaves no room for the entries
     return elements
-
-
-def read_first(variant: Variant) -> list:
-    """The entries the reader should read first, ranked (at most five): the variant's deep reads, in order."""
-    return [e for e in variant.entries if e.verdict.value == "deep-read"][:5]
 
 
 def _group_heading(g: Group, ui: dict[str, str], count: int, continued: bool) -> dict[str, Any]:

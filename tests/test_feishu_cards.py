@@ -13,7 +13,8 @@ from prdigest.models import Entry
 from renderers.feishu import MAX_CARDS, render_feishu
 from renderers.lark_md import lark_md, lark_md_prose
 from tests.factories import edition, entry
-from tests.test_escaping import FIELDS, HOSTILE, hostile_entry, variant_of
+from prdigest.variants import Variant
+from tests.test_escaping import FIELDS, HOSTILE, hostile_entry, variant_of as _variant_of
 
 SITE = "https://digest.example.com/"
 FEISHU_HOSTILE = [
@@ -26,6 +27,13 @@ FEISHU_HOSTILE = [
     ("emoji-code", ":OK: :DONE:"),
     ("heading", "# 标题\n- 列表\n1. 有序\n---\n| a | b |\n|---|---|"),
 ]
+
+
+def variant_of(entries: list[Entry], first: int = 1) -> Variant:
+    """Every entry, with the first ``first`` of them to read first (as the ranking would pick)."""
+    variant = _variant_of(entries)
+    variant.read_first = variant.entries[:first]
+    return variant
 
 
 def contents(cards: list[dict]) -> list[str]:
@@ -88,16 +96,18 @@ def test_lark_md_references_what_could_format_or_mention() -> None:
 
 def test_a_rendered_card_has_the_edition_the_counts_the_lede_and_the_entries_by_verdict() -> None:
     entries = [entry(1, ["kernels"], "deep-read"), entry(2, ["moe"], "skim"), entry(3, ["docs"], "skip")]
-    ed = edition(entries, "en").model_copy(update={"lede": "Three PRs; one changes the kernels."})
-    (body,) = render_feishu(ed, variant_of(entries), site_url=SITE)
+    ed = edition(entries, "en").model_copy(update={"lede": "The edition's lede."})
+    variant = variant_of(entries)
+    variant.lede = "Three PRs; one changes the kernels."  # the reader's variant's own lede comes first
+    (body,) = render_feishu(ed, variant, site_url=SITE)
     card = body["card"]
     assert set(body) == {"msg_type", "card"} and card["config"]["wide_screen_mode"] is True
     assert card["header"]["title"]["content"] == "PR digest · vllm-project/vllm · 2026-W47"
     tags = [el["tag"] for el in card["elements"]]
     texts = contents([body])
     assert tags[:2] == ["markdown", "note"] and texts[0].startswith("**3 PRs this week**")
-    assert "Three PRs; one changes the kernels." in texts[2]
-    assert texts[3].startswith("**Read these first**\n1. [#1](https://github.com/vllm-project/vllm/pull/1)")
+    assert texts[2] == "Three PRs; one changes the kernels." and "The edition's lede." not in "".join(texts)
+    assert texts[3] == "**Read first**\n1. [#1](https://github.com/vllm-project/vllm/pull/1) Headline 1"
     assert texts[4] == f"[View in browser]({SITE}editions/vllm-project/vllm/2026-W47/)"
     headings = [t for t in texts if re.fullmatch(r"\*\*\S+ (Deep read|Skim|Skip).*\*\*", t)]
     assert [h.split(" ")[1] for h in headings] == ["Deep", "Skim", "Skip"]

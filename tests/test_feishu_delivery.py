@@ -83,6 +83,13 @@ def test_each_group_gets_its_readers_entries_once_signed_within_20_kb_and_a_reru
     assert [c["card"]["header"]["title"]["content"][-len(f"({n}/{n})"):] for c in everyone] == [
         f"({i}/{n})" for i in range(1, n + 1)]
     assert all("sign" in c for c in kernels) and not any("sign" in c for c in everyone)
+    # The first card opens with the group's own lede and read-first, as its variant in digest.json has them.
+    variants = json.loads((tmp_path / "out" / "digest.json").read_text(encoding="utf-8"))["variants"]
+    (mine,) = [v for v in variants if "kern" in v["readers"]]
+    texts = contents(kernels[:1])
+    (first,) = [t for t in texts if t.startswith("**先读这些**")]
+    assert [int(n) for n in re.findall(r"^\d+\. \[#(\d+)\]", first, re.M)] == mine["read_first"] != []
+    assert html.unescape(texts[texts.index(first) - 1]) == mine["lede"] != ""
     # What was posted is what the run wrote for the variant (signing aside).
     written = json.loads((tmp_path / "out" / "feishu" / "all.json").read_text(encoding="utf-8"))
     assert everyone == written
