@@ -179,3 +179,16 @@ def test_settings_read_each_group_bot_from_the_environment(monkeypatch) -> None:
 def test_check_refuses_a_webhook_that_is_not_a_url() -> None:
     with pytest.raises(ConfigError, match="DIGEST_FEISHU_G_URL is not an http"):
         channel({"g": ("open.feishu.cn/hook", None)}).check()
+
+
+def test_no_log_line_shows_the_webhook_token_or_the_secret(server, caplog) -> None:
+    import logging
+
+    url = server.add_bot("g", secret=SECRET)
+    token = url.rsplit("/", 1)[1]
+    with caplog.at_level(logging.DEBUG):
+        channel({"g": (url, SECRET)}).push(message([card(1)], "g"))
+        with pytest.raises(RecipientRejected):
+            channel({"g": (url, "wrong-secret")}).push(message([card(2)], "g"))
+    assert "HTTP Request: POST" in caplog.text  # httpx logged each request ...
+    assert token not in caplog.text and SECRET not in caplog.text and "wrong-secret" not in caplog.text  # ... redacted

@@ -78,6 +78,21 @@ def address_problem(reader: Reader, group: str, settings: Settings) -> str | Non
     return None
 
 
+class _Redact(logging.Filter):
+    """Keeps webhook tokens and secrets out of httpx's and httpcore's logs: httpx logs every request's URL at
+    INFO, and a custom bot's URL is its credential."""
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if any(s in text for s in self.secrets):
+            record.msg, record.args = redact(text, self.secrets), None
+        return True
+
+
 @dataclass(frozen=True)
 class FeishuCheckpoint:
     """How far one group's cards got: how many were accepted, the first one's id, and how many there were."""
@@ -129,7 +144,15 @@ class FeishuChannel:
         self.retries, self.backoff, self.clock = retries, backoff, clock
         self._pace = {"per_second": per_second, "per_minute": per_minute}
         self._pacers: dict[str, _Pacer] = {}
-        self._secrets = tuple(v.get_secret_value() for b in bots.values() for v in (b.url, b.secret) if v)
+        # A URL's token (its last path segment) is redacted wherever it appears, the whole URL too.
+        urls = [b.url.get_secret_value() for b in bots.values() if b.url]
+        self._secrets = tuple(sorted({*urls, *(u.rstrip("/").rsplit("/", 1)[-1] for u in urls),
+                                      *(b.secret.get_secret_value() for b in bots.values() if b.secret)} - {""},
+                                     key=len, reverse=True))
+        for name in ("httpx", "httpcore"):
+            logger = logging.getLogger(name)
+            if self._secrets and not any(isinstance(f, _Redact) and f.secrets == self._secrets for f in logger.filters):
+                logger.addFilter(_Redact(self._secrets))
         self.timeout = timeout
         self._client: httpx.Client | None = None  # opened by the first send, closed by close()
 
@@ -181,7 +204,8 @@ class FeishuChannel:
         """One card, retried on a rate limit or a 5xx; returns Feishu's log id for it."""
         assert bot.url is not None
         which = f"card {index + 1}/{total} to {self._where(group)}"
-        pacer = self._pacers.setdefault(group, _Pacer(**self._pace))
+        # Feishu limits each bot: two group names for one webhook share its pace.
+        pacer = self._pacers.setdefault(bot.url.get_secret_value(), _Pacer(**self._pace))
         for attempt in range(self.retries + 1):
             body = dict(card)
             if bot.secret is not None:
