@@ -13,7 +13,7 @@ from prdigest.errors import ConfigError
 from prdigest.models import Verdict
 from prdigest.text import strip_control
 from prdigest.vocabulary import NAME_PATTERN, name_problem
-from prdigest.yamlfile import load_yaml_model
+from prdigest.yamlfile import FAST_LOADER, load_yaml_model
 
 #: Matched with ``fullmatch`` (``$`` would accept a trailing newline: ``email: |`` in YAML gives one).
 #: ASCII only: a non-ASCII address needs SMTPUTF8, which not every server offers, so it is refused when
@@ -142,7 +142,7 @@ class ReadersFile(BaseModel):
 
 def _line(path: Path, index: int, field: str, name: str) -> int | None:
     """The 1-based line of ``name`` in ``readers[index].field`` (the file already parsed once)."""
-    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=FAST_LOADER)
     node = next((v for k, v in root.value if k.value == "readers"), None)
     reader = node.value[index] if isinstance(node, yaml.SequenceNode) else None
     names = next((v for k, v in reader.value if k.value == field), None) if isinstance(

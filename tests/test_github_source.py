@@ -152,6 +152,16 @@ def test_pr_with_more_than_100_files_is_paged_completely(serve, tmp_path: Path) 
     assert st(server).stats()["kinds"]["files"] == 3 + 1
 
 
+def test_a_description_and_comments_over_githubs_limit_are_capped_when_collected(serve, tmp_path: Path) -> None:
+    # GitHub itself stores at most 65,536 characters; an Enterprise server, a proxy or a mirror may not.
+    records = synthetic_week(1, repo=REPO, since=WEEK.since)
+    records[0]["body"] = "x" * 3_000_000 + "TAIL"
+    records[0]["review_comments"] = [{"author": "r", "body": "y" * 100_000}]
+    (pr,) = source(serve(records), tmp_path / "s.sqlite").collect(WEEK)
+    assert len(pr.body) == 65_536 and "TAIL" not in pr.body
+    assert all(len(c.body) <= 65_536 for c in pr.review_comments)
+
+
 @pytest.mark.slow  # among the slowest (pytest --durations)
 def test_pr_over_githubs_3000_file_limit_records_the_truncation(serve, tmp_path: Path) -> None:
     records = synthetic_week(1, repo=REPO, since=WEEK.since, big_files={0: 3100})

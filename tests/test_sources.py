@@ -86,3 +86,18 @@ def test_default_window_covers_the_file() -> None:
     window = JsonlSource(sample_week_path()).default_window()
     assert window.since == datetime(2026, 11, 16, tzinfo=timezone.utc)
     assert window.until == datetime(2026, 11, 23, tzinfo=timezone.utc)
+
+
+def test_a_jsonl_description_is_capped_at_githubs_limit_when_read(tmp_path) -> None:
+    import json as _json
+
+    from prdigest.models import MAX_BODY
+    from prdigest.sources import read_jsonl
+
+    record = {"number": 1, "url": "https://github.com/o/r/pull/1", "merged_at": "2026-11-17T00:00:00Z",
+              "body": "é" * (MAX_BODY + 10) + "TAIL", "review_comments": [{"author": "a", "body": "c" * 70_000}]}
+    path = tmp_path / "big.jsonl"
+    path.write_text(_json.dumps(record) + "\n", encoding="utf-8")
+    (pr,) = read_jsonl(path)
+    assert MAX_BODY == 65_536 and len(pr.body) == MAX_BODY and pr.body.endswith("é")
+    assert len(pr.review_comments[0].body) == MAX_BODY
