@@ -35,6 +35,20 @@ class PostgresServer:
     user: str
     password: str
     socket_dir: Path
+    #: What :meth:`restart` needs: the binaries, the cluster's folder, its log and its server options.
+    bindir: Path | None = None
+    data: Path | None = None
+    log: Path | None = None
+    options: str = ""
+
+    def restart(self) -> None:
+        """Restart the server as an operator would for a minor upgrade (``pg_ctl restart -m fast``): every
+        session is terminated; the server listens again on the same port when this returns."""
+        assert self.bindir and self.data and self.log
+        subprocess.run(_as_postgres([str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
+                                     "-o", self.options, "-m", "fast", "-w", "-t", "60", "restart"]),
+                       check=True, capture_output=True, timeout=90)
+        _wait_ready(self)
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{self.user}:{self.password}@{self.host}:{self.port}/{database}"
@@ -96,7 +110,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         detail = (exc.stderr or b"").decode(errors="replace") + (log.read_text() if log.exists() else "")
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"could not start PostgreSQL: {detail}") from exc
-    server = PostgresServer("127.0.0.1", port, "postgres", password, sockets)
+    server = PostgresServer("127.0.0.1", port, "postgres", password, sockets, bindir, data, log, options)
     try:
         _wait_ready(server)
         yield server

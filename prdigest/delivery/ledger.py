@@ -290,12 +290,16 @@ class Ledger:
         # The owner's other claims are renewed a few times per lease, not on every message.
         beat = time.monotonic() - self._beats.get(owner, 0.0) > self.lease / 4
 
+        stamp = _stamp(now)
+
         def begin(store: Store) -> bool:
+            # "Or already ours with this very stamp": run again after a lost connection whose commit went
+            # through, the statement still says the push may begin (the store re-runs it after reconnecting).
             changed = store.execute(
                 "UPDATE delivery_ledger SET push_started_at = ?, lease_until = ?, attempts = attempts + 1, "
                 f"attempted_at = ?, updated_at = ? WHERE {_ROW} AND status = 'sending' AND owner = ? "
-                "AND push_started_at IS NULL",
-                (_stamp(now), self._lease_until(), _now(), _now(), edition, *key, owner)).rowcount
+                "AND (push_started_at IS NULL OR push_started_at = ?)",
+                (stamp, self._lease_until(), _now(), _now(), edition, *key, owner, stamp)).rowcount
             if beat and changed:
                 store.execute("UPDATE delivery_ledger SET lease_until = ? WHERE edition = ? AND status = 'sending' "
                               "AND owner = ? AND push_started_at IS NULL", (self._lease_until(), edition, owner))

@@ -6,6 +6,7 @@ SQL uses ``?`` placeholders and portable syntax (``INSERT … ON CONFLICT … DO
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -19,6 +20,7 @@ from prdigest.store.location import SETTING, Dialect, StateLocation
 from prdigest.store.sql import Migration, statements
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 # Any fixed 64-bit number: the PostgreSQL advisory lock that serialises migrations between workers.
 _MIGRATION_LOCK = 0x70726469_67657374  # "prdigest"
@@ -51,12 +53,15 @@ class Store:
     """A connection to the state database; safe to share between threads (statements are serialised, and a
     transaction holds the connection until it ends)."""
 
-    def __init__(self, location: StateLocation, driver: Driver, *, retries: int = 5, backoff: float = 0.05) -> None:
+    def __init__(self, location: StateLocation, driver: Driver, *, retries: int = 5, backoff: float = 0.05,
+                 reconnect_for: float = 120.0) -> None:
         self.location = location
         self.dialect: Dialect = driver.dialect
         self._driver = driver
         self._retries = retries
         self._backoff = backoff
+        #: How long a lost PostgreSQL connection is re-opened for (a restart for a minor upgrade, a failover).
+        self._reconnect_for = reconnect_for
         self._lock = threading.RLock()
         self._depth = 0  # transaction nesting of the thread holding the lock
         self._closed = False
@@ -67,7 +72,13 @@ class Store:
     # statements -------------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one statement. Outside a transaction it commits at once, and is retried with backoff while
-        the database is busy (nothing was written then); inside one, errors propagate to ``transaction``."""
+        the database is busy (nothing was written then); inside one, errors propagate to ``transaction``.
+
+        After a lost connection (a PostgreSQL restart or failover) the store reconnects and runs the statement
+        (or :meth:`atomic`'s whole transaction) again. So every statement must be idempotent: safe to run twice
+        when the first run committed but its answer was lost. The ledger's are (each update is guarded by the
+        row's status and owner), and so are the caches' upserts.
+        """
         with self._lock:
             if self._depth:
                 return Result(*self._driver.run(sql, params))
@@ -144,10 +155,20 @@ class Store:
             return self._retrying(attempt, "transaction")
 
     def _retrying(self, call: Callable[[], T], what: str) -> T:
-        for attempt in range(self._retries + 1):
+        attempt = reconnects = 0
+        while True:
             try:
                 return call()
             except Exception as exc:
+                if self._driver.is_lost(exc) and not self._depth and reconnects < 3:
+                    reconnects += 1
+                    log.warning("%s %s: the connection to the state database was lost (%s); reconnecting",
+                                SETTING, self.location, self.location.redact(" ".join(str(exc).split()))[:200])
+                    try:
+                        self._driver.reconnect(self._reconnect_for)
+                    except ConnectionError as lost:
+                        raise StoreUnavailable(str(lost)) from None
+                    continue
                 if not self._driver.is_transient(exc):
                     raise
                 if attempt == self._retries:
@@ -157,7 +178,7 @@ class Store:
                         "when it is done") from exc
                 # Exponential backoff with jitter, so competing workers do not retry in lockstep.
                 time.sleep(min(2.0, self._backoff * 2 ** attempt) * (0.5 + random.random()))
-        raise AssertionError("unreachable")
+                attempt += 1
 
     # schema -----------------------------------------------------------------------------------------
     def migrate(self, component: str, migrations: Sequence[Migration]) -> None:

@@ -37,6 +37,12 @@ class Driver(Protocol):
     def is_transient(self, exc: BaseException) -> bool:
         """Whether ``exc`` means "busy, try again" (nothing was written)."""
 
+    def is_lost(self, exc: BaseException) -> bool:
+        """Whether ``exc`` means the connection is gone (a server restart, a failover): reconnect, then retry."""
+
+    def reconnect(self, patience: float) -> None:
+        """Open a new connection in place of the lost one, waiting up to ``patience`` seconds for the server."""
+
     def close(self) -> None: ...
 
 
@@ -87,6 +93,12 @@ class SqliteDriver:
         text = str(exc).lower()
         return "database is locked" in text or "database table is locked" in text or "busy" in text
 
+    def is_lost(self, exc: BaseException) -> bool:
+        return False  # a file does not go away between two statements
+
+    def reconnect(self, patience: float) -> None:
+        raise AssertionError("a SQLite connection is never lost")
+
     def close(self) -> None:
         self.conn.close()
 
@@ -100,13 +112,21 @@ class PostgresDriver:
         import psycopg  # only a PostgreSQL state needs the driver
 
         self._psycopg = psycopg
+        self._location = location
+        self._timeout = max(1, int(connect_timeout))
         try:
-            self.conn = psycopg.connect(location.dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout)),
-                                        application_name="pr-digest")
+            self.conn = self._connect()
         except psycopg.Error as exc:
-            reason = location.redact(str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__)
-            raise ConfigError(f"{SETTING} {location}: cannot connect to the PostgreSQL state database: {reason}"
-                              ) from None  # the chained error's args may carry the DSN
+            raise ConfigError(f"{SETTING} {location}: cannot connect to the PostgreSQL state database: "
+                              f"{self._reason(exc)}") from None  # the chained error's args may carry the DSN
+
+    def _connect(self) -> Any:
+        return self._psycopg.connect(self._location.dsn, autocommit=True, connect_timeout=self._timeout,
+                                     application_name="pr-digest")
+
+    def _reason(self, exc: BaseException) -> str:
+        text = str(exc).strip()
+        return self._location.redact(text.splitlines()[-1] if text else type(exc).__name__)
 
     def run(self, sql: str, params: Sequence[Any]) -> tuple[list[Row], int]:
         with self.conn.cursor() as cursor:
@@ -129,12 +149,37 @@ class PostgresDriver:
         self.conn.execute("COMMIT")
 
     def rollback(self) -> None:
-        if not self.conn.closed:
+        if not (self.conn.closed or self.conn.broken):  # a lost connection took its transaction with it
             self.conn.execute("ROLLBACK")
 
     def is_transient(self, exc: BaseException) -> bool:
         errors = self._psycopg.errors
         return isinstance(exc, (errors.SerializationFailure, errors.DeadlockDetected, errors.LockNotAvailable))
+
+    def is_lost(self, exc: BaseException) -> bool:
+        # A restart sends "terminating connection due to administrator command" (57P01) or just closes the
+        # socket; either way psycopg marks the connection broken (or closed), and no statement can run on it.
+        return isinstance(exc, self._psycopg.OperationalError) and (self.conn.closed or self.conn.broken)
+
+    def reconnect(self, patience: float) -> None:
+        import time
+
+        try:
+            self.conn.close()
+        except self._psycopg.Error:
+            pass
+        deadline, pause = time.monotonic() + patience, 0.1
+        while True:
+            try:
+                self.conn = self._connect()
+                return
+            except self._psycopg.OperationalError as exc:  # still restarting (57P03), or not listening yet
+                if time.monotonic() + pause > deadline:
+                    raise ConnectionError(f"{SETTING} {self._location}: the PostgreSQL state database went away "
+                                          f"and did not come back within {patience:g} s: {self._reason(exc)}"
+                                          ) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 2.0)
 
     def close(self) -> None:
         self.conn.close()
