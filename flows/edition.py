@@ -32,7 +32,7 @@ from flows.media import default_media
 from renderers.site import build_site
 from flows.resume import resumed_edition
 from flows.review import preflight_review, review_edition
-from flows.secrets import with_secret_blocks
+from flows.secrets import refuse_secret_state, state_to_environment, with_secret_blocks
 
 __all__ = ["EditionSummary", "digest_edition", "edition_options", "flow_parameters"]
 
@@ -123,7 +123,8 @@ def deliver_messages(pipeline: EditionPipeline, edition: Edition, rendered: Rend
 
 def edition_options(**parameters: Any) -> RunOptions:
     """RunOptions from the flow's flat parameters (an empty string or None = unset); an invalid one becomes one
-    line naming the parameter."""
+    line naming the parameter. A ``state`` URL with a password is refused (flows.secrets.refuse_secret_state)."""
+    refuse_secret_state(parameters.get("state"))
     try:
         return RunOptions(**{k: v for k, v in parameters.items() if v is not None and v != ""})
     except pydantic.ValidationError as exc:
@@ -133,8 +134,9 @@ def edition_options(**parameters: Any) -> RunOptions:
 
 
 def flow_parameters(options: RunOptions) -> dict[str, Any]:
-    """The flow's keyword arguments for ``options`` (``digest_edition(**flow_parameters(options))``)."""
-    return options.model_dump(exclude_none=True)
+    """The flow's keyword arguments for ``options`` (``digest_edition(**flow_parameters(options))``); a PostgreSQL
+    ``--state`` goes to this process's DIGEST_STATE instead of a parameter (Prefect stores parameters)."""
+    return state_to_environment(options.model_dump(exclude_none=True))
 
 
 # An explicit, bounded task runner (Prefect's default thread pool is unbounded); no timeout_seconds:

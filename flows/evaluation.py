@@ -12,7 +12,7 @@ from typing import Literal
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
-from flows.secrets import with_secret_blocks
+from flows.secrets import refuse_secret_state, with_secret_blocks
 from prdigest.config import load_settings
 from prdigest.evaluation import evaluate as ev
 from prdigest.errors import ConfigError
@@ -63,6 +63,7 @@ def digest_evaluation(
     """Score a drafter on labelled PRs (``gold``), compare two runs (``compare: [A, B]``), or read the
     editors' corrections (``from_reviews``); the report becomes the ``evaluation`` artifact."""
     logger = get_run_logger()
+    refuse_secret_state(state)  # a password in a parameter would sit in Prefect's database: DIGEST_STATE instead
     if sum([gold is not None, bool(compare), from_reviews]) != 1:
         raise ConfigError("give exactly one of gold, compare (two paths) or from_reviews")
     if compare:

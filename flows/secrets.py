@@ -63,3 +63,27 @@ def _feishu_bots(settings: Settings) -> dict[str, FeishuBot] | None:
                           '{"url": "<webhook>", "secret": "<signing secret>"}') from None
     added = {g: b for g, b in given.items() if g not in settings.feishu_bots}
     return {**settings.feishu_bots, **added} if added else None
+
+
+def refuse_secret_state(state: str | None, parameter: str = "state") -> None:
+    """Raise ConfigError when a flow's ``state`` parameter is a PostgreSQL URL with a password: Prefect stores
+    parameters in its database and shows them to every UI user. The worker's DIGEST_STATE carries it instead."""
+    from prdigest.errors import ConfigError
+    from prdigest.store.location import redact_url, url_has_password
+
+    if state and url_has_password(state):
+        raise ConfigError(f"parameter '{parameter}' ({redact_url(state)}) carries a password, and Prefect keeps "
+                          "parameters in its database and shows them in the UI: leave it empty and set DIGEST_STATE "
+                          "in the worker's environment (or PGPASSWORD, or ~/.pgpass)")
+
+
+def state_to_environment(parameters: dict[str, object], parameter: str = "state") -> dict[str, object]:
+    """``parameters`` without a PostgreSQL ``state`` URL, which goes to DIGEST_STATE in this process's environment
+    instead (the flow called in this process reads it there): a ``--state`` URL never becomes a parameter."""
+    import os
+
+    state = parameters.get(parameter)
+    if isinstance(state, str) and "://" in state:  # any URL, even one the settings will refuse
+        os.environ["DIGEST_STATE"] = state
+        return {k: v for k, v in parameters.items() if k != parameter}
+    return parameters

@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -57,14 +57,15 @@ class StateLocation:
             if scheme not in POSTGRES_SCHEMES:
                 raise ValueError(f"'{redact_url(text)}': '{scheme}://' is not supported; use a SQLite "
                                  "file path or postgresql://user:password@host:port/database")
-            parts = urlsplit(text)
-            if not parts.netloc and "host=" not in parts.query:
+            _userinfo, hosts, query = _libpq_parts(text)
+            if not hosts and "host=" not in query:
                 raise ValueError(f"'{redact_url(text)}': the URL names no host; use "
                                  "postgresql://user:password@host:port/database")
-            try:
-                parts.port  # noqa: B018 - raises on a non-numeric port
-            except ValueError:
-                raise ValueError(f"'{redact_url(text)}': the port is not a number") from None
+            for host in hosts.split(","):
+                port = host.rpartition("]")[2] if host.startswith("[") else host
+                if ":" in port and not port.rpartition(":")[2].isdigit():
+                    raise ValueError(f"'{redact_url(text)}': the port is not a number (a password with '/' must "
+                                     "be written %2F in the URL)")
             return cls("postgresql", dsn=text)
         if _COLLAPSED_URL.match(text):
             scheme = text.split(":", 1)[0]
@@ -86,14 +87,21 @@ class StateLocation:
     def is_postgres(self) -> bool:
         return self.dialect == "postgresql"
 
+    @property
+    def has_password(self) -> bool:
+        """Whether the URL carries a password (user info, ``password=`` or ``sslpassword=``): it must not
+        become a Prefect parameter, which Prefect stores in its database and shows in the UI."""
+        return bool(self._dsn and _passwords(self._dsn))
+
     def exists(self) -> bool:
         """Whether a SQLite file is there; a PostgreSQL server is assumed to exist (connecting tells)."""
         return self.path.exists() if self.path is not None else True
 
     def redact(self, text: str) -> str:
-        """``text`` with this location's password (if any) masked, for error messages from the driver."""
-        secret = _password(self._dsn) if self._dsn else None
-        return text.replace(secret, _MASK) if secret else text
+        """``text`` with this location's passwords (if any) masked, for error messages from the driver."""
+        for secret in sorted(_passwords(self._dsn) if self._dsn else [], key=len, reverse=True):
+            text = text.replace(secret, _MASK)
+        return text
 
     def __str__(self) -> str:
         return str(self.path) if self.path is not None else redact_url(self.dsn)
@@ -124,27 +132,52 @@ def _rebuild(dialect: Dialect, path: Path | None, dsn: str | None) -> StateLocat
     return StateLocation(dialect, path=path, dsn=dsn)
 
 
-def _password(url: str) -> str | None:
-    parts = urlsplit(url)
-    found = [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() == "password"]
-    raw = parts.netloc.rpartition("@")[0].partition(":")[2] if "@" in parts.netloc else ""
-    return raw or (found[0] if found else None)
+def _libpq_parts(url: str) -> tuple[str | None, str, str]:
+    """(user info, hosts, query) of a ``postgresql://`` URL split as libpq splits it: the user info runs to
+    the first '@' met before any '/' (so '#' and '?' may be in a password, which urlsplit would cut at); the
+    hosts run to the next '/' or '?'."""
+    rest = url.split("://", 1)[1] if "://" in url else url
+    end = next((i for i, c in enumerate(rest) if c in "@/"), len(rest))
+    userinfo = None
+    if end < len(rest) and rest[end] == "@":
+        userinfo, rest = rest[:end], rest[end + 1:]
+    cut = next((i for i, c in enumerate(rest) if c in "/?"), len(rest))
+    hosts, tail = rest[:cut], rest[cut:]
+    return userinfo, hosts, tail.partition("?")[2]
+
+
+_SECRET_PARAM = re.compile(r"(?i)(?:^|[?&])(?:ssl)?password=([^&]*)")
+
+
+def _passwords(url: str) -> list[str]:
+    """Every secret in ``url``, as written and percent-decoded: the user info's password (libpq's split,
+    and also everything up to the last '@', in case a '/' in the password defeats libpq's split) and the
+    ``password=`` and ``sslpassword=`` parameters."""
+    found: set[str] = set()
+    userinfo, _, _ = _libpq_parts(url)
+    rest = url.split("://", 1)[1] if "://" in url else url
+    for info in (userinfo, rest.rpartition("@")[0] if "@" in rest else None):
+        if info and ":" in info:
+            found.add(info.partition(":")[2])
+    found.update(m.group(1) for m in _SECRET_PARAM.finditer(url))
+    found |= {unquote(v) for v in found}
+    return [v for v in found if v]
+
+
+def url_has_password(text: str) -> bool:
+    """Whether a ``--state`` value written as a URL carries a password, even one libpq cannot parse."""
+    return "://" in text and bool(_passwords(text))
 
 
 def redact_url(url: str) -> str:
-    """``url`` with the password of its user info and any ``password=`` query parameter masked."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return re.sub(r"//[^@/]*@", "//***@", url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
+    """``url`` with its passwords masked by libpq's rule: the user info's (whatever characters it holds:
+    '#', '?', '/', '@') and the ``password=`` and ``sslpassword=`` parameters."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    if "@" in rest:  # the last '@': a '/' or '@' in an unencoded password still ends up masked
+        userinfo, _, after = rest.rpartition("@")
         user, colon, _ = userinfo.partition(":")
-        netloc = f"{user}{':' + _MASK if colon else ''}@{hostport}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(k.lower() == "password" for k, _ in pairs):
-            query = urlencode([(k, _MASK if k.lower() == "password" else v) for k, v in pairs], safe="*/")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        rest = f"{user}{':' + _MASK if colon else ''}@{after}"
+    rest = _SECRET_PARAM.sub(lambda m: m.group(0)[: m.start(1) - m.start(0)] + _MASK, rest)
+    return f"{scheme}{sep}{rest}"
