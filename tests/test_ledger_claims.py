@@ -336,10 +336,59 @@ def test_a_dead_deliverer_of_this_host_is_recognised_at_once(state_location: str
     try:
         ledger.register("ed", [("a", "email", "v", "a@example.com", None), ("b", "email", "v", "b@example.com", None)])
         child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-        dead = f"{socket.gethostname()}:{child.stdout.strip()}:deadbeef"
+        here = new_owner()  # this host, boot and PID namespace: host#scope
+        end_owner(here)
+        dead = f"{here.rsplit(':', 2)[0]}:{child.stdout.strip()}:deadbeef"
         for key in ("a", "b"):
             assert ledger.claim("ed", dead, None if key == "a" else ("a", "email"), 1)
         ledger.conn.execute("UPDATE delivery_ledger SET push_started_at = 'x' WHERE reader = 'b'")
         assert ledger.recover("ed") == (1, 1)  # no waiting for the hour-long lease
     finally:
         ledger.close()
+
+
+def test_a_deliverer_of_another_pid_namespace_with_this_host_name_is_never_taken_for_dead(state_location: str) -> None:
+    # Two containers of one pod share a host name; PIDs are their own. The other's deliverer is alive even
+    # when no process of ours has its PID.
+    from prdigest.delivery.owners import owner_gone
+
+    code = "from prdigest.delivery.owners import new_owner; print(new_owner())"
+    try:
+        other = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", code],
+                               capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent)
+    except FileNotFoundError:
+        pytest.skip("unshare is not installed")
+    if other.returncode:
+        pytest.skip(f"cannot make a PID namespace here: {other.stderr.strip()[:200]}")
+    dead_here = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                               text=True).stdout.strip()
+    where, _pid, tail = other.stdout.strip().rsplit(":", 2)
+    assert where.split("#")[0] == socket.gethostname()
+    alien = f"{where}:{dead_here}:{tail}"  # its PID is one that no longer runs in our namespace
+    assert not owner_gone(alien)
+    ledger = Ledger.open(state_location, lease=3600)
+    try:
+        ledger.register("ed", [("a", "email", "v", "a@example.com", None)])
+        assert ledger.claim("ed", alien, None, 1)
+        assert ledger.recover("ed") == (0, 0)  # its claim stands until its lease runs out
+    finally:
+        ledger.close()
+
+
+def test_an_owners_own_sent_after_its_lease_ran_out_settles_the_row_it_left_uncertain(state_location: str) -> None:
+    ledger = Ledger.open(state_location, lease=0.5)
+    other = Ledger.open(state_location, lease=0.5)
+    try:
+        ledger.register("ed", [("a", "email", "v", "a@example.com", None)])
+        owner = new_owner()
+        (row,) = ledger.claim("ed", owner, None, 1)
+        assert ledger.start("ed", row.key, owner)
+        time.sleep(1.2)  # a slow push: the lease runs out, and another run settles the row as uncertain
+        assert other.recover("ed") == (0, 1) and other.counts("ed")["uncertain"] == 1
+        ledger.sent("ed", row.key, "<id@example.com>", owner=owner)  # the provider did accept it
+        assert ledger.counts("ed")["sent"] == 1
+        assert other.reopen_uncertain("ed") == []  # so `digest resend --uncertain` sends no second copy
+    finally:
+        end_owner(owner)
+        ledger.close()
+        other.close()

@@ -328,19 +328,22 @@ class Ledger:
             (_now(), edition, owner)).rowcount)
 
     # -- outcomes: one write each, committed before the next message is tried ----------------------
-    def _outcome(self, what: str, edition: str, key: Key, sets: str, args: tuple, owner: str | None) -> None:
+    def _outcome(self, what: str, edition: str, key: Key, sets: str, args: tuple, owner: str | None,
+                 held: str = "'sending'") -> None:
         # Without an owner (direct use, tests), only a row nobody holds changes.
-        where = "status = 'sending' AND owner = ?" if owner else "status = 'pending'"
+        where = f"status IN ({held}) AND owner = ?" if owner else "status = 'pending'"
         self._write(what, lambda: self.conn.execute(
             f"UPDATE delivery_ledger SET {sets}, owner = NULL, lease_until = NULL, updated_at = ? "
             f"WHERE {_ROW} AND {where}", (*args, _now(), edition, *key, *((owner,) if owner else ()))))
 
     def sent(self, edition: str, key: Key, provider_id: str, owner: str | None = None) -> None:
-        """The provider accepted the message: it is never sent again."""
+        """The provider accepted the message: it is never sent again. The owner's own row that another run
+        marked uncertain meanwhile (its lease ran out during a slow push) becomes sent too: the owner knows,
+        and ``digest resend --uncertain`` would otherwise send a second copy."""
         self._outcome("recording a sent message", edition, key,
                       "status = 'sent', provider_id = ?, error = NULL, sent_at = ?"
                       + ("" if owner else ", attempts = attempts + 1, attempted_at = ?"),
-                      (provider_id, _now()) + (() if owner else (_now(),)), owner)
+                      (provider_id, _now()) + (() if owner else (_now(),)), owner, held="'sending', 'uncertain'")
 
     def failed(self, edition: str, key: Key, error: str, owner: str | None = None) -> None:
         """Refused for good (or the message could not be composed): not retried unless the recipient changes."""
