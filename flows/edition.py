@@ -197,7 +197,7 @@ def digest_edition(
     if blocks:
         logger.info("secrets from Prefect Secret blocks: %s", ", ".join(blocks))  # the names, never the values
     preflight_review(options)  # --approve ui needs a Prefect server editors can reach: say so before collecting
-    services = build_services(options, settings, default_media(), site=build_site)
+    services = build_services(options, settings, default_media(options.deliver), site=build_site)
     try:
         pipeline = EditionPipeline(services)
         # Resumed from its review (on this worker or another): the edition the editor saw, from the state store;

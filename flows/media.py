@@ -2,7 +2,8 @@
 
 The shipped media are registered here. A team adds its own without touching the flow or the
 pipeline: ``register_medium(Medium(...))`` from its code, or an installed package that declares an
-entry point in the ``pr_digest.media`` group naming a :class:`~prdigest.media.Medium`.
+entry point in the ``pr_digest.media`` group naming a :class:`~prdigest.media.Medium`; the entry point's
+name is the medium's transport (what ``--deliver`` names), and a run imports only the plugins it names.
 """
 
 from __future__ import annotations
@@ -40,7 +41,13 @@ def unregister_medium(name: str) -> None:
     _registered[:] = [m for m in _registered if m.name != name]
 
 
-def default_media() -> MediaRegistry:
-    """A fresh registry: the shipped media, then those of installed plugins, then registered ones."""
-    plugins = [ep.load() for ep in entry_points(group="pr_digest.media")]
+def default_media(deliver: str | None = None) -> MediaRegistry:
+    """A fresh registry: the shipped media, then installed plugins, then registered ones.
+
+    With ``deliver`` (a run's ``--deliver``), only the plugins it names (entry point name = transport) are
+    imported: an installed plugin nobody asked for runs no code and renders nothing. Without it, all (a
+    resend of an earlier edition may need any of them).
+    """
+    named = None if deliver is None else {w.strip() for w in deliver.split(",") if w.strip()}
+    plugins = [ep.load() for ep in entry_points(group="pr_digest.media") if named is None or ep.name in named]
     return MediaRegistry([EMAIL, SLACK, FEISHU, *plugins, *_registered])

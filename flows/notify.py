@@ -36,7 +36,7 @@ def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions,
         return []
     if channels is None:
         try:
-            channels = make_channels(options, settings, Path(options.out), default_media())
+            channels = make_channels(options, settings, Path(options.out), default_media(options.deliver))
         except (ConfigError, DeliveryError) as exc:
             logger.warning("editors not notified: %s", exc)
             return []

@@ -173,3 +173,35 @@ def test_the_edition_flow_delivers_a_registered_medium_unchanged(prefect_api, ho
                              state=str(tmp_path / "state.sqlite"))
     assert len(hook.posts) == len(summary.sent) > 0
     assert {m for _, m, _ in summary.sent} == {"webhook"}
+
+
+def _installed_plugin(folder: Path, monkeypatch) -> Path:
+    """An installed distribution (a dist-info folder on sys.path) declaring a ``beacon`` medium; importing
+    its module leaves a mark, so a test sees whether it was loaded at all."""
+    import importlib
+
+    mark = folder / "imported.txt"
+    (folder / "beacon_plugin.py").write_text(
+        "from pathlib import Path\n"
+        f"Path({str(mark)!r}).write_text('imported')\n"
+        "import dataclasses\nfrom tests.test_media import hook_medium\n"
+        "MEDIUM = dataclasses.replace(hook_medium('http://127.0.0.1:9'), name='beacon', transport='beacon')\n",
+        encoding="utf-8")
+    info = folder / "beacon_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: beacon-plugin\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[pr_digest.media]\nbeacon = beacon_plugin:MEDIUM\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    importlib.invalidate_caches()
+    return mark
+
+
+def test_an_installed_plugin_is_imported_and_rendered_only_when_the_run_names_it(tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    mark = _installed_plugin(tmp_path, monkeypatch)
+    for deliver in ("outbox", "smtp", "smtp,slack"):
+        assert default_media(deliver).names() == ["email", "slack"], deliver
+    assert not mark.exists() and "beacon_plugin" not in sys.modules  # no code of it ran
+    assert "beacon" in default_media("smtp,beacon").names() and mark.exists()
+    monkeypatch.delitem(sys.modules, "beacon_plugin")
