@@ -262,3 +262,26 @@ def test_group_bots_may_come_from_the_feishu_bots_secret_block(prefect_api, monk
     assert "feishu-bots" in used and sorted(bots) == ["kernels-group", "lark-team"]
     assert bots["kernels-group"].url.get_secret_value().endswith("from-env")  # the environment wins
     assert bots["lark-team"].secret.get_secret_value() == "s"
+
+
+@pytest.mark.slow  # the channel's real backoff (2, 4, 8 s)
+def test_answer_codes_through_the_ledger_rate_limits_retried_a_refused_signature_failed_with_its_reason(
+        feishu, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_SECRET", "not-the-bots-secret")
+    feishu.fault("ok")
+    feishu.fault("ratelimit", times=2)  # the all-group's second card is limited twice, then accepted
+    feishu.fault("5xx", value=503)
+    summary = _run(tmp_path, _readers(tmp_path))
+    assert [(r, m) for r, m, _ in summary.sent] == [("all", "feishu")]
+    ((reader, medium, reason),) = summary.failed
+    assert (reader, medium) == ("kern", "feishu") and "19021" in reason and "DIGEST_FEISHU_KERNELS_GROUP_SECRET" in reason
+    assert "not-the-bots-secret" not in reason and feishu.posts("kernels-group") == []
+    n = len(json.loads((tmp_path / "out" / "feishu" / "all.json").read_text(encoding="utf-8")))
+    assert len(feishu.posts("all-group")) == n  # every card once, the limited one after its retries
+    assert [c.code for c in feishu.calls[:4]] == [0, 11232, 11232, None]  # None: the 503 had no Feishu answer
+    ledger = Ledger.open(tmp_path / "state.sqlite")
+    (edition,) = ledger.editions()
+    rows = ledger.rows(edition)
+    ledger.close()
+    assert rows[("kern", "feishu")].status == "failed" and "19021" in rows[("kern", "feishu")].error
+    assert rows[("all", "feishu")].status == "sent" and json.loads(rows[("all", "feishu")].checkpoint)["done"] == n
