@@ -41,3 +41,24 @@ def redact_url(url: str) -> str:
     if ":" in host:  # an IPv6 literal keeps its brackets
         host = f"[{host}]"
     return urlunsplit(parts._replace(netloc=f"{host}:{parts.port}" if parts.port else host))
+
+
+_PLURAL = re.compile(r"\{(\w+)\|([^|{}]*)\|([^|{}]*)\}")
+
+
+class Counted(str):
+    """An English format string whose ``{n|PR|PRs}`` parts agree with the number given as ``n``.
+
+    ``Counted("{n} {n|PR|PRs}").format(n=1)`` is ``1 PR``. It is a ``str`` whose ``format`` picks the forms
+    first, so string tables can hold it and callers keep calling ``.format``; a value written with digit
+    separators ("1,024") counts by its digits.
+    """
+
+    __slots__ = ()
+
+    def format(self, *args: object, **values: object) -> str:  # noqa: D102 - documented on the class
+        def pick(match: re.Match[str]) -> str:
+            value = str(values.get(match.group(1), "")).replace(",", "").strip()
+            return match.group(2) if value == "1" else match.group(3)
+
+        return str.format(_PLURAL.sub(pick, str(self)), *args, **values)

@@ -23,6 +23,7 @@ from typing import Any
 from prdigest.delivery.feishu import CARD_BUDGET, body_bytes
 from prdigest.media import RenderContext, Rendering
 from prdigest.models import Edition
+from prdigest.text import Counted
 from prdigest.variants import Variant
 from renderers.connect import connections, words as connect_words
 from renderers.escape import DEFAULT_LINK_HOSTS, truncate
@@ -38,7 +39,7 @@ HEADER_MAX = 100
 MARK = {"deep-read": "\U0001f7e2", "skim": "\U0001f7e1", "skip": "\u26aa"}
 WORDS = {
     "zh-CN": {"more": "还有 {more} 个条目未在飞书中列出，见邮件或存档（本期共 {total} 个）。"},
-    "en": {"more": "{more} more entries are in the email and the archive ({total} in all)."},
+    "en": {"more": Counted("{more} more {more|entry is|entries are} in the email and the archive ({total} in all).")},
 }
 
 

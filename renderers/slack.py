@@ -21,6 +21,7 @@ from slack_sdk.models.blocks import (Block, ContextBlock, DividerBlock, HeaderBl
                                      PlainTextObject, SectionBlock)
 
 from prdigest.models import Edition
+from prdigest.text import Counted
 from prdigest.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, mrkdwn_prose, one_line, slack_plain, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
@@ -36,7 +37,7 @@ HEADER_MAX = 150
 #: more are in the email (Slack allows about one post per second per channel; 20,000 PRs would take hours).
 MAX_REPLIES = 20
 MORE = {"zh-CN": "还有 {more} 个条目未在 Slack 中列出，见邮件（本期共 {total} 个）。",
-        "en": "{more} more entries are in the email ({total} in all)."}
+        "en": Counted("{more} more {more|entry is|entries are} in the email ({total} in all).")}
 #: Verdict markers, the same colours as the email's badges.
 MARK = {"deep-read": "\U0001f7e2", "skim": "\U0001f7e1", "skip": "\u26aa"}
 

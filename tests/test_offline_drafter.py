@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from prdigest.drafting import Drafter, grounding
+from prdigest.drafting.language import code_words, mixes_languages
 from prdigest.drafting.offline import (MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE,
                                        OfflineDrafter, assess)
 from prdigest.drafting.signals import extract, file_kind
@@ -124,7 +125,7 @@ def test_headline_states_the_change_and_is_never_the_title(sample) -> None:
 
 @pytest.mark.parametrize(("title", "language", "expected"), [
     ("[Spec][V2] Support MTP speculative decoding under pipeline parallelism", "zh-CN", "流水线并行下的 MTP 投机解码"),
-    ("[Bugfix] Read sparse settings from text config", "zh-CN", "从 text 配置读取"),
+    ("[Bugfix] Read sparse settings from text config", "zh-CN", "变更：Read sparse settings from text config"),
     ("[Doc] Fix typo in documentation", "zh-CN", "修复文档中的拼写错误"),
     ("[Kernel] Optimize `moe_align_block_size`", "en", "Optimized moe_align_block_size"),
     ("[Kimi-K3] DCP support", "en", "supported DCP"),
@@ -456,3 +457,40 @@ def test_a_reland_saying_its_first_attempt_was_reverted_is_not_itself_treated_as
     assert not extract(reland, ["kv-cache"], VLLM).later_reverted
     assert extract(plain, ["kv-cache"], VLLM).later_reverted
     assert not any("reverted" in f for f in DRAFTER.draft(reland, ["kv-cache"], "en").followups)
+
+
+@pytest.mark.parametrize(("title", "files", "expected"), [
+    # half-translated before: the title is kept whole after the area
+    ("[Spec Decode] Unify update_stream across main and draft to fix fullgraph deadlock",
+     [("vllm/v1/spec_decode/eagle.py", 40, 12)], "投机解码：Unify update_stream across main and draft to fix fullgraph deadlock"),
+    ("[Test] Refactor main() logic for clearer test selection flow", [("tests/conftest.py", 30, 10)],
+     "变更：Refactor main() logic for clearer test selection flow"),
+    # every word in the phrasebook (or code, a name, a package with its version): composed in Chinese
+    ("[Doc] Fix typo in documentation", [("docs/index.md", 2, 2)], "修复文档中的拼写错误"),
+    ("Update to transformers v5", [("requirements/common.txt", 1, 1)], "升级至 transformers v5"),
+    ("[Bugfix][CI] Skip flaky `test_eagle` test", [("tests/v1/e2e/test_eagle.py", 2, 0)], "跳过不稳定的 test_eagle 测试"),
+])
+def test_a_zh_headline_is_composed_or_keeps_the_title_whole_never_half_translated(title, files, expected) -> None:
+    entry = DRAFTER.draft(make_pr(title, "Body.", files), [], "zh-CN")
+    assert expected in entry.headline
+    assert not mixes_languages(entry.headline.split("：", 1)[-1], code_words([f[0] for f in files]))
+
+
+def test_no_zh_headline_of_the_sample_week_mixes_languages(sample) -> None:
+    for pr, gold in sample:
+        head = DRAFTER.draft(pr, gold["subsystems"], "zh-CN").headline
+        said = head.split("：", 1)[-1]
+        assert not mixes_languages(said, code_words([f.path for f in pr.files], extract(pr, [], VLLM).identifiers)), head
+
+
+@pytest.mark.parametrize(("text", "mixed"), [
+    ("跨 main 与 draft to fix fullgraph deadlock 统一 update_stream", True),
+    ("为 clearer 测试 selection flow 重构 main() logic", True),
+    ("修复 `update_stream` 中的死锁", False),          # code is code
+    ("升级至 transformers v5", False),                  # a package with its version
+    ("回滚「Fix the foo path」", False),                # a quoted title is whole
+    ("支持 MTP 投机解码，结合 DSpark", False),          # acronyms and names
+    ("Unify update_stream across main and draft", False),  # English only
+])
+def test_mixes_languages(text: str, mixed: bool) -> None:
+    assert mixes_languages(text) is mixed

@@ -1,13 +1,16 @@
 """The headline: the title's verb and object restated in zh-CN or English, with the area in front.
 
-The verb table, the zh glossary and the zh sentence frames are the phrasebook; the title is never
-copied as it stands.
+The verb table, the zh glossary and the zh sentence frames are the phrasebook. A zh-CN headline is in one
+language: composed from the phrasebook when every word of the title is in it (code and names aside), else
+the title kept whole after the area (``内核：Fuse the MoE align kernel``), never half-translated
+(:mod:`prdigest.drafting.language`).
 """
 
 from __future__ import annotations
 
 import re
 
+from prdigest.drafting.language import code_words, mixes_languages
 from prdigest.drafting.phrasing import MAX_HEADLINE, zh_spacing
 from prdigest.drafting.signals import Signals, clean_line
 from prdigest.models import Language
@@ -162,16 +165,21 @@ def headline(s: Signals, lang: Language) -> str:
             top = s.files[0].path
             return clean_line(f"{fallback}：改动 {top}" if zh else f"{fallback}: changes to {top}", MAX_HEADLINE)
         return f"PR #{s.number}（无标题）" if zh else f"PR #{s.number} (untitled)"
-    text = ""
+    text, whole = "", False
+    code = code_words([f.path for f in s.files], s.identifiers) if zh else frozenset()
     for short in (0, 1, 2):
         text, verbed = _statement(s, zh, short)
-        if label and label.lower() not in text.lower():
+        if zh and mixes_languages(text, code):
+            text, verbed, whole = s.core_title, False, True  # half-translated: the title, whole, reads better
+        if whole:
+            text = f"{fallback}：{text}"  # the area in front, then the title as its author wrote it
+        elif label and label.lower() not in text.lower():
             text = f"{label}：{text}" if zh else f"{label}: {text[:1].lower() + text[1:] if verbed else text}"
         elif not zh:
             text = text[:1].upper() + text[1:]
         if len(text) <= MAX_HEADLINE:
             break
-    if s.max_factor and not s.is_revert:
+    if s.max_factor and not s.is_revert and not whole:
         suffix = f"，最高 {s.max_factor[:-1]} 倍" if zh else f" (up to {s.max_factor})"
         if len(text) + len(suffix) <= MAX_HEADLINE:
             text += suffix

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from prdigest.text import Counted
+
 SITE_UI: dict[str, dict[str, str]] = {
     "zh-CN": {
         "site": "PR 周报存档",
@@ -42,7 +44,7 @@ SITE_UI: dict[str, dict[str, str]] = {
     "en": {
         "site": "PR digest archive",
         "site_of": "{repo} PR digest archive",
-        "intro": "{editions} editions, {entries} entries.",
+        "intro": Counted("{editions} {editions|edition|editions}, {entries} {entries|entry|entries}."),
         "skip": "Skip to content",
         "nav": "Site",
         "breadcrumb": "Breadcrumb",
@@ -52,7 +54,7 @@ SITE_UI: dict[str, dict[str, str]] = {
         "subsystem": "Subsystem",
         "subsystems_intro": "Browse every edition's entries by subsystem, or subscribe to one subsystem's Atom feed.",
         "entries": "Entries",
-        "total_entries": "{n} entries",
+        "total_entries": Counted("{n} {n|entry|entries}"),
         "feed": "Feed",
         "feed_all": "Atom feed of every edition",
         "feed_of": "Atom feed of {name}",
