@@ -39,7 +39,8 @@ HEADER_MAX = 100
 MARK = {"deep-read": "\U0001f7e2", "skim": "\U0001f7e1", "skip": "\u26aa"}
 WORDS = {
     "zh-CN": {"more": "还有 {more} 个条目未在飞书中列出，见邮件或存档（本期共 {total} 个）。"},
-    "en": {"more": Counted("{more} more {more|entry is|entries are} in the email and the archive ({total} in all).")},
+    "en": {"more": Counted("{more} more {more|entry is|entries are} in the email and the archive "
+                           "({total} in all).")},
 }
 
 
