@@ -180,6 +180,10 @@ def test_a_form_that_would_leave_no_medium_is_refused(world) -> None:
     unknown = client.post(f"/p/{token}", data={"csrf": csrf, "action": "save", "min_verdict": "skip",
                                                "media": "email", "subsystems": "../../etc"})
     assert unknown.status_code == 400 and choice(store, "lin") == before
+    for budget in ("99", "0", "-1", "two"):
+        too_many = client.post(f"/p/{token}", data={"csrf": csrf, "action": "save", "min_verdict": "skip",
+                                                    "media": "email", "budget": budget})
+        assert too_many.status_code == 400 and choice(store, "lin") == before, budget
 
 
 def test_a_token_over_the_rate_limit_gets_429(world) -> None:
@@ -213,12 +217,14 @@ def test_readers_choose_and_the_next_edition_honours_them(world) -> None:
     _, lin_prefs = links_in(outbox / "lin.eml")
     csrf = csrf_of(client.get(f"/p/{lin_prefs}").text)
     saved = client.post(f"/p/{lin_prefs}", data={"csrf": csrf, "action": "save", "subsystems": ["rocm", "kernels"],
-                                                 "min_verdict": "skim", "media": "email", "lang": "en"})
+                                                 "min_verdict": "skim", "media": "email", "budget": "3",
+                                                 "lang": "en"})
     assert saved.status_code == 303 and saved.headers["location"].startswith(f"{lin_prefs}?done=save")
     shown = client.get(f"/p/{lin_prefs}", params={"done": "save", "lang": "en"}).text
     assert "Saved" in shown and re.search(r'value="rocm" checked', shown)
     assert choice(store, "lin").preferences == Preferences(subsystems=("kernels", "rocm"), min_verdict=Verdict.SKIM,
-                                                           media=("email",))
+                                                           media=("email",), budget=3)
+    assert 'name="budget" min="1" max="20" inputmode="numeric" value="3"' in shown
     _, amd_prefs = links_in(outbox / "amd.eml")
     ReaderChoices(store).set_unsubscribed(REPO, "amd", True)
     csrf = csrf_of(client.get(f"/p/{amd_prefs}").text)
@@ -230,3 +236,6 @@ def test_readers_choose_and_the_next_edition_honours_them(world) -> None:
     assert (after / "lin.eml").exists() and not (after / "lin.slack.json").exists()
     assert 0 < entries_of(after / "lin.eml") < entries_of(outbox / "lin.eml")
     assert (after / "amd.eml").exists()
+    digest = json.loads((root / "two" / "digest.json").read_text(encoding="utf-8"))
+    lin_variant = next(v for v in digest["variants"] if "lin" in v["readers"])
+    assert 0 < len(lin_variant["read_first"]) <= 3

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from flows.web.app import create_app
+from flows.web.ratelimit import RateLimiter
 from prdigest.config import Settings
 from prdigest.readers import Reader
 from prdigest.selfservice import LinkSigner, ReaderChoices, ReaderRef
@@ -36,7 +37,8 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     vocabulary = classifier_for(REPO, None).vocabulary
     ReaderChoices(store).record_roster(REPO, [reader], vocabulary, "zh-CN")
     signer = LinkSigner(SECRET)
-    with LiveApp(create_app(store, signer)) as live:
+    # Generous: every parametrized page load spends the same token's allowance.
+    with LiveApp(create_app(store, signer, limiter=RateLimiter(per_minute=600, burst=100))) as live:
         yield root, store, f"{live.url}/p/{signer.token(ReaderRef(REPO, 'lin'), 'preferences')}"
     store.close()
 
@@ -85,14 +87,17 @@ def test_a_reader_saves_the_form_without_javascript(served, browser) -> None:
     page.check("input[name=subsystems][value=rocm]")
     page.uncheck("input[name=media][value=slack]")
     page.check("input[name=min_verdict][value=deep-read]")
-    page.click("button[value=save]")
+    with page.expect_navigation(wait_until="load"):  # the POST, then its 303 back to the form
+        page.click("button[value=save]")
     assert "done=save" in page.url and "Saved" in page.content()
     prefs = ReaderChoices(store).choice(REPO, "lin").preferences
     assert set(prefs.subsystems) == {"kernels", "moe", "rocm"} and prefs.media == ("email",)
     assert prefs.min_verdict.value == "deep-read"
-    page.click("button[value=unsubscribe]")
+    with page.expect_navigation(wait_until="load"):  # the POST, then its 303 back to the form
+        page.click("button[value=unsubscribe]")
     assert ReaderChoices(store).choice(REPO, "lin").unsubscribed
-    page.click("button[value=resubscribe]")
+    with page.expect_navigation(wait_until="load"):  # the POST, then its 303 back to the form
+        page.click("button[value=resubscribe]")
     assert not ReaderChoices(store).choice(REPO, "lin").unsubscribed
     context.close()
 

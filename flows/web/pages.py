@@ -15,7 +15,7 @@ from prdigest.models import Verdict
 from prdigest.readers import Reader
 from prdigest.selfservice import Choice, Preferences, addresses, apply
 from prdigest.selfservice.choices import Listing
-from prdigest.selfservice.form import NUMBER_FIELDS, offer
+from prdigest.selfservice.form import NUMBER_FIELDS, bounds, offer
 
 _HERE = Path(__file__).parent / "templates"
 _env = Environment(loader=FileSystemLoader(_HERE), autoescape=select_autoescape(["j2", "html"], default=True),
@@ -69,8 +69,9 @@ def preferences_page(language: str, repo: str, reader: Reader, choice: Choice, l
     file_subsystems = (", ".join(by_name.get(n, n) for n in reader.subsystems) or ui["all_subsystems"])
     verdicts = [{"value": v.value, "label": v.label(language), "checked": v is now.min_verdict}
                 for v in (Verdict.SKIP, Verdict.SKIM, Verdict.DEEP_READ)]
-    numbers = [{"name": n, "label": ui.get(n, n), "help": ui.get(f"{n}_help", ""),
-                "value": "" if getattr(now, n, None) is None else str(getattr(now, n))} for n in NUMBER_FIELDS]
+    numbers = [{"name": n, "label": ui.get(n, n), "help": f'{ui.get(f"{n}_help", "")} {ui["from_file"].format(value=getattr(reader, n, "—"))}', "min": bounds(n)[0] or 0,
+                "max": bounds(n)[1] or 9999, "value": "" if getattr(now, n, None) is None else str(getattr(now, n))}
+               for n in NUMBER_FIELDS]
     mine = addresses(reader)
     kept = set(addresses(now))
     media = [{"name": m, "label": ui.get(f"medium_{m}", m), "address": _masked(mine[m]), "checked": m in kept}

@@ -22,6 +22,16 @@ from prdigest.selfservice.preferences import Preferences, addresses
 NUMBER_FIELDS = tuple(name for name, f in Preferences.model_fields.items() if int in get_args(f.annotation))
 
 
+def bounds(name: str) -> tuple[int | None, int | None]:
+    """The (ge, le) bounds Preferences declares for a number field, for the form's min and max."""
+    found: dict[str, int] = {}
+    for rule in Preferences.model_fields[name].metadata:
+        for key in ("ge", "le"):
+            if getattr(rule, key, None) is not None:
+                found[key] = getattr(rule, key)
+    return found.get("ge"), found.get("le")
+
+
 class FormProblem(ValueError):
     """A submitted value the form cannot accept: ``field`` and a message key for the page's language."""
 
