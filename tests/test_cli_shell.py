@@ -162,3 +162,32 @@ def test_status_at_80_columns_keeps_every_reader_status_and_header_whole(tmp_pat
         assert any(reader in line and medium in line and status in line for line in lines), (reader, result.output)
     assert "channel_not_found" in result.output and "a1b2c3d4" in result.output
     print(result.output)
+
+
+# --- with a Prefect API: the same command runs the flow, and Prefect speaks only with --verbose ------------------
+@pytest.mark.prefect
+def test_with_a_prefect_api_the_demo_is_a_flow_run_and_prefect_logs_only_with_verbose(tmp_path: Path) -> None:
+    import httpx
+
+    from tests.review_support import prefect_server
+
+    (tmp_path / "home").mkdir()
+    with prefect_server(tmp_path / "home") as server:
+        env = {**server["env"], "DIGEST_STATE": str(tmp_path / "s.sqlite")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+        def demo(*extra: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "flows.cli", "demo", *extra], cwd=tmp_path, env=env,
+                                  text=True, capture_output=True, timeout=900)
+
+        quiet = demo("--out", str(tmp_path / "quiet"))
+        assert quiet.returncode == 0, quiet.stderr[-3000:]
+        both = quiet.stdout + quiet.stderr
+        assert "ERROR" not in both and "Traceback" not in both
+        assert not re.search(r"\|\s*(INFO|WARNING)\s*\|", both)
+        assert "58/58 entries" in _one_spaced(quiet.stdout)
+        loud = demo("--out", str(tmp_path / "loud"), "--verbose")
+        assert loud.returncode == 0, loud.stderr[-3000:]
+        assert re.search(r"\|\s*INFO\s*\|.*Finished in state Completed", loud.stderr)
+        runs = httpx.post(f"{server['api']}/flow_runs/filter", json={}, timeout=30).json()
+    assert sorted(r["state"]["type"] for r in runs) == ["COMPLETED", "COMPLETED"]  # both ran as flow runs
