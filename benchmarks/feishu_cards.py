@@ -46,8 +46,8 @@ def sample_week(n: int):
         finally:
             services.close()
     base = edition.entries
-    entries = [base[i % len(base)].model_copy(update={"number": 100_000 + i,
-                                                      "url": f"https://github.com/vllm-project/vllm/pull/{100_000 + i}"})
+    url = "https://github.com/vllm-project/vllm/pull/{}"
+    entries = [base[i % len(base)].model_copy(update={"number": 100_000 + i, "url": url.format(100_000 + i)})
                for i in range(n)]
     return edition.model_copy(update={"entries": entries})
 
@@ -97,12 +97,13 @@ def section(rows: list[dict], posted: dict, load: str) -> str:
     lines = ["Command: `.venv/bin/python -m benchmarks.feishu_cards --write` "
              f"(load average at the end: {load}; 2 shared cores).", "",
              "One variant of every entry (the sample week cycled, zh-CN, with archive permalinks), rendered by "
-             "`renderers/feishu.py`; sizes are the signed request bodies Feishu's 20 KB limit counts (kept under 20,000 B).", "",
+             "`renderers/feishu.py`; sizes are the signed request bodies Feishu's 20 KB limit counts (kept under "
+             "20,000 B).", "",
              "| entries | render ms (median of 5) | cards | largest request B | total KiB | entries shown |",
              "| ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
-        lines.append(f"| {r['entries']:,} | {r['render_ms']:.0f} | {r['cards']} | {r['max']:,} | {r['total'] / 1024:.0f} "
-                     f"| {r['shown']:,} |")
+        lines.append(f"| {r['entries']:,} | {r['render_ms']:.0f} | {r['cards']} | {r['max']:,} "
+                     f"| {r['total'] / 1024:.0f} | {r['shown']:,} |")
     lines += ["", f"Posting the {rows[1]['entries'] if len(rows) > 1 else rows[0]['entries']}-entry week's "
               f"{posted['cards']} signed cards to one group through `FeishuChannel` (the local webhook enforces 5 "
               f"requests a second and 100 a minute): {posted['wall']:.1f} s, {posted['refused']} refused. The "

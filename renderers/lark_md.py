@@ -2,11 +2,12 @@
 
 Card markdown is Markdown plus Feishu's own tags: ``<at id=all></at>`` / ``<at user_id="all">`` (mention
 everyone), ``<at id=ou_…>``, ``<font color=…>``, ``<link …>``, ``<text_tag>``, and ``:EMOJI:`` short codes.
-Feishu's card documentation gives HTML numeric character references (``&#60;`` for ``<``, ``&#42;`` for ``*``, …) as the way to
-show such characters literally (not checked against a live Feishu: no internet here), so every character that can open a tag, a link, an image, emphasis, code,
-an entity or a short code becomes one (an underscore inside a word cannot, and stays); ``@`` does too, so no text from a PR reads as a mention even to a
-client that linkified bare ``@names``. At a line start, ``#``, ``-``, ``+``, ``=`` and an ordered-list
-``1.`` would make a heading, a list or a rule: they are referenced there as well.
+Feishu's card documentation gives HTML numeric character references (``&#60;`` for ``<``, ``&#42;`` for
+``*``, …) as the way to show such characters literally (not checked against a live Feishu: no internet
+here), so every character that can open a tag, a link, an image, emphasis, code, an entity or a short code
+becomes one (an underscore inside a word cannot, and stays); ``@`` does too, so no text from a PR reads as
+a mention even to a client that linkified bare ``@names``. At a line start, ``#``, ``-``, ``+``, ``=`` and
+an ordered-list ``1.`` would make a heading, a list or a rule: they are referenced there as well.
 
 Drafter prose keeps its Markdown code spans (`` `x` ``) as real code spans when the span holds nothing a
 tag or an entity needs (``<``, ``>``, ``&``): inside a span Markdown formats nothing, and a span cannot

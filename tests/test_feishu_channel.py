@@ -163,8 +163,8 @@ def test_a_reader_whose_group_has_no_webhook_is_named_with_the_variable() -> Non
     reader = Reader(id="kern", name="Kernels", feishu="kernels-group")
     problem = address_problem(reader, "kernels-group", Settings(feishu_bots={}))
     assert "reader 'kern'" in problem and "DIGEST_FEISHU_KERNELS_GROUP_URL" in problem
-    assert address_problem(reader, "kernels-group", Settings(
-        feishu_bots={"kernels-group": FeishuBot(url=SecretStr("https://open.feishu.cn/open-apis/bot/v2/hook/t"))})) is None
+    bot = FeishuBot(url=SecretStr("https://open.feishu.cn/open-apis/bot/v2/hook/t"))
+    assert address_problem(reader, "kernels-group", Settings(feishu_bots={"kernels-group": bot})) is None
 
 
 def test_settings_read_each_group_bot_from_the_environment(monkeypatch) -> None:

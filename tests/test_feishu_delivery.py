@@ -274,7 +274,8 @@ def test_answer_codes_through_the_ledger_rate_limits_retried_a_refused_signature
     summary = _run(tmp_path, _readers(tmp_path))
     assert [(r, m) for r, m, _ in summary.sent] == [("all", "feishu")]
     ((reader, medium, reason),) = summary.failed
-    assert (reader, medium) == ("kern", "feishu") and "19021" in reason and "DIGEST_FEISHU_KERNELS_GROUP_SECRET" in reason
+    assert (reader, medium) == ("kern", "feishu") and "19021" in reason
+    assert "DIGEST_FEISHU_KERNELS_GROUP_SECRET" in reason
     assert "not-the-bots-secret" not in reason and feishu.posts("kernels-group") == []
     n = len(json.loads((tmp_path / "out" / "feishu" / "all.json").read_text(encoding="utf-8")))
     assert len(feishu.posts("all-group")) == n  # every card once, the limited one after its retries

@@ -213,7 +213,8 @@ class FeishuChannel:
                 body = {"timestamp": str(stamp), "sign": sign(bot.secret.get_secret_value(), stamp), **card}
             data = encode(body)
             if len(data) > MAX_BODY:
-                raise RecipientRejected(f"{which}: {len(data):,} bytes, over Feishu's 20 KB ({MAX_BODY:,} B; a renderer bug)")
+                raise RecipientRejected(f"{which}: {len(data):,} bytes, over Feishu's 20 KB ({MAX_BODY:,} B; "
+                                        "a renderer bug)")
             pacer.wait()
             try:
                 reply = self._send(bot.url.get_secret_value(), data, which)
@@ -265,7 +266,8 @@ class FeishuChannel:
         if code == RATE_LIMITED:
             return f"rate limited (code {code})"
         hint = REFUSED.get(code, "").format(secret=feishu_variable(group, "SECRET"), url=feishu_variable(group))
-        raise RecipientRejected(self._redact(f"{which}: refused with code {code} ({text})" + (f": {hint}" if hint else "")))
+        reason = f"{which}: refused with code {code} ({text})" + (f": {hint}" if hint else "")
+        raise RecipientRejected(self._redact(reason))
 
     def _redact(self, text: str) -> str:
         return redact(text, self._secrets)

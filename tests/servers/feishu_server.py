@@ -27,6 +27,7 @@ from tests.servers import LoopbackServer
 
 MAX_BODY = 20 * 1024
 HOOK = "/open-apis/bot/v2/hook/"
+LIMITED = "frequency limited psm[lark.oapi.app_platform_runtime]"
 
 
 @dataclass
@@ -123,7 +124,7 @@ class FeishuServer(LoopbackServer):
         if kind == "5xx":
             return self._answer(handler, bot, len(raw), int(value or 500), None, "internal error")
         if kind == "ratelimit":
-            return self._answer(handler, bot, len(raw), 200, 11232, "frequency limited psm[lark.oapi.app_platform_runtime]")
+            return self._answer(handler, bot, len(raw), 200, 11232, LIMITED)
         code, msg, body = self._check(bot, raw)
         if code == 0 and bot is not None and body is not None:
             with self._lock:
@@ -166,7 +167,7 @@ class FeishuServer(LoopbackServer):
             while bot.sent_at and now - bot.sent_at[0] >= 60:
                 bot.sent_at.popleft()
             if len(bot.sent_at) >= self.per_minute or sum(now - t < 1 for t in bot.sent_at) >= self.per_second:
-                return 11232, "frequency limited psm[lark.oapi.app_platform_runtime]", None
+                return 11232, LIMITED, None
             bot.sent_at.append(now)
         return 0, "success", body
 
