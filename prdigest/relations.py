@@ -52,6 +52,8 @@ _WORDS = {
            "part-of-series": "Same series as #{n} ({where})", "this": "this edition"},
 }
 
+#: Most relation lines shown under one entry; the rest are counted in one more line.
+MAX_LINES = 8
 #: The relation the other PR gets; a port or a fix is, seen from the original, a follow-up.
 INVERSE = {"reverts": "reverted-by", "relands": "relanded-by", "follow-up-of": "followed-up-by",
            "fixes": "followed-up-by", "ports": "followed-up-by", "followed-up-by": "follow-up-of",
@@ -257,8 +259,15 @@ def relation_line(r: Relation, language: str) -> str:
     return w[r.kind].format(n=r.number, where=where, when=when)
 
 
-def relation_lines(relations: list[Relation], language: str) -> list[str]:
-    """Each relation as one line, reverts and re-lands first (what readers must know before reading it)."""
+def relation_lines(relations: list[Relation], language: str, limit: int = MAX_LINES) -> list[str]:
+    """Each relation as one line, reverts and re-lands first (what readers must know before reading it); past
+    ``limit`` lines, one line says how many more (a release-notes PR may name a hundred PRs)."""
     order = {kind: i for i, kind in enumerate(("reverted-by", "relanded-by", "reverts", "relands", "fixes", "ports",
                                                "part-of-series", "follow-up-of", "followed-up-by"))}
-    return [relation_line(r, language) for r in sorted(relations, key=lambda r: (order[r.kind], r.number))]
+    ranked = sorted(relations, key=lambda r: (order[r.kind], r.number))
+    lines = [relation_line(r, language) for r in ranked[:limit]]
+    if len(ranked) > limit:
+        more = len(ranked) - limit
+        lines.append(f"另有 {more} 个相关 PR" if language == "zh-CN" else
+                     f"and {more} more related PR{'s' if more > 1 else ''}")
+    return lines

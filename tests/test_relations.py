@@ -162,3 +162,12 @@ def test_a_demoted_entry_opens_with_its_final_verdict_never_the_drafted_one(lang
     assert demoted.verdict is Verdict.SKIP
     assert demoted.rationale.startswith(opening), demoted.rationale
     assert "值得精读" not in demoted.rationale and "Deep read" not in demoted.rationale
+
+
+def test_an_entry_naming_many_prs_shows_eight_relation_lines_and_counts_the_rest() -> None:
+    from prdigest.models import Relation
+
+    many = [Relation(kind="follow-up-of", number=n, edition="2026-W47", verdict=Verdict.SKIM) for n in range(100, 130)]
+    lines = relation_lines([*many, Relation(kind="reverts", number=99, edition="2026-W47")], "en")
+    assert len(lines) == 9 and lines[0].startswith("Reverts #99") and lines[-1] == "and 23 more related PRs"
+    assert relation_lines(many[:9], "zh-CN")[-1] == "另有 1 个相关 PR"

@@ -62,7 +62,7 @@ SITE_UI: dict[str, dict[str, str]] = {
         "search_label": "Search every edition (headlines, titles, PR numbers, authors)",
         "search_placeholder": "words, #number or author",
         "search_hint": "Type words, a PR number or an author.",
-        "search_found": "{n} entries found",
+        "search_found": Counted("{n} {n|entry|entries} found"),
         "search_more": "showing the first {shown}",
         "search_none": "No entry matches.",
         "search_error": "The search index could not be loaded: open the site over HTTP (e.g. digest serve).",

@@ -49,7 +49,12 @@
   }
 
   function fill(template, values) {
-    return template.replace(/\{(\w+)\}/g, function (m, k) { return k in values ? values[k] : m; });
+    // "{n|entry|entries}" agrees with n, as prdigest.text.Counted does for the pages
+    return template
+      .replace(/\{(\w+)\|([^|{}]*)\|([^|{}]*)\}/g, function (m, k, one, many) {
+        return k in values ? (String(values[k]) === "1" ? one : many) : m;
+      })
+      .replace(/\{(\w+)\}/g, function (m, k) { return k in values ? values[k] : m; });
   }
 
   function el(tag, cls, text) {
