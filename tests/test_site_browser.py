@@ -139,6 +139,7 @@ def test_search_finds_an_entry_by_pr_number_and_entries_by_author(site, browser)
     hits = page.locator("#results li.hit")
     hits.first.wait_for()
     assert hits.count() == 1 and hits.first.locator("a").get_attribute("href").endswith(f"#pr-{number}")
+    assert page.locator("#search-status").inner_text() == "1 entry found"  # not "1 entries"
 
     page.fill("#q", f"@{author}")
     # The author's PR is in each of the three editions (the #number query above showed one hit).
