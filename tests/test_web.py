@@ -239,3 +239,61 @@ def test_readers_choose_and_the_next_edition_honours_them(world) -> None:
     digest = json.loads((root / "two" / "digest.json").read_text(encoding="utf-8"))
     lin_variant = next(v for v in digest["variants"] if "lin" in v["readers"])
     assert 0 < len(lin_variant["read_first"]) <= 3
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_digest_web_refuses_to_start_without_its_url_or_secret(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    runner = CliRunner()
+    state = str(tmp_path / "s.sqlite")
+    no_url = runner.invoke(app, ["web", "--state", state])
+    no_secret = runner.invoke(app, ["web", "--state", state], env={"DIGEST_WEB_URL": PUBLIC})
+    assert no_url.exit_code == no_secret.exit_code == 2
+    assert "DIGEST_WEB_URL" in no_url.output and "DIGEST_WEB_SECRET is not" in no_secret.output
+
+
+def test_digest_web_serves_and_logs_no_token(world, tmp_path: Path) -> None:
+    """The command as an operator runs it: a process on a port; a reader's change is logged by reader and
+    repo, never with the token that made it."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    root, outbox, store, _ = world
+    port = _free_port()
+    env = {**os.environ, "DIGEST_WEB_URL": PUBLIC, "DIGEST_WEB_SECRET": SECRET,
+           "DIGEST_STATE": str(root / "state.sqlite")}
+    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "web", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).text == "ok":
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "digest web did not start"
+            time.sleep(0.2)
+        _, token = links_in(outbox / "amd.eml")
+        page = httpx.get(f"http://127.0.0.1:{port}/p/{token}", timeout=10)
+        csrf = csrf_of(page.text)
+        saved = httpx.post(f"http://127.0.0.1:{port}/p/{token}", timeout=10,
+                           data={"csrf": csrf, "action": "reset"})
+        assert saved.status_code == 303
+    finally:
+        proc.terminate()
+        output = proc.communicate(timeout=30)[0]
+    assert "amd of vllm-project/vllm: reset" in output
+    assert token not in output and SECRET not in output
