@@ -2,9 +2,9 @@
 
 This module decides nothing about the digest: it builds the run's services once, maps each step of
 :class:`prdigest.pipeline.EditionPipeline` onto a task (retries, concurrency), waits for the review, and
-publishes artifacts and logs. A run resumed from its review (on any worker) starts from the reviewed snapshot
-in the state store (:mod:`flows.resume`), not from Prefect's persisted results, which live in one
-worker's PREFECT_HOME.
+publishes artifacts and logs. What runs next is decided by the core loop (:mod:`prdigest.loop`) from the
+edition's record in the state store: a run resumed from its review (on any worker) continues from the record
+(:mod:`flows.resume`), not from Prefect's persisted results, which live in one worker's PREFECT_HOME.
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ from prdigest.delivery.run import DeliveryReport
 from prdigest.drafting.llm import usage_markdown
 from prdigest.errors import ConfigError, SourceError
 from prdigest.models import Edition, Entry, Language, PullRequest
+from prdigest.config import Settings
+from prdigest.loop import run_edition
 from prdigest.pipeline import Collected, EditionPipeline, EditionSummary, Rendered
+from prdigest.record import EditionRecord
 from prdigest.services import RunOptions, build_services
 from flows.artifacts import delivery_artifact, summary_markdown
 from flows.media import default_media
 from renderers.site import build_site
-from flows.resume import resumed_edition
+from flows.resume import check_resumable, current_run_id
 from flows.review import preflight_review, review_edition
 from flows.secrets import refuse_secret_state, state_to_environment, with_secret_blocks
 
@@ -59,7 +62,7 @@ def _transient(task, task_run, state) -> bool:
     return False
 
 
-@task(name="collect", retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=_transient)
+@task(name="collect", retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=_transient, cache_policy=NO_CACHE)
 def collect(pipeline: EditionPipeline) -> Collected:
     """Every PR merged in the window, from the configured source."""
     logger = get_run_logger()
@@ -75,7 +78,7 @@ def collect(pipeline: EditionPipeline) -> Collected:
     return collected
 
 
-@task(name="classify-and-draft")
+@task(name="classify-and-draft", cache_policy=NO_CACHE)
 def classify_and_draft(pipeline: EditionPipeline, prs: list[PullRequest]) -> list[Entry]:
     """Subsystems and a draft entry for every PR, with the LLM's usage as an artifact."""
     entries = pipeline.draft(prs, _log_progress("draft"))
@@ -95,20 +98,19 @@ def connect(pipeline: EditionPipeline, edition: Edition, prs: list[PullRequest])
     return edition
 
 
-@task(name="render")
+@task(name="render", cache_policy=NO_CACHE)
 def render(pipeline: EditionPipeline, edition: Edition) -> Rendered:
     """Plan variants over the approved entries, render each once per medium, write its files."""
     return pipeline.render(edition, lambda done, total: progress.report("render", done, total))
 
 
-@task(name="publish")
-def publish(pipeline: EditionPipeline, edition: Edition) -> list[Path]:
-    """The edition into the history, and the archive of every stored edition to DIR/site/."""
-    files = pipeline.publish(edition)
+@task(name="publish", cache_policy=NO_CACHE)  # writes the record: never a cached result
+def publish(pipeline: EditionPipeline, record: EditionRecord) -> tuple[EditionRecord, list[Path]]:
+    """The edition published (its record, the history index), and the archive to DIR/site/."""
+    record, files = pipeline.publish(record)
     if files:
         get_run_logger().info("archive: %d files in %s", len(files), pipeline.services.out / "site")
-    index = [p for p in files if p.name == "index.html" and p.parent.name == "site"]
-    return index
+    return record, files
 
 
 @task(name="deliver", cache_policy=NO_CACHE)  # never cached; and hashing its inputs only logged an error
@@ -119,6 +121,42 @@ def deliver_messages(pipeline: EditionPipeline, edition: Edition, rendered: Rend
     for result in report.pending:
         logger.warning("%s (%s) stays pending for the next run: %s", result.reader, result.medium, result.detail)
     return report
+
+
+class FlowSteps:
+    """The loop's steps (:class:`prdigest.loop.Steps`) as this flow's tasks; the review waits for an editor."""
+
+    def __init__(self, pipeline: EditionPipeline, options: RunOptions, settings: Settings) -> None:
+        self.pipeline, self.options, self.settings = pipeline, options, settings
+
+    def collect(self) -> Collected:
+        return collect(self.pipeline)
+
+    def draft(self, prs: list[PullRequest]) -> list[Entry]:
+        return classify_and_draft(self.pipeline, prs)
+
+    def connect(self, edition: Edition, prs: list[PullRequest]) -> Edition:
+        return connect(self.pipeline, edition, prs)
+
+    def review(self, record: EditionRecord) -> EditionRecord:
+        return review_edition(record, self.pipeline, self.options, self.settings)
+
+    def render(self, edition: Edition) -> Rendered:
+        rendered = render(self.pipeline, edition)
+        for problem in rendered.problems:
+            get_run_logger().warning("PR #%s could not be rendered for %s (%s): %s", problem.number,
+                                     problem.medium, problem.variant, problem.error)
+        return rendered
+
+    def publish(self, record: EditionRecord) -> tuple[EditionRecord, list[Path]]:
+        return publish(self.pipeline, record)
+
+    def deliver(self, edition: Edition, rendered: Rendered) -> DeliveryReport:
+        if not edition.published:
+            get_run_logger().info("no approved entries: nothing is sent")
+        report = deliver_messages(self.pipeline, edition, rendered)
+        delivery_artifact(edition, report)
+        return report
 
 
 def edition_options(**parameters: Any) -> RunOptions:
@@ -200,48 +238,18 @@ def digest_edition(
     services = build_services(options, settings, default_media(options.deliver), site=build_site)
     try:
         pipeline = EditionPipeline(services)
-        # Resumed from its review (on this worker or another): the edition the editor saw, from the state store;
-        # nothing is collected or drafted again.
-        draft = resumed_edition(options, settings)
-        # An edition the ledger shows as delivered stops here, before collecting: no editor is asked to review
-        # it again and digest.json stays as delivered (a run resumed from its review has not delivered yet).
-        delivered = pipeline.already_delivered() if draft is None else None
-        unfinished = pipeline.unfinished_delivery() if delivered else None
-        if delivered and unfinished is None:
-            logger.warning(delivered)
-            return pipeline.skipped(delivered)
-        if unfinished is not None:
-            # Delivered in part: what is still pending goes out from the edition as approved and published.
-            logger.info("%s: delivered in part earlier; sending what is still pending from the published edition "
-                        "(no collection, drafting or review)", unfinished.name)
-            services.check_channels()
-            return pipeline.finish_delivery(unfinished, _log_progress("deliver"))
-        # Preflight: a missing host or token, a wrong password, an invalid From stop the run here,
-        # before anything is drafted or sent.
-        services.check_channels()
-        if draft is None:
-            collected = collect(pipeline)
-            entries = classify_and_draft(pipeline, collected.prs)
-            draft = connect(pipeline, pipeline.new_edition(collected, entries), collected.prs)
-        else:
-            logger.info("%s: resumed from the reviewed snapshot (%d entries): nothing is collected or drafted "
-                        "again", draft.name, len(draft.entries))
-        edition = review_edition(draft, options, settings, channels=services.channels)
-        rendered = render(pipeline, edition)
-        edition, digest_json = pipeline.record(edition, rendered)
-        for problem in rendered.problems:
-            logger.warning("PR #%s could not be rendered for %s (%s): %s", problem.number, problem.medium,
-                           problem.variant, problem.error)
-        site = publish(pipeline, edition)
-        if not edition.published:
-            logger.info("no approved entries: nothing is sent")
-        report = deliver_messages(pipeline, edition, rendered)  # `deliver` is the parameter here
-        summary = pipeline.summarize(edition, rendered, report, [digest_json, *rendered.files, *site[:1]])
+        run_id = current_run_id() if options.approve == "ui" else None
+        if run_id is not None:
+            check_resumable(services.store(), str(run_id), options.repo or options.source)
+        summary = run_edition(pipeline, FlowSteps(pipeline, options, settings),
+                              run_id=str(run_id) if run_id is not None else None)
     finally:
         services.close()
+    if summary.skipped:
+        logger.warning(summary.skipped)
+        return summary
     create_markdown_artifact(summary_markdown(summary), key="edition-summary",
-                             description=f"{edition.name}: what was rendered and delivered")
-    delivery_artifact(edition, report)
-    logger.info("%s: %d entries, %d variants, %d messages sent, %d failed", edition.name, summary.entries,
+                             description=f"{summary.edition}: what was rendered and delivered")
+    logger.info("%s: %d entries, %d variants, %d messages sent, %d failed", summary.edition, summary.entries,
                 len(summary.variants), len(summary.sent), len(summary.failed))
     return summary

@@ -1,10 +1,10 @@
-"""Resume anywhere: the Prefect side of the reviewed snapshot (:mod:`prdigest.snapshot`).
+"""Resume anywhere: the Prefect side of the edition record (:mod:`prdigest.record`).
 
 A suspended run re-executes from the top when an editor resumes it, on whichever worker picks it up: another
 machine, another PREFECT_HOME, no shared disk. The only thing it shares with the worker that started the review
-is the state store (DIGEST_STATE). So the flow asks first "is there a snapshot for this run?": when there is,
-it skips collecting and drafting and reviews exactly that edition (no LLM or GitHub call); when the review had
-started but the snapshot is missing, it fails before anything is sent.
+is the state store (DIGEST_STATE), where the edition's record names this flow run as its reviewer: the loop
+finds it there and reviews exactly that edition (no LLM or GitHub call). A run resumed from its review whose
+record is not in this worker's state store fails before anything is sent.
 """
 
 from __future__ import annotations
@@ -14,11 +14,9 @@ from typing import Any
 from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 
-from prdigest.config import Settings
-from prdigest.models import Edition
-from prdigest.services import RunOptions
-from prdigest.snapshot import Snapshot, load_snapshot, missing_snapshot, save_snapshot
-from prdigest.store import open_store
+from prdigest import record as records
+from prdigest.errors import ReviewError
+from prdigest.store import Store
 
 
 def current_run_id() -> Any | None:
@@ -33,26 +31,12 @@ def review_started(flow_run_id: Any) -> bool:
         return bool(client.read_flow_run(flow_run_id).empirical_policy.pause_keys)
 
 
-def resumed_edition(options: RunOptions, settings: Settings) -> Edition | None:
-    """The edition the editor was shown, when this run resumes from its review; None on a run's first pass.
-
-    Raises :class:`prdigest.snapshot.SnapshotError` when the run was resumed but the state store holds no
-    snapshot of it (a worker with another DIGEST_STATE): collecting and drafting again would send text the
-    editor never saw.
-    """
-    run_id = current_run_id()
-    if options.approve != "ui" or run_id is None:
-        return None
-    with open_store(settings.state) as store:
-        snapshot = load_snapshot(store, str(run_id))
-    if snapshot is not None:
-        return snapshot.edition
-    if review_started(run_id):
-        raise missing_snapshot(str(run_id), f"{options.repo or options.source}", str(settings.state))
-    return None
-
-
-def start_review(edition: Edition, settings: Settings, run_id: Any) -> Snapshot:
-    """Store the edition as shown to the editor (write-once per run) and return the stored snapshot."""
-    with open_store(settings.state) as store:
-        return save_snapshot(store, str(run_id), edition)
+def check_resumable(store: Store, run_id: str, edition_hint: str) -> None:
+    """Raise :class:`ReviewError` when this run was resumed from its review but the state store holds no record
+    it reviews: collecting and drafting again would send text the editor never saw."""
+    if records.load_by_run(store, run_id) is None and review_started(run_id):
+        raise ReviewError(
+            f"flow run {run_id} ({edition_hint}) was resumed from its review, but the state store {store.location} "
+            "holds no edition record of what the editor was shown. Nothing was sent. Does this worker use the "
+            "same DIGEST_STATE as the one that started the review? Set it in the worker's environment, or start a "
+            "new run and review it")

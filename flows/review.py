@@ -2,8 +2,8 @@
 is rendered or sent.
 
 From a deployment the run is *suspended*: the process exits, and when an editor resumes, the run starts
-again from the top, on any worker: the edition comes back from the reviewed snapshot stored when the review
-started (:mod:`flows.resume`, :mod:`prdigest.snapshot`; nothing is collected or drafted again), and the
+again from the top, on any worker: the edition comes back from its record (``in_review``, owned by this flow
+run: :mod:`prdigest.record`, :mod:`prdigest.loop`; nothing is collected or drafted again), and the
 ``suspend_flow_run`` call for a pause key that already fired returns the stored input at once. Outside a
 deployment (``digest run --approve ui`` in a terminal) the process pauses and polls, with a finite timeout.
 
@@ -25,15 +25,14 @@ from prefect import get_run_logger
 from prefect.artifacts import create_markdown_artifact
 from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
-from prefect.exceptions import FlowPauseTimeout
+from prefect.exceptions import FlowPauseTimeout, ObjectNotFound
 from prefect.flow_runs import pause_flow_run, suspend_flow_run
 from prefect.input.run_input import keyset_from_base_key
 from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
 
 from flows.notify import notify_editors
-from flows.resume import start_review
 from flows.review_form import ReviewForm, decision_of, review_form
-from prdigest import pipeline, progress
+from prdigest import progress
 from prdigest.config import Settings
 from prdigest.delivery import Channel
 from prdigest.errors import ConfigError
@@ -42,8 +41,10 @@ from prdigest.review import (
     ReviewDecision, ReviewExpired, ReviewRejected, apply_decision, check_decision, decision_summary, md, record_review,
     review_markdown,
 )
-from prdigest.services import RunOptions, make_classifier, make_readers
-from prdigest.store import open_store
+from prdigest.pipeline import EditionPipeline
+from prdigest.readers import Editor
+from prdigest.record import EditionRecord, Status, content_hash_of_json
+from prdigest.services import RunOptions
 
 #: Flow-run input key under which the draft edition is kept for ``digest approve`` / ``digest review``.
 DRAFT_KEY = "pr-digest-draft"
@@ -63,41 +64,51 @@ def preflight_review(options: RunOptions) -> None:
                           "set PREFECT_API_URL=http://127.0.0.1:4200/api (see README, Deploying)")
 
 
-def review_edition(edition: Edition, options: RunOptions, settings: Settings,
-                   channels: dict[str, Channel] | None = None) -> Edition:
-    """Return the edition with every entry approved, edited or rejected: automatically, or by an editor
-    (told through ``channels``, the run's own, when given)."""
+def review_edition(record: EditionRecord, pipeline: EditionPipeline, options: RunOptions,
+                   settings: Settings) -> EditionRecord:
+    """The record approved or held: automatically, or by an editor told through the run's own channels.
+
+    The decision is bound to what the editor was shown: the draft this run published as its
+    ``pr-digest-draft`` input. A record whose content no longer matches that draft (rewritten in the state store
+    meanwhile, however consistently) is refused and nothing is sent.
+    """
     if options.approve == "auto":
-        return pipeline.auto_approve(edition)
+        return pipeline.review(record)
     preflight_review(options)
     context = FlowRunContext.get()
     if context is None or context.flow_run is None:
         raise ConfigError("--approve ui needs a Prefect flow run (run the digest-edition flow)")
-    run_id = context.flow_run.id
-    # What the editor is shown is stored first (write-once per run): a resumed run, on any worker, applies the
-    # decision to exactly this edition, and the decision must name its hash.
-    snapshot = start_review(edition, settings, run_id)
-    edition = snapshot.edition
-    decision = _await_decision(edition, options, settings, run_id,
-                               suspend=context.flow_run.deployment_id is not None, channels=channels)
-    snapshot.check_decision(decision.snapshot)  # an input without the field gets the form's default: this hash
+    run_id = str(context.flow_run.id)
+    if record.status != Status.IN_REVIEW:
+        record = pipeline.save(record.edition, Status.IN_REVIEW, expect=record, run_id=run_id)
+    edition = record.edition
+    services = pipeline.services
+    decision = _await_decision(edition, options, settings, run_id, services.readers.editors,
+                               suspend=context.flow_run.deployment_id is not None, channels=services.channels)
+    record.check_shown(_shown_hash(run_id), decision.snapshot)
     reviewed = apply_decision(edition, decision)  # checked before: applies in full or raises, never in part
-    with open_store(settings.state) as store:
-        record_review(store, edition, reviewed, str(run_id))
+    record_review(services.store(), edition, reviewed, run_id)
     counts = decision_summary(reviewed)
     get_run_logger().info("%s reviewed by %s (%s): %d approved, %d edited, %d rejected", edition.name,
                           reviewed.approver, decision.decision, counts.get("approved", 0),
                           counts.get("edited", 0), counts.get("rejected", 0))
-    return reviewed
+    return pipeline.save(reviewed, Status.HELD if decision.decision == "hold" else Status.APPROVED, expect=record)
 
 
-def _await_decision(edition: Edition, options: RunOptions, settings: Settings, run_id: Any, *,
-                    suspend: bool, channels: dict[str, Channel] | None = None) -> ReviewDecision:
+def _shown_hash(flow_run_id: Any) -> str:
+    """The content hash of the draft this run showed its editor (its ``pr-digest-draft`` input, kept by Prefect)."""
+    with get_client(sync_client=True) as client:
+        try:
+            return content_hash_of_json(client.read_flow_run_input(flow_run_id, DRAFT_KEY))
+        except ObjectNotFound:
+            return ""
+
+
+def _await_decision(edition: Edition, options: RunOptions, settings: Settings, run_id: Any, editors: list[Editor],
+                    *, suspend: bool, channels: dict[str, Channel] | None = None) -> ReviewDecision:
     """Wait, attempt after attempt, until an editor's input passes :func:`check_decision`."""
     logger = get_run_logger()
     timeout = settings.review_timeout
-    editors = make_readers(options, make_classifier(options, edition.repo)).editors
-    approver = editors[0].name if len(editors) == 1 else ""
     refused: list[str] = []
     attempt = 1
     while True:
@@ -123,7 +134,7 @@ def _await_decision(edition: Edition, options: RunOptions, settings: Settings, r
                         f"{deadline:%Y-%m-%d %H:%M}", url or f"flow run {run_id}")
         decision: ReviewDecision | None
         try:
-            decision = _wait(review_form(edition, description, approver), key, timeout, suspend, live)
+            decision = _wait(review_form(edition, description), key, timeout, suspend, live)
         except FlowPauseTimeout:
             message = (f"the review of {edition.name} was not resumed within {_human(timeout)}: the run fails "
                        "and nothing is sent")

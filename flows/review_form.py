@@ -5,7 +5,8 @@ notification links to) lays the draft digest (the form's description) and the fi
 where only the draft shrinks: it gets the dialog's height minus the form's, so each field costs the draft about
 100 px (eight fields left it 0 px). Hence three fields: the decision (``send`` / ``send, flagged too`` / ``hold``:
 the "include flagged" switch, off unless chosen), the approver, one *Changes* text (reject, approve, edit and
-note lines, :func:`prdigest.review.parse_changes`; never pre-filled); the snapshot hash is not drawn. "Approve all" is
+note lines, :func:`prdigest.review.parse_changes`; never pre-filled). Nothing is pre-filled that binds the decision:
+the run checks it against the draft it showed (:meth:`prdigest.record.EditionRecord.check_shown`). "Approve all" is
 implied: it covers the unflagged entries (``digest approve --approve N`` without ``--all`` sends only N).
 """
 
@@ -21,7 +22,6 @@ from prdigest.models import Edition
 from prdigest.review import (
     ReviewDecision, ReviewRejected, apply_decision, changes_text, flagged_numbers, parse_changes,
 )
-from prdigest.snapshot import content_hash
 
 #: The decision's choices in the form; the middle one is the "include flagged" switch.
 SEND, SEND_FLAGGED, HOLD = "send", "send, flagged too", "hold"
@@ -38,23 +38,20 @@ class ReviewForm(RunInput):
     approver: str = pydantic.Field(default="", description="Your name, recorded in digest.json")
     changes: str = pydantic.Field(default="", description="A line each: reject 41873 41902 · approve 41910 (⚠) "
                                   "· #41873 verdict=skim headline=… text=… · note …")
-    #: The content hash of the draft shown (prdigest.snapshot): a decision on other content is refused. Left out of
-    #: the form's schema (no field for the UI to draw, ~100 px more for the draft): the UI's input takes the default,
-    #: this form's hash; ``digest approve`` sends the hash of the draft it checked.
+    #: The content hash of the draft ``digest approve`` checked (never drawn, never pre-filled: a UI input leaves it
+    #: empty). The run compares it, and its record, with the draft it showed.
     snapshot: SkipJsonSchema[str] = ""
 
 
-def review_form(edition: Edition, description: str, approver: str = "") -> type[ReviewForm]:
-    """The form for this edition: the approver and snapshot pre-filled, the flagged count in the decision's help
-    text (like ``with_initial_data``, but keeping and adapting each field's help text)."""
+def review_form(edition: Edition, description: str) -> type[ReviewForm]:
+    """The form for this edition: the flagged count in the decision's help text (like ``with_initial_data``, but
+    keeping and adapting each field's help text). The approver starts empty: whoever submits names themself."""
     flagged = len(flagged_numbers(edition))
-    overrides: dict[str, tuple[Any, str | None]] = {"approver": (approver, None),
-                                                     "snapshot": (content_hash(edition), None)}
+    overrides: dict[str, tuple[Any, str | None]] = {"approver": ("", None)}
     if flagged:
         overrides["decision"] = (..., f"send: unflagged entries not rejected; the {flagged} flagged ⚠ only if "
                                       f"approved under Changes · {SEND_FLAGGED}: all {flagged} too · hold: nothing")
-    annotations = {"snapshot": SkipJsonSchema[str]}
-    fields = {name: (annotations.get(name, ReviewForm.model_fields[name].annotation),
+    fields = {name: (ReviewForm.model_fields[name].annotation,
                      pydantic.Field(default=value, title=ReviewForm.model_fields[name].title,
                                     description=help or ReviewForm.model_fields[name].description))
               for name, (value, help) in overrides.items()}

@@ -1,8 +1,11 @@
-"""Edition history: every published edition and its entries as sent, kept in the state store.
+"""Edition history: the published editions, read from their records (:mod:`prdigest.record`), and an index of
+their published entries by PR number, title, author and subsystem.
 
 The archive site is rebuilt from it alone (no earlier output folder needed), and later editions look up
-earlier entries in it by PR number (relations, follow-ups across weeks). An edition is identified by its
-exact repo and window (``since``, ``until``); recording the same edition again replaces it.
+earlier entries by PR number (relations, follow-ups across weeks). The index holds no content: an entry is
+always read from its edition's record, so what the archive and later editions show is what was published,
+and an entry rejected when an edition is published again is gone from both. An edition is identified by its
+exact repo and window (``since``, ``until``); publishing the same edition again replaces it.
 
 SQL stays portable (``ON CONFLICT … DO UPDATE``, ``?`` parameters, TEXT timestamps in one fixed ISO
 format so they sort as strings) so that a PostgreSQL store can run the same statements.
@@ -14,11 +17,8 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
-
-from prdigest.models import Edition, Entry, utc
+from prdigest import record as records
+from prdigest.models import Edition, EditionId, Entry, utc
 from prdigest.store import Store
 
 COMPONENT = "history"
@@ -72,12 +72,35 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX history_subsystems_name ON history_subsystems (subsystem, repo)
     """,
+    # v2: the content lives in the edition record; the history keeps only the index (adopt_legacy runs first).
+    """
+    ALTER TABLE history_editions DROP COLUMN edition_json;
+    ALTER TABLE history_entries DROP COLUMN entry_json
+    """,
 ]
 
 
 def ensure_schema(store: Store) -> None:
-    """Create or upgrade the history tables."""
+    """Create or upgrade the history tables (editions published before the record are adopted into it)."""
+    records.ensure_schema(store)
+    row = store.fetchone("SELECT version FROM schema_versions WHERE component = ?", (COMPONENT,))
+    if row is not None and row[0] == 1:
+        store.atomic(_adopt_legacy)
     store.migrate(COMPONENT, MIGRATIONS)
+
+
+def _adopt_legacy(store: Store) -> None:
+    """Editions the history stored in full (schema v1) become delivered records, unless recorded already."""
+    if store.fetchone("SELECT version FROM schema_versions WHERE component = ?", (COMPONENT,))[0] != 1:
+        return  # another process adopted them meanwhile
+    for repo, since, until, meta in store.fetchall(
+            "SELECT repo, since, until, edition_json FROM history_editions").copy():
+        entries = [json.loads(r[0]) for r in store.fetchall(
+            "SELECT entry_json FROM history_entries WHERE repo = ? AND since = ? AND until = ? ORDER BY position",
+            (repo, since, until))]
+        edition = records.tolerant(Edition, {**json.loads(meta), "entries": entries})
+        if records.load(store, edition.key) is None:
+            records.save(store, edition, records.Status.DELIVERED)
 
 
 def stamp(dt: datetime) -> str:
@@ -104,84 +127,55 @@ class PastEntry:
     entry: Entry
 
 
-def record_edition(store: Store, edition: Edition, *, now: datetime | None = None) -> int:
-    """Store ``edition`` with its published entries; an edition already stored (same repo and window) is
-    replaced, so publishing again is idempotent. Returns how many entries were stored."""
+def record_edition(store: Store, edition: Edition, *, expect: records.EditionRecord | None = None,
+                   now: datetime | None = None) -> records.EditionRecord:
+    """Publish ``edition``: its record at ``published`` and the index of its published entries, in one
+    transaction. An edition published before (same repo and window) is replaced, entries the editor has since
+    rejected included. ``expect``: the approved record this run read (compare and set); None replaces whatever
+    is stored (tests, tools)."""
     ensure_schema(store)
     key = (edition.repo, stamp(edition.since), stamp(edition.until))
     published = edition.published
-    meta = edition.model_dump(mode="json", exclude={"entries"})
     recorded = stamp(now or datetime.now(timezone.utc))
 
-    def write(tx: Store) -> None:
+    def write(tx: Store) -> records.EditionRecord:
+        stored = records.save(tx, edition, records.Status.PUBLISHED, expect=expect, replace=expect is None)
         tx.execute(
             "INSERT INTO history_editions (repo, since, until, name, week, language, approver, approved_at, "
-            "generated_at, recorded_at, entry_count, edition_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "generated_at, recorded_at, entry_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (repo, since, until) DO UPDATE SET name = excluded.name, week = excluded.week, "
             "language = excluded.language, approver = excluded.approver, approved_at = excluded.approved_at, "
             "generated_at = excluded.generated_at, recorded_at = excluded.recorded_at, "
-            "entry_count = excluded.entry_count, edition_json = excluded.edition_json",
+            "entry_count = excluded.entry_count",
             (*key, edition.name, edition.week, edition.language, edition.approver,
              stamp(edition.approved_at) if edition.approved_at else None, stamp(edition.generated_at),
-             recorded, len(published), json.dumps(meta, ensure_ascii=False, sort_keys=True)),
+             recorded, len(published)),
         )
         # Entries the editor rejected on a second publication must disappear: replace the whole set.
         tx.execute("DELETE FROM history_subsystems WHERE repo = ? AND since = ? AND until = ?", key)
         tx.execute("DELETE FROM history_entries WHERE repo = ? AND since = ? AND until = ?", key)
         tx.executemany(
             "INSERT INTO history_entries (repo, since, until, number, position, verdict, title, headline, "
-            "author, url, merged_at, subsystems, entry_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "author, url, merged_at, subsystems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(*key, e.number, position, e.verdict.value, e.title, e.headline, e.author, e.url, stamp(e.merged_at),
-              json.dumps(e.subsystems, ensure_ascii=False), e.model_dump_json())
+              json.dumps(e.subsystems, ensure_ascii=False))
              for position, e in enumerate(published)])
         tx.executemany("INSERT INTO history_subsystems (repo, since, until, number, subsystem) VALUES (?, ?, ?, ?, ?)",
                        [(*key, e.number, name) for e in published for name in dict.fromkeys(e.subsystems)])
+        return stored
 
-    store.atomic(write)
-    return len(published)
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def _load(model: type[M], data: dict[str, Any]) -> M:
-    """``data`` validated as ``model``, leaving out top-level keys the model forbids: an edition stored by
-    another version of pr-digest (a field dropped since) still loads."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        extra = {e["loc"][0] for e in exc.errors() if e["type"] == "extra_forbidden" and len(e["loc"]) == 1}
-        if not extra:
-            raise
-        return model.model_validate({k: v for k, v in data.items() if k not in extra})
-
-
-def _entry(entry_json: str) -> Entry:
-    return _load(Entry, json.loads(entry_json))
+    return store.atomic(write)
 
 
 def editions(store: Store, repo: str | None = None, *, before: datetime | None = None,
              limit: int | None = None) -> list[Edition]:
-    """Stored editions with their published entries (in publication order), newest window first.
-
-    ``repo`` keeps one repository's; ``before`` keeps editions whose window ends at or before it.
-    """
+    """Published editions with their published entries (in publication order), newest window first, read from
+    their records. ``repo`` keeps one repository's; ``before`` keeps editions whose window ends at or before it."""
     ensure_schema(store)
-    where, params = _where(repo, before)
-    sql = (f"SELECT repo, since, until, edition_json FROM history_editions{where} "
-           "ORDER BY until DESC, since DESC, repo")
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    rows = store.execute(sql, params).fetchall()
-    entries: dict[tuple[str, str, str], list[Entry]] = {(r[0], r[1], r[2]): [] for r in rows}
-    if rows:
-        for r in store.execute(f"SELECT repo, since, until, entry_json FROM history_entries{where} "
-                              "ORDER BY repo, since, until, position", params):
-            bucket = entries.get((r[0], r[1], r[2]))
-            if bucket is not None:
-                bucket.append(_entry(r[3]))
-    return [_load(Edition, {**json.loads(r[3]), "entries": entries[(r[0], r[1], r[2])]})
-            for r in rows]
+    found = [r.edition for r in records.published(store, repo)
+             if before is None or utc(r.edition.until) <= utc(before)]
+    found = found[:limit] if limit is not None else found
+    return [e.model_copy(update={"entries": e.published}) for e in found]
 
 
 def _where(repo: str | None, before: datetime | None) -> tuple[str, tuple[str, ...]]:
@@ -215,7 +209,7 @@ def past_entries(store: Store, repo: str, numbers: list[int] | None = None, *,
     in editions ending at or before ``before``, of ``subsystem``. Relations and follow-ups across weeks
     start here: "was #41234 published before, in which edition, with which verdict and follow-ups?"."""
     ensure_schema(store)
-    sql = ("SELECT e.repo, e.since, e.until, h.week, h.name, e.entry_json FROM history_entries e "
+    sql = ("SELECT e.repo, e.since, e.until, h.week, h.name, e.number FROM history_entries e "
            "JOIN history_editions h ON h.repo = e.repo AND h.since = e.since AND h.until = e.until "
            "WHERE e.repo = ?")
     params: list[object] = [repo]
@@ -227,6 +221,7 @@ def past_entries(store: Store, repo: str, numbers: list[int] | None = None, *,
                 "AND s.until = e.until AND s.number = e.number AND s.subsystem = ?)")
         params.append(subsystem)
     found: list[PastEntry] = []
+    loaded: dict[tuple[str, datetime, datetime], dict[int, Entry]] = {}
     wanted = None if numbers is None else sorted(set(numbers))
     # Chunks keep the statement under every database's parameter limit (SQLite's default is 999).
     chunks = [None] if wanted is None else [wanted[i:i + 500] for i in range(0, len(wanted), 500)]
@@ -236,9 +231,22 @@ def past_entries(store: Store, repo: str, numbers: list[int] | None = None, *,
             chunk_sql += f" AND e.number IN ({', '.join('?' for _ in chunk)})"
             chunk_params += chunk
         for r in store.execute(chunk_sql + " ORDER BY e.until DESC, e.since DESC, e.number", chunk_params):
-            found.append(PastEntry(_ref(r[:5]), _entry(r[5])))
+            ref = _ref(r[:5])
+            entry = _published_entry(store, ref, int(r[5]), loaded)
+            if entry is not None:
+                found.append(PastEntry(ref, entry))
     found.sort(key=lambda p: (p.edition.until, p.edition.since), reverse=True)
     return found
+
+
+def _published_entry(store: Store, ref: EditionRef, number: int,
+                     loaded: dict[tuple[str, datetime, datetime], dict[int, Entry]]) -> Entry | None:
+    """Entry ``number`` as its edition's record published it (each record parsed once per lookup)."""
+    key = (ref.repo, ref.since, ref.until)
+    if key not in loaded:
+        stored = records.load(store, EditionId(ref.repo, ref.since, ref.until))
+        loaded[key] = {e.number: e for e in stored.edition.published} if stored is not None else {}
+    return loaded[key].get(number)
 
 
 def delete_edition(store: Store, repo: str, since: datetime, until: datetime) -> bool:
@@ -249,6 +257,7 @@ def delete_edition(store: Store, repo: str, since: datetime, until: datetime) ->
     def remove(tx: Store) -> int:
         tx.execute("DELETE FROM history_subsystems WHERE repo = ? AND since = ? AND until = ?", key)
         tx.execute("DELETE FROM history_entries WHERE repo = ? AND since = ? AND until = ?", key)
+        tx.execute("DELETE FROM edition_records WHERE key = ?", (EditionId(repo, since, until).key,))
         return tx.execute("DELETE FROM history_editions WHERE repo = ? AND since = ? AND until = ?", key).rowcount
 
     return store.atomic(remove) > 0

@@ -18,12 +18,14 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from prdigest.delivery.outbox import write_atomic
-from prdigest.delivery.run import DeliveryReport, Outcome, deliver, plan_deliveries
+from prdigest.delivery.run import DeliveryReport, Outcome, deliver, outbox_routes, plan_deliveries
 from prdigest.drafting.concurrent import draft_entries
 from prdigest.errors import ConfigError
 from prdigest.links import flag_foreign_links
 from prdigest.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
+from prdigest import record as records
 from prdigest.models import Edition, EditionId, Entry, EntryStatus, PullRequest
+from prdigest.record import EditionRecord, Status
 from prdigest.readers import Reader
 from prdigest.selfservice.links import link_kinds, linker
 from prdigest.services import Services, sender
@@ -130,57 +132,53 @@ def write_inside(out: Path, relative: str, data: bytes) -> Path:
     return out / relative
 
 
+def write_tree(root: Path, files: dict[str, bytes]) -> list[Path]:
+    """Write ``files`` (paths relative to ``root``) under ``root`` and remove every other file there: the folder
+    is exactly the build (a page or feed an earlier build wrote and this one has not, e.g. of an entry
+    retracted since, must not stay published)."""
+    written = [write_inside(root, relative, data) for relative, data in sorted(files.items())]
+    keep = {p.resolve() for p in written}
+    for path in sorted(root.rglob("*"), reverse=True):
+        if path.is_symlink() or path.is_file():
+            if path.resolve() not in keep or path.is_symlink():
+                path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    return written
+
+
 class EditionPipeline:
     """One edition's steps over one run's :class:`~prdigest.services.Services`."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
 
-    # --- before collecting ----------------------------------------------------------------------
-    def already_delivered(self) -> str | None:
-        """Why this edition (the source's repo, this window) must not run again, or None: some message of it
-        already went out through the ledger (sent, uncertain or being sent), and ``--resend-edition`` was not
-        given. A dry run (the outbox keeps no ledger) is never "delivered". Checked before collecting, so a
-        second run asks no editor to review what readers already got and keeps its ``digest.json``."""
-        services = self.services
-        if services.dry_run or services.options.resend_edition:
-            return None
+    # --- the record ---------------------------------------------------------------------------
+    def edition_id(self) -> EditionId:
+        """The edition the options name: the source's repo and the window."""
         window = self.window()
-        edition = EditionId(services.source.repo, window.since, window.until)
-        counts = services.ledger().counts(edition.key)
-        if not (counts.get("sent", 0) or counts.get("uncertain", 0) or counts.get("sending", 0)):
-            return None
-        shown = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-        return (f"{edition.name} was already delivered ({shown} in the ledger): nothing is collected, no review "
-                f"is requested, and {services.out / 'digest.json'} stays as delivered. To run it again on purpose, "
-                "add --resend-edition (readers already sent are still skipped; `digest resend` sends to them "
-                "again); `digest status` shows each reader.")
+        return EditionId(self.services.source.repo, window.since, window.until)
 
-    def unfinished_delivery(self) -> Edition | None:
-        """The edition as an earlier run published it (from the history) when that run left deliveries
-        pending (a channel down, a transient error): the next run sends those from what was approved, with
-        no new collection, drafting or review. None when nothing is pending or the history lacks it."""
-        from prdigest import history
+    def current_record(self) -> EditionRecord | None:
+        """The stored record of this run's edition, or None."""
+        return records.load(self.services.store(), self.edition_id())
 
-        services = self.services
-        window = self.window()
-        edition_id = EditionId(services.source.repo, window.since, window.until)
-        # A deliverer that died mid-delivery left its rows "sending": settle them first (back to pending when
-        # their push never began, uncertain when it did), or the rest of its work would never be sent.
-        services.ledger().recover(edition_id.key)
-        if not services.ledger().counts(edition_id.key).get("pending", 0):
-            return None
-        for edition in history.editions(services.store(), services.source.repo):
-            if edition.since == window.since and edition.until == window.until:
-                return edition
-        return None
+    def save(self, edition: Edition, status: Status, *, expect: EditionRecord | None, new_revision: bool = False,
+             run_id: str | None = None) -> EditionRecord:
+        """Store ``edition`` at ``status`` (see :func:`prdigest.record.save`)."""
+        return records.save(self.services.store(), edition, status, expect=expect, new_revision=new_revision,
+                            run_id=run_id)
 
-    def finish_delivery(self, edition: Edition, progress: Progress | None = None) -> EditionSummary:
-        """Render the published edition again and deliver what is still pending (the ledger skips the rest);
-        ``digest.json`` stays as delivered."""
-        rendered = self.render(edition)
-        report = self.deliver(edition, rendered, progress)
-        return self.summarize(edition, rendered, report, rendered.files)
+    def write_view(self, edition: Edition) -> Path:
+        """``DIR/digest.json``, the record's view for people and scripts."""
+        return write_digest_json(self.services.out, edition)
+
+    @staticmethod
+    def with_problems(edition: Edition, rendered: Rendered) -> Edition:
+        """The edition as it is published: with its render problems (PRs some medium could not render) and its
+        variants as rendered (who gets which entries, what to read first, their lede)."""
+        return edition.model_copy(update={"problems": rendered.problems,
+                                          "variants": [v.variant.record() for v in rendered.variants]})
 
     # --- collect ------------------------------------------------------------------------------
     def window(self) -> Window:
@@ -243,6 +241,11 @@ class EditionPipeline:
             return f"openai:{self.services.settings.model}"
         return entries[0].drafter if entries else self.services.options.drafter
 
+    # --- review ----------------------------------------------------------------------------------
+    def review(self, record: EditionRecord) -> EditionRecord:
+        """``--approve auto``: every drafted entry approved as drafted (the Prefect flow asks an editor)."""
+        return self.save(auto_approve(record.edition), Status.APPROVED, expect=record)
+
     # --- render ----------------------------------------------------------------------------------
     def render(self, edition: Edition, progress: Progress | None = None) -> Rendered:
         """Plan variants over the approved entries, render each once per medium, write its files."""
@@ -261,31 +264,23 @@ class EditionPipeline:
                 progress(i, len(variants))
         return rendered
 
-    # --- record ----------------------------------------------------------------------------------
-    def record(self, edition: Edition, rendered: Rendered) -> tuple[Edition, Path]:
-        """The edition as published (with its render problems and its variants as rendered), written to
-        ``DIR/digest.json``."""
-        edition = edition.model_copy(update={"problems": rendered.problems,
-                                             "variants": [v.variant.record() for v in rendered.variants]})
-        return edition, write_digest_json(self.services.out, edition)
-
     # --- publish --------------------------------------------------------------------------------
-    def publish(self, edition: Edition) -> list[Path]:
-        """Record the edition in the history (so later editions and the archive know it), then write the
-        archive of every stored edition of the repo to ``DIR/site/``. Before delivery: the permalinks in
-        the messages exist when they arrive."""
+    def publish(self, record: EditionRecord) -> tuple[EditionRecord, list[Path]]:
+        """Publish the approved record (history index, status ``published``), track its follow-ups, and write
+        the archive of every published edition of the repo to ``DIR/site/``. Before delivery: the permalinks
+        in the messages exist when they arrive."""
         from prdigest import followups, history
 
         services = self.services
         store = services.store()
-        history.record_edition(store, edition)
-        followups.track(store, edition, max_weeks=services.settings.followup_weeks)
+        record = history.record_edition(store, record.edition, expect=record)
+        followups.track(store, record.edition, max_weeks=services.settings.followup_weeks)
         if services.site is None:
-            return []
-        files = services.site(history.editions(store, edition.repo), site_url=services.settings.site_url,
+            return record, []
+        files = services.site(history.editions(store, record.edition.repo), site_url=services.settings.site_url,
                               link_hosts=link_hosts_for(services.settings.github_url),
-                              vocabularies={edition.repo: services.classifier.vocabulary})
-        return [write_inside(services.out, f"site/{path}", data) for path, data in sorted(files.items())]
+                              vocabularies={record.edition.repo: services.classifier.vocabulary})
+        return record, write_tree(services.out / "site", files)
 
     # --- deliver ---------------------------------------------------------------------------------
     def deliver(self, edition: Edition, rendered: Rendered, progress: Progress | None = None) -> DeliveryReport:
@@ -299,13 +294,14 @@ class EditionPipeline:
                                  links=linker(services.settings, edition.repo))
         deliveries = plan_deliveries([(v.variant.readers, v.renderings) for v in rendered.variants],
                                      services.delivered, context)
-        ledger = None if services.dry_run else services.ledger()
-        return deliver(edition.id, deliveries, services.channels, ledger, progress)
+        deliveries, channels = outbox_routes(deliveries, services.channels)
+        return deliver(edition.id, deliveries, channels, services.ledger(), progress)
 
     # --- summarize -------------------------------------------------------------------------------
-    def summarize(self, edition: Edition, rendered: Rendered, report: DeliveryReport,
+    def summarize(self, edition: Edition, rendered: Rendered | None, report: DeliveryReport,
                   files: list[Path]) -> EditionSummary:
         """What the run produced and delivered, for the CLI and the run's result."""
+        rendered = rendered or Rendered([], [])
         per_verdict, per_subsystem = counts(edition.published)
         row = lambda r: (r.reader, r.medium, r.detail)  # noqa: E731
         return EditionSummary(
@@ -321,31 +317,16 @@ class EditionPipeline:
             files=[str(f) for f in files],
         )
 
-    def skipped(self, reason: str) -> EditionSummary:
-        """The result of a run that stopped before collecting (see :meth:`already_delivered`)."""
-        window = self.window()
-        name = EditionId(self.services.source.repo, window.since, window.until).name
+    def skipped(self, reason: str, record: EditionRecord | None = None) -> EditionSummary:
+        """The result of a run with nothing to do (see :func:`prdigest.loop.next_step`)."""
+        name = record.edition.name if record is not None else self.edition_id().name
         return EditionSummary(edition=name, out=str(self.services.out), entries=0, published=0, per_verdict={},
                               per_subsystem={}, variants={}, idle_readers=[], sent=[], failed=[], problems=[],
                               files=[], skipped=reason)
 
-    # --- the whole run, without Prefect ------------------------------------------------------------
-    def run(self, review: Callable[[Edition], Edition] = auto_approve) -> EditionSummary:
-        """Every step in order, with ``review`` between drafting and rendering."""
-        delivered = self.already_delivered()
-        if delivered:
-            unfinished = self.unfinished_delivery()
-            if unfinished is None:
-                return self.skipped(delivered)
-            self.services.check_channels()
-            return self.finish_delivery(unfinished)
-        self.services.check_channels()
-        collected = self.collect()
-        entries = self.draft(collected.prs)
-        edition = review(self.connect(self.new_edition(collected, entries), collected.prs))
-        rendered = self.render(edition)
-        edition, digest_json = self.record(edition, rendered)
-        site = self.publish(edition)
-        report = self.deliver(edition, rendered)
-        return self.summarize(edition, rendered, report, [digest_json, *rendered.files,
-                                                                *[p for p in site if p.name == "index.html"][:1]])
+    # --- the loop, run directly (no Prefect) ----------------------------------------------------------
+    def run(self) -> EditionSummary:
+        """The edition's next steps, decided from its record (:func:`prdigest.loop.run_edition`)."""
+        from prdigest.loop import run_edition
+
+        return run_edition(self, self)

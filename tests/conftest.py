@@ -29,11 +29,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test sees the developer's tokens or DIGEST_* settings."""
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test sees the developer's tokens or DIGEST_* settings, and each test has its own state database (every
+    run records its edition there: a test must not find another test's edition delivered)."""
     for name in list(os.environ):
         if name.startswith(_SECRET_OR_SETTING):
             monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DIGEST_STATE", str(tmp_path_factory.mktemp("state") / "state.sqlite"))
 
 
 @pytest.fixture(scope="session")

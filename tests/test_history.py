@@ -10,6 +10,7 @@ import pytest
 from prdigest.history import (COMPONENT, MIGRATIONS, delete_edition, edition_refs, editions, past_entries,
                               record_edition)
 from prdigest.models import Edition
+from prdigest.record import RecordError
 from prdigest.store import open_store
 from tests.factories import WEEK, edition, entry
 
@@ -31,7 +32,7 @@ def week(n: int, entries, **extra) -> Edition:
 def test_an_edition_round_trips_with_only_its_published_entries_in_order(store) -> None:
     ed = week(0, [entry(5, ["kernels"], "deep-read"), entry(3, ["docs"], "skip", status="rejected"),
                   entry(4, ["moe", "kernels"], status="edited")])
-    assert record_edition(store, ed) == 2
+    assert record_edition(store, ed).status == "published"
     [loaded] = editions(store)
     assert loaded == ed.model_copy(update={"entries": ed.published})
     assert [e.number for e in loaded.entries] == [5, 4]
@@ -83,15 +84,45 @@ def test_past_entries_find_earlier_publications_of_a_pr_by_number_window_and_sub
 
 
 def test_an_edition_stored_with_a_field_this_version_does_not_know_still_loads(store) -> None:
+    import hashlib
+
     record_edition(store, week(0, [entry(1, ["kernels"])]))
-    meta = json.loads(store.fetchone("SELECT edition_json FROM history_editions")[0])
-    meta["from_the_future"] = {"x": 1}
-    store.execute("UPDATE history_editions SET edition_json = ?", (json.dumps(meta),))
-    entry_json = json.loads(store.fetchone("SELECT entry_json FROM history_entries")[0])
-    entry_json["also_new"] = True
-    store.execute("UPDATE history_entries SET entry_json = ?", (json.dumps(entry_json),))
+    body = json.loads(store.fetchone("SELECT body FROM edition_records")[0])
+    body["from_the_future"] = {"x": 1}
+    text = json.dumps(body, sort_keys=True)
+    store.execute("UPDATE edition_records SET body = ?, hash = ?",
+                  (text, "sha256:" + hashlib.sha256(text.encode()).hexdigest()))
     [loaded] = editions(store)
     assert loaded.entries[0].number == 1
+
+
+def test_the_history_holds_no_copy_of_an_edition_only_an_index_of_its_record(store) -> None:
+    record_edition(store, week(0, [entry(1, ["kernels"]), entry(2, ["docs"])]))
+    store.execute("UPDATE edition_records SET hash = ?", ("sha256:" + "0" * 64,))
+    with pytest.raises(RecordError, match="altered in the state store"):
+        editions(store)  # the archive reads the record itself, checked, never a copy of it
+    with pytest.raises(RecordError, match="altered in the state store"):
+        past_entries(store, "vllm-project/vllm", [1])
+
+
+def test_editions_the_history_stored_in_full_are_adopted_into_records(state_location: str) -> None:
+    ed = week(0, [entry(1, ["kernels"], "deep-read"), entry(2, ["docs"], status="rejected")])
+    with open_store(state_location) as old:  # a state database written before the edition record
+        old.migrate(COMPONENT, MIGRATIONS[:1])
+        key = (ed.repo, ed.since.isoformat(timespec="microseconds"), ed.until.isoformat(timespec="microseconds"))
+        old.execute("INSERT INTO history_editions (repo, since, until, name, week, language, approver, approved_at, "
+                    "generated_at, recorded_at, entry_count, edition_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*key, ed.name, ed.week, ed.language, "Ann", None, key[1], key[1], 1,
+                     ed.model_dump_json(exclude={"entries"})))
+        old.execute("INSERT INTO history_entries (repo, since, until, number, position, verdict, title, headline, "
+                    "author, url, merged_at, subsystems, entry_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*key, 1, 0, "deep-read", "t", "h", "a", "u", key[1], '["kernels"]',
+                     ed.entries[0].model_dump_json()))
+    with open_store(state_location) as store:
+        [loaded] = editions(store)
+        assert [e.number for e in loaded.entries] == [1]
+        assert [p.entry.number for p in past_entries(store, ed.repo, [1])] == [1]
+        assert store.fetchone("SELECT status FROM edition_records")[0] == "delivered"
 
 
 def test_a_deleted_edition_is_gone_with_its_entries(store) -> None:

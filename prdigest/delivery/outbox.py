@@ -48,7 +48,7 @@ class OutboxChannel:
         """Nothing to connect to: the folder is created on the first write."""
 
     def push(self, message: Message, parts: Parts | None = None) -> str:
-        name, data = self.files[message.medium](message)
+        name, data = self.files[message.medium.removeprefix("outbox-")](message)
         path = self.directory / name
         if path.resolve().parent != self.directory.resolve():
             raise DeliveryError(f"outbox {self.directory}: refusing to write '{name}' outside the outbox")
