@@ -92,6 +92,7 @@ def _ledger(path: Path, edition: str, provider_id: str = "", error: str = "") ->
 
 def test_status_finds_the_edition_in_the_deployments_state_file(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DIGEST_STATE", raising=False)  # the conftest gives each test its own
     monkeypatch.chdir(tmp_path)
     _ledger(tmp_path / ".digest" / "state.sqlite", "other-2026-W46")
     long_id = "<" + "a1b2c3d4" * 12 + "@mail.example.com>"
@@ -109,6 +110,7 @@ def test_status_finds_the_edition_in_the_deployments_state_file(tmp_path: Path,
 
 def test_status_says_plainly_when_no_database_holds_the_edition(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DIGEST_STATE", raising=False)  # the conftest gives each test its own
     monkeypatch.chdir(tmp_path)
     _ledger(tmp_path / ".digest" / "vllm.sqlite", "acme-w-2026-W47")
     result = CliRunner().invoke(app, ["status", "acme-w-2026-W48"])

@@ -29,14 +29,26 @@ editors:
 """
 
 
-def test_a_dry_run_is_never_already_delivered(tmp_path: Path) -> None:
-    options = RunOptions(source=f"jsonl:{SAMPLE}", out=str(tmp_path / "out"), state=str(tmp_path / "s.sqlite"))
-    services = build_services(options, Settings(state=tmp_path / "s.sqlite"), default_media())
-    try:
-        assert EditionPipeline(services).already_delivered() is None
-    finally:
-        services.close()
-    assert not (tmp_path / "s.sqlite").exists()  # the outbox keeps no ledger: nothing was opened
+def test_a_delivered_outbox_week_sends_nothing_again_and_status_lists_its_rows(tmp_path: Path) -> None:
+    state, out = tmp_path / "s.sqlite", tmp_path / "out"
+    args = ["run", "--source", f"jsonl:{SAMPLE}", "--since", "2026-11-16", "--until", "2026-11-17", "--out", str(out),
+            "--state", str(state), "--language", "en"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    files = sorted((out / "outbox").iterdir())
+    assert files
+    stamps = {p: p.stat().st_mtime_ns for p in files}
+    for path in files:
+        path.unlink()  # a second run must not write them again
+    second = CliRunner().invoke(app, args)
+    assert second.exit_code == 0, second.output
+    assert "was already delivered" in " ".join(second.output.split())
+    assert not any(p.exists() for p in stamps)
+    status = CliRunner().invoke(app, ["status", "vllm-project/vllm 2026-11-16..2026-11-17", "--state", str(state)],
+                                env={"COLUMNS": "200"})
+    assert status.exit_code == 0, status.output
+    assert "outbox-email" in status.output and "sent" in status.output
+    assert f"{len(files)} sent" in " ".join(status.output.split())
 
 
 @pytest.mark.prefect
@@ -59,7 +71,7 @@ def test_an_edition_already_delivered_stops_before_collecting_and_keeps_digest_j
         second = CliRunner().invoke(app, [*args, "--approve", "ui"], env=env)
         assert second.exit_code == 0, second.output
         text = " ".join(second.output.split())
-        assert "2026-11-16..2026-11-17 was already delivered (1 sent in the ledger)" in text
+        assert "2026-11-16..2026-11-17 was already delivered" in text
         assert "--resend-edition" in text and "Collecting" not in text
         assert [a for m in smtp.messages for a in m.rcpt_tos] == ["all@example.com"]  # the editor was not asked
         assert (out / "digest.json").read_bytes() == delivered
@@ -73,34 +85,25 @@ def test_an_edition_already_delivered_stops_before_collecting_and_keeps_digest_j
 @pytest.mark.slow  # ~3 s: services, a ledger and a run of the pipeline
 def test_already_delivered_names_the_flag_and_the_state(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Without Prefect: EditionPipeline.run() stops the same way (benchmarks and the Prefect-free paths)."""
-    from prdigest.delivery.ledger import Ledger
-    from prdigest.models import EditionId
-    from prdigest.window import Window
-
     state = tmp_path / "state.sqlite"
     options = RunOptions(source=f"jsonl:{SAMPLE}", since="2026-11-16", until="2026-11-17", deliver="smtp",
                          out=str(tmp_path / "out"), state=str(state))
     settings = Settings(state=state, smtp_host="127.0.0.1", smtp_port=1, from_address="d@example.com",
                         smtp_security="none")
-    window = Window.from_flags("2026-11-16", "2026-11-17")
-    ledger = Ledger.open(state)
-    key = ledger.edition(EditionId("vllm-project/vllm", window.since, window.until))
-    ledger.register(key, [("all", "email", "all", "all@example.com", None)])
-    ledger.sent(key, ("all", "email"), "250 ok")
-    ledger.close()
+    services = build_services(options.model_copy(update={"deliver": "outbox"}), settings, default_media())
+    try:
+        EditionPipeline(services).run()  # delivered to the outbox: the edition's record says delivered
+    finally:
+        services.close()
+    (tmp_path / "out" / "digest.json").unlink()
     services = build_services(options, settings, default_media())
     try:
         summary = EditionPipeline(services).run()
     finally:
         services.close()
-    assert summary.skipped.startswith("vllm-project/vllm 2026-11-16..2026-11-17 was already delivered (1 sent")
+    assert summary.skipped.startswith("vllm-project/vllm 2026-11-16..2026-11-17 was already delivered")
+    assert "--resend-edition" in summary.skipped
     assert summary.entries == 0 and not (tmp_path / "out" / "digest.json").exists()
-    with_flag = options.model_copy(update={"resend_edition": True})
-    services = build_services(with_flag, settings, default_media())
-    try:
-        assert EditionPipeline(services).already_delivered() is None
-    finally:
-        services.close()
 
 
 def test_a_run_after_a_partial_delivery_sends_what_is_pending_from_the_published_edition(tmp_path: Path) -> None:

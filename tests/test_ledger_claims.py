@@ -27,6 +27,7 @@ from prdigest.delivery.ledger import Ledger, LedgerUnavailable, end_owner, new_o
 from prdigest.delivery.ledger_schema import COMPONENT, MIGRATIONS
 from prdigest.delivery.run import Outcome, deliver
 from prdigest.delivery.slack import SlackChannel
+from prdigest.history import record_edition
 from prdigest.delivery.smtp import SmtpChannel
 from prdigest.models import EditionId
 from prdigest.pipeline import write_digest_json
@@ -135,8 +136,12 @@ def test_no_answer_to_data_is_uncertain_never_resent_until_digest_resend_sends_i
         smtp: SmtpServer, tmp_path: Path) -> None:
     state, out = tmp_path / "state.sqlite", tmp_path / "out"
     ed = race_edition()
+    with open_store(state) as store:
+        record_edition(store, ed)  # the record is what digest resend rebuilds from
     out.mkdir()
-    write_digest_json(out, ed)
+    # digest.json edited on disk (a headline rewritten): resend must send the recorded text, never this file's.
+    write_digest_json(out, ed.model_copy(update={"entries": [
+        e.model_copy(update={"headline": "EDITED ON DISK " + e.headline}) for e in ed.entries]}))
     smtp.answer_late("r1@example.com", 2.5)  # accepted at once, 250 after the client's 1 s timeout
     ledger = Ledger.open(state)
     report = deliver(ed.id, planned(ed, readers(3), ("email",), sender=SENDER),
@@ -166,13 +171,14 @@ def test_no_answer_to_data_is_uncertain_never_resent_until_digest_resend_sends_i
            "DIGEST_SMTP_PASSWORD": PASSWORD, "DIGEST_FROM": SENDER, "SSL_CERT_FILE": str(smtp.cert)}
     from flows.cli import app
 
-    args = ["resend", ed.name, "--uncertain", "--out", str(out), "--readers", str(tmp_path / "readers.yaml"),
-            "--state", str(state)]
+    args = ["resend", ed.name, "--uncertain", "--readers", str(tmp_path / "readers.yaml"), "--state", str(state)]
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == 0, result.output
     assert "r1 (email) to r1@example.com: resent" in result.output and PASSWORD not in result.output
     copies = smtp.to("r1@example.com")
     assert len(copies) == 2 and copies[0].message["Message-ID"] == copies[1].message["Message-ID"] == row.message_id
+    resent = copies[1].message.get_body(("plain",)).get_content()
+    assert "EDITED ON DISK" not in resent and ed.entries[0].headline in resent
     assert len(smtp.messages) == 4
     ledger = Ledger.open(state)
     assert ledger.rows(ed.key)[("r1", "email")].status == "sent"

@@ -70,7 +70,8 @@ def test_settings_hold_the_location_and_never_show_the_password(monkeypatch: pyt
     assert load_settings(state="x.sqlite").state.path == Path("x.sqlite")  # a flag wins over the environment
 
 
-def test_default_state_is_the_sqlite_file() -> None:
+def test_default_state_is_the_sqlite_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DIGEST_STATE", raising=False)  # the conftest gives each test its own
     assert load_settings().state == StateLocation.parse(".digest/state.sqlite")
 
 

@@ -21,7 +21,6 @@ def resend(
     uncertain: bool = typer.Option(False, "--uncertain", help="Resend the rows marked uncertain (they may have "
                                    "reached the reader: the provider did not answer after the message went out)."),
     reader: list[str] = typer.Option([], "--reader", help="Only this reader's uncertain rows; repeat for several."),
-    out: Path = typer.Option(Path("out"), "--out", help="The output folder of that edition's run (its digest.json)."),
     readers: Optional[Path] = typer.Option(None, "--readers", help="readers.yaml (default: the shipped example)."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
     state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
@@ -48,7 +47,7 @@ def resend(
 
     try:
         settings = load_settings(state=state, slack_base_url=slack_base_url)
-        done = resend_uncertain(edition, out=out, settings=settings, media=default_media(), readers_of=readers_of,
+        done = resend_uncertain(edition, settings=settings, media=default_media(), readers_of=readers_of,
                                 only=reader)
     except DigestError as exc:
         print_error(exc, console)

@@ -1,5 +1,6 @@
 """``digest resend EDITION --uncertain``: send again, on purpose, the messages that may have reached their
-readers (the ledger's ``uncertain`` rows), rebuilt from the run's ``digest.json`` and the readers file.
+readers (the ledger's ``uncertain`` rows), rebuilt from the edition's record in the state store (never from
+``digest.json``, which anyone can edit) and the readers file.
 
 An e-mail keeps the Message-ID of its first attempt, so a mail client that already has it drops the copy;
 a Slack thread resumes after the parts the ledger recorded as posted.
@@ -7,12 +8,9 @@ a Slack thread resumes after the parts the ledger recorded as posted.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pydantic import ValidationError
 
 from prdigest.config import Settings
 from prdigest.delivery.ledger import Key, Ledger
@@ -20,9 +18,7 @@ from prdigest.delivery.run import DeliveryReport, deliver, plan_deliveries
 from prdigest.errors import ConfigError
 from prdigest.media import ComposeContext, MediaRegistry, RenderContext, link_hosts_for
 from prdigest.models import Edition
-
-#: Keys digest.json adds to the edition's own fields.
-_DERIVED = ("name", "week", "key")
+from prdigest.store import Store, open_store
 
 
 @dataclass
@@ -35,25 +31,18 @@ class Resent:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def load_edition(out: Path, asked: str) -> Edition:
-    """The edition a run wrote to ``out/digest.json``."""
-    path = out / "digest.json"
-    if not path.is_file():
-        raise ConfigError(f"{path}: not found: give --out the output folder of the run of {asked} "
-                          "(the one holding its digest.json)")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for name in _DERIVED:
-            data.pop(name, None)
-        return Edition.model_validate(data)
-    except (ValueError, ValidationError) as exc:
-        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
-        where = ".".join(str(p) for p in first["loc"]) if first else ""
-        raise ConfigError(f"{path}: not a digest.json pr-digest can read ({where + ': ' if where else ''}"
-                          f"{first['msg'] if first else exc})") from None
+def load_edition(store: Store, asked: str) -> Edition:
+    """The edition as published, from its record (checked against its hash)."""
+    from prdigest import record as records
+
+    found = records.resolve(store, asked)
+    if found is None or not found.published:
+        known = ", ".join(r.edition.name for r in records.published(store)[:10]) or "none"
+        raise ConfigError(f"--state {store.location}: no published edition {asked} (published editions: {known})")
+    return found.edition
 
 
-def resend_uncertain(asked: str, *, out: Path, settings: Settings, media: MediaRegistry, readers_of,
+def resend_uncertain(asked: str, *, settings: Settings, media: MediaRegistry, readers_of,
                      only: Iterable[str] = ()) -> Resent:
     """Send the uncertain rows of edition ``asked`` (its key, name or exact identity) again, each once.
 
@@ -64,7 +53,8 @@ def resend_uncertain(asked: str, *, out: Path, settings: Settings, media: MediaR
     from prdigest.services import sender
     from prdigest.variants import plan_variants
 
-    edition = load_edition(out, asked)
+    with open_store(settings.state) as store:
+        edition = load_edition(store, asked)
     ledger = Ledger.open(settings.state)
     try:
         key = ledger.resolve(asked)
@@ -72,8 +62,8 @@ def resend_uncertain(asked: str, *, out: Path, settings: Settings, media: MediaR
             raise ConfigError(f"--state {settings.state}: no deliveries recorded for {asked}; "
                               f"editions in the ledger: {', '.join(ledger.editions()[:10]) or 'none'}")
         if key != edition.key:
-            raise ConfigError(f"{out / 'digest.json'} is {edition.name} ({edition.key}), not {asked} ({key}): "
-                              "give --out the output folder of that edition's run")
+            raise ConfigError(f"the ledger's {asked} is {key}, but its record is {edition.name} ({edition.key}): "
+                              "give the edition's key as `digest status` shows it")
         rows = ledger.rows(key)
         wanted = set(only)
         unknown = sorted(wanted - {r.reader for r in rows.values()})
