@@ -43,6 +43,7 @@ from prdigest.review import (
 )
 from prdigest.pipeline import EditionPipeline
 from prdigest.readers import Editor
+from prdigest import record as records
 from prdigest.record import EditionRecord, Status, content_hash_of_json
 from prdigest.services import RunOptions
 
@@ -85,7 +86,14 @@ def review_edition(record: EditionRecord, pipeline: EditionPipeline, options: Ru
     services = pipeline.services
     decision = _await_decision(edition, options, settings, run_id, services.readers.editors,
                                suspend=context.flow_run.deployment_id is not None, channels=services.channels)
+    # The record as stored now (a suspended run reads it anew anyway): it must still be the draft the editor saw.
+    stored = records.load(services.store(), record.key)
+    if stored is None:
+        raise records.RecordError(f"{edition.name}: the edition record vanished from the state store during the "
+                                  "review: nothing is sent; run the edition again")
+    record = stored
     record.check_shown(_shown_hash(run_id), decision.snapshot)
+    edition = record.edition
     reviewed = apply_decision(edition, decision)  # checked before: applies in full or raises, never in part
     record_review(services.store(), edition, reviewed, run_id)
     counts = decision_summary(reviewed)

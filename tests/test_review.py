@@ -464,3 +464,51 @@ def test_an_editor_changing_only_the_verdict_gets_a_text_opening_with_the_new_ve
     one = reviewed.entries[0]
     assert one.verdict is Verdict.SKIP and one.rationale == "可略过：改变了缓存的归属。"
     assert one.status is EntryStatus.EDITED and one.edit_distance == 0  # the verdict changed, not the text
+
+
+@pytest.mark.prefect
+@pytest.mark.parametrize("via", ["ui", "digest approve"])
+def test_a_record_rewritten_during_the_review_is_refused_and_nothing_is_sent(prefect_api, tmp_path: Path, via: str,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Body and hash of the stored record rewritten together while the editor reviews: the record checks out by
+    itself, but it is not the draft the editor was shown, so neither the form nor `digest approve` can send it."""
+    from prefect.flow_runs import resume_flow_run
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from flows.edition import digest_edition
+    from prdigest.record import canonical_json, content_hash
+    from prdigest.store import open_store
+
+    monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
+    (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
+    out, state = tmp_path / "out", tmp_path / "state.sqlite"
+    result: dict[str, Any] = {}
+
+    def edition() -> None:
+        try:
+            result["summary"] = digest_edition(
+                source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out), approve="ui",
+                since="2026-11-16", until="2026-11-17", state=str(state), language="en")
+        except BaseException as exc:
+            result["error"] = exc
+
+    thread = threading.Thread(target=edition, daemon=True)
+    thread.start()
+    run_id = str(_paused_run(time.time(), "review-1").id)
+    with open_store(state) as store:
+        body = store.fetchone("SELECT body FROM edition_records WHERE run_id = ?", (run_id,))[0]
+        shown = Edition.model_validate_json(body)
+        tampered = shown.model_copy(update={"entries": [
+            e.model_copy(update={"headline": "Verify your account at evil.example"}) for e in shown.entries]})
+        store.execute("UPDATE edition_records SET body = ?, hash = ? WHERE run_id = ?",
+                      (canonical_json(tampered), content_hash(tampered), run_id))
+    if via == "ui":
+        resume_flow_run(run_id, run_input={"decision": "send", "approver": "Ann", "changes": ""})
+    else:
+        approved = CliRunner().invoke(app, ["approve", run_id, "--all", "--approver", "Cy"])
+        assert approved.exit_code == 0, approved.output  # the draft it checked is the one shown: the run refuses
+    thread.join(60)
+    assert "error" in result and "its editor was shown" in str(result["error"])
+    assert not list(out.glob("outbox/all.*"))  # the reader got nothing (the editors' notice went out before)
+    assert not (out / "digest.json").exists()
