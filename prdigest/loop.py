@@ -16,15 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from prdigest import record as records
 from prdigest.delivery.run import DeliveryReport, Outcome
-from prdigest.models import Edition, Entry, PullRequest
+from prdigest.models import Edition, EditionId, Entry, PullRequest
 from prdigest.record import EditionRecord, Status
 
-if TYPE_CHECKING:  # the pipeline imports this module
-    from prdigest.pipeline import Collected, EditionPipeline, EditionSummary, Rendered
 
 
 class Step(StrEnum):
@@ -74,10 +72,39 @@ def next_step(record: EditionRecord | None, *, run_id: str | None = None, run_ag
     return Decision(Step.DELIVER)
 
 
+#: The pipeline's own types (Collected, Rendered, EditionSummary) pass through the loop untouched: the loop only
+#: hands them from one step to the next, so it names them ``Any`` rather than import the pipeline that runs it.
+Collected = Rendered = EditionSummary = Any
+
+
+class Pipeline(Protocol):
+    """What the loop asks of :class:`prdigest.pipeline.EditionPipeline` besides the steps."""
+
+    services: Any
+
+    def edition_id(self) -> EditionId: ...
+
+    def current_record(self) -> EditionRecord | None: ...
+
+    def save(self, edition: Edition, status: Status, *, expect: EditionRecord | None, new_revision: bool = False,
+             run_id: str | None = None) -> EditionRecord: ...
+
+    def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition: ...
+
+    def with_problems(self, edition: Edition, rendered: Rendered) -> Edition: ...
+
+    def write_view(self, edition: Edition) -> Path: ...
+
+    def summarize(self, edition: Edition, rendered: Rendered | None, report: DeliveryReport,
+                  files: list[Path]) -> EditionSummary: ...
+
+    def skipped(self, reason: str, record: EditionRecord | None = None) -> EditionSummary: ...
+
+
 class Steps(Protocol):
     """The steps the loop calls; the pipeline runs them directly, the Prefect flow as tasks."""
 
-    def collect(self) -> "Collected": ...
+    def collect(self) -> Collected: ...
 
     def draft(self, prs: list[PullRequest]) -> list[Entry]: ...
 
@@ -87,16 +114,16 @@ class Steps(Protocol):
         """The record at ``approved`` or ``held``."""
         ...
 
-    def render(self, edition: Edition) -> "Rendered": ...
+    def render(self, edition: Edition) -> Rendered: ...
 
     def publish(self, record: EditionRecord) -> tuple[EditionRecord, list[Path]]:
         """The record at ``published``, and the archive's files."""
         ...
 
-    def deliver(self, edition: Edition, rendered: "Rendered") -> DeliveryReport: ...
+    def deliver(self, edition: Edition, rendered: Rendered) -> DeliveryReport: ...
 
 
-def run_edition(pipeline: "EditionPipeline", steps: Steps, *, run_id: str | None = None) -> "EditionSummary":
+def run_edition(pipeline: Pipeline, steps: Steps, *, run_id: str | None = None) -> EditionSummary:
     """One run of the edition the pipeline's options name, from wherever its record stands. When another run
     moves the record meanwhile (two runs of one week at once), this run reads it again and follows it."""
     services = pipeline.services
@@ -123,8 +150,8 @@ def run_edition(pipeline: "EditionPipeline", steps: Steps, *, run_id: str | None
 _FOLLOW = 5
 
 
-def _run(pipeline: "EditionPipeline", steps: Steps, record: EditionRecord | None, decision: Decision, *,
-         run_id: str | None, run_again: bool) -> "EditionSummary":
+def _run(pipeline: Pipeline, steps: Steps, record: EditionRecord | None, decision: Decision, *,
+         run_id: str | None, run_again: bool) -> EditionSummary:
     services = pipeline.services
     store = services.store()
     if decision.step == Step.COLLECT:

@@ -122,27 +122,38 @@ def write_digest_json(out: Path, edition: Edition) -> Path:
     return path
 
 
+def out_path(out: Path, relative: str) -> Path:
+    """``out / relative`` resolved, refusing any path that would land outside ``out`` (``..``, absolute)."""
+    path = (out / relative).resolve()
+    if out.resolve() not in path.parents:
+        raise ConfigError(f"refusing to write '{relative}' outside the folder {out} (a bug in a renderer or a "
+                          "hostile name; report it)")
+    return path
+
+
 def write_inside(out: Path, relative: str, data: bytes) -> Path:
     """Write a file under ``out``, refusing any path that would resolve outside it."""
-    root = out.resolve()
-    path = (out / relative).resolve()
-    if root not in path.parents:
-        raise ConfigError(f"refusing to write '{relative}' outside the output folder {out}")
-    write_atomic(path, data)
+    write_atomic(out_path(out, relative), data)
     return out / relative
 
 
 def write_tree(root: Path, files: dict[str, bytes]) -> list[Path]:
-    """Write ``files`` (paths relative to ``root``) under ``root`` and remove every other file there: the folder
-    is exactly the build (a page or feed an earlier build wrote and this one has not, e.g. of an entry
-    retracted since, must not stay published)."""
-    written = [write_inside(root, relative, data) for relative, data in sorted(files.items())]
+    """Make ``root`` exactly ``files`` (paths relative to it): each written atomically unless unchanged (its mtime
+    kept, so rsync and ``aws s3 sync`` skip it), every other file there removed. A page or feed an earlier build
+    wrote and this one does not (a subsystem whose only entry was retracted since) must not stay published; the
+    editions themselves are all rebuilt from the state store, so their permalinks stay."""
+    root.mkdir(parents=True, exist_ok=True)
+    written = []
+    for relative, data in sorted(files.items()):
+        target = out_path(root, relative)
+        if not (target.is_file() and not target.is_symlink() and target.read_bytes() == data):
+            write_atomic(target, data)
+        written.append(root / relative)
     keep = {p.resolve() for p in written}
     for path in sorted(root.rglob("*"), reverse=True):
-        if path.is_symlink() or path.is_file():
-            if path.resolve() not in keep or path.is_symlink():
-                path.unlink()
-        elif path.is_dir() and not any(path.iterdir()):
+        if path.is_symlink() or (path.is_file() and path.resolve() not in keep):
+            path.unlink()
+        elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
             path.rmdir()
     return written
 

@@ -15,7 +15,7 @@ from prdigest.variants import Filter
 @pytest.mark.parametrize("relative", ["../pwned.html", "email/../../pwned.html", "/etc/pwned", "email/../../x/y"])
 def test_write_inside_refuses_paths_that_leave_the_folder(tmp_path: Path, relative: str) -> None:
     out = tmp_path / "out"
-    with pytest.raises(ConfigError, match="outside the output folder"):
+    with pytest.raises(ConfigError, match="outside the folder"):
         write_inside(out, relative, b"x")
     assert not (tmp_path / "pwned.html").exists()
 

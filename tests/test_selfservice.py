@@ -20,7 +20,7 @@ from prdigest.readers import Reader
 from prdigest.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef, apply, linker, web_base
 from prdigest.selfservice.links import PREFERENCES_SLOT, UNSUBSCRIBE_SLOT
 from prdigest.services import RunOptions, build_services
-from prdigest.store import open_store
+from prdigest.store import StateLocation, open_store
 from prdigest.vocabulary import Vocabulary
 
 SECRET = "test-secret-0123456789-abcdefghij"
@@ -174,7 +174,9 @@ def _entries(eml: Path) -> int:
 
 def test_the_next_edition_honours_an_unsubscribe_and_narrowed_preferences(tmp_path: Path) -> None:
     settings = Settings(state=tmp_path / "state.sqlite", web_url="https://digest.example.com", web_secret=SECRET)
-    before = _run(tmp_path, "one", settings)
+    # The same week before and after the readers' choices: the first run in a state database of its own (in one
+    # database the week would be delivered already, and a delivered edition is never sent again).
+    before = _run(tmp_path, "one", settings.model_copy(update={"state": StateLocation.parse(tmp_path / "0.sqlite")}))
     assert {"lin.eml", "kernels-team.eml"} <= set(before)
     with open_store(settings.state) as store:
         choices = ReaderChoices(store)

@@ -14,7 +14,7 @@ from urllib.parse import unquote, urldefrag, urlsplit
 import pytest
 
 from prdigest.errors import ConfigError
-from prdigest.models import Edition
+from prdigest.models import Edition, EntryStatus
 from prdigest.store import open_store
 from prdigest.variants import Filter, Variant, ordered
 from renderers import render_email, render_slack, render_text
@@ -393,3 +393,21 @@ def test_subsystems_are_labelled_as_the_repo_vocabulary_says_but_linked_by_name(
     assert ("../../../../subsystems/kernels.html", label) in page.links
     assert "subsystems/kernels.html" in files and "subsystems/kernels.xml" in files
     assert f"<h1>{label}</h1>" in files["subsystems/kernels.html"].decode()
+
+
+def test_an_entry_retracted_when_an_edition_is_published_again_leaves_every_page_and_feed(tmp_path: Path) -> None:
+    ed = week(0, [entry(1, ["kernels"], "deep-read"), entry(2, ["lora"], "skim"), entry(3, ["kernels"])])
+    with open_store(tmp_path / "state.sqlite") as store:
+        publish_site(store, tmp_path, SITE, edition=ed)
+        site = tmp_path / "site"
+        before = {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+        assert any(b"#2" in data or b"pr-2" in data for name, data in before.items() if "lora" in name)
+        # The editor rejects #2 (the only lora entry) and the edition is published again.
+        again = ed.model_copy(update={"entries": [e.model_copy(update={"status": EntryStatus.REJECTED}) if e.number == 2 else e
+                                                  for e in ed.entries]})
+        publish_site(store, tmp_path, SITE, edition=again)
+    after = {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    assert not [name for name in after if "lora" in name]  # its subsystem page and feed are gone, not stale
+    for name, data in after.items():
+        assert b"pr-2" not in data and b"/pull/2" not in data and b"PR 2" not in data, name
+    assert any(b"pr-1" in data for data in after.values())

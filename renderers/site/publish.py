@@ -7,8 +7,6 @@ the site renderer, which the core may not import: the flow's record step and ``d
 from __future__ import annotations
 
 import os
-
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 from prdigest.errors import ConfigError
 from prdigest.history import editions, record_edition
 from prdigest.models import Edition
+from prdigest.pipeline import write_tree
 from prdigest.store import StateLocation, Store, open_store
 from prdigest.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS
@@ -32,41 +31,11 @@ class PublishedSite:
     bytes: int
 
 
-def _inside(root: Path, rel: str) -> Path:
-    """``root / rel`` resolved, refusing any path that would land outside ``root`` (``..``, absolute)."""
-    target = (root / rel).resolve()
-    if rel.startswith(("/", "\\")) or not target.is_relative_to(root):
-        raise ConfigError(f"archive file '{rel}' would be written outside {root}: refusing (a bug in the site "
-                          "renderer or a hostile repo name; report it)")
-    return target
-
-
 def write_site(files: dict[str, bytes], site_dir: Path) -> int:
-    """Write ``files`` under ``site_dir`` (atomically per file, so a web server never serves half a page).
-
-    Files from earlier builds that are no longer produced are left alone: permalinks never break.
-    Returns the bytes written.
-    """
-    root = site_dir.resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    total = 0
-    for rel, data in sorted(files.items()):
-        target = _inside(root, rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.exists() and target.read_bytes() == data:
-            total += len(data)
-            continue  # unchanged: keep its mtime, so `aws s3 sync` and rsync skip it
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        total += len(data)
-    return total
+    """Make ``site_dir`` exactly the build (:func:`prdigest.pipeline.write_tree`: atomic per file, unchanged files
+    untouched, files no build produces any more removed). Returns the bytes of the site."""
+    write_tree(site_dir, files)
+    return sum(len(data) for data in files.values())
 
 
 def _location(value: str | os.PathLike[str]) -> StateLocation:
