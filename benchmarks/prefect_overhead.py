@@ -132,43 +132,39 @@ class Servers:
 # ---- (a) the domain calls without Prefect -----------------------------------------------------------
 
 def plain_edition(options: Any) -> tuple[dict[str, Any], dict[str, float]]:
-    """The core pipeline's steps (``EditionPipeline``, the same object the flow drives), without Prefect;
-    the summary and each phase's seconds."""
+    """The core loop (``prdigest.loop.run_edition``, the same loop the flow runs with each step as a task), run
+    directly with each step timed; the summary and each phase's seconds."""
     from flows.media import default_media
-    from prdigest import progress
     from prdigest.config import load_settings
-    from prdigest.drafting.llm import usage_markdown
-    from prdigest.pipeline import EditionPipeline, auto_approve
+    from prdigest.loop import run_edition
+    from prdigest.pipeline import EditionPipeline
     from prdigest.services import build_services
 
     phases: dict[str, float] = {}
-    mark = time.perf_counter()
 
-    def lap(name: str) -> None:
-        nonlocal mark
-        now = time.perf_counter()
-        phases[name] = now - mark
-        mark = now
+    class Timed:
+        """The pipeline's own steps, each timed under the flow's task name."""
+
+        def __init__(self, pipeline: EditionPipeline) -> None:
+            self.pipeline = pipeline
+
+        def __getattr__(self, step: str) -> Any:
+            call = getattr(self.pipeline, step)
+            name = {"draft": "classify-and-draft", "review": "edition + review"}.get(step, step)
+
+            def timed(*args: Any) -> Any:
+                started = time.perf_counter()
+                try:
+                    return call(*args)
+                finally:
+                    phases[name] = phases.get(name, 0.0) + time.perf_counter() - started
+            return timed
 
     settings = load_settings(**options.settings_overrides())
     services = build_services(options, settings, default_media())
     try:
         pipeline = EditionPipeline(services)
-        services.check_channels()
-        collected = pipeline.collect()
-        lap("collect")
-        entries = pipeline.draft(collected.prs, lambda d, t: progress.report("draft", d, t))
-        usage_markdown(entries, settings)
-        lap("classify-and-draft")
-        edition = auto_approve(pipeline.new_edition(collected, entries))
-        lap("edition + review")
-        rendered = pipeline.render(edition, lambda d, t: progress.report("render", d, t))
-        lap("render")
-        edition, digest_json = pipeline.record(edition, rendered)
-        lap("digest.json")
-        report = pipeline.deliver(edition, rendered, lambda d, t: progress.report("deliver", d, t))
-        lap("deliver")
-        summary = pipeline.summarize(edition, rendered, report, [digest_json, *rendered.files])
+        summary = run_edition(pipeline, Timed(pipeline))
     finally:
         services.close()
     return {"entries": summary.entries, "published": summary.published, "variants": len(summary.variants),
