@@ -26,8 +26,9 @@ from prdigest.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 
-# ── Weights (chosen on the sample week, tests/fixtures/readfirst/sample-week-ranking.yaml; the held-out
-# week, unseen-week.jsonl, is only measured). A feature counts once; each names what a reader studies. ──
+# ── Weights, written before either hand-labelled week was measured and not tuned since: the sample week
+# (tests/fixtures/readfirst/sample-week-ranking.yaml) is the one tuning may use, unseen-week.jsonl is only
+# measured (benchmarks/read_first.py). A feature counts once; each names what a reader studies. ──
 W_VERDICT = {Verdict.DEEP_READ: 2.0, Verdict.SKIM: 0.0}
 W_ADVISORY = 2.0         # a published advisory: operators must act on the new behaviour
 W_BREAKING = 1.5         # a breaking change or a new default: every user meets it
