@@ -51,6 +51,8 @@ W_DELETION = -0.5        # mostly deletions
 W_PERIPHERAL = -1.0      # docs, tests or CI only
 W_REVERTED = -1.5        # reverted since (and not re-landed): what ships is the revert
 READ_FIRST_AT = 2.0      # a score at or above this deserves a place in read-first
+#: The most deep reads a model is asked to order (the offline ranking's best): a 300-PR week's prompt stays bounded.
+MODEL_RANKS = 40
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,10 @@ def edition_ranking(edition: Edition, prs: Sequence[PullRequest], vocabulary: Vo
     """The edition's read-first ranking: offline, or the model's order of its deep reads (``complete``) with
     the offline ranking's other entries after them; the offline one when the model's answer is unusable."""
     offline = [r.number for r in offline_ranking(edition.entries, prs, vocabulary)]
-    deep = [e for e in edition.entries if e.status is not EntryStatus.REJECTED and e.verdict is Verdict.DEEP_READ]
+    place = {n: i for i, n in enumerate(offline)}
+    deep = sorted((e for e in edition.entries if e.status is not EntryStatus.REJECTED
+                   and e.verdict is Verdict.DEEP_READ), key=lambda e: (place.get(e.number, len(place)), e.number))
+    deep = deep[:MODEL_RANKS]
     if complete is None or not deep:
         return offline
     try:
