@@ -244,7 +244,7 @@ class EditionPipeline:
         return connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
                                embedder=load_embedder if settings.followup_semantic else None,
                                complete=complete, vocabulary=services.classifier.vocabulary,
-                               readers=services.readers.readers)
+                               readers=services.audience())
 
     def drafter_name(self, entries: list[Entry]) -> str:
         """The drafter asked for (with openai, some entries may be marked fallbacks)."""
