@@ -86,7 +86,8 @@ def figures(week: Week) -> tuple[list[int], int, int]:
 def table(ranked: list[Week]) -> str:
     """The figures as a markdown table."""
     lines = ["| week | role | PRs | labelled deep reads | first 5 (reader of everything) | in hand top 12 | "
-             "deep reads | precision@5 | deep-read share |", "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
+             "deep reads | precision@5 | deep-read share |",
+             "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
     for week in ranked:
         first, hits, deep = figures(week)
         lines.append(f"| {week.name} | {week.role} | {len(week.entries)} | {len(week.deep)} | "
@@ -127,7 +128,8 @@ def main() -> None:
               "either week was measured, and not tuned since (the sample week is the one tuning may use; the "
               "unseen week is held out, but it is synthetic and written by the same hand as the weights, so its "
               "figure flatters). Targets: at least 3 of a reader of everything's first 5 among the hand ranking's "
-              f"top 12, and at least 4 of 5 labelled deep reads.\n\nCommand: `.venv/bin/python -m benchmarks.read_first --write`\n\n{body}\n\n{details}\n\n"
+              "top 12, and at least 4 of 5 labelled deep reads.\n\n"
+              f"Command: `.venv/bin/python -m benchmarks.read_first --write`\n\n{body}\n\n{details}\n\n"
               f"Load average while measuring: `{load}`\n")
 
 

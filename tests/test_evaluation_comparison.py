@@ -54,6 +54,7 @@ def test_compare_finds_b_better_where_it_fixes_enough_prs_and_too_few_to_tell_ot
     result = CliRunner().invoke(app, ["eval", "--compare", str(tmp_path / "a"), str(tmp_path / "b"),
                                         "--out", str(tmp_path / "ab")])
     assert result.exit_code == 0, result.output
+    assert "What differs: drafter: openai:model-a → openai:model-b; model: model-a → model-b" in result.output
     report = json.loads((tmp_path / "ab" / "compare.json").read_text(encoding="utf-8"))
     verdict = report["tests"][0]
     assert (verdict["measure"], verdict["only_a"], verdict["only_b"]) == ("verdict", 0, 7)

@@ -23,7 +23,8 @@ def _line(number: int, title: str, body: str, verdict: str, day: int) -> str:
     return json.dumps({"number": number, "url": f"https://github.com/{REPO}/pull/{number}", "title": title,
                        "author": "alice", "merged_at": f"2026-11-{16 + day:02d}T12:00:00Z", "body": body,
                        "files": [{"path": "vllm/v1/core/sched/scheduler.py", "additions": 300, "deletions": 20}],
-                       "additions": 300, "deletions": 20, "gold": {"verdict": verdict, "subsystems": ["scheduler-core"]}})
+                       "additions": 300, "deletions": 20,
+                       "gold": {"verdict": verdict, "subsystems": ["scheduler-core"]}})
 
 
 def _row(number: int, verdict: Verdict, gold: Verdict) -> EvalRow:
@@ -55,7 +56,8 @@ def test_a_reverted_pr_is_scored_as_it_ships_with_the_drafters_verdict_beside_it
     assert figures["drafter_verdict_agreement"] == 0.5 and figures["verdict_agreement"] == 1.0
     paths = write_reports(EvalRun(info=info, rows=shipped), tmp_path / "out")
     md = paths[1].read_text(encoding="utf-8")
-    assert "drafter's own: agreement / deep-read P / R | 50.0%" in md and "verdicts changed by the connect step | 1" in md
+    assert "drafter's own: agreement / deep-read P / R | 50.0%" in md
+    assert "verdicts changed by the connect step | 1" in md
 
 
 def test_compare_says_what_differs_and_shows_code_as_code(tmp_path: Path) -> None:

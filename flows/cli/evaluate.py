@@ -67,6 +67,8 @@ def eval_command(
     try:
         if compare and all(compare):
             outcome = ev.compare_runs(compare[0], compare[1], out)
+            typer.echo("What differs: " + ("; ".join(outcome.figures["setup"]) or "nothing in the recorded "
+                                                                                  "configuration"))
             _print_tests(outcome.figures["tests"])
         elif from_reviews:
             from prdigest.window import parse_instant

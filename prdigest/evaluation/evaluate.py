@@ -45,7 +45,7 @@ def compare_runs(a: Path, b: Path, out: Path) -> Outcome:
     result, paths = write_comparison(run_a, run_b, out)
     return Outcome(f"A/B: {run_a.info.label} vs {run_b.info.label}", paths[1].read_text(encoding="utf-8"), paths,
                    {"n": result.n, "tests": [t.as_dict() for t in result.tests],
-                    "differences": len(result.differences)})
+                    "differences": len(result.differences), "setup": result.setup})
 
 
 def evaluate_reviews(settings: Settings, out: Path, since: datetime | None = None) -> Outcome:

@@ -60,7 +60,8 @@ def _drafter(figures: dict[str, Any]) -> str:
 
 
 def _side(row: EvalRow) -> list[str]:
-    lines = [f"  - drafted: *{md(row.shipped_label)}* · {md(', '.join(row.subsystems))} · **{md(row.headline, 200)}**",
+    lines = [f"  - drafted: *{md(row.shipped_label)}* · {md(', '.join(row.subsystems))} · "
+             f"**{md(row.headline, 200)}**",
              f"    {md(row.rationale, 600)}"]
     lines += [f"    {i}. {md(point, 300)}" for i, point in enumerate(row.focus, 1)]
     return lines

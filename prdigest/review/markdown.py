@@ -57,7 +57,8 @@ FULL_DESCRIPTION_BUDGET = 12_000
 def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_hint: str = "",
                     budget: int | None = FULL_DESCRIPTION_BUDGET, artifact_hint: str = "") -> str:
     """The draft digest as the editor reads it above the form: a two-line head, read-first and the lede, the
-    flagged entries, then every other entry by verdict, then the counts. The entries come first because the classic Prefect UI may
+    flagged entries, then every other entry by verdict, then the counts. The entries come first because the
+    classic Prefect UI may
     give the whole text only a few hundred pixels of a scrolling box.
 
     With ``budget`` and an edition whose full text exceeds it, the unflagged entries are listed one line each
