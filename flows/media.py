@@ -10,23 +10,24 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from prdigest.delivery.email_message import EmailComposer, email_message_id, email_outbox_file
+from prdigest.delivery.email_message import EmailComposer, email_message_id, email_notice, email_outbox_file
 from prdigest.delivery.feishu import FeishuChannel, address_problem, feishu_composer, feishu_outbox_file
-from prdigest.delivery.slack import SlackChannel, slack_composer, slack_outbox_file
+from prdigest.delivery.slack import SlackChannel, slack_composer, slack_notice, slack_outbox_file
 from prdigest.delivery.smtp import SmtpChannel
 from prdigest.media import MediaRegistry, Medium
 from renderers.bundle import email_rendering, slack_rendering
-from renderers.feishu import feishu_rendering
+from renderers.feishu import feishu_notice, feishu_rendering
 
 EMAIL = Medium(name="email", transport="smtp", address=lambda reader: reader.email, render=email_rendering,
                composer=EmailComposer, outbox_file=email_outbox_file, channel=SmtpChannel.from_settings,
-               message_id=email_message_id)
+               message_id=email_message_id, notice=email_notice)
 SLACK = Medium(name="slack", transport="slack", address=lambda reader: reader.slack, render=slack_rendering,
-               composer=slack_composer, outbox_file=slack_outbox_file, channel=SlackChannel.from_settings)
+               composer=slack_composer, outbox_file=slack_outbox_file, channel=SlackChannel.from_settings,
+               notice=slack_notice)
 
 FEISHU = Medium(name="feishu", transport="feishu", address=lambda reader: reader.feishu, render=feishu_rendering,
                 composer=feishu_composer, outbox_file=feishu_outbox_file, channel=FeishuChannel.from_settings,
-                address_problem=address_problem)
+                address_problem=address_problem, notice=feishu_notice)
 
 _registered: list[Medium] = []
 

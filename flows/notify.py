@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from email.message import EmailMessage
-from email.utils import format_datetime, formataddr, make_msgid, parseaddr
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,19 +11,18 @@ from prefect import get_run_logger
 from flows.media import default_media
 from prdigest.config import Settings
 from prdigest.delivery import Channel, Message
-from prdigest.delivery.email_message import header_text
 from prdigest.errors import ConfigError, DeliveryError
+from prdigest.media import ComposeContext, Medium
 from prdigest.models import Edition
 from prdigest.readers import Editor, Reader
 from prdigest.services import RunOptions, make_channels, sender
 from prdigest.text import slug
-from renderers.feishu import notice_card
 
 
 def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions, settings: Settings,
                    flow_run_id: Any, url: str | None, deadline: datetime,
                    channels: dict[str, Channel] | None = None) -> list[str]:
-    """Tell each editor that a review is waiting, through the run's channels (email, Slack, Feishu): ``channels``
+    """Tell each editor that a review is waiting, on each of the run's media that has a notice: ``channels``
     when the run passes its own (built once: their warnings are logged once per run), else built here.
 
     Returns what each channel gave back; a failure is logged and never blocks the review.
@@ -40,6 +37,8 @@ def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions,
         except (ConfigError, DeliveryError) as exc:
             logger.warning("editors not notified: %s", exc)
             return []
+    # Each medium of the run that carries a notice (Medium.notice) builds and escapes its own.
+    media = [m for m in default_media(options.deliver) if m.name in channels]
     link = url or f"flow run {flow_run_id} (no PREFECT_UI_URL set)"
     text = (f"{edition.name}: {len(edition.entries)} draft entries wait for your review until "
             f"{deadline:%Y-%m-%d %H:%M} UTC{_flagged_note(edition)}. Open {link} and click Resume (in the new UI: "
@@ -47,7 +46,7 @@ def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions,
             "approves.")
     results: list[str] = []
     for i, editor in enumerate(editors, start=1):
-        for message in _messages(edition, editor, i, text, set(channels), sender(settings)):
+        for message in _messages(edition, editor, i, text, media, sender(settings)):
             try:
                 results.append(channels[message.medium].push(message))
             except DeliveryError as exc:
@@ -65,34 +64,14 @@ def _flagged_note(edition: Edition) -> str:
     return f" ({flagged} flagged: not sent unless you approve them by name)" if flagged else ""
 
 
-def _messages(edition: Edition, editor: Editor, index: int, text: str, media: set[str],
+def _messages(edition: Edition, editor: Editor, index: int, text: str, media: list[Medium],
               from_address: str) -> list[Message]:
-    """The notification for one editor, one message per medium the editor has and the run can send."""
+    """The notification for one editor: one message on each of ``media`` (the run's) that carries a notice
+    and on which the editor has an address, escaped by the medium (``Medium.notice``)."""
     reader = Reader(id=f"editor-{slug(editor.name, limit=40) or index}", name=editor.name, email=editor.email,
                     slack=editor.slack, feishu=editor.feishu)
-    messages: list[Message] = []
-    if editor.email and "email" in media:
-        messages.append(Message(reader=reader, variant="review", medium="email", recipient=editor.email,
-                                payload=_review_email(edition, reader, text, from_address)))
-    if editor.slack and "slack" in media:
-        # & < > are Slack's only control characters: escaped, the text can neither ping nor link.
-        safe = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        messages.append(Message(reader=reader, variant="review", medium="slack", recipient=editor.slack,
-                                payload=[{"text": safe, "unfurl_links": False, "unfurl_media": False}]))
-    if editor.feishu and "feishu" in media:
-        # One card; the text is escaped card markdown (no mention can come from an edition's name).
-        messages.append(Message(reader=reader, variant="review", medium="feishu", recipient=editor.feishu,
-                                payload=[notice_card(f"Review waiting: {edition.name}", text)]))
-    return messages
-
-
-def _review_email(edition: Edition, reader: Reader, text: str, from_address: str) -> EmailMessage:
-    msg = EmailMessage()
-    msg["Subject"] = f"Review waiting: {edition.name}"
-    msg["From"] = from_address
-    msg["To"] = formataddr((header_text(reader.name), reader.email or ""))
-    msg["Date"] = format_datetime(datetime.now(timezone.utc))
-    msg["Message-ID"] = make_msgid(idstring=f"review.{edition.key}",
-                                   domain=parseaddr(from_address)[1].rpartition("@")[2] or "localhost")
-    msg.set_content(text + "\n")
-    return msg
+    context = ComposeContext(edition=edition, sender=from_address)
+    subject = f"Review waiting: {edition.name}"
+    return [Message(reader=reader, variant="review", medium=m.name, recipient=address,
+                    payload=m.notice(reader, subject, text, context))
+            for m in media if m.notice is not None and (address := m.address(reader))]

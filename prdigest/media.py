@@ -101,6 +101,9 @@ class Medium:
     #: Why a reader's address cannot be delivered to with these settings (e.g. a Feishu group whose webhook
     #: is not configured), or None; asked for every reader before anything is collected or sent.
     address_problem: Callable[[Reader, str, Settings], str | None] = lambda reader, address, settings: None
+    #: The editors' "review waiting" notice on this medium: (editor as a reader, subject, plain text, context)
+    #: → the payload its channel carries, the text escaped for the medium; None: no notice on this medium.
+    notice: Callable[[Reader, str, str, ComposeContext], Any] | None = None
 
 
 class MediaRegistry:

@@ -21,8 +21,9 @@ import re
 from typing import Any
 
 from prdigest.delivery.feishu import CARD_BUDGET, body_bytes
-from prdigest.media import RenderContext, Rendering
+from prdigest.media import ComposeContext, RenderContext, Rendering
 from prdigest.models import Edition
+from prdigest.readers import Reader
 from prdigest.text import Counted
 from prdigest.variants import Variant
 from renderers.connect import connections, words as connect_words
@@ -189,6 +190,11 @@ def notice_card(title: str, text: str) -> dict[str, Any]:
     urls = [u.rstrip(".,;:!?") for u in re.findall(r"https?://[^\s<>()\[\]\"'|\\`]+", text)]
     elements = [_md(lark_md(text))] + [_note(_link(u, u)) for u in urls[:3]]
     return card(title, elements)
+
+
+def feishu_notice(reader: Reader, subject: str, text: str, context: ComposeContext) -> list[dict[str, Any]]:
+    """The editors' notice: one card (see :data:`prdigest.media.Medium.notice`)."""
+    return [notice_card(subject, text)]
 
 
 def feishu_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:

@@ -235,7 +235,8 @@ def test_the_editors_notice_reaches_their_group_as_one_escaped_card(feishu, tmp_
 
     ed = edition([entry(1, ["kernels"], "deep-read")]).model_copy(update={"repo": "o/<at id=all>"})
     text = "o/x: 1 draft entry waits for your review. Open https://prefect.example.com/runs/flow-run/abc. Click Resume."
-    (message,) = _messages(ed, Editor(name="Lin", feishu="kernels-group"), 1, text, {"feishu"}, "d@example.com")
+    (message,) = _messages(ed, Editor(name="Lin", feishu="kernels-group"), 1, text, [default_media()["feishu"]],
+                           "d@example.com")
     FeishuChannel(Settings().feishu_bots).push(message)
     (card,) = feishu.posts("kernels-group")
     assert "sign" in card and card["card"]["header"]["title"]["tag"] == "plain_text"
@@ -244,6 +245,27 @@ def test_the_editors_notice_reaches_their_group_as_one_escaped_card(feishu, tmp_
     link = "https://prefect.example.com/runs/flow-run/abc"
     assert texts[1].endswith(f"]({link})") and html.unescape(texts[1]) == f"[{link}]({link})"
     assert not any("<" in t or "@" in t for t in texts)
+
+
+def test_each_medium_of_the_run_builds_its_own_notice_from_its_registration() -> None:
+    from email.message import EmailMessage
+
+    from flows.notify import _messages
+    from prdigest.readers import Editor
+    from tests.factories import edition, entry
+
+    ed = edition([entry(1, ["kernels"], "deep-read")])
+    editor = Editor(name="Lin", email="lin@example.com", slack="#digest-editors", feishu="editors-group")
+    text = "1 draft entry waits <!here> & <at id=all></at>."
+    messages = _messages(ed, editor, 1, text, list(default_media()), "pr-digest <d@example.com>")
+    by = {m.medium: m for m in messages}
+    assert sorted(by) == ["email", "feishu", "slack"] and {m.recipient for m in messages} == {
+        "lin@example.com", "#digest-editors", "editors-group"}
+    assert isinstance(by["email"].payload, EmailMessage) and by["email"].payload.get_content().startswith(text)
+    assert by["slack"].payload[0]["text"] == "1 draft entry waits &lt;!here&gt; &amp; &lt;at id=all&gt;&lt;/at&gt;."
+    assert "<" not in json.dumps(by["feishu"].payload, ensure_ascii=False)
+    only_email = _messages(ed, editor, 1, text, [default_media()["email"]], "d@example.com")
+    assert [m.medium for m in only_email] == ["email"]  # a medium the run does not deliver sends no notice
 
 
 @pytest.mark.prefect

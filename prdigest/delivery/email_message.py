@@ -24,6 +24,19 @@ SLOTS = (UNSUBSCRIBE_SLOT, PREFERENCES_SLOT)
 _HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
+def email_notice(reader: Reader, subject: str, text: str, context: "ComposeContext") -> EmailMessage:
+    """The editors' notice as a plain-text e-mail (its Message-ID names the edition's review)."""
+    msg = EmailMessage()
+    msg["Subject"] = header_text(subject)
+    msg["From"] = context.sender
+    msg["To"] = formataddr((header_text(reader.name), reader.email or ""))
+    msg["Date"] = format_datetime(context.now or datetime.now(timezone.utc))
+    msg["Message-ID"] = make_msgid(idstring=f"review.{context.edition.key}",
+                                   domain=parseaddr(context.sender)[1].rpartition("@")[2] or "localhost")
+    msg.set_content(text + "\n")
+    return msg
+
+
 def header_text(value: str, limit: int = 200) -> str:
     """Collapse anything that could end a header line (CR, LF, other controls) into one space."""
     return _HEADER_UNSAFE.sub(" ", value).strip()[:limit]

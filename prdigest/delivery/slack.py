@@ -224,6 +224,13 @@ def _mrkdwn_url(url: str) -> str:
     return url.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "%7C")
 
 
+def slack_notice(reader, subject: str, text: str, context) -> list[dict]:  # noqa: ANN001 - see Medium.notice
+    """The editors' notice as one message; ``& < >`` are Slack's only control characters: escaped, the text
+    can neither ping nor link."""
+    safe = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return [{"text": safe, "unfurl_links": False, "unfurl_media": False}]
+
+
 def slack_composer(rendering, context):  # noqa: ANN001, ANN201 - see prdigest.media.Medium.composer
     """Every reader of a variant gets the same payloads (the channel adds the destination); a reader reached
     by direct message also gets their own unsubscribe and preferences links, in a context block at the end.
