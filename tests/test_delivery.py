@@ -447,9 +447,9 @@ def test_a_thread_broken_off_midway_resumes_without_posting_the_parent_again(sla
     deliveries = plan(ed, [Reader(id="c", name="C", slack="#vllm-kernels")])
     n = len(deliveries[0].message().payload)
     channel = slack_channel(slack)
-    slack.fail_next("chat.postMessage", "internal_error", after=1)  # the parent passes, the first reply fails
+    slack.fail_next("chat.postMessage", "request_timeout", after=1)  # the parent passes, the first reply fails
     report = deliver(ed.id, deliveries, {"slack": channel}, ledger)
-    assert [r.reader for r in report.pending] == ["c"] and "internal_error" in report.pending[0].detail
+    assert [r.reader for r in report.pending] == ["c"] and "request_timeout" in report.pending[0].detail
     row = ledger.rows(ed.key)[("c", "slack")]
     assert row.status == "pending" and row.provider_id and '"done": 1' in row.checkpoint
     report = deliver(ed.id, deliveries, {"slack": slack_channel(slack)}, ledger)
@@ -458,6 +458,18 @@ def test_a_thread_broken_off_midway_resumes_without_posting_the_parent_again(sla
     assert [p for p in posts if "thread_ts" not in p] == posts[:1]
     assert all(p["thread_ts"] == posts[0]["ts"] for p in posts[1:])
 
+
+
+@pytest.mark.parametrize("error", ["internal_error", "fatal_error"])
+def test_a_slack_error_that_may_have_posted_is_uncertain_and_not_posted_again(slack, ledger, error: str) -> None:
+    # Slack: "It's possible some aspect of the operation succeeded before the error was raised."
+    ed = week(3)
+    deliveries = plan(ed, [Reader(id="c", name="C", slack="#vllm-kernels")], ("slack",))
+    slack.fail_next("chat.postMessage", error)
+    report = deliver(ed.id, deliveries, {"slack": slack_channel(slack)}, ledger)
+    assert not report.pending and ledger.rows(ed.key)[("c", "slack")].status == "uncertain"
+    again = deliver(ed.id, deliveries, {"slack": slack_channel(slack)}, ledger)
+    assert not again.sent and slack.posts() == []  # never resent without digest resend --uncertain
 
 # -- configuration and secrets ----------------------------------------------------------------------------
 

@@ -34,6 +34,9 @@ FATAL = frozenset({
     "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "no_permission",
     "missing_scope", "not_allowed_token_type", "ekm_access_denied", "org_login_required", "team_not_found",
 })
+#: Errors after which Slack says part of the call may have succeeded ("likely due to a transient issue on our
+#: end. It's possible some aspect of the operation succeeded"): after a post, the message may be in the channel.
+MAYBE_DONE = frozenset({"internal_error", "fatal_error"})
 #: Keys the renderer must not smuggle in: they would let text from a PR ping people or re-parse it.
 _DROPPED = frozenset({"thread", "channel", "thread_ts", "link_names", "parse", "as_user", "reply_broadcast"})
 
@@ -158,6 +161,9 @@ class SlackChannel:
                 raise ChannelUnavailable(f"{text}: check SLACK_BOT_TOKEN and the app's scopes") from None
             if error in PERMANENT:
                 raise RecipientRejected(text) from None
+            if posts and error in MAYBE_DONE:
+                raise MaybeDelivered(f"{text}: Slack says the post may have gone through; not resent unless "
+                                     "asked (digest resend --uncertain)") from None
             raise DeliveryError(f"{text}; it stays pending") from None
         except (URLError, SlackClientError) as exc:  # before the request was fully sent: nothing was posted
             raise ChannelUnavailable(self._redact(f"Slack at {self.base_url}: cannot connect "
