@@ -97,11 +97,20 @@ class EditionSummary(BaseModel):
     skipped: str = ""
 
 
-def auto_approve(edition: Edition, approver: str = "auto") -> Edition:
-    """``--approve auto``: every drafted entry is approved as drafted."""
-    entries = [e.model_copy(update={"status": EntryStatus.APPROVED}) for e in edition.entries]
+def auto_approve(edition: Edition, approver: str = "auto", *, leave_flagged: bool = False) -> Edition:
+    """``--approve auto``: every drafted entry is approved as drafted. With ``leave_flagged`` (real channels:
+    nobody looked at it), an entry the drafter flagged for the editor (a fallback draft, a foreign link, a
+    grounding failure) is left out instead, and the edition's review note and the log say which."""
+    left = [e.number for e in edition.entries if leave_flagged and e.flagged]
+    entries = [e.model_copy(update={"status": EntryStatus.REJECTED if e.number in left else EntryStatus.APPROVED})
+               for e in edition.entries]
+    note = edition.review_note
+    if left:
+        note = (f"auto-approval left out {len(left)} entr{'y' if len(left) == 1 else 'ies'} the drafter flagged "
+                f"for the editor ({', '.join(f'#{n}' for n in left)}): review them with --approve ui")
+        log.warning("%s: %s", edition.name, note)
     return edition.model_copy(update={
-        "entries": entries, "approver": approver, "approved_at": datetime.now(timezone.utc),
+        "entries": entries, "approver": approver, "approved_at": datetime.now(timezone.utc), "review_note": note,
     })
 
 
@@ -254,8 +263,10 @@ class EditionPipeline:
 
     # --- review ----------------------------------------------------------------------------------
     def review(self, record: EditionRecord) -> EditionRecord:
-        """``--approve auto``: every drafted entry approved as drafted (the Prefect flow asks an editor)."""
-        return self.save(auto_approve(record.edition), Status.APPROVED, expect=record)
+        """``--approve auto``: every drafted entry approved as drafted (the Prefect flow asks an editor); with real
+        channels, the entries the drafter flagged for the editor are left out and the review note says so."""
+        real = self.services.options.deliver != "outbox"  # the outbox is a dry run: it shows everything
+        return self.save(auto_approve(record.edition, leave_flagged=real), Status.APPROVED, expect=record)
 
     # --- render ----------------------------------------------------------------------------------
     def render(self, edition: Edition, progress: Progress | None = None) -> Rendered:

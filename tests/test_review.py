@@ -512,3 +512,38 @@ def test_a_record_rewritten_during_the_review_is_refused_and_nothing_is_sent(pre
     assert "error" in result and "its editor was shown" in str(result["error"])
     assert not list(out.glob("outbox/all.*"))  # the reader got nothing (the editors' notice went out before)
     assert not (out / "digest.json").exists()
+def test_auto_approval_for_real_channels_leaves_flagged_entries_out_and_says_so(tmp_path) -> None:
+    import logging
+
+    from flows.media import default_media
+    from prdigest.config import Settings
+    from prdigest.models import EntryStatus
+    from prdigest.pipeline import EditionPipeline, auto_approve
+    from prdigest.record import Status
+    from prdigest.services import RunOptions, build_services
+    from tests.factories import edition, entry
+
+    flagged = entry(2, ["docs"], status="draft").model_copy(update={"needs_editing": True,
+                                                                     "warnings": ["links to evil.example"]})
+    ed = edition([entry(1, ["docs"], status="draft"), flagged], language="en")
+    said: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("prdigest.pipeline").addHandler(handler)
+    try:
+        approved = auto_approve(ed, leave_flagged=True)
+    finally:
+        logging.getLogger("prdigest.pipeline").removeHandler(handler)
+    assert [e.status for e in approved.entries] == [EntryStatus.APPROVED, EntryStatus.REJECTED]
+    assert "left out 1 entry" in approved.review_note and "#2" in approved.review_note
+    assert any("left out 1 entry" in line for line in said)  # the log says so too
+    for deliver, published in (("smtp", [1]), ("outbox", [1, 2])):  # the outbox is a dry run: all of it
+        options = RunOptions(source="sample", deliver=deliver, out=str(tmp_path / deliver),
+                             state=str(tmp_path / f"{deliver}.sqlite"))
+        settings = Settings(state=options.state, smtp_host="127.0.0.1", from_address="d@example.com")
+        pipeline = EditionPipeline(build_services(options, settings, default_media()))
+        try:
+            record = pipeline.review(pipeline.save(ed, Status.DRAFTED, expect=None))
+            assert [e.number for e in record.edition.published] == published, deliver
+        finally:
+            pipeline.services.close()
