@@ -218,9 +218,10 @@ def choose_decision(page, dialog, which: str, choice: str) -> None:
 
 
 def field(dialog, which: str, label: str):
-    """The textarea of the form field labelled ``label`` (e.g. Changes) in either UI."""
+    """The textarea or input of the form field labelled ``label`` (e.g. Changes) in either UI."""
     if which == "classic":
-        return dialog.locator(".p-label", has=dialog.page.locator("label", has_text=label)).locator("textarea")
+        block = dialog.locator(".p-label", has=dialog.page.locator("label", has_text=label))
+        return block.locator("textarea, input").first
     return dialog.get_by_label(label, exact=False).first
 
 

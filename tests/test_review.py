@@ -547,3 +547,13 @@ def test_auto_approval_for_real_channels_leaves_flagged_entries_out_and_says_so(
             assert [e.number for e in record.edition.published] == published, deliver
         finally:
             pipeline.services.close()
+
+
+def test_the_review_form_starts_with_an_empty_approver() -> None:
+    # Whoever submits types their name (check_decision refuses none): a pre-filled editor would be recorded as
+    # the approver whoever clicked. tests/test_review_browser.py checks the field as the UI draws it.
+    from flows.review_form import review_form
+    from tests.factories import edition, entry
+
+    form = review_form(edition([entry(1, ["docs"], status="draft")]), "draft")
+    assert form.model_fields["approver"].default == ""

@@ -113,6 +113,9 @@ def test_editor_reads_the_llm_draft_and_flagged_entries_left_unnamed_are_not_sen
     link = dialog.locator("a[href*='/artifacts/key/draft-']")
     assert link.count() == 1
     choose_decision(page, dialog, ui, "send")
+    # The approver starts empty, though the readers file names one editor: whoever submits types their name.
+    assert field(dialog, ui, "Approver").input_value() == ""
+    field(dialog, ui, "Approver").fill("Ann Editor")
     field(dialog, ui, "Changes").fill(f"reject {rejected}")
     painted(page, "Needs your eye")  # the picture shows the flagged entries, not just the form
     ARTIFACTS.mkdir(exist_ok=True)
