@@ -11,6 +11,7 @@ from typing import Literal
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
+from prefect.context import FlowRunContext
 
 from flows.secrets import refuse_secret_state, with_secret_blocks
 from prdigest.config import load_settings
@@ -44,6 +45,14 @@ def reviews_task(state: str | None, since: str | None, out: str) -> ev.Outcome:
     return ev.evaluate_reviews(settings, Path(out), parse_instant(since, flag="since") if since else None)
 
 
+def check_out(out: str, *, deployed: bool) -> None:
+    """Refuse a relative ``out`` in a deployment's run: it would land in the run's temporary clone of the
+    repository (prefect.yaml's git_clone step), which is deleted when the run ends, report and all."""
+    if deployed and not Path(out).is_absolute():
+        raise ConfigError(f"parameter 'out' ({out}) is relative: in a deployment it lands in the run's temporary "
+                          "clone, deleted when the run ends; give an absolute folder (e.g. /var/lib/pr-digest/out/eval)")
+
+
 @flow(name="digest-evaluation", log_prints=False)
 def digest_evaluation(
     gold: str | None = None,
@@ -63,6 +72,8 @@ def digest_evaluation(
     """Score a drafter on labelled PRs (``gold``), compare two runs (``compare: [A, B]``), or read the
     editors' corrections (``from_reviews``); the report becomes the ``evaluation`` artifact."""
     logger = get_run_logger()
+    context = FlowRunContext.get()
+    check_out(out, deployed=bool(context and context.flow_run and context.flow_run.deployment_id))
     refuse_secret_state(state)  # a password in a parameter would sit in Prefect's database: DIGEST_STATE instead
     if sum([gold is not None, bool(compare), from_reviews]) != 1:
         raise ConfigError("give exactly one of gold, compare (two paths) or from_reviews")

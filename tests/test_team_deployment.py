@@ -94,6 +94,20 @@ def test_prefect_yaml_editions_are_flat_valid_and_only_the_first_is_scheduled(pr
     assert any(d["entrypoint"] == "flows/evaluation.py:digest_evaluation" for d in prefect_yaml["deployments"])
 
 
+def test_every_shipped_deployment_writes_to_a_folder_that_outlives_its_run_and_takes_no_state(
+        prefect_yaml: dict[str, Any]) -> None:
+    # A run's code is a temporary git clone (the pull step): a relative `out` is deleted with it.
+    from flows.evaluation import check_out
+
+    for deployment in prefect_yaml["deployments"]:
+        parameters = deployment["parameters"]
+        assert Path(parameters["out"]).is_absolute(), deployment["name"]
+        assert "state" not in parameters, deployment["name"]  # DIGEST_STATE from the worker's environment
+    with pytest.raises(ConfigError, match="relative"):
+        check_out("out/eval", deployed=True)
+    check_out("out/eval", deployed=False)  # on one's own machine a relative folder is fine
+
+
 # --- two workers, one PostgreSQL, code from git (slow) ------------------------------------------------------------
 
 READERS = """\
