@@ -139,6 +139,7 @@ def plain_edition(options: Any) -> tuple[dict[str, Any], dict[str, float]]:
     from prdigest.loop import run_edition
     from prdigest.pipeline import EditionPipeline
     from prdigest.services import build_services
+    from renderers.site import build_site
 
     phases: dict[str, float] = {}
 
@@ -161,7 +162,7 @@ def plain_edition(options: Any) -> tuple[dict[str, Any], dict[str, float]]:
             return timed
 
     settings = load_settings(**options.settings_overrides())
-    services = build_services(options, settings, default_media())
+    services = build_services(options, settings, default_media(), site=build_site)  # as the flow builds them
     try:
         pipeline = EditionPipeline(services)
         summary = run_edition(pipeline, Timed(pipeline))

@@ -23,6 +23,7 @@ from prdigest.drafting.concurrent import draft_entries
 from prdigest.errors import ConfigError
 from prdigest.links import flag_foreign_links
 from prdigest.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
+from prdigest import progress as progress_hook
 from prdigest import record as records
 from prdigest.models import Edition, EditionId, Entry, EntryStatus, PullRequest
 from prdigest.record import EditionRecord, Status
@@ -35,6 +36,11 @@ from prdigest.window import Window
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
+
+
+def _reported(step: str) -> Progress:
+    """A step's progress told to whoever drives the run (the CLI's bar, the flow's logs: prdigest.progress)."""
+    return lambda done, total: progress_hook.report(step, done, total)
 
 
 @dataclass(frozen=True)
@@ -219,7 +225,8 @@ class EditionPipeline:
         services = self.services
         drafter = services.drafter()  # --drafter openai: the preflight check runs here
         concurrency = 1 if services.options.drafter == "offline" else services.settings.llm_concurrency
-        return draft_entries(prs, services.classifier.classify, drafter.draft, services.language, progress,
+        return draft_entries(prs, services.classifier.classify, drafter.draft, services.language,
+                             progress or _reported("draft"),
                              concurrency=concurrency)
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
@@ -282,8 +289,7 @@ class EditionPipeline:
             rendered.variants.append(RenderedVariant(variant, renderings))
             for rendering in renderings.values():
                 rendered.files += [write_inside(services.out, rel, data) for rel, data in rendering.files.items()]
-            if progress is not None:
-                progress(i, len(variants))
+            (progress or _reported("render"))(i, len(variants))
         return rendered
 
     # --- publish --------------------------------------------------------------------------------
@@ -317,7 +323,7 @@ class EditionPipeline:
         deliveries = plan_deliveries([(v.variant.readers, v.renderings) for v in rendered.variants],
                                      services.delivered, context)
         deliveries, channels = outbox_routes(deliveries, services.channels)
-        return deliver(edition.id, deliveries, channels, services.ledger(), progress)
+        return deliver(edition.id, deliveries, channels, services.ledger(), progress or _reported("deliver"))
 
     # --- summarize -------------------------------------------------------------------------------
     def summarize(self, edition: Edition, rendered: Rendered | None, report: DeliveryReport,

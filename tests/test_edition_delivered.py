@@ -48,7 +48,9 @@ def test_a_delivered_outbox_week_sends_nothing_again_and_status_lists_its_rows(t
                                 env={"COLUMNS": "200"})
     assert status.exit_code == 0, status.output
     assert "outbox-email" in status.output and "sent" in status.output
-    assert f"{len(files)} sent" in " ".join(status.output.split())
+    shown = " ".join(status.output.split())
+    assert f"{len(files)} sent" in shown and "(edition delivered)" in shown
+    assert "edition record: delivered, revision 1, content sha256:" in shown
 
 
 @pytest.mark.prefect

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flows.cli.options import options_command
@@ -142,6 +143,15 @@ def _run(options: RunOptions, verbose: bool) -> None:
 
 run = options_command(_run, required=("source",), doc="Run one edition: collect, classify, draft, review, render "
                       "and deliver.")
-demo = options_command(_run, only=("out", "language"), fixed={"source": "sample"}, doc=(
+def _demo(options: RunOptions, verbose: bool) -> None:
+    """The demo shows the whole pipeline every time: its own state database in the output folder, started afresh
+    (in a lasting state the second run would find the week delivered and, rightly, do nothing)."""
+    state = Path(options.out) / ".demo-state.sqlite"
+    for stale in (state, state.with_name(state.name + "-journal"), state.with_name(state.name + "-wal")):
+        stale.unlink(missing_ok=True)
+    run_edition(options.model_copy(update={"state": str(state)}), verbose)
+
+
+demo = options_command(_demo, only=("out", "language"), fixed={"source": "sample"}, doc=(
     "Run the whole pipeline on the shipped sample week of vLLM PRs: offline drafter, automatic approval, outbox "
     "delivery. Needs no network and no server."))

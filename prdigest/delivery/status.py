@@ -10,7 +10,8 @@ from pathlib import Path
 
 from prdigest.delivery.ledger import Ledger, LedgerRow
 from prdigest.errors import ConfigError
-from prdigest.store import StateLocation
+from prdigest import record as records
+from prdigest.store import StateLocation, open_store
 
 #: The statuses in the order the summary names them.
 ORDER = ("sent", "failed", "pending", "sending", "uncertain")
@@ -51,9 +52,15 @@ def ledger_report(state: StateLocation | str | Path, edition: str) -> LedgerRepo
         known = ledger.editions() if not rows else []
     finally:
         ledger.close()
+    with open_store(location) as store:
+        stored = records.resolve(store, key) or records.resolve(store, edition)
     shown = [s for s in ORDER if counts[s] or s in ("sent", "failed", "pending")]
     title = f"{key}: " + ", ".join(f"{counts[s]} {s}" for s in shown)
     notes = []
+    if stored is not None:  # the edition itself: where it stands, and which content was sent
+        title = f"{title} (edition {stored.status})"
+        notes.append(f"edition record: {stored.status}, revision {stored.revision}, content {stored.hash[:19]}…, "
+                     f"{len(stored.edition.published)} of {len(stored.edition.entries)} entries published")
     if identity:
         notes.append(f"{identity[0]} = {identity[1]}")
     if counts["uncertain"]:
