@@ -125,7 +125,8 @@ def test_headline_states_the_change_and_is_never_the_title(sample) -> None:
 
 @pytest.mark.parametrize(("title", "language", "expected"), [
     ("[Spec][V2] Support MTP speculative decoding under pipeline parallelism", "zh-CN", "流水线并行下的 MTP 投机解码"),
-    ("[Bugfix] Read sparse settings from text config", "zh-CN", "变更：Read sparse settings from text config"),
+    ("[Bugfix] Read sparse settings from text config", "zh-CN", "从文本配置读取稀疏设置"),
+    ("[Bugfix] Read radix settings from text config", "zh-CN", "变更：Read radix settings from text config"),
     ("[Doc] Fix typo in documentation", "zh-CN", "修复文档中的拼写错误"),
     ("[Kernel] Optimize `moe_align_block_size`", "en", "Optimized moe_align_block_size"),
     ("[Kimi-K3] DCP support", "en", "supported DCP"),
