@@ -158,7 +158,8 @@ def render_feishu(edition: Edition, variant: Variant, *, link_hosts: tuple[str, 
     used, shown, full = _size(cards[0]), 0, False
     # Only the entries the capped cards could hold are viewed (each entry takes two elements).
     shown_at_most = MAX_CARDS * MAX_ELEMENTS // 2
-    for g in groups([view(e, lang, link_hosts, variant.vocabulary) for e in variant.entries[:shown_at_most]], lang):
+    views = [view(e, lang, link_hosts, variant.vocabulary, edition.repo) for e in variant.entries[:shown_at_most]]
+    for g in groups(views, lang):
         count = per_verdict[g.verdict]
         entry_room = room - _size([_group_heading(g, ui, count, True), more_line])
         for i, e in enumerate(g.entries):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
 
 from prdigest.links import defang, flag_foreign_links, foreign_urls, is_allowed
 from prdigest.models import Story
+from renderers.feishu import render_feishu
 from renderers.site import build_site
 from prdigest.readers import Reader
 from prdigest.review import review_markdown
@@ -148,6 +150,8 @@ def _media(ed, variant) -> dict[str, str]:
     site = build_site([ed], site_url="https://digest.example.org/")
     return {"email html": email.html, "email text": email.text, "text": render_text(ed, variant),
             "slack": json.dumps(render_slack(ed, variant), ensure_ascii=False),
+            # lark_md writes [ ] : @ as entities: hxxps&#58;//evil&#91;.&#93;example is the same defanged text
+            "feishu": html.unescape(json.dumps(render_feishu(ed, variant), ensure_ascii=False)),
             "archive": "\n".join(b.decode("utf-8", "replace") for p, b in site.items()
                                   if p.endswith((".html", ".xml", ".json")))}
 
