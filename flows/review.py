@@ -80,7 +80,10 @@ def review_edition(record: EditionRecord, pipeline: EditionPipeline, options: Ru
     if context is None or context.flow_run is None:
         raise ConfigError("--approve ui needs a Prefect flow run (run the digest-edition flow)")
     run_id = str(context.flow_run.id)
-    if record.status != Status.IN_REVIEW:
+    if record.status == Status.IN_REVIEW:
+        get_run_logger().info("%s: resumed from its edition record (%d entries): nothing is collected or drafted "
+                              "again", record.edition.name, len(record.edition.entries))
+    else:
         record = pipeline.save(record.edition, Status.IN_REVIEW, expect=record, run_id=run_id)
     edition = record.edition
     services = pipeline.services

@@ -115,8 +115,8 @@ def test_suspended_deployment_run_resumes_without_collecting_or_drafting_again(p
         states: dict[str, list[str]] = {}
         for tr in task_runs:
             states.setdefault(tr.name.rsplit("-", 1)[0], []).append(tr.state.name)
-        # Executed once before the suspend; after the resume the edition comes from the reviewed snapshot in the
-        # state store: nothing collected or drafted twice.
+        # Executed once before the suspend; after the resume the edition comes from its record in the state store:
+        # nothing collected or drafted twice.
         assert states["collect"] == ["Completed"], states
         assert states["classify-and-draft"] == ["Completed"], states
         assert states["render"] == ["Completed"] and states["deliver"] == ["Completed"]

@@ -209,9 +209,9 @@ def test_a_review_suspended_on_one_worker_is_resumed_on_another_and_sends_what_w
             workers.append(worker_b)
             done = wait_state(api, run_id, ("COMPLETED",), 150)
             phase("completed")
-            logs = flow_run_logs(api, run_id, expect="resumed from the reviewed snapshot (8 entries)")
+            logs = flow_run_logs(api, run_id, expect="resumed from its edition record (8 entries)")
             assert done["state"]["type"] == "COMPLETED", (done["state"], logs[-3000:])
-            assert "resumed from the reviewed snapshot (8 entries)" in logs
+            assert "resumed from its edition record (8 entries)" in logs
 
             assert llm.chat_calls == drafted_calls, "an LLM call after the approval"
             assert github.state.requests == github_before, "a GitHub call after the approval"
@@ -233,7 +233,7 @@ def test_a_review_suspended_on_one_worker_is_resumed_on_another_and_sends_what_w
             assert status.returncode == 0 and "sent" in status.stdout, status.stdout + status.stderr
             assert pg_url.split("@")[0].split(":")[-1] not in status.stdout + status.stderr  # the password
 
-            # A resumed run whose snapshot is not in the state store (a worker with another DIGEST_STATE) fails
+            # A resumed run whose edition record is not in the state store (a worker with another DIGEST_STATE) fails
             # saying so, and sends nothing.
             phase("first run checked")
             second = run_deployment_cli("digest-edition/vllm-weekly", {**overrides, "since": SINCE_2,
@@ -242,7 +242,7 @@ def test_a_review_suspended_on_one_worker_is_resumed_on_another_and_sends_what_w
             assert wait_state(api, second, ("PAUSED",), 150)["state"]["name"] == "Suspended"
             phase("second suspended")
             with psycopg.connect(pg_url, autocommit=True) as conn:
-                assert conn.execute("DELETE FROM review_snapshots WHERE run_id = %s", (second,)).rowcount == 1
+                assert conn.execute("DELETE FROM edition_records WHERE run_id = %s", (second,)).rowcount == 1
             sent_before = len(smtp.messages)
             approved = subprocess.run([DIGEST, "approve", second, "--all", "--approver", "Bo"], env=base,
                                       capture_output=True, text=True, timeout=120)
@@ -250,8 +250,8 @@ def test_a_review_suspended_on_one_worker_is_resumed_on_another_and_sends_what_w
             failed = wait_state(api, second, ("FAILED",), 150)
             assert failed["state"]["type"] == "FAILED", failed["state"]
             phase("second failed")
-            assert "holds no snapshot of what the editor was shown" in flow_run_logs(
-                api, second, expect="holds no snapshot of what the editor was shown")
+            assert "holds no edition record of what the editor was shown" in flow_run_logs(
+                api, second, expect="holds no edition record of what the editor was shown")
             assert len(smtp.messages) == sent_before and llm.chat_calls >= drafted_calls + 9
     finally:
         for worker in workers:
