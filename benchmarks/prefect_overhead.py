@@ -302,7 +302,7 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
         f"in 3 filters) against the local GitHub server (no added latency) and the local OpenAI-compatible "
         f"server answering every call after {args.latency * 1000:.0f} ms, `DIGEST_LLM_CONCURRENCY="
         f"{args.concurrency}` (rpm limit set high so that it does not bind), a fresh state DB per run (all cold). "
-        f"*Plain* = the flow's domain calls in the flow's order without Prefect; *flow* = "
+        f"*Plain* = the core loop (`prdigest.loop.run_edition`) run directly, as `digest run` runs it without a Prefect API; *flow* = "
         f"`digest_edition(**flow_parameters(RunOptions(...)))` under a Prefect API (`prefect_test_harness`, a real API server "
         f"in a subprocess with SQLite) started and warmed up before timing. Runs alternate plain, flow, …; "
         f"medians of {args.repeats}. Target: flow / plain ≤ 1.5×.",
