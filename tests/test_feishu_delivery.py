@@ -179,7 +179,7 @@ def test_a_crash_mid_thread_is_uncertain_and_a_resend_sends_only_the_remaining_c
     from flows.cli import app
 
     monkeypatch.setenv("DIGEST_SITE_URL", SITE)  # the run's --site-url: the thread resumes as it was rendered
-    result = CliRunner().invoke(app, ["resend", "vllm-project/vllm 2026-W47", "--uncertain", "--out", str(out),
+    result = CliRunner().invoke(app, ["resend", "vllm-project/vllm 2026-W47", "--uncertain",
                                       "--readers", str(readers), "--state", str(state)])
     assert result.exit_code == 0, result.output
     cards = feishu.posts("all-group")
