@@ -123,10 +123,12 @@ class Settings(BaseSettings):
                                    ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _FeishuBotsSource(settings_cls), dotenv_settings, file_secret_settings)
 
-    @field_validator("github_url", "slack_base_url")
+    @field_validator("github_url", "slack_base_url", "llm_base_url", "site_url")
     @classmethod
-    def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
+    def _http_url(cls, value: str | None) -> str | None:
+        # Checked when the settings are built, before anything runs: a typo'd URL is one line, not a failure
+        # after collecting and drafting (an unset optional URL stays None, or "" from an empty variable).
+        if value and not value.startswith(("http://", "https://")):
             raise ValueError(f"'{value}' is not an http(s) URL")
         return value
 

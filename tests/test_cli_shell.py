@@ -191,3 +191,13 @@ def test_with_a_prefect_api_the_demo_is_a_flow_run_and_prefect_logs_only_with_ve
         assert re.search(r"\|\s*INFO\s*\|.*Finished in state Completed", loud.stderr)
         runs = httpx.post(f"{server['api']}/flow_runs/filter", json={}, timeout=30).json()
     assert sorted(r["state"]["type"] for r in runs) == ["COMPLETED", "COMPLETED"]  # both ran as flow runs
+
+
+@pytest.mark.parametrize(("flag", "setting"), [("--site-url", "site_url"), ("--llm-base-url", "llm_base_url"),
+                                               ("--github-url", "github_url"), ("--slack-base-url", "slack_base_url")])
+def test_a_url_that_is_not_http_is_refused_before_anything_runs(tmp_path: Path, flag: str, setting: str) -> None:
+    result = CliRunner().invoke(app, ["run", "--source", "sample", flag, "digest.example.com/archive",
+                                      "--out", str(tmp_path / "out"), "--state", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 2
+    assert result.output.strip().startswith(f"error: setting '{setting}' (flag {flag} ")
+    assert "is not an http(s) URL" in result.output and not (tmp_path / "out").exists()
