@@ -153,7 +153,8 @@ def test_status_at_80_columns_keeps_every_reader_status_and_header_whole(tmp_pat
                       "oncall; invite it with /invite @pr-digest and run again")
     finally:
         ledger.close()
-    result = CliRunner().invoke(app, ["status", edition], env={"COLUMNS": "80"})
+    result = CliRunner().invoke(app, ["status", edition, "--state", str(tmp_path / ".digest" / "state.sqlite")],
+                                env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert max(len(line) for line in lines) <= 80
@@ -161,7 +162,6 @@ def test_status_at_80_columns_keeps_every_reader_status_and_header_whole(tmp_pat
     for (reader, medium, _), status in zip(readers, ("sent", "failed", "pending")):
         assert any(reader in line and medium in line and status in line for line in lines), (reader, result.output)
     assert "channel_not_found" in result.output and "a1b2c3d4" in result.output
-    print(result.output)
 
 
 # --- with a Prefect API: the same command runs the flow, and Prefect speaks only with --verbose ------------------
