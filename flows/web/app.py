@@ -35,6 +35,7 @@ from flows.web.ratelimit import RateLimiter
 from flows.web.strings import LANGUAGES
 from prdigest.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef
 from prdigest.selfservice.form import FormProblem, preferences_from_form
+from prdigest.selfservice.tokens import Purpose
 from prdigest.store import Store
 
 log = logging.getLogger("prdigest.web")
@@ -112,7 +113,7 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
     def switch(lang: str) -> str:
         return "?" + urlencode({"lang": strings(lang)["other_lang"]})
 
-    def guarded(purpose: str, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):  # noqa: ANN202
+    def guarded(purpose: Purpose, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):  # noqa: ANN202
         async def endpoint(request: Request) -> Response:
             token = request.path_params["token"]
             wait = limiter.allow(token)
@@ -121,7 +122,7 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
                 return Response(message_page(lang, "too_many"), status_code=429, media_type="text/html",
                                 headers={"Retry-After": str(max(1, round(wait)))})
             try:
-                ref = signer.reader(token, purpose)  # type: ignore[arg-type]
+                ref = signer.reader(token, purpose)
             except BadLink:
                 return html(message_page(lang, "bad_link", "bad_link_explain"), 403)
             profile_lang = await run_in_threadpool(lambda: choices.listing(ref.repo).language)

@@ -13,7 +13,7 @@ from markupsafe import Markup
 from flows.web.strings import STRINGS
 from prdigest.models import Verdict
 from prdigest.readers import Reader
-from prdigest.selfservice import Choice, Preferences, addresses, apply
+from prdigest.selfservice import Choice, addresses, apply
 from prdigest.selfservice.choices import Listing
 from prdigest.selfservice.form import NUMBER_FIELDS, bounds, offer
 
@@ -56,12 +56,11 @@ def _masked(address: str) -> str:
 
 
 def preferences_page(language: str, repo: str, reader: Reader, choice: Choice, listing: Listing, *, action: str,
-                     csrf: str, notice: str | None = None, notice_kind: str = "ok",
-                     submitted: Preferences | None = None, switch: str | None = None) -> str:
+                     csrf: str, notice: str | None = None, notice_kind: str = "ok", switch: str | None = None) -> str:
     """The preferences form, filled with what the next edition would use for this reader."""
     ui = strings(language)
     known = frozenset(s[0] for s in listing.subsystems)
-    now = apply(reader, submitted or choice.preferences, known)
+    now = apply(reader, choice.preferences, known)
     offered = offer(reader, listing)
     label = 1 if language == "zh-CN" else 2
     subsystems = [{"name": s[0], "label": s[label], "checked": s[0] in now.subsystems} for s in offered.subsystems]
