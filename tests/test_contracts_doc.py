@@ -70,3 +70,13 @@ def test_nothing_in_the_repository_cites_a_file_it_does_not_contain(cited: str) 
         if cited in (ROOT / top).read_text(encoding="utf-8"):
             offenders.append(top)
     assert offenders == []
+
+
+def test_the_digest_json_table_names_every_top_level_key_and_no_other() -> None:
+    from prdigest.models import Edition
+
+    text = CONTRACTS.read_text(encoding="utf-8")
+    table = text[text.index("## `digest.json`"):text.index("## The edition record")]
+    named = {key for row in re.findall(r"^\| ([^|]+) \|", table, re.M) for key in re.findall(r"`(\w+)", row)}
+    written = set(Edition.model_fields) | set(Edition.model_computed_fields) | {"name", "week", "key"}
+    assert named == written
