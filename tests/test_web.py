@@ -309,3 +309,29 @@ def test_digest_web_serves_and_logs_no_token(world, tmp_path: Path) -> None:
         output = proc.communicate(timeout=30)[0]
     assert "amd of vllm-project/vllm: reset" in output
     assert token not in output and SECRET not in output
+
+
+@pytest.mark.slow
+def test_digest_web_over_a_shared_postgresql_state(pg_url: str) -> None:
+    """A team's setup: the workers and digest web share PostgreSQL. The roster a run recorded there is what
+    digest web knows; a one-click unsubscribe and a saved form land there for the next run to read."""
+    from prdigest.readers import Reader
+    from prdigest.subsystems import classifier_for
+
+    signer = LinkSigner(SECRET)
+    lin = Reader(id="lin", name="Lin", email="lin@example.com", slack="U0123ABCD")
+    with open_store(pg_url) as store:
+        ReaderChoices(store).record_roster(REPO, [lin], classifier_for(REPO, None).vocabulary, "en")
+        with LiveApp(create_app(store, signer)) as live, httpx.Client(base_url=live.url, timeout=30) as client:
+            unsub = signer.token(ReaderRef(REPO, "lin"), "unsubscribe")
+            prefs = signer.token(ReaderRef(REPO, "lin"), "preferences")
+            assert client.post(f"/u/{unsub}", data={"List-Unsubscribe": "One-Click"}).status_code == 200
+            csrf = csrf_of(client.get(f"/p/{prefs}").text)
+            assert client.post(f"/p/{prefs}", data={"csrf": csrf, "action": "save", "min_verdict": "deep-read",
+                                                     "media": "email", "budget": "2"}).status_code == 303
+            gone = signer.token(ReaderRef(REPO, "someone-else"), "preferences")
+            assert client.get(f"/p/{gone}").status_code == 410  # signed, but not on the readers list
+    with open_store(pg_url) as store:  # what the next run reads, from another connection
+        stored = ReaderChoices(store).choice(REPO, "lin")
+    assert stored.unsubscribed
+    assert stored.preferences == Preferences(min_verdict=Verdict.DEEP_READ, media=("email",), budget=2)
