@@ -22,7 +22,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prdigest import progress
 from prdigest.config import load_settings
 from prdigest.delivery.run import DeliveryReport
-from prdigest.drafting.llm import usage_markdown
+from prdigest.drafting.registry import DrafterName
 from prdigest.errors import ConfigError, SourceError
 from prdigest.models import Edition, Entry, Language, PullRequest
 from prdigest.config import Settings
@@ -82,8 +82,9 @@ def collect(pipeline: EditionPipeline) -> Collected:
 def classify_and_draft(pipeline: EditionPipeline, prs: list[PullRequest]) -> list[Entry]:
     """Subsystems and a draft entry for every PR, with the LLM's usage as an artifact."""
     entries = pipeline.draft(prs, _log_progress("draft"))
-    if pipeline.services.options.drafter == "openai":
-        create_markdown_artifact(usage_markdown(entries, pipeline.services.settings), key="llm-drafting",
+    usage = pipeline.services.drafter_kind.usage
+    if usage is not None:
+        create_markdown_artifact(usage(entries, pipeline.services.settings), key="llm-drafting",
                                  description="LLM drafts, cache hits, fallbacks, tokens and estimated cost")
     return entries
 
@@ -189,7 +190,7 @@ def digest_edition(
     since: str = "",
     until: str = "",
     source: str = "sample",
-    drafter: Literal["offline", "openai"] = "offline",
+    drafter: DrafterName = "offline",
     approve: Literal["auto", "ui"] = "auto",
     deliver: str = "outbox",
     readers: str = "",

@@ -7,7 +7,6 @@ artifact (key ``evaluation``), so the figures and the worst disagreements are in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -15,6 +14,7 @@ from prefect.context import FlowRunContext
 
 from flows.secrets import refuse_secret_state, with_secret_blocks
 from prdigest.config import load_settings
+from prdigest.drafting.registry import DrafterName
 from prdigest.evaluation import evaluate as ev
 from prdigest.errors import ConfigError
 from prdigest.evaluation.results import EvalConfig
@@ -56,7 +56,7 @@ def check_out(out: str, *, deployed: bool) -> None:
 @flow(name="digest-evaluation", log_prints=False)
 def digest_evaluation(
     gold: str | None = None,
-    drafter: Literal["offline", "openai"] = "offline",
+    drafter: DrafterName = "offline",
     llm_base_url: str | None = None,
     model: str | None = None,
     language: Language | None = None,

@@ -5,6 +5,7 @@ Its own light module: the command line builds its flags from these fields before
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -24,7 +25,7 @@ class RunOptions(BaseModel):
                              description="OWNER/NAME (inferred from a JSONL file's URLs).")
     since: str | None = Field(default=None, description="Window start, UTC date or ISO time (inclusive).")
     until: str | None = Field(default=None, description="Window end, UTC date or ISO time (exclusive).")
-    drafter: Literal["offline", "openai"] = Field(default="offline", description="offline or openai.")
+    drafter: str = Field(default="offline", description="offline or openai (any registered drafter).")
     approve: Literal["auto", "ui"] = Field(default="auto", description="auto, or ui (an editor approves in "
                                            "Prefect).")
     deliver: str = Field(default="outbox", description="outbox, or any of smtp,slack,feishu (comma-separated).")
@@ -63,9 +64,28 @@ class RunOptions(BaseModel):
             raise ValueError(f"--deliver '{value}': use 'outbox' or any of 'smtp,slack,feishu'")
         return ",".join(sorted(parts))
 
+    # The registries are imported when a value is checked, not with this module (the flags are built first).
     @field_validator("source")
     @classmethod
     def _source(cls, value: str) -> str:
-        if value not in ("sample", "github") and not value.startswith("jsonl:"):
-            raise ValueError(f"--source '{value}': use jsonl:PATH or github")
-        return value
+        from prdigest.source_registry import SOURCES
+
+        return _known(lambda: SOURCES.parse(value), value)
+
+    @field_validator("drafter")
+    @classmethod
+    def _drafter(cls, value: str) -> str:
+        from prdigest.drafting.registry import DRAFTERS
+
+        return _known(lambda: DRAFTERS[value], value)
+
+
+def _known(lookup: Callable[[], object], value: str) -> str:
+    """``value`` when ``lookup`` finds it in its registry; its one-line ConfigError as pydantic's ValueError."""
+    from prdigest.errors import ConfigError
+
+    try:
+        lookup()
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return value

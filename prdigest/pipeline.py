@@ -224,15 +224,12 @@ class EditionPipeline:
         ``llm_concurrency`` threads, the offline one drafts in line."""
         services = self.services
         drafter = services.drafter()  # --drafter openai: the preflight check runs here
-        concurrency = 1 if services.options.drafter == "offline" else services.settings.llm_concurrency
         return draft_entries(prs, services.classifier.classify, drafter.draft, services.language,
                              progress or _reported("draft"),
-                             concurrency=concurrency)
+                             concurrency=services.drafter_kind.concurrency(services.settings))
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
         """The edition awaiting review: token totals and cost summed from its entries."""
-        from prdigest.drafting.cost import cost_usd  # not .llm: that imports the openai client
-
         services = self.services
         # URLs in prose off the allowed link hosts: flagged for the editor here, defanged by every medium.
         entries = flag_foreign_links(entries, link_hosts_for(services.settings.github_url), collected.repo)
@@ -241,7 +238,7 @@ class EditionPipeline:
             repo=collected.repo, since=collected.window.since, until=collected.window.until,
             language=services.language, drafter=self.drafter_name(entries), generated_at=datetime.now(timezone.utc),
             entries=entries, tokens_in=tokens_in, tokens_out=tokens_out,
-            cost_usd=cost_usd(tokens_in, tokens_out, services.settings),
+            cost_usd=services.drafter_kind.cost(tokens_in, tokens_out, services.settings),
         )
 
     def connect(self, edition: Edition, prs: list[PullRequest]) -> Edition:
@@ -250,23 +247,21 @@ class EditionPipeline:
         from prdigest.connect import connect_edition
         from prdigest.drafting.cache import cached_complete
         from prdigest.embedding import load_embedder
-        from prdigest.lede import openai_complete
 
         services = self.services
         settings = services.settings
         # The model's ledes and ranking are cached by request like drafts: a warm re-run asks nothing.
-        complete = (cached_complete(openai_complete(settings), services.store(), model=settings.model)
-                    if services.options.drafter == "openai" else None)
+        make_complete = services.drafter_kind.complete
+        complete = (cached_complete(make_complete(settings), services.store(), model=settings.model)
+                    if make_complete else None)
         return connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
                                embedder=load_embedder if settings.followup_semantic else None,
                                complete=complete, vocabulary=services.classifier.vocabulary,
                                readers=services.audience())
 
     def drafter_name(self, entries: list[Entry]) -> str:
-        """The drafter asked for (with openai, some entries may be marked fallbacks)."""
-        if self.services.options.drafter == "openai":
-            return f"openai:{self.services.settings.model}"
-        return entries[0].drafter if entries else self.services.options.drafter
+        """The drafter asked for, as its registration names it (some entries may be marked fallbacks)."""
+        return self.services.drafter_kind.title(self.services.settings)
 
     # --- review ----------------------------------------------------------------------------------
     def review(self, record: EditionRecord) -> EditionRecord:

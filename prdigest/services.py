@@ -7,20 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-
 from prdigest.config import Settings
 from prdigest.delivery import Channel
 from prdigest.delivery.ledger import Ledger
 from prdigest.delivery.outbox import OutboxChannel
 from prdigest.drafting import Drafter
+from prdigest.drafting.registry import DRAFTERS, DrafterKind, DraftingContext
 from prdigest.errors import ConfigError
 from prdigest.media import MediaRegistry, Medium
 from prdigest.models import Edition, Language
 from prdigest.options import RunOptions
 from prdigest.readers import Reader, ReadersFile, example_readers_path, load_readers
 from prdigest.selfservice.links import web_base
-from prdigest.sources import JsonlSource, Source, sample_week_path
-from prdigest.store import Store, open_store
+from prdigest.source_registry import SOURCES, SourceContext
+from prdigest.sources import Source
+from prdigest.store import LazyStore, Store
 from prdigest.subsystems import Classifier, classifier_for
 from prdigest.vocabulary import Vocabulary
 
@@ -34,24 +35,9 @@ class SiteBuilder(Protocol):
                  vocabularies: dict[str, Vocabulary]) -> dict[str, bytes]: ...
 
 
-def make_source(options: RunOptions, settings: Settings) -> Source:
-    """The PR source the options name."""
-    if options.source == "sample":
-        return JsonlSource(sample_week_path(), options.repo)
-    if options.source.startswith("jsonl:"):
-        return JsonlSource(Path(options.source.removeprefix("jsonl:")).expanduser(), options.repo)
-    if options.source == "github":
-        from prdigest.github import GitHubSource
-
-        if not options.repo:
-            raise ConfigError("--source github needs --repo OWNER/NAME (e.g. --repo vllm-project/vllm)")
-        if settings.github_token is None or not settings.github_token.get_secret_value().strip():
-            raise ConfigError("--source github needs a token: set GITHUB_TOKEN to a token that can read "
-                              f"{options.repo}")
-        return GitHubSource(options.repo, token=settings.github_token.get_secret_value().strip(),
-                            base_url=settings.github_url, state=settings.state,
-                            concurrency=settings.github_concurrency)
-    raise ConfigError(f"--source '{options.source}': use jsonl:PATH or github")
+def make_source(options: RunOptions, settings: Settings, store: LazyStore | None = None) -> Source:
+    """The PR source the options name (``prdigest.source_registry``); ``store``: the run's state store."""
+    return SOURCES.build(options.source, SourceContext(settings, options.repo, store))
 
 
 def make_classifier(options: RunOptions, repo: str) -> Classifier:
@@ -65,16 +51,11 @@ def make_readers(options: RunOptions, classifier: Classifier) -> ReadersFile:
     return load_readers(path, classifier.known_subsystems)
 
 
-def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary | None = None) -> Drafter:
-    """The drafter the options name (no I/O: call its ``check`` before drafting); ``vocabulary`` is the repo's."""
-    from prdigest.drafting.offline import OfflineDrafter
-
-    if options.drafter == "offline":
-        return OfflineDrafter(vocabulary)
-    from prdigest.drafting.llm import OpenAIDrafter
-
-    # The model's failures fall back to the offline draft, with the repo's vocabulary.
-    return OpenAIDrafter.from_settings(settings, fallback=OfflineDrafter(vocabulary))
+def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary | None = None,
+                 store: LazyStore | None = None) -> Drafter:
+    """The drafter the options name (``prdigest.drafting.registry``; no I/O: call its ``check`` before
+    drafting); ``vocabulary`` is the repo's, ``store`` the run's state store."""
+    return DRAFTERS[options.drafter].build(DraftingContext(settings, vocabulary, store))
 
 
 def make_channels(options: RunOptions, settings: Settings, out: Path, media: MediaRegistry) -> dict[str, Channel]:
@@ -110,7 +91,9 @@ class Services:
     """Everything one edition run uses, built once by :func:`build_services` and closed by :meth:`close`.
 
     The source, rules, readers, media and channels are built eagerly (a bad flag or file stops the run
-    before anything is collected); the drafter and the ledger are opened on first use.
+    before anything is collected); the drafter and the state store are opened on first use. The state store
+    is opened once and handed to every component that keeps state (GitHub cache, draft cache, ledger,
+    history, snapshots).
     """
 
     options: RunOptions
@@ -123,11 +106,12 @@ class Services:
     delivered: list[Medium]
     channels: dict[str, Channel]
     out: Path
+    #: The run's state store, opened on first use (``--state``) and shared by every component.
+    state: LazyStore
     #: Renders the archive site from the stored editions (``renderers.site.build_site``); None: no site.
     site: SiteBuilder | None = None
     _drafter: Drafter | None = field(default=None, repr=False)
     _ledger: Ledger | None = field(default=None, repr=False)
-    _store: Store | None = field(default=None, repr=False)
     _audience: list[Reader] | None = field(default=None, repr=False)
 
     @property
@@ -139,10 +123,15 @@ class Services:
         """``--deliver outbox``: messages become files, and no ledger records them."""
         return self.options.deliver == "outbox"
 
+    @property
+    def drafter_kind(self) -> DrafterKind:
+        """The registered drafter ``--drafter`` names: its concurrency, cost, usage report and lede model."""
+        return DRAFTERS[self.options.drafter]
+
     def drafter(self) -> Drafter:
         """The drafter, checked (``--drafter openai``: the endpoint answers, the model is served) on first use."""
         if self._drafter is None:
-            drafter = make_drafter(self.options, self.settings, self.classifier.vocabulary)
+            drafter = make_drafter(self.options, self.settings, self.classifier.vocabulary, self.state)
             try:
                 drafter.check()
             except BaseException:
@@ -154,14 +143,12 @@ class Services:
     def ledger(self) -> Ledger:
         """The delivery ledger in the state store, opened on first use."""
         if self._ledger is None:
-            self._ledger = Ledger.open(self.settings.state)
+            self._ledger = Ledger(self.store())
         return self._ledger
 
     def store(self) -> Store:
-        """The state store (edition history, snapshots), opened on first use."""
-        if self._store is None:
-            self._store = open_store(self.settings.state)
-        return self._store
+        """The state store (edition history, snapshots, caches, ledger), opened on first use."""
+        return self.state()
 
     def audience(self) -> list[Reader]:
         """The readers this edition serves: the readers file with each reader's own choices (``digest web``)
@@ -183,18 +170,14 @@ class Services:
                 channel.close()
 
     def close(self) -> None:
-        """Release the drafter, the ledger and the channels (safe to call twice)."""
+        """Release the drafter, the state store and the channels (safe to call twice)."""
         drafter, self._drafter = self._drafter, None
-        ledger, self._ledger = self._ledger, None
-        store, self._store = self._store, None
+        self._ledger = None  # it writes through the state store, closed below
         try:
             if drafter is not None:
                 drafter.close()
         finally:
-            if ledger is not None:
-                ledger.close()
-            if store is not None:
-                store.close()
+            self.state.close()
             for channel in self.channels.values():
                 channel.close()
 
@@ -203,7 +186,8 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
                    site: SiteBuilder | None = None) -> Services:
     """The run's services from its options and settings; bad flags, rules or readers stop it here.
     ``media`` and ``site`` come from the shell (renderers live outside the core)."""
-    source = make_source(options, settings)
+    state = LazyStore(settings.state)
+    source = make_source(options, settings, state)
     classifier = make_classifier(options, source.repo)
     readers = make_readers(options, classifier)
     out = Path(options.out)
@@ -213,4 +197,5 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
     if options.deliver != "outbox":
         check_addresses(readers, delivered, settings, options.readers or str(example_readers_path()))
     return Services(options=options, settings=settings, source=source, classifier=classifier, readers=readers,
-                    media=media, delivered=delivered, channels=channels, out=out, site=site)
+                    media=media, delivered=delivered, channels=channels, out=out, site=site,
+                    state=state)

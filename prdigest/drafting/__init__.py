@@ -1,7 +1,7 @@
 """Drafting: turning a merged PR and its subsystems into a draft entry for the editor.
 
-Two implementations of one protocol, chosen in the composition root (``prdigest.services``): the
-offline drafter (``prdigest.drafting.offline``, deterministic, no network) and the OpenAI-compatible one
+Two implementations of one protocol, registered in ``prdigest.drafting.registry`` and built there by the
+composition root (``prdigest.services``) and by ``digest eval``: the offline drafter (``prdigest.drafting.offline``, deterministic, no network) and the OpenAI-compatible one
 (``prdigest.drafting.llm``), which falls back to the offline draft when the model fails.
 """
 
@@ -44,4 +44,22 @@ class Drafter(Protocol):
         ...
 
 
-__all__ = ["Drafter"]
+@runtime_checkable
+class ModelDrafter(Drafter, Protocol):
+    """A drafter backed by a model, whose validated drafts the state store's draft cache keeps by :meth:`key`
+    (``digest eval`` reports which were reused, and what each cost when it was made)."""
+
+    model: str
+    prompt_version: str
+
+    @property
+    def endpoint(self) -> str:
+        """The model's base URL, without credentials (for reports)."""
+        ...
+
+    def key(self, pr: PullRequest, subsystems: list[str], language: Language) -> str:
+        """The draft cache key of ``pr`` for this drafter."""
+        ...
+
+
+__all__ = ["Drafter", "ModelDrafter"]

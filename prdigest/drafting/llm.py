@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,11 +27,12 @@ from prdigest.drafting import grounding
 from prdigest.drafting.budget import TokenCounter, default_counter, pack
 from prdigest.drafting.cache import DraftCache, draft_key
 from prdigest.drafting.concurrent import RateLimiter
-from prdigest.drafting.cost import cost_usd
+from prdigest.drafting.cost import cost_usd  # noqa: F401  (re-exported for callers)
 from prdigest.drafting.prompts import Prompt, load_prompt
 from prdigest.drafting.restate import restated
+from prdigest.drafting.usage import usage_markdown  # noqa: F401  (re-exported for callers)
 from prdigest.errors import ConfigError
-from prdigest.models import DraftEntry, Entry, Language, PullRequest, Verdict
+from prdigest.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.store import Store
 from prdigest.text import redact_url
 
@@ -95,31 +97,6 @@ class _Spent:
     notes: list[str] = field(default_factory=list)
 
 
-def usage_markdown(entries: list[Entry], settings: Settings) -> str:
-    """The draft step's LLM usage for the editor: drafts by origin, tokens and estimated cost (markdown)."""
-    llm = [e for e in entries if e.drafter.startswith("openai:")]
-    cached = [e for e in llm if e.tokens_in == 0 and e.tokens_out == 0]
-    fallbacks = [e for e in entries if e.drafter in ("offline-fallback", "placeholder")]
-    flagged = [e for e in entries if e.grounding]
-    tokens_in, tokens_out = sum(e.tokens_in for e in entries), sum(e.tokens_out for e in entries)
-    lines = [
-        f"# LLM drafting ({settings.model})", "",
-        "| drafts | LLM, new | LLM, from cache | fallback (needs editing) | grounding flagged |",
-        "| ---: | ---: | ---: | ---: | ---: |",
-        f"| {len(entries)} | {len(llm) - len(cached)} | {len(cached)} | {len(fallbacks)} | {len(flagged)} |", "",
-        f"Tokens in: {tokens_in:,}; tokens out: {tokens_out:,}; estimated cost: "
-        f"${cost_usd(tokens_in, tokens_out, settings):.4f} (at ${settings.llm_price_in}/M in, "
-        f"${settings.llm_price_out}/M out).",
-    ]
-    if fallbacks or flagged:
-        lines += ["", "| PR | why the editor should look |", "| ---: | --- |"]
-        for entry in [*fallbacks, *(e for e in flagged if e not in fallbacks)]:
-            # Warnings can quote model output: shown as code, so no link or image in them renders.
-            why = " ".join("; ".join(entry.warnings)[:160].replace("`", "'").replace("|", "\\|").split())
-            lines.append(f"| #{entry.number} | `{why}` |")
-    return "\n".join(lines)
-
-
 class OpenAIDrafter:
     """Drafts entries with a chat model; see the module docstring for the contract."""
 
@@ -142,10 +119,13 @@ class OpenAIDrafter:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, conn: Store | None = None,
-                      limiter: RateLimiter | None = None, fallback: Any = None) -> "OpenAIDrafter":
+                      limiter: RateLimiter | None = None, fallback: Any = None,
+                      cache: Callable[[Store], DraftCache] = DraftCache) -> "OpenAIDrafter":
         """A drafter built from settings: client, rate limiter on every HTTP request, cache in the state store.
 
-        No network I/O here; call :meth:`check` before drafting.
+        ``conn`` is the run's state store (the composition root's); without one the drafter opens and closes
+        its own. ``cache`` builds the draft cache over it (``digest eval`` records hits). No network I/O
+        here; call :meth:`check` before drafting.
         """
         if settings.openai_api_key is None or not settings.openai_api_key.get_secret_value().strip():
             raise ConfigError("--drafter openai needs OPENAI_API_KEY (for a vLLM server started without "
@@ -166,7 +146,7 @@ class OpenAIDrafter:
                 # drafts, which are only a cache) and saves an fsync per draft, which serialises threads.
                 conn.execute("PRAGMA synchronous=NORMAL")
         drafter = cls(client, settings.model, timeout=settings.llm_timeout, input_budget=settings.llm_input_budget,
-                      cache=DraftCache(conn), fallback=fallback)
+                      cache=cache(conn), fallback=fallback)
         drafter._own_conn = conn if opened else None
         return drafter
 
@@ -177,10 +157,15 @@ class OpenAIDrafter:
             conn.close()
         self.client.close()
 
+    @property
+    def endpoint(self) -> str:
+        """The model's base URL, without credentials."""
+        return redact_url(str(self.client.base_url))
+
     # preflight ----------------------------------------------------------------------------------
     def check(self) -> None:
         """Stop with one :class:`ConfigError` line unless the endpoint answers, accepts the key and serves the model."""
-        base = redact_url(str(self.client.base_url))
+        base = self.endpoint
         try:
             ids = [m.id for m in self.client.with_options(max_retries=1, timeout=min(10.0, self.timeout)).models.list()]
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:

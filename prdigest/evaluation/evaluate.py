@@ -51,14 +51,11 @@ def compare_runs(a: Path, b: Path, out: Path) -> Outcome:
 def evaluate_reviews(settings: Settings, out: Path, since: datetime | None = None) -> Outcome:
     """Score the recorded drafts against what editors decided; write reviews.json and reviews.md, and the
     editors' verdicts on PRs the collector cached as labels.jsonl (for ``digest eval --gold``)."""
-    from prdigest.store import open_store
+    from prdigest.store import state_store
 
-    conn = open_store(settings.state)
-    try:
-        entries = read_reviews(conn, since)
-        labels = reviewed_labels(conn, entries)
-    finally:
-        conn.close()
+    with state_store(settings.state) as store:
+        entries = read_reviews(store(), since)
+        labels = reviewed_labels(store(), entries)
     out.mkdir(parents=True, exist_ok=True)
     report = {**reviews_report(entries), "labels": len(labels)}
     paths = [out / "reviews.json", out / "reviews.md"]

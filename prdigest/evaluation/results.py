@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from prdigest.errors import ConfigError
 from prdigest.models import Language, Verdict
@@ -26,7 +25,7 @@ class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gold: str = Field(description="Labelled JSONL: the source format with a 'gold' object per line")
-    drafter: Literal["offline", "openai"] = "offline"
+    drafter: str = "offline"
     llm_base_url: str | None = None
     model: str | None = None
     language: Language | None = None
@@ -39,6 +38,17 @@ class EvalConfig(BaseModel):
         """The flags that override environment settings."""
         return {"language": self.language, "state": self.state, "llm_base_url": self.llm_base_url,
                 "model": self.model}
+
+    @field_validator("drafter")
+    @classmethod
+    def _drafter(cls, value: str) -> str:
+        from prdigest.drafting.registry import DRAFTERS
+
+        try:
+            DRAFTERS[value]  # the same registry the edition run builds its drafter from
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
 
 class RunInfo(BaseModel):

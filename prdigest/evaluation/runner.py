@@ -15,18 +15,20 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 
 from prdigest.config import Settings
-from prdigest.drafting import Drafter
+from prdigest.drafting import Drafter, ModelDrafter
 from prdigest.drafting.cache import DraftCache
+from prdigest.drafting.registry import DRAFTERS, DrafterKind, DraftingContext
 from prdigest.evaluation.gold import GoldSet, LabelledPR, check_vocabulary, load_gold
 from prdigest.evaluation.results import EvalConfig, EvalRow, EvalRun, RunInfo
 from prdigest.models import DraftEntry, Language
 from prdigest.sources import repo_of
-from prdigest.store import Store, migrate, open_store
 from prdigest.evaluation.shipped import shipped_rows
+from prdigest.store import LazyStore, Store, migrate, state_store
 from prdigest.subsystems import Classifier, classifier_for, rules_for_repo
 
 MIGRATIONS = [
@@ -88,7 +90,7 @@ class DraftCosts:
 
 @dataclass
 class Candidate:
-    """The drafter under evaluation, with its cache and cost book (None for the offline drafter)."""
+    """The drafter under evaluation, with its cache and cost book (None for a drafter with no model)."""
 
     drafter: Drafter
     model: str | None = None
@@ -102,32 +104,32 @@ class Candidate:
 
 
 @contextmanager
-def candidate(config: EvalConfig, settings: Settings, classifier: Classifier) -> Iterator[Candidate]:
-    """The configured drafter, checked (endpoint, key, model) before any drafting, closed afterwards."""
-    from prdigest.drafting.offline import OfflineDrafter
+def candidate(config: EvalConfig, settings: Settings, classifier: Classifier, store: LazyStore) -> Iterator[Candidate]:
+    """The configured drafter, built by the drafter registry as an edition builds it (the repo's vocabulary,
+    the state store's draft cache, recording its hits here), checked before any drafting, closed afterwards."""
+    kind = DRAFTERS[config.drafter]
+    caches: list[RecordingCache] = []
 
-    offline = OfflineDrafter(classifier.vocabulary)  # the repo's vocabulary, as in an edition
-    if config.drafter == "offline":
-        yield Candidate(offline)
-        return
-    from prdigest.drafting.llm import OpenAIDrafter, cost_usd
-    from prdigest.text import redact_url
+    def recording(store: Store) -> RecordingCache:  # the same table and keys as the pipeline's
+        caches.append(RecordingCache(store, fresh=config.no_cache))
+        return caches[-1]
 
-    conn = open_store(settings.state)
+    price = partial(_price, kind, settings)
+    drafter = kind.build(DraftingContext(settings, classifier.vocabulary, store, cache=recording))
     try:
-        drafter = OpenAIDrafter.from_settings(settings, conn=conn, fallback=offline)
-        cache = RecordingCache(conn, fresh=config.no_cache)
-        drafter.cache = cache  # the same table and keys as the pipeline's: an edition's drafts are reused
-        try:
-            drafter.check()
+        drafter.check()
+        if isinstance(drafter, ModelDrafter) and caches:
             yield Candidate(drafter, model=drafter.model, prompt_version=drafter.prompt_version,
-                            base_url=redact_url(str(drafter.client.base_url)), concurrency=settings.llm_concurrency,
-                            cache=cache, costs=DraftCosts(conn), key=drafter.key,
-                            price=lambda i, o: cost_usd(i, o, settings))
-        finally:
-            drafter.close()
+                            base_url=drafter.endpoint, concurrency=kind.concurrency(settings),
+                            cache=caches[0], costs=DraftCosts(store()), key=drafter.key, price=price)
+        else:
+            yield Candidate(drafter, concurrency=kind.concurrency(settings), price=price)
     finally:
-        conn.close()
+        drafter.close()
+
+
+def _price(kind: DrafterKind, settings: Settings, tokens_in: int, tokens_out: int) -> float:
+    return kind.cost(tokens_in, tokens_out, settings)
 
 
 def _row(item: LabelledPR, subsystems: list[str], draft: DraftEntry, seconds: float | None, cached: bool,
@@ -163,7 +165,7 @@ def draft_rows(gold: GoldSet, subsystems: list[list[str]], cand: Candidate, lang
             if cached:  # an edition's draft has its tokens but no timing; one made by digest eval has both
                 seconds, tokens_in, tokens_out = cand.costs.get(key) or (None, *cand.cache.hits[key])
                 made = (tokens_in, tokens_out)
-            elif not draft.drafter.startswith("offline"):  # a fresh model draft, now in the draft cache
+            elif draft.drafter == cand.drafter.name:  # a fresh model draft (not a fallback), now in the draft cache
                 cand.costs.put(key, seconds or 0.0, *made)
         row = _row(item, subsystems[i], draft, seconds, cached, made, cand.price)
         with lock:
@@ -189,19 +191,16 @@ def run_eval(config: EvalConfig, settings: Settings, progress: Progress | None =
     language: Language = config.language or settings.language
     subsystems = [classifier.classify(item.pr) for item in gold.items]
     started = datetime.now(timezone.utc)
-    with candidate(config, settings, classifier) as cand:
-        rows = draft_rows(gold, subsystems, cand, language, progress)
-        info = RunInfo(drafter=config.drafter if cand.model is None else f"openai:{cand.model}",
-                       model=cand.model, prompt_version=cand.prompt_version, llm_base_url=cand.base_url,
-                       language=language, repo=repo, rules=config.rules, gold=str(gold.path),
-                       gold_sha256=gold.sha256, started_at=started, no_cache=config.no_cache,
-                       rules_sha256=_sha256(Path(config.rules) if config.rules else rules_for_repo(repo)))
-    # Scored as it ships: after the connect step (relations, reverted PRs demoted), the drafter's verdict kept.
-    store = open_store(settings.state)
-    try:
-        rows = shipped_rows(rows, gold, repo, language, store, classifier.vocabulary)
-    finally:
-        store.close()
+    with state_store(settings.state) as store:  # one store for the draft cache and the connect step
+        with candidate(config, settings, classifier, store) as cand:
+            rows = draft_rows(gold, subsystems, cand, language, progress)
+            info = RunInfo(drafter=DRAFTERS[config.drafter].title(settings),
+                           model=cand.model, prompt_version=cand.prompt_version, llm_base_url=cand.base_url,
+                           language=language, repo=repo, rules=config.rules, gold=str(gold.path),
+                           gold_sha256=gold.sha256, started_at=started, no_cache=config.no_cache,
+                           rules_sha256=_sha256(Path(config.rules) if config.rules else rules_for_repo(repo)))
+        # Scored as it ships: after the connect step (relations, reverted PRs demoted), the drafter's verdict kept.
+        rows = shipped_rows(rows, gold, repo, language, store(), classifier.vocabulary)
     return EvalRun(info=info, rows=rows)
 
 

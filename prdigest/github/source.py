@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +67,7 @@ class GitHubSource:
     """
 
     def __init__(self, repo: str, *, token: str | None, base_url: str = DEFAULT_GITHUB_URL,
-                 state: StateLocation | str | Path | Store = DEFAULT_STATE, concurrency: int = 8,
+                 state: StateLocation | str | Path | Store | Callable[[], Store] = DEFAULT_STATE, concurrency: int = 8,
                  retry: Retry | None = None, requests_per_minute: float | None | str = "auto",
                  timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, reviews: bool = False) -> None:
         self.repo = repo
@@ -99,14 +100,17 @@ class GitHubSource:
         window = window or self.default_window()
         started = time.perf_counter()
         self.stats = stats = CollectStats()
-        conn = self._state if isinstance(self._state, Store) else open_store(self._state)
+        # The run's store (a Store, or the composition root's LazyStore), else our own connection.
+        state = self._state
+        own = not (isinstance(state, Store) or callable(state))
+        conn = state if isinstance(state, Store) else state() if callable(state) else open_store(state)
+        hint = f" in {conn.location}"  # a StateLocation never prints a password
         try:
             cache = PullCache(conn, self.repo)
             pause = None if self.requests_per_minute is None else self.concurrency * 60 / self.requests_per_minute
             search_pause = None if self.requests_per_minute is None else 60 / SEARCH_REQUESTS_PER_MINUTE
             clients = Clients(self.base_url, self._token, retry=self._retry, timeout=self._timeout,
                               seconds_between_requests=pause)
-            hint = "" if isinstance(self._state, Store) else f" in {StateLocation.parse(self._state)}"  # no password
             try:
                 with github_errors(self.base_url, self.repo, state_hint=hint):
                     search_client = clients.make(search_pause)
@@ -116,7 +120,7 @@ class GitHubSource:
             finally:
                 clients.close()
         finally:
-            if conn is not self._state:
+            if own:
                 conn.close()
         stats.seconds = time.perf_counter() - started
         log.info("collected %d PRs of %s (%d from the store, %d fetched) with %d requests in %.1f s",

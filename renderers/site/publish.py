@@ -15,7 +15,7 @@ from prdigest.errors import ConfigError
 from prdigest.history import editions, record_edition
 from prdigest.models import Edition
 from prdigest.pipeline import write_tree
-from prdigest.store import StateLocation, Store, open_store
+from prdigest.store import StateLocation, Store, state_store
 from prdigest.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS
 from renderers.site import build_site, site_base
@@ -62,8 +62,8 @@ def publish_site(state: Store | StateLocation | str | os.PathLike[str], out_dir:
             # Opening would create an empty database, and an empty archive pushed over the public one wipes it.
             raise ConfigError(f"state {where}: no such file; give the state the runs wrote (--state / "
                               "$DIGEST_STATE): nothing was created or written")
-        with open_store(where) as store:
-            return publish_site(store, out_dir, site_url, edition=edition, link_hosts=link_hosts, repo=repo,
+        with state_store(where) as store:
+            return publish_site(store(), out_dir, site_url, edition=edition, link_hosts=link_hosts, repo=repo,
                                 vocabularies=vocabularies)
     if edition is not None:
         record_edition(state, edition)

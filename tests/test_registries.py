@@ -1,0 +1,213 @@
+"""Drafters and sources as registries, like media: one registration adds a drafter or a source that the
+pipeline, ``digest eval`` and the flow use without a line of theirs changing; unknown names are refused in
+one line listing the known ones; and a run opens its state store once, for every component."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr, ValidationError
+
+from flows.media import default_media
+from prdigest.config import Settings, load_settings
+from prdigest.drafting import Drafter
+from prdigest.drafting.offline import OfflineDrafter
+from prdigest.drafting.registry import DRAFTERS, DrafterKind, DraftingContext
+from prdigest.errors import ConfigError
+from prdigest.evaluation.results import EvalConfig
+from prdigest.evaluation.runner import run_eval
+from prdigest.models import DraftEntry, Language, PullRequest
+from prdigest.pipeline import EditionPipeline
+from prdigest.services import RunOptions, build_services, make_drafter
+from prdigest.source_registry import SOURCES, SourceContext, SourceKind
+from prdigest.sources import JsonlSource, Source, read_jsonl, sample_week_path
+from prdigest.store import LazyStore, state_store
+from tests.servers.github_server import GitHubServer, make_state, synthetic_week
+
+
+class ShoutyDrafter:
+    """A team's own drafter: the offline draft with its headline in capitals, noting the threads it ran on."""
+
+    name = "shouty:v1"
+
+    def __init__(self, vocabulary: object) -> None:
+        self.inner = OfflineDrafter(vocabulary)  # type: ignore[arg-type]
+        self.threads: set[str] = set()
+
+    def check(self) -> None:
+        """Nothing to check."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def draft(self, pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
+        self.threads.add(threading.current_thread().name)
+        time.sleep(0.01)  # long enough that the pool's other threads take PRs too
+        draft = self.inner.draft(pr, subsystems, language)
+        return draft.model_copy(update={"headline": draft.headline.upper(), "drafter": self.name,
+                                        "tokens_in": 10, "tokens_out": 5})
+
+
+BUILT: list[ShoutyDrafter] = []
+
+
+def _shouty(context: DraftingContext) -> Drafter:
+    BUILT.append(ShoutyDrafter(context.vocabulary))
+    return BUILT[-1]
+
+
+@pytest.fixture
+def shouty() -> Iterator[DrafterKind]:
+    kind = DrafterKind("shouty", "capital headlines", build=_shouty, concurrency=lambda settings: 3,
+                       label=lambda settings: "shouty:v1", cost=lambda i, o, settings: (i + o) / 1000,
+                       usage=lambda entries, settings: f"{len(entries)} shouted")
+    DRAFTERS.register(kind)
+    BUILT.clear()
+    try:
+        yield kind
+    finally:
+        DRAFTERS.unregister("shouty")
+
+
+def _run(options: RunOptions) -> EditionPipeline:
+    pipeline = EditionPipeline(build_services(options, load_settings(**options.settings_overrides()), default_media()))
+    try:
+        pipeline.run()
+    finally:
+        pipeline.services.close()
+    return pipeline
+
+
+def test_a_registered_drafter_drafts_an_edition_with_its_own_concurrency_name_and_cost(shouty, tmp_path: Path) -> None:
+    options = RunOptions(source="sample", drafter="shouty", out=str(tmp_path / "out"), language="en",
+                         state=str(tmp_path / "state.sqlite"))
+    _run(options)
+    digest = json.loads((tmp_path / "out" / "digest.json").read_text(encoding="utf-8"))
+    n = len(read_jsonl(sample_week_path()))
+    assert digest["drafter"] == "shouty:v1"
+    assert digest["cost_usd"] == pytest.approx(n * 15 / 1000)
+    assert all(e["drafter"] == "shouty:v1" and e["headline"] == e["headline"].upper() for e in digest["entries"])
+    # Drafted on the kind's 3 threads (not in line, not on llm_concurrency's 8).
+    assert len(BUILT) == 1 and 1 < len(BUILT[0].threads) <= 3
+
+
+def test_digest_eval_builds_the_same_registered_drafter(shouty, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    records = [json.loads(line) for line in sample_week_path().read_text(encoding="utf-8").splitlines()[:4]]
+    gold.write_text("".join(json.dumps({**r, "gold": {"verdict": "skim", "subsystems": ["other"]}}) + "\n"
+                            for r in records), encoding="utf-8")
+    run = run_eval(EvalConfig(gold=str(gold), drafter="shouty"), Settings(state=tmp_path / "state.sqlite"))
+    assert run.info.drafter == "shouty:v1" and len(BUILT) == 1
+    assert [r.drafter for r in run.rows] == ["shouty:v1"] * 4
+    assert all(r.cost_usd == pytest.approx(0.015) for r in run.rows)
+    assert not (tmp_path / "state.sqlite").exists()  # a drafter without a cache never opens the state store
+
+
+@pytest.mark.parametrize("model", [RunOptions, EvalConfig])
+def test_an_unknown_drafter_is_refused_naming_the_known_ones(model: type, tmp_path: Path) -> None:
+    extra = {"gold": "x.jsonl"} if model is EvalConfig else {}
+    with pytest.raises(ValidationError, match=r"--drafter 'gpt5': unknown drafter; use one of offline, openai"):
+        model(drafter="gpt5", **extra)
+    with pytest.raises(ConfigError, match="use one of offline, openai"):
+        DRAFTERS["gpt5"]
+
+
+def test_the_shipped_drafters_say_their_concurrency_name_and_cost() -> None:
+    settings = Settings(llm_concurrency=6, model="m1", llm_price_in=1.0, llm_price_out=2.0)
+    offline, openai = DRAFTERS["offline"], DRAFTERS["openai"]
+    assert (offline.concurrency(settings), offline.title(settings), offline.cost(10**6, 10**6, settings)) == (1, "offline", 0)
+    assert (openai.concurrency(settings), openai.title(settings)) == (6, "openai:m1")
+    assert openai.cost(10**6, 10**6, settings) == pytest.approx(3.0)
+    assert offline.usage is None and offline.complete is None and openai.usage is not None
+
+
+def test_a_registered_drafter_name_twice_is_refused(shouty) -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        DRAFTERS.register(shouty)
+
+
+# ---- sources --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("value", "name", "argument"), [
+    ("sample", "sample", ""),
+    ("github", "github", ""),
+    ("jsonl:week.jsonl", "jsonl", "week.jsonl"),
+    ("jsonl:C:/data/week.jsonl", "jsonl", "C:/data/week.jsonl"),  # only the first colon separates
+])
+def test_source_forms_name_a_kind_and_its_argument(value: str, name: str, argument: str) -> None:
+    kind, arg = SOURCES.parse(value)
+    assert (kind.name, arg) == (name, argument)
+
+
+@pytest.mark.parametrize("value", ["s3://bucket", "jsonl", "jsonl:", "jsonl:  ", "github:org/repo", "sample:x",
+                                   "", "GitHub", "../etc/passwd"])
+def test_a_bad_source_is_refused_listing_every_form(value: str) -> None:
+    with pytest.raises(ConfigError, match=r"use jsonl:PATH or github or sample$"):
+        SOURCES.parse(value)
+    with pytest.raises(ValidationError, match="use jsonl:PATH or github or sample"):
+        RunOptions(source=value)
+
+
+def test_a_registered_source_feeds_the_pipeline(tmp_path: Path) -> None:
+    seen: list[SourceContext] = []
+
+    def build(argument: str, context: SourceContext) -> Source:
+        seen.append(context)
+        return JsonlSource(sample_week_path().parent / argument, context.repo)
+
+    SOURCES.register(SourceKind("bundled", "a file shipped with pr-digest", build=build, argument="NAME"))
+    try:
+        options = RunOptions(source=f"bundled:{sample_week_path().name}", out=str(tmp_path / "out"),
+                             state=str(tmp_path / "state.sqlite"), language="en")
+        _run(options)
+    finally:
+        SOURCES.unregister("bundled")
+    digest = json.loads((tmp_path / "out" / "digest.json").read_text(encoding="utf-8"))
+    assert len(digest["entries"]) == len(read_jsonl(sample_week_path()))
+    assert seen[0].store is not None  # the run's one store is offered to every source
+
+
+# ---- one state store ------------------------------------------------------------------------------
+def test_a_run_hands_one_state_store_to_the_ledger_the_github_cache_and_the_draft_cache(tmp_path: Path) -> None:
+    since = datetime(2026, 11, 16, tzinfo=timezone.utc)
+    server = GitHubServer(make_state(synthetic_week(3, repo="o/r", since=since, days=1), "o/r", token="t0k3n"))
+    server.start()
+    settings = Settings(state=tmp_path / "state.sqlite", openai_api_key=SecretStr("EMPTY"),
+                        github_token=SecretStr("t0k3n"), github_url=server.url)
+    options = RunOptions(source="github", repo="o/r", drafter="openai", since="2026-11-16", until="2026-11-23",
+                         out=str(tmp_path / "out"))
+    services = build_services(options, settings, default_media())
+    try:
+        assert not services.state.opened  # nothing is opened while the run is being built
+        assert len(EditionPipeline(services).collect().prs) == 3
+        store = services.store()
+        assert store.fetchone("SELECT COUNT(*) FROM github_pulls")[0] == 3  # the GitHub cache wrote through it
+        drafter = make_drafter(options, settings, None, services.state)
+        assert drafter.cache._conn is store  # type: ignore[attr-defined]
+        assert services.ledger().conn is store
+        drafter.close()
+        assert services.store() is store and store.fetchone("SELECT 1")  # neither closed the run's store
+    finally:
+        services.close()
+        server.stop()
+    assert not services.state.opened
+
+
+def test_the_lazy_store_opens_once_from_any_thread_and_closes_once(tmp_path: Path) -> None:
+    with state_store(tmp_path / "state.sqlite") as lazy:
+        assert isinstance(lazy, LazyStore) and not lazy.opened and not (tmp_path / "state.sqlite").exists()
+        got: list[object] = []
+        threads = [threading.Thread(target=lambda: got.append(lazy())) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len({id(s) for s in got}) == 1 and lazy.opened
+        lazy().execute("CREATE TABLE t (x INTEGER)")
+    assert not lazy.opened
+    lazy.close()  # twice is fine
