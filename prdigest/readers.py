@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from prdigest.errors import ConfigError
 from prdigest.models import Verdict
-from prdigest.text import strip_control
+from prdigest.text import clean
 from prdigest.vocabulary import NAME_PATTERN, name_problem
 from prdigest.yamlfile import FAST_LOADER, load_yaml_model
 
@@ -68,7 +68,7 @@ def _check_subsystem(value: str) -> str:
 
 def _one_line(value: str) -> str:
     # A name goes into the To: header and the status table: no line break or control character.
-    if value != strip_control(value) or any(c in value for c in "\r\n\u2028\u2029"):
+    if value != clean(value) or any(c in value for c in "\r\n\u2028\u2029"):
         raise ValueError(f"{value!r} must be a single line without control characters")
     return value
 

@@ -2,13 +2,11 @@
 
 Everything that comes from a PR or from the drafter is untrusted. It goes through two steps:
 
-1. :func:`clean` (every medium): drop what no medium can show and what can disguise text — C0/C1
-   control characters (NUL, ESC, …; keeping LF and tab), lone surrogates (they make ``str.encode``
-   raise), bidi embeddings/overrides/isolates (U+202A–U+202E, U+2066–U+2069: "Trojan Source"
-   reordering), the BOM and the non-characters U+FFFE/U+FFFF. CR and CRLF become LF.
-   :func:`one_line` additionally folds every kind of line break (LF, U+2028, U+0085, …) into spaces.
-2. the medium's own escaping: HTML (:func:`html_text`, done by Jinja's autoescape in the email
-   templates) or Slack mrkdwn (:func:`mrkdwn`).
+1. :func:`~prdigest.text.clean` (every medium, ``prdigest/text.py``): drop what no medium can show and
+   what can disguise text (control, bidi, BOM, non-character and lone-surrogate characters; CR becomes LF).
+   :func:`~prdigest.text.one_line` additionally folds every kind of line break into spaces.
+2. the medium's own escaping, here, one section per medium: HTML (:func:`html_text`, done by Jinja's
+   autoescape in the email templates) and Slack mrkdwn (:func:`mrkdwn`, :func:`slack_entities`).
 
 Links are only made from URLs that :func:`pr_url` accepts; anything else is shown as text or not at all.
 A URL inside prose whose host is not a link host is defanged (:func:`defanged`, :mod:`prdigest.links`):
@@ -25,12 +23,10 @@ from markupsafe import Markup, escape
 
 from prdigest.links import defang
 from prdigest.models import Entry
-from prdigest.text import strip_control
+from prdigest.text import CODE_SPAN, clean, code_spans, one_line, slack_entities, truncate
 
-#: Lone surrogates (a valid astral character is one code point in a Python str, never a surrogate).
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-#: Bidi embeddings, overrides and isolates, BOM / zero-width no-break space, non-characters.
-_INVISIBLE = re.compile(r"[\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff]")
+__all__ = ["DEFAULT_LINK_HOSTS", "clean", "defanged", "display_width", "html_prose", "html_text", "mrkdwn",
+           "mrkdwn_prose", "one_line", "plain_prose", "pr_url", "slack_entities", "slack_plain", "truncate"]
 
 #: GitHub's owner and repository name alphabet.
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})"
@@ -39,38 +35,10 @@ _PR_PATH = re.compile(rf"^/{_NAME}/{_NAME}/pull/(?P<number>[1-9][0-9]{{0,9}})/?$
 DEFAULT_LINK_HOSTS: tuple[str, ...] = ("github.com",)
 
 
-def clean(text: object) -> str:
-    """Untrusted text with control, surrogate and bidi-override characters removed; newlines as LF."""
-    if text is None:
-        return ""
-    s = str(text).replace("\r\n", "\n").replace("\r", "\n")
-    s = _SURROGATE.sub("", s)
-    s = strip_control(s)  # C0 (but tab and LF; CR is gone by now), DEL, C1
-    return _INVISIBLE.sub("", s)
-
-
-def one_line(text: object) -> str:
-    """:func:`clean` text folded onto one line: every run of whitespace or line breaks becomes a space."""
-    # str.split() splits on all Unicode whitespace and line boundaries (U+2028/9, U+0085, U+001C-1E).
-    return " ".join(clean(text).split())
-
-
-def truncate(text: str, limit: int, ellipsis: str = "…") -> str:
-    """``text`` cut to at most ``limit`` characters, ending with ``ellipsis`` when cut."""
-    if limit <= 0:
-        return ""
-    if len(text) <= limit:
-        return text
-    cut = text[: max(limit - len(ellipsis), 0)].rstrip()
-    return cut + ellipsis
-
-
 def html_text(text: object) -> Markup:
     """:func:`clean` text escaped for HTML element content and attribute values (``& < > " '``)."""
     return escape(clean(text))
 
-
-_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 
 
 def html_prose(text: object) -> Markup:
@@ -79,7 +47,7 @@ def html_prose(text: object) -> Markup:
     Safe because the text is escaped first: the only tags in the result are the ``<code>`` we add, and
     they carry no attributes. Used for drafter prose (rationale, focus, follow-ups), not titles.
     """
-    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(html_text(text))))
+    return Markup(CODE_SPAN.sub(r"<code>\1</code>", str(html_text(text))))
 
 
 def defanged(entry: Entry, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str | None = None) -> Entry:
@@ -151,13 +119,12 @@ def mrkdwn(text: object) -> str:
     formatting characters ``* ~ ` _`` become look-alikes (``_`` only at word boundaries) and a leading
     ``>`` gets a soft hyphen, so the text cannot restyle itself or the message around it.
     """
-    s = clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = _FORMAT_CHARS.sub(lambda m: _MRKDWN_LOOKALIKE[m.group()], s)
+    s = _lookalikes(slack_entities(clean(text)))
     return _QUOTE_START.sub("\\1\u00ad&gt;", s)
 
 
-def _slack_entities(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _lookalikes(text: str) -> str:
+    return _FORMAT_CHARS.sub(lambda m: _MRKDWN_LOOKALIKE[m.group()], text)
 
 
 def mrkdwn_prose(text: object) -> str:
@@ -167,20 +134,14 @@ def mrkdwn_prose(text: object) -> str:
     so its text keeps its ``* _ ~`` as they are; outside code spans everything is neutralised as in
     :func:`mrkdwn`. A span holds no backtick or line break, so it cannot close early or run on.
     """
-    s = clean(text)
-    out, last = [], 0
-    for match in _CODE_SPAN.finditer(s):
-        outside = _slack_entities(s[last:match.start()])
-        out += [_FORMAT_CHARS.sub(lambda m: _MRKDWN_LOOKALIKE[m.group()], outside),
-                f"`{_slack_entities(match.group(1))}`"]
-        last = match.end()
-    out.append(_FORMAT_CHARS.sub(lambda m: _MRKDWN_LOOKALIKE[m.group()], _slack_entities(s[last:])))
+    out = [f"`{slack_entities(piece)}`" if code else _lookalikes(slack_entities(piece))
+           for piece, code in code_spans(clean(text))]
     return _QUOTE_START.sub("\\1\u00ad&gt;", "".join(out))
 
 
 def plain_prose(text: str) -> str:
     """Prose for a plain-text line that is no document (an inbox preview): code spans without backticks."""
-    return _CODE_SPAN.sub(r"\1", text)
+    return CODE_SPAN.sub(r"\1", text)
 
 
 def slack_plain(text: object) -> str:

@@ -20,6 +20,7 @@ from prdigest.delivery import Message, Parts
 from prdigest.delivery.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected, redact
 from prdigest.errors import ConfigError, DeliveryError
 from prdigest.selfservice.links import LINK_WORDS
+from prdigest.text import slack_entities
 
 #: Errors that no retry can fix for this destination or this message.
 PERMANENT = frozenset({
@@ -227,14 +228,13 @@ _DM = re.compile(r"[UW][A-Z0-9]{6,}")
 
 
 def _mrkdwn_url(url: str) -> str:
-    return url.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "%7C")
+    return slack_entities(url).replace("|", "%7C")
 
 
 def slack_notice(reader, subject: str, text: str, context) -> list[dict]:  # noqa: ANN001 - see Medium.notice
-    """The editors' notice as one message; ``& < >`` are Slack's only control characters: escaped, the text
-    can neither ping nor link."""
-    safe = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return [{"text": safe, "unfurl_links": False, "unfurl_media": False}]
+    """The editors' notice as one message, its text escaped (:func:`~prdigest.text.slack_entities`): it can
+    neither ping nor link."""
+    return [{"text": slack_entities(text), "unfurl_links": False, "unfurl_media": False}]
 
 
 def slack_composer(rendering, context):  # noqa: ANN001, ANN201 - see prdigest.media.Medium.composer

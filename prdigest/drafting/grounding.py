@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable
 
 from prdigest.models import DraftEntry, PullRequest
+from prdigest.text import CODE_SPAN
 
-_BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
 _EXTENSIONS = r"(?:py|pyi|cu|cuh|cpp|cc|c|h|hpp|rs|go|js|ts|md|rst|ya?ml|toml|json|txt|sh|cfg|ini)"
 # In prose (outside backticks) only unmistakable paths count: a file name with a code extension, or
 # three or more segments with letters. "and/or", "TP/PP" or "+157/-46" are not citations.
@@ -64,11 +64,11 @@ def _citations(texts: Iterable[str]) -> list[str]:
     found: list[str] = []
     for raw in texts:
         text = _URL.sub(" ", raw)
-        for match in _BACKTICKED.finditer(text):
+        for match in CODE_SPAN.finditer(text):
             span = _normalise(match.group(1))
             if span and re.search(r"[A-Za-z0-9_]", span):
                 found.append(span)
-        prose = _BACKTICKED.sub(" ", text)
+        prose = CODE_SPAN.sub(" ", text)
         found += [_normalise(m.group(0)) for m in _PATHLIKE.finditer(prose)]
         found += [m.group(0) for m in _SNAKE.finditer(prose)]
     return list(dict.fromkeys(c for c in found if c))

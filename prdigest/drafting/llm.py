@@ -34,7 +34,7 @@ from prdigest.drafting.usage import usage_markdown  # noqa: F401  (re-exported f
 from prdigest.errors import ConfigError
 from prdigest.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.store import Store
-from prdigest.text import redact_url
+from prdigest.text import CODE_SPAN, redact_url
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +296,6 @@ _SUSPICIOUS = re.compile(
     r"<[!@#]|<https?:"                                   # Slack mentions, channel links, link markup
     r"|(?<![\w.])@(?:channel|here|everyone)\b"
     r"|\b(?:ignore|disregard) (?:all |any )?(?:the )?(?:previous|prior|above) instructions", re.I)
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
 
 
 def _suspicious(draft: DraftEntry) -> str | None:
@@ -305,7 +304,7 @@ def _suspicious(draft: DraftEntry) -> str | None:
     Tags inside backticks are code (``std::vector<int>``) and allowed; mentions are flagged anywhere.
     """
     for text in (draft.headline, draft.rationale, *draft.focus, *draft.followups, draft.audience):
-        match = _SUSPICIOUS.search(text) or _TAG.search(_CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text))
+        match = _SUSPICIOUS.search(text) or _TAG.search(CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text))
         if match:
             return text[max(0, match.start() - 10):match.end() + 20]
     return None

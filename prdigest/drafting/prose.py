@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from prdigest.text import strip_control
+from prdigest.text import clean
 
 #: Only this much of a body is scanned: PR descriptions that matter fit easily; logs pasted below do not.
 MAX_SCAN = 20_000
@@ -50,7 +50,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n\s*\n|\n(?=\s*(?:[-*]|\d+[.)])\s)"
 
 def clean_line(text: str, limit: int) -> str:
     """Control characters out, whitespace collapsed, cut at a word boundary to at most ``limit`` chars."""
-    text = _SPACES.sub(" ", strip_control(text)).strip()
+    text = _SPACES.sub(" ", clean(text)).strip()
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]

@@ -17,7 +17,7 @@ from prdigest.drafting.kinds import Kind, deep_kinds
 from prdigest.drafting.prose import (MAX_IDENTIFIERS, MAX_SCAN, clean_line, identifiers_in, perf_evidence,
                                      sentences, snippets_with, strip_template, switches_in, unique)
 from prdigest.models import PullRequest
-from prdigest.text import strip_control
+from prdigest.text import clean
 from prdigest.vocabulary import Vocabulary
 
 __all__ = [
@@ -174,7 +174,7 @@ def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | Non
     vocab = vocabulary or Vocabulary.open()
     fallback = vocab.fallback.name
     title = clean_line(pr.title[: MAX_TITLE * 4], MAX_TITLE)
-    body = strip_template(strip_control(pr.body[: MAX_SCAN * 2]))[:MAX_SCAN]
+    body = strip_template(clean(pr.body[: MAX_SCAN * 2]))[:MAX_SCAN]
     tag_match = _TAGS.match(title)
     tags = tuple(t.strip().lower() for t in _TAG.findall(tag_match.group(1))) if tag_match else ()
     core_title = title[tag_match.end():] if tag_match else title
@@ -197,7 +197,7 @@ def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | Non
     inferred = areas_from(facts, (*tags, *labels, core_title.lower()), vocab)
     areas = (by_priority(given, vocab) or by_priority(inferred, vocab)
              or ((fallback,) if fallback in subsystems else ()))
-    comments = [(clean_line(c.author, 40), strip_control(c.body[:MAX_COMMENT]))
+    comments = [(clean_line(c.author, 40), clean(c.body[:MAX_COMMENT]))
                 for c in pr.review_comments[:MAX_COMMENTS]]
     remarks = tuple(Remark(author, clean_line(text, 400)) for author, text in comments
                     if len(text.strip()) >= 40 and not _LOW_VALUE_COMMENT.match(text[:200])

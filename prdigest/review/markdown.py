@@ -12,14 +12,11 @@ from datetime import datetime
 
 from prdigest.links import DEFAULT_LINK_HOSTS, defang, is_allowed
 from prdigest.models import Edition, Entry, Verdict
-from prdigest.text import strip_control
+from prdigest.text import clean, code_spans
 from prdigest.relations import relation_lines
 
 _MD_SPECIAL = re.compile(r"([\\*_\[\]<>|~`])")
 _MD_LINE_START = re.compile(r"^(\d*)([#+=>.)-])")
-#: A code span as CommonMark reads one here: single backticks around text without a backtick. Its content
-#: is literal (no tag, link, image or emphasis), so it is kept as written: escaping it would show "\_".
-_CODE_SPAN = re.compile(r"`([^`]+)`")
 
 
 def _escaped(text: str) -> str:
@@ -30,14 +27,12 @@ def md(text: str, limit: int | None = None, hosts: tuple[str, ...] = DEFAULT_LIN
     """Untrusted text (PR titles, LLM output) as inert inline markdown: one line, markup characters escaped
     outside code spans (no tag, link, image, emphasis or table cell can come from a PR), list/heading starts
     defused, control characters dropped, URLs off ``hosts`` defanged (the UI would auto-link them)."""
-    text = re.sub(r"\s+", " ", defang(strip_control(text), hosts)).strip()
+    text = re.sub(r"\s+", " ", defang(clean(text), hosts)).strip()
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
-    out, last = [], 0
-    for match in _CODE_SPAN.finditer(text):
-        out += [_escaped(text[last:match.start()]), match.group()]
-        last = match.end()
-    out.append(_escaped(text[last:]))
+    # A code span's content is literal (no tag, link, image or emphasis): kept as written, since escaping it
+    # would show "\_"; every medium reads the same spans (prdigest.text.CODE_SPAN).
+    out = [f"`{piece}`" if code else _escaped(piece) for piece, code in code_spans(text)]
     return _MD_LINE_START.sub(r"\1\\\2", "".join(out))
 
 

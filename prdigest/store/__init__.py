@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prdigest.store.connection import Result, Store, StoreUnavailable
-from prdigest.store.location import DEFAULT_STATE, SETTING, Dialect, StateLocation, redact_url
+from prdigest.store.location import DEFAULT_STATE, SETTING, Dialect, StateLocation
 from prdigest.store.opening import LazyStore, open_store, state_store
 from prdigest.store.sql import Migration
+from prdigest.text import redact_url
 
 __all__ = ["DEFAULT_STATE", "SETTING", "Dialect", "LazyStore", "Migration", "Result", "StateLocation", "Store",
            "StoreUnavailable", "migrate", "open_store", "redact_url", "state_store"]

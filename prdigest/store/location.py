@@ -15,6 +15,8 @@ from urllib.parse import unquote
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from prdigest.text import SECRET_PARAM, redact_url
+
 DEFAULT_STATE = Path(".digest/state.sqlite")
 SETTING = "--state / $DIGEST_STATE"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -146,9 +148,6 @@ def _libpq_parts(url: str) -> tuple[str | None, str, str]:
     return userinfo, hosts, tail.partition("?")[2]
 
 
-_SECRET_PARAM = re.compile(r"(?i)(?:^|[?&])(?:ssl)?password=([^&]*)")
-
-
 def _passwords(url: str) -> list[str]:
     """Every secret in ``url``, as written and percent-decoded: the user info's password (libpq's split,
     and also everything up to the last '@', in case a '/' in the password defeats libpq's split) and the
@@ -159,7 +158,7 @@ def _passwords(url: str) -> list[str]:
     for info in (userinfo, rest.rpartition("@")[0] if "@" in rest else None):
         if info and ":" in info:
             found.add(info.partition(":")[2])
-    found.update(m.group(1) for m in _SECRET_PARAM.finditer(url))
+    found.update(m.group(1) for m in SECRET_PARAM.finditer(url))
     found |= {unquote(v) for v in found}
     return [v for v in found if v]
 
@@ -167,17 +166,3 @@ def _passwords(url: str) -> list[str]:
 def url_has_password(text: str) -> bool:
     """Whether a ``--state`` value written as a URL carries a password, even one libpq cannot parse."""
     return "://" in text and bool(_passwords(text))
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its passwords masked by libpq's rule: the user info's (whatever characters it holds:
-    '#', '?', '/', '@') and the ``password=`` and ``sslpassword=`` parameters."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        scheme, rest = "", url
-    if "@" in rest:  # the last '@': a '/' or '@' in an unencoded password still ends up masked
-        userinfo, _, after = rest.rpartition("@")
-        user, colon, _ = userinfo.partition(":")
-        rest = f"{user}{':' + _MASK if colon else ''}@{after}"
-    rest = _SECRET_PARAM.sub(lambda m: m.group(0)[: m.start(1) - m.start(0)] + _MASK, rest)
-    return f"{scheme}{sep}{rest}"
