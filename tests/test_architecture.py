@@ -1,4 +1,4 @@
-"""The layering STYLE.md asks for, read from the source with ``ast``: the core (``prdigest``) imports no
+"""The layering docs/architecture.md describes, read from the source with ``ast``: the core (``prdigest``) imports no
 terminal library, Prefect, flows or renderers; renderers import no Prefect or flows; and no module of ours
 takes part in an import cycle (lazy imports inside functions count: they hide a cycle, they do not break it).
 """
