@@ -28,15 +28,15 @@ def readers(
     from prdigest.config import load_settings
     from prdigest.readers import ReadersFile, example_readers_path
     from prdigest.selfservice import ReaderChoices, addresses
-    from prdigest.store import open_store
+    from prdigest.store import state_store
     from prdigest.yamlfile import load_yaml_model
 
     try:
         settings = load_settings(state=state)
         path = readers_file or example_readers_path()
         listed = load_yaml_model(path, ReadersFile, what="readers").readers
-        with open_store(settings.state) as store:
-            stored = ReaderChoices(store).all_choices()
+        with state_store(settings.state) as store:
+            stored = ReaderChoices(store()).all_choices()
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None

@@ -30,7 +30,7 @@ def web(
     from prdigest.config import load_settings
     from prdigest.errors import ConfigError
     from prdigest.selfservice import web_base
-    from prdigest.store import open_store
+    from prdigest.store import state_store
 
     try:
         settings = load_settings(state=state)
@@ -38,8 +38,8 @@ def web(
         if web is None:
             raise ConfigError("digest web needs DIGEST_WEB_URL (its public URL, e.g. https://digest.example.com/"
                               "reader) and DIGEST_WEB_SECRET (the secret the runs sign links with)")
-        store = open_store(settings.state)
-        app = create_app(store, web[1])
+        store = state_store(settings.state)
+        app = create_app(store(), web[1])
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None
