@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from renderers.escape import clean
+from prdigest.text import clean, code_spans, one_line
 
 #: Characters referenced everywhere in untrusted text (``(`` ``)`` ``!`` are harmless once ``[`` ``]`` are).
 _ALWAYS = re.compile(r"[&<>*~`\[\]\\:|@]|(?<![^\W_])_|_(?![^\W_])")
@@ -28,7 +28,6 @@ _ALWAYS = re.compile(r"[&<>*~`\[\]\\:|@]|(?<![^\W_])_|_(?![^\W_])")
 _LINE_START = re.compile(r"^([ \t]*)([#\-+=])", re.MULTILINE)
 #: ``12.`` / ``12)`` at a line start would start an ordered list (``)`` is already referenced).
 _ORDERED = re.compile(r"^([ \t]*\d{1,9})\.", re.MULTILINE)
-_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 
 
 def _ref(ch: str) -> str:
@@ -45,17 +44,15 @@ def lark_md(text: object) -> str:
 
 def lark_md_prose(text: object) -> str:
     """:func:`lark_md` for drafter prose, with its code spans kept as card code spans where that is safe."""
-    s = clean(text)
-    out, last = [], 0
-    for match in _CODE_SPAN.finditer(s):
-        code = match.group(1)
-        out.append(lark_md(s[last:match.start()]))
-        out.append(f"`{code}`" if not any(c in code for c in "<>&") else lark_md(match.group(0)))
-        last = match.end()
-    out.append(lark_md(s[last:]))
+    out = []
+    for piece, code in code_spans(clean(text)):
+        if code and not any(c in piece for c in "<>&"):
+            out.append(f"`{piece}`")
+        else:  # a span holding < > & is shown as written, backticks included
+            out.append(lark_md(f"`{piece}`" if code else piece))
     return "".join(out)
 
 
 def plain(text: object) -> str:
     """:func:`clean` text on one line for a ``plain_text`` element (card headers): never parsed."""
-    return " ".join(clean(text).split())
+    return one_line(text)

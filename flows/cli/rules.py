@@ -124,12 +124,12 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
     window = Window.from_flags(since, until)
     if source == "stored":
         from prdigest.github.cache import PullCache
-        from prdigest.store import open_store
+        from prdigest.store import state_store
 
         if not repo:
             raise ConfigError("--source stored needs --repo OWNER/NAME")
-        with open_store(settings.state) as store:
-            prs = PullCache(store, _repo(repo)).stored()
+        with state_store(settings.state) as store:
+            prs = PullCache(store(), _repo(repo)).stored()
         if not prs:
             raise ConfigError(f"the state store {settings.state} holds no PRs of {repo}: collect a week first "
                               "(digest run --source github) or use --source github")

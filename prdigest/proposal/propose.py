@@ -21,7 +21,7 @@ from prdigest.proposal.labeler import read_labeler
 from prdigest.proposal.mergify import read_mergify
 from prdigest.proposal.repo import RepoSnapshot
 from prdigest.proposal.tree import INCIDENTAL, area_name, folder_areas, is_incidental
-from prdigest.text import strip_control
+from prdigest.text import one_line
 from prdigest.rulesfile import Drafting, Labels, Rules, SubsystemRule
 
 #: Labels that say how a PR is handled, not what it is about.
@@ -48,7 +48,7 @@ class Proposed:
     def shown(self) -> str:
         """How readers see it: the label or section as written, a folder as a path."""
         # Untrusted text: no control or bidi characters, one line, and short enough for a rules file.
-        return " ".join(strip_control(self.area.written).split())[:60].strip() or self.name
+        return one_line(self.area.written)[:60].strip() or self.name
 
 
 @dataclass

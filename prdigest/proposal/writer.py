@@ -11,7 +11,7 @@ import json
 from datetime import datetime, timezone
 
 from prdigest.proposal.propose import Proposal, Proposed
-from prdigest.text import strip_control
+from prdigest.text import one_line, truncate
 
 _ORIGIN = {
     "labeler": "a label actions/labeler applies",
@@ -24,8 +24,7 @@ _ORIGIN = {
 
 
 def _comment(text: str, limit: int = 200) -> str:
-    one_line = " ".join(strip_control(str(text)).split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+    return truncate(one_line(text), limit)
 
 
 def _str(value: str) -> str:
