@@ -73,7 +73,7 @@ def test_a_new_run_option_becomes_a_flag_with_its_description_and_reaches_the_op
 def test_a_bad_flag_value_is_one_line_naming_the_flag() -> None:
     result = CliRunner().invoke(app, ["run", "--source", "sample", "--drafter", "gpt"])
     assert result.exit_code == 2
-    assert result.output.strip() == "error: --drafter: Input should be 'offline' or 'openai'"
+    assert result.output.strip() == "error: --drafter 'gpt': unknown drafter; use one of offline, openai"
 
 
 # --- configuration refused before anything starts -----------------------------------------------------------

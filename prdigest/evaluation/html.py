@@ -15,14 +15,15 @@ from markupsafe import Markup, escape
 
 from prdigest.evaluation.metrics import ORDER
 from prdigest.evaluation.results import EvalRow, EvalRun
+from prdigest.text import CODE_SPAN, clean
 
 _SAFE_URL = re.compile(r"https?://[^\s\"'<>]+")
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def code(text: object) -> Markup:
-    """Untrusted text with its `code spans` shown as code: escaped first, so nothing else becomes markup."""
-    return Markup(_CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(str(text)))))
+    """Untrusted text with its `code spans` shown as code (the spans every medium reads): cleaned and escaped
+    first, so nothing else becomes markup."""
+    return Markup(CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(clean(text)))))
 
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#1f2328}
