@@ -18,7 +18,7 @@ from prdigest.delivery.run import DeliveryReport, deliver, plan_deliveries
 from prdigest.errors import ConfigError
 from prdigest.media import ComposeContext, MediaRegistry, RenderContext, link_hosts_for
 from prdigest.models import Edition
-from prdigest.store import Store, open_store
+from prdigest.store import Store, state_store
 
 
 @dataclass
@@ -53,10 +53,10 @@ def resend_uncertain(asked: str, *, settings: Settings, media: MediaRegistry, re
     from prdigest.services import sender
     from prdigest.variants import plan_variants
 
-    with open_store(settings.state) as store:
-        edition = load_edition(store, asked)
-    ledger = Ledger.open(settings.state)
+    state = state_store(settings.state)  # one store for the edition record and the ledger
     try:
+        edition = load_edition(state(), asked)
+        ledger = Ledger(state())
         key = ledger.resolve(asked)
         if key is None:
             raise ConfigError(f"--state {settings.state}: no deliveries recorded for {asked}; "
@@ -96,4 +96,4 @@ def resend_uncertain(asked: str, *, settings: Settings, media: MediaRegistry, re
         result.report = deliver(edition.id, chosen, channels, ledger)
         return result
     finally:
-        ledger.close()
+        state.close()

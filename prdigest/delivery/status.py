@@ -11,7 +11,7 @@ from pathlib import Path
 from prdigest.delivery.ledger import Ledger, LedgerRow
 from prdigest.errors import ConfigError
 from prdigest import record as records
-from prdigest.store import StateLocation, open_store
+from prdigest.store import StateLocation, state_store
 
 #: The statuses in the order the summary names them.
 ORDER = ("sent", "failed", "pending", "sending", "uncertain")
@@ -43,17 +43,14 @@ def ledger_report(state: StateLocation | str | Path, edition: str) -> LedgerRepo
     location = StateLocation.parse(state)
     if not location.exists():
         raise ConfigError(f"--state {location}: no state database here, so nothing was delivered from it")
-    ledger = Ledger.open(location)
-    try:
+    with state_store(location) as store:  # one store for the ledger and the edition record
+        ledger = Ledger(store())
         key = ledger.resolve(edition) or edition
         identity = ledger.identity(key)
         rows = ledger.rows(key)
         counts = ledger.counts(key)
         known = ledger.editions() if not rows else []
-    finally:
-        ledger.close()
-    with open_store(location) as store:
-        stored = records.resolve(store, key) or records.resolve(store, edition)
+        stored = records.resolve(store(), key) or records.resolve(store(), edition)
     shown = [s for s in ORDER if counts[s] or s in ("sent", "failed", "pending")]
     title = f"{key}: " + ", ".join(f"{counts[s]} {s}" for s in shown)
     notes = []
