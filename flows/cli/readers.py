@@ -23,7 +23,7 @@ def readers(
     state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
 ) -> None:
     """List the readers of a readers file with their filter and, per repo, the choices they made on the
-    preferences page (digest web): unsubscribed, subsystems, lowest verdict, media. The next edition applies
+    preferences page (digest web): unsubscribed, subsystems, lowest verdict, budget, media. The next edition applies
     them; the readers file stays the list of who exists."""
     from prdigest.config import load_settings
     from prdigest.readers import ReadersFile, example_readers_path
@@ -45,7 +45,7 @@ def readers(
         table.add_column(column)
     for reader in listed:
         media = ", ".join(addresses(reader))
-        base = _filter(reader.subsystems, reader.exclude, reader.min_verdict.value)
+        base = _filter(reader.subsystems, reader.exclude, reader.min_verdict.value, reader.budget)
         mine = [(r, c) for (r, rid), c in stored.items() if rid == reader.id and (repo is None or r == repo)]
         if not mine:
             table.add_row(reader.id, media, base, "", Text("(as the file says)", style="dim"), "")
@@ -59,9 +59,13 @@ def readers(
     Console(soft_wrap=True).print(safe_table(table))
 
 
-def _filter(subsystems: tuple[str, ...], exclude: tuple[str, ...], min_verdict: str) -> str:
+def _filter(subsystems: tuple[str, ...], exclude: tuple[str, ...], min_verdict: str, budget: int) -> str:
+    from prdigest.readers import DEFAULT_BUDGET
+
     text = ", ".join(subsystems) or "all"
     if exclude:
         text += f"; not {', '.join(exclude)}"
-    return f"{text}; ≥ {min_verdict}" if min_verdict != "skip" else text
+    if min_verdict != "skip":
+        text += f"; ≥ {min_verdict}"
+    return text if budget == DEFAULT_BUDGET else f"{text}; budget {budget}"
 
