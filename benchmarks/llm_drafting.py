@@ -27,9 +27,11 @@ from benchmarks.report import write_section
 from prdigest.config import Settings
 from prdigest.drafting.budget import default_counter
 from prdigest.drafting.concurrent import draft_entries
-from prdigest.drafting.llm import OpenAIDrafter, cost_usd
+from prdigest.drafting.llm import cost_usd
+from prdigest.drafting.registry import DRAFTERS, DraftingContext
 from prdigest.drafting.prompts import load_prompt
 from prdigest.models import PullRequest
+from prdigest.store import LazyStore
 from prdigest.subsystems import classifier_for
 from tests.servers.openai_server import OpenAIServer
 
@@ -76,11 +78,15 @@ def synthetic_week(n: int) -> list[PullRequest]:
         "title": f"{base[i % len(base)].title} (#{i})"}) for i in range(n)]
 
 
-def run(prs: list[PullRequest], server: OpenAIServer | ServerProcess, state: Path, concurrency: int, language: str) -> dict:
-    """Draft every PR once; the figures of that run."""
+def run(prs: list[PullRequest], server: OpenAIServer | ServerProcess, state: Path, concurrency: int, language: str,
+        store: str = "shared") -> dict:
+    """Draft every PR once; the figures of that run. ``store``: ``shared`` builds the drafter as an edition run
+    does (the registry, over the run's one state store, which the ledger also writes through: full fsync);
+    ``own``: the drafter opens its own connection (``synchronous=NORMAL``, as before one store per run)."""
     settings = Settings(llm_base_url=server.base_url, OPENAI_API_KEY=server.api_key, model=MODEL, state=state,
                         llm_concurrency=concurrency, llm_rpm=1_000_000, llm_timeout=30)
-    drafter = OpenAIDrafter.from_settings(settings)
+    lazy = LazyStore(state) if store == "shared" else None
+    drafter = DRAFTERS["openai"].build(DraftingContext(settings, None, lazy))
     drafter.check()
     classifier = classifier_for("vllm-project/vllm")
     server.reset_counts()
@@ -88,6 +94,9 @@ def run(prs: list[PullRequest], server: OpenAIServer | ServerProcess, state: Pat
     entries = draft_entries(prs, classifier.classify, drafter.draft, language,
                                          lambda done, total: None, concurrency=concurrency)
     wall = time.perf_counter() - started
+    drafter.close()
+    if lazy is not None:
+        lazy.close()
     tokens_in, tokens_out = sum(e.tokens_in for e in entries), sum(e.tokens_out for e in entries)
     return {
         "wall": wall, "calls": server.chat_calls, "tokens_in": tokens_in, "tokens_out": tokens_out,
@@ -105,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--language", default="zh-CN", choices=["zh-CN", "en"])
     parser.add_argument("--in-process", action="store_true", help="run the server in a thread of this process")
+    parser.add_argument("--store", default="shared", choices=["shared", "own"],
+                        help="the draft cache over the run's one store (shared, as an edition) or its own connection")
     parser.add_argument("--write", action="store_true", help="replace the section in BENCHMARKS.md")
     args = parser.parse_args(argv)
     levels = [int(c) for c in args.concurrency.split(",")]
@@ -116,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     with server_cm as server, tempfile.TemporaryDirectory() as tmp:
         for c in levels:
             state = Path(tmp) / f"state-{c}.sqlite"
-            cold = run(prs, server, state, c, args.language)
-            warm = run(prs, server, state, c, args.language)
+            cold = run(prs, server, state, c, args.language, args.store)
+            warm = run(prs, server, state, c, args.language, args.store)
             ideal = args.prs * args.latency / c
             rows.append((c, ideal, cold))
             warm_rows.append((c, warm))
@@ -129,12 +140,16 @@ def main(argv: list[str] | None = None) -> int:
     system_tokens = default_counter().count(load_prompt("entry").render("system", {"language": args.language}))
     command = (f".venv/bin/python -m benchmarks.llm_drafting --prs {n} --latency {args.latency} "
                f"--concurrency {args.concurrency} --language {args.language}"
-               + (" --in-process" if args.in_process else "") + (" --write" if args.write else ""))
+               + (" --in-process" if args.in_process else "") + f" --store {args.store}"
+               + (" --write" if args.write else ""))
+    where = ("over the run's one state store, as an edition drafts" if args.store == "shared"
+             else "on the drafter's own connection")
     lines = [
         f"{n} PRs (the sample week cycled, distinct numbers) drafted in {args.language} against the local "
         f"OpenAI-compatible server (`tests/servers/openai_server.py`) answering every call after "
         f"{args.latency * 1000:.0f} ms; the real openai client over HTTP, prompt rendering, packing with "
-        f"`{default_counter().name}`, schema validation, grounding and the SQLite draft cache. "
+        f"`{default_counter().name}`, schema validation, grounding and the SQLite draft cache "
+        f"({where}). "
         f"rpm limit set high so that it does not bind. Target: cold wall time ≤ 1.3 × ideal "
         f"(N × latency ÷ concurrency).",
         "",
