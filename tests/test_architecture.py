@@ -139,3 +139,20 @@ def test_import_graph_sees_lazy_and_relative_imports() -> None:
 def test_product_never_reads_the_shared_folder() -> None:
     for path in [*CORE, *RENDERERS, *FLOWS]:
         assert "../shared" not in path.read_text(encoding="utf-8"), path
+
+
+#: What only prdigest/text.py may spell out: the Slack entity escape, the control-character class, the code span.
+_TEXT_SAFETY = {
+    'replace("&", "&amp;")': "slack_entities",
+    "\\x00-\\x08": "clean",
+    "`([^`\\n]": "CODE_SPAN / code_spans",
+}
+
+
+@pytest.mark.parametrize("path", [*CORE, *RENDERERS, *FLOWS], ids=lambda p: str(p.relative_to(ROOT)))
+def test_text_safety_is_written_once_in_prdigest_text(path: Path) -> None:
+    if path == ROOT / "prdigest" / "text.py":
+        return
+    source = path.read_text(encoding="utf-8")
+    found = [f"{spelled!r} (use prdigest.text.{use})" for spelled, use in _TEXT_SAFETY.items() if spelled in source]
+    assert not found, found

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from prdigest.text import clean
+from prdigest.text import CODE_SPAN, clean
 
 #: Only this much of a body is scanned: PR descriptions that matter fit easily; logs pasted below do not.
 MAX_SCAN = 20_000
@@ -32,7 +32,8 @@ _PERF_UNIT = re.compile(
     _NUM + r"\s?(?:k\s?)?(?:ms|us|µs|tok/s|tokens/s|req/s|GB/s|TB/s|TFLOPS|it/s)\b|"
     r"\b(?:throughput|latency|TTFT|TPOT|ITL|speed-?up)\b", re.IGNORECASE)
 
-_BACKTICK = re.compile(r"`([^`\n]{2,80})`")
+#: The longest code span read as a code name (longer ones are code snippets, not names).
+_MAX_NAME = 80
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+){0,6})\b")
 _ENV = re.compile(r"\b(VLLM_[A-Z0-9_]{2,60}|HF_[A-Z0-9_]{2,60}|CUDA_[A-Z0-9_]{2,60})\b")
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]{0,60}(?:\.[A-Za-z_][A-Za-z0-9_]{0,60}){0,3})\(")
@@ -103,12 +104,14 @@ def identifiers_in(text: str, paths: tuple[str, ...]) -> tuple[str, ...]:
     """Code names the author wrote: backticked first, then flags, env vars, calls, dotted, snake, Camel."""
     stems = {p.rsplit("/", 1)[-1] for p in paths}
     found: list[str] = []
-    for pattern in (_BACKTICK, _FLAG, _ENV, _CALL, _DOTTED, _SNAKE, _CAMEL):
+    for pattern in (CODE_SPAN, _FLAG, _ENV, _CALL, _DOTTED, _SNAKE, _CAMEL):
         for match in pattern.finditer(text):
+            if pattern is CODE_SPAN and len(match.group(1)) > _MAX_NAME:
+                continue
             name = match.group(1).strip().strip("`").rstrip(".,:;")
             before = text[match.start() - 1: match.start()]
             after = text[match.end(): match.end() + 1]
-            if pattern is not _BACKTICK and "/" in (before + after):
+            if pattern is not CODE_SPAN and "/" in (before + after):
                 continue  # a segment of a path, not a code name
             if ("/" in name or " " in name or name in stems or _FILE_LIKE.search(name)
                     or len(name) < 4 or name.startswith("http")):
