@@ -237,6 +237,8 @@ def digest_edition(
         logger.info("secrets from Prefect Secret blocks: %s", ", ".join(blocks))  # the names, never the values
     preflight_review(options)  # --approve ui needs a Prefect server editors can reach: say so before collecting
     services = build_services(options, settings, default_media(options.deliver), site=build_site)
+    for notice in services.notices:  # e.g. subsystems proposed for a repo without a rules file
+        logger.info(notice)
     try:
         pipeline = EditionPipeline(services)
         run_id = current_run_id() if options.approve == "ui" else None

@@ -45,6 +45,7 @@ from prdigest.pipeline import EditionPipeline
 from prdigest.readers import Editor
 from prdigest import record as records
 from prdigest.record import EditionRecord, Status, content_hash_of_json
+from prdigest.proposal.kept import ProposedClassifier
 from prdigest.services import RunOptions
 
 #: Flow-run input key under which the draft edition is kept for ``digest approve`` / ``digest review``.
@@ -87,8 +88,12 @@ def review_edition(record: EditionRecord, pipeline: EditionPipeline, options: Ru
         record = pipeline.save(record.edition, Status.IN_REVIEW, expect=record, run_id=run_id)
     edition = record.edition
     services = pipeline.services
+    # A repo without a rules file: the editor sees which subsystems were proposed (and kept) for it.
+    classifier = services.classifier
+    proposed = classifier.kept.markdown(md) if isinstance(classifier, ProposedClassifier) else []
     decision = _await_decision(edition, options, settings, run_id, services.readers.editors,
-                               suspend=context.flow_run.deployment_id is not None, channels=services.channels)
+                               suspend=context.flow_run.deployment_id is not None, channels=services.channels,
+                               notes=proposed)
     # The record as stored now (a suspended run reads it anew anyway): it must still be the draft the editor saw.
     stored = records.load(services.store(), record.key)
     if stored is None:
@@ -116,7 +121,8 @@ def _shown_hash(flow_run_id: Any) -> str:
 
 
 def _await_decision(edition: Edition, options: RunOptions, settings: Settings, run_id: Any, editors: list[Editor],
-                    *, suspend: bool, channels: dict[str, Channel] | None = None) -> ReviewDecision:
+                    *, suspend: bool, channels: dict[str, Channel] | None = None,
+                    notes: list[str] | None = None) -> ReviewDecision:
     """Wait, attempt after attempt, until an editor's input passes :func:`check_decision`."""
     logger = get_run_logger()
     timeout = settings.review_timeout
@@ -131,13 +137,14 @@ def _await_decision(edition: Edition, options: RunOptions, settings: Settings, r
                 f"[--reject N ...]` approves.")
         artifact_key = f"draft-{edition.key.lower()}"[:100]
         description = review_markdown(edition, deadline=deadline, run_hint=hint,
-                                      artifact_hint=_artifact_hint(artifact_key))
+                                      artifact_hint=_artifact_hint(artifact_key), notes=notes)
         if refused:
             description = _refusal_markdown(refused) + description
         if live:
             if attempt == 1:
                 _publish_draft(edition, run_id, artifact_key,
-                               review_markdown(edition, deadline=deadline, run_hint=hint, budget=None))
+                               review_markdown(edition, deadline=deadline, run_hint=hint, budget=None,
+                                               notes=notes))
                 notify_editors(edition, editors, options, settings, run_id, url, deadline, channels=channels)
             progress.report("review", 0, 1)  # the CLI's bar shows the run is waiting, not stuck
             logger.info("%s: waiting for an editor (%s) until %s UTC; after that the run fails and nothing is "

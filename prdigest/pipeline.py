@@ -101,6 +101,8 @@ class EditionSummary(BaseModel):
     files: list[str]
     #: Why the run stopped before collecting (the edition was already delivered), or "".
     skipped: str = ""
+    #: What the run says before its results (subsystems proposed for a repo without a rules file).
+    notices: list[str] = []
 
 
 def auto_approve(edition: Edition, approver: str = "auto", *, leave_flagged: bool = False) -> Edition:
@@ -337,7 +339,7 @@ class EditionPipeline:
             pending=[row(r) for r in report.results if r.outcome in (Outcome.PENDING, Outcome.ELSEWHERE)],
             uncertain=[row(r) for r in report.uncertain],
             already_sent=len(report.already), problems=rendered.problems,
-            files=[str(f) for f in files],
+            files=[str(f) for f in files], notices=self.services.notices,
         )
 
     def skipped(self, reason: str, record: EditionRecord | None = None) -> EditionSummary:

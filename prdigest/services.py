@@ -18,6 +18,7 @@ from prdigest.media import MediaRegistry, Medium
 from prdigest.models import Edition, Language
 from prdigest.options import RunOptions
 from prdigest.readers import Reader, ReadersFile, example_readers_path, load_readers
+from prdigest.rulesfile import rules_for_repo
 from prdigest.selfservice.links import web_base
 from prdigest.source_registry import SOURCES, SourceContext
 from prdigest.sources import Source
@@ -40,15 +41,58 @@ def make_source(options: RunOptions, settings: Settings, store: LazyStore | None
     return SOURCES.build(options.source, SourceContext(settings, options.repo, store))
 
 
-def make_classifier(options: RunOptions, repo: str) -> Classifier:
-    """Rules from ``--rules``, the shipped rules for the repo, or the generic top-level-folder fallback."""
-    return classifier_for(repo, Path(options.rules) if options.rules else None)
+def make_classifier(options: RunOptions, repo: str, settings: Settings | None = None,
+                    source: Source | None = None, store: LazyStore | None = None) -> Classifier:
+    """Rules from ``--rules``, else the shipped rules for the repo, else the subsystems proposed for it and
+    kept in the state store (``store``, else ``settings.state``), proposed from ``source`` on the repo's
+    first run: the repo's labeler, mergify, CODEOWNERS and tree through the GitHub API, or what a JSONL
+    file's PRs show. The top-level-folder fallback only when no proposal is kept and none can be made (no
+    settings or no source)."""
+    path = Path(options.rules) if options.rules else rules_for_repo(repo)
+    if path is not None or settings is None:
+        return classifier_for(repo, path)
+    from prdigest.proposal.kept import ProposedClassifier, load_kept, proposed_classifier
+
+    own = store is None
+    state = store or LazyStore(settings.state)
+    try:
+        kept = load_kept(state(), repo)
+        if kept is not None:
+            return ProposedClassifier(kept)
+        if source is None:
+            return classifier_for(repo, None)
+        return proposed_classifier(state(), repo, lambda: _repo_snapshot(repo, settings, source))
+    finally:
+        if own:
+            state.close()
+
+
+def _repo_snapshot(repo: str, settings: Settings, source: Source):  # noqa: ANN202 (a RepoSnapshot)
+    """What a proposal reads of ``repo`` for this source: a JSONL file's PRs, else the repository on GitHub."""
+    from prdigest.sources import JsonlSource
+
+    if isinstance(source, JsonlSource):
+        from prdigest.proposal.repo import from_prs
+
+        return from_prs(repo, source.collect(None))
+    from prdigest.proposal.init import read_repo
+
+    return read_repo(repo, checkout=None, settings=settings)
+
+
+def vocabulary_notices(classifier: Classifier) -> list[str]:
+    """One line when the run uses proposed subsystems instead of a rules file (empty otherwise)."""
+    from prdigest.proposal.kept import ProposedClassifier
+
+    return [classifier.kept.notice] if isinstance(classifier, ProposedClassifier) else []
 
 
 def make_readers(options: RunOptions, classifier: Classifier) -> ReadersFile:
-    """The readers file, validated against the subsystems the classifier can assign."""
+    """The readers file, validated against the subsystems the classifier can assign (the shipped example
+    readers, vLLM's, are not held to a proposed vocabulary: they are an example, not a subscription)."""
     path = Path(options.readers) if options.readers else example_readers_path()
-    return load_readers(path, classifier.known_subsystems)
+    proposed = bool(vocabulary_notices(classifier))
+    return load_readers(path, set() if proposed and not options.readers else classifier.known_subsystems)
 
 
 def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary | None = None,
@@ -117,6 +161,11 @@ class Services:
     @property
     def language(self) -> Language:
         return self.options.language or self.settings.language
+
+    @property
+    def notices(self) -> list[str]:
+        """Lines the run says before anything else (a vocabulary proposed for a repo without rules)."""
+        return vocabulary_notices(self.classifier)
 
     @property
     def dry_run(self) -> bool:
@@ -188,7 +237,7 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
     ``media`` and ``site`` come from the shell (renderers live outside the core)."""
     state = LazyStore(settings.state)
     source = make_source(options, settings, state)
-    classifier = make_classifier(options, source.repo)
+    classifier = make_classifier(options, source.repo, settings, source, state)
     readers = make_readers(options, classifier)
     out = Path(options.out)
     delivered = media.for_deliver(options.deliver)

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 def print_summary(summary: EditionSummary, seconds: float) -> None:
     """The run's summary on stdout (every untrusted string through :func:`safe`)."""
     out = Console()
+    for notice in summary.notices:  # e.g. subsystems proposed for a repo without a rules file
+        out.print(safe(notice, "yellow"))
     if summary.skipped:  # already delivered: nothing was collected, reviewed or sent
         out.print(safe(summary.skipped, "yellow"))
         return

@@ -34,6 +34,8 @@ PROCESS_LABEL = re.compile(
 #: A label on more than this share of recent PRs says little about any one of them.
 MAX_LABEL_SHARE = 0.4
 MIN_LABEL_PRS = 2
+#: A label whose PRs change mostly one folder (this share of their lines) is recognised in that folder.
+DOMINANT = 0.6
 FALLBACKS = ("other", "misc", "catch-all")
 
 
@@ -148,8 +150,11 @@ def _pr_label_areas(snapshot: RepoSnapshot, known: set[str], notes: list[str]) -
         folders = snapshot.label_folders.get(label)
         if folders:
             top, lines = folders.most_common(1)[0]
-            if top and lines >= 0.6 * sum(folders.values()):
-                area.notes.append(f"its PRs mostly change {top}/: consider paths: ['^{re.escape(top)}/']")
+            if top and not is_incidental(top + "/") and lines >= DOMINANT * sum(folders.values()):
+                # The folder its PRs change is the area: recognised there too, and not proposed twice.
+                area.paths.append(f"^{re.escape(top)}/")
+                area.notes.append(f"{lines / sum(folders.values()):.0%} of its PRs' changed lines are under {top}/: "
+                                  "recognised there too")
         areas.append(area)
     return areas
 
@@ -173,7 +178,8 @@ def propose(snapshot: RepoSnapshot) -> Proposal:
     for area in labels:
         if snapshot.pr_labels.get(area.written):
             area.notes.append(f"on {snapshot.pr_labels[area.written]} of {snapshot.prs_seen} recent PRs")
-    hits = {id(a): _hits(a, tree) for a in labels}
+    pr_areas = _pr_label_areas(snapshot, {a.written.lower() for a in labels}, notes)
+    hits = {id(a): _hits(a, tree) for a in [*labels, *pr_areas]}
     kept_sections = []
     for section in sections:
         mine = _hits(section, tree)
@@ -187,7 +193,6 @@ def propose(snapshot: RepoSnapshot) -> Proposal:
             hits[id(section)] = mine
             kept_sections.append(section)
     named = [*labels, *kept_sections]
-    pr_areas = _pr_label_areas(snapshot, {a.written.lower() for a in labels}, notes)
     covered: set[str] = set().union(*hits.values()) if hits else set()
     kinds = []
     for kind in KINDS:

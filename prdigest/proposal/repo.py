@@ -11,7 +11,7 @@ from pathlib import Path
 
 from prdigest.errors import ConfigError
 from prdigest.models import PullRequest
-from prdigest.proposal.tree import TreeFile, is_source
+from prdigest.proposal.tree import TreeFile, is_incidental, is_source
 
 #: Where each convention lives, first found wins (GitHub's own search order for CODEOWNERS).
 CONFIG_FILES: dict[str, tuple[str, ...]] = {
@@ -53,7 +53,8 @@ class RepoSnapshot:
                 self.pr_labels[label] += 1
                 folders = self.label_folders.setdefault(label, Counter())
                 for f in pr.files:
-                    folders[_folder(f.path)] += max(f.changes, 1)
+                    if not is_incidental(f.path):  # tests follow the code: they say nothing of the area
+                        folders[_folder(f.path)] += max(f.changes, 1)
 
 
 def _folder(path: str, depth: int = 2) -> str:

@@ -50,7 +50,8 @@ FULL_DESCRIPTION_BUDGET = 12_000
 
 
 def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_hint: str = "",
-                    budget: int | None = FULL_DESCRIPTION_BUDGET, artifact_hint: str = "") -> str:
+                    budget: int | None = FULL_DESCRIPTION_BUDGET, artifact_hint: str = "",
+                    notes: list[str] | None = None) -> str:
     """The draft digest as the editor reads it above the form: a two-line head, read-first and the lede, the
     flagged entries, then every other entry by verdict, then the counts. The entries come first because the
     classic Prefect UI may
@@ -58,6 +59,8 @@ def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_h
 
     With ``budget`` and an edition whose full text exceeds it, the unflagged entries are listed one line each
     (number, headline, subsystems, link) and only the flagged entries (up to 10) keep their full text.
+    ``notes``: markdown lines shown under the head, already escaped (the subsystems proposed for a repo
+    without a rules file).
     """
     flagged = [e for e in edition.entries if e.flagged]
     others = [e for e in edition.entries if not e.flagged]
@@ -65,6 +68,7 @@ def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_h
             + (f", {len(flagged)} flagged ⚠ first" if flagged else "")]
     if artifact_hint:
         head += ["", artifact_hint]
+    head += notes or []
     how = [
         "", "### How to send",
         "", "Choose *send* under Decision, check your name, then Resume (classic UI: Submit). Every unflagged "
