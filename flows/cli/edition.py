@@ -61,7 +61,7 @@ def check_files(options: RunOptions, settings: Settings) -> None:
         repo = options.repo
     else:
         repo = make_source(options, settings).repo
-    make_readers(options, make_classifier(options, repo))
+    make_readers(options, make_classifier(options, repo, settings))  # a kept proposal, never a new one
 
 
 def run_core(services: Services) -> EditionSummary:
