@@ -347,7 +347,7 @@ class EditionPipeline:
         name = record.edition.name if record is not None else self.edition_id().name
         return EditionSummary(edition=name, out=str(self.services.out), entries=0, published=0, per_verdict={},
                               per_subsystem={}, variants={}, idle_readers=[], sent=[], failed=[], problems=[],
-                              files=[], skipped=reason)
+                              files=[], skipped=reason, notices=self.services.notices)
 
     # --- the loop, run directly (no Prefect) ----------------------------------------------------------
     def run(self) -> EditionSummary:

@@ -5,6 +5,7 @@ edition uses the same names until a rules file is committed."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,11 @@ def _week(tmp_path: Path, name: str, records: list[dict]) -> Path:
     path = tmp_path / name
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+def _later(stamp: str, *, days: int) -> str:
+    shifted = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(days=days)
+    return shifted.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _run(options: RunOptions, settings: Settings):
@@ -61,8 +67,8 @@ def test_the_next_edition_keeps_the_same_names_until_a_rules_file_is_given(tmp_p
     first = RunOptions(source=f"jsonl:{_week(tmp_path, 'w1.jsonl', records[:60])}", out=str(tmp_path / "o1"))
     services, _ = _run(first, settings)
     names = services.classifier.vocabulary.names
-    # A week whose PRs alone would propose something else: no labels at all, other folders.
-    second_week = [{**r, "labels": []} for r in records[60:]]
+    # The next week's edition: a week whose PRs alone would propose something else (no labels at all).
+    second_week = [{**r, "labels": [], "merged_at": _later(r["merged_at"], days=7)} for r in records[60:]]
     second = RunOptions(source=f"jsonl:{_week(tmp_path, 'w2.jsonl', second_week)}", out=str(tmp_path / "o2"))
     again, summary = _run(second, settings)
     assert again.classifier.vocabulary.names == names
