@@ -42,7 +42,8 @@ def resend(
     options = RunOptions(readers=str(readers) if readers else None, rules=str(rules) if rules else None)
 
     def readers_of(repo: str):  # noqa: ANN202
-        classifier = make_classifier(options, repo)
+        # A repo without rules: the subsystems its runs were proposed and kept in the state store.
+        classifier = make_classifier(options, repo, settings)
         return make_readers(options, classifier), classifier.vocabulary
 
     try:
