@@ -178,8 +178,13 @@ def test_a_run_hands_one_state_store_to_the_ledger_the_github_cache_and_the_draf
     server.start()
     settings = Settings(state=tmp_path / "state.sqlite", openai_api_key=SecretStr("EMPTY"),
                         github_token=SecretStr("t0k3n"), github_url=server.url)
+    # With a rules file: a repo without one reads (or keeps) its proposed subsystems in the store while it is built.
+    (tmp_path / "rules.yaml").write_text("subsystems:\n  code: {paths: ['.']}\n", encoding="utf-8")
+    (tmp_path / "readers.yaml").write_text("readers:\n  - {id: all, name: All, email: a@example.com}\n",
+                                           encoding="utf-8")
     options = RunOptions(source="github", repo="o/r", drafter="openai", since="2026-11-16", until="2026-11-23",
-                         out=str(tmp_path / "out"))
+                         out=str(tmp_path / "out"), rules=str(tmp_path / "rules.yaml"),
+                         readers=str(tmp_path / "readers.yaml"))
     services = build_services(options, settings, default_media())
     try:
         assert not services.state.opened  # nothing is opened while the run is being built

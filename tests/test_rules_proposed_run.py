@@ -143,3 +143,14 @@ def test_the_editor_is_shown_which_subsystems_were_proposed(tmp_path: Path) -> N
     assert "`img-src-x-onerror-alert-1` (\\<img src=x onerror=alert(1)\\>)" in text  # inert markdown
     with open_store(tmp_path / "s.sqlite") as store:
         assert load_kept(store, "ACME-LABS/Kettle") is not None  # GitHub names are case-insensitive
+
+
+def test_the_proposal_is_kept_in_the_runs_own_state_store(tmp_path: Path) -> None:
+    week = _week(tmp_path, "w.jsonl", load_jsonl(KETTLE / "prs.jsonl")[:30])
+    services = build_services(RunOptions(source=f"jsonl:{week}", out=str(tmp_path / "out")),
+                              Settings(state=tmp_path / "s.sqlite"), default_media())
+    try:
+        assert services.state.opened  # opened once, to keep the proposal, and shared with the rest of the run
+        assert load_kept(services.store(), KETTLE_REPO) is not None
+    finally:
+        services.close()
