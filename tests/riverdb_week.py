@@ -4,7 +4,7 @@
 has (storage/, query/, replication/, wire/, txn/, catalog/, docs/), with realistic titles, bodies and
 changed files. Some bodies refer to earlier PRs of the same week in the prose their authors would write,
 in English and Chinese (:data:`PLANTED` says which and what kind); a few mention issue numbers that are
-not PRs at all. ``write_checkout`` lays the PRs' files out as a checkout, for ``digest rules init``.
+not PRs at all.
 """
 
 from __future__ import annotations
@@ -176,15 +176,3 @@ def write_jsonl(prs: list[dict], path: Path) -> Path:
     path.write_text("".join(json.dumps(pr, ensure_ascii=False) + "\n" for pr in prs), encoding="utf-8")
     return path
 
-
-def write_checkout(prs: list[dict], root: Path) -> Path:
-    """A checkout holding every file the week touched, as long as the lines it added (at least 40)."""
-    sizes: dict[str, int] = {}
-    for pr in prs:
-        for f in pr["files"]:
-            sizes[f["path"]] = sizes.get(f["path"], 0) + f["additions"]
-    for path, lines in sizes.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("".join(f"// {path} line {i}\n" for i in range(max(lines, 40))), encoding="utf-8")
-    return root

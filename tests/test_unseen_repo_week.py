@@ -5,7 +5,6 @@ gets, the relations read from prose, `digest status`, a second run, and the edit
 from __future__ import annotations
 
 import email
-import importlib.util
 import json
 import os
 import re
@@ -19,16 +18,13 @@ import pytest
 
 from prdigest.record import resolve
 from prdigest.store import open_store
-from tests.riverdb_week import REPO, Planted, build_week, write_checkout, write_jsonl
+from tests.riverdb_week import REPO, Planted, build_week, write_jsonl
 
 pytestmark = pytest.mark.slow  # two runs of a 300-PR week and `digest rules init`: ~20 s on a loaded machine
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 FOLLOWED = {"replication", "wire"}
-#: A run without a rules file proposes the vocabulary itself once prdigest/proposal/kept.py exists; before
-#: that, the proposal comes from `digest rules init` on a checkout of the week's files.
-PROPOSED_AT_RUN = importlib.util.find_spec("prdigest.proposal.kept") is not None
 READERS = """\
 readers:
   - id: cluster-team
@@ -70,13 +66,6 @@ class Week:
         self.numbers = {pr["number"] for pr in self.prs}
         write_jsonl(self.prs, home / "week.jsonl")
         (home / "readers.yaml").write_text(READERS, encoding="utf-8")
-        self.rules_args: list[str] = []
-        if not PROPOSED_AT_RUN:
-            checkout = write_checkout(self.prs, home / "checkout")
-            init = _digest(home, "rules", "init", "--repo", REPO, "--checkout", str(checkout),
-                           "--prs", "week.jsonl", "--out", "rules.yaml")
-            assert init.returncode == 0, init.stdout + init.stderr
-            self.rules_args = ["--rules", "rules.yaml"]
         self.out = home / "out"
         self.first = self.run()
         self.outbox_before = {p.name: p.read_bytes() for p in (self.out / "outbox").iterdir()}
@@ -84,7 +73,7 @@ class Week:
         self.second = self.run()
 
     def run(self) -> subprocess.CompletedProcess[str]:
-        return _digest(self.home, "run", "--source", "jsonl:week.jsonl", "--repo", REPO, *self.rules_args,
+        return _digest(self.home, "run", "--source", "jsonl:week.jsonl", "--repo", REPO,
                        "--readers", "readers.yaml", "--drafter", "offline", "--approve", "auto",
                        "--deliver", "outbox", "--out", "out", "--language", "en")
 
@@ -155,15 +144,8 @@ def test_the_week_runs_offline_on_a_proposed_vocabulary(week: Week) -> None:
     # The folders of the engine are its vocabulary, and almost nothing falls into the catch-all.
     assert {"storage", "query", "replication", "wire", "txn", "catalog", "docs"} <= shown
     assert sum(e["subsystems"][0] == "other" for e in week.digest["entries"]) <= 30
-    if PROPOSED_AT_RUN:
-        assert not (week.home / "rules.yaml").exists()
-        assert "propos" in (week.first.stdout + week.first.stderr).lower()  # the run says it uses a proposal
-
-
-@pytest.mark.skipif(PROPOSED_AT_RUN, reason="the run proposed its vocabulary itself")
-def test_a_run_without_a_rules_file_proposes_one() -> None:
-    pytest.skip("a run without a rules file still uses the top-level-folder fallback on main "
-                "(prdigest/proposal/kept.py has not landed): the week ran on `digest rules init --checkout`'s file")
+    # No rules file for this repo: the run proposes the vocabulary itself and says so.
+    assert "propos" in (week.first.stdout + week.first.stderr).lower()
 
 
 # --- each reader -----------------------------------------------------------------------------------------------
