@@ -173,16 +173,19 @@ def test_concurrent_processes_migrate_without_colliding(state_location: str) -> 
     def worker() -> None:
         try:
             with open_store(state_location) as mine:
-                start.wait()
+                start.wait(timeout=60)
                 mine.migrate("things", MIGRATIONS)
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
+            start.abort()  # the others stop waiting for a worker that will never arrive: a failure, not a hang
 
     threads = [threading.Thread(target=worker) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    assert [e for e in errors if not isinstance(e, threading.BrokenBarrierError)] == []
     assert errors == []
     with open_store(state_location) as check:
         assert check.fetchone("SELECT version FROM schema_versions WHERE component = 'things'") == (2,)
