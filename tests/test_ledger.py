@@ -70,18 +70,21 @@ def test_concurrent_registrations_of_one_edition_make_each_row_once(state_locati
         try:
             mine = Ledger.open(state_location)
             try:
-                start.wait()
+                start.wait(timeout=60)
                 mine.register(ED, plan(*readers))
             finally:
                 mine.close()
         except BaseException as exc:  # noqa: BLE001 - asserted below
             errors.append(exc)
+            start.abort()  # the others stop waiting for a worker that will never arrive: a failure, not a hang
 
     threads = [threading.Thread(target=register) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    assert [e for e in errors if not isinstance(e, threading.BrokenBarrierError)] == []
     assert errors == []
     check = Ledger.open(state_location)
     try:

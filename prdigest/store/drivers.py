@@ -6,7 +6,9 @@ runs one statement and returns its rows, and says which errors are transient (sa
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -57,10 +59,25 @@ class SqliteDriver:
             location.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(location.path, timeout=busy_timeout, isolation_level=None,
                                         check_same_thread=False)
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            self._wal(busy_timeout)
             self.conn.execute("PRAGMA foreign_keys=ON")
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"{SETTING} {location}: cannot open the state database: {exc}") from exc
+
+    def _wal(self, patience: float) -> None:
+        """Switch to WAL. Several processes opening a new file at once race for the lock this takes, and SQLite
+        answers "database is locked" at once there, without its busy wait: retry for up to ``patience`` s."""
+        deadline = time.monotonic() + patience
+        delay = 0.01
+        while True:
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if not self.is_transient(exc) or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(0.5, delay * 2)
 
     def run(self, sql: str, params: Sequence[Any]) -> tuple[list[Row], int]:
         cursor = self.conn.execute(sql, tuple(params))
@@ -162,8 +179,6 @@ class PostgresDriver:
         return isinstance(exc, self._psycopg.OperationalError) and (self.conn.closed or self.conn.broken)
 
     def reconnect(self, patience: float) -> None:
-        import time
-
         try:
             self.conn.close()
         except self._psycopg.Error:
