@@ -180,6 +180,69 @@ class Relation(BaseModel):
     verdict: Verdict | None = None
 
 
+ChangeKind = Literal["added", "removed", "renamed", "moved", "signature", "env", "argument", "config", "dependency",
+                     "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body"]
+
+
+class Change(BaseModel):
+    """One code fact: something a PR's diff did to the code, read from a file before and after (never prose).
+
+    ``symbol`` is the dotted name within its module (``FusedMoE``, ``Scheduler.schedule``, ``VLLM_USE_V1``,
+    ``torch`` for a pin); ``path`` the file after the change (before it, for a removal); ``line`` the 1-based
+    line in that version; ``before``/``after`` the compact old and new shape (a signature, a bound, a name,
+    a module path), empty when there is none. ``detail`` says what changed in a signature (``+layer_names``,
+    ``-dtype``, ``block_size=16→32``); ``public`` is False for names starting with ``_``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ChangeKind
+    symbol: str
+    path: str
+    line: int = 0
+    before: str = ""
+    after: str = ""
+    detail: str = ""
+    public: bool = True
+    language: Literal["python", "cpp", "cuda", "triton", "config", "text"] = "python"
+
+
+ImpactHow = Literal["imports", "subclasses", "overrides", "patches", "calls"]
+ImpactSeverity = Literal["breaks", "check"]
+
+
+class Impact(BaseModel):
+    """An upstream fact matched against one use in a downstream repository (its file and line)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    downstream: str
+    path: str
+    line: int
+    symbol: str
+    how: ImpactHow
+    severity: ImpactSeverity
+    fact: str
+    number: int = 0
+    partial: bool = False
+
+
+class Coverage(BaseModel):
+    """What the drafter was given of a PR: files seen, clipped and left out; comments and issues seen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    files_seen: int = 0
+    files_total: int = 0
+    files_clipped: int = 0
+    lines_seen: int = 0
+    lines_total: int = 0
+    comments_seen: int = 0
+    comments_total: int = 0
+    issues: list[int] = Field(default_factory=list)
+    source: Literal["git", "patches"] = "patches"
+
+
 class Story(BaseModel):
     """Related entries of one edition shown as one block (prdigest/stories.py)."""
 
