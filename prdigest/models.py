@@ -329,7 +329,8 @@ class _FromDraft(Generic[T]):
 ENTRY_KEYS: tuple[str, ...] = (
     "number", "url", "title", "author", "merged_at", "subsystems", "verdict", "headline", "rationale", "focus",
     "followups", "audience", "additions", "deletions", "files_changed", "status", "drafter", "grounding",
-    "needs_editing", "warnings", "tokens_in", "tokens_out", "edit_distance", "relations",
+    "needs_editing", "warnings", "tokens_in", "tokens_out", "edit_distance", "relations", "changes", "breaking",
+    "impact", "coverage",
 )
 
 
@@ -357,6 +358,15 @@ class Entry(BaseModel):
     edit_distance: int | None = None
     #: Links to other PRs of this edition or earlier ones (reverts, follow-ups, fixes).
     relations: list[Relation] = Field(default_factory=list)
+    #: Code facts: what the diff did to the code (prdigest/collect/facts/), read from the files before and after.
+    changes: list[Change] = Field(default_factory=list)
+    #: True when a fact removes, renames, moves or changes the signature of something public (the editor may
+    #: clear it); such entries open each variant's "Action required" block.
+    breaking: bool = False
+    #: The facts matched against the readers' downstream repositories (prdigest/connect/impact/).
+    impact: list[Impact] = Field(default_factory=list)
+    #: What the drafter was given of the PR (files, comments, issues), None when not recorded.
+    coverage: Coverage | None = None
 
     number = _FromDraft[int]()
     headline = _FromDraft[str]()
