@@ -87,6 +87,21 @@ def vocabulary_notices(classifier: Classifier) -> list[str]:
     return [classifier.kept.notice] if isinstance(classifier, ProposedClassifier) else []
 
 
+#: Said at the configuration check and in the summary when e-mail goes out with no way to unsubscribe.
+NO_UNSUBSCRIBE = ("--deliver smtp without DIGEST_WEB_URL or DIGEST_UNSUBSCRIBE_URL: e-mails go out with no "
+                  "unsubscribe link and no List-Unsubscribe header (mailbox providers may file bulk mail without "
+                  "one as spam); set DIGEST_WEB_URL and DIGEST_WEB_SECRET (digest web), or DIGEST_UNSUBSCRIBE_URL")
+
+
+def delivery_notices(options: RunOptions, settings: Settings) -> list[str]:
+    """One line when real e-mail is sent without an unsubscribe link (empty otherwise).
+
+    Not refused: a team's digest to its own addresses may need no unsubscribe, and refusing would stop every
+    such deployment on upgrade; bulk-sender rules (one-click unsubscribe) are the sender's to meet."""
+    smtp = "smtp" in options.deliver.split(",")
+    return [NO_UNSUBSCRIBE] if smtp and not (settings.web_url or settings.unsubscribe_url) else []
+
+
 def make_readers(options: RunOptions, classifier: Classifier) -> ReadersFile:
     """The readers file, validated against the subsystems the classifier can assign (the shipped example
     readers, vLLM's, are not held to a proposed vocabulary: they are an example, not a subscription)."""
@@ -164,8 +179,9 @@ class Services:
 
     @property
     def notices(self) -> list[str]:
-        """Lines the run says before anything else (a vocabulary proposed for a repo without rules)."""
-        return vocabulary_notices(self.classifier)
+        """Lines the run says before anything else (a vocabulary proposed for a repo without rules, e-mail sent
+        without an unsubscribe link)."""
+        return vocabulary_notices(self.classifier) + delivery_notices(self.options, self.settings)
 
     @property
     def dry_run(self) -> bool:

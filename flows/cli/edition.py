@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from flows.cli.options import options_command
 from flows.cli.prefect_env import api_url, quiet_prefect
 from flows.cli.summary import print_summary
-from flows.cli.terminal import err_console, fail
+from flows.cli.terminal import err_console, fail, safe
 from prdigest import progress as progress_hook
 from prdigest.errors import ConfigError, DigestError
 from prdigest.options import RunOptions
@@ -94,6 +94,10 @@ def run_edition(options: RunOptions, verbose: bool) -> EditionSummary:
         settings = _settings(options)
         # Before the renderers, the channels' clients or Prefect are even imported: a typo is refused at once.
         check_files(options, settings)
+        from prdigest.services import delivery_notices
+
+        for notice in delivery_notices(options, settings):  # once here, and again in the summary
+            err_console.print(safe(notice, "yellow"))
         services = None
         if prefect:  # the flow builds the services itself (secrets may come from Prefect Secret blocks)
             from flows.media import default_media

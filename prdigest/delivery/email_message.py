@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from email import policy
+from email.headerregistry import HeaderRegistry, UnstructuredHeader
 from email.message import EmailMessage
 from email.utils import format_datetime, formataddr, make_msgid, parseaddr
 from datetime import datetime, timezone
@@ -22,11 +23,45 @@ if TYPE_CHECKING:
 
 SLOTS = (UNSUBSCRIBE_SLOT, PREFERENCES_SLOT)
 _HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+#: RFC 5322's limit for one header line, CRLF excluded.
+MAX_LINE = 998
+
+
+class OneLineHeader(UnstructuredHeader):
+    """A header that goes out exactly as written, on one line: ``List-Unsubscribe``.
+
+    Python's default policy folds a header longer than 78 characters, and a URL has no space to fold at, so
+    it turns the whole value into RFC 2047 encoded-words (``=?utf-8?q?=3Chttps=3A//…?=``): a mailbox
+    provider reads that as no URL at all and shows no one-click button. RFC 2369 wants the angle-bracketed
+    URL as plain ASCII, so this header is never encoded and never folded (its value is checked by
+    :func:`list_unsubscribe` to be ASCII and to fit one line).
+    """
+
+    def fold(self, *, policy):  # noqa: ANN001, ANN201 - email's signature
+        return f"{self.name}: {self}{policy.linesep}"
+
+
+_REGISTRY = HeaderRegistry()
+_REGISTRY.map_to_type("list-unsubscribe", OneLineHeader)
+_REGISTRY.map_to_type("list-unsubscribe-post", OneLineHeader)
+#: The policy every digest e-mail is built with: the default one, but the list headers stay as written.
+MESSAGE_POLICY = policy.default.clone(header_factory=_REGISTRY)
+#: Characters a URL in List-Unsubscribe keeps as they are (printable ASCII but space, ``<`` and ``>``).
+_URL_SAFE = "".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in "<>")
+
+
+def list_unsubscribe(url: str) -> str:
+    """The ``List-Unsubscribe`` value for one URL: ``<URL>``, ASCII only (anything else percent-encoded)."""
+    value = f"<{quote(header_text(url, 2000), safe=_URL_SAFE)}>"
+    if len("List-Unsubscribe: ") + len(value) > MAX_LINE:
+        raise ValueError(f"the unsubscribe URL is {len(value) - 2} characters: too long for one List-Unsubscribe "
+                         f"line ({MAX_LINE}); shorten DIGEST_WEB_URL or DIGEST_UNSUBSCRIBE_URL")
+    return value
 
 
 def email_notice(reader: Reader, subject: str, text: str, context: "ComposeContext") -> EmailMessage:
     """The editors' notice as a plain-text e-mail (its Message-ID names the edition's review)."""
-    msg = EmailMessage()
+    msg = EmailMessage(policy=MESSAGE_POLICY)
     msg["Subject"] = header_text(subject)
     msg["From"] = context.sender
     msg["To"] = formataddr((header_text(reader.name), reader.email or ""))
@@ -74,7 +109,7 @@ def build_email(
     if not reader.email:
         raise ValueError(f"reader '{reader.id}' has no e-mail address")
     domain = parseaddr(sender)[1].rpartition("@")[2] or "localhost"
-    msg = EmailMessage()
+    msg = EmailMessage(policy=MESSAGE_POLICY)
     msg["Subject"] = header_text(subject)
     msg["From"] = sender
     msg["To"] = formataddr((header_text(reader.name, 120), reader.email))
@@ -82,7 +117,7 @@ def build_email(
     msg["Message-ID"] = make_msgid(idstring=f"{edition.key}.{reader.id}", domain=domain)
     msg["List-Id"] = f"{header_text(edition.repo)} digest <{slug(edition.repo)}.pr-digest.{domain}>"
     if unsubscribe:
-        msg["List-Unsubscribe"] = f"<{header_text(unsubscribe, 900)}>"
+        msg["List-Unsubscribe"] = list_unsubscribe(unsubscribe)
         if unsubscribe.startswith("https://"):
             msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     msg["X-Digest-Edition"] = edition.key
