@@ -22,15 +22,15 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from prdigest.history import editions as load_editions
-from prdigest.history import record_edition
-from prdigest.models import Edition, Entry, Verdict
-from prdigest.store import open_store
+from prdigest.state.history import editions as load_editions
+from prdigest.state.history import record_edition
+from prdigest.kernel.models import Edition, Entry, Verdict
+from prdigest.state.store import open_store
 from renderers.site import build_site
 from renderers.site.publish import write_site
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
+SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 #: The newest synthesised edition's week (Monday).
 LATEST = datetime(2026, 11, 16, tzinfo=timezone.utc)
 SITE_URL = "https://digest.example.com/vllm/"

@@ -17,10 +17,10 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere, without installi
     sys.path.insert(0, str(ROOT))
 
 from prdigest.evaluation.metrics import subsystem_prf  # noqa: E402
-from prdigest.models import PullRequest  # noqa: E402
-from prdigest.subsystems import classifier_for  # noqa: E402
+from prdigest.kernel.models import PullRequest  # noqa: E402
+from prdigest.classify.subsystems import classifier_for  # noqa: E402
 
-DEFAULT_DATA = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
+DEFAULT_DATA = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 
 
 def _fmt(value: float | None, digits: int) -> str:

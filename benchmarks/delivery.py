@@ -50,8 +50,8 @@ def filters(edition):
     """``FILTERS`` distinct reader filters that each select at least one published entry."""
     from itertools import combinations
 
-    from prdigest.models import Verdict
-    from prdigest.variants import Filter
+    from prdigest.kernel.models import Verdict
+    from prdigest.connect.variants import Filter
 
     subs = sorted({s for e in edition.entries for s in e.subsystems})
     candidates = [Filter()] + [Filter(frozenset({s})) for s in subs]
@@ -76,13 +76,13 @@ def one(n_readers: int) -> dict:
 
     from benchmarks.email_size import WEEK, entries
     from flows.media import EMAIL, SLACK
-    from prdigest.delivery.ledger import Ledger
-    from prdigest.delivery.run import deliver, plan_deliveries
-    from prdigest.delivery.smtp import SmtpChannel
-    from prdigest.media import ComposeContext, MediaRegistry, Medium, RenderContext
-    from prdigest.models import Edition
-    from prdigest.readers import Reader
-    from prdigest.variants import plan_variants
+    from prdigest.deliver.ledger import Ledger
+    from prdigest.deliver.run import deliver, plan_deliveries
+    from prdigest.deliver.smtp import SmtpChannel
+    from prdigest.deliver.media import ComposeContext, MediaRegistry, Medium, RenderContext
+    from prdigest.kernel.models import Edition
+    from prdigest.readers.file import Reader
+    from prdigest.connect.variants import plan_variants
     from tests.servers.smtp_server import free_port, make_certificate
 
     calls = {"email": 0, "slack": 0}
@@ -155,7 +155,7 @@ def section(results: list[dict]) -> str:
         "aiosmtpd server, STARTTLS + AUTH, runs in another process on the same 2 cores).",
         "",
         f"{ENTRIES}-entry zh-CN edition, readers spread over {FILTERS} distinct filters; every reader by e-mail, "
-        "through the delivery loop with a ledger (`prdigest.delivery.run.deliver`: messages composed lazily, the body "
+        "through the delivery loop with a ledger (`prdigest.deliver.run.deliver`: messages composed lazily, the body "
         "encoded once per variant, one ledger commit per message right after the server's 250; SQLite WAL with "
         "the default synchronous=FULL). \"load\" is the machine's 1-minute load average at the end of each "
         "size (other sessions share the 2 cores), so throughput is noisy.",

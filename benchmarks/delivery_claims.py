@@ -56,13 +56,13 @@ def _deliverer(conn, n_readers: int, state: str, port: int, cert: str) -> None:
 
     from benchmarks.email_size import WEEK, entries
     from flows.media import EMAIL
-    from prdigest.delivery.ledger import Ledger
-    from prdigest.delivery.run import deliver, plan_deliveries
-    from prdigest.delivery.smtp import SmtpChannel
-    from prdigest.media import ComposeContext, RenderContext
-    from prdigest.models import Edition
-    from prdigest.readers import Reader
-    from prdigest.variants import plan_variants
+    from prdigest.deliver.ledger import Ledger
+    from prdigest.deliver.run import deliver, plan_deliveries
+    from prdigest.deliver.smtp import SmtpChannel
+    from prdigest.deliver.media import ComposeContext, RenderContext
+    from prdigest.kernel.models import Edition
+    from prdigest.readers.file import Reader
+    from prdigest.connect.variants import plan_variants
 
     edition = Edition(repo="vllm-project/vllm", since=WEEK, until=WEEK.replace(day=23), language="zh-CN",
                       generated_at=WEEK, entries=entries(ENTRIES))
@@ -135,7 +135,7 @@ def _receive(pipe, proc):  # noqa: ANN001, ANN202
 
 def one(n_readers: int, deliverers: int, state: str) -> dict:
     """One configuration: a fresh state database, a server process, ``deliverers`` deliverer processes."""
-    from prdigest.delivery.ledger import Ledger
+    from prdigest.deliver.ledger import Ledger
     from tests.servers.smtp_server import free_port, make_certificate
 
     Ledger.open(state).close()  # migrated before the race
@@ -183,7 +183,7 @@ def section(results: list[dict], command: str, baseline: str) -> str:
         "AUTH, in its own process; every process on the same 2 shared cores).",
         "",
         f"{ENTRIES}-entry zh-CN edition, readers over {FILTERS} filters, every reader by e-mail (the Delivery "
-        "benchmark's set-up), through `prdigest.delivery.run.deliver` with claims: per message a claim (8 rows a "
+        "benchmark's set-up), through `prdigest.deliver.run.deliver` with claims: per message a claim (8 rows a "
         "transaction), a commit recording that the push begins, the SMTP transaction, a commit of the outcome. "
         "Concurrent deliverers are separate processes on one edition, each with its own SMTP session and "
         "state-database connection, started together after rendering. Duplicates and readers missed are counted "

@@ -36,9 +36,9 @@ def domain_only() -> float:
     """Seconds of the same steps without Prefect, in this process: the core pipeline's run (collect,
     classify, draft, auto-approve, render, digest.json, the outbox), as ``digest demo`` runs it in the flow."""
     from flows.media import default_media
-    from prdigest.config import Settings
-    from prdigest.pipeline import EditionPipeline
-    from prdigest.services import RunOptions, build_services
+    from prdigest.kernel.config import Settings
+    from prdigest.pipeline.edition import EditionPipeline
+    from prdigest.pipeline.compose import RunOptions, build_services
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -18,13 +18,13 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prdigest.models import Edition, Entry, Verdict
-from prdigest.variants import Filter, Variant, ordered
+from prdigest.kernel.models import Edition, Entry, Verdict
+from prdigest.connect.variants import Filter, Variant, ordered
 from renderers import render_email, render_slack, render_text
 from renderers.email import BUDGET
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
+SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 WEEK = datetime(2026, 11, 16, tzinfo=timezone.utc)
 
 

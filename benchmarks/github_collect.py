@@ -31,10 +31,10 @@ if str(ROOT) not in sys.path:
 from github import Auth, Github  # noqa: E402
 
 from benchmarks.report import write_section  # noqa: E402
-from prdigest.github import GitHubSource  # noqa: E402
-from prdigest.github.client import default_retry  # noqa: E402
-from prdigest.models import FileChange, PullRequest, ReviewComment  # noqa: E402
-from prdigest.window import Window  # noqa: E402
+from prdigest.collect.github import GitHubSource  # noqa: E402
+from prdigest.collect.github.client import default_retry  # noqa: E402
+from prdigest.kernel.models import FileChange, PullRequest, ReviewComment  # noqa: E402
+from prdigest.kernel.window import Window  # noqa: E402
 from tests.servers.github_server import iso, synthetic_week  # noqa: E402
 
 REPO = "acme/widgets"

@@ -4,7 +4,7 @@ titles in another repo's style that the glossary was never tuned on.
     .venv/bin/python -m benchmarks.headline_language [--show N] [--write]
 
 A headline mixes when, after its subsystem prefix, it holds Chinese characters and a plain English word
-(prdigest/drafting/language.py: quoted titles, code identifiers, acronyms, capitalised names and the words of
+(prdigest/draft/language.py: quoted titles, code identifiers, acronyms, capitalised names and the words of
 the PR's own file paths do not count). Target: at most 1 in 10. Also reported: how many headlines are
 composed (Chinese) and how many keep the title whole after the prefix.
 """
@@ -23,13 +23,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.report import write_section  # noqa: E402
-from prdigest.drafting.language import code_words, mixes_languages, statement  # noqa: E402
-from prdigest.drafting.offline import OfflineDrafter  # noqa: E402
-from prdigest.drafting.signals import extract  # noqa: E402
-from prdigest.models import PullRequest  # noqa: E402
-from prdigest.subsystems import classifier_for  # noqa: E402
+from prdigest.draft.language import code_words, mixes_languages, statement  # noqa: E402
+from prdigest.draft.offline import OfflineDrafter  # noqa: E402
+from prdigest.kernel.prtext.signals import extract  # noqa: E402
+from prdigest.kernel.models import PullRequest  # noqa: E402
+from prdigest.classify.subsystems import classifier_for  # noqa: E402
 
-SAMPLE = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
+SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 UNSEEN = ROOT / "tests" / "fixtures" / "headlines" / "sglang-style-week.txt"
 WHEN = datetime(2026, 11, 18, tzinfo=timezone.utc)
 

@@ -41,7 +41,7 @@ def _run(source: Path, folder: Path) -> list[str]:
 
 def big_body_source(folder: Path, megabytes: int) -> Path:
     """The sample week plus one PR whose description is ``megabytes`` MB of prose with #refs and URLs."""
-    sample = (ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl").read_text(encoding="utf-8").splitlines()
+    sample = (ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl").read_text(encoding="utf-8").splitlines()
     record = json.loads(sample[0])
     chunk = "This change reworks the scheduler (see #123 and https://evil.example/x). " * 64
     record.update(number=999_999, url=record["url"].rsplit("/", 1)[0] + "/999999", title="Huge description",
@@ -63,13 +63,13 @@ def readers_file(folder: Path, count: int) -> Path:
 
 
 _CORE = ("import json, resource, sys, time; from pathlib import Path; from flows.media import default_media; "
-         "from prdigest.config import Settings; from prdigest.pipeline import EditionPipeline; "
-         "from prdigest.services import RunOptions, build_services; t = time.perf_counter(); "
+         "from prdigest.kernel.config import Settings; from prdigest.pipeline.edition import EditionPipeline; "
+         "from prdigest.pipeline.compose import RunOptions, build_services; t = time.perf_counter(); "
          "o = RunOptions(source='jsonl:' + sys.argv[1], out=sys.argv[2]); "
          "s = build_services(o, Settings(state=sys.argv[2] + '/state.sqlite'), default_media()); "
          "EditionPipeline(s).run(); s.close(); "
          "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
-_LOAD = ("import sys, time; from pathlib import Path; from prdigest.readers import load_readers; "
+_LOAD = ("import sys, time; from pathlib import Path; from prdigest.readers.file import load_readers; "
          "t = time.perf_counter(); r = load_readers(Path(sys.argv[1]), {'kernels', 'moe', 'attention', 'docs'}); "
          "print(len(r.readers), time.perf_counter() - t)")
 _OLD = ("import sys, time, yaml; t = time.perf_counter(); text = open(sys.argv[1]).read(); "
@@ -85,7 +85,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         source = big_body_source(folder, args.body_mb)
-        sample = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
+        sample = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
         base_s, base_mb = _child(_run(sample, folder / "base"), ROOT)  # peak RSS is the children's maximum:
         run_s, run_mb = _child(_run(source, folder / "big"), ROOT)  # the sample run first, then the bigger
         only = folder / "only.jsonl"  # the big PR alone, through the core pipeline in one process (no Prefect)

@@ -24,19 +24,19 @@ import time
 from pathlib import Path
 
 from benchmarks.report import write_section
-from prdigest.config import Settings
-from prdigest.drafting.budget import default_counter
-from prdigest.drafting.concurrent import draft_entries
-from prdigest.drafting.llm import cost_usd
-from prdigest.drafting.registry import DRAFTERS, DraftingContext
-from prdigest.drafting.prompts import load_prompt
-from prdigest.models import PullRequest
-from prdigest.store import LazyStore
-from prdigest.subsystems import classifier_for
+from prdigest.kernel.config import Settings
+from prdigest.draft.budget import default_counter
+from prdigest.draft.concurrent import draft_entries
+from prdigest.draft.llm import cost_usd
+from prdigest.draft.registry import DRAFTERS, DraftingContext
+from prdigest.kernel.prompts import load_prompt
+from prdigest.kernel.models import PullRequest
+from prdigest.state.store import LazyStore
+from prdigest.classify.subsystems import classifier_for
 from tests.servers.openai_server import OpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
+SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 MODEL = "bench-model"
 
 

@@ -13,7 +13,7 @@ OPENAI_API_KEY, DIGEST_GITHUB_URL, DIGEST_LLM_BASE_URL, DIGEST_MODEL, DIGEST_LLM
 DIGEST_STATE (a fresh state DB per run: every run is cold, no GitHub or draft cache hits). Drafter openai,
 approve auto, delivery to the outbox, 5 readers in 3 filters.
 
-(a) *plain*: the core pipeline's steps (``prdigest.pipeline.EditionPipeline``: collect, draft, new_edition,
+(a) *plain*: the core pipeline's steps (``prdigest.pipeline.edition.EditionPipeline``: collect, draft, new_edition,
 auto_approve, render, record, deliver to the outbox), the same object the flow drives, without Prefect. (b) *flow*: ``digest_edition(**flow_parameters(RunOptions(...)))`` under a
 Prefect API (``prefect_test_harness``: a real API server in a subprocess, SQLite) started and warmed by a
 trivial flow before anything is timed; only the flow call is timed. Runs alternate a, b, a, b, …; one untimed
@@ -132,13 +132,13 @@ class Servers:
 # ---- (a) the domain calls without Prefect -----------------------------------------------------------
 
 def plain_edition(options: Any) -> tuple[dict[str, Any], dict[str, float]]:
-    """The core loop (``prdigest.loop.run_edition``, the same loop the flow runs with each step as a task), run
+    """The core loop (``prdigest.pipeline.loop.run_edition``, the same loop the flow runs with each step as a task), run
     directly with each step timed; the summary and each phase's seconds."""
     from flows.media import default_media
-    from prdigest.config import load_settings
-    from prdigest.loop import run_edition
-    from prdigest.pipeline import EditionPipeline
-    from prdigest.services import build_services
+    from prdigest.kernel.config import load_settings
+    from prdigest.pipeline.loop import run_edition
+    from prdigest.pipeline.edition import EditionPipeline
+    from prdigest.pipeline.compose import build_services
     from renderers.site import build_site
 
     phases: dict[str, float] = {}
@@ -211,7 +211,7 @@ def task_runs(flow_run_id: Any, settle: float = 10.0) -> tuple[list[dict[str, An
 
 def run_options(workdir: Path, tag: str, until: str) -> Any:
     """Fresh state DB and output folder for one run (every run cold); settings otherwise from the env."""
-    from prdigest.services import RunOptions
+    from prdigest.pipeline.compose import RunOptions
 
     run_dir = workdir / tag
     run_dir.mkdir(parents=True)
@@ -302,7 +302,7 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
         f"in 3 filters) against the local GitHub server (no added latency) and the local OpenAI-compatible "
         f"server answering every call after {args.latency * 1000:.0f} ms, `DIGEST_LLM_CONCURRENCY="
         f"{args.concurrency}` (rpm limit set high so that it does not bind), a fresh state DB per run (all cold). "
-        f"*Plain* = the core loop (`prdigest.loop.run_edition`) run directly, as `digest run` runs it without a Prefect API; *flow* = "
+        f"*Plain* = the core loop (`prdigest.pipeline.loop.run_edition`) run directly, as `digest run` runs it without a Prefect API; *flow* = "
         f"`digest_edition(**flow_parameters(RunOptions(...)))` under a Prefect API (`prefect_test_harness`, a real API server "
         f"in a subprocess with SQLite) started and warmed up before timing. Runs alternate plain, flow, …; "
         f"medians of {args.repeats}. Target: flow / plain ≤ 1.5×.",

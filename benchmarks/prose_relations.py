@@ -33,11 +33,12 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.relations import REPO, START, edition_of  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
-from prdigest import followups, history  # noqa: E402
-from prdigest.connect import connect_edition  # noqa: E402
-from prdigest.models import PullRequest  # noqa: E402
-from prdigest.references import find_references  # noqa: E402
-from prdigest.store import open_store  # noqa: E402
+from prdigest.connect import followups
+from prdigest.state import history  # noqa: E402
+from prdigest.connect.step import connect_edition  # noqa: E402
+from prdigest.kernel.models import PullRequest  # noqa: E402
+from prdigest.connect.references import find_references  # noqa: E402
+from prdigest.state.store import open_store  # noqa: E402
 from tests.prose_table import found, load  # noqa: E402
 
 TABLES = ("table", "unseen", "fresh")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 
-from prdigest.drafting.offline import OfflineDrafter
+from prdigest.draft.offline import OfflineDrafter
 from prdigest.evaluation.gold import load_gold
 from prdigest.evaluation.metrics import agreement, confusion, subsystem_prf, verdict_prf
-from prdigest.sources import sample_week_path
-from prdigest.subsystems import classifier_for
+from prdigest.collect.sources import sample_week_path
+from prdigest.classify.subsystems import classifier_for
 
 
 def main() -> None:
@@ -46,7 +46,7 @@ def main() -> None:
         + "\n".join(f"| {m} | {a:.1%} | {p:.1%} | {r:.1%} |" for m, a, p, r in rows)
         + "\n\nTarget: deep-read recall ≥ 0.8. Figures on halves of the week the weights were not chosen on: "
         "the *Generalisation (leave-out)* section (`benchmarks/generalisation.py`). "
-        "`digest eval --gold prdigest/data/vllm-sample-week.jsonl` "
+        "`digest eval --gold prdigest/collect/data/vllm-sample-week.jsonl` "
         "reports the first row (and more: lengths, worst disagreements); docs/eval.md explains the figures."
     )
     print(body)

@@ -5,7 +5,7 @@
 Two hand-labelled weeks (``tests/fixtures/readfirst/``): the sample week, on which the ranking's weights were
 chosen (tuning), and a synthetic held-out week never used to choose a weight. For each, a hand ranking of the
 twelve entries a reader of everything should study first was written before the ranking code ran on it. The
-offline drafter drafts each PR (the classifier's subsystems), and :mod:`prdigest.readfirst` ranks them; a reader
+offline drafter drafts each PR (the classifier's subsystems), and :mod:`prdigest.connect.readfirst` ranks them; a reader
 of everything with the default budget (5) gets the first five. Measured:
 
 - **precision@5**: how many of those five are among the hand ranking's top twelve (target: at least 3 of 5);
@@ -22,12 +22,12 @@ from pathlib import Path
 
 import yaml
 
-from prdigest.drafting.offline import OfflineDrafter
+from prdigest.draft.offline import OfflineDrafter
 from prdigest.evaluation.gold import load_gold
-from prdigest.models import Entry, EntryStatus, Verdict
-from prdigest.readfirst import Ranked, offline_ranking
-from prdigest.sources import sample_week_path
-from prdigest.subsystems import classifier_for
+from prdigest.kernel.models import Entry, EntryStatus, Verdict
+from prdigest.connect.readfirst import Ranked, offline_ranking
+from prdigest.collect.sources import sample_week_path
+from prdigest.classify.subsystems import classifier_for
 
 REPO = "vllm-project/vllm"
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "readfirst"
@@ -105,7 +105,7 @@ def sweep() -> str:
     combination around the shipped ones, both weeks. Reported, not used to choose: the shipped weights stay."""
     import itertools
 
-    from prdigest import readfirst as rf
+    from prdigest.connect import readfirst as rf
 
     saved = (rf.W_KIND["extension-point"], rf.W_DESIGN, rf.W_PERF)
     rows = ["| extension point | design | measured | sample: hand top 12 / deep | unseen: hand top 12 / deep |",
@@ -145,7 +145,7 @@ def main() -> None:
                 f"first 5:\n\n{sweep()}")
     print(body, details, f"load: {load}", sep="\n\n")
     if args.write:
-        write("## Read first\n\nOffline read-first ranking (`prdigest/readfirst.py`) on two hand-labelled weeks. "
+        write("## Read first\n\nOffline read-first ranking (`prdigest/connect/readfirst.py`) on two hand-labelled weeks. "
               "Both hand rankings were written before the ranking code ran; the weights were written once, before "
               "either week was measured, and not tuned since (the sample week is the one tuning may use; the "
               "unseen week is held out, but it is synthetic and written by the same hand as the weights, so its "

@@ -31,11 +31,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.report import write_section  # noqa: E402
-from prdigest import followups, history  # noqa: E402
-from prdigest.connect import connect_edition  # noqa: E402
-from prdigest.followups import PROPOSALS_PER_PR  # noqa: E402
-from prdigest.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict  # noqa: E402
-from prdigest.store import open_store  # noqa: E402
+from prdigest.connect import followups
+from prdigest.state import history  # noqa: E402
+from prdigest.connect.step import connect_edition  # noqa: E402
+from prdigest.connect.followups import PROPOSALS_PER_PR  # noqa: E402
+from prdigest.kernel.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict  # noqa: E402
+from prdigest.state.store import open_store  # noqa: E402
 
 REPO = "vllm-project/vllm"
 START = datetime(2025, 11, 17, tzinfo=timezone.utc)  # a Monday
@@ -125,7 +126,7 @@ def run(editions: int, entries: int, measure: int, followup_weeks: int, semantic
         out["rss_mb"] = rss_mb()
         out["load"] = os.getloadavg()[0]
         if semantic:
-            from prdigest.embedding import load_embedder
+            from prdigest.connect.embedding import load_embedder
 
             started = time.perf_counter()
             embedder = load_embedder()

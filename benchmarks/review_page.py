@@ -42,7 +42,7 @@ def naive_flow(draft_path: str) -> None:
     from prefect.flow_runs import pause_flow_run
     from prefect.input import RunInput
 
-    from prdigest.models import Edition
+    from prdigest.kernel.models import Edition
     from prdigest.review import review_markdown
 
     class EntryCard(pydantic.BaseModel):

@@ -25,14 +25,14 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from prdigest.proposal.check import check_rules, label_agreement
-from prdigest.proposal.compare import compare_rules
-from prdigest.proposal.init import init_rules
-from prdigest.proposal.propose import Proposal, propose
-from prdigest.proposal.repo import RepoSnapshot, from_checkout, from_prs
-from prdigest.proposal.tree import TreeFile
-from prdigest.rulesfile import load_rules, rules_for_repo
-from prdigest.sources import read_jsonl, sample_week_path
+from prdigest.classify.proposal.check import check_rules, label_agreement
+from prdigest.classify.proposal.compare import compare_rules
+from prdigest.classify.proposal.init import init_rules
+from prdigest.classify.proposal.propose import Proposal, propose
+from prdigest.classify.proposal.repo import RepoSnapshot, from_checkout, from_prs
+from prdigest.classify.proposal.tree import TreeFile
+from prdigest.classify.rulesfile import load_rules, rules_for_repo
+from prdigest.collect.sources import read_jsonl, sample_week_path
 from tests.proposal_support import KETTLE, KETTLE_REPO, checkout_kettle
 from tests.test_rules_vllm_comparison import vllm_proposal
 

@@ -66,7 +66,7 @@ def _spread(values: list[float]) -> str:
 
 def bad_readers(folder: Path) -> Path:
     """The shipped readers file with one key misspelt, as a person might."""
-    text = (checkout / "prdigest" / "examples" / "readers.yaml").read_text(encoding="utf-8")  # its own example
+    text = (checkout / "prdigest" / "readers" / "examples" / "readers.yaml").read_text(encoding="utf-8")  # its own example
     bad = folder / "readers-typo.yaml"
     bad.write_text(text.replace("subsystems: [rocm]", "subsytems: [rocm]", 1), encoding="utf-8")
     return bad

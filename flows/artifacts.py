@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from prefect.artifacts import create_table_artifact
 
-from prdigest.delivery.run import DeliveryReport, Outcome
-from prdigest.models import Edition
-from prdigest.pipeline import EditionSummary
+from prdigest.deliver.run import DeliveryReport, Outcome
+from prdigest.kernel.models import Edition
+from prdigest.pipeline.edition import EditionSummary
 
 _RESULT = {Outcome.SENT: "sent", Outcome.FAILED: "failed", Outcome.PENDING: "pending", Outcome.ALREADY: "sent before"}
 

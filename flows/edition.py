@@ -1,8 +1,8 @@
 """The edition flow: the core pipeline's steps as Prefect tasks, for one repo and window.
 
 This module decides nothing about the digest: it builds the run's services once, maps each step of
-:class:`prdigest.pipeline.EditionPipeline` onto a task (retries, concurrency), waits for the review, and
-publishes artifacts and logs. What runs next is decided by the core loop (:mod:`prdigest.loop`) from the
+:class:`prdigest.pipeline.edition.EditionPipeline` onto a task (retries, concurrency), waits for the review, and
+publishes artifacts and logs. What runs next is decided by the core loop (:mod:`prdigest.pipeline.loop`) from the
 edition's record in the state store: a run resumed from its review (on any worker) continues from the record
 (:mod:`flows.resume`), not from Prefect's persisted results, which live in one worker's PREFECT_HOME.
 """
@@ -19,17 +19,17 @@ from prefect.cache_policies import NO_CACHE
 from prefect.artifacts import create_markdown_artifact
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from prdigest import progress
-from prdigest.config import load_settings
-from prdigest.delivery.run import DeliveryReport
-from prdigest.drafting.registry import DrafterName
-from prdigest.errors import ConfigError, SourceError
-from prdigest.models import Edition, Entry, Language, PullRequest
-from prdigest.config import Settings
-from prdigest.loop import run_edition
-from prdigest.pipeline import Collected, EditionPipeline, EditionSummary, Rendered
-from prdigest.record import EditionRecord
-from prdigest.services import RunOptions, build_services
+from prdigest.kernel import progress
+from prdigest.kernel.config import load_settings
+from prdigest.deliver.run import DeliveryReport
+from prdigest.draft.registry import DrafterName
+from prdigest.kernel.errors import ConfigError, SourceError
+from prdigest.kernel.models import Edition, Entry, Language, PullRequest
+from prdigest.kernel.config import Settings
+from prdigest.pipeline.loop import run_edition
+from prdigest.pipeline.edition import Collected, EditionPipeline, EditionSummary, Rendered
+from prdigest.state.record import EditionRecord
+from prdigest.pipeline.compose import RunOptions, build_services
 from flows.artifacts import delivery_artifact, summary_markdown
 from flows.media import default_media
 from renderers.site import build_site
@@ -125,7 +125,7 @@ def deliver_messages(pipeline: EditionPipeline, edition: Edition, rendered: Rend
 
 
 class FlowSteps:
-    """The loop's steps (:class:`prdigest.loop.Steps`) as this flow's tasks; the review waits for an editor."""
+    """The loop's steps (:class:`prdigest.pipeline.loop.Steps`) as this flow's tasks; the review waits for an editor."""
 
     def __init__(self, pipeline: EditionPipeline, options: RunOptions, settings: Settings) -> None:
         self.pipeline, self.options, self.settings = pipeline, options, settings

@@ -13,13 +13,13 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.context import FlowRunContext
 
 from flows.secrets import refuse_secret_state, with_secret_blocks
-from prdigest.config import load_settings
-from prdigest.drafting.registry import DrafterName
+from prdigest.kernel.config import load_settings
+from prdigest.draft.registry import DrafterName
 from prdigest.evaluation import evaluate as ev
-from prdigest.errors import ConfigError
+from prdigest.kernel.errors import ConfigError
 from prdigest.evaluation.results import EvalConfig
-from prdigest.models import Language
-from prdigest.window import parse_instant
+from prdigest.kernel.models import Language
+from prdigest.kernel.window import parse_instant
 
 #: Artifacts keep at most this much markdown; the files in ``out`` hold the whole report.
 ARTIFACT_LIMIT = 60_000

@@ -2,7 +2,7 @@
 
 The shipped media are registered here. A team adds its own without touching the flow or the
 pipeline: ``register_medium(Medium(...))`` from its code, or an installed package that declares an
-entry point in the ``pr_digest.media`` group naming a :class:`~prdigest.media.Medium`; the entry point's
+entry point in the ``pr_digest.media`` group naming a :class:`~prdigest.deliver.media.Medium`; the entry point's
 name is the medium's transport (what ``--deliver`` names), and a run imports only the plugins it names.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from prdigest.delivery.email_message import EmailComposer, email_message_id, email_notice, email_outbox_file
-from prdigest.delivery.feishu import FeishuChannel, address_problem, feishu_composer, feishu_outbox_file
-from prdigest.delivery.slack import SlackChannel, slack_composer, slack_notice, slack_outbox_file
-from prdigest.delivery.smtp import SmtpChannel
-from prdigest.media import MediaRegistry, Medium
+from prdigest.deliver.email_message import EmailComposer, email_message_id, email_notice, email_outbox_file
+from prdigest.deliver.feishu import FeishuChannel, address_problem, feishu_composer, feishu_outbox_file
+from prdigest.deliver.slack import SlackChannel, slack_composer, slack_notice, slack_outbox_file
+from prdigest.deliver.smtp import SmtpChannel
+from prdigest.deliver.media import MediaRegistry, Medium
 from renderers.bundle import email_rendering, slack_rendering
 from renderers.feishu import feishu_notice, feishu_rendering
 

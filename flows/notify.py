@@ -9,14 +9,14 @@ from typing import Any
 from prefect import get_run_logger
 
 from flows.media import default_media
-from prdigest.config import Settings
-from prdigest.delivery import Channel, Message
-from prdigest.errors import ConfigError, DeliveryError
-from prdigest.media import ComposeContext, Medium
-from prdigest.models import Edition
-from prdigest.readers import Editor, Reader
-from prdigest.services import RunOptions, make_channels, sender
-from prdigest.text import slug
+from prdigest.kernel.config import Settings
+from prdigest.deliver import Channel, Message
+from prdigest.kernel.errors import ConfigError, DeliveryError
+from prdigest.deliver.media import ComposeContext, Medium
+from prdigest.kernel.models import Edition
+from prdigest.readers.file import Editor, Reader
+from prdigest.pipeline.compose import RunOptions, make_channels, sender
+from prdigest.kernel.text import slug
 
 
 def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions, settings: Settings,

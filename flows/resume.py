@@ -1,4 +1,4 @@
-"""Resume anywhere: the Prefect side of the edition record (:mod:`prdigest.record`).
+"""Resume anywhere: the Prefect side of the edition record (:mod:`prdigest.state.record`).
 
 A suspended run re-executes from the top when an editor resumes it, on whichever worker picks it up: another
 machine, another PREFECT_HOME, no shared disk. The only thing it shares with the worker that started the review
@@ -14,9 +14,9 @@ from typing import Any
 from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 
-from prdigest import record as records
-from prdigest.errors import ReviewError
-from prdigest.store import Store
+from prdigest.state import record as records
+from prdigest.kernel.errors import ReviewError
+from prdigest.state.store import Store
 
 
 def current_run_id() -> Any | None:

@@ -3,7 +3,7 @@ is rendered or sent.
 
 From a deployment the run is *suspended*: the process exits, and when an editor resumes, the run starts
 again from the top, on any worker: the edition comes back from its record (``in_review``, owned by this flow
-run: :mod:`prdigest.record`, :mod:`prdigest.loop`; nothing is collected or drafted again), and the
+run: :mod:`prdigest.state.record`, :mod:`prdigest.pipeline.loop`; nothing is collected or drafted again), and the
 ``suspend_flow_run`` call for a pause key that already fired returns the stored input at once. Outside a
 deployment (``digest run --approve ui`` in a terminal) the process pauses and polls, with a finite timeout.
 
@@ -32,21 +32,21 @@ from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
 
 from flows.notify import notify_editors
 from flows.review_form import ReviewForm, decision_of, review_form
-from prdigest import progress
-from prdigest.config import Settings
-from prdigest.delivery import Channel
-from prdigest.errors import ConfigError
-from prdigest.models import Edition
+from prdigest.kernel import progress
+from prdigest.kernel.config import Settings
+from prdigest.deliver import Channel
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Edition
 from prdigest.review import (
     ReviewDecision, ReviewExpired, ReviewRejected, apply_decision, check_decision, decision_summary, md, record_review,
     review_markdown,
 )
-from prdigest.pipeline import EditionPipeline
-from prdigest.readers import Editor
-from prdigest import record as records
-from prdigest.record import EditionRecord, Status, content_hash_of_json
-from prdigest.proposal.kept import ProposedClassifier
-from prdigest.services import RunOptions
+from prdigest.pipeline.edition import EditionPipeline
+from prdigest.readers.file import Editor
+from prdigest.state import record as records
+from prdigest.state.record import EditionRecord, Status, content_hash_of_json
+from prdigest.classify.proposal.kept import ProposedClassifier
+from prdigest.pipeline.compose import RunOptions
 
 #: Flow-run input key under which the draft edition is kept for ``digest approve`` / ``digest review``.
 DRAFT_KEY = "pr-digest-draft"

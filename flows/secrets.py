@@ -10,8 +10,8 @@ from __future__ import annotations
 from prefect.blocks.system import Secret
 from pydantic import SecretStr, ValidationError
 
-from prdigest.config import FeishuBot, Settings
-from prdigest.errors import ConfigError
+from prdigest.kernel.config import FeishuBot, Settings
+from prdigest.kernel.errors import ConfigError
 
 #: The Secret block holding Feishu/Lark group bots as JSON: ``{"kernels-group": {"url": "…", "secret": "…"}}``.
 FEISHU_BLOCK = "feishu-bots"
@@ -68,8 +68,8 @@ def _feishu_bots(settings: Settings) -> dict[str, FeishuBot] | None:
 def refuse_secret_state(state: str | None, parameter: str = "state") -> None:
     """Raise ConfigError when a flow's ``state`` parameter is a PostgreSQL URL with a password: Prefect stores
     parameters in its database and shows them to every UI user. The worker's DIGEST_STATE carries it instead."""
-    from prdigest.errors import ConfigError
-    from prdigest.store.location import redact_url, url_has_password
+    from prdigest.kernel.errors import ConfigError
+    from prdigest.state.store.location import redact_url, url_has_password
 
     if state and url_has_password(state):
         raise ConfigError(f"parameter '{parameter}' ({redact_url(state)}) carries a password, and Prefect keeps "

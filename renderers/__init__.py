@@ -11,7 +11,7 @@ They never import Prefect and never touch the network. Untrusted text is made sa
 :mod:`renderers.escape`.
 """
 
-from prdigest.models import RenderProblem
+from prdigest.kernel.models import RenderProblem
 from renderers.email import RenderedEmail, render_email
 from renderers.slack import THREAD_KEY, render_slack
 from renderers.text import render_text

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from prdigest.media import RenderContext, Rendering, RenderProblem, link_hosts_for  # noqa: F401
-from prdigest.models import Edition
-from prdigest.variants import Variant
+from prdigest.deliver.media import RenderContext, Rendering, RenderProblem, link_hosts_for  # noqa: F401
+from prdigest.kernel.models import Edition
+from prdigest.connect.variants import Variant
 from renderers.email import render_email
 from renderers.slack import render_slack
 
@@ -24,6 +24,6 @@ def email_rendering(edition: Edition, variant: Variant, context: RenderContext) 
 def slack_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``slack/<variant>.json``: the ``chat.postMessage`` payloads, parent first."""
     payloads = render_slack(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
-    # A DM reader's own links are added by the composer (prdigest.delivery.slack): a channel gets none.
+    # A DM reader's own links are added by the composer (prdigest.deliver.slack): a channel gets none.
     files = {f"slack/{variant.key}.json": json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")}
     return Rendering("slack", variant.key, payloads, files)

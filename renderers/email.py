@@ -21,14 +21,14 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from mjml import mjml2html
 
-from prdigest.errors import RenderError
-from prdigest.models import Edition, RenderProblem, Verdict
-from prdigest.selfservice.links import footer_links
-from prdigest.variants import Variant
+from prdigest.kernel.errors import RenderError
+from prdigest.kernel.models import Edition, RenderProblem, Verdict
+from prdigest.readers.selfservice.links import footer_links
+from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_prose, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
-from renderers.connect import connections, words as connect_words
+from renderers.relation_lines import connections, words as connect_words
 from renderers.view import EntryView, counts, groups, meta, strings, subject, view, window
 
 #: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.

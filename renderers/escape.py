@@ -2,14 +2,14 @@
 
 Everything that comes from a PR or from the drafter is untrusted. It goes through two steps:
 
-1. :func:`~prdigest.text.clean` (every medium, ``prdigest/text.py``): drop what no medium can show and
+1. :func:`~prdigest.kernel.text.clean` (every medium, ``prdigest/kernel/text.py``): drop what no medium can show and
    what can disguise text (control, bidi, BOM, non-character and lone-surrogate characters; CR becomes LF).
-   :func:`~prdigest.text.one_line` additionally folds every kind of line break into spaces.
+   :func:`~prdigest.kernel.text.one_line` additionally folds every kind of line break into spaces.
 2. the medium's own escaping, here, one section per medium: HTML (:func:`html_text`, done by Jinja's
    autoescape in the email templates) and Slack mrkdwn (:func:`mrkdwn`, :func:`slack_entities`).
 
 Links are only made from URLs that :func:`pr_url` accepts; anything else is shown as text or not at all.
-A URL inside prose whose host is not a link host is defanged (:func:`defanged`, :mod:`prdigest.links`):
+A URL inside prose whose host is not a link host is defanged (:func:`defanged`, :mod:`prdigest.kernel.links`):
 mail clients and Slack would otherwise turn it into a link on their own.
 """
 
@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
-from prdigest.links import defang
-from prdigest.models import Entry
-from prdigest.text import CODE_SPAN, clean, code_spans, one_line, slack_entities, truncate
+from prdigest.kernel.links import defang
+from prdigest.kernel.models import Entry
+from prdigest.kernel.text import CODE_SPAN, clean, code_spans, one_line, slack_entities, truncate
 
 __all__ = ["DEFAULT_LINK_HOSTS", "clean", "defanged", "display_width", "html_prose", "html_text", "mrkdwn",
            "mrkdwn_prose", "one_line", "plain_prose", "pr_url", "slack_entities", "slack_plain", "truncate"]

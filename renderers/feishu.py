@@ -8,7 +8,7 @@ entries to read first; then the entries by verdict, each with its verdict, headl
 at, follow-ups, a link to the PR and its archive permalink.
 
 Feishu takes at most 20 KB per request (the UTF-8 bytes of the JSON body), so a week is split into several
-cards, in order, each within the limit once signed (:data:`prdigest.delivery.feishu.CARD_BUDGET`): a verdict
+cards, in order, each within the limit once signed (:data:`prdigest.deliver.feishu.CARD_BUDGET`): a verdict
 group that spans cards repeats its heading as "continued", and an entry too long for a card on its own is
 shortened until it fits. Untrusted text goes through :mod:`renderers.lark_md`; links are only made for URLs
 :func:`renderers.escape.pr_url` and :func:`renderers.site.links.site_base` accept, with labels we write.
@@ -20,13 +20,13 @@ import json
 import re
 from typing import Any
 
-from prdigest.delivery.feishu import CARD_BUDGET, body_bytes
-from prdigest.media import ComposeContext, RenderContext, Rendering
-from prdigest.models import Edition
-from prdigest.readers import Reader
-from prdigest.text import Counted
-from prdigest.variants import Variant
-from renderers.connect import connections, words as connect_words
+from prdigest.deliver.feishu import CARD_BUDGET, body_bytes
+from prdigest.deliver.media import ComposeContext, RenderContext, Rendering
+from prdigest.kernel.models import Edition
+from prdigest.readers.file import Reader
+from prdigest.kernel.text import Counted
+from prdigest.connect.variants import Variant
+from renderers.relation_lines import connections, words as connect_words
 from renderers.escape import DEFAULT_LINK_HOSTS, truncate
 from renderers.lark_md import lark_md, lark_md_prose, plain
 from renderers.site.links import edition_url, link_strings, permalink, site_base
@@ -194,7 +194,7 @@ def notice_card(title: str, text: str) -> dict[str, Any]:
 
 
 def feishu_notice(reader: Reader, subject: str, text: str, context: ComposeContext) -> list[dict[str, Any]]:
-    """The editors' notice: one card (see :data:`prdigest.media.Medium.notice`)."""
+    """The editors' notice: one card (see :data:`prdigest.deliver.media.Medium.notice`)."""
     return [notice_card(subject, text)]
 
 

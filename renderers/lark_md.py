@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from prdigest.text import clean, code_spans, one_line
+from prdigest.kernel.text import clean, code_spans, one_line
 
 #: Characters referenced everywhere in untrusted text (``(`` ``)`` ``!`` are harmless once ``[`` ``]`` are).
 _ALWAYS = re.compile(r"[&<>*~`\[\]\\:|@]|(?<![^\W_])_|_(?![^\W_])")

@@ -20,12 +20,12 @@ from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import (Block, ContextBlock, DividerBlock, HeaderBlock, MarkdownTextObject,
                                      PlainTextObject, SectionBlock)
 
-from prdigest.models import Edition
-from prdigest.text import Counted
-from prdigest.variants import Variant
+from prdigest.kernel.models import Edition
+from prdigest.kernel.text import Counted
+from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, mrkdwn_prose, one_line, slack_plain, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
-from renderers.connect import Connections, connections, words as connect_words
+from renderers.relation_lines import Connections, connections, words as connect_words
 from renderers.view import EntryView, Group, counts, groups, meta, strings, subject, view, window
 
 #: The key that marks a payload as a thread reply; the deliverer pops it and sets ``thread_ts``.

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from prdigest.models import Edition
-from prdigest.selfservice.links import footer_links
-from prdigest.variants import Variant
+from prdigest.kernel.models import Edition
+from prdigest.readers.selfservice.links import footer_links
+from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, display_width, one_line
 from renderers.site.links import edition_url, link_strings, permalink, site_base
-from renderers.connect import Connections, connections, words as connect_words
+from renderers.relation_lines import Connections, connections, words as connect_words
 # ``view`` is also imported from here by tests (``from renderers.text import view``): keep it importable.
 from renderers.view import EntryView, groups, meta, strings, summary, view, window
 

@@ -9,12 +9,12 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
-from prdigest.models import Edition, Entry, Verdict
-from prdigest.text import Counted
-from prdigest.variants import Variant
-from prdigest.vocabulary import Vocabulary
+from prdigest.kernel.models import Edition, Entry, Verdict
+from prdigest.kernel.text import Counted
+from prdigest.connect.variants import Variant
+from prdigest.kernel.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS, clean, defanged, one_line, pr_url, truncate
-from renderers.connect import relation_lines
+from renderers.relation_lines import relation_lines
 
 # --- reader-facing strings ------------------------------------------------------------------------
 
@@ -106,7 +106,7 @@ class EntryView:
     deletions: int
     files_changed: int
     subsystems: list[str]
-    #: "Reverts #41234 (2026-W46, skim)", … (renderers/connect.py: relation_lines); cleaned, unescaped.
+    #: "Reverts #41234 (2026-W46, skim)", … (renderers/relation_lines.py: relation_lines); cleaned, unescaped.
     relations: tuple[str, ...] = ()
 
     @property

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))  # tests.servers: the local GitHub server
 
 from tests.servers.github_server import GitHubServer, decoys, load_jsonl, make_state  # noqa: E402
 
-SAMPLE = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
+SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 REPO = "vllm-project/vllm"
 TOKEN = "ghp_smoke-token-never-shown-0123456789"
 WINDOW = ["--since", "2026-11-16", "--until", "2026-11-23", "--language", "en"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl"
+SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 
 _SECRET_OR_SETTING = ("DIGEST_", "GITHUB_TOKEN", "OPENAI_", "SLACK_", "PREFECT_API_KEY")
 

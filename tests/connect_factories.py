@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from prdigest.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict
+from prdigest.kernel.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict
 from tests.factories import WEEK
 
 REPO = "vllm-project/vllm"

@@ -7,14 +7,14 @@ import tempfile
 from collections.abc import Iterable
 
 from flows.media import default_media
-from prdigest.config import Settings
-from prdigest.delivery.run import Delivery, plan_deliveries
-from prdigest.media import ComposeContext, MediaRegistry, RenderContext, Rendering
-from prdigest.models import Edition
-from prdigest.pipeline import EditionPipeline, auto_approve
-from prdigest.readers import Reader
-from prdigest.services import RunOptions, build_services
-from prdigest.variants import plan_variants
+from prdigest.kernel.config import Settings
+from prdigest.deliver.run import Delivery, plan_deliveries
+from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, Rendering
+from prdigest.kernel.models import Edition
+from prdigest.pipeline.edition import EditionPipeline, auto_approve
+from prdigest.readers.file import Reader
+from prdigest.pipeline.compose import RunOptions, build_services
+from prdigest.connect.variants import plan_variants
 
 Variants = list[tuple[list[Reader], dict[str, Rendering]]]
 

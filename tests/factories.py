@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from prdigest.models import Edition, Entry, EntryStatus, Verdict
+from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 
 WEEK = datetime(2026, 11, 16, tzinfo=timezone.utc)
 

@@ -1,6 +1,6 @@
 """An independent reference of what actions/labeler v5 does, to label fixture PRs and to check the proposal.
 
-It shares no code with ``prdigest.proposal``: minimatch (``dot: true``) is matched segment by segment
+It shares no code with ``prdigest.classify.proposal``: minimatch (``dot: true``) is matched segment by segment
 with :func:`fnmatch.fnmatchcase` (a segment has no ``/``, so fnmatch's ``*`` cannot cross one) and ``**``
 by recursion; braces are expanded first. The match-object semantics follow actions/labeler v5: at the
 top level and under ``any:`` one match object suffices and the options inside one ``changed-files`` are

@@ -12,10 +12,10 @@ from collections import Counter
 
 from pydantic import SecretStr
 
-from prdigest.delivery.ledger import Ledger
-from prdigest.delivery.run import deliver
-from prdigest.delivery.slack import SlackChannel
-from prdigest.delivery.smtp import SmtpChannel
+from prdigest.deliver.ledger import Ledger
+from prdigest.deliver.run import deliver
+from prdigest.deliver.slack import SlackChannel
+from prdigest.deliver.smtp import SmtpChannel
 from tests.delivery_support import SENDER, race_edition, race_readers, planned
 
 

@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 import yaml
 
-from prdigest.models import Edition, PullRequest, Verdict
-from prdigest.relations import Known, find_relations
+from prdigest.kernel.models import Edition, PullRequest, Verdict
+from prdigest.connect.relations import Known, find_relations
 from tests.connect_factories import entry_of, pr, week_edition
 
 TABLES = Path(__file__).resolve().parent / "fixtures" / "relations"

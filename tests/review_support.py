@@ -134,7 +134,7 @@ def wait_final(api: str, run_id: str, timeout: float = 60.0) -> dict[str, Any]:
 
 def synthetic_week(path: Path, n: int) -> Path:
     """A JSONL source of ``n`` PRs (the sample week's records repeated under new numbers)."""
-    records = [json.loads(line) for line in (ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl")
+    records = [json.loads(line) for line in (ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl")
                .read_text(encoding="utf-8").splitlines() if line.strip()]
     lines = []
     for i in range(n):

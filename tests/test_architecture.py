@@ -133,7 +133,7 @@ def test_cycle_finder_reports_each_circle(graph: dict[str, set[str]], expected: 
 def test_import_graph_sees_lazy_and_relative_imports() -> None:
     graph = import_graph()
     assert "flows.cli.status_table" in graph["flows.cli.status"]  # imported inside a function
-    assert "prdigest.delivery.ledger" in graph["prdigest.delivery.status"]
+    assert "prdigest.deliver.ledger" in graph["prdigest.deliver.status"]
 
 
 def test_product_never_reads_the_shared_folder() -> None:
@@ -141,7 +141,7 @@ def test_product_never_reads_the_shared_folder() -> None:
         assert "../shared" not in path.read_text(encoding="utf-8"), path
 
 
-#: What only prdigest/text.py may spell out: the Slack entity escape, the control-character class, the code span.
+#: What only prdigest/kernel/text.py may spell out: the Slack entity escape, the control-character class, the code span.
 _TEXT_SAFETY = {
     'replace("&", "&amp;")': "slack_entities",
     "\\x00-\\x08": "clean",
@@ -151,8 +151,8 @@ _TEXT_SAFETY = {
 
 @pytest.mark.parametrize("path", [*CORE, *RENDERERS, *FLOWS], ids=lambda p: str(p.relative_to(ROOT)))
 def test_text_safety_is_written_once_in_prdigest_text(path: Path) -> None:
-    if path == ROOT / "prdigest" / "text.py":
+    if path == ROOT / "prdigest" / "kernel" / "text.py":
         return
     source = path.read_text(encoding="utf-8")
-    found = [f"{spelled!r} (use prdigest.text.{use})" for spelled, use in _TEXT_SAFETY.items() if spelled in source]
+    found = [f"{spelled!r} (use prdigest.kernel.text.{use})" for spelled, use in _TEXT_SAFETY.items() if spelled in source]
     assert not found, found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.delivery.run import DeliveryReport, DeliveryResult, Outcome
+from prdigest.deliver.run import DeliveryReport, DeliveryResult, Outcome
 from prdigest.review import ReviewDecision, apply_decision
 from tests.factories import edition, entry
 

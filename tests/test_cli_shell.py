@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.cli.options import options_command
-from prdigest.delivery.ledger import Ledger
-from prdigest.options import RunOptions
+from prdigest.deliver.ledger import Ledger
+from prdigest.kernel.options import RunOptions
 
 ROOT = Path(__file__).resolve().parents[1]
-READERS = ROOT / "prdigest" / "examples" / "readers.yaml"
+READERS = ROOT / "prdigest" / "readers" / "examples" / "readers.yaml"
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

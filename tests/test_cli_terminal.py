@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from flows.cli import app
 from flows.cli.numbers import pr_numbers, spread
 from flows.cli.terminal import print_error, safe_table
-from prdigest.delivery.ledger import Ledger
-from prdigest.errors import ReviewError
+from prdigest.deliver.ledger import Ledger
+from prdigest.kernel.errors import ReviewError
 
 #: Everything a hostile title or server reply might carry to a terminal.
 HOSTILE = "ok\x1b[2J\x1b]0;pwned\x07\u202eevil\u202c\r[/red][bold]x\x00\x9b31m"

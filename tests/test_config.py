@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.config import load_settings
-from prdigest.errors import ConfigError
-from prdigest.models import Verdict
-from prdigest.readers import example_readers_path, load_readers
-from prdigest.window import Window
+from prdigest.kernel.config import load_settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Verdict
+from prdigest.readers.file import example_readers_path, load_readers
+from prdigest.kernel.window import Window
 
 
 def test_settings_read_environment_and_flags_win(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.readers import load_readers
-from prdigest.rulesfile import load_rules
-from prdigest.sources import read_jsonl
-from prdigest.subsystems import classifier_for
+from prdigest.readers.file import load_readers
+from prdigest.classify.rulesfile import load_rules
+from prdigest.collect.sources import read_jsonl
+from prdigest.classify.subsystems import classifier_for
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACTS = ROOT / "docs" / "contracts.md"
@@ -73,7 +73,7 @@ def test_nothing_in_the_repository_cites_a_file_it_does_not_contain(cited: str) 
 
 
 def test_the_digest_json_table_names_every_top_level_key_and_no_other() -> None:
-    from prdigest.models import Edition
+    from prdigest.kernel.models import Edition
 
     text = CONTRACTS.read_text(encoding="utf-8")
     table = text[text.index("## `digest.json`"):text.index("## The edition record")]

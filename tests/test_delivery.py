@@ -15,21 +15,21 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.config import Settings
+from prdigest.kernel.config import Settings
 from flows.media import default_media
-from prdigest import progress
-from prdigest.delivery import Channel, Message
+from prdigest.kernel import progress
+from prdigest.deliver import Channel, Message
 from flows.cli.status_table import status_table
-from prdigest.delivery.ledger import Ledger
-from prdigest.delivery.run import Delivery, deliver
-from prdigest.delivery.slack import SlackChannel
-from prdigest.delivery.smtp import SmtpChannel
-from prdigest.errors import ConfigError
-from prdigest.models import Edition
-from prdigest.pipeline import EditionPipeline, EditionSummary
-from prdigest.readers import Reader
-from prdigest.services import RunOptions, build_services
-from prdigest.variants import plan_variants
+from prdigest.deliver.ledger import Ledger
+from prdigest.deliver.run import Delivery, deliver
+from prdigest.deliver.slack import SlackChannel
+from prdigest.deliver.smtp import SmtpChannel
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Edition
+from prdigest.pipeline.edition import EditionPipeline, EditionSummary
+from prdigest.readers.file import Reader
+from prdigest.pipeline.compose import RunOptions, build_services
+from prdigest.connect.variants import plan_variants
 from tests.conftest import SAMPLE
 from tests.delivery_support import planned, rendered_variants
 from tests.factories import edition, entry
@@ -144,7 +144,7 @@ def test_readers_of_one_variant_get_the_same_bytes_as_composing_each_in_full() -
     """The body is encoded once per variant; what each reader receives must not change because of it."""
     from email import policy
 
-    from prdigest.delivery.email_message import build_email, unsubscribe_link
+    from prdigest.deliver.email_message import build_email, unsubscribe_link
 
     ed = week()
     readers = email_readers(4)
@@ -306,7 +306,7 @@ def test_an_edition_with_no_approved_entries_sends_nothing(smtp, slack, ledger) 
 
 
 def test_the_outbox_never_marks_ledger_rows_sent(tmp_path, ledger) -> None:
-    from prdigest.delivery.outbox import OutboxChannel
+    from prdigest.deliver.outbox import OutboxChannel
 
     ed = week()
     outbox = OutboxChannel(tmp_path / "outbox", {m.name: m.outbox_file for m in default_media()})
@@ -434,7 +434,7 @@ def test_progress_is_reported_after_each_delivery_tried(smtp, ledger) -> None:
 def test_more_than_50_blocks_is_refused_as_invalid_blocks(slack) -> None:
     reader = Reader(id="c", name="C", slack="#vllm-kernels")
     blocks = [{"type": "divider"}] * 51
-    from prdigest.delivery.failure import RecipientRejected
+    from prdigest.deliver.failure import RecipientRejected
 
     with pytest.raises(RecipientRejected, match="invalid_blocks"):
         slack_channel(slack).push(Message(reader=reader, variant="v", medium="slack", recipient="#vllm-kernels",
@@ -537,7 +537,7 @@ def test_preflight_checks_and_returns_both_channels(smtp, slack, tmp_path, monke
 @pytest.mark.slow  # among the slowest (pytest --durations)
 def test_secrets_never_reach_logs_errors_or_the_ledger(smtp, slack, tmp_path, caplog, monkeypatch) -> None:
     caplog.set_level(logging.DEBUG)
-    logging.getLogger("prdigest.delivery.slack.sdk").setLevel(logging.DEBUG)
+    logging.getLogger("prdigest.deliver.slack.sdk").setLevel(logging.DEBUG)
     monkeypatch.setenv("SSL_CERT_FILE", str(smtp.cert))
     state = tmp_path / "state.sqlite"
     ledger = Ledger.open(state)
@@ -598,9 +598,9 @@ _CHILD = """
 import os, signal, sys
 from pathlib import Path
 from pydantic import SecretStr
-from prdigest.delivery.ledger import Ledger
-from prdigest.delivery.run import deliver
-from prdigest.delivery.smtp import SmtpChannel
+from prdigest.deliver.ledger import Ledger
+from prdigest.deliver.run import deliver
+from prdigest.deliver.smtp import SmtpChannel
 from tests.test_delivery import SENDER, email_readers, plan, week
 import ssl
 state, port, cert, password, k = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])

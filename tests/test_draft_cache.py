@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from prdigest.drafting.cache import DraftCache
-from prdigest.models import DraftEntry, Verdict
-from prdigest.store import open_store
+from prdigest.draft.cache import DraftCache
+from prdigest.kernel.models import DraftEntry, Verdict
+from prdigest.state.store import open_store
 
 
 def draft(number: int, headline: str = "h") -> DraftEntry:

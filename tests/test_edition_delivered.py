@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.media import default_media
-from prdigest.config import Settings
-from prdigest.pipeline import EditionPipeline
-from prdigest.services import RunOptions, build_services
+from prdigest.kernel.config import Settings
+from prdigest.pipeline.edition import EditionPipeline
+from prdigest.pipeline.compose import RunOptions, build_services
 from tests.conftest import SAMPLE
 from tests.servers.smtp_server import SmtpServer
 

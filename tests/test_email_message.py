@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.config import Settings
-from prdigest.delivery.ledger import Ledger
-from prdigest.delivery.run import deliver, plan_deliveries
-from prdigest.media import ComposeContext, RenderContext
-from prdigest.readers import Reader
-from prdigest.selfservice.links import link_kinds, linker
-from prdigest.variants import plan_variants
+from prdigest.kernel.config import Settings
+from prdigest.deliver.ledger import Ledger
+from prdigest.deliver.run import deliver, plan_deliveries
+from prdigest.deliver.media import ComposeContext, RenderContext
+from prdigest.readers.file import Reader
+from prdigest.readers.selfservice.links import link_kinds, linker
+from prdigest.connect.variants import plan_variants
 from tests.factories import edition, entry
 from tests.servers.smtp_server import SmtpServer
 from tests.test_delivery import PASSWORD, SENDER, smtp_channel
@@ -64,7 +64,7 @@ def test_list_unsubscribe_goes_over_smtp_as_one_plain_ascii_line(tmp_path: Path)
             assert msg["List-Unsubscribe"] == f"<{url.group(1).decode()}>"
             assert url.group(1).decode() in msg.get_body(("plain",)).get_content()
         # The outbox writes the same line SMTP carries.
-        from prdigest.delivery.email_message import email_outbox_file
+        from prdigest.deliver.email_message import email_outbox_file
 
         _, eml = email_outbox_file(deliveries[0].message())
         assert raw_header(eml, b"List-Unsubscribe") == raw_header(smtp.messages[0].raw, b"List-Unsubscribe")
@@ -78,13 +78,13 @@ def test_list_unsubscribe_goes_over_smtp_as_one_plain_ascii_line(tmp_path: Path)
     ("https://example.com/u/a\r\nBcc: victim@example.com", "<https://example.com/u/a%20Bcc:%20victim@example.com>"),
 ])
 def test_list_unsubscribe_values_are_ascii_in_angle_brackets(url: str, header: str) -> None:
-    from prdigest.delivery.email_message import list_unsubscribe
+    from prdigest.deliver.email_message import list_unsubscribe
 
     assert list_unsubscribe(url) == header
 
 
 def test_an_unsubscribe_url_too_long_for_one_line_is_refused_not_cut() -> None:
-    from prdigest.delivery.email_message import list_unsubscribe
+    from prdigest.deliver.email_message import list_unsubscribe
 
     with pytest.raises(ValueError, match="too long for one List-Unsubscribe line"):
         list_unsubscribe("https://example.com/u/" + "a" * 990)

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.errors import ConfigError
+from prdigest.kernel.errors import ConfigError
 from prdigest.evaluation.comparison import compare
 from prdigest.evaluation.results import load_run
 from tests.servers.openai_server import OpenAIServer

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.errors import ConfigError
+from prdigest.kernel.errors import ConfigError
 from tests.conftest import SAMPLE
 
 pytestmark = [pytest.mark.slow, pytest.mark.prefect]

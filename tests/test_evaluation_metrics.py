@@ -15,7 +15,7 @@ from prdigest.evaluation.significance import (
     MIN_DISCORDANT, discordant_needed, mcnemar_exact, paired_test,
 )
 from prdigest.evaluation.summary import summarize, worst_disagreements
-from prdigest.models import Verdict
+from prdigest.kernel.models import Verdict
 
 D, K, S = Verdict.DEEP_READ, Verdict.SKIM, Verdict.SKIP
 

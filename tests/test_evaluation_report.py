@@ -11,7 +11,7 @@ from pathlib import Path
 from prdigest.evaluation.comparison import write_comparison
 from prdigest.evaluation.report import write_reports
 from prdigest.evaluation.results import EvalRow, EvalRun, RunInfo, load_run
-from prdigest.models import Verdict
+from prdigest.kernel.models import Verdict
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 

@@ -11,13 +11,13 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.config import Settings
-from prdigest.errors import SourceError
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import SourceError
 from prdigest.evaluation.gold import load_gold
 from prdigest.evaluation.results import EvalConfig
 from prdigest.evaluation.runner import run_eval
 from prdigest.evaluation.summary import summarize
-from prdigest.models import PullRequest
+from prdigest.kernel.models import PullRequest
 from tests.conftest import ROOT, SAMPLE
 from tests.servers.openai_server import OpenAIServer
 
@@ -150,8 +150,8 @@ def test_digest_has_the_eval_command() -> None:
 
 @pytest.mark.slow
 def test_drafts_an_edition_cached_are_reused_with_their_tokens(tmp_path: Path, server, sample_records) -> None:
-    from prdigest.drafting.llm import OpenAIDrafter
-    from prdigest.subsystems import classifier_for
+    from prdigest.draft.llm import OpenAIDrafter
+    from prdigest.classify.subsystems import classifier_for
 
     gold = write_gold(tmp_path / "gold.jsonl", sample_records[:3])
     settings = settings_for(server, tmp_path / "state.sqlite")

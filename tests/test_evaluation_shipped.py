@@ -13,8 +13,8 @@ from prdigest.evaluation.report import write_reports
 from prdigest.evaluation.results import EvalRow, EvalRun, RunInfo
 from prdigest.evaluation.shipped import shipped_rows
 from prdigest.evaluation.summary import summarize
-from prdigest.models import Verdict
-from prdigest.store import open_store
+from prdigest.kernel.models import Verdict
+from prdigest.state.store import open_store
 
 REPO = "vllm-project/vllm"
 

@@ -8,12 +8,12 @@ import time
 import pytest
 from pydantic import SecretStr
 
-from prdigest.config import FeishuBot, Settings
-from prdigest.delivery import Message, Parts
-from prdigest.delivery.failure import MaybeDelivered, RecipientRejected
-from prdigest.delivery.feishu import FeishuChannel, address_problem, encode, sign
-from prdigest.errors import ConfigError, DeliveryError
-from prdigest.readers import Reader
+from prdigest.kernel.config import FeishuBot, Settings
+from prdigest.deliver import Message, Parts
+from prdigest.deliver.failure import MaybeDelivered, RecipientRejected
+from prdigest.deliver.feishu import FeishuChannel, address_problem, encode, sign
+from prdigest.kernel.errors import ConfigError, DeliveryError
+from prdigest.readers.file import Reader
 from tests.servers.feishu_server import FeishuServer
 from tests.servers.smtp_server import free_port
 

@@ -17,11 +17,11 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.media import default_media
-from prdigest.config import load_settings
-from prdigest.delivery.ledger import Ledger
-from prdigest.errors import ConfigError
-from prdigest.pipeline import EditionPipeline
-from prdigest.services import RunOptions, build_services
+from prdigest.kernel.config import load_settings
+from prdigest.deliver.ledger import Ledger
+from prdigest.kernel.errors import ConfigError
+from prdigest.pipeline.edition import EditionPipeline
+from prdigest.pipeline.compose import RunOptions, build_services
 from tests.conftest import ROOT, SAMPLE
 from tests.servers.feishu_server import MAX_BODY, FeishuServer
 from tests.test_feishu_cards import SITE, assert_safe_cards, contents
@@ -142,9 +142,9 @@ def test_hostile_pr_text_reaches_the_group_as_text(feishu, tmp_path: Path) -> No
 _CHILD = """
 import sys
 from flows.media import default_media
-from prdigest.config import load_settings
-from prdigest.pipeline import EditionPipeline
-from prdigest.services import RunOptions, build_services
+from prdigest.kernel.config import load_settings
+from prdigest.pipeline.edition import EditionPipeline
+from prdigest.pipeline.compose import RunOptions, build_services
 options = RunOptions(source="sample", readers=sys.argv[1], out=sys.argv[2], deliver="feishu", state=sys.argv[3],
                      site_url="https://digest.example.com/")
 EditionPipeline(build_services(options, load_settings(**options.settings_overrides()), default_media())).run()
@@ -228,9 +228,9 @@ readers:
 
 def test_the_editors_notice_reaches_their_group_as_one_escaped_card(feishu, tmp_path: Path) -> None:
     from flows.notify import _messages
-    from prdigest.config import Settings
-    from prdigest.delivery.feishu import FeishuChannel
-    from prdigest.readers import Editor
+    from prdigest.kernel.config import Settings
+    from prdigest.deliver.feishu import FeishuChannel
+    from prdigest.readers.file import Editor
     from tests.factories import edition, entry
 
     ed = edition([entry(1, ["kernels"], "deep-read")]).model_copy(update={"repo": "o/<at id=all>"})
@@ -251,7 +251,7 @@ def test_each_medium_of_the_run_builds_its_own_notice_from_its_registration() ->
     from email.message import EmailMessage
 
     from flows.notify import _messages
-    from prdigest.readers import Editor
+    from prdigest.readers.file import Editor
     from tests.factories import edition, entry
 
     ed = edition([entry(1, ["kernels"], "deep-read")])
@@ -273,7 +273,7 @@ def test_group_bots_may_come_from_the_feishu_bots_secret_block(prefect_api, monk
     from prefect.blocks.system import Secret
 
     from flows.secrets import with_secret_blocks
-    from prdigest.config import Settings
+    from prdigest.kernel.config import Settings
 
     Secret(value={"kernels-group": {"url": "https://open.feishu.cn/open-apis/bot/v2/hook/from-block"},
                   "lark-team": {"url": "https://open.larksuite.com/open-apis/bot/v2/hook/t", "secret": "s"}}

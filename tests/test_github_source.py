@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from prdigest.config import Settings
-from prdigest.errors import ConfigError, SourceError
-from prdigest.github import GitHubSource
-from prdigest.github.client import Clients, default_retry
-from prdigest.github.search import search_merged
-from prdigest.models import PullRequest
-from prdigest.progress import reporting
-from prdigest.services import RunOptions, make_source
-from prdigest.sources import JsonlSource
-from prdigest.window import Window
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError, SourceError
+from prdigest.collect.github import GitHubSource
+from prdigest.collect.github.client import Clients, default_retry
+from prdigest.collect.github.search import search_merged
+from prdigest.kernel.models import PullRequest
+from prdigest.kernel.progress import reporting
+from prdigest.pipeline.compose import RunOptions, make_source
+from prdigest.collect.sources import JsonlSource
+from prdigest.kernel.window import Window
 from tests.conftest import SAMPLE
 from tests.servers.github_server import (
     Faults,
@@ -256,7 +256,7 @@ def test_process_killed_with_sigkill_resumes_and_nothing_stored_is_half_written(
     server = serve(fixture_records, latency=0.03)
     state = tmp_path / "s.sqlite"
     script = ("import sys; from datetime import datetime, timezone; from pathlib import Path;"
-              "from prdigest.github import GitHubSource; from prdigest.window import Window;"
+              "from prdigest.collect.github import GitHubSource; from prdigest.kernel.window import Window;"
               "w = Window(datetime(2026, 11, 16, tzinfo=timezone.utc), datetime(2026, 11, 23, tzinfo=timezone.utc));"
               "GitHubSource(sys.argv[1], token=sys.argv[2], base_url=sys.argv[3], state=Path(sys.argv[4]),"
               " concurrency=2).collect(w)")
@@ -479,7 +479,7 @@ def test_digest_run_from_github_is_the_same_edition_as_from_jsonl(prefect_api, s
     ("http://127.0.0.1:8080/api/v3", "http://127.0.0.1:8080/api/v3"),
 ])
 def test_urls_in_messages_never_carry_credentials(url: str, shown: str) -> None:
-    from prdigest.github.client import redact_url
+    from prdigest.collect.github.client import redact_url
 
     assert redact_url(url) == shown
 

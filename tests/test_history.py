@@ -7,11 +7,10 @@ import json
 from datetime import datetime, timedelta, timezone
 import pytest
 
-from prdigest.history import (COMPONENT, MIGRATIONS, delete_edition, edition_refs, editions, past_entries,
-                              record_edition)
-from prdigest.models import Edition
-from prdigest.record import RecordError
-from prdigest.store import open_store
+from prdigest.state.history import COMPONENT, MIGRATIONS, delete_edition, edition_refs, editions, past_entries, record_edition
+from prdigest.kernel.models import Edition
+from prdigest.state.record import RecordError
+from prdigest.state.store import open_store
 from tests.factories import WEEK, edition, entry
 
 

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from prdigest.lede import check_lede, offline_lede, sentences, write_lede
+from prdigest.connect.lede import check_lede, offline_lede, sentences, write_lede
 from tests.connect_factories import entry_of, pr, week_edition
 
 
@@ -36,7 +36,7 @@ def test_a_lede_citing_a_pr_outside_the_edition_is_rejected_by_grounding(caplog)
     ed = edition()
     outside = "This week #10 lands a fused kernel. It builds on #41234 from last month."
     assert check_lede(outside, ed) == [f"cites #41234, which is not in {ed.name}"]
-    with caplog.at_level(logging.WARNING, logger="prdigest.lede"):
+    with caplog.at_level(logging.WARNING, logger="prdigest.connect.lede"):
         assert write_lede(ed, lambda messages: outside) == offline_lede(ed)
     assert "lede rejected by grounding" in caplog.text and "#41234" in caplog.text
 
@@ -64,7 +64,7 @@ def test_a_grounded_model_lede_is_kept_and_a_failing_model_falls_back() -> None:
 
 
 def test_the_prompt_carries_only_live_entries_as_data() -> None:
-    from prdigest.lede import lede_messages
+    from prdigest.connect.lede import lede_messages
 
     messages = lede_messages(edition())
     user = messages[-1]["content"]
@@ -85,8 +85,8 @@ def test_a_drafted_lede_citing_an_entry_the_editor_rejects_is_redrafted_offline(
 
 def test_the_model_is_asked_through_the_openai_client_and_an_answer_that_is_no_lede_falls_back(tmp_path,
                                                                                               caplog) -> None:
-    from prdigest.config import Settings
-    from prdigest.lede import openai_complete
+    from prdigest.kernel.config import Settings
+    from prdigest.connect.lede import openai_complete
     from tests.servers.openai_server import OpenAIServer
 
     ed = edition()
@@ -98,7 +98,7 @@ def test_the_model_is_asked_through_the_openai_client_and_an_answer_that_is_no_l
         assert kept.startswith("This week brings you 4 PRs.") and "#10" in kept and check_lede(kept, ed) == []
         # An answer that is JSON, not two to four sentences of prose, is rejected.
         server.plan(None, "wrong_schema")
-        with caplog.at_level(logging.WARNING, logger="prdigest.lede"):
+        with caplog.at_level(logging.WARNING, logger="prdigest.connect.lede"):
             assert write_lede(ed, openai_complete(settings)) == offline_lede(ed)
         assert server.chat_calls == 2 and "lede rejected by grounding" in caplog.text
         request = server.requests[0]
@@ -114,13 +114,13 @@ def test_the_model_is_asked_through_the_openai_client_and_an_answer_that_is_no_l
     (58, 2, 2, "2 PRs of this week's 58 reach you, all 2 worth a deep read."),
 ])
 def test_english_counts_agree_with_their_nouns_and_verbs(n, deep, mine, expected) -> None:
-    from prdigest.lede import _en_count
+    from prdigest.connect.lede import _en_count
 
     assert _en_count(n, deep, mine) == expected
 
 
 def test_one_revert_and_one_done_follow_up_are_singular() -> None:
-    from prdigest.lede import _en_done, _en_reverts
+    from prdigest.connect.lede import _en_done, _en_reverts
 
     assert _en_reverts(1) == "1 PR reverts an earlier change." and _en_reverts(2) == "2 PRs revert earlier changes."
     assert _en_done(1) == "1 follow-up suggested in earlier editions was done."
@@ -129,7 +129,7 @@ def test_one_revert_and_one_done_follow_up_are_singular() -> None:
 
 @pytest.mark.parametrize("language", ["en", "zh-CN"])
 def test_a_variant_lede_cites_only_the_variant_and_names_its_read_first(language: str) -> None:
-    from prdigest.lede import variant_lede
+    from prdigest.connect.lede import variant_lede
 
     ed = edition(language).model_copy(update={"ranking": [11, 10, 12]})
     kernels = [e for e in ed.entries if "kernels" in e.subsystems and e.status.value != "rejected"]

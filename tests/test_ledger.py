@@ -8,9 +8,9 @@ import pytest
 from rich.console import Console
 
 from flows.cli.status_table import status_table
-from prdigest.delivery.ledger import Ledger
-from prdigest.errors import ConfigError
-from prdigest.store import StateLocation
+from prdigest.deliver.ledger import Ledger
+from prdigest.kernel.errors import ConfigError
+from prdigest.state.store import StateLocation
 
 ED = "acme-widgets-2026-W47"
 

@@ -21,18 +21,18 @@ from pydantic import SecretStr
 from rich.console import Console
 from typer.testing import CliRunner
 
-from prdigest.delivery import Message, Parts
+from prdigest.deliver import Message, Parts
 from flows.cli.status_table import status_table
-from prdigest.delivery.ledger import Ledger, LedgerUnavailable, end_owner, new_owner
-from prdigest.delivery.ledger_schema import COMPONENT, MIGRATIONS
-from prdigest.delivery.run import Outcome, deliver
-from prdigest.delivery.slack import SlackChannel
-from prdigest.history import record_edition
-from prdigest.delivery.smtp import SmtpChannel
-from prdigest.models import EditionId
-from prdigest.pipeline import write_digest_json
-from prdigest.readers import Reader
-from prdigest.store import open_store
+from prdigest.deliver.ledger import Ledger, LedgerUnavailable, end_owner, new_owner
+from prdigest.deliver.ledger_schema import COMPONENT, MIGRATIONS
+from prdigest.deliver.run import Outcome, deliver
+from prdigest.deliver.slack import SlackChannel
+from prdigest.state.history import record_edition
+from prdigest.deliver.smtp import SmtpChannel
+from prdigest.kernel.models import EditionId
+from prdigest.pipeline.edition import write_digest_json
+from prdigest.readers.file import Reader
+from prdigest.state.store import open_store
 from tests.delivery_support import SENDER, planned, race_channels, race_edition, race_readers
 from tests.servers.slack_server import SlackServer
 from tests.servers.smtp_server import SmtpServer
@@ -356,9 +356,9 @@ def test_a_dead_deliverer_of_this_host_is_recognised_at_once(state_location: str
 def test_a_deliverer_of_another_pid_namespace_with_this_host_name_is_never_taken_for_dead(state_location: str) -> None:
     # Two containers of one pod share a host name; PIDs are their own. The other's deliverer is alive even
     # when no process of ours has its PID.
-    from prdigest.delivery.owners import owner_gone
+    from prdigest.deliver.owners import owner_gone
 
-    code = "from prdigest.delivery.owners import new_owner; print(new_owner())"
+    code = "from prdigest.deliver.owners import new_owner; print(new_owner())"
     try:
         other = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", code],
                                capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent)

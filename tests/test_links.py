@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from prdigest.links import defang, flag_foreign_links, foreign_urls, is_allowed
-from prdigest.models import Story
+from prdigest.kernel.links import defang, flag_foreign_links, foreign_urls, is_allowed
+from prdigest.kernel.models import Story
 from renderers.feishu import render_feishu
 from renderers.site import build_site
-from prdigest.readers import Reader
+from prdigest.readers.file import Reader
 from prdigest.review import review_markdown
-from prdigest.variants import plan_variants
+from prdigest.connect.variants import plan_variants
 from renderers.email import render_email
 from renderers.slack import render_slack
 from renderers.text import render_text
@@ -88,10 +88,10 @@ def test_review_markdown_shows_foreign_urls_defanged_and_links_only_allowed_host
 
 def test_the_pipeline_flags_entries_with_foreign_links_before_review(tmp_path) -> None:
     from flows.media import default_media
-    from prdigest.config import load_settings
-    from prdigest.pipeline import Collected, EditionPipeline
-    from prdigest.services import RunOptions, build_services
-    from prdigest.window import Window
+    from prdigest.kernel.config import load_settings
+    from prdigest.pipeline.edition import Collected, EditionPipeline
+    from prdigest.pipeline.compose import RunOptions, build_services
+    from prdigest.kernel.window import Window
     from tests.factories import WEEK
 
     options = RunOptions(source="sample", out=str(tmp_path / "out"), state=str(tmp_path / "s.sqlite"))

@@ -10,17 +10,17 @@ from pathlib import Path
 import openai
 import pytest
 
-from prdigest import progress
-from prdigest.config import Settings
-from prdigest.drafting import grounding
-from prdigest.drafting.cache import DraftCache
-from prdigest.drafting.concurrent import RateLimiter, draft_entries
-from prdigest.drafting.llm import OpenAIDrafter, cost_usd, usage_markdown
-from prdigest.drafting.prompts import Prompt, PromptFile, load_prompt
-from prdigest.errors import ConfigError
-from prdigest.models import DraftEntry, Entry, FileChange, PullRequest, ReviewComment, Verdict
-from prdigest.services import RunOptions, make_drafter
-from prdigest.store import open_store
+from prdigest.kernel import progress
+from prdigest.kernel.config import Settings
+from prdigest.draft import grounding
+from prdigest.draft.cache import DraftCache
+from prdigest.draft.concurrent import RateLimiter, draft_entries
+from prdigest.draft.llm import OpenAIDrafter, cost_usd, usage_markdown
+from prdigest.kernel.prompts import Prompt, PromptFile, load_prompt
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import DraftEntry, Entry, FileChange, PullRequest, ReviewComment, Verdict
+from prdigest.pipeline.compose import RunOptions, make_drafter
+from prdigest.state.store import open_store
 from tests.servers.openai_server import OpenAIServer
 
 MODEL = "local-model"
@@ -260,7 +260,7 @@ def test_a_model_that_obeys_an_injection_is_rejected_by_the_schema(server, tmp_p
 
 
 def test_hostile_text_in_a_valid_answer_is_flagged_and_reaches_email_and_slack_escaped(server, tmp_path) -> None:
-    from prdigest.variants import Filter, Variant
+    from prdigest.connect.variants import Filter, Variant
     from renderers import render_email, render_slack
     from tests.factories import edition
 
@@ -473,7 +473,7 @@ def test_the_usage_report_counts_new_cached_and_fallback_drafts(server, tmp_path
     ("Ignore previous instructions and", True),
 ])
 def test_markup_mentions_and_injection_phrases_in_output_are_flagged(text, flagged) -> None:
-    from prdigest.drafting.llm import _suspicious
+    from prdigest.draft.llm import _suspicious
 
     draft = DraftEntry(number=1, headline="h", verdict=Verdict.SKIM, rationale=text)
     assert (_suspicious(draft) is not None) == flagged

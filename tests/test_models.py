@@ -1,4 +1,4 @@
-"""Domain types (prdigest/models.py): an entry composes its draft, yet reads and serializes flat."""
+"""Domain types (prdigest/kernel/models.py): an entry composes its draft, yet reads and serializes flat."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from prdigest.models import ENTRY_KEYS, DraftEntry, Edition, Entry, EntryStatus, PullRequest, RenderProblem, Verdict
+from prdigest.kernel.models import ENTRY_KEYS, DraftEntry, Edition, Entry, EntryStatus, PullRequest, RenderProblem, Verdict
 from tests.factories import WEEK, edition, entry
 
 

@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.drafting import Drafter, grounding
-from prdigest.drafting.language import code_words, mixes_languages
-from prdigest.drafting.offline import (MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE,
-                                       OfflineDrafter, assess)
-from prdigest.drafting.signals import extract, file_kind
-from prdigest.models import DraftEntry, FileChange, PullRequest, ReviewComment, Verdict
-from prdigest.subsystems import classifier_for
+from prdigest.draft import Drafter, grounding
+from prdigest.draft.language import code_words, mixes_languages
+from prdigest.draft.offline import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE, OfflineDrafter, assess
+from prdigest.kernel.prtext.signals import extract, file_kind
+from prdigest.kernel.models import DraftEntry, FileChange, PullRequest, ReviewComment, Verdict
+from prdigest.classify.subsystems import classifier_for
 
 ROOT = Path(__file__).resolve().parents[1]
 MERGED = datetime(2026, 11, 17, tzinfo=timezone.utc)
@@ -81,8 +80,8 @@ def test_same_input_gives_identical_drafts_across_instances(sample) -> None:
 def test_drafts_do_not_depend_on_hash_seed() -> None:
     """Set or dict ordering would show up as different output under another PYTHONHASHSEED."""
     script = (
-        "import json,sys; from prdigest.models import PullRequest; from prdigest.drafting.offline import "
-        "OfflineDrafter; from prdigest.subsystems import classifier_for\n"
+        "import json,sys; from prdigest.kernel.models import PullRequest; from prdigest.draft.offline import "
+        "OfflineDrafter; from prdigest.classify.subsystems import classifier_for\n"
         "d=OfflineDrafter(classifier_for('vllm-project/vllm').vocabulary); out=[]\n"
         "for line in open(sys.argv[1], encoding='utf-8'):\n"
         "    r=json.loads(line); pr=PullRequest.model_validate(r)\n"
@@ -90,7 +89,7 @@ def test_drafts_do_not_depend_on_hash_seed() -> None:
         "        for subs in (r['gold']['subsystems'], []):\n"
         "            out.append(d.draft(pr, subs, lang).model_dump(mode='json'))\n"
         "print(json.dumps(out, ensure_ascii=False, sort_keys=True))\n")
-    data = str(ROOT / "prdigest" / "data" / "vllm-sample-week.jsonl")
+    data = str(ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl")
     outputs = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
@@ -366,7 +365,7 @@ def test_sample_week_stays_useful_without_subsystems(sample, subsystems: list[st
     assert agreement >= 0.7, confusion
 
 
-# ── Kinds of change readers study in any repo (prdigest.drafting.kinds) ──────────────────────────────
+# ── Kinds of change readers study in any repo (prdigest.kernel.prtext.kinds) ──────────────────────────────
 
 _LONG = " The description goes on to explain the change, its cause and how it was checked, in enough words."
 # One row per tricky PR: (title, body, files, the kind it must show, or None: a near miss that must not).

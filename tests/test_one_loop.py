@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from flows.media import default_media
-from prdigest.config import Settings
-from prdigest.pipeline import EditionPipeline
-from prdigest.services import RunOptions, build_services
+from prdigest.kernel.config import Settings
+from prdigest.pipeline.edition import EditionPipeline
+from prdigest.pipeline.compose import RunOptions, build_services
 from renderers.site import build_site
 from tests.conftest import SAMPLE
 

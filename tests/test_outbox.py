@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from flows.media import default_media
-from prdigest.delivery.email_message import check_from
-from prdigest.delivery.outbox import OutboxChannel
-from prdigest.delivery.run import DeliveryReport, deliver, plan_deliveries
-from prdigest.errors import ConfigError
-from prdigest.media import ComposeContext, Rendering
-from prdigest.readers import Reader
+from prdigest.deliver.email_message import check_from
+from prdigest.deliver.outbox import OutboxChannel
+from prdigest.deliver.run import DeliveryReport, deliver, plan_deliveries
+from prdigest.kernel.errors import ConfigError
+from prdigest.deliver.media import ComposeContext, Rendering
+from prdigest.readers.file import Reader
 from renderers import RenderedEmail
 from tests.factories import edition, entry
 

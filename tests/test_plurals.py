@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.lede import offline_lede
-from prdigest.models import Relation
-from prdigest.readers import Reader
-from prdigest.text import Counted
-from prdigest.variants import plan_variants
+from prdigest.connect.lede import offline_lede
+from prdigest.kernel.models import Relation
+from prdigest.readers.file import Reader
+from prdigest.kernel.text import Counted
+from prdigest.connect.variants import plan_variants
 from renderers.site.strings import site_strings
 from renderers.view import strings, subject, summary
 from tests.factories import edition, entry

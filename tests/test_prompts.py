@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.drafting.budget import CharCounter, TiktokenCounter, centrality, default_counter, pack
-from prdigest.drafting.llm import EntryDraft
-from prdigest.drafting.prompts import PROMPTS_DIR, data, load_prompt
-from prdigest.errors import ConfigError
-from prdigest.models import FileChange, PullRequest, ReviewComment
+from prdigest.draft.budget import CharCounter, TiktokenCounter, centrality, default_counter, pack
+from prdigest.draft.llm import EntryDraft
+from prdigest.kernel.prompts import PROMPTS_DIR, data, load_prompt
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import FileChange, PullRequest, ReviewComment
 
 PROMPT_NAMES = sorted(p.stem for p in PROMPTS_DIR.glob("*.yaml"))
 

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from prdigest.errors import ConfigError
-from prdigest.proposal.codeowners import read_codeowners, section_title
-from prdigest.proposal.labeler import read_labeler
-from prdigest.proposal.mergify import read_mergify
+from prdigest.kernel.errors import ConfigError
+from prdigest.classify.proposal.codeowners import read_codeowners, section_title
+from prdigest.classify.proposal.labeler import read_labeler
+from prdigest.classify.proposal.mergify import read_mergify
 
 LABELER_V4 = """
 documentation:

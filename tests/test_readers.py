@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.config import load_settings
-from prdigest.errors import ConfigError
-from prdigest.readers import load_readers
-from prdigest.services import RunOptions, build_services
+from prdigest.kernel.config import load_settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.readers.file import load_readers
+from prdigest.pipeline.compose import RunOptions, build_services
 
 HEAD = "readers:\n  - id: a\n    name: x\n"
 

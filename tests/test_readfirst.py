@@ -7,11 +7,10 @@ import logging
 import pytest
 
 from benchmarks.read_first import HAND_TOP, figures, weeks
-from prdigest.models import FileChange, PullRequest
-from prdigest.readfirst import (READ_FIRST_AT, edition_ranking, offline_ranking, parse_model_ranking,
-                                rank_messages, score)
-from prdigest.drafting.signals import extract
-from prdigest.variants import pick_read_first
+from prdigest.kernel.models import FileChange, PullRequest
+from prdigest.connect.readfirst import READ_FIRST_AT, edition_ranking, offline_ranking, parse_model_ranking, rank_messages, score
+from prdigest.kernel.prtext.signals import extract
+from prdigest.connect.variants import pick_read_first
 from tests.connect_factories import REPO, entry_of, week_edition
 from tests.factories import WEEK
 
@@ -96,8 +95,8 @@ def test_a_models_ranking_must_order_only_the_deep_reads_it_drafted() -> None:
 
 
 def test_the_model_ranks_through_the_openai_client_and_a_bad_answer_falls_back(tmp_path, caplog) -> None:
-    from prdigest.config import Settings
-    from prdigest.lede import openai_complete
+    from prdigest.kernel.config import Settings
+    from prdigest.connect.lede import openai_complete
     from tests.servers.openai_server import OpenAIServer
 
     prs = [_pr(n, f"[Core] Change {n}", "The scheduler now preempts by recompute by default.",
@@ -115,7 +114,7 @@ def test_the_model_ranks_through_the_openai_client_and_a_bad_answer_falls_back(t
         user = server.requests[0]["messages"][-1]["content"]
         assert "#21" in user and "#22" in user and "#23" not in user  # only the deep reads are asked about
         server.plan(None, "invalid")
-        with caplog.at_level(logging.WARNING, logger="prdigest.readfirst"):
+        with caplog.at_level(logging.WARNING, logger="prdigest.connect.readfirst"):
             assert edition_ranking(edition, prs, complete=openai_complete(settings)) == offline
         assert "the answer is not JSON" in caplog.text and server.chat_calls == 2
     assert rank_messages(edition, edition.entries[:1])[0]["content"].startswith("You rank the deep-read")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.references import find_references
+from prdigest.connect.references import find_references
 from tests.prose_table import Row, found, load
 
 TABLE = load("table")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.models import Verdict
-from prdigest.relations import Known, demote_reverted, find_relations, is_revert, with_backlinks
-from renderers.connect import relation_lines
+from prdigest.kernel.models import Verdict
+from prdigest.connect.relations import Known, demote_reverted, find_relations, is_revert, with_backlinks
+from renderers.relation_lines import relation_lines
 from tests.connect_factories import REPO, entry_of, pr, week_edition
 
 # History: week 0 published #41234 (skim) and #41300 (a revert of it, deep-read).
@@ -129,8 +129,8 @@ RELAND_WEEK = [
 
 
 def _connected(prs, verdicts: dict[int, str], language: str = "zh-CN"):
-    from prdigest.drafting.offline import OfflineDrafter
-    from prdigest.drafting.restate import restated
+    from prdigest.draft.offline import OfflineDrafter
+    from prdigest.kernel.prtext.restate import restated
 
     drafter = OfflineDrafter()
     entries = []
@@ -165,7 +165,7 @@ def test_a_demoted_entry_opens_with_its_final_verdict_never_the_drafted_one(lang
 
 
 def test_an_entry_naming_many_prs_shows_eight_relation_lines_and_counts_the_rest() -> None:
-    from prdigest.models import Relation
+    from prdigest.kernel.models import Relation
 
     many = [Relation(kind="follow-up-of", number=n, edition="2026-W47", verdict=Verdict.SKIM) for n in range(100, 130)]
     lines = relation_lines([*many, Relation(kind="reverts", number=99, edition="2026-W47")], "en")

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from prdigest.models import Edition, Entry, EntryStatus, Verdict
+from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 from prdigest.review import (
     EntryEdit, ReviewDecision, ReviewRejected, apply_decision, changes_text, check_decision, edit_distance,
     flagged_left_out, md, parse_changes, record_review, review_markdown,
 )
-from prdigest.services import RunOptions
-from prdigest.store import open_store
+from prdigest.pipeline.compose import RunOptions
+from prdigest.state.store import open_store
 from tests.conftest import SAMPLE
 
 SECRETS = {
@@ -448,7 +448,7 @@ def test_approve_ui_without_a_reachable_prefect_server_stops_before_anything_run
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from flows.review import preflight_review
-    from prdigest.errors import ConfigError
+    from prdigest.kernel.errors import ConfigError
 
     with temporary_settings(restore_defaults={PREFECT_API_URL}):
         with pytest.raises(ConfigError, match="PREFECT_API_URL"):
@@ -477,8 +477,8 @@ def test_a_record_rewritten_during_the_review_is_refused_and_nothing_is_sent(pre
 
     from flows.cli import app
     from flows.edition import digest_edition
-    from prdigest.record import canonical_json, content_hash
-    from prdigest.store import open_store
+    from prdigest.state.record import canonical_json, content_hash
+    from prdigest.state.store import open_store
 
     monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
     (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
@@ -516,11 +516,11 @@ def test_auto_approval_for_real_channels_leaves_flagged_entries_out_and_says_so(
     import logging
 
     from flows.media import default_media
-    from prdigest.config import Settings
-    from prdigest.models import EntryStatus
-    from prdigest.pipeline import EditionPipeline, auto_approve
-    from prdigest.record import Status
-    from prdigest.services import RunOptions, build_services
+    from prdigest.kernel.config import Settings
+    from prdigest.kernel.models import EntryStatus
+    from prdigest.pipeline.edition import EditionPipeline, auto_approve
+    from prdigest.state.record import Status
+    from prdigest.pipeline.compose import RunOptions, build_services
     from tests.factories import edition, entry
 
     flagged = entry(2, ["docs"], status="draft").model_copy(update={"needs_editing": True,
@@ -529,11 +529,11 @@ def test_auto_approval_for_real_channels_leaves_flagged_entries_out_and_says_so(
     said: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
-    logging.getLogger("prdigest.pipeline").addHandler(handler)
+    logging.getLogger("prdigest.pipeline.edition").addHandler(handler)
     try:
         approved = auto_approve(ed, leave_flagged=True)
     finally:
-        logging.getLogger("prdigest.pipeline").removeHandler(handler)
+        logging.getLogger("prdigest.pipeline.edition").removeHandler(handler)
     assert [e.status for e in approved.entries] == [EntryStatus.APPROVED, EntryStatus.REJECTED]
     assert "left out 1 entry" in approved.review_note and "#2" in approved.review_note
     assert any("left out 1 entry" in line for line in said)  # the log says so too

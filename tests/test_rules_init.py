@@ -11,14 +11,14 @@ import yaml
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.config import load_settings
-from prdigest.proposal.check import check_rules, label_agreement
-from prdigest.proposal.init import init_rules, write_proposal
-from prdigest.proposal.propose import propose
-from prdigest.proposal.repo import RepoSnapshot, from_checkout, from_prs
-from prdigest.proposal.tree import TreeFile
-from prdigest.rulesfile import load_rules
-from prdigest.sources import read_jsonl
+from prdigest.kernel.config import load_settings
+from prdigest.classify.proposal.check import check_rules, label_agreement
+from prdigest.classify.proposal.init import init_rules, write_proposal
+from prdigest.classify.proposal.propose import propose
+from prdigest.classify.proposal.repo import RepoSnapshot, from_checkout, from_prs
+from prdigest.classify.proposal.tree import TreeFile
+from prdigest.classify.rulesfile import load_rules
+from prdigest.collect.sources import read_jsonl
 from tests.proposal_support import KETTLE, KETTLE_REPO, checkout_kettle, kettle_tree
 from tests.servers.github_server import GitHubServer, load_jsonl, make_state
 
@@ -83,8 +83,8 @@ def test_one_level_glob_leaves_the_subfolder_to_another_subsystem(kettle: Path) 
 
 
 def _classifier(proposal):
-    from prdigest.models import PullRequest
-    from prdigest.subsystems import RulesClassifier
+    from prdigest.kernel.models import PullRequest
+    from prdigest.classify.subsystems import RulesClassifier
 
     classifier = RulesClassifier(proposal.rules())
 

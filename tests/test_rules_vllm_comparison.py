@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.proposal.check import check_rules
-from prdigest.proposal.compare import compare_rules
-from prdigest.proposal.propose import Proposal, propose
-from prdigest.proposal.repo import from_checkout, from_prs
-from prdigest.rulesfile import load_rules, rules_for_repo
-from prdigest.sources import read_jsonl, sample_week_path
+from prdigest.classify.proposal.check import check_rules
+from prdigest.classify.proposal.compare import compare_rules
+from prdigest.classify.proposal.propose import Proposal, propose
+from prdigest.classify.proposal.repo import from_checkout, from_prs
+from prdigest.classify.rulesfile import load_rules, rules_for_repo
+from prdigest.collect.sources import read_jsonl, sample_week_path
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vllm-mergify"
 REPO = "vllm-project/vllm"

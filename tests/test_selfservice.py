@@ -13,16 +13,16 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.media import default_media
-from prdigest.config import Settings
-from prdigest.errors import ConfigError
-from prdigest.models import Verdict
-from prdigest.pipeline import EditionPipeline
-from prdigest.readers import Reader
-from prdigest.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef, apply, linker, web_base
-from prdigest.selfservice.links import PREFERENCES_SLOT, UNSUBSCRIBE_SLOT
-from prdigest.services import RunOptions, build_services
-from prdigest.store import StateLocation, open_store
-from prdigest.vocabulary import Vocabulary
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Verdict
+from prdigest.pipeline.edition import EditionPipeline
+from prdigest.readers.file import Reader
+from prdigest.readers.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef, apply, linker, web_base
+from prdigest.readers.selfservice.links import PREFERENCES_SLOT, UNSUBSCRIBE_SLOT
+from prdigest.pipeline.compose import RunOptions, build_services
+from prdigest.state.store import StateLocation, open_store
+from prdigest.kernel.vocabulary import Vocabulary
 
 SECRET = "test-secret-0123456789-abcdefghij"
 REPO = "vllm-project/vllm"
@@ -119,7 +119,7 @@ def test_preferences_override_the_file_and_drop_what_became_impossible() -> None
 def test_a_readers_own_budget_overrides_the_files_and_is_bounded() -> None:
     from pydantic import ValidationError
 
-    from prdigest.selfservice.form import NUMBER_FIELDS
+    from prdigest.readers.selfservice.form import NUMBER_FIELDS
 
     reader = Reader(id="k", name="K", email="k@example.com", budget=5)
     assert apply(reader, Preferences(budget=2)).budget == 2 and "budget" in NUMBER_FIELDS

@@ -13,10 +13,10 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 import pytest
 
-from prdigest.errors import ConfigError
-from prdigest.models import Edition, EntryStatus
-from prdigest.store import open_store
-from prdigest.variants import Filter, Variant, ordered
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Edition, EntryStatus
+from prdigest.state.store import open_store
+from prdigest.connect.variants import Filter, Variant, ordered
 from renderers import render_email, render_slack, render_text
 from renderers.site import build_site, edition_dir, permalink, site_base
 from renderers.site.links import window_slug
@@ -382,7 +382,7 @@ def test_chinese_editions_get_a_chinese_site() -> None:
 def test_subsystems_are_labelled_as_the_repo_vocabulary_says_but_linked_by_name() -> None:
     from dataclasses import replace
 
-    from prdigest.subsystems import classifier_for
+    from prdigest.classify.subsystems import classifier_for
 
     vocabulary = replace(classifier_for("vllm-project/vllm").vocabulary, shows="labels")
     label = vocabulary.label("kernels", "zh-CN")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.archive import synthesise
-from prdigest.store import open_store
+from prdigest.state.store import open_store
 from renderers.site.publish import publish_site
 from tests.conftest import ROOT
 from tests.review_support import CHROMIUM, CHROMIUM_ARGS, browser_missing

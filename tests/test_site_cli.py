@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.history import record_edition
-from prdigest.store import open_store
+from prdigest.state.history import record_edition
+from prdigest.state.store import open_store
 from tests.conftest import ROOT
 from tests.factories import WEEK, edition, entry
 

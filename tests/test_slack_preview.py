@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.readers import Reader
-from prdigest.variants import plan_variants
+from prdigest.readers.file import Reader
+from prdigest.connect.variants import plan_variants
 from renderers import render_slack
 from tests.delivery_support import sample_edition
 from tests.slack_preview import mrkdwn_html, preview
@@ -46,7 +46,7 @@ def test_the_sample_week_shows_code_spans_and_no_look_alike_backticks() -> None:
 @pytest.mark.browser
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium is not installed")
 def test_the_sample_week_in_slack_screenshot(tmp_path: Path) -> None:
-    from prdigest.screenshot import screenshot
+    from prdigest.publish.screenshot import screenshot
 
     page = tmp_path / "slack.html"
     page.write_text(preview(_sample_payloads()[:2]), encoding="utf-8")

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.errors import ConfigError
-from prdigest.store import StateLocation, open_store
+from prdigest.kernel.errors import ConfigError
+from prdigest.state.store import StateLocation, open_store
 
 SECRET = "Zq9#x?y/K+w=="
 
@@ -50,7 +50,7 @@ def test_a_password_with_hash_and_question_mark_is_a_valid_location_as_libpq_rea
 
 def test_a_flow_parameter_with_a_state_password_is_refused_naming_the_remedy() -> None:
     from flows.edition import edition_options, flow_parameters
-    from prdigest.services import RunOptions
+    from prdigest.pipeline.compose import RunOptions
 
     with pytest.raises(ConfigError) as caught:
         edition_options(state=f"postgresql://digest:{SECRET}@db.example/digest")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.config import load_settings
-from prdigest.errors import ConfigError
-from prdigest.store import StateLocation, Store, StoreUnavailable, open_store, redact_url
-from prdigest.store.sql import to_pyformat
+from prdigest.kernel.config import load_settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.state.store import StateLocation, Store, StoreUnavailable, open_store, redact_url
+from prdigest.state.store.sql import to_pyformat
 
 # -------------------------------------------------------------------------------------------- locations
 
@@ -294,7 +294,7 @@ def test_unreachable_server_is_a_config_error_naming_the_setting() -> None:
 def test_many_processes_opening_a_new_sqlite_file_at_once_all_open_it(tmp_path: Path) -> None:
     """Switching a new file to WAL takes a lock SQLite does not wait for: each opener retries instead of
     failing (seen as a worker missing from a race test's barrier)."""
-    script = ("import sys, time\nfrom prdigest.store import open_store\n"
+    script = ("import sys, time\nfrom prdigest.state.store import open_store\n"
               "time.sleep(max(0.0, float(sys.argv[2]) - time.time()))\n"
               "open_store(sys.argv[1]).close()\n")
     failures = []

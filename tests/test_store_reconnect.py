@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.delivery.ledger import Ledger
-from prdigest.delivery.run import deliver
-from prdigest.store import open_store
+from prdigest.deliver.ledger import Ledger
+from prdigest.deliver.run import deliver
+from prdigest.state.store import open_store
 from tests.pg import PostgresServer
 from tests.servers.smtp_server import SmtpServer
 from tests.test_delivery import PASSWORD, email_readers, plan, smtp_channel, week

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from prdigest.relations import find_relations
-from prdigest.stories import SeriesPart, find_stories, series_links, series_marker, stem
+from prdigest.connect.relations import find_relations
+from prdigest.connect.stories import SeriesPart, find_stories, series_links, series_marker, stem
 from tests.connect_factories import entry_of, pr, week_edition
 
 
@@ -65,8 +65,8 @@ def test_a_number_belongs_to_at_most_one_story() -> None:
 
 
 def test_every_medium_and_the_archive_show_the_lede_stories_relations_and_follow_ups_escaped() -> None:
-    from prdigest.models import EarlierFollowup, Relation, Story, Verdict
-    from prdigest.variants import Filter, Variant
+    from prdigest.kernel.models import EarlierFollowup, Relation, Story, Verdict
+    from prdigest.connect.variants import Filter, Variant
     from renderers import render_email, render_slack, render_text
     from renderers.site import build_site
 

@@ -10,20 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.errors import ConfigError, RulesError
-from prdigest.models import FileChange, PullRequest
-from prdigest.subsystems import (
-    FolderClassifier,
-    RULES_DIR,
-    Rules,
-    RulesClassifier,
-    classifier_for,
-    load_rules,
-    rules_for_repo,
-)
-from prdigest.vocabulary import is_name
+from prdigest.kernel.errors import ConfigError, RulesError
+from prdigest.kernel.models import FileChange, PullRequest
+from prdigest.classify.subsystems import FolderClassifier, RULES_DIR, Rules, RulesClassifier, classifier_for, load_rules, rules_for_repo
+from prdigest.kernel.vocabulary import is_name
 
-SAMPLE = Path(__file__).resolve().parents[1] / "prdigest" / "data" / "vllm-sample-week.jsonl"
+SAMPLE = Path(__file__).resolve().parents[1] / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 VLLM = "vllm-project/vllm"
 
 
@@ -444,7 +436,7 @@ def _classify_in_child(path: Path, title: str) -> list[str]:
     import subprocess
     import sys
 
-    code = ("import sys, json; from prdigest.models import PullRequest; from prdigest.subsystems import "
+    code = ("import sys, json; from prdigest.kernel.models import PullRequest; from prdigest.classify.subsystems import "
             "classifier_for; from tests.test_subsystems import make_pr; "
             "c = classifier_for('someone/else', __import__('pathlib').Path(sys.argv[1])); "
             "print(json.dumps(c.classify(make_pr([('src/a.py', 3)], sys.argv[2]))))")
@@ -478,7 +470,7 @@ def test_the_shipped_rules_match_the_same_on_both_engines() -> None:
     # engine on the sample week's paths, titles and bodies and on non-ASCII text (RE2's \w, \d, \s are ASCII).
     import re
 
-    from prdigest.patterns import compile_rule
+    from prdigest.classify.patterns import compile_rule
 
     rules = load_rules(RULES_DIR / "vllm-project__vllm.yaml")
     texts = [t for pr, _ in sample() for t in (pr.title, pr.body[:4000], *(f.path for f in pr.files))]

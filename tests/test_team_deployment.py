@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from prdigest.errors import ConfigError
-from prdigest.services import RunOptions
+from prdigest.kernel.errors import ConfigError
+from prdigest.pipeline.compose import RunOptions
 from tests.review_support import ROOT
 
 # --- flat parameters (fast) ---------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Text safety (prdigest/text.py), one implementation each, with a table of hostile inputs per function; and
+"""Text safety (prdigest/kernel/text.py), one implementation each, with a table of hostile inputs per function; and
 the media's escapers agreeing with it on what a code span is."""
 
 from __future__ import annotations
@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from prdigest.review.markdown import md
-from prdigest.text import (CODE_SPAN, clean, code_spans, for_terminal, one_line, redact_url, slack_entities, slug,
-                           truncate)
+from prdigest.kernel.text import CODE_SPAN, clean, code_spans, for_terminal, one_line, redact_url, slack_entities, slug, truncate
 from renderers.escape import html_prose, mrkdwn, mrkdwn_prose
 
 NUL, ESC, DEL, NEL, CSI = "\x00", "\x1b", "\x7f", "\x85", "\x9b"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.record import resolve
-from prdigest.store import open_store
+from prdigest.state.record import resolve
+from prdigest.state.store import open_store
 from tests.riverdb_week import REPO, Planted, build_week, write_jsonl
 
 pytestmark = pytest.mark.slow  # two runs of a 300-PR week and `digest rules init`: ~20 s on a loaded machine
@@ -239,7 +239,7 @@ def test_digest_json_is_the_edition_record(week: Week) -> None:
 
 # --- how it looks ------------------------------------------------------------------------------------------------
 def test_screenshot_of_the_two_subsystem_readers_email(week: Week) -> None:
-    from prdigest.screenshot import chromium, screenshot
+    from prdigest.publish.screenshot import chromium, screenshot
 
     if chromium() is None:
         pytest.skip("Chromium is not installed")

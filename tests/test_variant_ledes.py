@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from flows.media import default_media
-from prdigest.config import Settings
-from prdigest.errors import ConfigError
-from prdigest.pipeline import EditionPipeline
-from prdigest.readers import load_readers
-from prdigest.services import RunOptions, build_services
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.pipeline.edition import EditionPipeline
+from prdigest.readers.file import load_readers
+from prdigest.pipeline.compose import RunOptions, build_services
 from tests.conftest import SAMPLE
 from tests.servers.openai_server import OpenAIServer
 

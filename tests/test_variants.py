@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.models import Verdict
-from prdigest.readers import Reader
-from prdigest.variants import Filter, ordered, plan_variants
-from prdigest.models import FileChange, PullRequest
-from prdigest.subsystems import classifier_for
+from prdigest.kernel.models import Verdict
+from prdigest.readers.file import Reader
+from prdigest.connect.variants import Filter, ordered, plan_variants
+from prdigest.kernel.models import FileChange, PullRequest
+from prdigest.classify.subsystems import classifier_for
 from tests.factories import WEEK, edition, entry
 
 
@@ -87,7 +87,7 @@ def test_readers_with_colliding_readable_names_get_their_own_variants() -> None:
 def _quill():
     from pathlib import Path
 
-    from prdigest.subsystems import classifier_for
+    from prdigest.classify.subsystems import classifier_for
 
     return classifier_for("acme-labs/quill", Path(__file__).parent / "fixtures" / "quill" / "rules.yaml").vocabulary
 

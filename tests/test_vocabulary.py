@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from prdigest.drafting.offline import OfflineDrafter
-from prdigest.errors import ConfigError
-from prdigest.models import PullRequest
-from prdigest.readers import load_readers
-from prdigest.sources import JsonlSource
-from prdigest.subsystems import FolderClassifier, classifier_for
-from prdigest.vocabulary import Vocabulary, is_name, name_problem
+from prdigest.draft.offline import OfflineDrafter
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import PullRequest
+from prdigest.readers.file import load_readers
+from prdigest.collect.sources import JsonlSource
+from prdigest.classify.subsystems import FolderClassifier, classifier_for
+from prdigest.kernel.vocabulary import Vocabulary, is_name, name_problem
 
 QUILL = Path(__file__).parent / "fixtures" / "quill"
 REPO = "acme-labs/quill"

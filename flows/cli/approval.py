@@ -17,12 +17,12 @@ from prefect.flow_runs import resume_flow_run
 
 from flows.review import DRAFT_KEY
 from flows.review_form import form_input
-from prdigest.errors import ReviewError
-from prdigest.models import Edition
+from prdigest.kernel.errors import ReviewError
+from prdigest.kernel.models import Edition
 from prdigest.review import (
     ReviewDecision, ReviewRejected, apply_decision, check_decision, flagged_left_out, flagged_numbers, review_markdown,
 )
-from prdigest.record import content_hash_of_json
+from prdigest.state.record import content_hash_of_json
 
 
 def _waiting_run(run_id: str) -> tuple[Any, dict[str, str], Edition]:
@@ -51,7 +51,7 @@ def _waiting_run(run_id: str) -> tuple[Any, dict[str, str], Edition]:
 
 
 def _draft_hash(flow_run_id: Any) -> str:
-    """The content hash of the draft exactly as the run published it: the decision names it (prdigest.record)."""
+    """The content hash of the draft exactly as the run published it: the decision names it (prdigest.state.record)."""
     with get_client(sync_client=True) as client:
         return content_hash_of_json(client.read_flow_run_input(flow_run_id, DRAFT_KEY))
 

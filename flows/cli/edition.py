@@ -18,14 +18,14 @@ from flows.cli.options import options_command
 from flows.cli.prefect_env import api_url, quiet_prefect
 from flows.cli.summary import print_summary
 from flows.cli.terminal import err_console, fail, safe
-from prdigest import progress as progress_hook
-from prdigest.errors import ConfigError, DigestError
-from prdigest.options import RunOptions
+from prdigest.kernel import progress as progress_hook
+from prdigest.kernel.errors import ConfigError, DigestError
+from prdigest.kernel.options import RunOptions
 
 if TYPE_CHECKING:
-    from prdigest.config import Settings
-    from prdigest.pipeline import EditionSummary
-    from prdigest.services import Services
+    from prdigest.kernel.config import Settings
+    from prdigest.pipeline.edition import EditionSummary
+    from prdigest.pipeline.compose import Services
 
 STEPS = {"collect": "Collecting PRs", "draft": "Classifying and drafting",
          "review": "Waiting for an editor (Prefect UI or digest approve)", "render": "Rendering variants",
@@ -42,7 +42,7 @@ def needs_prefect(options: RunOptions) -> bool:
 def build(options: RunOptions, settings: Settings) -> Services:
     """The run's services (source, rules, readers, media, channels): every file and flag checked, no Prefect."""
     from flows.media import default_media
-    from prdigest.services import build_services
+    from prdigest.pipeline.compose import build_services
     from renderers.site import build_site
 
     return build_services(options, settings, default_media(), site=build_site)
@@ -51,8 +51,8 @@ def build(options: RunOptions, settings: Settings) -> Services:
 def check_files(options: RunOptions, settings: Settings) -> None:
     """The checks that need no secret (the flow may still fill secrets from Prefect Secret blocks) and no
     renderer: the window, the source file, the rules and readers files. Fast, so a typo is refused at once."""
-    from prdigest.services import make_classifier, make_readers, make_source
-    from prdigest.window import Window
+    from prdigest.pipeline.compose import make_classifier, make_readers, make_source
+    from prdigest.kernel.window import Window
 
     Window.from_flags(options.since, options.until)
     if options.source == "github":
@@ -66,7 +66,7 @@ def check_files(options: RunOptions, settings: Settings) -> None:
 
 def run_core(services: Services) -> EditionSummary:
     """The one loop, run directly: no Prefect server, no Prefect import."""
-    from prdigest.pipeline import EditionPipeline
+    from prdigest.pipeline.edition import EditionPipeline
 
     return EditionPipeline(services).run()
 
@@ -79,7 +79,7 @@ def run_flow(options: RunOptions) -> EditionSummary:
 
 
 def _settings(options: RunOptions) -> Settings:
-    from prdigest.config import load_settings
+    from prdigest.kernel.config import load_settings
 
     return load_settings(**options.settings_overrides())
 
@@ -94,7 +94,7 @@ def run_edition(options: RunOptions, verbose: bool) -> EditionSummary:
         settings = _settings(options)
         # Before the renderers, the channels' clients or Prefect are even imported: a typo is refused at once.
         check_files(options, settings)
-        from prdigest.services import delivery_notices
+        from prdigest.pipeline.compose import delivery_notices
 
         for notice in delivery_notices(options, settings):  # once here, and again in the summary
             err_console.print(safe(notice, "yellow"))

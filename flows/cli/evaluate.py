@@ -22,7 +22,7 @@ from rich.progress import (
 from rich.table import Table
 
 from flows.cli.terminal import print_error
-from prdigest.errors import ConfigError, DigestError
+from prdigest.kernel.errors import ConfigError, DigestError
 
 _err = Console(stderr=True, soft_wrap=True)
 
@@ -57,7 +57,7 @@ def eval_command(
     fallbacks, lengths, tokens, cost and latency; or compare two runs; or read the editors' corrections."""
     from pydantic import ValidationError
 
-    from prdigest.config import load_settings
+    from prdigest.kernel.config import load_settings
     from prdigest.evaluation import evaluate as ev
     from prdigest.evaluation.results import EvalConfig
 
@@ -71,7 +71,7 @@ def eval_command(
                                                                                   "configuration"))
             _print_tests(outcome.figures["tests"])
         elif from_reviews:
-            from prdigest.window import parse_instant
+            from prdigest.kernel.window import parse_instant
 
             settings = load_settings(state=state)
             outcome = ev.evaluate_reviews(settings, out, parse_instant(since, flag="--since") if since else None)

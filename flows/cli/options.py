@@ -1,4 +1,4 @@
-"""Flags generated from :class:`prdigest.services.RunOptions`: one source of truth for ``digest run``/``demo``.
+"""Flags generated from :class:`prdigest.pipeline.compose.RunOptions`: one source of truth for ``digest run``/``demo``.
 
 Each field of ``RunOptions`` becomes ``--field-name`` with the field's description as its help, so a new
 run option reaches the command line (and ``--help``) by being declared once. Every flag reaches the
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from flows.cli.terminal import fail
-from prdigest.options import RunOptions
+from prdigest.kernel.options import RunOptions
 
 #: Not a run option: how much of Prefect's logging reaches the terminal.
 VERBOSE = inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, annotation=bool,

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flows.cli.terminal import print_error, safe_table
-from prdigest.errors import DigestError
+from prdigest.kernel.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -25,11 +25,11 @@ def readers(
     """List the readers of a readers file with their filter and, per repo, the choices they made on the
     preferences page (digest web): unsubscribed, subsystems, lowest verdict, budget, media. The next edition applies
     them; the readers file stays the list of who exists."""
-    from prdigest.config import load_settings
-    from prdigest.readers import ReadersFile, example_readers_path
-    from prdigest.selfservice import ReaderChoices, addresses
-    from prdigest.store import state_store
-    from prdigest.yamlfile import load_yaml_model
+    from prdigest.kernel.config import load_settings
+    from prdigest.readers.file import ReadersFile, example_readers_path
+    from prdigest.readers.selfservice import ReaderChoices, addresses
+    from prdigest.state.store import state_store
+    from prdigest.kernel.yamlfile import load_yaml_model
 
     try:
         settings = load_settings(state=state)
@@ -60,7 +60,7 @@ def readers(
 
 
 def _filter(subsystems: tuple[str, ...], exclude: tuple[str, ...], min_verdict: str, budget: int) -> str:
-    from prdigest.readers import DEFAULT_BUDGET
+    from prdigest.readers.file import DEFAULT_BUDGET
 
     text = ", ".join(subsystems) or "all"
     if exclude:

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from flows.cli.terminal import print_error
-from prdigest.errors import DigestError
+from prdigest.kernel.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -30,10 +30,10 @@ def resend(
     """Resend an edition's uncertain deliveries, each once: the e-mail keeps its Message-ID, so a client
     that already has it drops the copy. Channels are checked first; nothing else is sent."""
     from flows.media import default_media
-    from prdigest.config import load_settings
-    from prdigest.delivery.resend import resend_uncertain
-    from prdigest.delivery.run import Outcome
-    from prdigest.services import RunOptions, make_classifier, make_readers
+    from prdigest.kernel.config import load_settings
+    from prdigest.deliver.resend import resend_uncertain
+    from prdigest.deliver.run import Outcome
+    from prdigest.pipeline.compose import RunOptions, make_classifier, make_readers
 
     if not uncertain:
         console.print("error: say what to resend: --uncertain (the rows `digest status` shows as uncertain)",

@@ -15,8 +15,8 @@ import typer
 from flows.cli.numbers import pr_numbers
 from flows.cli.prefect_env import api_url, quiet_prefect
 from flows.cli.terminal import err_console, fail
-from prdigest.errors import DigestError, ReviewError
-from prdigest.text import for_terminal
+from prdigest.kernel.errors import DigestError, ReviewError
+from prdigest.kernel.text import for_terminal
 
 NO_API = ("no Prefect API configured: set PREFECT_API_URL to the server the run waits on (e.g. "
           "PREFECT_API_URL=http://127.0.0.1:4200/api), with PREFECT_API_AUTH_STRING if it asks for one")

@@ -1,5 +1,5 @@
 """``digest rules init`` (propose a rules file from a repository) and ``digest rules check`` (how a rules
-file classifies a week). Both call the core (:mod:`prdigest.proposal`) directly, without Prefect."""
+file classifies a week). Both call the core (:mod:`prdigest.classify.proposal`) directly, without Prefect."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from flows.cli.terminal import print_error, safe, safe_table
-from prdigest.errors import ConfigError, DigestError
+from prdigest.kernel.errors import ConfigError, DigestError
 
 _err = Console(stderr=True, soft_wrap=True)
 rules_app = typer.Typer(name="rules", help="Propose and check subsystem rules files.", no_args_is_help=True)
@@ -42,9 +42,9 @@ def init_command(
 ) -> None:
     """Propose a rules file from the repository's labeler, mergify and CODEOWNERS files, its folders and
     its recent PRs' labels; the file says where each subsystem came from and what to check."""
-    from prdigest.config import load_settings
-    from prdigest.proposal.init import init_rules
-    from prdigest.sources import read_jsonl
+    from prdigest.kernel.config import load_settings
+    from prdigest.classify.proposal.init import init_rules
+    from prdigest.collect.sources import read_jsonl
 
     try:
         _repo(repo)
@@ -82,8 +82,8 @@ def check_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Classify a week with a rules file: PRs per subsystem, the PRs in the catch-all, the largest share."""
-    from prdigest.proposal.check import check_rules
-    from prdigest.rulesfile import load_rules
+    from prdigest.classify.proposal.check import check_rules
+    from prdigest.classify.rulesfile import load_rules
 
     try:
         loaded = load_rules(rules)
@@ -116,15 +116,15 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
     """The PRs of the week the flags name."""
     from pydantic import ValidationError
 
-    from prdigest.config import load_settings
-    from prdigest.services import RunOptions, make_source
-    from prdigest.window import Window
+    from prdigest.kernel.config import load_settings
+    from prdigest.pipeline.compose import RunOptions, make_source
+    from prdigest.kernel.window import Window
 
     settings = load_settings(state=state, github_url=github_url)
     window = Window.from_flags(since, until)
     if source == "stored":
-        from prdigest.github.cache import PullCache
-        from prdigest.store import state_store
+        from prdigest.collect.github.cache import PullCache
+        from prdigest.state.store import state_store
 
         if not repo:
             raise ConfigError("--source stored needs --repo OWNER/NAME")

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from flows.cli.terminal import fail
-from prdigest.errors import DigestError
+from prdigest.kernel.errors import DigestError
 
 
 def screenshot(
@@ -18,7 +18,7 @@ def screenshot(
 ) -> None:
     """Screenshot each rendered email in headless Chromium at 600 px and 375 px (phone), light and dark,
     into OUT/screenshots/, to check what readers will see."""
-    from prdigest.screenshot import screenshot as shoot
+    from prdigest.publish.screenshot import screenshot as shoot
 
     pages = sorted((out / "email").glob(f"{variant or '*'}.html"))
     if not pages:

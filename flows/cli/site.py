@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from flows.cli.terminal import print_error
-from prdigest.errors import DigestError
+from prdigest.kernel.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -28,7 +28,7 @@ def site(
     repo: Optional[str] = typer.Option(None, "--repo", help="Only this OWNER/NAME's editions (default: all)."),
 ) -> None:
     """Rebuild the archive site (every edition in the state store) into OUT/site/."""
-    from prdigest.config import load_settings
+    from prdigest.kernel.config import load_settings
     from renderers.bundle import link_hosts_for
     from renderers.site.publish import publish_site
 

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from flows.cli.terminal import err_console, fail, safe, safe_table
-from prdigest.errors import ConfigError, DigestError
-from prdigest.store import StateLocation
+from prdigest.kernel.errors import ConfigError, DigestError
+from prdigest.state.store import StateLocation
 
 #: Where ``digest run`` and the shipped deployments keep their SQLite state files.
 STATE_FOLDER = Path(".digest")
@@ -38,7 +38,7 @@ def candidates(state: str | StateLocation, explicit: bool) -> list[StateLocation
 
 
 def _editions(location: StateLocation) -> list[str]:
-    from prdigest.delivery.ledger import Ledger
+    from prdigest.deliver.ledger import Ledger
 
     ledger = Ledger.open(location)
     try:
@@ -82,7 +82,7 @@ def status(
                                         "the configured one, then every .digest/*.sqlite)."),
 ) -> None:
     """Print the delivery ledger of one edition: what was sent, what failed and why, what is pending."""
-    from prdigest.config import load_settings
+    from prdigest.kernel.config import load_settings
 
     out = Console()
     try:

@@ -13,9 +13,9 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from prdigest.delivery.ledger import LedgerRow
-from prdigest.delivery.status import LedgerReport, ledger_report
-from prdigest.store import StateLocation
+from prdigest.deliver.ledger import LedgerRow
+from prdigest.deliver.status import LedgerReport, ledger_report
+from prdigest.state.store import StateLocation
 
 #: Columns from which every field has its own column.
 WIDE = 140
@@ -73,7 +73,7 @@ def _narrow(report: LedgerReport) -> Table:
 
 def status_table(state: StateLocation | str | Path, edition: str, width: int = WIDE) -> Table:
     """One edition's ledger as a table for a terminal ``width`` columns wide (see
-    ``prdigest.delivery.status.ledger_report``)."""
+    ``prdigest.deliver.status.ledger_report``)."""
     report = ledger_report(state, edition)
     table = _wide(report) if width >= WIDE else _narrow(report)
     if report.notes:

@@ -12,7 +12,7 @@ from flows.cli.terminal import safe, safe_table
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from prdigest.pipeline import EditionSummary
+    from prdigest.pipeline.edition import EditionSummary
 
 
 def print_summary(summary: EditionSummary, seconds: float) -> None:

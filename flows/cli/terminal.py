@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from prdigest.text import for_terminal
+from prdigest.kernel.text import for_terminal
 
 #: Errors and progress: stderr, never wrapped (an error stays one line, however narrow the terminal).
 err_console = Console(stderr=True, soft_wrap=True)

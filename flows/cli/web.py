@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 
 from flows.cli.terminal import print_error
-from prdigest.errors import DigestError
+from prdigest.kernel.errors import DigestError
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -27,10 +27,10 @@ def web(
     import uvicorn
 
     from flows.web.app import create_app
-    from prdigest.config import load_settings
-    from prdigest.errors import ConfigError
-    from prdigest.selfservice import web_base
-    from prdigest.store import state_store
+    from prdigest.kernel.config import load_settings
+    from prdigest.kernel.errors import ConfigError
+    from prdigest.readers.selfservice import web_base
+    from prdigest.state.store import state_store
 
     try:
         settings = load_settings(state=state)

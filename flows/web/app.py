@@ -1,4 +1,4 @@
-"""``digest web`` as an ASGI app (Starlette): the HTTP face of ``prdigest.selfservice``, nothing more.
+"""``digest web`` as an ASGI app (Starlette): the HTTP face of ``prdigest.readers.selfservice``, nothing more.
 
 Routes, relative to ``DIGEST_WEB_URL`` (the app never builds an absolute URL, so it works under any path
 prefix a reverse proxy gives it):
@@ -33,10 +33,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from flows.web.pages import CSP, message_page, preferences_page, strings, unsubscribe_page
 from flows.web.ratelimit import RateLimiter
 from flows.web.strings import LANGUAGES
-from prdigest.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef
-from prdigest.selfservice.form import FormProblem, preferences_from_form
-from prdigest.selfservice.tokens import Purpose
-from prdigest.store import Store
+from prdigest.readers.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef
+from prdigest.readers.selfservice.form import FormProblem, preferences_from_form
+from prdigest.readers.selfservice.tokens import Purpose
+from prdigest.state.store import Store
 
 log = logging.getLogger("prdigest.web")
 

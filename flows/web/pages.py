@@ -11,11 +11,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from flows.web.strings import STRINGS
-from prdigest.models import Verdict
-from prdigest.readers import Reader
-from prdigest.selfservice import Choice, addresses, apply
-from prdigest.selfservice.choices import Listing
-from prdigest.selfservice.form import NUMBER_FIELDS, bounds, offer
+from prdigest.kernel.models import Verdict
+from prdigest.readers.file import Reader
+from prdigest.readers.selfservice import Choice, addresses, apply
+from prdigest.readers.selfservice.choices import Listing
+from prdigest.readers.selfservice.form import NUMBER_FIELDS, bounds, offer
 
 _HERE = Path(__file__).parent / "templates"
 _env = Environment(loader=FileSystemLoader(_HERE), autoescape=select_autoescape(["j2", "html"], default=True),

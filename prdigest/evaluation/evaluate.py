@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from prdigest.config import Settings
+from prdigest.kernel.config import Settings
 from prdigest.evaluation.comparison import write_comparison
 from prdigest.evaluation.labels import reviewed_labels, write_labels
 from prdigest.evaluation.report import eval_markdown, write_reports
@@ -51,7 +51,7 @@ def compare_runs(a: Path, b: Path, out: Path) -> Outcome:
 def evaluate_reviews(settings: Settings, out: Path, since: datetime | None = None) -> Outcome:
     """Score the recorded drafts against what editors decided; write reviews.json and reviews.md, and the
     editors' verdicts on PRs the collector cached as labels.jsonl (for ``digest eval --gold``)."""
-    from prdigest.store import state_store
+    from prdigest.state.store import state_store
 
     with state_store(settings.state) as store:
         entries = read_reviews(store(), since)

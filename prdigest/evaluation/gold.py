@@ -1,6 +1,6 @@
 """Labelled PRs: a source JSONL file whose every line also carries ``gold`` (``subsystems``, ``verdict``).
 
-The PR part is read by the pipeline's own reader (:func:`prdigest.sources.read_jsonl`), so a file that
+The PR part is read by the pipeline's own reader (:func:`prdigest.collect.sources.read_jsonl`), so a file that
 evaluates is a file that runs; the labels are checked here, each bad one named by file, line and PR.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from prdigest.errors import SourceError
-from prdigest.models import PullRequest, Verdict
-from prdigest.sources import read_jsonl
+from prdigest.kernel.errors import SourceError
+from prdigest.kernel.models import PullRequest, Verdict
+from prdigest.collect.sources import read_jsonl
 
 
 class GoldLabel(BaseModel):

@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 
 from prdigest.evaluation.metrics import ORDER
 from prdigest.evaluation.results import EvalRow, EvalRun
-from prdigest.text import CODE_SPAN, clean
+from prdigest.kernel.text import CODE_SPAN, clean
 
 _SAFE_URL = re.compile(r"https?://[^\s\"'<>]+")
 

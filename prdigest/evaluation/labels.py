@@ -4,7 +4,7 @@ as a labelled JSONL file (``labels.jsonl``) that ``digest eval --gold`` scores a
 The label of a kept entry is the editor's final verdict; rejected entries are left out (a rejection says
 the entry should not go out, not which verdict was right). Subsystems are labelled only when the review
 record stores them, since editors do not change them. PR data comes from the GitHub collector's cache in
-the same state store (:class:`prdigest.github.cache.PullCache`); editions drafted from a JSONL file have
+the same state store (:class:`prdigest.collect.github.cache.PullCache`); editions drafted from a JSONL file have
 their labelled file already.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prdigest.evaluation.reviews import Reviewed, table_columns
-from prdigest.store import Store
+from prdigest.state.store import Store
 
 _NOT_KEY = re.compile(r"[^A-Za-z0-9-]+")  # as Edition.key is made from the repo name
 
@@ -37,7 +37,7 @@ def _repo_of(edition: str, repos: list[str]) -> str | None:
 
 def reviewed_labels(store: Store, entries: list[Reviewed]) -> list[dict[str, Any]]:
     """Source-format records with a ``gold`` label, one per kept entry whose PR is cached (latest review wins)."""
-    from prdigest.github.cache import PullCache
+    from prdigest.collect.github.cache import PullCache
 
     repos = _cached_repos(store)
     by_edition: dict[str, list[Reviewed]] = {}

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from prdigest.models import Verdict
+from prdigest.kernel.models import Verdict
 
 #: Confusion-matrix order: rows are the gold verdict, columns the drafted one.
 ORDER: tuple[Verdict, ...] = (Verdict.DEEP_READ, Verdict.SKIM, Verdict.SKIP)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from prdigest.errors import ConfigError
-from prdigest.models import Language, Verdict
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Language, Verdict
 
 #: Drafter names of entries that are not the configured drafter's own work.
 FALLBACK_DRAFTERS = ("offline-fallback", "placeholder")
@@ -42,7 +42,7 @@ class EvalConfig(BaseModel):
     @field_validator("drafter")
     @classmethod
     def _drafter(cls, value: str) -> str:
-        from prdigest.drafting.registry import DRAFTERS
+        from prdigest.draft.registry import DRAFTERS
 
         try:
             DRAFTERS[value]  # the same registry the edition run builds its drafter from

@@ -19,17 +19,17 @@ from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prdigest.config import Settings
-from prdigest.drafting import Drafter, ModelDrafter
-from prdigest.drafting.cache import DraftCache
-from prdigest.drafting.registry import DRAFTERS, DrafterKind, DraftingContext
+from prdigest.kernel.config import Settings
+from prdigest.draft import Drafter, ModelDrafter
+from prdigest.draft.cache import DraftCache
+from prdigest.draft.registry import DRAFTERS, DrafterKind, DraftingContext
 from prdigest.evaluation.gold import GoldSet, LabelledPR, check_vocabulary, load_gold
 from prdigest.evaluation.results import EvalConfig, EvalRow, EvalRun, RunInfo
-from prdigest.models import DraftEntry, Language
-from prdigest.sources import repo_of
+from prdigest.kernel.models import DraftEntry, Language
+from prdigest.collect.sources import repo_of
 from prdigest.evaluation.shipped import shipped_rows
-from prdigest.store import LazyStore, Store, migrate, state_store
-from prdigest.subsystems import Classifier, classifier_for, rules_for_repo
+from prdigest.state.store import LazyStore, Store, migrate, state_store
+from prdigest.classify.subsystems import Classifier, classifier_for, rules_for_repo
 
 MIGRATIONS = [
     """CREATE TABLE eval_drafts (

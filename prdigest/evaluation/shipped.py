@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from prdigest.connect import connect_edition
+from prdigest.connect.step import connect_edition
 from prdigest.evaluation.gold import GoldSet
 from prdigest.evaluation.results import EvalRow
-from prdigest.models import DraftEntry, Edition, Entry, Language
-from prdigest.store import Store
-from prdigest.vocabulary import Vocabulary
+from prdigest.kernel.models import DraftEntry, Edition, Entry, Language
+from prdigest.state.store import Store
+from prdigest.kernel.vocabulary import Vocabulary
 
 
 def _draft(row: EvalRow) -> DraftEntry:

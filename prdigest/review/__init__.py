@@ -2,7 +2,7 @@
 
 - :mod:`prdigest.review.decision`: what the editor decides, its checks, applying it, the edit distance;
 - :mod:`prdigest.review.markdown`: the draft digest as the editor reads it;
-- :mod:`prdigest.review.record`: the review record in the state store.
+- :mod:`prdigest.review.log`: the review record in the state store.
 
 The names callers use are importable from here.
 """
@@ -13,7 +13,7 @@ from prdigest.review.decision import (
     parse_numbers,
 )
 from prdigest.review.markdown import FULL_DESCRIPTION_BUDGET, entry_markdown, md, review_markdown
-from prdigest.review.record import record_review
+from prdigest.review.log import record_review
 
 __all__ = [
     "FULL_DESCRIPTION_BUDGET", "EntryEdit", "ReviewDecision", "ReviewExpired", "ReviewRejected", "apply_decision",

@@ -19,9 +19,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Levenshtein
 
-from prdigest.drafting.restate import restated, without_label
-from prdigest.errors import ReviewError
-from prdigest.models import Edition, Entry, EntryStatus, Verdict
+from prdigest.kernel.prtext.restate import restated, without_label
+from prdigest.kernel.errors import ReviewError
+from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 
 _CJK = re.compile("[\u4e00-\u9fff]")
 
@@ -234,8 +234,8 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     note = decision.note.strip()
     if decision.decision == "hold":
         note = f"held: nothing sent. {note}".strip()
-    from prdigest.followups import confirm
-    from prdigest.lede import check_lede, offline_lede
+    from prdigest.connect.followups import confirm
+    from prdigest.connect.lede import check_lede, offline_lede
 
     first = parse_numbers(decision.first, "first")[0]
     reviewed = edition.model_copy(update={

@@ -10,10 +10,10 @@ import re
 from collections import Counter
 from datetime import datetime
 
-from prdigest.links import DEFAULT_LINK_HOSTS, defang, is_allowed
-from prdigest.models import Edition, Entry, Verdict
-from prdigest.text import clean, code_spans
-from prdigest.relations import relation_lines
+from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang, is_allowed
+from prdigest.kernel.models import Edition, Entry, Verdict
+from prdigest.kernel.text import clean, code_spans
+from prdigest.connect.relations import relation_lines
 
 _MD_SPECIAL = re.compile(r"([\\*_\[\]<>|~`])")
 _MD_LINE_START = re.compile(r"^(\d*)([#+=>.)-])")
@@ -31,7 +31,7 @@ def md(text: str, limit: int | None = None, hosts: tuple[str, ...] = DEFAULT_LIN
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
     # A code span's content is literal (no tag, link, image or emphasis): kept as written, since escaping it
-    # would show "\_"; every medium reads the same spans (prdigest.text.CODE_SPAN).
+    # would show "\_"; every medium reads the same spans (prdigest.kernel.text.CODE_SPAN).
     out = [f"`{piece}`" if code else _escaped(piece) for piece, code in code_spans(text)]
     return _MD_LINE_START.sub(r"\1\\\2", "".join(out))
 

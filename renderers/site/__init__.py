@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from importlib import resources
 
-from prdigest.models import Edition
-from prdigest.vocabulary import Vocabulary
+from prdigest.kernel.models import Edition
+from prdigest.kernel.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS, one_line
 from renderers.site.feeds import digest_feed, subsystem_feed
 from renderers.site.links import edition_dir, edition_url, permalink, site_base

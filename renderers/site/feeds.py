@@ -14,7 +14,7 @@ import uuid
 import xml.etree.ElementTree as ET
 from datetime import datetime
 
-from prdigest.models import Edition, utc
+from prdigest.kernel.models import Edition, utc
 from renderers.escape import clean
 from renderers.site.pages import EditionPage, render_fragment, slug
 from renderers.site.strings import site_strings

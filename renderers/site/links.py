@@ -11,8 +11,8 @@ import re
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from prdigest.errors import ConfigError
-from prdigest.models import Edition, utc
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Edition, utc
 
 _SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
 #: Characters that must never reach an href or a Slack ``<url|label>`` from the configured site URL.

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from prdigest import text
-from prdigest.links import DEFAULT_LINK_HOSTS
-from prdigest.models import Edition, Entry, Verdict
-from prdigest.variants import ordered
-from prdigest.vocabulary import Vocabulary
-from prdigest.relations import with_backlinks
-from renderers.connect import connections, words as connect_words
+from prdigest.kernel import text
+from prdigest.kernel.links import DEFAULT_LINK_HOSTS
+from prdigest.kernel.models import Edition, Entry, Verdict
+from prdigest.connect.variants import ordered
+from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.connect.relations import with_backlinks
+from renderers.relation_lines import connections, words as connect_words
 from renderers.escape import html_prose, one_line
 from renderers.site.links import edition_dir, link_strings
 from renderers.site.strings import site_strings
@@ -112,8 +112,8 @@ def _root(path: str) -> str:
 
 def _read_first(edition: Edition) -> list[Entry]:
     """A reader of everything's read-first: the edition's ranking over its published entries, default budget."""
-    from prdigest.readers import DEFAULT_BUDGET
-    from prdigest.variants import pick_read_first
+    from prdigest.readers.file import DEFAULT_BUDGET
+    from prdigest.connect.variants import pick_read_first
 
     return pick_read_first(edition.ranking, edition.published, DEFAULT_BUDGET)
 

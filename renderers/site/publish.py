@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from prdigest.errors import ConfigError
-from prdigest.history import editions, record_edition
-from prdigest.models import Edition
-from prdigest.pipeline import write_tree
-from prdigest.store import StateLocation, Store, state_store
-from prdigest.vocabulary import Vocabulary
+from prdigest.kernel.errors import ConfigError
+from prdigest.state.history import editions, record_edition
+from prdigest.kernel.models import Edition
+from prdigest.pipeline.edition import write_tree
+from prdigest.state.store import StateLocation, Store, state_store
+from prdigest.kernel.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS
 from renderers.site import build_site, site_base
 
@@ -32,7 +32,7 @@ class PublishedSite:
 
 
 def write_site(files: dict[str, bytes], site_dir: Path) -> int:
-    """Make ``site_dir`` exactly the build (:func:`prdigest.pipeline.write_tree`: atomic per file, unchanged files
+    """Make ``site_dir`` exactly the build (:func:`prdigest.pipeline.edition.write_tree`: atomic per file, unchanged files
     untouched, files no build produces any more removed). Returns the bytes of the site."""
     write_tree(site_dir, files)
     return sum(len(data) for data in files.values())

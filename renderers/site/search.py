@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from prdigest.models import Verdict
+from prdigest.kernel.models import Verdict
 from renderers.site.pages import EditionPage
 
 VERDICTS = [v for v in sorted(Verdict, key=lambda v: -v.rank)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prdigest.text import Counted
+from prdigest.kernel.text import Counted
 
 SITE_UI: dict[str, dict[str, str]] = {
     "zh-CN": {

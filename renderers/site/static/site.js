@@ -49,7 +49,7 @@
   }
 
   function fill(template, values) {
-    // "{n|entry|entries}" agrees with n, as prdigest.text.Counted does for the pages
+    // "{n|entry|entries}" agrees with n, as prdigest.kernel.text.Counted does for the pages
     return template
       .replace(/\{(\w+)\|([^|{}]*)\|([^|{}]*)\}/g, function (m, k, one, many) {
         return k in values ? (String(values[k]) === "1" ? one : many) : m;

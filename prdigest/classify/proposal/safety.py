@@ -1,0 +1,21 @@
+"""Whether a regular expression written in a repository's config (mergify's ``files~=``) can go into a
+rules file: it must pass the rules files' own guard (:func:`prdigest.classify.patterns.check`: it runs on RE2 in
+linear time, or on Python's engine without nested quantifiers) and stay short."""
+
+from __future__ import annotations
+
+from prdigest.classify.patterns import PatternError, check
+
+MAX_REGEX = 300
+
+
+def regex_problem(pattern: str) -> str | None:
+    """Why ``pattern`` should not be run on untrusted paths and titles, or None when it is fine."""
+    if len(pattern) > MAX_REGEX:
+        return f"longer than {MAX_REGEX} characters"
+    try:
+        check(pattern)
+    except PatternError as exc:
+        return str(exc).split(":", 1)[0] if "invalid" in str(exc) else "nests quantifiers that could backtrack " \
+            "for minutes (it needs Python's engine for a lookaround, \\b or a back-reference)"
+    return None

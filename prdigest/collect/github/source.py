@@ -1,0 +1,170 @@
+"""The GitHub source: every PR merged into one repo in a window, via PyGithub, cached in the state store."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from urllib3 import Retry
+
+from prdigest.kernel.config import DEFAULT_GITHUB_URL
+from prdigest.collect.github.cache import CachedPR, PullCache
+from prdigest.collect.github.client import DEFAULT_REQUESTS_PER_MINUTE, SEARCH_REQUESTS_PER_MINUTE, Clients, default_retry, github_errors, is_loopback
+from prdigest.collect.github.fetch import DEFAULT_PATCH_BUDGET, Fetched, fetch_pr
+from prdigest.collect.github.search import Hit, search_merged
+from prdigest.kernel.models import PullRequest
+from prdigest.kernel.progress import report
+from prdigest.state.store import DEFAULT_STATE, StateLocation, Store, open_store
+from prdigest.kernel.window import Window
+
+log = logging.getLogger(__name__)
+
+#: Stored with each PR's ETags: the options it was collected with.
+PROFILE_KEY = "_profile"
+
+
+@dataclass
+class CollectStats:
+    """What the last ``collect`` did: how many PRs came from the store, how many were fetched, requests made."""
+
+    merged: int = 0
+    reused: int = 0
+    fetched: int = 0
+    search_requests: int = 0
+    detail_requests: int = 0
+    seconds: float = 0.0
+    per_pr: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def requests(self) -> int:
+        return 1 + self.search_requests + self.detail_requests  # 1: the repository check
+
+
+class GitHubSource:
+    """PRs merged into ``repo`` on github.com or GitHub Enterprise (``base_url`` ends in ``/api/v3``).
+
+    Contract (see :class:`prdigest.collect.sources.Source`): ``collect`` returns every PR merged in the window and
+    nothing else, sorted by merge time then number; it raises :class:`SourceError` or :class:`ConfigError`
+    with one line saying what to fix. Each fetched PR is stored in its own transaction as soon as it arrives,
+    so a killed run resumes where it stopped; a PR whose ``updated_at`` matches the stored one costs nothing.
+
+    Pacing: ``requests_per_minute`` (default 600, under GitHub's documented 900-points-a-minute secondary
+    limit for REST) is shared by the ``concurrency`` workers by giving each PyGithub client a
+    ``seconds_between_requests`` of ``concurrency * 60 / requests_per_minute``; search is paced at its own
+    30-a-minute limit. ``None`` disables pacing (PyGithub's own default is 0.25 s per client); the default
+    does so for a loopback URL, which is a local mirror or a test stand-in with no secondary limit.
+    """
+
+    def __init__(self, repo: str, *, token: str | None, base_url: str = DEFAULT_GITHUB_URL,
+                 state: StateLocation | str | Path | Store | Callable[[], Store] = DEFAULT_STATE, concurrency: int = 8,
+                 retry: Retry | None = None, requests_per_minute: float | None | str = "auto",
+                 timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, reviews: bool = False) -> None:
+        self.repo = repo
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self._state = state
+        self.concurrency = max(1, concurrency)
+        self._retry = retry or default_retry()
+        if requests_per_minute == "auto":
+            requests_per_minute = None if is_loopback(self.base_url) else DEFAULT_REQUESTS_PER_MINUTE
+        self.requests_per_minute: float | None = requests_per_minute  # type: ignore[assignment]
+        self._timeout = timeout
+        self.patch_budget = patch_budget
+        self.reviews = reviews
+        self.stats = CollectStats()
+
+    @property
+    def _profile(self) -> str:
+        return f"reviews={int(self.reviews)};patch_budget={self.patch_budget}"
+
+    def __repr__(self) -> str:  # never shows the token
+        return f"GitHubSource(repo={self.repo!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
+
+    def default_window(self) -> Window:
+        """The last full Monday-to-Monday week (UTC)."""
+        return Window.last_full_week()
+
+    def collect(self, window: Window | None) -> list[PullRequest]:
+        """Every PR merged in ``window`` (default: the last full week), fetching only what changed."""
+        window = window or self.default_window()
+        started = time.perf_counter()
+        self.stats = stats = CollectStats()
+        # The run's store (a Store, or the composition root's LazyStore), else our own connection.
+        state = self._state
+        own = not (isinstance(state, Store) or callable(state))
+        conn = state if isinstance(state, Store) else state() if callable(state) else open_store(state)
+        hint = f" in {conn.location}"  # a StateLocation never prints a password
+        try:
+            cache = PullCache(conn, self.repo)
+            pause = None if self.requests_per_minute is None else self.concurrency * 60 / self.requests_per_minute
+            search_pause = None if self.requests_per_minute is None else 60 / SEARCH_REQUESTS_PER_MINUTE
+            clients = Clients(self.base_url, self._token, retry=self._retry, timeout=self._timeout,
+                              seconds_between_requests=pause)
+            try:
+                with github_errors(self.base_url, self.repo, state_hint=hint):
+                    search_client = clients.make(search_pause)
+                    clients.get_page(f"/repos/{self.repo}", gh=search_client)  # 404/401 here, before any work
+                    hits, stats.search_requests = search_merged(clients, search_client, self.repo, window)
+                    prs = self._details(clients, cache, hits, stats)
+            finally:
+                clients.close()
+        finally:
+            if own:
+                conn.close()
+        stats.seconds = time.perf_counter() - started
+        log.info("collected %d PRs of %s (%d from the store, %d fetched) with %d requests in %.1f s",
+                 stats.merged, self.repo, stats.reused, stats.fetched, stats.requests, stats.seconds)
+        return sorted(prs, key=lambda pr: (pr.merged_at, pr.number))
+
+    def _details(self, clients: Clients, cache: PullCache, hits: list[Hit], stats: CollectStats
+                 ) -> list[PullRequest]:
+        stats.merged = total = len(hits)
+        # A PR stored with other options (reviews, hunk budget) is fetched again, from scratch.
+        stored = {n: c for n, c in cache.get_many([h.number for h in hits]).items()
+                  if c.etags.get(PROFILE_KEY) == self._profile}
+        prs: list[PullRequest] = []
+        todo: list[Hit] = []
+        for hit in hits:
+            old = stored.get(hit.number)
+            if old is not None and old.updated_at == hit.updated_at:
+                prs.append(old.pr)  # unchanged since stored: no request at all
+            else:
+                todo.append(hit)
+        stats.reused = len(prs)
+        report("collect", len(prs), total)
+        if not todo:
+            return prs
+        pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo)), thread_name_prefix="github")
+        pending: dict[Future[Fetched], Hit] = {}
+        queue = iter(todo)
+        try:
+            # Keep at most 2 × concurrency PRs in flight so a kill abandons little work and memory stays flat.
+            for hit in queue:
+                pending[pool.submit(self._fetch_one, clients, hit, stored.get(hit.number))] = hit
+                if len(pending) >= 2 * self.concurrency:
+                    break
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    hit = pending.pop(future)
+                    fetched = future.result()  # re-raises the worker's error, mapped by github_errors
+                    etags = {**fetched.etags, PROFILE_KEY: self._profile}
+                    cache.put(hit.updated_at, fetched.pr, fetched.parts, etags)
+                    prs.append(fetched.pr)
+                    stats.fetched += 1
+                    stats.detail_requests += fetched.requests
+                    stats.per_pr[hit.number] = fetched.requests
+                    report("collect", len(prs), total)
+                    nxt = next(queue, None)
+                    if nxt is not None:
+                        pending[pool.submit(self._fetch_one, clients, nxt, stored.get(nxt.number))] = nxt
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return prs
+
+    def _fetch_one(self, clients: Clients, hit: Hit, cached: CachedPR | None) -> Fetched:
+        return fetch_pr(clients, self.repo, hit, cached, patch_budget=self.patch_budget, reviews=self.reviews)

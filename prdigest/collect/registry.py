@@ -1,0 +1,100 @@
+"""PR sources as a registry, like media and drafters: a source is one module implementing
+:class:`~prdigest.collect.sources.Source` and one :class:`SourceKind` registration. ``--source`` names a kind, with an
+argument after a colon when the kind takes one (``jsonl:PATH``); the composition root looks it up here.
+
+Registrations build lazily: importing this module imports no client library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.registry import Registry
+from prdigest.collect.sources import JsonlSource, Source, sample_week_path
+from prdigest.state.store import Store
+
+
+@dataclass(frozen=True)
+class SourceContext:
+    """What building a source may use."""
+
+    settings: Settings
+    #: ``--repo``: the repository to collect (a JSONL file can tell it from its PR URLs).
+    repo: str | None = None
+    #: The run's state store, opened on first call (a file source never calls it); None: the source opens
+    #: and closes its own.
+    store: Callable[[], Store] | None = None
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """One kind of PR source: its name, the argument it takes after ``NAME:``, and how to build it."""
+
+    name: str
+    #: One line for ``--help`` and error messages.
+    summary: str
+    #: Builds the source from the argument ("" when the kind takes none); no network I/O.
+    build: Callable[[str, SourceContext], Source]
+    #: What follows ``NAME:`` (``PATH`` for ``jsonl:PATH``); None: the kind takes no argument.
+    argument: str | None = None
+
+    @property
+    def form(self) -> str:
+        """How ``--source`` spells it (``jsonl:PATH``, ``github``)."""
+        return f"{self.name}:{self.argument}" if self.argument else self.name
+
+
+class SourceRegistry(Registry[SourceKind]):
+    """The PR sources a run may use, by name."""
+
+    what, flag = "source", "--source"
+
+    def forms(self) -> list[str]:
+        """Every ``--source`` form, in registration order."""
+        return [k.form for k in self]
+
+    def parse(self, value: str) -> tuple[SourceKind, str]:
+        """The kind ``--source value`` names and its argument; ConfigError listing the forms otherwise."""
+        name, colon, argument = value.partition(":")
+        kind = self._items.get(name)
+        if kind is None or bool(colon) != bool(kind.argument) or (kind.argument and not argument.strip()):
+            raise ConfigError(f"--source '{value}': use {' or '.join(self.forms())}")
+        return kind, argument
+
+    def build(self, value: str, context: SourceContext) -> Source:
+        """The source ``--source value`` names."""
+        kind, argument = self.parse(value)
+        return kind.build(argument, context)
+
+
+def _jsonl(argument: str, context: SourceContext) -> Source:
+    return JsonlSource(Path(argument).expanduser(), context.repo)
+
+
+def _sample(argument: str, context: SourceContext) -> Source:
+    return JsonlSource(sample_week_path(), context.repo)
+
+
+def _github(argument: str, context: SourceContext) -> Source:
+    from prdigest.collect.github import GitHubSource
+
+    settings = context.settings
+    if not context.repo:
+        raise ConfigError("--source github needs --repo OWNER/NAME (e.g. --repo vllm-project/vllm)")
+    if settings.github_token is None or not settings.github_token.get_secret_value().strip():
+        raise ConfigError(f"--source github needs a token: set GITHUB_TOKEN to a token that can read {context.repo}")
+    return GitHubSource(context.repo, token=settings.github_token.get_secret_value().strip(),
+                        base_url=settings.github_url, state=context.store or settings.state,
+                        concurrency=settings.github_concurrency)
+
+
+#: The shipped sources. A team's own: ``SOURCES.register(SourceKind(...))`` before the run is built.
+SOURCES = SourceRegistry([
+    SourceKind("jsonl", "a file in the source format, one PR a line", build=_jsonl, argument="PATH"),
+    SourceKind("github", "the GitHub (or GitHub Enterprise) API, with GITHUB_TOKEN", build=_github),
+    SourceKind("sample", "the shipped sample week of vLLM PRs", build=_sample),
+])

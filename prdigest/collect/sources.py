@@ -1,0 +1,114 @@
+"""PR sources: where merged pull requests come from (a JSONL file here; GitHub in prdigest.collect.github)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from prdigest.kernel.errors import SourceError
+from prdigest.kernel.models import PullRequest
+from prdigest.kernel.window import Window
+
+_PR_URL = re.compile(r"^https://[^/]+/([^/]+/[^/]+)/pull/\d+$")
+
+
+class Source(Protocol):
+    """Yields the PRs merged into one repo in a window.
+
+    Contract: returns every PR merged in ``window`` and nothing else, sorted by merge time then number;
+    raises :class:`SourceError` (naming what to fix) when the source cannot be read.
+    """
+
+    repo: str
+
+    def collect(self, window: Window | None) -> list[PullRequest]: ...
+
+    def default_window(self) -> Window:
+        """The window a run without ``--since``/``--until`` covers."""
+        ...
+
+
+def sample_week_path() -> Path:
+    """The sample week of vLLM PRs shipped with pr-digest (the demo's data)."""
+    return Path(__file__).parent / "data" / "vllm-sample-week.jsonl"
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or "(record)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"field '{field}': {err['msg']}{more}"
+
+
+def read_jsonl(path: Path) -> list[PullRequest]:
+    """Parse a source JSONL file; a malformed line raises SourceError with the file and line number."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot open source file: {exc.strerror or exc}") from exc
+    prs: list[PullRequest] = []
+    seen: dict[int, int] = {}
+    with handle:
+        try:
+            for lineno, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise SourceError(f"{path}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+                if not isinstance(record, dict):
+                    raise SourceError(f"{path}:{lineno}: expected a JSON object (one PR), got {type(record).__name__}")
+                try:
+                    pr = PullRequest.model_validate(record)
+                except ValidationError as exc:
+                    number = record.get("number", "?")
+                    raise SourceError(f"{path}:{lineno}: PR #{number}: {_first_error(exc)}") from None
+                if pr.number in seen:
+                    raise SourceError(f"{path}:{lineno}: PR #{pr.number} already appears on line {seen[pr.number]}")
+                seen[pr.number] = lineno
+                prs.append(pr)
+        except UnicodeDecodeError as exc:
+            raise SourceError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return prs
+
+
+def repo_of(prs: list[PullRequest], path: Path) -> str:
+    """The single OWNER/NAME the PRs' URLs point at."""
+    repos = {m.group(1) for pr in prs if (m := _PR_URL.match(pr.url))}
+    if len(repos) > 1:
+        raise SourceError(f"{path}: PRs from several repositories ({', '.join(sorted(repos))}); pass --repo")
+    if not repos:
+        raise SourceError(f"{path}: cannot tell the repository from the PR URLs; pass --repo OWNER/NAME")
+    return repos.pop()
+
+
+class JsonlSource:
+    """PRs from a file in the source format (docs/contracts.md); without a window, every PR in the file."""
+
+    def __init__(self, path: Path, repo: str | None = None) -> None:
+        self.path = path
+        self._prs = read_jsonl(path)
+        self.repo = repo or (repo_of(self._prs, path) if self._prs else "unknown/unknown")
+
+    def collect(self, window: Window | None) -> list[PullRequest]:
+        prs = [pr for pr in self._prs if window is None or pr.merged_at in window]
+        return sorted(prs, key=lambda pr: (pr.merged_at, pr.number))
+
+    def default_window(self) -> Window:
+        """The window an edition of the whole file covers: first merge to just after the last."""
+        from datetime import timedelta
+
+        if not self._prs:
+            return Window.last_full_week()
+        first = min(pr.merged_at for pr in self._prs)
+        last = max(pr.merged_at for pr in self._prs)
+        start = datetime.combine(first.date() - timedelta(days=first.weekday()), datetime.min.time(),
+                                 tzinfo=first.tzinfo)
+        end = max(start + timedelta(days=7), last + timedelta(seconds=1))
+        return Window(start, end)

@@ -1,0 +1,222 @@
+"""The lede: two to four sentences that open an edition, in its language.
+
+Offline, it is written from the first reads (prdigest/connect/readfirst.py) and the busiest subsystems. With a model
+(``--drafter openai``), the model writes it from the entries under the same grounding rule as a draft: it may
+cite only PR numbers (``#N``) and ``@names`` of this edition, in two to four sentences; a lede that breaks the rule is
+rejected and the offline lede is used, with the reason logged. The editor may rewrite it in the review.
+Each reader variant has its own lede, written the same way from that variant's entries only and citing only
+them (:func:`variant_lede`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
+from prdigest.kernel.vocabulary import Vocabulary
+
+log = logging.getLogger(__name__)
+
+MAX_CHARS = 700
+_CITED = re.compile(r"(?<![\w&])#(\d+)\b")
+_NAMED = re.compile(r"(?<![\w.])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))")
+#: A sentence ends at Chinese end punctuation, or at Latin end punctuation before a space ("3.0" does not end one).
+_SENTENCE_END = re.compile(r"(?<=[。！？])\s*|(?<=[.!?][”\"’)）])\s+|(?<=[.!?])\s+")
+
+_WORDS = {
+    "zh-CN": {"count": "本期合并 {n} 个 PR，其中 {d} 篇值得精读。", "top": "最值得先读的是 {items}。",
+              "mine": "本期合并 {n} 个 PR，其中 {m} 个属于你关注的子系统，{d} 篇值得精读。",
+              "join": "，以及 ", "busy": "改动最集中在 {areas}。", "area": "{name}（{n}）", "areas": "、",
+              "reverts": "本期有 {n} 个 PR 回滚了先前的改动。", "done": "早先建议的后续事项中有 {n} 项已完成。",
+              "item": "#{n}「{headline}」"},
+    "en": {"top": "Read first {items}.", "join": " and ", "busy": "Most of the work landed in {areas}.",
+           "area": "{name} ({n})", "areas": ", ", "item": "#{n} “{headline}”"},
+}
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """``1 PR``, ``2 PRs``: the count and the English noun that agrees with it."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def _en_count(n: int, d: int, mine: int | None) -> str:
+    """The opening sentence in English, with every noun and verb agreeing with its number."""
+    if mine is None:
+        head = f"This week {plural(n, 'PR was', 'PRs were')} merged"
+        of = n
+    else:
+        head = f"{plural(mine, 'PR', 'PRs')} of this week's {n} {'reaches' if mine == 1 else 'reach'} you"
+        of = mine
+    if d == 0:
+        tail = "none of them a deep read" if of > 1 else "not a deep read"
+    elif of == 1:
+        tail = "worth a deep read"
+    elif d == of:
+        tail = f"all {of} worth a deep read"
+    else:
+        tail = f"{d} of them worth a deep read"
+    return f"{head}, {tail}."
+
+
+def _en_reverts(n: int) -> str:
+    return f"{plural(n, 'PR reverts an earlier change', 'PRs revert earlier changes')}."
+
+
+def _en_done(n: int) -> str:
+    return f"{plural(n, 'follow-up', 'follow-ups')} suggested in earlier editions {'was' if n == 1 else 'were'} done."
+
+
+def _live(edition: Edition) -> list[Entry]:
+    return [e for e in edition.entries if e.status is not EntryStatus.REJECTED]
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split()).rstrip("。.;；:：")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first(entries: list[Entry], ranking: list[int]) -> list[Entry]:
+    """The entries to name first: in the edition's ranking order, else the deep reads, largest first."""
+    mine = {e.number: e for e in entries}
+    ranked = [mine[n] for n in ranking if n in mine]
+    if ranked:
+        return ranked
+    return sorted((e for e in entries if e.verdict is Verdict.DEEP_READ),
+                  key=lambda e: (-(e.additions + e.deletions), e.number))
+
+
+def offline_lede(edition: Edition, vocabulary: Vocabulary | None = None, entries: list[Entry] | None = None,
+                 first: list[Entry] | None = None) -> str:
+    """The lede from the first reads (the ranking's two best), the busiest subsystems and the reverts.
+
+    ``entries`` narrows it to one variant's entries (default: every live entry of the edition), and
+    ``first`` gives that variant's read-first (default: the edition's ranking over ``entries``).
+    """
+    language = edition.language
+    zh = language == "zh-CN"
+    words = _WORDS["zh-CN" if zh else "en"]
+    everything = _live(edition)
+    narrow = entries is not None and {e.number for e in entries} != {e.number for e in everything}
+    entries = everything if entries is None else entries
+    if not entries:
+        return ""
+    deep = sum(1 for e in entries if e.verdict is Verdict.DEEP_READ)
+    mine = len(entries) if narrow else None
+    if zh:
+        sentences = [words["mine" if narrow else "count"].format(n=len(everything), m=len(entries), d=deep)]
+    else:
+        sentences = [_en_count(len(everything), deep, mine)]
+    first = _first(entries, edition.ranking) if first is None else first
+    if first:
+        items = [words["item"].format(n=e.number, headline=_short(e.headline)) for e in first[:2]]
+        sentences.append(words["top"].format(items=words["join"].join(items)))
+    busy = Counter(s for e in entries for s in e.subsystems).most_common(3)
+    if busy:
+        names = (vocabulary or Vocabulary.open()).shown([n for n, _ in busy], language)
+        areas = [words["area"].format(name=shown, n=n) for shown, (_, n) in zip(names, busy)]
+        sentences.append(words["busy"].format(areas=words["areas"].join(areas)))
+    reverts = sum(1 for e in entries if any(r.kind == "reverts" for r in e.relations))
+    done = 0 if narrow else sum(1 for i in edition.earlier_followups if i.status == "done")
+    if reverts and len(sentences) < 4:
+        sentences.append(_WORDS["zh-CN"]["reverts"].format(n=reverts) if zh else _en_reverts(reverts))
+    if done and len(sentences) < 4:
+        sentences.append(_WORDS["zh-CN"]["done"].format(n=done) if zh else _en_done(done))
+    if len(sentences) < 2:  # one entry and no subsystem: still two sentences, as every lede has
+        sentences.append(words["top"].format(items=words["item"].format(n=entries[0].number,
+                                                                        headline=_short(entries[0].headline))))
+    return ("" if zh else " ").join(sentences)
+
+
+def variant_lede(edition: Edition, entries: list[Entry], first: list[Entry], vocabulary: Vocabulary | None = None,
+                 *, drafted: str = "", everything: list[Entry] | None = None) -> str:
+    """One variant's lede: the edition's own when the variant holds every entry (the editor may have
+    rewritten it), else ``drafted`` (the model's, from the connect step) while it is still grounded in the
+    variant's entries, else the offline lede of the variant."""
+    numbers = {e.number for e in entries}
+    if everything is not None and numbers == {e.number for e in everything} and edition.lede:
+        return edition.lede
+    if drafted and not check_lede(drafted, edition, entries):
+        return drafted
+    return offline_lede(edition, vocabulary, entries, first)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (Chinese or Latin punctuation)."""
+    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+
+
+def check_lede(text: str, edition: Edition, entries: list[Entry] | None = None) -> list[str]:
+    """Why ``text`` cannot open ``edition`` (empty when it can): a PR number or @name not of this edition's
+    live entries (of ``entries``, one variant's, when given), fewer than two or more than four sentences,
+    more than :data:`MAX_CHARS` characters."""
+    where = edition.name if entries is None else f"this reader's part of {edition.name}"
+    entries = _live(edition) if entries is None else entries
+    numbers = {e.number for e in entries}
+    names = {e.author.lower() for e in entries}
+    problems = [f"cites #{n}, which is not in {where}" for n in
+                dict.fromkeys(int(m) for m in _CITED.findall(text)) if n not in numbers]
+    problems += [f"names @{n}, who wrote no PR of {where}" for n in
+                 dict.fromkeys(_NAMED.findall(text)) if n.lower() not in names]
+    count = len(sentences(text))
+    if not 2 <= count <= 4:
+        problems.append(f"has {count} sentences (two to four)")
+    if len(text) > MAX_CHARS:
+        problems.append(f"has {len(text)} characters (at most {MAX_CHARS})")
+    if "\n" in text.strip() or "<" in text:
+        problems.append("is not plain prose (line breaks or markup)")
+    return problems
+
+
+Complete = Callable[[list[dict[str, str]]], str]
+
+
+def lede_messages(edition: Edition, entries: list[Entry] | None = None) -> list[dict[str, str]]:
+    """The chat messages asking a model for the lede (``prompts/lede.yaml``) of ``entries`` (default: every
+    live entry; a variant's entries for its own lede)."""
+    from prdigest.kernel.prompts import load_prompt
+
+    first = {n: i for i, n in enumerate(edition.ranking)}
+    entries = [{"number": e.number, "author": e.author, "verdict": e.verdict.value, "headline": e.headline,
+                "subsystems": e.subsystems, "first": first.get(e.number)}
+               for e in (_live(edition) if entries is None else entries)]
+    order = {Verdict.DEEP_READ: 0, Verdict.SKIM: 1, Verdict.SKIP: 2}
+    entries.sort(key=lambda e: (e["first"] is None, e["first"] or 0, order[Verdict(e["verdict"])], e["number"]))
+    return load_prompt("lede").messages({"language": edition.language, "edition": edition.name,
+                                         "entries": entries[:80]})
+
+
+def write_lede(edition: Edition, complete: Complete | None = None, vocabulary: Vocabulary | None = None,
+               entries: list[Entry] | None = None, first: list[Entry] | None = None) -> str:
+    """The edition's lede (or, with ``entries``, one variant's): the model's (``complete`` answers chat
+    messages) when it passes :func:`check_lede` over those entries, else the offline lede (reason logged)."""
+    fallback = offline_lede(edition, vocabulary, entries, first)
+    if complete is None or not (_live(edition) if entries is None else entries):
+        return fallback
+    try:
+        text = " ".join(complete(lede_messages(edition, entries)).split())
+    except Exception as exc:  # the lede is never worth failing an edition for: say why, use the offline one
+        log.warning("lede: the model failed (%s): the offline lede is used", type(exc).__name__)
+        return fallback
+    problems = check_lede(text, edition, entries)
+    if problems:
+        log.warning("lede rejected by grounding (%s): the offline lede is used", "; ".join(problems))
+        return fallback
+    return text
+
+
+def openai_complete(settings) -> Complete:  # type: ignore[no-untyped-def]
+    """A :data:`Complete` over the configured OpenAI-compatible endpoint (no network I/O until called)."""
+    import openai
+
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "EMPTY"
+    client = openai.OpenAI(api_key=key, base_url=settings.llm_base_url, timeout=settings.llm_timeout, max_retries=2)
+
+    def complete(messages: Sequence[dict[str, str]]) -> str:
+        answer = client.chat.completions.create(model=settings.model, messages=list(messages),  # type: ignore[arg-type]
+                                                temperature=0.2, max_tokens=400)
+        return answer.choices[0].message.content or ""
+
+    return complete

@@ -1,0 +1,192 @@
+"""Variants: the set of entries one reader filter selects; readers with the same filter share one."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict, VariantRecord
+from prdigest.readers.file import DEFAULT_BUDGET, Reader
+from prdigest.kernel.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from prdigest.connect.lede import Complete
+
+
+#: Joins subsystem names in a variant key; names are ``[a-z0-9][a-z0-9-]*``, so it never occurs in one.
+KEY_JOIN = "+"
+KEY_MAX = 60
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A reader's selection rule: followed subsystems (empty = all), exclusions, lowest verdict, and the
+    read-first budget (a variant is one filter and one budget)."""
+
+    subsystems: frozenset[str] = frozenset()
+    exclude: frozenset[str] = frozenset()
+    min_verdict: Verdict = Verdict.SKIP
+    budget: int = DEFAULT_BUDGET
+    #: How the subsystems are shown in :meth:`describe`; not part of the filter's identity.
+    vocabulary: Vocabulary = field(default_factory=Vocabulary.open, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, reader: Reader, vocabulary: Vocabulary | None = None) -> "Filter":
+        return cls(frozenset(reader.subsystems), frozenset(reader.exclude), reader.min_verdict, reader.budget,
+                   vocabulary or Vocabulary.open())
+
+    def selects(self, entry: Entry) -> bool:
+        """An entry reaches a reader when one subsystem is followed, its primary one (the first) is not
+        excluded, and its verdict is high enough.
+
+        Only the primary subsystem counts for ``exclude``: a reader of attention who excludes ci-build still
+        wants the attention PR that also touched a CI file, and never the PR that is about CI.
+        """
+        subs = set(entry.subsystems)
+        if self.subsystems and not subs & self.subsystems:
+            return False
+        if entry.subsystems and entry.subsystems[0] in self.exclude:
+            return False
+        return entry.verdict.rank >= self.min_verdict.rank
+
+    @property
+    def key(self) -> str:
+        """A short, stable, file-name-safe name for this filter, readable where possible, never shared.
+
+        ``+`` joins names (it cannot occur in one, so ``docs-site`` and ``docs+site`` differ), ``_`` joins
+        the parts (followed, ``no-…``, ``min-…``, ``first-N`` for a budget other than the default). A key
+        over 60 characters, or one following a subsystem literally named ``all``, keeps a readable prefix
+        and ends in ``_`` + 10 hex digits of the full key: no readable key ends that way (its later parts
+        start with ``no-``, ``min-`` or ``first-``).
+        """
+        follow = KEY_JOIN.join(sorted(self.subsystems)) or "all"
+        parts = [follow]
+        if self.exclude:
+            parts.append("no-" + KEY_JOIN.join(sorted(self.exclude)))
+        if self.min_verdict is not Verdict.SKIP:
+            parts.append(f"min-{self.min_verdict.value}")
+        if self.budget != DEFAULT_BUDGET:
+            parts.append(f"first-{self.budget}")
+        name = "_".join(parts)
+        if len(name) > KEY_MAX or (self.subsystems and follow == "all"):
+            digest = hashlib.sha1(name.encode()).hexdigest()[:10]
+            name = f"{follow[:40]}_{digest}"
+        return name
+
+    def describe(self, language: str) -> str:
+        """One line for the top of a message saying what this variant contains."""
+        zh = language == "zh-CN"
+        follow = self._shown(self.subsystems, language) or ("全部子系统" if zh else "all subsystems")
+        text = (f"订阅：{follow}" if zh else f"Following: {follow}")
+        if self.exclude:
+            excluded = self._shown(self.exclude, language)
+            text += (f"；排除：{excluded}" if zh else f"; excluding: {excluded}")
+        if self.min_verdict is not Verdict.SKIP:
+            text += (f"；最低级别：{self.min_verdict.label(language)}" if zh else
+                     f"; at least: {self.min_verdict.label(language)}")
+        return text
+
+    def _shown(self, names: frozenset[str], language: str) -> str:
+        vocab = self.vocabulary
+        return ", ".join(vocab.shown(sorted(names, key=vocab.sort_key), language))
+
+
+@dataclass
+class Variant:
+    """One rendering target: a filter, the entries it selects, and the readers who share it."""
+
+    filter: Filter
+    entries: list[Entry]
+    readers: list[Reader] = field(default_factory=list)
+    #: The entries to read before anything else, best first (at most the filter's budget).
+    read_first: list[Entry] = field(default_factory=list)
+    #: Two to four sentences about this variant's entries (prdigest/connect/lede.py).
+    lede: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.filter.key
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The repo's vocabulary, for the renderers' subsystem labels."""
+        return self.filter.vocabulary
+
+    def record(self) -> VariantRecord:
+        """The variant as the edition record and ``digest.json`` keep it."""
+        return VariantRecord(key=self.key, readers=[r.id for r in self.readers],
+                             numbers=[e.number for e in self.entries],
+                             read_first=[e.number for e in self.read_first], lede=self.lede)
+
+
+def ordered(entries: list[Entry], vocabulary: Vocabulary | None = None) -> list[Entry]:
+    """Reading order for every medium: deep-read first, then by first subsystem, then by PR number."""
+    vocab = vocabulary or Vocabulary.open()
+    fallback = vocab.fallback.name
+    return sorted(entries, key=lambda e: (-e.verdict.rank, vocab.sort_key((e.subsystems or [fallback])[0]),
+                                          e.number))
+
+
+def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabulary | None = None, *,
+                  drafts: bool = False) -> tuple[list[Variant], list[Reader]]:
+    """Group readers by filter over the edition's published entries (``vocabulary``: the repo's; ``drafts``:
+    over every entry not rejected, as the connect step does before review).
+
+    Returns the variants that select at least one entry, and the readers who get nothing
+    (their filter selects no published entry: they receive no message at all). Each variant's read-first
+    comes from the edition's ranking and its lede from the edition's record of that variant while that
+    lede is still grounded in the variant's entries (else the offline lede of the variant).
+    """
+    published = [e for e in edition.entries if e.status is not EntryStatus.REJECTED] if drafts else edition.published
+    by_filter: dict[Filter, Variant] = {}
+    for reader in readers:
+        flt = Filter.of(reader, vocabulary)
+        if flt not in by_filter:
+            by_filter[flt] = Variant(flt, ordered([e for e in published if flt.selects(e)], vocabulary))
+        by_filter[flt].readers.append(reader)
+    served = [v for v in by_filter.values() if v.entries]
+    idle = [r for v in by_filter.values() if not v.entries for r in v.readers]
+    _dedupe_keys(served)
+    from prdigest.connect.lede import variant_lede
+
+    drafted = {v.key: v.lede for v in edition.variants}
+    for variant in served:
+        variant.read_first = pick_read_first(edition.ranking, variant.entries, variant.filter.budget)
+        variant.lede = variant_lede(edition, variant.entries, variant.read_first, vocabulary,
+                                    drafted=drafted.get(variant.key, ""), everything=published)
+    return served, idle
+
+
+def pick_read_first(ranking: list[int], entries: list[Entry], budget: int) -> list[Entry]:
+    """The variant's read-first: its entries in the edition's ranking order, at most ``budget``."""
+    mine = {e.number: e for e in entries}
+    return [mine[n] for n in ranking if n in mine][:budget]
+
+
+def variant_records(edition: Edition, readers: list[Reader],
+                    vocabulary: Vocabulary | None = None) -> list[VariantRecord]:
+    """The edition's variants as the record keeps them (readers with nothing selected have none)."""
+    return [v.record() for v in plan_variants(edition, readers, vocabulary)[0]]
+
+
+def _dedupe_keys(variants: list[Variant]) -> None:
+    """Keys are injective but for a collision of 40 bits of SHA-1: fail loudly rather than mix readers."""
+    keys = [v.key for v in variants]
+    if len(keys) != len(set(keys)):  # pragma: no cover - needs a sha1 prefix collision
+        raise AssertionError(f"variant keys collide: {keys}")
+
+
+def draft_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabulary | None = None,
+                   complete: "Complete | None" = None) -> list[VariantRecord]:
+    """The connect step's variants, before review: over every entry not rejected, each with its read-first
+    and its own lede (the model's when ``complete`` is given and its answer cites only the variant's
+    entries; a variant holding every entry shares the edition's lede)."""
+    from prdigest.connect.lede import write_lede
+
+    variants, _ = plan_variants(edition, readers, vocabulary, drafts=True)
+    live = {e.number for e in edition.entries if e.status is not EntryStatus.REJECTED}
+    for variant in variants:
+        if complete is not None and {e.number for e in variant.entries} != live:
+            variant.lede = write_lede(edition, complete, vocabulary, variant.entries, variant.read_first)
+    return [v.record() for v in variants]

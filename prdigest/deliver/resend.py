@@ -1,0 +1,99 @@
+"""``digest resend EDITION --uncertain``: send again, on purpose, the messages that may have reached their
+readers (the ledger's ``uncertain`` rows), rebuilt from the edition's record in the state store (never from
+``digest.json``, which anyone can edit) and the readers file.
+
+An e-mail keeps the Message-ID of its first attempt, so a mail client that already has it drops the copy;
+a Slack thread resumes after the parts the ledger recorded as posted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prdigest.kernel.config import Settings
+from prdigest.deliver.ledger import Key, Ledger
+from prdigest.deliver.run import DeliveryReport, deliver, plan_deliveries
+from prdigest.kernel.errors import ConfigError
+from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, link_hosts_for
+from prdigest.kernel.models import Edition
+from prdigest.state.store import Store, state_store
+
+
+@dataclass
+class Resent:
+    """What ``digest resend`` did: the report of the rows it sent again, and the rows it could not rebuild."""
+
+    edition: str
+    report: DeliveryReport = field(default_factory=DeliveryReport)
+    #: (reader, medium, why): uncertain rows left as they are.
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def load_edition(store: Store, asked: str) -> Edition:
+    """The edition as published, from its record (checked against its hash)."""
+    from prdigest.state import record as records
+
+    found = records.resolve(store, asked)
+    if found is None or not found.published:
+        known = ", ".join(r.edition.name for r in records.published(store)[:10]) or "none"
+        raise ConfigError(f"--state {store.location}: no published edition {asked} (published editions: {known})")
+    return found.edition
+
+
+def resend_uncertain(asked: str, *, settings: Settings, media: MediaRegistry, readers_of,
+                     only: Iterable[str] = ()) -> Resent:
+    """Send the uncertain rows of edition ``asked`` (its key, name or exact identity) again, each once.
+
+    ``readers_of(repo)`` gives the readers file and the repo's vocabulary (``(ReadersFile, Vocabulary)``);
+    ``only``: reader ids to limit it to. The channels are checked before anything is sent.
+    """
+    from prdigest.readers.selfservice.links import link_kinds, linker
+    from prdigest.pipeline.compose import sender
+    from prdigest.connect.variants import plan_variants
+
+    state = state_store(settings.state)  # one store for the edition record and the ledger
+    try:
+        edition = load_edition(state(), asked)
+        ledger = Ledger(state())
+        key = ledger.resolve(asked)
+        if key is None:
+            raise ConfigError(f"--state {settings.state}: no deliveries recorded for {asked}; "
+                              f"editions in the ledger: {', '.join(ledger.editions()[:10]) or 'none'}")
+        if key != edition.key:
+            raise ConfigError(f"the ledger's {asked} is {key}, but its record is {edition.name} ({edition.key}): "
+                              "give the edition's key as `digest status` shows it")
+        rows = ledger.rows(key)
+        wanted = set(only)
+        unknown = sorted(wanted - {r.reader for r in rows.values()})
+        if unknown:
+            raise ConfigError(f"--reader {', '.join(unknown)}: no delivery of {edition.name} to this reader "
+                              "in the ledger")
+        uncertain = {k: r for k, r in rows.items() if r.status == "uncertain" and (not wanted or r.reader in wanted)}
+        result = Resent(edition.name)
+        if not uncertain:
+            return result
+        readers, vocabulary = readers_of(edition.repo)
+        delivered = [m for m in media if m.name in {medium for _, medium in uncertain}]
+        channels = {m.name: m.channel(settings) for m in delivered}
+        for channel in {id(c): c for c in channels.values()}.values():
+            channel.check()
+        variants, _ = plan_variants(edition, readers.readers, vocabulary)
+        # As the first send rendered it: the run's archive URL (a thread resumed after its recorded parts must
+        # be rendered as it was) and the reader's own links (digest web, or DIGEST_UNSUBSCRIBE_URL).
+        context = RenderContext(link_hosts=link_hosts_for(settings.github_url), site_url=settings.site_url,
+                                reader_links=link_kinds(settings))
+        rendered = [(v.readers, {m.name: m.render(edition, v, context) for m in delivered}) for v in variants]
+        compose = ComposeContext(edition=edition, sender=sender(settings),
+                                 unsubscribe_template=settings.unsubscribe_url, links=linker(settings, edition.repo))
+        chosen = [d for d in plan_deliveries(rendered, delivered, compose) if d.key in uncertain]
+        found: set[Key] = {d.key for d in chosen}
+        for reader, medium in sorted(set(uncertain) - found):
+            result.skipped.append((reader, medium, "not in the readers file any more, or its filter selects "
+                                                   "nothing now: left uncertain"))
+        ledger.reopen_uncertain(key, found)
+        result.report = deliver(edition.id, chosen, channels, ledger)
+        return result
+    finally:
+        state.close()

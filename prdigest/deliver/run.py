@@ -1,0 +1,344 @@
+"""The delivery loop: one path for every medium and channel, with or without the ledger.
+
+With a ledger (real channels), each pending row is claimed before its message is pushed, so concurrent
+runs and workers share the work and never push the same row; each outcome is recorded the moment it is
+known. Without one (the outbox, a dry run), every message is pushed and nothing is recorded. Messages
+are composed lazily, one at a time, so 10,000 readers never hold 10,000 e-mails in memory, and a
+message already sent is not even built. One reader's failure (composing or pushing) never stops the
+others; a state database that cannot record a step stops the loop before anything unrecorded is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
+from enum import Enum
+
+from prdigest.deliver import Channel, Message, Parts
+from prdigest.deliver.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected
+from prdigest.deliver.ledger import Ledger, LedgerRow, LedgerUnavailable, end_owner, new_owner
+from prdigest.kernel.errors import DeliveryError
+from prdigest.kernel.models import EditionId
+from prdigest.deliver.media import ComposeContext, Medium, Rendering
+from prdigest.readers.file import Reader
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One reader's copy of one variant on one medium, composed only when it is about to be pushed."""
+
+    reader: Reader
+    medium: str
+    variant: str
+    recipient: str
+    compose: Callable[[str | None], object]
+    #: The id this message gets on its first attempt (e-mail's Message-ID); the ledger keeps the
+    #: first one it saw, so every retry carries the same id.
+    message_id: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.reader.id, self.medium)
+
+    def message(self, message_id: str | None = None) -> Message:
+        """The composed message (with the ledger's id for it, when it has one)."""
+        return Message(reader=self.reader, variant=self.variant, medium=self.medium, recipient=self.recipient,
+                       payload=self.compose(message_id or self.message_id))
+
+
+#: The outbox's rows in the ledger are its own (``outbox-email``), never a real medium's.
+OUTBOX_PREFIX = "outbox-"
+
+
+def outbox_routes(deliveries: list[Delivery], channels: dict[str, Channel]) -> tuple[list[Delivery],
+                                                                                    dict[str, Channel]]:
+    """Deliveries to the outbox under media of their own (``outbox-email``): recorded in the ledger like any
+    other (a re-run writes nothing twice, ``digest status`` lists them), apart from a real run's rows."""
+    routed = {m: c for m, c in channels.items() if c.name == "outbox"}
+    moved = [replace(d, medium=OUTBOX_PREFIX + d.medium) if d.medium in routed else d for d in deliveries]
+    return moved, {**{m: c for m, c in channels.items() if m not in routed},
+                   **{OUTBOX_PREFIX + m: c for m, c in routed.items()}}
+
+
+def plan_deliveries(variants: list[tuple[list[Reader], dict[str, Rendering]]], media: list[Medium],
+                    context: ComposeContext) -> list[Delivery]:
+    """The deliveries of each variant (its readers and its rendering per medium) on the given media, in
+    order: variant by variant, reader by reader, medium by medium. Not yet composed."""
+    deliveries: list[Delivery] = []
+    for readers, renderings in variants:
+        composers = {m.name: m.composer(renderings[m.name], context) for m in media if m.name in renderings}
+        for reader in readers:
+            for medium in media:
+                address = medium.address(reader)
+                if medium.name in composers and address:
+                    deliveries.append(Delivery(reader, medium.name, renderings[medium.name].variant, address,
+                                               partial(composers[medium.name], reader),
+                                               medium.message_id(context, reader)))
+    return deliveries
+
+
+class Outcome(str, Enum):
+    """What happened to one delivery in one run."""
+
+    SENT = "sent"          # the provider accepted it now
+    FAILED = "failed"      # refused for good (now or by an earlier run): not retried
+    PENDING = "pending"    # not sent (transient error, channel down): the next run retries it
+    ALREADY = "already"    # sent by an earlier run of this edition (or a concurrent one): not sent again
+    UNCERTAIN = "uncertain"  # it may have reached the provider: not resent unless an operator asks
+    ELSEWHERE = "elsewhere"  # another deliverer holds it right now (a concurrent run or worker)
+
+
+@dataclass(frozen=True)
+class DeliveryResult:
+    """One delivery's outcome: the provider id when sent, the reason otherwise."""
+
+    reader: str
+    medium: str
+    variant: str
+    recipient: str
+    outcome: Outcome
+    detail: str = ""
+
+
+@dataclass
+class DeliveryReport:
+    """Every delivery's outcome in one run, in the order they were tried."""
+
+    results: list[DeliveryResult] = field(default_factory=list)
+
+    def of(self, outcome: Outcome) -> list[DeliveryResult]:
+        return [r for r in self.results if r.outcome is outcome]
+
+    @property
+    def sent(self) -> list[DeliveryResult]:
+        return self.of(Outcome.SENT)
+
+    @property
+    def failed(self) -> list[DeliveryResult]:
+        return self.of(Outcome.FAILED)
+
+    @property
+    def pending(self) -> list[DeliveryResult]:
+        return self.of(Outcome.PENDING)
+
+    @property
+    def already(self) -> list[DeliveryResult]:
+        return self.of(Outcome.ALREADY)
+
+    @property
+    def uncertain(self) -> list[DeliveryResult]:
+        return self.of(Outcome.UNCERTAIN)
+
+    def add(self, delivery: Delivery, outcome: Outcome, detail: str = "") -> None:
+        self.results.append(DeliveryResult(delivery.reader.id, delivery.medium, delivery.variant,
+                                           delivery.recipient, outcome, detail))
+
+
+#: Rows claimed per transaction: few enough that a stopped deliverer holds little, many enough that
+#: claiming costs a small share of the writes.
+CLAIM_BATCH = 8
+
+
+def deliver(
+    edition: EditionId | str,
+    deliveries: list[Delivery],
+    channels: dict[str, Channel],
+    ledger: Ledger | None,
+    progress: Progress | None = None,
+) -> DeliveryReport:
+    """Push every delivery through its medium's channel, each at most once when there is a ledger.
+
+    ``edition`` is the edition's identity (its ledger key is derived from it and recorded), or a ledger key.
+    A reader the provider refuses for good, or whose message cannot be composed, is failed and the loop
+    moves on; a transient error leaves it pending with its reason; a failure after the message may have
+    reached the provider marks it uncertain; a channel that is down leaves all its remaining deliveries
+    pending (untried) while the other media go on. Channels are flushed and closed at the end. Raises
+    :class:`LedgerUnavailable` (one line) when the state database cannot record a step.
+    """
+    if ledger is not None and any(c.name == "outbox" and not m.startswith(OUTBOX_PREFIX) for m, c in channels.items()):
+        # Rows the outbox marked sent under a real medium's name would keep a real run from sending them.
+        raise ValueError(f"deliver to the outbox under its own media ({OUTBOX_PREFIX}email, …): see outbox_routes")
+    name = edition.name if isinstance(edition, EditionId) else edition
+    if not deliveries:
+        log.info("%s: nothing to deliver (no reader's filter selects an approved entry)", name)
+    try:
+        if ledger is None:
+            report, down = DeliveryReport(), {}
+            for done, delivery in enumerate(deliveries, start=1):
+                _Attempt(delivery, None, "", None, "", report).run(channels, down)
+                if progress is not None:
+                    progress(done, len(deliveries))
+            return report
+        key = ledger.edition(edition) if isinstance(edition, EditionId) else edition
+        return _Claims(key, deliveries, ledger, progress).run(channels)
+    finally:
+        for channel in {id(c): c for c in channels.values()}.values():
+            try:
+                channel.flush()
+            finally:
+                channel.close()
+
+
+class _Claims:
+    """One deliverer's pass over an edition's rows: claim a few pending rows, push each under its claim,
+    record the outcome; repeat until no pending row of ours is left."""
+
+    def __init__(self, key: str, deliveries: list[Delivery], ledger: Ledger, progress: Progress | None) -> None:
+        self.key, self.ledger, self.progress = key, ledger, progress
+        self.order = {d.key: i for i, d in enumerate(deliveries)}
+        self.by_key = {d.key: d for d in deliveries}
+        self.results: dict[tuple[str, str], DeliveryResult] = {}
+        self.tried: set[tuple[str, str]] = set()
+
+    def run(self, channels: dict[str, Channel]) -> DeliveryReport:
+        ledger, key = self.ledger, self.key
+        ledger.register(key, [(d.reader.id, d.medium, d.variant, d.recipient, d.message_id)
+                              for d in self.by_key.values()])
+        released, uncertain = ledger.recover(key)
+        if released or uncertain:
+            log.warning("%s: %d claim(s) of stopped deliverers returned to pending, %d became uncertain "
+                        "(their push had begun)", key, released, uncertain)
+        rows = ledger.rows(key)
+        total = sum(1 for k in self.by_key if rows[k].status in ("pending", "sending"))
+        owner = new_owner()
+        down: dict[str, str] = {}
+        done = 0
+        try:
+            while True:
+                fresh = 0
+                after: tuple[str, str] | None = None
+                while claimed := ledger.claim(key, owner, after, CLAIM_BATCH):
+                    after = claimed[-1].key
+                    mine = [r for r in claimed if r.key in self.by_key and r.key not in self.tried]
+                    # Rows another run planned (another readers file), or ours already tried in this run.
+                    ledger.release(key, [r.key for r in claimed if r not in mine], owner)
+                    for row in mine:  # if this stops midway, the finally below gives the rest back
+                        k = row.key
+                        self.tried.add(k)
+                        fresh += 1
+                        report = DeliveryReport()
+                        _Attempt(self.by_key[k], row, key, ledger, owner, report).run(channels, down)
+                        self.results[k] = report.results[0]
+                        done += 1
+                        if self.progress is not None:
+                            self.progress(done, max(total, done))
+                if not fresh or not self._others_left(ledger.rows(key)):
+                    break
+        finally:
+            ledger_safe(lambda: ledger.release_all(key, owner))
+            end_owner(owner)
+        return self._report(ledger.rows(key))
+
+    def _others_left(self, rows: dict[tuple[str, str], LedgerRow]) -> bool:
+        """Whether rows of ours went back to pending meanwhile (a claim another deliverer gave back)."""
+        return any(r.status == "pending" and k in self.by_key and k not in self.tried for k, r in rows.items())
+
+    def _report(self, rows: dict[tuple[str, str], LedgerRow]) -> DeliveryReport:
+        report = DeliveryReport()
+        for k in sorted(self.by_key, key=self.order.__getitem__):
+            if k in self.results:
+                report.results.append(self.results[k])
+                continue
+            row, delivery = rows[k], self.by_key[k]
+            outcome, detail = {
+                "sent": (Outcome.ALREADY, row.provider_id or ""),
+                "failed": (Outcome.FAILED, row.error or "failed"),
+                "uncertain": (Outcome.UNCERTAIN, f"{row.error or 'uncertain'} (not resent: digest resend --uncertain)"),
+                "sending": (Outcome.ELSEWHERE, f"being delivered by {row.owner}"),
+            }.get(row.status, (Outcome.PENDING, row.error or "pending"))
+            report.add(delivery, outcome, detail)
+        return report
+
+
+def ledger_safe(work: Callable[[], object]) -> None:
+    """Tidy-up writes while stopping: the stop's own cause must surface, not a second store error."""
+    try:
+        work()
+    except Exception as exc:  # noqa: BLE001 - logged; the claims expire with their lease
+        log.warning("could not give back claims while stopping: %s", exc)
+
+
+@dataclass
+class _Attempt:
+    """One delivery tried once: compose, record the start of the push, push, record the outcome."""
+
+    delivery: Delivery
+    row: LedgerRow | None
+    edition: str
+    ledger: Ledger | None
+    owner: str
+    report: DeliveryReport
+
+    def run(self, channels: dict[str, Channel], down: dict[str, str]) -> None:
+        delivery, ledger = self.delivery, self.ledger
+        channel = channels.get(delivery.medium)
+        if channel is None or delivery.medium in down:
+            reason = down.get(delivery.medium) or f"no {delivery.medium} channel configured for this run"
+            if ledger is not None:
+                ledger.release(self.edition, [delivery.key], self.owner, f"not attempted: {reason}")
+            self.report.add(delivery, Outcome.PENDING, reason)
+            return
+        try:
+            message = delivery.message(self.row.message_id if self.row else None)
+        except Exception as exc:  # noqa: BLE001 - one reader's bad data must not stop the others
+            self._failed(f"cannot compose the message: {type(exc).__name__}: {exc}")
+            log.warning("%s: composing the %s message failed: %s", delivery.reader.id, delivery.medium, exc)
+            return
+        parts = None
+        if ledger is not None:
+            if not ledger.start(self.edition, delivery.key, self.owner):
+                self.report.add(delivery, Outcome.ELSEWHERE, "the claim ran out and another deliverer took it")
+                return
+            if self.row is not None:
+                # A multi-part message (a Slack thread) resumes after the parts a previous run posted.
+                key, edition, owner = delivery.key, self.edition, self.owner
+                parts = Parts(resume=json.loads(self.row.checkpoint) if self.row.checkpoint else None,
+                              on_part=lambda point, first: ledger.checkpoint(edition, key, point, first, owner))
+        self._push(channel, message, parts, down)
+
+    def _push(self, channel: Channel, message: Message, parts: Parts | None, down: dict[str, str]) -> None:
+        delivery, ledger, key = self.delivery, self.ledger, self.delivery.key
+        try:
+            provider_id = channel.push(message, parts)
+        except RecipientRejected as exc:
+            self._failed(str(exc))
+            log.warning("%s: %s to %s failed for good: %s", delivery.reader.id, delivery.medium,
+                        delivery.recipient, exc)
+        except MaybeDelivered as exc:
+            if ledger is not None:
+                ledger.uncertain(self.edition, key, str(exc), self.owner)
+            self.report.add(delivery, Outcome.UNCERTAIN, str(exc))
+            log.warning("%s: %s to %s may have been delivered, marked uncertain (not resent): %s",
+                        delivery.reader.id, delivery.medium, delivery.recipient, exc)
+        except ChannelUnavailable as exc:
+            down[delivery.medium] = str(exc)
+            self._pending(str(exc))
+            log.warning("%s is unavailable, its messages stay pending: %s", channel.name, exc)
+        except DeliveryError as exc:
+            self._pending(str(exc))
+        except LedgerUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a channel's bug fails this reader, not the whole run
+            log.exception("%s: pushing the %s message failed unexpectedly", delivery.reader.id, delivery.medium)
+            self._failed(f"unexpected error while pushing: {type(exc).__name__}: {exc}")
+        else:
+            if ledger is not None:
+                ledger.sent(self.edition, key, provider_id, self.owner)
+            self.report.add(delivery, Outcome.SENT, provider_id)
+
+    def _failed(self, reason: str) -> None:
+        if self.ledger is not None:
+            self.ledger.failed(self.edition, self.delivery.key, reason, self.owner)
+        self.report.add(self.delivery, Outcome.FAILED, reason)
+
+    def _pending(self, reason: str) -> None:
+        if self.ledger is not None:
+            self.ledger.retry_later(self.edition, self.delivery.key, reason, owner=self.owner)
+        self.report.add(self.delivery, Outcome.PENDING, reason)

@@ -1,0 +1,70 @@
+"""``digest status EDITION``: one edition's ledger as plain data (rows, counts, notes); ``flows/`` draws it.
+
+The core never imports a terminal library: the shell turns a ``LedgerReport`` into a table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prdigest.deliver.ledger import Ledger, LedgerRow
+from prdigest.kernel.errors import ConfigError
+from prdigest.state import record as records
+from prdigest.state.store import StateLocation, state_store
+
+#: The statuses in the order the summary names them.
+ORDER = ("sent", "failed", "pending", "sending", "uncertain")
+
+
+@dataclass(frozen=True)
+class LedgerReport:
+    """What ``digest status`` shows for one edition: a title line, one row per delivery, notes."""
+
+    key: str
+    title: str
+    rows: list[LedgerRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def error_of(self, row: LedgerRow) -> str:
+        """The row's error column: its reason, and for a claimed row who holds it until when."""
+        error = row.error or ""
+        if row.status == "sending":
+            error = f"claimed by {row.owner} until {row.lease_until}" + (f"; {error}" if error else "")
+        return error
+
+
+def ledger_report(state: StateLocation | str | Path, edition: str) -> LedgerReport:
+    """The ledger of one edition, given by its key, its name as ``digest run`` prints it, or its exact
+    identity (``repo@since..until``). Uncertain rows are listed with what to do about them.
+
+    The state location is shown with its password masked (``StateLocation`` never prints it).
+    """
+    location = StateLocation.parse(state)
+    if not location.exists():
+        raise ConfigError(f"--state {location}: no state database here, so nothing was delivered from it")
+    with state_store(location) as store:  # one store for the ledger and the edition record
+        ledger = Ledger(store())
+        key = ledger.resolve(edition) or edition
+        identity = ledger.identity(key)
+        rows = ledger.rows(key)
+        counts = ledger.counts(key)
+        known = ledger.editions() if not rows else []
+        stored = records.resolve(store(), key) or records.resolve(store(), edition)
+    shown = [s for s in ORDER if counts[s] or s in ("sent", "failed", "pending")]
+    title = f"{key}: " + ", ".join(f"{counts[s]} {s}" for s in shown)
+    notes = []
+    if stored is not None:  # the edition itself: where it stands, and which content was sent
+        title = f"{title} (edition {stored.status})"
+        notes.append(f"edition record: {stored.status}, revision {stored.revision}, content {stored.hash[:19]}…, "
+                     f"{len(stored.edition.published)} of {len(stored.edition.entries)} entries published")
+    if identity:
+        notes.append(f"{identity[0]} = {identity[1]}")
+    if counts["uncertain"]:
+        notes.append(f"{counts['uncertain']} uncertain: they may have reached the reader and are never resent "
+                     f"on their own; to send them again: digest resend '{identity[0] if identity else key}' "
+                     "--uncertain [--reader ID]")
+    if not rows:
+        notes.append(f"no deliveries recorded for {edition}"
+                     + (f"; editions in the ledger: {', '.join(known[:10])}" if known else ""))
+    return LedgerReport(key=key, title=title, rows=list(rows.values()), notes=notes)

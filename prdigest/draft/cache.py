@@ -1,0 +1,135 @@
+"""The draft cache: LLM drafts kept in the state store, reused while nothing that shaped them changed.
+
+The key hashes the PR's content (title, body, labels, files with sizes and hunks, review comments),
+its subsystems, the prompt versions, the model, the language and the input budget. ``merged_at`` and
+``updated_at`` are left out on purpose: a PR whose metadata moved but whose content did not keeps its
+draft. Only validated LLM drafts are stored; a fallback is retried on the next run. The model's answers to
+an edition's own prompts (ledes, the read-first ranking) are cached by request in the same way
+(:func:`cached_complete`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+
+from prdigest.kernel.models import DraftEntry, PullRequest
+from prdigest.state.store import Store
+
+MIGRATIONS = [
+    """CREATE TABLE drafts (
+         key TEXT PRIMARY KEY,
+         number INTEGER NOT NULL,
+         model TEXT NOT NULL,
+         language TEXT NOT NULL,
+         prompt_version TEXT NOT NULL,
+         entry TEXT NOT NULL,
+         tokens_in INTEGER NOT NULL,
+         tokens_out INTEGER NOT NULL,
+         created_at TEXT NOT NULL
+       );
+       CREATE INDEX drafts_number ON drafts(number)""",
+]
+
+
+def draft_key(pr: PullRequest, subsystems: list[str], *, prompt_version: str, model: str, language: str,
+              budget: int) -> str:
+    """A stable hash of everything that shapes a PR's draft."""
+    content = {
+        "number": pr.number, "title": pr.title, "body": pr.body, "author": pr.author,
+        "labels": sorted(pr.labels), "additions": pr.additions, "deletions": pr.deletions,
+        "files": [[f.path, f.previous_path, f.additions, f.deletions, f.status, f.patch] for f in pr.files],
+        "comments": [[c.author, c.body, c.path] for c in pr.review_comments],
+        "subsystems": sorted(subsystems), "prompt": prompt_version, "model": model, "language": language,
+        "budget": budget,
+    }
+    blob = json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class DraftCache:
+    """Drafts by key in the ``drafts`` table; safe to share between drafting threads (the store is)."""
+
+    def __init__(self, store: Store) -> None:
+        store.migrate("drafts", MIGRATIONS)
+        self._conn = store
+
+    def get(self, key: str) -> DraftEntry | None:
+        """The stored draft for ``key``, or None."""
+        row = self._conn.fetchone("SELECT entry FROM drafts WHERE key = ?", (key,))
+        return DraftEntry.model_validate_json(row[0]) if row else None
+
+    def put(self, key: str, draft: DraftEntry, *, model: str, language: str, prompt_version: str) -> None:
+        """Store ``draft`` under ``key`` (replacing any older one)."""
+        self._conn.execute(
+            "INSERT INTO drafts (key, number, model, language, prompt_version, entry, tokens_in, tokens_out,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET"
+            " number = excluded.number, model = excluded.model, language = excluded.language,"
+            " prompt_version = excluded.prompt_version, entry = excluded.entry, tokens_in = excluded.tokens_in,"
+            " tokens_out = excluded.tokens_out, created_at = excluded.created_at",
+            (key, draft.number, model, language, prompt_version, draft.model_dump_json(), draft.tokens_in,
+             draft.tokens_out, datetime.now(timezone.utc).isoformat()),
+        )
+
+    def __len__(self) -> int:
+        row = self._conn.fetchone("SELECT COUNT(*) FROM drafts")
+        return int(row[0]) if row else 0
+
+
+ANSWER_MIGRATIONS = [
+    """CREATE TABLE answers (
+         key TEXT PRIMARY KEY,
+         model TEXT NOT NULL,
+         answer TEXT NOT NULL,
+         created_at TEXT NOT NULL
+       )""",
+]
+
+
+def answer_key(messages: Sequence[Mapping[str, str]], model: str) -> str:
+    """A stable hash of one chat request: the model and every message (the prompt's version and text and
+    the entries it carries are all in them)."""
+    blob = json.dumps({"model": model, "messages": [dict(m) for m in messages]}, ensure_ascii=False,
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class AnswerCache:
+    """Model answers to edition-level prompts (ledes, read-first rankings) by request, in the ``answers`` table:
+    a warm re-run of the same edition asks the model nothing."""
+
+    def __init__(self, store: Store) -> None:
+        store.migrate("answers", ANSWER_MIGRATIONS)
+        self._conn = store
+
+    def get(self, key: str) -> str | None:
+        """The stored answer for ``key``, or None."""
+        row = self._conn.fetchone("SELECT answer FROM answers WHERE key = ?", (key,))
+        return str(row[0]) if row else None
+
+    def put(self, key: str, answer: str, *, model: str) -> None:
+        """Store ``answer`` under ``key`` (replacing any older one)."""
+        self._conn.execute(
+            "INSERT INTO answers (key, model, answer, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE"
+            " SET model = excluded.model, answer = excluded.answer, created_at = excluded.created_at",
+            (key, model, answer, datetime.now(timezone.utc).isoformat()))
+
+
+def cached_complete(complete: Callable[[list[dict[str, str]]], str], store: Store, *,
+                    model: str) -> Callable[[list[dict[str, str]]], str]:
+    """``complete`` answering from the cache first; a new answer is stored (a rejected one too: the same
+    request would get the same answer, and the caller falls back the same way)."""
+    cache = AnswerCache(store)
+
+    def answer(messages: list[dict[str, str]]) -> str:
+        key = answer_key(messages, model)
+        found = cache.get(key)
+        if found is not None:
+            return found
+        text = complete(messages)
+        cache.put(key, text, model=model)
+        return text
+
+    return answer

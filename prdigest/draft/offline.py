@@ -1,0 +1,61 @@
+"""The offline drafter: a deterministic draft from the PR's own data, with no network and no model.
+
+It composes the parts: :mod:`~prdigest.kernel.prtext.signals` reads the PR, :mod:`~prdigest.draft.verdict`
+scores it, :mod:`~prdigest.draft.headline` and :mod:`~prdigest.draft.guidance` write the entry in
+zh-CN or English within the bounds of :mod:`~prdigest.draft.phrasing`. The names tests and callers
+import from here are re-exported.
+"""
+
+from __future__ import annotations
+
+from prdigest.draft.guidance import audience, focus, followups, rationale
+from prdigest.draft.headline import headline
+from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE
+from prdigest.kernel.prtext.signals import extract
+from prdigest.draft.verdict import Assessment, Reason, assess
+from prdigest.kernel.models import DraftEntry, Language, PullRequest
+from prdigest.kernel.vocabulary import Vocabulary
+
+__all__ = [
+    "MAX_AUDIENCE", "MAX_FOLLOWUP", "MAX_HEADLINE", "MAX_POINT", "MAX_RATIONALE", "Assessment",
+    "OfflineDrafter", "Reason", "assess", "audience", "focus", "followups", "headline", "rationale",
+]
+
+
+class OfflineDrafter:
+    """Drafts an entry from the PR's own data: deterministic, no network, never raises for a valid PR."""
+
+    name = "offline"
+
+    def __init__(self, vocabulary: Vocabulary | None = None) -> None:
+        # The repo's vocabulary (``classifier.vocabulary``): its labels, audiences and drafting hints.
+        # Without one, the draft uses only repo-independent signals.
+        self.vocabulary = vocabulary or Vocabulary.open()
+
+    def check(self) -> None:
+        """Nothing to check: no network, no key."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def draft(self, pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
+        """Draft the entry for ``pr`` in ``language`` ("zh-CN"; anything else is English, as in Verdict.label)."""
+        lang: Language = "zh-CN" if language == "zh-CN" else "en"
+        zh = lang == "zh-CN"
+        s = extract(pr, list(subsystems), self.vocabulary)
+        a = assess(s)
+        warnings: list[str] = []
+        if not s.title:
+            warnings.append("PR 没有标题：标题行由文件推断，请编辑。" if zh
+                            else "The PR has no title: the headline was inferred from its files.")
+        if s.files_truncated:
+            warnings.append("文件列表被来源截断，统计只覆盖已列出的文件。" if zh
+                            else "The source truncated the file list; the figures cover the listed files only.")
+        if not s.files and not s.body:
+            warnings.append("PR 既无文件也无描述：草稿只能依据标题。" if zh
+                            else "No files and no description: the draft rests on the title alone.")
+        return DraftEntry(
+            number=pr.number, headline=headline(s, lang), verdict=a.verdict, rationale=rationale(s, a, lang),
+            focus=focus(s, a, lang), followups=followups(s, lang), audience=audience(s, lang),
+            drafter=self.name, needs_editing=bool(warnings), warnings=warnings,
+        )

@@ -1,0 +1,35 @@
+"""Phrasing: what every part of an offline draft shares to speak both languages within its bounds.
+
+The output bounds, subsystem labels (from the repo's vocabulary) in zh-CN and English, lists of code
+names and the spacing between Chinese and Latin text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from prdigest.kernel.vocabulary import Vocabulary
+
+# ── Output bounds: whatever the PR holds, the draft stays this short. ────────────────────────────────
+MAX_HEADLINE, MAX_RATIONALE, MAX_POINT, MAX_FOLLOWUP, MAX_AUDIENCE = 80, 320, 260, 220, 80
+
+
+_CJK = "\u4e00-\u9fff"
+_CJK_ASCII = re.compile(rf"(?<=[{_CJK}])(?=[A-Za-z0-9`(\[\-_~$@#*+])|(?<=[A-Za-z0-9`)\]\-_%+])(?=[{_CJK}])")
+_CJK_GAP = re.compile(rf"(?<=[{_CJK}]) +(?=[{_CJK}])")
+
+
+def code_names(items: tuple[str, ...] | list[str], limit: int, zh: bool) -> str:
+    """Backticked code names, verbatim: a shortened name would cite something the PR never wrote."""
+    fit = [i for i in items if "`" not in i and len(i) <= 120]
+    return ("、" if zh else ", ").join(f"`{i}`" for i in fit[:limit])
+
+
+def area_names(areas: tuple[str, ...], zh: bool, vocabulary: Vocabulary) -> str:
+    """The labels of the first two ``areas`` in the language asked for."""
+    return ("、" if zh else ", ").join(vocabulary.label(a, "zh-CN" if zh else "en") for a in areas[:2])
+
+
+def zh_spacing(text: str) -> str:
+    """A space between Chinese and Latin text, none between two Chinese words."""
+    return _CJK_GAP.sub("", re.sub(r" {2,}", " ", _CJK_ASCII.sub(" ", text))).strip()

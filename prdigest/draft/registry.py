@@ -1,0 +1,114 @@
+"""Drafters as a registry, like media (``prdigest.deliver.media``): a drafter is one module implementing
+:class:`~prdigest.draft.Drafter` and one :class:`DrafterKind` registration saying how to build it, how many
+PRs it drafts at once, what the edition calls it, what its tokens cost, how it reports its usage, and whether
+it writes the lede. The pipeline, ``digest eval``, the flow and the CLI look drafters up here by name;
+none of them names one.
+
+Registrations build lazily: importing this module imports no model SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from prdigest.kernel.config import Settings
+from prdigest.draft import Drafter
+from prdigest.draft.cache import DraftCache
+from prdigest.draft.cost import cost_usd
+from prdigest.draft.usage import usage_markdown
+from prdigest.connect.lede import Complete
+from prdigest.kernel.models import Entry
+from prdigest.kernel.registry import Registry
+from prdigest.state.store import Store
+from prdigest.kernel.vocabulary import Vocabulary
+
+
+@dataclass(frozen=True)
+class DraftingContext:
+    """What building a drafter may use."""
+
+    settings: Settings
+    #: The repo's vocabulary (labels, audiences, drafting hints); None: repo-independent signals only.
+    vocabulary: Vocabulary | None = None
+    #: The run's state store, opened on first call (the offline drafter never calls it); None: the drafter
+    #: opens and closes its own.
+    store: Callable[[], Store] | None = None
+    #: Builds the draft cache over the store (``digest eval`` passes one that records its hits).
+    cache: Callable[[Store], DraftCache] = DraftCache
+
+
+def _one(settings: Settings) -> int:
+    return 1
+
+
+def _free(tokens_in: int, tokens_out: int, settings: Settings) -> float:
+    return 0.0
+
+
+@dataclass(frozen=True)
+class DrafterKind:
+    """One drafter as the run knows it: its name (``--drafter``) and what callers ask of it."""
+
+    name: str
+    #: One line for ``--help`` and error messages.
+    summary: str
+    #: The drafter, with no I/O (its ``check`` connects).
+    build: Callable[[DraftingContext], Drafter]
+    #: How many PRs it drafts at once (1: in line, in PR order).
+    concurrency: Callable[[Settings], int] = _one
+    #: The edition's ``drafter`` field; None: the kind's name.
+    label: Callable[[Settings], str] | None = None
+    #: The estimated price of a run's tokens.
+    cost: Callable[[int, int, Settings], float] = _free
+    #: The draft step's usage for the editor (markdown: drafts, tokens, cost); None: nothing to report.
+    usage: Callable[[list[Entry], Settings], str] | None = None
+    #: The model completion that writes the lede; None: the lede is composed offline.
+    complete: Callable[[Settings], Complete] | None = None
+
+    def title(self, settings: Settings) -> str:
+        """What the edition and ``eval.json`` call this drafter (``offline``, ``openai:<model>``)."""
+        return self.label(settings) if self.label else self.name
+
+
+class DrafterRegistry(Registry[DrafterKind]):
+    """The drafters a run may use, by name."""
+
+    what, flag = "drafter", "--drafter"
+
+
+def _offline(context: DraftingContext) -> Drafter:
+    from prdigest.draft.offline import OfflineDrafter
+
+    return OfflineDrafter(context.vocabulary)
+
+
+def _openai(context: DraftingContext) -> Drafter:
+    from prdigest.draft.llm import OpenAIDrafter
+    from prdigest.draft.offline import OfflineDrafter
+
+    # The model's failures fall back to the offline draft, with the repo's vocabulary.
+    return OpenAIDrafter.from_settings(context.settings, conn=context.store() if context.store else None,
+                                      fallback=OfflineDrafter(context.vocabulary), cache=context.cache)
+
+
+def _openai_complete(settings: Settings) -> Complete:
+    from prdigest.connect.lede import openai_complete
+
+    return openai_complete(settings)
+
+
+#: The shipped drafters. A team's own: ``DRAFTERS.register(DrafterKind(...))`` before the run is built.
+DRAFTERS = DrafterRegistry([
+    DrafterKind("offline", "deterministic drafts from the PR's own data, no network", build=_offline),
+    DrafterKind("openai", "a chat model at --llm-base-url (OpenAI or any compatible server)", build=_openai,
+                concurrency=lambda settings: settings.llm_concurrency,
+                label=lambda settings: f"openai:{settings.model}", cost=cost_usd, usage=usage_markdown,
+                complete=_openai_complete),
+])
+
+#: The names registered when this module is imported, as a type: the Prefect flows' ``drafter`` parameter, so
+#: the deployment form offers a drop-down. A team's own drafter is registered before the flows are imported
+#: (``RunOptions`` checks every name against the registry itself).
+DrafterName = Literal[tuple(DRAFTERS.names())]  # type: ignore[valid-type]

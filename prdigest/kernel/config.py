@@ -1,0 +1,145 @@
+"""Settings: one object, built once from flags and the environment, then passed down."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Language
+from prdigest.state.store.location import DEFAULT_STATE, StateLocation
+
+DEFAULT_GITHUB_URL = "https://api.github.com"
+#: ``DIGEST_FEISHU_<NAME>_URL`` / ``_SECRET``: NAME is a group's name upper-cased, ``-`` as ``_``.
+_FEISHU_VARIABLE = re.compile(r"DIGEST_FEISHU_([A-Z0-9][A-Z0-9_]*)_(URL|SECRET)")
+
+
+class FeishuBot(BaseModel):
+    """A Feishu/Lark group's custom bot: its webhook URL (it holds the bot's token) and signing secret."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: SecretStr | None = None
+    secret: SecretStr | None = None
+
+
+def feishu_variable(group: str, what: Literal["URL", "SECRET"] = "URL") -> str:
+    """The environment variable holding a group's webhook URL (or signing secret)."""
+    return f"DIGEST_FEISHU_{group.upper().replace('-', '_')}_{what}"
+
+
+def feishu_bots_from(environ: Mapping[str, str]) -> dict[str, FeishuBot]:
+    """Every group bot the environment names, by group name (``kernels-group`` from ``KERNELS_GROUP``)."""
+    found: dict[str, dict[str, SecretStr]] = {}
+    for key, value in environ.items():
+        match = _FEISHU_VARIABLE.fullmatch(key)
+        if match and value.strip():
+            found.setdefault(match[1].lower().replace("_", "-"), {})[match[2].lower()] = SecretStr(value.strip())
+    return {group: FeishuBot(**parts) for group, parts in sorted(found.items())}
+
+
+class _FeishuBotsSource(PydanticBaseSettingsSource):
+    """The group bots from ``DIGEST_FEISHU_<NAME>_URL`` / ``_SECRET``: names only known at run time."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        bots = feishu_bots_from(os.environ)
+        return {"feishu_bots": bots} if bots else {}
+
+
+class Settings(BaseSettings):
+    """Every setting has a CLI flag and an environment variable; secrets use their ecosystems' names."""
+
+    model_config = SettingsConfigDict(env_prefix="DIGEST_", extra="ignore", populate_by_name=True,
+                                      hide_input_in_errors=True)  # a bad value may hold a password
+
+    #: A SQLite file or postgresql://… (str/repr/JSON never show its password).
+    state: StateLocation = StateLocation.parse(DEFAULT_STATE)
+    language: Language = "zh-CN"
+
+    github_url: str = DEFAULT_GITHUB_URL
+    github_token: SecretStr | None = Field(default=None, validation_alias="GITHUB_TOKEN")
+    #: Per-PR fetches in flight at once.
+    github_concurrency: int = Field(default=8, ge=1, le=64)
+
+    llm_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DIGEST_LLM_BASE_URL", "OPENAI_BASE_URL")
+    )
+    model: str = "gpt-4.1-mini"
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
+    #: Drafts in flight at once, and the requests-per-minute ceiling of the LLM endpoint.
+    llm_concurrency: int = Field(default=8, ge=1, le=256)
+    llm_rpm: int = Field(default=600, ge=1)
+    #: Seconds one LLM call may take before it is abandoned (and retried).
+    llm_timeout: float = Field(default=60.0, gt=0)
+    #: Tokens of PR data packed into one prompt.
+    llm_input_budget: int = Field(default=6000, ge=500)
+    #: USD per million tokens in / out, for the edition's cost estimate.
+    llm_price_in: float = Field(default=0.40, ge=0)
+    llm_price_out: float = Field(default=1.60, ge=0)
+
+    smtp_host: str | None = None
+    smtp_port: int | None = None
+    smtp_user: str | None = None
+    smtp_password: SecretStr | None = None
+    smtp_security: Literal["starttls", "ssl", "none"] = "starttls"
+    from_address: str | None = Field(default=None, validation_alias="DIGEST_FROM")
+
+    slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
+    slack_base_url: str = "https://slack.com/api/"
+
+    #: Feishu/Lark group bots by group name (the readers file's ``feishu:``), from the environment.
+    feishu_bots: dict[str, FeishuBot] = Field(default_factory=dict)
+
+    unsubscribe_url: str | None = None
+    #: ``digest web``'s public URL (``DIGEST_WEB_URL``): each message carries a signed one-click unsubscribe
+    #: link and a preferences link under it; ``DIGEST_WEB_SECRET`` signs them (required with the URL).
+    web_url: str | None = None
+    web_secret: SecretStr | None = None
+    #: The archive site's public URL (``DIGEST_SITE_URL``): links from email, Slack and feeds; none = no links.
+    site_url: str | None = None
+
+    #: Weeks an earlier edition's follow-up stays listed while open (then it ages out: ``expired``).
+    followup_weeks: int = Field(default=6, ge=1, le=104)
+    #: Propose follow-ups done by a semantic match (the optional ``semantic`` extra); the editor confirms.
+    followup_semantic: bool = True
+
+    #: Seconds an edition waits for an editor (``--approve ui``) before the run fails and nothing is sent.
+    review_timeout: int = Field(default=3 * 24 * 3600, ge=1)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _FeishuBotsSource(settings_cls), dotenv_settings, file_secret_settings)
+
+    @field_validator("github_url", "slack_base_url", "llm_base_url", "site_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        # Checked when the settings are built, before anything runs: a typo'd URL is one line, not a failure
+        # after collecting and drafting (an unset optional URL stays None, or "" from an empty variable).
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"'{value}' is not an http(s) URL")
+        return value
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from the environment, with CLI flags (non-None overrides) taking precedence."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**given)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        env = f"DIGEST_{field.upper()}"
+        raise ConfigError(f"setting '{field}' (flag --{field.replace('_', '-')} or ${env}): {err['msg']}") from None

@@ -1,0 +1,142 @@
+"""URLs inside prose (titles, drafts): the repo's own PR, issue and commit URLs stay, any other is defanged
+and flagged.
+
+A PR title or an LLM rationale can carry ``https://evil.example/login``, a scheme-less
+``github-security-check.com/verify`` or a real GitHub page that is no part of the repo
+(``https://github.com/login/device``, an OAuth authorize URL): mail clients, Slack and the Prefect UI's
+markdown turn each into a link, so the digest would vouch for it. Every medium shows such a URL defanged
+(``hxxps://evil[.]example/login``): readable, not clickable, not auto-linked. :func:`flag_foreign_links`
+marks the entry for the editor before review, naming what it links to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from prdigest.kernel.models import Entry
+
+#: Hosts whose URLs may stay clickable in prose unless the caller names others (GitHub Enterprise).
+DEFAULT_LINK_HOSTS: tuple[str, ...] = ("github.com",)
+
+_REST = r"[^\s<>\"'`\u3000-\u9fff\uff00-\uffef]"
+#: Top-level domains that linkifiers (Slack, Gmail, Outlook) link even without a scheme or a path. File
+#: extensions that are also country domains (``.py``, ``.md``, ``.sh``, ``.rs``, ``.cc``) are left out:
+#: ``setup.py`` in a focus point is a file, and defanging every one would make the digest unreadable.
+_BARE_TLDS = ("com|net|org|io|co|app|dev|xyz|info|biz|me|ai|online|site|top|club|live|link|click|shop|"
+              "page|cloud|tech|store|ru|cn|tk|ml|ga|cf|gq|uk|de|fr|jp|us|au|ca|eu|nl|br|it|es|pl|kr|ch|se|tw|hk|sg|ly|"
+              "gg|to|tv|ws|su|pw|cx|example")
+#: A URL as linkifiers see one: a scheme (any letters before ``://``, so ``javascript://`` too), ``www.``
+#: (``www2.`` too), or a scheme-less domain (``evil.example``) followed by a path or ending in a common
+#: top-level domain; then everything up to a space, a quote or an angle bracket. Trailing punctuation is
+#: not part of it. Module paths (``vllm.config``, ``torch.nn``) have neither, so they stay text.
+_URL = re.compile(
+    rf"(?i)(?<![\w.@/-])(?:"
+    rf"(?:[a-z][a-z0-9+.-]{{1,15}}://|www\d{{0,3}}\.){_REST}+"
+    rf"|(?:[a-z0-9](?:[a-z0-9-]{{0,62}}[a-z0-9])?\.)+[a-z][a-z0-9-]{{0,62}}[a-z0-9](?::\d{{1,5}})?/{_REST}*"
+    rf"|(?:[a-z0-9](?:[a-z0-9-]{{0,62}}[a-z0-9])?\.)+(?:{_BARE_TLDS})(?::\d{{1,5}})?(?![\w-]|\.[a-z0-9])"
+    rf")")
+#: The paths of a repo that may stay links: its pull requests, issues and commits (with any sub-page).
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
+_REPO_PATH = re.compile(rf"^/(?P<repo>{_NAME}/{_NAME})/"
+                        r"(?:(?:pull|issues)/[1-9][0-9]{0,9}|commit/[0-9a-fA-F]{7,40})(?:/[\w./-]*)?$")
+_TRAILING = ".,;:!?)]}'\"。，；：！？）"
+
+
+def _spans(text: str) -> Iterable[tuple[int, int, str]]:
+    for match in _URL.finditer(text):
+        url = match.group().rstrip(_TRAILING)
+        if len(url) > len("www."):
+            yield match.start(), match.start() + len(url), url
+
+
+def host_of(url: str) -> str:
+    """The URL's host, lower-cased ('' when there is none)."""
+    target = url if "://" in url else "http://" + url
+    try:
+        return (urlsplit(target).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def is_allowed(url: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str | None = None) -> bool:
+    """Whether ``url`` is an http(s) URL on one of ``hosts`` (exactly: no look-alike subdomains, no port),
+    without user info (``https://github.com@evil.example`` is evil.example), to a pull request, issue or
+    commit of ``repo`` (``owner/name``; of some repo when None). ``github.com/login/device``, an OAuth
+    authorize URL or any other page of the host is not allowed: a real host can still host a phish."""
+    if not re.match(r"(?i)https?://", url):
+        return False
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return False
+    if parts.username or parts.password or port is not None:
+        return False
+    if (parts.hostname or "").lower() not in {h.lower() for h in hosts}:
+        return False
+    match = _REPO_PATH.match(parts.path)
+    return bool(match) and (repo is None or match["repo"].lower() == repo.lower())
+
+
+def defang_url(url: str) -> str:
+    """``https://evil.example/x`` → ``hxxps://evil[.]example/x``: readable, never auto-linked.
+
+    Other schemes lose their ``://`` (``javascript[:]//``); the host's dots, ``@`` and ``:`` are bracketed.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+    host = rest[:end].replace(".", "[.]").replace("@", "[@]").replace(":", "[:]")
+    if not sep:
+        lead = ""
+    elif scheme.lower() in ("http", "https"):
+        lead = "hxxp" + scheme[4:].lower() + "://"
+    else:
+        lead = scheme + "[:]//"
+    return lead + host + rest[end:]
+
+
+def foreign_urls(text: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str | None = None) -> list[str]:
+    """The URLs in ``text`` that :func:`is_allowed` refuses, in order."""
+    return [url for _, _, url in _spans(text) if not is_allowed(url, hosts, repo)]
+
+
+def defang(text: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str | None = None) -> str:
+    """``text`` with every URL that :func:`is_allowed` refuses defanged; allowed URLs are left as they are."""
+    out, last = [], 0
+    for start, end, url in _spans(text):
+        if not is_allowed(url, hosts, repo):
+            out += [text[last:start], defang_url(url)]
+            last = end
+    return "".join(out) + text[last:] if out else text
+
+
+def _prose(entry: Entry) -> list[str]:
+    return [entry.title, entry.headline, entry.rationale, *entry.focus, *entry.followups]
+
+
+def _named(url: str, hosts: tuple[str, ...]) -> str:
+    host = host_of(url)
+    if host in {h.lower() for h in hosts}:  # a page of an allowed host: name the page, not just the host
+        return url[:80]
+    return host or url[:60]
+
+
+def flag_foreign_links(entries: list[Entry], hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
+                       repo: str | None = None) -> list[Entry]:
+    """``entries`` with each one whose prose links anywhere but ``repo``'s PRs, issues and commits on
+    ``hosts`` marked for the editor (a warning naming what it links to; ``needs_editing``). Every medium
+    shows those URLs defanged."""
+    flagged = []
+    for entry in entries:
+        found = sorted({_named(u, hosts) for text in _prose(entry) for u in foreign_urls(text, hosts, repo)})
+        if found:
+            warning = (f"links to {', '.join(found[:5])}{' …' if len(found) > 5 else ''} (not a PR, issue or "
+                       "commit of the repo): shown defanged to readers; remove or rewrite them")
+            entry = entry.model_copy(update={"needs_editing": True,
+                                             "warnings": [*entry.warnings, warning]})
+        flagged.append(entry)
+    return flagged

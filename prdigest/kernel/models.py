@@ -1,0 +1,556 @@
+"""Domain types that cross every boundary of the pipeline: PRs in, entries and editions out."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Generic, Literal, Self, TypeVar, overload
+
+from pydantic import (
+    BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator,
+)
+
+from prdigest.kernel.text import slug
+
+T = TypeVar("T")
+
+Language = Literal["zh-CN", "en"]
+LANGUAGES: tuple[str, ...] = ("zh-CN", "en")
+
+#: vLLM's subsystem vocabulary; rules files may only name these (plus generic top-level folders).
+SUBSYSTEMS: tuple[str, ...] = (
+    "kernels", "moe", "attention", "spec-decode", "distributed", "kv-cache", "scheduler-core", "rocm",
+    "tpu", "cpu-xpu", "models", "multimodal", "frontend-api", "tool-calling", "structured-output",
+    "quantization", "ci-build", "deps", "docs", "security", "perf-benchmarks", "lora", "sampling", "other",
+)
+
+
+def utc(dt: datetime) -> datetime:
+    """Return ``dt`` as an aware UTC datetime; naive values are taken to be UTC already."""
+    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+
+
+class Verdict(str, enum.Enum):
+    """How much of a reader's attention an entry deserves, from most to least."""
+
+    DEEP_READ = "deep-read"
+    SKIM = "skim"
+    SKIP = "skip"
+
+    @property
+    def rank(self) -> int:
+        """2 for deep-read, 1 for skim, 0 for skip: ``a.rank >= b.rank`` means "at least as important"."""
+        return {"deep-read": 2, "skim": 1, "skip": 0}[self.value]
+
+    def label(self, language: str) -> str:
+        """The verdict as readers see it in ``language`` (zh-CN: 值得精读 / 值得快速阅读 / 可略过)."""
+        return _VERDICT_LABELS[language if language in _VERDICT_LABELS else "en"][self]
+
+
+_VERDICT_LABELS = {
+    "zh-CN": {Verdict.DEEP_READ: "值得精读", Verdict.SKIM: "值得快速阅读", Verdict.SKIP: "可略过"},
+    "en": {Verdict.DEEP_READ: "Deep read", Verdict.SKIM: "Skim", Verdict.SKIP: "Skip"},
+}
+
+
+class EntryStatus(str, enum.Enum):
+    """Where an entry stands in review."""
+
+    DRAFT = "draft"
+    APPROVED = "approved"
+    EDITED = "edited"
+    REJECTED = "rejected"
+
+
+#: GitHub's own limit on a PR description or a comment. Every source's text is cut to it when the record is
+#: built (JSONL and GitHub alike): a 50 MB description in a JSONL file cost 15 s and 350 MB downstream.
+MAX_BODY = 65_536
+
+
+def _capped(value: object) -> object:
+    if value is None:
+        return ""
+    return value[:MAX_BODY] if isinstance(value, str) else value
+
+
+class _Record(BaseModel):
+    """Records read from sources: unknown keys (e.g. the fixture's ``gold``) are ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class FileChange(_Record):
+    """One file a PR touched."""
+
+    path: str = Field(min_length=1)
+    additions: int = Field(default=0, ge=0)
+    deletions: int = Field(default=0, ge=0)
+    status: str = "modified"
+    previous_path: str | None = None
+    #: Unified-diff hunk text for the most changed files, within a size budget (GitHub source only).
+    patch: str | None = None
+
+    @property
+    def changes(self) -> int:
+        return self.additions + self.deletions
+
+
+class ReviewComment(_Record):
+    """A reviewer's (or the author's) remark on the PR, inline or in the conversation."""
+
+    author: str = "ghost"
+    body: str = ""
+    path: str | None = None
+
+    @field_validator("author", mode="before")
+    @classmethod
+    def _ghost(cls, value: object) -> object:
+        return value or "ghost"
+
+    @field_validator("body", mode="before")
+    @classmethod
+    def _cap(cls, value: object) -> object:
+        return _capped(value)
+
+
+class PullRequest(_Record):
+    """A merged pull request as collected from a source."""
+
+    number: int = Field(gt=0)
+    url: str
+    title: str = ""
+    author: str = "ghost"
+    created_at: datetime | None = None
+    merged_at: datetime
+    updated_at: datetime | None = None
+    labels: list[str] = Field(default_factory=list)
+    body: str = ""
+    files: list[FileChange] = Field(default_factory=list)
+    additions: int = Field(default=0, ge=0)
+    deletions: int = Field(default=0, ge=0)
+    review_comments: list[ReviewComment] = Field(default_factory=list)
+    #: True when the source stopped listing files (GitHub lists at most 3,000).
+    files_truncated: bool = False
+
+    @field_validator("author", mode="before")
+    @classmethod
+    def _ghost(cls, value: object) -> object:
+        # A deleted account has no login: GitHub shows it as "ghost", and so do we.
+        return value or "ghost"
+
+    @field_validator("title", mode="before")
+    @classmethod
+    def _text(cls, value: object) -> object:
+        return "" if value is None else value
+
+    @field_validator("body", mode="before")
+    @classmethod
+    def _cap(cls, value: object) -> object:
+        return _capped(value)
+
+    @field_validator("merged_at", "created_at", "updated_at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else utc(value)
+
+    @property
+    def size(self) -> int:
+        return self.additions + self.deletions
+
+
+RelationKind = Literal["reverts", "reverted-by", "relands", "relanded-by", "follow-up-of", "followed-up-by", "fixes",
+                       "ports", "part-of-series"]
+
+
+class Relation(BaseModel):
+    """A link from an entry to another PR of this edition or of an earlier one (prdigest/connect/relations.py).
+
+    ``edition`` is the related PR's edition window (``2026-W46``); ``verdict`` is the verdict it was published
+    with (None for a PR of this edition, whose verdict the review may still change).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: RelationKind
+    number: int
+    edition: str
+    verdict: Verdict | None = None
+
+
+ChangeKind = Literal["added", "removed", "renamed", "moved", "signature", "env", "argument", "config", "dependency",
+                     "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body"]
+
+
+class Change(BaseModel):
+    """One code fact: something a PR's diff did to the code, read from a file before and after (never prose).
+
+    ``symbol`` is the dotted name within its module (``FusedMoE``, ``Scheduler.schedule``, ``VLLM_USE_V1``,
+    ``torch`` for a pin); ``path`` the file after the change (before it, for a removal); ``line`` the 1-based
+    line in that version; ``before``/``after`` the compact old and new shape (a signature, a bound, a name,
+    a module path), empty when there is none. ``detail`` says what changed in a signature (``+layer_names``,
+    ``-dtype``, ``block_size=16→32``); ``public`` is False for names starting with ``_``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ChangeKind
+    symbol: str
+    path: str
+    line: int = 0
+    before: str = ""
+    after: str = ""
+    detail: str = ""
+    public: bool = True
+    language: Literal["python", "cpp", "cuda", "triton", "config", "text"] = "python"
+
+
+ImpactHow = Literal["imports", "subclasses", "overrides", "patches", "calls"]
+ImpactSeverity = Literal["breaks", "check"]
+
+
+class Impact(BaseModel):
+    """An upstream fact matched against one use in a downstream repository (its file and line)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    downstream: str
+    path: str
+    line: int
+    symbol: str
+    how: ImpactHow
+    severity: ImpactSeverity
+    fact: str
+    number: int = 0
+    partial: bool = False
+
+
+class Coverage(BaseModel):
+    """What the drafter was given of a PR: files seen, clipped and left out; comments and issues seen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    files_seen: int = 0
+    files_total: int = 0
+    files_clipped: int = 0
+    lines_seen: int = 0
+    lines_total: int = 0
+    comments_seen: int = 0
+    comments_total: int = 0
+    issues: list[int] = Field(default_factory=list)
+    source: Literal["git", "patches"] = "patches"
+
+
+class Story(BaseModel):
+    """Related entries of one edition shown as one block (prdigest/connect/stories.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str
+    numbers: list[int]
+
+
+class EarlierFollowup(BaseModel):
+    """A follow-up an earlier edition's entry suggested, and whether a PR of this edition did it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    from_number: int
+    from_edition: str
+    text: str
+    status: Literal["done", "open"] = "open"
+    by_number: int | None = None
+    #: A PR the semantic match proposes as doing it: the editor confirms it in the review (never done alone).
+    proposed_by: int | None = None
+
+
+class VariantRecord(BaseModel):
+    """One reader variant of an edition (prdigest/connect/variants.py): its readers, entries, read-first and lede."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: The filter's key (``Filter.key``): the name of the variant's files.
+    key: str
+    #: The ids of the readers who share it.
+    readers: list[str] = Field(default_factory=list)
+    #: Its entries' PR numbers, in reading order.
+    numbers: list[int] = Field(default_factory=list)
+    #: The entries to read before anything else, best first: at most the variant's budget.
+    read_first: list[int] = Field(default_factory=list)
+    #: Two to four sentences about this variant's entries only (prdigest/connect/lede.py).
+    lede: str = ""
+
+
+class DraftEntry(BaseModel):
+    """What a drafter writes for one PR; the editor may change any of it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    headline: str
+    verdict: Verdict
+    rationale: str
+    focus: list[str] = Field(default_factory=list, max_length=5)
+    followups: list[str] = Field(default_factory=list, max_length=5)
+    audience: str = ""
+    drafter: str = "offline"
+    #: Citations (paths, identifiers) the draft makes that the PR's data does not support.
+    grounding: list[str] = Field(default_factory=list)
+    needs_editing: bool = False
+    #: Why the editor should look (fallback draft, grounding failure, …); shown in review.
+    warnings: list[str] = Field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class _FromDraft(Generic[T]):
+    """An entry's attribute read from its draft's field of the same name (DraftEntry declares it once)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, entry: None, owner: type) -> "_FromDraft[T]": ...
+
+    @overload
+    def __get__(self, entry: "Entry", owner: type) -> T: ...
+
+    def __get__(self, entry: "Entry | None", owner: type) -> "T | _FromDraft[T]":
+        return self if entry is None else getattr(entry.draft, self.name)
+
+    def __set__(self, entry: "Entry", value: object) -> None:
+        # A data descriptor, so a stray instance attribute can never hide the draft's value.
+        raise AttributeError(f"Entry.{self.name} belongs to the draft: use entry.model_copy(update=...)")
+
+
+#: The keys of an entry in ``digest.json``, in order: the PR's facts and the draft's fields side by side.
+ENTRY_KEYS: tuple[str, ...] = (
+    "number", "url", "title", "author", "merged_at", "subsystems", "verdict", "headline", "rationale", "focus",
+    "followups", "audience", "additions", "deletions", "files_changed", "status", "drafter", "grounding",
+    "needs_editing", "warnings", "tokens_in", "tokens_out", "edit_distance", "relations", "changes", "breaking",
+    "impact", "coverage",
+)
+
+
+class Entry(BaseModel):
+    """One PR's part of an edition: the PR's facts, its subsystems and its (reviewed) draft.
+
+    The draft's fields read as the entry's own (``entry.headline``), and ``digest.json`` keeps entries flat:
+    a flat mapping validates into an entry, and an entry serializes flat (:data:`ENTRY_KEYS`).
+    """
+
+    model_config = ConfigDict(extra="forbid", ignored_types=(_FromDraft,))
+
+    url: str
+    title: str
+    author: str
+    merged_at: datetime
+    subsystems: list[str]
+    additions: int = 0
+    deletions: int = 0
+    files_changed: int = 0
+    draft: DraftEntry
+    status: EntryStatus = EntryStatus.DRAFT
+    #: Review (prdigest/review/): Levenshtein distance between the draft's and the sent headline + text;
+    #: 0 when approved as drafted, None when rejected or not reviewed. The drafter's quality signal.
+    edit_distance: int | None = None
+    #: Links to other PRs of this edition or earlier ones (reverts, follow-ups, fixes).
+    relations: list[Relation] = Field(default_factory=list)
+    #: Code facts: what the diff did to the code (prdigest/collect/facts/), read from the files before and after.
+    changes: list[Change] = Field(default_factory=list)
+    #: True when a fact removes, renames, moves or changes the signature of something public (the editor may
+    #: clear it); such entries open each variant's "Action required" block.
+    breaking: bool = False
+    #: The facts matched against the readers' downstream repositories (prdigest/connect/impact/).
+    impact: list[Impact] = Field(default_factory=list)
+    #: What the drafter was given of the PR (files, comments, issues), None when not recorded.
+    coverage: Coverage | None = None
+
+    number = _FromDraft[int]()
+    headline = _FromDraft[str]()
+    verdict = _FromDraft[Verdict]()
+    rationale = _FromDraft[str]()
+    focus = _FromDraft[list[str]]()
+    followups = _FromDraft[list[str]]()
+    audience = _FromDraft[str]()
+    drafter = _FromDraft[str]()
+    grounding = _FromDraft[list[str]]()
+    needs_editing = _FromDraft[bool]()
+    warnings = _FromDraft[list[str]]()
+    tokens_in = _FromDraft[int]()
+    tokens_out = _FromDraft[int]()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest_draft(cls, data: Any) -> Any:
+        """Accept the flat shape of ``digest.json`` (and of keyword construction)."""
+        if isinstance(data, dict) and "draft" not in data:
+            data = dict(data)
+            data["draft"] = {key: data.pop(key) for key in DraftEntry.model_fields if key in data}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flatten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        flat = {**data.pop("draft", {}), **data}
+        return {key: flat[key] for key in ENTRY_KEYS if key in flat}
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied; the draft's fields (headline, verdict, …) update the draft."""
+        changes = dict(update or {})
+        drafted = {key: changes.pop(key) for key in list(changes) if key in DraftEntry.model_fields}
+        if drafted:
+            changes["draft"] = changes.get("draft", self.draft).model_copy(update=drafted, deep=deep)
+        return super().model_copy(update=changes, deep=deep)
+
+    @classmethod
+    def from_draft(cls, pr: PullRequest, subsystems: list[str], draft: DraftEntry) -> "Entry":
+        """Join a PR, its subsystems and its draft into an entry awaiting review."""
+        if draft.number != pr.number:
+            draft = draft.model_copy(update={"number": pr.number})
+        return cls(url=pr.url, title=pr.title, author=pr.author, merged_at=pr.merged_at, subsystems=subsystems,
+                   additions=pr.additions, deletions=pr.deletions, files_changed=len(pr.files), draft=draft)
+
+    @property
+    def published(self) -> bool:
+        """True when the entry survived review and may reach readers."""
+        return self.status in (EntryStatus.APPROVED, EntryStatus.EDITED)
+
+    @property
+    def flagged(self) -> bool:
+        """True when the drafter asks for the editor's eye (fallback draft, warnings, grounding failures)."""
+        return bool(self.needs_editing or self.warnings or self.grounding)
+
+
+@dataclass(frozen=True)
+class RenderProblem:
+    """One PR that could not be rendered for one medium and variant; the rest of the message goes out.
+
+    ``digest.json`` keeps it under ``problems`` as ``{number, medium, variant, error}``.
+    """
+
+    number: int
+    medium: str
+    variant: str
+    error: str
+
+    def __str__(self) -> str:
+        return f"PR #{self.number} could not be rendered for {self.medium} ({self.variant}): {self.error}"
+
+
+class Edition(BaseModel):
+    """One digest for one repo and one window: the content of ``digest.json``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repo: str
+    since: datetime
+    until: datetime
+    language: Language = "zh-CN"
+    drafter: str = "offline"
+    approver: str | None = None
+    approved_at: datetime | None = None
+    review_note: str = ""
+    generated_at: datetime
+    entries: list[Entry] = Field(default_factory=list)
+    #: PRs that could not be rendered for some medium and variant.
+    problems: list[RenderProblem] = Field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    #: Two to four sentences opening the edition (prdigest/connect/lede.py); editable in the review.
+    lede: str = ""
+    #: Related entries shown as one block; a number belongs to at most one story.
+    stories: list[Story] = Field(default_factory=list)
+    #: Follow-ups earlier editions suggested, done or still open (prdigest/connect/followups.py).
+    earlier_followups: list[EarlierFollowup] = Field(default_factory=list)
+    #: Every entry that deserves a place in some reader's read-first, best first (prdigest/connect/readfirst.py);
+    #: the editor may move entries to its head (``first …``). Each variant takes its own entries from it.
+    ranking: list[int] = Field(default_factory=list)
+    #: One per reader variant: its readers, entries, read-first and lede (prdigest/connect/variants.py).
+    variants: list[VariantRecord] = Field(default_factory=list)
+
+    @property
+    def id(self) -> "EditionId":
+        """The edition's identity: the exact repo and window."""
+        return EditionId(self.repo, self.since, self.until)
+
+    @property
+    def name(self) -> str:
+        """Human name, unambiguous: ``vllm-project/vllm 2026-W47`` for a Monday-to-Monday week,
+        ``vllm-project/vllm 2026-11-16..2026-11-19T12:00Z`` for any other window."""
+        return self.id.name
+
+    @property
+    def week(self) -> str:
+        year, week, _ = self.since.isocalendar()
+        return f"{year}-W{week:02d}"
+
+    @property
+    def key(self) -> str:
+        """A stable identifier safe for file names, ids and ledgers: ``vllm-project-vllm-2026-W47-1f0c9a2e``
+        (the name as a slug, plus a hash of the exact repo and window: slugs alone collide)."""
+        return self.id.key
+
+    @property
+    def published(self) -> list[Entry]:
+        return [e for e in self.entries if e.published]
+
+
+def _instant(moment: datetime) -> str:
+    """An instant in UTC, exactly and briefly: ``2026-11-16`` (midnight), ``2026-11-16T08:30Z``, with
+    seconds and microseconds only when they are not zero (one spelling per instant)."""
+    moment = utc(moment)
+    if (moment.hour, moment.minute, moment.second, moment.microsecond) == (0, 0, 0, 0):
+        return moment.date().isoformat()
+    if moment.microsecond:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ" if moment.second else "%Y-%m-%dT%H:%MZ")
+
+
+@dataclass(frozen=True)
+class EditionId:
+    """What identifies an edition: its exact repo and window ``[since, until)``. Two editions differ as
+    soon as the repo string or either end of the window differs (in the ledger, digest.json, status)."""
+
+    repo: str
+    since: datetime
+    until: datetime
+
+    @property
+    def window(self) -> str:
+        """``2026-W47`` for a Monday-00:00-to-Monday-00:00 week, else ``SINCE..UNTIL`` (see :func:`_instant`)."""
+        since, until = utc(self.since), utc(self.until)
+        if (since.weekday(), since.hour, since.minute, since.second, since.microsecond) == (0, 0, 0, 0, 0) \
+                and until - since == _WEEK:
+            year, week, _ = since.isocalendar()
+            return f"{year}-W{week:02d}"
+        return f"{_instant(since)}..{_instant(until)}"
+
+    @property
+    def name(self) -> str:
+        """``vllm-project/vllm 2026-W47``: what people read and type (``digest status`` accepts it)."""
+        return f"{self.repo} {self.window}"
+
+    @property
+    def exact(self) -> str:
+        """``vllm-project/vllm@2026-11-16..2026-11-23``: the repo and both instants, always spelled out."""
+        return f"{self.repo}@{_instant(self.since)}..{_instant(self.until)}"
+
+    @property
+    def key(self) -> str:
+        """The name as a slug plus 8 hex digits of SHA-256 of :attr:`exact`."""
+        digest = hashlib.sha256(self.exact.encode("utf-8")).hexdigest()[:8]
+        return f"{slug(self.name, lower=False)}-{digest}"
+
+    @property
+    def legacy_key(self) -> str:
+        """The key before editions were identified by their exact window (repo slug + ISO week of since):
+        ledgers written then are found again by it."""
+        year, week, _ = utc(self.since).isocalendar()
+        return slug(f"{self.repo}-{year}-W{week:02d}", lower=False)
+
+
+_WEEK = timedelta(days=7)

@@ -1,0 +1,147 @@
+"""Vocabulary: a repo's subsystem names, their labels in each language, their order, and drafting hints.
+
+A vocabulary comes from the repo's rules file (:func:`prdigest.classify.rulesfile.load_rules`); a repo without rules
+gets an open vocabulary (:meth:`Vocabulary.open`) whose names are top-level folders, unknown in advance.
+Generic code (the drafter, the renderers, readers' validation) asks the vocabulary and never names a
+repo's subsystems itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from prdigest.classify.patterns import Pattern
+
+#: Every subsystem name, in every rules file, readers file and folder fallback.
+NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+#: File kinds the drafter can map onto a repo's subsystems (see :mod:`prdigest.kernel.prtext.files`);
+#: ``dependency`` is a build or CI file that pins versions, ``kernel`` a source file of ``kernel_files``.
+FileKind = Literal["doc", "ci", "build", "dependency", "bench", "kernel"]
+Shows = Literal["labels", "names"]
+
+
+def is_name(value: str) -> bool:
+    """Whether ``value`` is a valid subsystem name (lower-case letters, digits, inner hyphens)."""
+    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+
+
+def name_problem(value: object) -> str | None:
+    """Why ``value`` is not a subsystem name, or None when it is one."""
+    if isinstance(value, str) and is_name(value):
+        return None
+    return f"'{value}' is not a subsystem name: use lower-case letters, digits and '-' (^[a-z0-9][a-z0-9-]*$)"
+
+
+@dataclass(frozen=True)
+class Subsystem:
+    """One subsystem as people see it: its labels and its readers, in zh-CN and English."""
+
+    name: str
+    label_zh: str
+    label_en: str
+    audience_zh: str
+    audience_en: str
+
+    def label(self, language: str) -> str:
+        """The label in ``language`` (zh-CN, else English)."""
+        return self.label_zh if language == "zh-CN" else self.label_en
+
+    def audience(self, language: str) -> str:
+        """Who reads changes here, in ``language`` (zh-CN, else English)."""
+        return self.audience_zh if language == "zh-CN" else self.audience_en
+
+
+def generic(name: str, zh: str | None = None, en: str | None = None, *, fallback: bool = False) -> Subsystem:
+    """A subsystem with the given labels (the name when absent) and an audience built from them."""
+    zh, en = zh or name, en or name
+    if fallback:
+        return Subsystem(name, zh, en, "相关模块维护者", "maintainers of the code")
+    return Subsystem(name, zh, en, f"{zh} 开发者", f"{en} developers")
+
+
+@dataclass(frozen=True)
+class DraftingHints:
+    """What the offline drafter may know about a repo beyond its names: all optional, all compiled."""
+
+    #: Subsystems whose changes shape how the product runs: worth more attention.
+    core: frozenset[str] = frozenset()
+    #: Feature and platform areas: a narrower audience than the core, more than docs or CI.
+    features: frozenset[str] = frozenset()
+    #: Source files that are kernels (searched, case-sensitive, in the path).
+    kernel_files: tuple[Pattern, ...] = ()
+    #: File kind → the subsystem a file of that kind points to when the classifier gave none.
+    file_kinds: dict[str, str] = field(default_factory=dict)
+    #: (subsystem, pattern) found at a boundary in a source or test file's lower-cased path.
+    path_areas: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    #: (subsystem, pattern) found at a word start in the title's tags, labels and words.
+    word_areas: tuple[tuple[str, re.Pattern[str]], ...] = ()
+
+    def is_kernel_path(self, path: str) -> bool:
+        """Whether ``path`` is kernel code in this repo."""
+        return any(p.search(path) for p in self.kernel_files)
+
+
+def boundary(pattern: str) -> re.Pattern[str]:
+    """``pattern`` anchored at a token start, so "tpu" does not match "output" nor "hip" "ship"."""
+    return re.compile(r"(?<![a-z0-9])(?:" + pattern + ")")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A repo's subsystems: names, labels, order (most specific first), fallback, and drafting hints."""
+
+    subsystems: tuple[Subsystem, ...]
+    fallback: Subsystem
+    #: Whether emails and Slack show the labels or the bare names next to each entry.
+    shows: Shows = "labels"
+    #: An open vocabulary (no rules file) accepts any valid name: its names are top-level folders.
+    is_open: bool = False
+    hints: DraftingHints = field(default_factory=DraftingHints)
+
+    @classmethod
+    def open(cls, fallback: str = "other") -> "Vocabulary":
+        """The vocabulary of a repo without rules: names are folders, shown as they are."""
+        return cls((), generic(fallback, "其他", "Other", fallback=True), shows="names", is_open=True)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Declared names in order, the fallback included (last unless declared)."""
+        declared = tuple(s.name for s in self.subsystems)
+        return declared if self.fallback.name in declared else (*declared, self.fallback.name)
+
+    @property
+    def known(self) -> frozenset[str]:
+        """Names a reader may follow; empty for an open vocabulary (not known before classifying)."""
+        return frozenset() if self.is_open else frozenset(self.names)
+
+    def get(self, name: str) -> Subsystem:
+        """The subsystem called ``name``; an undeclared (folder) name gets its own name as its labels."""
+        if name == self.fallback.name:
+            return self.fallback
+        return next((s for s in self.subsystems if s.name == name), None) or generic(name)
+
+    def label(self, name: str, language: str) -> str:
+        """``name``'s label in ``language``."""
+        return self.get(name).label(language)
+
+    def declared(self, names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+        """The declared names among ``names``, once each, in the vocabulary's order (fallback included)."""
+        present = set(names)
+        return tuple(n for n in self.names if n in present)
+
+    def rank(self, name: str) -> int:
+        """Position of ``name`` in the order; undeclared names after every declared one."""
+        names = self.names
+        return names.index(name) if name in names else len(names)
+
+    def sort_key(self, name: str) -> tuple[int, str]:
+        """Where ``name`` goes in a list readers see: by name (like an index) when names are shown, else by order."""
+        return (0 if self.shows == "names" else self.rank(name), name)
+
+    def shown(self, names: list[str], language: str) -> list[str]:
+        """What readers see for an entry's subsystems: labels or names, as the rules file says."""
+        return list(names) if self.shows == "names" else [self.label(n, language) for n in names]

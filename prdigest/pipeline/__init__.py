@@ -1,0 +1,1 @@
+"""The edition's lifecycle: the composition root (compose), the pipeline's steps (edition) and the one loop that runs them (loop)."""

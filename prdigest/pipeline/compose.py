@@ -1,0 +1,266 @@
+"""The composition root: the one place that picks the real or offline implementation of each service
+and builds them once per run into a :class:`Services` bundle (closed at the end of the run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from prdigest.kernel.config import Settings
+from prdigest.deliver import Channel
+from prdigest.deliver.ledger import Ledger
+from prdigest.deliver.outbox import OutboxChannel
+from prdigest.draft import Drafter
+from prdigest.draft.registry import DRAFTERS, DrafterKind, DraftingContext
+from prdigest.kernel.errors import ConfigError
+from prdigest.deliver.media import MediaRegistry, Medium
+from prdigest.kernel.models import Edition, Language
+from prdigest.kernel.options import RunOptions
+from prdigest.readers.file import Reader, ReadersFile, example_readers_path, load_readers
+from prdigest.classify.rulesfile import rules_for_repo
+from prdigest.readers.selfservice.links import web_base
+from prdigest.collect.registry import SOURCES, SourceContext
+from prdigest.collect.sources import Source
+from prdigest.state.store import LazyStore, Store
+from prdigest.classify.subsystems import Classifier, classifier_for
+from prdigest.kernel.vocabulary import Vocabulary
+
+DEFAULT_SENDER = "pr-digest <pr-digest@localhost>"
+
+
+class SiteBuilder(Protocol):
+    """Renders the archive (every stored edition, newest first) as ``{path under site/: bytes}``."""
+
+    def __call__(self, editions: list[Edition], *, site_url: str | None, link_hosts: tuple[str, ...],
+                 vocabularies: dict[str, Vocabulary]) -> dict[str, bytes]: ...
+
+
+def make_source(options: RunOptions, settings: Settings, store: LazyStore | None = None) -> Source:
+    """The PR source the options name (``prdigest.collect.registry``); ``store``: the run's state store."""
+    return SOURCES.build(options.source, SourceContext(settings, options.repo, store))
+
+
+def make_classifier(options: RunOptions, repo: str, settings: Settings | None = None,
+                    source: Source | None = None, store: LazyStore | None = None) -> Classifier:
+    """Rules from ``--rules``, else the shipped rules for the repo, else the subsystems proposed for it and
+    kept in the state store (``store``, else ``settings.state``), proposed from ``source`` on the repo's
+    first run: the repo's labeler, mergify, CODEOWNERS and tree through the GitHub API, or what a JSONL
+    file's PRs show. The top-level-folder fallback only when no proposal is kept and none can be made (no
+    settings or no source)."""
+    path = Path(options.rules) if options.rules else rules_for_repo(repo)
+    if path is not None or settings is None:
+        return classifier_for(repo, path)
+    from prdigest.classify.proposal.kept import ProposedClassifier, load_kept, proposed_classifier
+
+    own = store is None
+    state = store or LazyStore(settings.state)
+    try:
+        kept = load_kept(state(), repo)
+        if kept is not None:
+            return ProposedClassifier(kept)
+        if source is None:
+            return classifier_for(repo, None)
+        return proposed_classifier(state(), repo, lambda: _repo_snapshot(repo, settings, source))
+    finally:
+        if own:
+            state.close()
+
+
+def _repo_snapshot(repo: str, settings: Settings, source: Source):  # noqa: ANN202 (a RepoSnapshot)
+    """What a proposal reads of ``repo`` for this source: a JSONL file's PRs, else the repository on GitHub."""
+    from prdigest.collect.sources import JsonlSource
+
+    if isinstance(source, JsonlSource):
+        from prdigest.classify.proposal.repo import from_prs
+
+        return from_prs(repo, source.collect(None))
+    from prdigest.classify.proposal.init import read_repo
+
+    return read_repo(repo, checkout=None, settings=settings)
+
+
+def vocabulary_notices(classifier: Classifier) -> list[str]:
+    """One line when the run uses proposed subsystems instead of a rules file (empty otherwise)."""
+    from prdigest.classify.proposal.kept import ProposedClassifier
+
+    return [classifier.kept.notice] if isinstance(classifier, ProposedClassifier) else []
+
+
+#: Said at the configuration check and in the summary when e-mail goes out with no way to unsubscribe.
+NO_UNSUBSCRIBE = ("--deliver smtp without DIGEST_WEB_URL or DIGEST_UNSUBSCRIBE_URL: e-mails go out with no "
+                  "unsubscribe link and no List-Unsubscribe header (mailbox providers may file bulk mail without "
+                  "one as spam); set DIGEST_WEB_URL and DIGEST_WEB_SECRET (digest web), or DIGEST_UNSUBSCRIBE_URL")
+
+
+def delivery_notices(options: RunOptions, settings: Settings) -> list[str]:
+    """One line when real e-mail is sent without an unsubscribe link (empty otherwise).
+
+    Not refused: a team's digest to its own addresses may need no unsubscribe, and refusing would stop every
+    such deployment on upgrade; bulk-sender rules (one-click unsubscribe) are the sender's to meet."""
+    smtp = "smtp" in options.deliver.split(",")
+    return [NO_UNSUBSCRIBE] if smtp and not (settings.web_url or settings.unsubscribe_url) else []
+
+
+def make_readers(options: RunOptions, classifier: Classifier) -> ReadersFile:
+    """The readers file, validated against the subsystems the classifier can assign (the shipped example
+    readers, vLLM's, are not held to a proposed vocabulary: they are an example, not a subscription)."""
+    path = Path(options.readers) if options.readers else example_readers_path()
+    proposed = bool(vocabulary_notices(classifier))
+    return load_readers(path, set() if proposed and not options.readers else classifier.known_subsystems)
+
+
+def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary | None = None,
+                 store: LazyStore | None = None) -> Drafter:
+    """The drafter the options name (``prdigest.draft.registry``; no I/O: call its ``check`` before
+    drafting); ``vocabulary`` is the repo's, ``store`` the run's state store."""
+    return DRAFTERS[options.drafter].build(DraftingContext(settings, vocabulary, store))
+
+
+def make_channels(options: RunOptions, settings: Settings, out: Path, media: MediaRegistry) -> dict[str, Channel]:
+    """A channel per delivered medium: one outbox for all, or each medium's real channel. No I/O: a
+    missing setting is reported here, before any connection; ``check`` connects."""
+    delivered = media.for_deliver(options.deliver)
+    if options.deliver == "outbox":
+        outbox = OutboxChannel(out / "outbox", {m.name: m.outbox_file for m in delivered})
+        return {m.name: outbox for m in delivered}
+    return {m.name: m.channel(settings) for m in delivered}
+
+
+def check_addresses(readers: ReadersFile, media: list[Medium], settings: Settings, path: str) -> None:
+    """Refuse a reader whose address a delivered medium cannot reach with these settings (before anything
+    is collected or sent), naming the readers file, the reader and the setting to fix."""
+    for reader in readers.readers:
+        for medium in media:
+            address = medium.address(reader)
+            problem = medium.address_problem(reader, address, settings) if address else None
+            if problem:
+                raise ConfigError(f"{path}: {problem}")
+
+
+def sender(settings: Settings) -> str:
+    """The From address: DIGEST_FROM, or a placeholder that only the outbox accepts."""
+    from prdigest.deliver.email_message import check_from
+
+    return check_from(settings.from_address) if settings.from_address else DEFAULT_SENDER
+
+
+@dataclass
+class Services:
+    """Everything one edition run uses, built once by :func:`build_services` and closed by :meth:`close`.
+
+    The source, rules, readers, media and channels are built eagerly (a bad flag or file stops the run
+    before anything is collected); the drafter and the state store are opened on first use. The state store
+    is opened once and handed to every component that keeps state (GitHub cache, draft cache, ledger,
+    history, snapshots).
+    """
+
+    options: RunOptions
+    settings: Settings
+    source: Source
+    classifier: Classifier
+    readers: ReadersFile
+    media: MediaRegistry
+    #: The media this run delivers (``--deliver``), in registry order.
+    delivered: list[Medium]
+    channels: dict[str, Channel]
+    out: Path
+    #: The run's state store, opened on first use (``--state``) and shared by every component.
+    state: LazyStore
+    #: Renders the archive site from the stored editions (``renderers.site.build_site``); None: no site.
+    site: SiteBuilder | None = None
+    _drafter: Drafter | None = field(default=None, repr=False)
+    _ledger: Ledger | None = field(default=None, repr=False)
+    _audience: list[Reader] | None = field(default=None, repr=False)
+
+    @property
+    def language(self) -> Language:
+        return self.options.language or self.settings.language
+
+    @property
+    def notices(self) -> list[str]:
+        """Lines the run says before anything else (a vocabulary proposed for a repo without rules, e-mail sent
+        without an unsubscribe link)."""
+        return vocabulary_notices(self.classifier) + delivery_notices(self.options, self.settings)
+
+    @property
+    def dry_run(self) -> bool:
+        """``--deliver outbox``: messages become files, and no ledger records them."""
+        return self.options.deliver == "outbox"
+
+    @property
+    def drafter_kind(self) -> DrafterKind:
+        """The registered drafter ``--drafter`` names: its concurrency, cost, usage report and lede model."""
+        return DRAFTERS[self.options.drafter]
+
+    def drafter(self) -> Drafter:
+        """The drafter, checked (``--drafter openai``: the endpoint answers, the model is served) on first use."""
+        if self._drafter is None:
+            drafter = make_drafter(self.options, self.settings, self.classifier.vocabulary, self.state)
+            try:
+                drafter.check()
+            except BaseException:
+                drafter.close()
+                raise
+            self._drafter = drafter
+        return self._drafter
+
+    def ledger(self) -> Ledger:
+        """The delivery ledger in the state store, opened on first use."""
+        if self._ledger is None:
+            self._ledger = Ledger(self.store())
+        return self._ledger
+
+    def store(self) -> Store:
+        """The state store (edition history, snapshots, caches, ledger), opened on first use."""
+        return self.state()
+
+    def audience(self) -> list[Reader]:
+        """The readers this edition serves: the readers file with each reader's own choices (``digest web``)
+        applied and unsubscribed readers left out; read from the state store once per run."""
+        if self._audience is None:
+            from prdigest.readers.selfservice import audience
+
+            self._audience = audience(self.store(), self.source.repo, self.readers.readers,
+                                      self.classifier.vocabulary, self.language)
+        return self._audience
+
+    def check_channels(self) -> None:
+        """Preflight: every channel connects and authenticates, then lets go until delivery."""
+        try:
+            for channel in {id(c): c for c in self.channels.values()}.values():
+                channel.check()
+        finally:
+            for channel in self.channels.values():
+                channel.close()
+
+    def close(self) -> None:
+        """Release the drafter, the state store and the channels (safe to call twice)."""
+        drafter, self._drafter = self._drafter, None
+        self._ledger = None  # it writes through the state store, closed below
+        try:
+            if drafter is not None:
+                drafter.close()
+        finally:
+            self.state.close()
+            for channel in self.channels.values():
+                channel.close()
+
+
+def build_services(options: RunOptions, settings: Settings, media: MediaRegistry,
+                   site: SiteBuilder | None = None) -> Services:
+    """The run's services from its options and settings; bad flags, rules or readers stop it here.
+    ``media`` and ``site`` come from the shell (renderers live outside the core)."""
+    state = LazyStore(settings.state)
+    source = make_source(options, settings, state)
+    classifier = make_classifier(options, source.repo, settings, source, state)
+    readers = make_readers(options, classifier)
+    out = Path(options.out)
+    delivered = media.for_deliver(options.deliver)
+    channels = make_channels(options, settings, out, media)
+    web_base(settings)  # DIGEST_WEB_URL without its secret stops the run here, before anything is collected
+    if options.deliver != "outbox":
+        check_addresses(readers, delivered, settings, options.readers or str(example_readers_path()))
+    return Services(options=options, settings=settings, source=source, classifier=classifier, readers=readers,
+                    media=media, delivered=delivered, channels=channels, out=out, site=site,
+                    state=state)

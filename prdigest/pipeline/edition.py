@@ -1,0 +1,358 @@
+"""The edition pipeline: one object with one method per step, over one run's services.
+
+collect → draft → (review) → render → record → deliver → summarize. The Prefect flow maps these steps
+onto tasks (retries, caching, the review pause, artifacts, logs) and decides nothing of its own; the
+CLI's Prefect-free paths and the benchmarks call :meth:`EditionPipeline.run`, never a copy of the flow.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from prdigest.deliver.outbox import write_atomic
+from prdigest.deliver.run import DeliveryReport, Outcome, deliver, outbox_routes, plan_deliveries
+from prdigest.draft.concurrent import draft_entries
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.links import flag_foreign_links
+from prdigest.deliver.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
+from prdigest.kernel import progress as progress_hook
+from prdigest.state import record as records
+from prdigest.kernel.models import Edition, EditionId, Entry, EntryStatus, PullRequest
+from prdigest.state.record import EditionRecord, Status
+from prdigest.readers.file import Reader
+from prdigest.readers.selfservice.links import link_kinds, linker
+from prdigest.pipeline.compose import Services, sender
+from prdigest.connect.variants import Variant, plan_variants
+from prdigest.kernel.window import Window
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+
+
+def _reported(step: str) -> Progress:
+    """A step's progress told to whoever drives the run (the CLI's bar, the flow's logs: prdigest.kernel.progress)."""
+    return lambda done, total: progress_hook.report(step, done, total)
+
+
+@dataclass(frozen=True)
+class Collected:
+    """What the collect step found: the repo, the window and the PRs merged in it."""
+
+    repo: str
+    window: Window
+    prs: list[PullRequest]
+
+
+@dataclass
+class RenderedVariant:
+    """One variant rendered for every registered medium, shared by all of its readers."""
+
+    variant: Variant
+    renderings: dict[str, Rendering]
+
+    @property
+    def problems(self) -> list[RenderProblem]:
+        return [p for r in self.renderings.values() for p in r.problems]
+
+
+@dataclass
+class Rendered:
+    """The render step's result: every variant's renderings, the idle readers, the files written."""
+
+    variants: list[RenderedVariant]
+    idle: list[Reader]
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[RenderProblem]:
+        return [p for v in self.variants for p in v.problems]
+
+
+class EditionSummary(BaseModel):
+    """What a run produced, for the CLI's summary table and the run's result."""
+
+    edition: str
+    out: str
+    entries: int
+    published: int
+    per_verdict: dict[str, int]
+    per_subsystem: dict[str, int]
+    variants: dict[str, list[str]]
+    idle_readers: list[str]
+    sent: list[tuple[str, str, str]]
+    failed: list[tuple[str, str, str]]
+    #: Still pending after this run (transient error, channel down): the next run retries them.
+    pending: list[tuple[str, str, str]] = []
+    #: Sent by an earlier run of this edition, not sent again.
+    already_sent: int = 0
+    #: May have reached the reader (the provider did not answer after the body went out): never resent
+    #: unless an operator asks (``digest resend --uncertain``).
+    uncertain: list[tuple[str, str, str]] = []
+    problems: list[RenderProblem]
+    files: list[str]
+    #: Why the run stopped before collecting (the edition was already delivered), or "".
+    skipped: str = ""
+    #: What the run says before its results (subsystems proposed for a repo without a rules file).
+    notices: list[str] = []
+
+
+def auto_approve(edition: Edition, approver: str = "auto", *, leave_flagged: bool = False) -> Edition:
+    """``--approve auto``: every drafted entry is approved as drafted. With ``leave_flagged`` (real channels:
+    nobody looked at it), an entry the drafter flagged for the editor (a fallback draft, a foreign link, a
+    grounding failure) is left out instead, and the edition's review note and the log say which."""
+    left = [e.number for e in edition.entries if leave_flagged and e.flagged]
+    entries = [e.model_copy(update={"status": EntryStatus.REJECTED if e.number in left else EntryStatus.APPROVED})
+               for e in edition.entries]
+    note = edition.review_note
+    if left:
+        note = (f"auto-approval left out {len(left)} entr{'y' if len(left) == 1 else 'ies'} the drafter flagged "
+                f"for the editor ({', '.join(f'#{n}' for n in left)}): review them with --approve ui")
+        log.warning("%s: %s", edition.name, note)
+    return edition.model_copy(update={
+        "entries": entries, "approver": approver, "approved_at": datetime.now(timezone.utc), "review_note": note,
+    })
+
+
+def counts(entries: Iterable[Entry]) -> tuple[Counter[str], Counter[str]]:
+    """Entries per verdict and per subsystem."""
+    entries = list(entries)
+    return Counter(e.verdict.value for e in entries), Counter(s for e in entries for s in e.subsystems)
+
+
+def write_digest_json(out: Path, edition: Edition) -> Path:
+    """``DIR/digest.json``: the edition and all its entries, each with its review status."""
+    path = out / "digest.json"
+    data = edition.model_dump(mode="json")
+    data["name"] = edition.name  # unambiguous: repo + ISO week, or repo + exact window (EditionId.name)
+    data["week"] = edition.week
+    data["key"] = edition.key  # the ledger's key: digest status and digest resend accept it, or the name
+    write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8"))
+    return path
+
+
+def out_path(out: Path, relative: str) -> Path:
+    """``out / relative`` resolved, refusing any path that would land outside ``out`` (``..``, absolute)."""
+    path = (out / relative).resolve()
+    if out.resolve() not in path.parents:
+        raise ConfigError(f"refusing to write '{relative}' outside the folder {out} (a bug in a renderer or a "
+                          "hostile name; report it)")
+    return path
+
+
+def write_inside(out: Path, relative: str, data: bytes) -> Path:
+    """Write a file under ``out``, refusing any path that would resolve outside it."""
+    write_atomic(out_path(out, relative), data)
+    return out / relative
+
+
+def write_tree(root: Path, files: dict[str, bytes]) -> list[Path]:
+    """Make ``root`` exactly ``files`` (paths relative to it): each written atomically unless unchanged (its mtime
+    kept, so rsync and ``aws s3 sync`` skip it), every other file there removed. A page or feed an earlier build
+    wrote and this one does not (a subsystem whose only entry was retracted since) must not stay published; the
+    editions themselves are all rebuilt from the state store, so their permalinks stay."""
+    root.mkdir(parents=True, exist_ok=True)
+    written = []
+    for relative, data in sorted(files.items()):
+        target = out_path(root, relative)
+        if not (target.is_file() and not target.is_symlink() and target.read_bytes() == data):
+            write_atomic(target, data)
+        written.append(root / relative)
+    keep = {p.resolve() for p in written}
+    for path in sorted(root.rglob("*"), reverse=True):
+        if path.is_symlink() or (path.is_file() and path.resolve() not in keep):
+            path.unlink()
+        elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+            path.rmdir()
+    return written
+
+
+class EditionPipeline:
+    """One edition's steps over one run's :class:`~prdigest.pipeline.compose.Services`."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    # --- the record ---------------------------------------------------------------------------
+    def edition_id(self) -> EditionId:
+        """The edition the options name: the source's repo and the window."""
+        window = self.window()
+        return EditionId(self.services.source.repo, window.since, window.until)
+
+    def current_record(self) -> EditionRecord | None:
+        """The stored record of this run's edition, or None."""
+        return records.load(self.services.store(), self.edition_id())
+
+    def save(self, edition: Edition, status: Status, *, expect: EditionRecord | None, new_revision: bool = False,
+             run_id: str | None = None) -> EditionRecord:
+        """Store ``edition`` at ``status`` (see :func:`prdigest.state.record.save`)."""
+        return records.save(self.services.store(), edition, status, expect=expect, new_revision=new_revision,
+                            run_id=run_id)
+
+    def write_view(self, edition: Edition) -> Path:
+        """``DIR/digest.json``, the record's view for people and scripts."""
+        return write_digest_json(self.services.out, edition)
+
+    @staticmethod
+    def with_problems(edition: Edition, rendered: Rendered) -> Edition:
+        """The edition as it is published: with its render problems (PRs some medium could not render) and its
+        variants as rendered (who gets which entries, what to read first, their lede)."""
+        return edition.model_copy(update={"problems": rendered.problems,
+                                          "variants": [v.variant.record() for v in rendered.variants]})
+
+    # --- collect ------------------------------------------------------------------------------
+    def window(self) -> Window:
+        """The window the options name, or the source's default (last full week; all of a JSONL file)."""
+        options = self.services.options
+        return Window.from_flags(options.since, options.until) or self.services.source.default_window()
+
+    def collect(self) -> Collected:
+        """Every PR merged in the window, from the configured source."""
+        source = self.services.source
+        window = self.window()
+        return Collected(source.repo, window, source.collect(window))
+
+    # --- classify and draft --------------------------------------------------------------------
+    def draft(self, prs: list[PullRequest], progress: Progress | None = None) -> list[Entry]:
+        """Subsystems and a draft entry for every PR; a model-backed drafter fans out over
+        ``llm_concurrency`` threads, the offline one drafts in line."""
+        services = self.services
+        drafter = services.drafter()  # --drafter openai: the preflight check runs here
+        return draft_entries(prs, services.classifier.classify, drafter.draft, services.language,
+                             progress or _reported("draft"),
+                             concurrency=services.drafter_kind.concurrency(services.settings))
+
+    def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
+        """The edition awaiting review: token totals and cost summed from its entries."""
+        services = self.services
+        # URLs in prose off the allowed link hosts: flagged for the editor here, defanged by every medium.
+        entries = flag_foreign_links(entries, link_hosts_for(services.settings.github_url), collected.repo)
+        tokens_in, tokens_out = sum(e.tokens_in for e in entries), sum(e.tokens_out for e in entries)
+        return Edition(
+            repo=collected.repo, since=collected.window.since, until=collected.window.until,
+            language=services.language, drafter=self.drafter_name(entries), generated_at=datetime.now(timezone.utc),
+            entries=entries, tokens_in=tokens_in, tokens_out=tokens_out,
+            cost_usd=services.drafter_kind.cost(tokens_in, tokens_out, services.settings),
+        )
+
+    def connect(self, edition: Edition, prs: list[PullRequest]) -> Edition:
+        """Relations to this and earlier editions (reverted PRs demoted), stories, earlier follow-ups and the
+        lede (``prdigest/connect/step.py``): read from the state store, before review."""
+        from prdigest.connect.step import connect_edition
+        from prdigest.draft.cache import cached_complete
+        from prdigest.connect.embedding import load_embedder
+
+        services = self.services
+        settings = services.settings
+        # The model's ledes and ranking are cached by request like drafts: a warm re-run asks nothing.
+        make_complete = services.drafter_kind.complete
+        complete = (cached_complete(make_complete(settings), services.store(), model=settings.model)
+                    if make_complete else None)
+        return connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
+                               embedder=load_embedder if settings.followup_semantic else None,
+                               complete=complete, vocabulary=services.classifier.vocabulary,
+                               readers=services.audience())
+
+    def drafter_name(self, entries: list[Entry]) -> str:
+        """The drafter asked for, as its registration names it (some entries may be marked fallbacks)."""
+        return self.services.drafter_kind.title(self.services.settings)
+
+    # --- review ----------------------------------------------------------------------------------
+    def review(self, record: EditionRecord) -> EditionRecord:
+        """``--approve auto``: every drafted entry approved as drafted (the Prefect flow asks an editor); with real
+        channels, the entries the drafter flagged for the editor are left out and the review note says so."""
+        real = self.services.options.deliver != "outbox"  # the outbox is a dry run: it shows everything
+        return self.save(auto_approve(record.edition, leave_flagged=real), Status.APPROVED, expect=record)
+
+    # --- render ----------------------------------------------------------------------------------
+    def render(self, edition: Edition, progress: Progress | None = None) -> Rendered:
+        """Plan variants over the approved entries, render each once per medium, write its files."""
+        services = self.services
+        variants, idle = plan_variants(edition, services.audience(), services.classifier.vocabulary)
+        context = RenderContext(link_hosts=link_hosts_for(services.settings.github_url),
+                                site_url=services.settings.site_url,
+                                reader_links=link_kinds(services.settings))
+        rendered = Rendered([], idle)
+        for i, variant in enumerate(variants, start=1):
+            renderings = {m.name: m.render(edition, variant, context) for m in services.media}
+            rendered.variants.append(RenderedVariant(variant, renderings))
+            for rendering in renderings.values():
+                rendered.files += [write_inside(services.out, rel, data) for rel, data in rendering.files.items()]
+            (progress or _reported("render"))(i, len(variants))
+        return rendered
+
+    # --- publish --------------------------------------------------------------------------------
+    def publish(self, record: EditionRecord) -> tuple[EditionRecord, list[Path]]:
+        """Publish the approved record (history index, status ``published``), track its follow-ups, and write
+        the archive of every published edition of the repo to ``DIR/site/``. Before delivery: the permalinks
+        in the messages exist when they arrive."""
+        from prdigest.connect import followups
+        from prdigest.state import history
+
+        services = self.services
+        store = services.store()
+        record = history.record_edition(store, record.edition, expect=record)
+        followups.track(store, record.edition, max_weeks=services.settings.followup_weeks)
+        if services.site is None:
+            return record, []
+        files = services.site(history.editions(store, record.edition.repo), site_url=services.settings.site_url,
+                              link_hosts=link_hosts_for(services.settings.github_url),
+                              vocabularies={record.edition.repo: services.classifier.vocabulary})
+        return record, write_tree(services.out / "site", files)
+
+    # --- deliver ---------------------------------------------------------------------------------
+    def deliver(self, edition: Edition, rendered: Rendered, progress: Progress | None = None) -> DeliveryReport:
+        """Every reader's messages on the delivered media: to the outbox (a dry run, no ledger), or
+        through the ledger (each reader's copy exactly once, across crashes and re-runs)."""
+        services = self.services
+        if not edition.published:
+            return DeliveryReport()
+        context = ComposeContext(edition=edition, sender=sender(services.settings),
+                                 unsubscribe_template=services.settings.unsubscribe_url,
+                                 links=linker(services.settings, edition.repo))
+        deliveries = plan_deliveries([(v.variant.readers, v.renderings) for v in rendered.variants],
+                                     services.delivered, context)
+        deliveries, channels = outbox_routes(deliveries, services.channels)
+        return deliver(edition.id, deliveries, channels, services.ledger(), progress or _reported("deliver"))
+
+    # --- summarize -------------------------------------------------------------------------------
+    def summarize(self, edition: Edition, rendered: Rendered | None, report: DeliveryReport,
+                  files: list[Path]) -> EditionSummary:
+        """What the run produced and delivered, for the CLI and the run's result."""
+        rendered = rendered or Rendered([], [])
+        per_verdict, per_subsystem = counts(edition.published)
+        row = lambda r: (r.reader, r.medium, r.detail)  # noqa: E731
+        return EditionSummary(
+            edition=edition.name, out=str(self.services.out), entries=len(edition.entries),
+            published=len(edition.published), per_verdict=dict(per_verdict),
+            per_subsystem=dict(per_subsystem.most_common()),
+            variants={v.variant.key: [r.id for r in v.variant.readers] for v in rendered.variants},
+            idle_readers=[r.id for r in rendered.idle], sent=[row(r) for r in report.sent],
+            failed=[row(r) for r in report.failed],
+            pending=[row(r) for r in report.results if r.outcome in (Outcome.PENDING, Outcome.ELSEWHERE)],
+            uncertain=[row(r) for r in report.uncertain],
+            already_sent=len(report.already), problems=rendered.problems,
+            files=[str(f) for f in files], notices=self.services.notices,
+        )
+
+    def skipped(self, reason: str, record: EditionRecord | None = None) -> EditionSummary:
+        """The result of a run with nothing to do (see :func:`prdigest.pipeline.loop.next_step`)."""
+        name = record.edition.name if record is not None else self.edition_id().name
+        return EditionSummary(edition=name, out=str(self.services.out), entries=0, published=0, per_verdict={},
+                              per_subsystem={}, variants={}, idle_readers=[], sent=[], failed=[], problems=[],
+                              files=[], skipped=reason, notices=self.services.notices)
+
+    # --- the loop, run directly (no Prefect) ----------------------------------------------------------
+    def run(self) -> EditionSummary:
+        """The edition's next steps, decided from its record (:func:`prdigest.pipeline.loop.run_edition`)."""
+        from prdigest.pipeline.loop import run_edition
+
+        return run_edition(self, self)

@@ -1,0 +1,179 @@
+"""Readers and editors: who receives the digest, and what each one follows (readers.yaml)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Verdict
+from prdigest.kernel.text import clean
+from prdigest.kernel.vocabulary import NAME_PATTERN, name_problem
+from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
+
+#: Matched with ``fullmatch`` (``$`` would accept a trailing newline: ``email: |`` in YAML gives one).
+#: ASCII only: a non-ASCII address needs SMTPUTF8, which not every server offers, so it is refused when
+#: the file is loaded rather than failing mid-delivery (a domain can be written in its xn-- form).
+_EMAIL = re.compile(r"[!#-'*+\-/-9=?A-Z^-~]+(?:\.[!#-'*+\-/-9=?A-Z^-~]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+#: Slack channel name (#name), channel ID (C…/G…), or user ID (U…/W…) for a DM.
+#: Read-first entries per reader unless the readers file says otherwise, and the most it may say.
+DEFAULT_BUDGET = 5
+MAX_BUDGET = 20
+
+_SLACK = re.compile(r"#[a-z0-9][a-z0-9_-]{0,79}|[CGDUW][A-Z0-9]{6,}")
+#: A Feishu/Lark group's custom bot, by the name its environment variables carry (URL and secret: never here).
+_FEISHU = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+
+
+def _check_email(value: str | None) -> str | None:
+    if value is None:
+        return value
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(f"{value!r} is not a single plain e-mail address: it has spaces or a line break in it (a YAML '|' block adds a newline): "
+                         "write the address alone on the key's line")
+    if not value.isascii():
+        raise ValueError(f"{value!r} is not ASCII: pr-digest sends without SMTPUTF8, so write the domain in its "
+                         "xn-- form, or use an ASCII address")
+    if not _EMAIL.fullmatch(value):
+        raise ValueError(f"{value!r} is not a single plain e-mail address (like name@example.com)")
+    return value
+
+
+def _check_slack(value: str | None) -> str | None:
+    if value is not None and not _SLACK.fullmatch(value):
+        raise ValueError(f"{value!r} is not a Slack channel (#name or C…/G… ID) or user ID (U…/W…), on one line "
+                         "with nothing around it")
+    return value
+
+
+def _check_feishu(value: str | None) -> str | None:
+    if value is not None and not _FEISHU.fullmatch(value):
+        raise ValueError(f"{value!r} is not a Feishu group name: use lower-case letters, digits and '-' (its "
+                         "webhook URL goes in DIGEST_FEISHU_<NAME>_URL, never in the readers file)")
+    return value
+
+
+def _check_subsystem(value: str) -> str:
+    # Every repo's names have this form, folder names too; a name like "../x" never reaches a file name.
+    if name_problem(value):
+        # repr: a name with a line break in it is shown as "\n", so the message stays one line.
+        raise ValueError(f"{value!r} is not a subsystem name: use lower-case letters, digits and '-' "
+                         f"({NAME_PATTERN})")
+    return value
+
+
+def _one_line(value: str) -> str:
+    # A name goes into the To: header and the status table: no line break or control character.
+    if value != clean(value) or any(c in value for c in "\r\n\u2028\u2029"):
+        raise ValueError(f"{value!r} must be a single line without control characters")
+    return value
+
+
+SubsystemName = Annotated[str, AfterValidator(_check_subsystem)]
+
+
+class Reader(BaseModel):
+    """Someone (or a Slack channel, or a Feishu/Lark group) who receives the digest, with the filter that
+    picks their entries."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)
+    name: str = Field(min_length=1, max_length=120)
+    email: str | None = None
+    slack: str | None = None
+    feishu: str | None = None
+    subsystems: tuple[SubsystemName, ...] = ()
+    exclude: tuple[SubsystemName, ...] = ()
+    min_verdict: Verdict = Verdict.SKIP
+    #: At most this many entries in the reader's "read first" (fewer when fewer deserve it).
+    budget: int = Field(default=DEFAULT_BUDGET, ge=1, le=MAX_BUDGET, strict=True)
+
+    _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
+    _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
+    _feishu = field_validator("feishu")(classmethod(lambda cls, v: _check_feishu(v)))
+
+    _name = field_validator("name")(classmethod(lambda cls, v: _one_line(v)))
+
+    @model_validator(mode="after")
+    def _reachable(self) -> "Reader":
+        if self.email is None and self.slack is None and self.feishu is None:
+            raise ValueError(f"reader '{self.id}' has none of email, slack or feishu: nothing could be delivered")
+        return self
+
+
+class Editor(BaseModel):
+    """Someone told when a review is waiting."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=120)
+    email: str | None = None
+    slack: str | None = None
+    feishu: str | None = None
+
+    _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
+    _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
+    _feishu = field_validator("feishu")(classmethod(lambda cls, v: _check_feishu(v)))
+    _name = field_validator("name")(classmethod(lambda cls, v: _one_line(v)))
+
+
+class ReadersFile(BaseModel):
+    """The whole readers.yaml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    readers: list[Reader] = Field(min_length=1)
+    editors: list[Editor] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> "ReadersFile":
+        seen: set[str] = set()
+        for reader in self.readers:
+            if reader.id in seen:
+                raise ValueError(f"reader id '{reader.id}' appears twice")
+            seen.add(reader.id)
+        return self
+
+
+def _line(path: Path, index: int, field: str, name: str) -> int | None:
+    """The 1-based line of ``name`` in ``readers[index].field`` (the file already parsed once)."""
+    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=FAST_LOADER)
+    node = next((v for k, v in root.value if k.value == "readers"), None)
+    reader = node.value[index] if isinstance(node, yaml.SequenceNode) else None
+    names = next((v for k, v in reader.value if k.value == field), None) if isinstance(
+        reader, yaml.MappingNode) else None
+    if isinstance(names, yaml.SequenceNode):
+        return next((n.start_mark.line + 1 for n in names.value if getattr(n, "value", None) == name),
+                    names.start_mark.line + 1)
+    return reader.start_mark.line + 1 if reader is not None else None
+
+
+def load_readers(path: Path, known_subsystems: set[str] | None = None) -> ReadersFile:
+    """Read and validate a readers file against the repo's subsystems.
+
+    Every subsystem name must have the form of one (``^[a-z0-9][a-z0-9-]*$``); with ``known_subsystems``
+    (the classifier's, from the repo's rules) a name the repo never assigns is an error too. An empty set
+    means the names cannot be known in advance (a repo without rules: folder names).
+    """
+    readers = load_yaml_model(path, ReadersFile, what="readers")
+    if known_subsystems:
+        for i, reader in enumerate(readers.readers):
+            for field in ("subsystems", "exclude"):
+                unknown = sorted(set(getattr(reader, field)) - known_subsystems)
+                if unknown:
+                    line = _line(path, i, field, unknown[0])
+                    raise ConfigError(
+                        f"{path}{f':{line}' if line else ''}: readers[{i}] ('{reader.id}') {field}: unknown "
+                        f"subsystem(s) {', '.join(unknown)}; known: {', '.join(sorted(known_subsystems))}"
+                    )
+    return readers
+
+
+def example_readers_path() -> Path:
+    """The readers file shipped with pr-digest (used by the demo)."""
+    return Path(__file__).parent / "examples" / "readers.yaml"

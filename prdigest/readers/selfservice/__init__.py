@@ -1,0 +1,38 @@
+"""Reader self-service: signed links, readers' own choices in the state store, and the readers an edition
+serves once those choices are applied. ``digest web`` (``flows/web/``) is the HTTP face of this package;
+everything it decides is decided here, without HTTP."""
+
+from __future__ import annotations
+
+import logging
+
+from prdigest.readers.file import Reader
+from prdigest.readers.selfservice.choices import Choice, ReaderChoices
+from prdigest.readers.selfservice.links import Linker, ReaderLinks, linker, web_base
+from prdigest.readers.selfservice.preferences import Preferences, addresses, apply
+from prdigest.readers.selfservice.tokens import BadLink, LinkSigner, ReaderRef
+from prdigest.state.store import Store
+from prdigest.kernel.vocabulary import Vocabulary
+
+__all__ = ["BadLink", "Choice", "LinkSigner", "Linker", "Preferences", "ReaderChoices", "ReaderLinks", "ReaderRef",
+           "addresses", "apply", "audience", "linker", "web_base"]
+
+log = logging.getLogger(__name__)
+
+
+def audience(store: Store, repo: str, readers: list[Reader], vocabulary: Vocabulary, language: str) -> list[Reader]:
+    """The readers an edition of ``repo`` serves: the readers file (recorded as the roster ``digest web``
+    knows), each reader's own choices applied, unsubscribed readers left out."""
+    choices = ReaderChoices(store)
+    choices.record_roster(repo, readers, vocabulary, language)
+    stored = choices.choices(repo)
+    served: list[Reader] = []
+    for reader in readers:
+        choice = stored.get(reader.id)
+        if choice is None:
+            served.append(reader)
+        elif choice.unsubscribed:
+            log.info("reader %s unsubscribed from %s (digest web): no message", reader.id, repo)
+        else:
+            served.append(apply(reader, choice.preferences, vocabulary.known))
+    return served

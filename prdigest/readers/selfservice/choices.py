@@ -1,0 +1,153 @@
+"""Readers' own choices in the state store, and the roster ``digest web`` reads to show them.
+
+Three tables of the component ``reader-selfservice``:
+
+- ``reader_roster``: each reader of a repo's digest as the last run's readers file described them. A run
+  writes it when it loads its readers (readers gone from the file are removed, so their links stop
+  working: the readers file says who exists).
+- ``reader_lists``: per repo, the language and the subsystem vocabulary the preferences form offers.
+- ``reader_overrides``: what a reader chose (``unsubscribed``, :class:`Preferences` as JSON).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from prdigest.readers.file import Reader
+from prdigest.readers.selfservice.preferences import Preferences
+from prdigest.state.store import Migration, Store
+from prdigest.kernel.vocabulary import Vocabulary
+
+COMPONENT = "reader-selfservice"
+
+_V1 = """
+    CREATE TABLE reader_roster (
+        repo     TEXT NOT NULL,
+        reader   TEXT NOT NULL,
+        profile  TEXT NOT NULL,
+        seen_at  TEXT NOT NULL,
+        PRIMARY KEY (repo, reader)
+    );
+    CREATE TABLE reader_lists (
+        repo       TEXT PRIMARY KEY,
+        language   TEXT NOT NULL,
+        vocabulary TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE reader_overrides (
+        repo         TEXT NOT NULL,
+        reader       TEXT NOT NULL,
+        unsubscribed INTEGER NOT NULL DEFAULT 0,
+        preferences  TEXT NOT NULL DEFAULT '{}',
+        updated_at   TEXT NOT NULL,
+        PRIMARY KEY (repo, reader)
+    )
+"""
+
+MIGRATIONS: list[Migration] = [_V1]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One reader's stored choices."""
+
+    unsubscribed: bool = False
+    preferences: Preferences = Preferences()
+    updated_at: str = ""
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What the preferences page offers for a repo: its language and its subsystems (name, zh, en)."""
+
+    language: str
+    subsystems: list[tuple[str, str, str]]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class ReaderChoices:
+    """Reads and writes the self-service tables (migrated on first use)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        store.migrate(COMPONENT, MIGRATIONS)
+
+    # --- written by a run --------------------------------------------------------------------------
+    def record_roster(self, repo: str, readers: Iterable[Reader], vocabulary: Vocabulary, language: str) -> None:
+        """The readers file of this run is the roster of ``repo``: upsert each reader, drop the others."""
+        readers = list(readers)
+        now = _now()
+        subsystems = [[n, vocabulary.label(n, "zh-CN"), vocabulary.label(n, "en")]
+                      for n in vocabulary.names if n in vocabulary.known]
+
+        def work(store: Store) -> None:
+            ids = {r.id for r in readers}
+            for (old,) in store.fetchall("SELECT reader FROM reader_roster WHERE repo = ?", (repo,)):
+                if old not in ids:
+                    store.execute("DELETE FROM reader_roster WHERE repo = ? AND reader = ?", (repo, old))
+            for reader in readers:
+                store.execute(
+                    "INSERT INTO reader_roster (repo, reader, profile, seen_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (repo, reader) DO UPDATE SET profile = excluded.profile, seen_at = excluded.seen_at",
+                    (repo, reader.id, reader.model_dump_json(), now))
+            store.execute(
+                "INSERT INTO reader_lists (repo, language, vocabulary, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (repo) DO UPDATE SET language = excluded.language, vocabulary = excluded.vocabulary, "
+                "updated_at = excluded.updated_at", (repo, language, json.dumps(subsystems, ensure_ascii=False), now))
+        self.store.atomic(work)
+
+    # --- read by a run and by digest readers ---------------------------------------------------------
+    def choices(self, repo: str) -> dict[str, Choice]:
+        """Every reader's stored choices for ``repo``, by reader id."""
+        rows = self.store.fetchall("SELECT reader, unsubscribed, preferences, updated_at FROM reader_overrides "
+                                   "WHERE repo = ?", (repo,))
+        return {reader: _choice(unsub, prefs, updated) for reader, unsub, prefs, updated in rows}
+
+    def all_choices(self) -> dict[tuple[str, str], Choice]:
+        """Every stored choice, by (repo, reader id)."""
+        rows = self.store.fetchall("SELECT repo, reader, unsubscribed, preferences, updated_at FROM reader_overrides "
+                                   "ORDER BY repo, reader")
+        return {(repo, reader): _choice(unsub, prefs, updated) for repo, reader, unsub, prefs, updated in rows}
+
+    # --- read and written by digest web ----------------------------------------------------------------
+    def profile(self, repo: str, reader: str) -> Reader | None:
+        """The reader as the last run's readers file described them, or None if they are not on it."""
+        row = self.store.fetchone("SELECT profile FROM reader_roster WHERE repo = ? AND reader = ?", (repo, reader))
+        return Reader.model_validate_json(row[0]) if row else None
+
+    def listing(self, repo: str) -> Listing:
+        """The repo's language and vocabulary, as the last run recorded them."""
+        row = self.store.fetchone("SELECT language, vocabulary FROM reader_lists WHERE repo = ?", (repo,))
+        if row is None:
+            return Listing("zh-CN", [])
+        return Listing(row[0], [tuple(s) for s in json.loads(row[1])])
+
+    def choice(self, repo: str, reader: str) -> Choice:
+        """One reader's stored choices (defaults when none)."""
+        row = self.store.fetchone("SELECT unsubscribed, preferences, updated_at FROM reader_overrides "
+                                  "WHERE repo = ? AND reader = ?", (repo, reader))
+        return _choice(*row) if row else Choice()
+
+    def set_unsubscribed(self, repo: str, reader: str, unsubscribed: bool) -> None:
+        """Unsubscribe (or resubscribe) a reader; their preferences are kept either way."""
+        self.store.execute(
+            "INSERT INTO reader_overrides (repo, reader, unsubscribed, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (repo, reader) DO UPDATE SET unsubscribed = excluded.unsubscribed, "
+            "updated_at = excluded.updated_at", (repo, reader, int(unsubscribed), _now()))
+
+    def set_preferences(self, repo: str, reader: str, prefs: Preferences) -> None:
+        """Store a reader's preferences (replacing the earlier ones)."""
+        self.store.execute(
+            "INSERT INTO reader_overrides (repo, reader, preferences, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (repo, reader) DO UPDATE SET preferences = excluded.preferences, "
+            "updated_at = excluded.updated_at", (repo, reader, json.dumps(prefs.shown()), _now()))
+
+
+def _choice(unsubscribed: int, prefs: str, updated: str) -> Choice:
+    return Choice(bool(unsubscribed), Preferences.model_validate_json(prefs or "{}"), updated)

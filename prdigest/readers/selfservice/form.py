@@ -1,0 +1,97 @@
+"""The preferences form as data: what it offers one reader, and the :class:`Preferences` a submission makes.
+
+No HTTP here: ``digest web`` hands over the submitted fields (name → values) and shows what comes back.
+A value equal to the readers file's is stored as None ("as the file says"), so an editor's later change
+to the file still reaches a reader who never changed that field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import get_args
+
+from pydantic import ValidationError
+
+from prdigest.kernel.models import Verdict
+from prdigest.readers.file import Reader
+from prdigest.readers.selfservice.choices import Listing
+from prdigest.readers.selfservice.preferences import Preferences, addresses
+
+#: Fields shown as a number input: every ``int`` field of Preferences (a reader's ``budget``).
+NUMBER_FIELDS = tuple(name for name, f in Preferences.model_fields.items() if int in get_args(f.annotation))
+
+
+def bounds(name: str) -> tuple[int | None, int | None]:
+    """The (ge, le) bounds Preferences declares for a number field, for the form's min and max."""
+    found: dict[str, int] = {}
+    for rule in Preferences.model_fields[name].metadata:
+        for key in ("ge", "le"):
+            if getattr(rule, key, None) is not None:
+                found[key] = getattr(rule, key)
+    return found.get("ge"), found.get("le")
+
+
+class FormProblem(ValueError):
+    """A submitted value the form cannot accept: ``field`` and a message key for the page's language."""
+
+    def __init__(self, field: str, key: str) -> None:
+        super().__init__(f"{field}: {key}")
+        self.field = field
+        self.key = key
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What the form offers one reader: subsystems (name, zh, en) they may follow, media they may keep."""
+
+    subsystems: list[tuple[str, str, str]]
+    media: list[str]
+
+
+def offer(reader: Reader, listing: Listing) -> Offer:
+    """The repo's subsystems minus those an editor excluded for the reader; media only if several."""
+    subsystems = [s for s in listing.subsystems if s[0] not in reader.exclude]
+    media = list(addresses(reader))
+    return Offer(subsystems, media if len(media) > 1 else [])
+
+
+def _one(form: Mapping[str, Sequence[str]], name: str) -> str | None:
+    values = form.get(name) or []
+    if len(values) > 1:
+        raise FormProblem(name, "one_value")
+    return values[0].strip() if values else None
+
+
+def preferences_from_form(form: Mapping[str, Sequence[str]], reader: Reader, listing: Listing) -> Preferences:
+    """The reader's new preferences from a submitted form; raises :class:`FormProblem` on a bad value."""
+    offered = offer(reader, listing)
+    names = [s[0] for s in offered.subsystems]
+    values: dict[str, object] = {}
+    if names:
+        ticked = set(form.get("subsystems") or [])
+        if ticked - set(names):
+            raise FormProblem("subsystems", "unknown_subsystem")
+        chosen = tuple(n for n in names if n in ticked)
+        values["subsystems"] = None if set(chosen) == set(reader.subsystems) else chosen
+    verdict = _one(form, "min_verdict")
+    if verdict is not None:
+        if verdict not in {v.value for v in Verdict}:
+            raise FormProblem("min_verdict", "unknown_verdict")
+        values["min_verdict"] = None if verdict == reader.min_verdict.value else Verdict(verdict)
+    if offered.media:
+        kept = tuple(m for m in offered.media if m in set(form.get("media") or []))
+        if not kept:
+            raise FormProblem("media", "no_medium")
+        values["media"] = None if len(kept) == len(offered.media) else kept
+    for name in NUMBER_FIELDS:
+        raw = _one(form, name)
+        if raw:
+            if not raw.isdigit() or len(raw) > 4:
+                raise FormProblem(name, "not_a_number")
+            values[name] = None if int(raw) == getattr(reader, name, None) else int(raw)
+    try:
+        return Preferences(**values)
+    except ValidationError as exc:
+        field = str(exc.errors()[0]["loc"][0]) if exc.errors()[0]["loc"] else "form"
+        raise FormProblem(field, "out_of_range") from None

@@ -1,0 +1,70 @@
+"""What a reader may choose for themselves, and how it changes the reader the readers file describes.
+
+A field of :class:`Preferences` that is None leaves the readers file's value; any other value replaces it
+for the next edition. A field named like a :class:`~prdigest.readers.file.Reader` field overrides it as is, so a
+new choice (a reader's ``budget``) is one line here. ``media`` is the exception: it names which of the
+reader's addresses (e-mail, Slack, ...) still receive the digest, and the others are left out.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from prdigest.kernel.models import Verdict
+from prdigest.readers.file import MAX_BUDGET, Reader, SubsystemName
+
+#: Reader fields that hold an address on a medium named the same (``Medium.name``).
+MEDIA_FIELDS = ("email", "slack", "feishu")
+
+
+class Preferences(BaseModel):
+    """A reader's own choices (``digest web``); None = as the readers file says."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subsystems: tuple[SubsystemName, ...] | None = None
+    min_verdict: Verdict | None = None
+    budget: int | None = Field(default=None, ge=1, le=MAX_BUDGET)
+    media: tuple[str, ...] | None = None
+
+    def shown(self) -> dict[str, object]:
+        """The choices made (not None), as plain values: for ``digest readers`` and the store."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def is_empty(self) -> bool:
+        return not self.shown()
+
+
+def addresses(reader: Reader) -> dict[str, str]:
+    """The reader's addresses by medium name, in :data:`MEDIA_FIELDS` order."""
+    found = {name: getattr(reader, name, None) for name in MEDIA_FIELDS}
+    return {name: value for name, value in found.items() if value}
+
+
+def apply(reader: Reader, prefs: Preferences, known: frozenset[str] = frozenset()) -> Reader:
+    """``reader`` with ``prefs`` applied; ``known`` is the repo's vocabulary (empty: not known in advance).
+
+    A choice the readers file has since made impossible is dropped, never turned into a reader who gets
+    nothing by surprise: subsystems no longer in the vocabulary are ignored (all gone: the file's filter),
+    and media the reader no longer has are ignored (none left: every medium the file gives).
+    """
+    update: dict[str, object] = {}
+    for name, value in prefs:
+        if value is None or name == "media" or name not in Reader.model_fields:
+            continue
+        if name == "subsystems" and known:
+            value = tuple(s for s in value if s in known)
+            if not value and prefs.subsystems:
+                continue
+        update[name] = value
+    if prefs.media is not None:
+        kept = [m for m in addresses(reader) if m in prefs.media]
+        if kept:
+            update.update({m: None for m in addresses(reader) if m not in kept})
+    if not update:
+        return reader
+    try:
+        return Reader.model_validate({**reader.model_dump(), **update})
+    except ValidationError:
+        # A stored choice that no longer fits the file (e.g. a field's bounds changed): the file wins.
+        return reader

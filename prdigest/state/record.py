@@ -1,0 +1,294 @@
+"""The edition record: one edition stored once, in the state store, with its content hash and a status that
+only moves forward.
+
+``collected → drafted → in_review → approved → published → delivering → delivered`` (or ``held`` after the
+review, or ``partial`` while a delivery row is still pending). Everything else is a view of the record:
+``digest.json`` is written from it, the review binds to its hash, the archive and later editions read the
+published ones, ``digest status`` shows its status beside the ledger, ``digest resend`` rebuilds messages
+from it. A run that starts an edition anew on purpose (``--resend-edition``) opens a new *revision*; within
+a revision the status never goes back.
+
+SQL is portable (both dialects of :mod:`prdigest.state.store`); the body is the edition's canonical JSON, so its
+hash is the same after any round trip.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from enum import StrEnum
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from prdigest.kernel.errors import ReviewError
+from prdigest.kernel.models import Edition, EditionId
+from prdigest.state.store import Store
+
+COMPONENT = "record"
+
+#: Append only (see :meth:`prdigest.state.store.Store.migrate`).
+MIGRATIONS = [
+    """
+    CREATE TABLE edition_records (
+        key         TEXT PRIMARY KEY,      -- Edition.key: the exact repo and window
+        repo        TEXT NOT NULL,
+        since       TEXT NOT NULL,
+        until       TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        revision    INTEGER NOT NULL,      -- a new one only when an edition is run again on purpose
+        status      TEXT NOT NULL,
+        hash        TEXT NOT NULL,         -- content_hash of body
+        body        TEXT NOT NULL,         -- the edition as canonical JSON
+        run_id      TEXT,                  -- the flow run that reviews (or reviewed) this revision
+        updated_at  TEXT NOT NULL
+    );
+    CREATE INDEX edition_records_repo ON edition_records (repo, until);
+    CREATE INDEX edition_records_run ON edition_records (run_id)
+    """,
+]
+
+
+class Status(StrEnum):
+    """Where an edition stands; see the module docstring for the order."""
+
+    COLLECTED = "collected"
+    DRAFTED = "drafted"
+    IN_REVIEW = "in_review"
+    APPROVED = "approved"
+    HELD = "held"
+    PUBLISHED = "published"
+    DELIVERING = "delivering"
+    PARTIAL = "partial"
+    DELIVERED = "delivered"
+
+
+#: Rank of each status: a record only moves to a status of equal or higher rank (partial ⇄ delivering: a
+#: pending row is retried; held ends a revision).
+_RANK = {Status.COLLECTED: 0, Status.DRAFTED: 1, Status.IN_REVIEW: 2, Status.APPROVED: 3, Status.HELD: 9,
+         Status.PUBLISHED: 4, Status.DELIVERING: 5, Status.PARTIAL: 5, Status.DELIVERED: 6}
+
+#: Statuses whose edition is published: the archive and later editions read these.
+PUBLISHED = (Status.PUBLISHED, Status.DELIVERING, Status.PARTIAL, Status.DELIVERED)
+
+
+class RecordError(ReviewError):
+    """The edition record is altered, unreadable, or asked to move backwards: nothing is sent (shown to users)."""
+
+
+def canonical_json(edition: Edition) -> str:
+    """The edition as JSON with sorted keys and no spacing: the same text for the same content."""
+    return json.dumps(edition.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def content_hash(edition: Edition) -> str:
+    """``sha256:<hex>`` of the edition's canonical JSON: what a review decision names as the content it saw."""
+    return _digest(canonical_json(edition))
+
+
+def content_hash_of_json(text: str) -> str:
+    """The :func:`content_hash` of an edition given as JSON text (the draft a run showed its editor)."""
+    return _digest(json.dumps(json.loads(text), ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+
+
+def _digest(body: str) -> str:
+    return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def short(value: str) -> str:
+    """A hash as people read it in an error."""
+    return f"'{value[:19]}…'" if value else "(none)"
+
+
+@dataclass(frozen=True)
+class EditionRecord:
+    """One stored edition: its content, the content's hash, status and revision, the reviewing run."""
+
+    edition: Edition
+    status: Status
+    hash: str
+    revision: int
+    run_id: str | None
+    updated_at: datetime
+
+    @property
+    def key(self) -> str:
+        return self.edition.key
+
+    @property
+    def published(self) -> bool:
+        return self.status in PUBLISHED
+
+    def check_shown(self, shown: str, decided_on: str = "") -> None:
+        """Raise :class:`RecordError` unless this record's content is the draft its editor was shown (``shown``:
+        the hash of the draft as the run published it for review) and the decision, when it names a hash
+        (``digest approve`` does), names that one."""
+        name = self.edition.name
+        if not shown:
+            raise RecordError(f"{name}: the draft shown for review is missing from the flow run, so the decision "
+                              "cannot be bound to what the editor saw: nothing is sent; run the edition again")
+        if decided_on and decided_on != shown:
+            raise RecordError(f"the review decision for {name} names content {short(decided_on)}, but the editor "
+                              f"was shown {short(shown)}: nothing is sent; review the current draft again")
+        if self.hash != shown:
+            raise RecordError(f"the edition record of {name} is {short(self.hash)}, not the draft {short(shown)} "
+                              "its editor was shown: it was changed in the state store during the review. Nothing "
+                              "is sent; run the edition again (--resend-edition) and review it")
+
+
+_COLUMNS = "key, repo, since, until, name, revision, status, hash, body, run_id, updated_at"
+
+
+def ensure_schema(store: Store) -> None:
+    """Create or upgrade the record's table."""
+    store.migrate(COMPONENT, MIGRATIONS)
+
+
+def load(store: Store, edition: EditionId | str) -> EditionRecord | None:
+    """The record of ``edition`` (its identity or key), checked against its hash; None when none is stored."""
+    ensure_schema(store)
+    key = edition if isinstance(edition, str) else edition.key
+    row = store.fetchone(f"SELECT {_COLUMNS} FROM edition_records WHERE key = ?", (key,))
+    return None if row is None else _record(row)
+
+
+def load_by_run(store: Store, run_id: str) -> EditionRecord | None:
+    """The record a flow run reviews (a run resumed from its review finds its edition here)."""
+    ensure_schema(store)
+    row = store.fetchone(f"SELECT {_COLUMNS} FROM edition_records WHERE run_id = ? ORDER BY updated_at DESC",
+                         (run_id,))
+    return None if row is None else _record(row)
+
+
+def resolve(store: Store, asked: str) -> EditionRecord | None:
+    """The record named by its key, its name as ``digest run`` prints it (newest when two share it), or its
+    exact identity ``repo@since..until``."""
+    found = load(store, asked)
+    if found is not None:
+        return found
+    row = store.fetchone(f"SELECT {_COLUMNS} FROM edition_records WHERE name = ? ORDER BY until DESC", (asked,))
+    if row is not None:
+        return _record(row)
+    for record in published(store):
+        if record.edition.id.exact == asked:
+            return record
+    return None
+
+
+def published(store: Store, repo: str | None = None) -> list[EditionRecord]:
+    """Every published record (of ``repo``), newest window first."""
+    ensure_schema(store)
+    marks = ", ".join("?" for _ in PUBLISHED)
+    sql = f"SELECT {_COLUMNS} FROM edition_records WHERE status IN ({marks})"
+    params: list[object] = [s.value for s in PUBLISHED]
+    if repo is not None:
+        sql += " AND repo = ?"
+        params.append(repo)
+    rows = store.fetchall(sql + " ORDER BY until DESC, since DESC, repo", params)
+    return [_record(r) for r in rows]
+
+
+class Conflict(RecordError):
+    """Another run moved the record meanwhile: the caller reads it again and follows it."""
+
+
+#: Work in progress before a review: a run may replace another's draft of the same revision.
+_EARLY = (Status.COLLECTED, Status.DRAFTED)
+
+
+def save(store: Store, edition: Edition, status: Status, *, run_id: str | None = None,
+         expect: EditionRecord | None = None, new_revision: bool = False, replace: bool = False) -> EditionRecord:
+    """Store ``edition`` at ``status`` and return the record as stored.
+
+    ``expect``: the record this step read (None: none, or a draft in progress). The write happens only if the
+    stored record is still that revision and status (compare and set; drafts before the review may replace one
+    another), otherwise :class:`Conflict`. ``new_revision``: the edition is run again on purpose. Moving to a
+    lower status is refused. ``replace``: store it whatever is stored (publishing an edition again from a tool).
+    """
+    ensure_schema(store)
+    body = canonical_json(edition)
+    now = datetime.now(timezone.utc).isoformat()
+
+    def write(tx: Store) -> EditionRecord:
+        row = tx.fetchone(f"SELECT {_COLUMNS} FROM edition_records WHERE key = ?", (edition.key,))
+        current = None if row is None else _record(row, check=False)
+        if current is not None and not new_revision and not replace:
+            _check_expected(edition, current, expect, status)
+        revision = (current.revision + 1 if new_revision else current.revision) if current else 1
+        owner = run_id if run_id is not None else (current.run_id if current and not new_revision else None)
+        values = (edition.key, edition.repo, _stamp(edition.since), _stamp(edition.until), edition.name, revision,
+                  status.value, _digest(body), body, owner, now)
+        if current is None:
+            tx.execute(f"INSERT INTO edition_records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+        else:
+            tx.execute("UPDATE edition_records SET repo = ?, since = ?, until = ?, name = ?, revision = ?, status = ?, "
+                       "hash = ?, body = ?, run_id = ?, updated_at = ? WHERE key = ?", (*values[1:], edition.key))
+        return EditionRecord(edition, status, _digest(body), revision, owner, datetime.fromisoformat(now))
+
+    return store.atomic(write)
+
+
+def _check_expected(edition: Edition, current: EditionRecord, expect: EditionRecord | None, status: Status) -> None:
+    same = expect is not None and (current.revision, current.status) == (expect.revision, expect.status)
+    # Two runs drafting the same week before any review: the later draft replaces the earlier one.
+    drafting = current.status in _EARLY and (expect is None or (expect.status in _EARLY
+                                                                 and expect.revision == current.revision))
+    if not (same or drafting):
+        raise Conflict(f"{edition.name}: another run moved the edition record to '{current.status}' (revision "
+                       f"{current.revision}) meanwhile")
+    if _RANK[status] < _RANK[current.status]:
+        raise RecordError(f"{edition.name}: the edition record is '{current.status}' and cannot go back to "
+                          f"'{status}'")
+
+
+def mark(store: Store, key: str, status: Status) -> None:
+    """Move the published record of ``key`` to a delivery status (``delivering``, ``partial``, ``delivered``)
+    unless it is already further: concurrent deliverers of one edition never conflict here (the ledger orders
+    their messages)."""
+    ensure_schema(store)
+    allowed = [s.value for s in PUBLISHED if _RANK[s] <= _RANK[status]]
+    marks = ", ".join("?" for _ in allowed)
+    store.execute(f"UPDATE edition_records SET status = ?, updated_at = ? WHERE key = ? AND status IN ({marks})",
+                  (status.value, datetime.now(timezone.utc).isoformat(), key, *allowed))
+
+
+def advance(store: Store, record: EditionRecord, status: Status) -> EditionRecord:
+    """``record`` at a later ``status``, its content unchanged (checked against the stored hash)."""
+    return save(store, record.edition, status, expect=record)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def tolerant(model: type[M], data: dict[str, Any]) -> M:
+    """``data`` validated as ``model``, leaving out top-level keys the model forbids: an edition stored by
+    another version of pr-digest (a field dropped since) still loads."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        extra = {e["loc"][0] for e in exc.errors() if e["type"] == "extra_forbidden" and len(e["loc"]) == 1}
+        if not extra:
+            raise
+        return model.model_validate({k: v for k, v in data.items() if k not in extra})
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _record(row: tuple, *, check: bool = True) -> EditionRecord:
+    key, body, stored_hash = row[0], row[8], row[7]
+    if check and _digest(body) != stored_hash:
+        raise RecordError(f"the edition record {key} was altered in the state store (its content no longer matches "
+                          f"{short(stored_hash)}): nothing is sent; run the edition again")
+    try:
+        edition = tolerant(Edition, json.loads(body))
+    except ValidationError as exc:
+        raise RecordError(f"the edition record {key} cannot be read by this pr-digest ({exc.error_count()} "
+                          f"problem(s), first: {exc.errors()[0]['msg']}): use the version that wrote it, or run "
+                          "the edition again") from None
+    return EditionRecord(edition, Status(row[6]), stored_hash, int(row[5]), row[9],
+                         datetime.fromisoformat(row[10]))

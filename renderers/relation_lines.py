@@ -1,0 +1,98 @@
+"""What connects an edition to others, as readers see it in every medium: relation lines, the lede, stories
+and earlier follow-ups. Text is cleaned and capped here, still unescaped: each medium escapes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from collections.abc import Sequence
+
+from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
+from prdigest.kernel.models import Edition, Entry
+from prdigest.connect.relations import relation_line, relation_lines  # noqa: F401  (the media's entry lines)
+from renderers.escape import one_line as _one_line, pr_url, truncate
+
+WORDS: dict[str, dict[str, str]] = {
+    "zh-CN": {
+        "stories": "本期专题", "earlier": "早先的后续事项", "first": "先读这些",
+        "done": "✓ #{n}（{ed}）：{text}，已由 #{by} 完成", "open": "还有 {n} 项未完成，例如：",
+        "open_item": "#{n}（{ed}）：{text}",
+    },
+    "en": {
+        "stories": "Stories", "first": "Read first",
+        "earlier": "Earlier follow-ups", "done": "✓ #{n} ({ed}): {text}, done by #{by}",
+        "open": "{n} still open, for example:", "open_item": "#{n} ({ed}): {text}",
+    },
+}
+SHOWN_DONE = 10
+SHOWN_OPEN = 3
+LEDE_MAX = 800
+
+
+def words(language: str) -> dict[str, str]:
+    """The connection words for ``language`` (English when we have none)."""
+    return WORDS.get(language, WORDS["en"])
+
+
+@dataclass(frozen=True)
+class StoryView:
+    """A story as shown: its title and the variant's entries in it (number, headline)."""
+
+    title: str
+    entries: list[tuple[int, str]]
+
+
+@dataclass(frozen=True)
+class FirstView:
+    """One read-first entry as shown: its number, headline (cleaned, unescaped) and checked PR link."""
+
+    number: int
+    headline: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class Connections:
+    """The edition-level connections for one variant: its lede and read-first come first."""
+
+    lede: str = ""
+    read_first: list[FirstView] = field(default_factory=list)
+    stories: list[StoryView] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+    open_count: int = 0
+    open: list[str] = field(default_factory=list)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.lede or self.read_first or self.stories or self.done or self.open_count)
+
+
+def connections(edition: Edition, entries: Sequence[Entry], link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, *,
+                lede: str | None = None, first: Sequence[Entry] = ()) -> Connections:
+    """The lede (``lede``: a variant's own, else the edition's), the read-first entries (``first``), the stories
+    with the ``entries`` shown (a variant's, or the edition's published) in them, and the earlier follow-ups
+    (done ones listed, open ones counted with a few examples): a short section. Drafted text (lede, titles,
+    follow-ups) has its URLs defanged unless they are the repo's own PRs, issues or commits, as in the entries."""
+    w = words(edition.language)
+
+    def one_line(text: str) -> str:
+        return defang(_one_line(text), link_hosts, edition.repo)
+
+    read_first = [FirstView(e.number, truncate(one_line(e.headline), 160) or f"#{e.number}",
+                            pr_url(e.url, e.number, link_hosts)) for e in first]
+    headlines = {e.number: truncate(one_line(e.headline), 120) or f"#{e.number}" for e in entries}
+    stories = []
+    for s in edition.stories:
+        shown = [(n, headlines[n]) for n in s.numbers if n in headlines]
+        if shown:
+            stories.append(StoryView(truncate(one_line(s.title), 200), shown))
+    done = [w["done"].format(n=i.from_number, ed=one_line(i.from_edition), text=truncate(one_line(i.text), 200),
+                             by=i.by_number) for i in edition.earlier_followups if i.status == "done"]
+    still = [i for i in edition.earlier_followups if i.status == "open"]
+    opened = [w["open_item"].format(n=i.from_number, ed=one_line(i.from_edition), text=truncate(one_line(i.text), 160))
+              for i in still[:SHOWN_OPEN]]
+    if len(done) > SHOWN_DONE:
+        done = done[: SHOWN_DONE - 1] + ["…"]
+    text = edition.lede if lede is None else lede
+    return Connections(lede=truncate(one_line(text), LEDE_MAX), read_first=read_first, stories=stories, done=done,
+                       open_count=len(still), open=opened)
