@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
-from prdigest.kernel.links import defang
+from prdigest.kernel.links import allowed_parts, defang
 from prdigest.kernel.models import Entry
 from prdigest.kernel.text import CODE_SPAN, clean, code_spans, one_line, slack_entities, truncate
 
@@ -73,18 +73,12 @@ def pr_url(url: object, number: int | None = None, hosts: tuple[str, ...] = DEFA
     """
     if not isinstance(url, str) or len(url) > 300 or url != url.strip():
         return None
-    if any(ch in url for ch in "\"'<>|\\ \t\n") or any(ord(ch) > 126 for ch in url):
+    if any(ch in url for ch in "\"'<>|\\ \t\n") or any(ord(ch) > 126 or ord(ch) < 32 for ch in url):
         return None
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
+    parts = allowed_parts(url, hosts)  # the one judge of hosts and paths (prdigest/kernel/links.py)
+    if parts is None or parts.scheme != "https" or parts.query or parts.fragment or "#" in url or "?" in url:
         return None
-    if parts.scheme != "https" or parts.username or parts.password or port is not None:
-        return None
-    if parts.query or parts.fragment or (parts.hostname or "") not in {h.lower() for h in hosts}:
-        return None
-    if parts.netloc.lower() != parts.hostname:
+    if parts.path != urlsplit(url).path:  # written with dot segments: an href is the path itself
         return None
     match = _PR_PATH.match(parts.path)
     if not match or (number is not None and int(match["number"]) != number):

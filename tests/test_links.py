@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from prdigest.kernel.links import defang, flag_foreign_links, foreign_urls, is_allowed
+from prdigest.kernel.links import ascii_host, defang, flag_foreign_links, foreign_urls, is_allowed, resolved_path
+from renderers.escape import pr_url
 from prdigest.kernel.models import Story
 from renderers.feishu import render_feishu
 from renderers.site import build_site
@@ -178,3 +179,59 @@ def test_the_editor_is_warned_about_each_kind_of_link() -> None:
         assert flagged.needs_editing == (written != shown), written
         if written != shown:
             assert "not a PR, issue or commit of the repo" in flagged.warnings[-1]
+
+
+# --- judged as a browser opens them: resolved paths, hosts as DNS sees them (issue 30) ---------------------
+
+@pytest.mark.parametrize("url", [
+    "https://github.com/vllm-project/vllm/pull/1/../../../login/device",
+    "https://github.com/vllm-project/vllm/pull/1/%2e%2e/%2E%2E/%2e%2e/login/device",
+    "https://github.com/vllm-project/vllm/pull/1/.%2e/.%2E/..%2f../login/device",
+    "https://github.com/vllm-project/vllm/pull/1/..\\..\\..\\login/device",
+    "https://github.com/other/repo/pull/1/../../../vllm-project/vllm/pull/2/../../../../login",
+    "https://github.com/vllm-project/vllm/commit/abcdef1/../../../../settings/tokens",
+])
+def test_a_path_that_climbs_out_of_a_pr_is_the_page_it_lands_on(url: str) -> None:
+    assert not is_allowed(url) and foreign_urls(url) == [url]
+    assert defang(url).startswith("hxxps://github[.]com/")
+    assert pr_url(url) is None
+
+
+def test_dot_segments_that_stay_inside_the_repo_are_judged_by_where_they_land() -> None:
+    assert is_allowed("https://github.com/vllm-project/vllm/pull/1/./files", repo="vllm-project/vllm")
+    assert not is_allowed("https://github.com/vllm-project/vllm/pull/1/../../../x/y/pull/2",
+                          repo="vllm-project/vllm")
+    assert resolved_path("/o/r/pull/1/../../../../login/device") == "/login/device"
+    assert resolved_path("/o/r/pull/1/../../../login/device") == "/o/login/device"
+    assert resolved_path("/a/b/..") == "/a/" and resolved_path("/../a") == "/a"
+    # an href is only ever the path itself: written with dot segments, it is not made a link
+    assert pr_url("https://github.com/o/r/pull/1/./") is None and pr_url("https://github.com/o/r/pull/1")
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    # Cyrillic і (U+0456) in "github": another host, with or without a scheme, shown by its punycode
+    ("https://g\u0456thub.com/vllm-project/vllm/pull/1", "hxxps://xn--gthub-n2e[.]com/vllm-project/vllm/pull/1"),
+    ("see g\u0456thub.com/login/device now", "see xn--gthub-n2e[.]com/login/device now"),
+    ("sign in at g\u0456thub.com", "sign in at xn--gthub-n2e[.]com"),
+    # Greek ο (U+03BF) and a Latin look-alike of the whole name
+    ("https://github.c\u03bfm/o/r/pull/1", "hxxps://github[.]xn--cm-jbc/o/r/pull/1"),
+    # a Chinese sentence runs into the URL: still found, the sentence kept
+    ("详见https://evil.example/x。", "详见hxxps://evil[.]example/x。"),
+    ("参见evil.example/login", "参见evil[.]example/login"),
+])
+def test_look_alike_hosts_are_found_and_shown_as_what_they_are(text: str, shown: str) -> None:
+    assert defang(text) == shown
+    assert foreign_urls(text) and not any(is_allowed(u) for u in foreign_urls(text))
+
+
+def test_a_look_alike_host_is_named_for_the_editor_by_its_punycode() -> None:
+    bad = entry(3, ["docs"]).model_copy(update={"rationale": "Log in at https://g\u0456thub.com/login."})
+    (flagged,) = flag_foreign_links([bad])
+    assert flagged.needs_editing and "xn--gthub-n2e.com (written g\u0456thub.com)" in flagged.warnings[-1]
+    assert ascii_host("g\u0456thub.com") == "xn--gthub-n2e.com" and ascii_host("github.com") == "github.com"
+
+
+def test_non_ascii_and_fullwidth_hosts_are_never_live_links() -> None:
+    for url in ("https://\uff47ithub.com/o/r/pull/1", "https://github\u3002com/o/r/pull/1",
+                "https://g\u0456thub.com/o/r/pull/1"):
+        assert not is_allowed(url) and pr_url(url) is None

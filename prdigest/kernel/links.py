@@ -7,13 +7,19 @@ A PR title or an LLM rationale can carry ``https://evil.example/login``, a schem
 markdown turn each into a link, so the digest would vouch for it. Every medium shows such a URL defanged
 (``hxxps://evil[.]example/login``): readable, not clickable, not auto-linked. :func:`flag_foreign_links`
 marks the entry for the editor before review, naming what it links to.
+
+A URL is judged as a browser would open it, not as it is written: its path with dot segments resolved
+(``/pull/1/../../../login/device`` is ``/login/device``; ``%2e``, ``\\`` and ``.%2E`` count as a browser
+counts them) and its host as DNS sees it. Only an ASCII host can be allowed: a look-alike with a Cyrillic
+letter (``gіthub.com``) is another host, found in prose with or without a scheme, and is shown by its
+punycode (``xn--gthub-n4a[.]com``) so readers see that it is not the one it looks like.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from prdigest.kernel.models import Entry
 
@@ -21,6 +27,12 @@ from prdigest.kernel.models import Entry
 DEFAULT_LINK_HOSTS: tuple[str, ...] = ("github.com",)
 
 _REST = r"[^\s<>\"'`\u3000-\u9fff\uff00-\uffef]"
+#: Characters of a host's label as linkifiers and browsers accept them: letters and digits of any script but
+#: the CJK ones (a Chinese sentence runs into a URL without a space; its characters are not the host's), so
+#: ``gіthub.com`` (Cyrillic і) is one host, not ``thub.com`` or nothing.
+_CJK = r"\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+_L = rf"[^\W_{_CJK}]"
+_LH = rf"(?:{_L}|-)"  # a label's inner characters (a hyphen too); _L at its ends
 #: Top-level domains that linkifiers (Slack, Gmail, Outlook) link even without a scheme or a path. File
 #: extensions that are also country domains (``.py``, ``.md``, ``.sh``, ``.rs``, ``.cc``) are left out:
 #: ``setup.py`` in a focus point is a file, and defanging every one would make the digest unreadable.
@@ -32,10 +44,10 @@ _BARE_TLDS = ("com|net|org|io|co|app|dev|xyz|info|biz|me|ai|online|site|top|club
 #: top-level domain; then everything up to a space, a quote or an angle bracket. Trailing punctuation is
 #: not part of it. Module paths (``vllm.config``, ``torch.nn``) have neither, so they stay text.
 _URL = re.compile(
-    rf"(?i)(?<![\w.@/-])(?:"
+    rf"(?i)(?<![_.@/-])(?<!{_L})(?:"
     rf"(?:[a-z][a-z0-9+.-]{{1,15}}://|www\d{{0,3}}\.){_REST}+"
-    rf"|(?:[a-z0-9](?:[a-z0-9-]{{0,62}}[a-z0-9])?\.)+[a-z][a-z0-9-]{{0,62}}[a-z0-9](?::\d{{1,5}})?/{_REST}*"
-    rf"|(?:[a-z0-9](?:[a-z0-9-]{{0,62}}[a-z0-9])?\.)+(?:{_BARE_TLDS})(?::\d{{1,5}})?(?![\w-]|\.[a-z0-9])"
+    rf"|(?:{_L}(?:{_LH}{{0,62}}{_L})?\.)+{_L}{_LH}{{0,62}}{_L}(?::\d{{1,5}})?/{_REST}*"
+    rf"|(?:{_L}(?:{_LH}{{0,62}}{_L})?\.)+(?:{_BARE_TLDS})(?::\d{{1,5}})?(?![\w-]|\.[a-z0-9])"
     rf")")
 #: The paths of a repo that may stay links: its pull requests, issues and commits (with any sub-page).
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
@@ -55,41 +67,88 @@ def host_of(url: str) -> str:
     """The URL's host, lower-cased ('' when there is none)."""
     target = url if "://" in url else "http://" + url
     try:
-        return (urlsplit(target).hostname or "").lower()
+        return (urlsplit(target.replace("\\", "/")).hostname or "").lower()
     except ValueError:
         return ""
 
 
-def is_allowed(url: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str | None = None) -> bool:
-    """Whether ``url`` is an http(s) URL on one of ``hosts`` (exactly: no look-alike subdomains, no port),
-    without user info (``https://github.com@evil.example`` is evil.example), to a pull request, issue or
-    commit of ``repo`` (``owner/name``; of some repo when None). ``github.com/login/device``, an OAuth
-    authorize URL or any other page of the host is not allowed: a real host can still host a phish."""
+def ascii_host(host: str) -> str:
+    """``host`` as DNS sees it: IDNA (punycode) labels for any that is not ASCII (``gіthub.com`` →
+    ``xn--gthub-n4a.com``); a label IDNA refuses is still punycode-encoded, so the result is always ASCII."""
+    if host.isascii():
+        return host
+    labels = []
+    for label in host.split("."):
+        if label.isascii():
+            labels.append(label)
+            continue
+        try:
+            labels.append(label.encode("idna").decode("ascii"))
+        except UnicodeError:
+            labels.append("xn--" + label.encode("punycode").decode("ascii"))
+    return ".".join(labels)
+
+
+def resolved_path(path: str) -> str:
+    """``path`` as a browser requests it: ``\\`` is ``/``, ``%2e`` is ``.``, and the dot segments are removed
+    (RFC 3986 section 5.2.4), so ``/o/r/pull/1/../../../login/device`` is ``/login/device``."""
+    segments = re.sub(r"(?i)%2e", ".", path.replace("\\", "/")).split("/")
+    out: list[str] = []
+    for i, segment in enumerate(segments[1:] if segments[:1] == [""] else segments):
+        last = i == len(segments) - 2
+        if segment == "..":
+            if out:
+                out.pop()
+            if last:
+                out.append("")
+        elif segment == ".":
+            if last:
+                out.append("")
+        else:
+            out.append(segment)
+    return "/" + "/".join(out)
+
+
+def allowed_parts(url: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> SplitResult | None:
+    """``url`` split as a browser would follow it, when it is an http(s) URL on one of ``hosts`` (exactly,
+    ASCII as written: no look-alike letters, no look-alike subdomains), without user info (``https://
+    github.com@evil.example`` is evil.example) or port; its path has its dot segments resolved. None else."""
     if not re.match(r"(?i)https?://", url):
-        return False
+        return None
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(url.replace("\\", "/"))
         port = parts.port
     except ValueError:
-        return False
-    if parts.username or parts.password or port is not None:
-        return False
-    if (parts.hostname or "").lower() not in {h.lower() for h in hosts}:
-        return False
-    match = _REPO_PATH.match(parts.path)
+        return None
+    host = parts.hostname or ""
+    if parts.username is not None or parts.password is not None or port is not None or ":" in parts.netloc:
+        return None
+    if not host.isascii() or host.lower() not in {h.lower() for h in hosts}:
+        return None
+    return parts._replace(path=resolved_path(parts.path))
+
+
+def is_allowed(url: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str | None = None) -> bool:
+    """Whether ``url`` (:func:`allowed_parts`) goes to a pull request, issue or commit of ``repo``
+    (``owner/name``; of some repo when None) once its path is resolved. ``github.com/login/device``, an
+    OAuth authorize URL or any other page of the host is not allowed: a real host can still host a phish,
+    and ``/o/r/pull/1/../../../login/device`` is that page."""
+    parts = allowed_parts(url, hosts)
+    match = _REPO_PATH.match(parts.path) if parts else None
     return bool(match) and (repo is None or match["repo"].lower() == repo.lower())
 
 
 def defang_url(url: str) -> str:
     """``https://evil.example/x`` → ``hxxps://evil[.]example/x``: readable, never auto-linked.
 
-    Other schemes lose their ``://`` (``javascript[:]//``); the host's dots, ``@`` and ``:`` are bracketed.
+    Other schemes lose their ``://`` (``javascript[:]//``); the host's dots, ``@`` and ``:`` are bracketed,
+    and a host that is not ASCII is shown by its punycode (``xn--gthub-n4a[.]com``): what it really is.
     """
     scheme, sep, rest = url.partition("://")
     if not sep:
         scheme, rest = "", url
-    end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
-    host = rest[:end].replace(".", "[.]").replace("@", "[@]").replace(":", "[:]")
+    end = next((i for i, c in enumerate(rest) if c in "/?#\\"), len(rest))
+    host = ascii_host(rest[:end]).replace(".", "[.]").replace("@", "[@]").replace(":", "[:]")
     if not sep:
         lead = ""
     elif scheme.lower() in ("http", "https"):
@@ -122,6 +181,8 @@ def _named(url: str, hosts: tuple[str, ...]) -> str:
     host = host_of(url)
     if host in {h.lower() for h in hosts}:  # a page of an allowed host: name the page, not just the host
         return url[:80]
+    if host and not host.isascii():  # a look-alike: the host it really is, then as written
+        return f"{ascii_host(host)} (written {host})"
     return host or url[:60]
 
 
