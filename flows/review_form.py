@@ -38,7 +38,7 @@ class ReviewForm(RunInput):
     approver: str = pydantic.Field(default="", description="Your name, recorded in digest.json")
     changes: str = pydantic.Field(default="", description="A line each: reject 41873 41902 · approve 41910 (⚠) "
                                   "· #41873 verdict=skim headline=… text=… · first 41873 (read first) "
-                                  "· note …")
+                                  "· nobreak 41873 (not breaking) · note …")
     #: The content hash of the draft ``digest approve`` checked (never drawn, never pre-filled: a UI input leaves it
     #: empty). The run compares it, and its record, with the draft it showed.
     snapshot: SkipJsonSchema[str] = ""

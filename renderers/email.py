@@ -29,7 +29,7 @@ from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_pro
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
 from renderers.relation_lines import connections, words as connect_words
-from renderers.view import EntryView, counts, groups, meta, strings, subject, view, window
+from renderers.view import EntryView, action_required, counts, groups, meta, strings, subject, view, window
 
 #: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.
 BUDGET = 95_000
@@ -165,7 +165,7 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         lang=lang, subject=subj, preheader=pre, font=FONT, ui=ui, week=edition.week,
         repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
-        groups=group_ctx, footer=footer, online=online, reader_links=footer_links(reader_links, lang),
+        groups=group_ctx, action=action_required(views), footer=footer, online=online, reader_links=footer_links(reader_links, lang),
         connect=connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first),
         cw=connect_words(lang),
     )

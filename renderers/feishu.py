@@ -30,7 +30,7 @@ from renderers.relation_lines import connections, words as connect_words
 from renderers.escape import DEFAULT_LINK_HOSTS, truncate
 from renderers.lark_md import lark_md, lark_md_prose, plain
 from renderers.site.links import edition_url, link_strings, permalink, site_base
-from renderers.view import EntryView, Group, counts, groups, meta, strings, view, window
+from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, view, window
 
 #: Most cards one group gets for one edition: a bot takes 100 requests a minute, a group reads a digest.
 MAX_CARDS = 20
@@ -73,6 +73,9 @@ def _entry_text(e: EntryView, ui: dict[str, str], rationale: int, item: int) -> 
     lines += [f"*{lark_md(r)}*" for r in e.relations]
     if e.rationale and rationale:
         lines.append(lark_md_prose(truncate("\n".join(e.rationale), rationale)).replace("\n", "\n\n"))
+    if e.facts:
+        lines.append(f"**{lark_md(ui['facts'])}**")
+        lines += [f"- {lark_md_prose(truncate(f, item))}" for f in e.facts]
     if e.focus:
         lines.append(f"**{lark_md(ui['focus'])}**")
         lines += [f"{i}. {lark_md_prose(truncate(f, item))}" for i, f in enumerate(e.focus, 1)]
@@ -115,6 +118,16 @@ def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tup
                        for v, n in counts(variant.entries).items() if n)
     elements = [_md(f"**{lark_md(ui['total'].format(total=len(variant.entries)))}**\n{tally}"),
                 _note(lark_md(f"{window(edition)} · {variant.filter.describe(lang)}"))]
+    # "Action required" first (its breaking entries and what broke), then the lede and read-first.
+    action = action_required([view(e, lang, link_hosts, variant.vocabulary, edition.repo)
+                              for e in variant.entries if e.breaking])
+    if action:
+        lines = [f"**\U0001f6a8 {lark_md(ui['action'])} · {len(action)}**", lark_md(ui["action_note"])]
+        for e in action:
+            ref = _link(e.url, f"#{e.number}") if e.url else f"#{e.number}"
+            lines.append(f"- {ref} {lark_md_prose(truncate(e.headline, 120))}")
+            lines += [f"    - {lark_md_prose(truncate(f, 200))}" for f in e.breaking_facts]
+        elements.append(_md("\n".join(lines)))
     # The reader's variant: its own lede (else the edition's) and its read-first, ranked.
     c = connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first)
     if c.lede:

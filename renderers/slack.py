@@ -26,7 +26,7 @@ from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, mrkdwn_prose, one_line, slack_plain, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.relation_lines import Connections, connections, words as connect_words
-from renderers.view import EntryView, Group, counts, groups, meta, strings, subject, view, window
+from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
 
 #: The key that marks a payload as a thread reply; the deliverer pops it and sets ``thread_ts``.
 THREAD_KEY = "thread"
@@ -55,6 +55,9 @@ def _entry_text(e: EntryView, ui: dict[str, str], rationale: int, item: int, hea
     lines = [f"*{mrkdwn_prose(truncate(e.headline, headline))}*"]
     lines += [f"_{mrkdwn(r)}_" for r in e.relations]  # reverts / follow-ups: before the why
     lines += [mrkdwn_prose(truncate("\n".join(e.rationale), rationale))] if e.rationale and rationale else []
+    if e.facts:
+        lines.append(f"*{ui['facts']}*")
+        lines += [f"\u2022 {mrkdwn_prose(truncate(f, item))}" for f in e.facts]
     if e.focus:
         lines.append(f"*{ui['focus']}*")
         lines += [f"{i}. {mrkdwn_prose(truncate(f, item))}" for i, f in enumerate(e.focus, 1)]
@@ -112,6 +115,21 @@ def _payload(text: str, blocks: list[dict[str, Any]], thread: bool) -> dict[str,
     return payload
 
 
+def action_blocks(views: list[EntryView], language: str) -> list[Block]:
+    """The "Action required" section of the parent message: the variant's breaking entries (linked), each
+    with its breaking facts; nothing when there is none. It comes before read first."""
+    action = action_required(views)
+    if not action:
+        return []
+    ui = strings(language)
+    lines = [f"\U0001f6a8 *{mrkdwn(ui['action'])}* · {len(action)}", mrkdwn(ui["action_note"])]
+    for e in action:
+        ref = f"<{e.url}|#{e.number}>" if e.url else f"#{e.number}"
+        lines.append(f"\u2022 {ref} {mrkdwn_prose(truncate(e.headline, 150))}")
+        lines += [f"\u2003\u2013 {mrkdwn_prose(truncate(f, 200))}" for f in e.breaking_facts]
+    return [SectionBlock(text=_md(truncate("\n".join(lines), SECTION_MAX)))]
+
+
 def connect_blocks(c: Connections, language: str) -> list[Block]:
     """The lede, the read-first entries (linked), the stories (title and their entries' numbers and headlines)
     and the earlier follow-ups, for the parent message: at most four sections, each within Slack's limits."""
@@ -153,6 +171,8 @@ def parent(edition: Edition, variant: Variant, base: str | None = None,
         ContextBlock(elements=[_md(mrkdwn(f"{window(edition)} · {one_line(variant.filter.describe(lang))}")),
                                _md(mrkdwn(ui["thread"]))]),
     ]
+    blocks += action_blocks([view(e, lang, link_hosts, variant.vocabulary, edition.repo)
+                             for e in variant.entries if e.breaking], lang)
     blocks += connect_blocks(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
                                          first=variant.read_first), lang)
     if base:

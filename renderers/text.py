@@ -11,7 +11,7 @@ from renderers.escape import DEFAULT_LINK_HOSTS, display_width, one_line
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.relation_lines import Connections, connections, words as connect_words
 # ``view`` is also imported from here by tests (``from renderers.text import view``): keep it importable.
-from renderers.view import EntryView, groups, meta, strings, summary, view, window
+from renderers.view import EntryView, action_required, groups, meta, strings, summary, view, window
 
 WIDTH = 78
 #: Entries shown in full; after these, one line each (20,000 entries in full would be ~14 MB of text).
@@ -73,6 +73,10 @@ def render_entry_text(e: EntryView, language: str, link: str | None = None) -> l
     for para in e.rationale:
         out.append("")
         out += wrap(para, indent="  ")
+    if e.facts:
+        out += ["", f"  {ui['facts']}{ui['colon']}"]
+        for item in e.facts:
+            out += wrap(item, indent="  - ", hang="    ")
     if e.focus:
         out += ["", f"  {ui['focus']}{ui['colon']}"]
         for i, item in enumerate(e.focus, 1):
@@ -81,6 +85,21 @@ def render_entry_text(e: EntryView, language: str, link: str | None = None) -> l
         out += ["", f"  {ui['followups']}{ui['colon']}"]
         for item in e.followups:
             out += wrap(item, indent="  - ", hang="    ")
+    return out
+
+
+def action_lines(views: list[EntryView], language: str) -> list[str]:
+    """The "Action required" block: each breaking entry of the variant with its breaking facts (nothing when
+    there is none). It comes before read first."""
+    action = action_required(views)
+    if not action:
+        return []
+    ui = strings(language)
+    out = ["", f"{ui['action']} ({len(action)}){ui['colon']}", *wrap(ui["action_note"], indent="  ")]
+    for e in action:
+        out += wrap(f"#{e.number} {e.headline} {e.url or ''}".rstrip(), indent="  - ", hang="    ")
+        for fact in e.breaking_facts:
+            out += wrap(fact, indent="      ", hang="      ")
     return out
 
 
@@ -134,6 +153,7 @@ def render_text(edition: Edition, variant: Variant, *,
     out += wrap(one_line(variant.filter.describe(lang)))
     if base:
         out.append(_labelled(link_strings(lang)["view_online"], edition_url(base, edition), ui))
+    out += action_lines(views, lang)
     out += connect_lines(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
                                      first=variant.read_first), lang)
     shown = 0

@@ -9,7 +9,8 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
-from prdigest.kernel.models import Edition, Entry, Verdict
+from prdigest.kernel.factlines import breaking_lines, fact_lines
+from prdigest.kernel.models import Edition, Entry, Language, Verdict
 from prdigest.kernel.text import Counted
 from prdigest.connect.variants import Variant
 from prdigest.kernel.vocabulary import Vocabulary
@@ -44,6 +45,9 @@ UI: dict[str, dict[str, str]] = {
         "continued": "（续）",
         "entries_range": "第 {first}–{last} 条，共 {total} 条",
         "omitted": "（已截断）",
+        "action": "需要处理",
+        "action_note": "以下改动移除、重命名或改变了公开接口、环境变量或参数：",
+        "facts": "代码改动",
     },
     "en": {
         "digest": "PR digest",
@@ -73,6 +77,10 @@ UI: dict[str, dict[str, str]] = {
         "continued": " (continued)",
         "entries_range": "entries {first}–{last} of {total}",
         "omitted": "(truncated)",
+        "action": "Action required",
+        "action_note": "These changes remove, rename or change the signature of a public name, an environment "
+                       "variable or an argument:",
+        "facts": "What the code did",
     },
 }
 
@@ -108,6 +116,12 @@ class EntryView:
     subsystems: list[str]
     #: "Reverts #41234 (2026-W46, skim)", … (renderers/relation_lines.py: relation_lines); cleaned, unescaped.
     relations: tuple[str, ...] = ()
+    #: The code facts, at most five lines then "+N more" (prdigest/kernel/factlines.py); `code` spans inside.
+    facts: tuple[str, ...] = ()
+    #: True when a fact breaks callers and the editor left the mark: the entry is in "Action required".
+    breaking: bool = False
+    #: The breaking facts, for the Action required block.
+    breaking_facts: tuple[str, ...] = ()
 
     @property
     def size(self) -> str:
@@ -163,7 +177,19 @@ def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK
         files_changed=entry.files_changed,
         subsystems=[s for s in (one_line(s) for s in shown) if s],
         relations=tuple(one_line(line) for line in relation_lines(entry.relations, language)),
+        facts=tuple(fact_lines(entry.changes, _language(language))),
+        breaking=entry.breaking,
+        breaking_facts=tuple(breaking_lines(entry.changes, _language(language))) if entry.breaking else (),
     )
+
+
+def _language(language: str) -> Language:
+    return "zh-CN" if language == "zh-CN" else "en"
+
+
+def action_required(entries: list[EntryView]) -> list[EntryView]:
+    """The entries of a variant the reader must act on (breaking, mark kept by the editor), in its order."""
+    return [e for e in entries if e.breaking]
 
 
 @dataclass(frozen=True)

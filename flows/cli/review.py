@@ -64,16 +64,20 @@ def approve(
     approver: Optional[str] = typer.Option(None, "--approver", help="Your name, recorded in digest.json "
                                            "(default: your login name)."),
     note: str = typer.Option("", "--note", help="A note for the record."),
+    nobreak: list[str] = typer.Option([], "--nobreak", help="PR numbers whose breaking mark to clear (they leave "
+                                      "the Action required block), written like --reject."),
 ) -> None:
     """Approve a run waiting for review and resume it (Prefect has no resume command). Checked like the
     UI form: unknown PR numbers or nothing left to send are refused and the run keeps waiting."""
     try:
         rejected, approved = pr_numbers(reject, "--reject"), pr_numbers(approve_numbers, "--approve")
+        cleared = pr_numbers(nobreak, "--nobreak")
         _connect(run_id)
         from flows.cli.approval import approve_run
 
         message = approve_run(run_id, all=all_entries, reject=rejected, approve=approved,
-                              approver=approver or getpass.getuser(), note=note, include_flagged=include_flagged)
+                              approver=approver or getpass.getuser(), note=note, include_flagged=include_flagged,
+                              nobreak=cleared)
     except DigestError as exc:
         raise fail(exc) from None
     err_console.print(message, markup=False, highlight=False)

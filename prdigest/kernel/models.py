@@ -116,6 +116,52 @@ class ReviewComment(_Record):
         return _capped(value)
 
 
+ChangeKind = Literal["added", "removed", "renamed", "moved", "signature", "env", "argument", "config", "dependency",
+                     "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body"]
+
+
+class Change(BaseModel):
+    """One code fact: something a PR's diff did to the code, read from a file before and after (never prose).
+
+    ``symbol`` is the dotted name within its module (``FusedMoE``, ``Scheduler.schedule``, ``VLLM_USE_V1``,
+    ``torch`` for a pin); ``path`` the file after the change (before it, for a removal); ``line`` the 1-based
+    line in that version; ``before``/``after`` the compact old and new shape (a signature, a bound, a name,
+    a module path), empty when there is none. ``detail`` says what changed in a signature (``+layer_names``,
+    ``-dtype``, ``block_size=16→32``); ``public`` is False for names starting with ``_``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ChangeKind
+    symbol: str
+    path: str
+    line: int = 0
+    before: str = ""
+    after: str = ""
+    detail: str = ""
+    public: bool = True
+    language: Literal["python", "cpp", "cuda", "triton", "config", "text"] = "python"
+
+    @property
+    def breaks(self) -> bool:
+        """True when the fact breaks callers: it removes, renames, moves or changes the signature of a public
+        name (adding only parameters with defaults does not), removes or renames an environment variable, an
+        argument or a config field, or removes a kernel. Such a fact marks its entry ``breaking``."""
+        if not self.public:
+            return False
+        if self.kind in ("removed", "renamed", "moved"):
+            return True
+        if self.kind == "signature":
+            parts = [p.strip() for p in self.detail.split(",") if p.strip()]
+            return not (parts and all(p.startswith("+") and "=" in p for p in parts))
+        if self.kind in ("env", "argument", "config"):
+            return bool(self.before) and (not self.after or self.detail.startswith("renamed"))
+        if self.kind == "kernel":
+            return bool(self.before) and not self.after
+        return False
+
+
+
 class PullRequest(_Record):
     """A merged pull request as collected from a source."""
 
@@ -134,6 +180,9 @@ class PullRequest(_Record):
     review_comments: list[ReviewComment] = Field(default_factory=list)
     #: True when the source stopped listing files (GitHub lists at most 3,000).
     files_truncated: bool = False
+    #: Code facts read from the files before and after (prdigest/collect/facts/), attached before drafting so
+    #: the drafter sees them; a JSONL line may carry them too. ``Entry.from_draft`` copies them to the entry.
+    changes: list[Change] = Field(default_factory=list)
 
     @field_validator("author", mode="before")
     @classmethod
@@ -178,33 +227,6 @@ class Relation(BaseModel):
     number: int
     edition: str
     verdict: Verdict | None = None
-
-
-ChangeKind = Literal["added", "removed", "renamed", "moved", "signature", "env", "argument", "config", "dependency",
-                     "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body"]
-
-
-class Change(BaseModel):
-    """One code fact: something a PR's diff did to the code, read from a file before and after (never prose).
-
-    ``symbol`` is the dotted name within its module (``FusedMoE``, ``Scheduler.schedule``, ``VLLM_USE_V1``,
-    ``torch`` for a pin); ``path`` the file after the change (before it, for a removal); ``line`` the 1-based
-    line in that version; ``before``/``after`` the compact old and new shape (a signature, a bound, a name,
-    a module path), empty when there is none. ``detail`` says what changed in a signature (``+layer_names``,
-    ``-dtype``, ``block_size=16→32``); ``public`` is False for names starting with ``_``.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: ChangeKind
-    symbol: str
-    path: str
-    line: int = 0
-    before: str = ""
-    after: str = ""
-    detail: str = ""
-    public: bool = True
-    language: Literal["python", "cpp", "cuda", "triton", "config", "text"] = "python"
 
 
 ImpactHow = Literal["imports", "subclasses", "overrides", "patches", "calls"]
@@ -411,7 +433,8 @@ class Entry(BaseModel):
         if draft.number != pr.number:
             draft = draft.model_copy(update={"number": pr.number})
         return cls(url=pr.url, title=pr.title, author=pr.author, merged_at=pr.merged_at, subsystems=subsystems,
-                   additions=pr.additions, deletions=pr.deletions, files_changed=len(pr.files), draft=draft)
+                   additions=pr.additions, deletions=pr.deletions, files_changed=len(pr.files), draft=draft,
+                   changes=list(pr.changes), breaking=any(c.breaks for c in pr.changes))
 
     @property
     def published(self) -> bool:

@@ -77,6 +77,8 @@ class ReviewDecision(BaseModel):
     confirm: str = Field(default="", description="Proposed earlier follow-ups to confirm as done, by number")
     #: PR numbers to put at the head of read-first, in this order (a ``first …`` line); empty keeps the ranking.
     first: str = Field(default="", description="PR numbers to read first, best first, e.g. 41873 41902")
+    #: PR numbers whose breaking mark the editor clears (a ``nobreak …`` line): they leave "Action required".
+    nobreak: str = Field(default="", description="PR numbers that are not breaking after all, e.g. 41873")
     #: The content hash of the draft the editor was shown (prdigest.snapshot.content_hash), pre-filled by the
     #: form and ``digest approve``: a decision on other content is refused and nothing is sent.
     snapshot: str = Field(default="", description="The reviewed draft's content hash (pre-filled: leave it as is)")
@@ -143,6 +145,16 @@ def _check_connections(edition: Edition, decision: ReviewDecision) -> list[str]:
         reasons.append(f"first: PR {', '.join(f'#{n}' for n in sorted(rejected))} is also rejected")
     if len(set(first)) != len(first):
         reasons.append("first: a PR is named twice")
+    nobreak, errs = parse_numbers(decision.nobreak, "nobreak")
+    reasons += errs
+    entries = {e.number: e for e in edition.entries}
+    unknown = sorted(set(nobreak) - set(entries))
+    if unknown:
+        reasons.append(f"nobreak: PR {', '.join(f'#{n}' for n in unknown)} is not in {edition.name}")
+    unmarked = sorted(n for n in set(nobreak) & set(entries) if not entries[n].breaking)
+    if unmarked:
+        reasons.append(f"nobreak: PR {', '.join(f'#{n}' for n in unmarked)} is not marked breaking "
+                       f"(the review lists the marked ones under Action required)")
     items = edition.earlier_followups
     for n in positions:
         if not 1 <= n <= len(items) or items[n - 1].proposed_by is None or items[n - 1].status != "open":
@@ -222,8 +234,11 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     now = now or datetime.now(timezone.utc)
     chosen = _selected(edition, decision) if decision.decision == "send" else set()
     edits = {e.number: e for e in decision.edits}
+    cleared = set(parse_numbers(decision.nobreak, "nobreak")[0])
     entries: list[Entry] = []
     for entry in edition.entries:
+        if entry.number in cleared:
+            entry = entry.model_copy(update={"breaking": False})
         if entry.number not in chosen:
             entries.append(entry.model_copy(update={"status": EntryStatus.REJECTED, "edit_distance": None}))
             continue
@@ -284,7 +299,7 @@ def edit_distance(a: str, b: str) -> int:
 
 _EDIT_LINE = re.compile(r"#?(\d{1,9})(?:\s+(.*))?")
 _EDIT_FIELD = re.compile(r"(?:^|\s)(verdict|headline|text)=")
-_KEYWORD_LINE = re.compile(r"(reject|approve|note|lede|confirm|first)\b:?\s*(.*)", re.IGNORECASE)
+_KEYWORD_LINE = re.compile(r"(reject|approve|note|lede|confirm|first|nobreak)\b:?\s*(.*)", re.IGNORECASE)
 
 
 def parse_edits(text: str) -> tuple[list[EntryEdit], list[str]]:
@@ -327,13 +342,15 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
     """The review form's one *Changes* field, a line per change: ``reject 41873 41902``, ``approve 41910`` (a
     flagged entry to send), ``#41873 verdict=skim headline=… text=…`` (an edit), ``note …``. Returns the
     :class:`ReviewDecision` fields it sets (``reject``, ``approve``, ``edits``, ``note``; ``lede``, ``confirm``
-    and ``first 41873 41902``, read-first's new head, when given) and why a line is not one of these."""
+    and ``first 41873 41902``, read-first's new head, and ``nobreak 41873``, breaking marks cleared, when given)
+    and why a line is not one of these."""
     reject: list[str] = []
     approve: list[str] = []
     notes: list[str] = []
     ledes: list[str] = []
     confirms: list[str] = []
     firsts: list[str] = []
+    nobreaks: list[str] = []
     edits: list[EntryEdit] = []
     errors: list[str] = []
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -344,8 +361,8 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
             if word in ("note", "lede"):
                 (notes if word == "note" else ledes).append(rest)
                 continue
-            if word in ("confirm", "first"):
-                (confirms if word == "confirm" else firsts).append(rest)
+            if word in ("confirm", "first", "nobreak"):
+                {"confirm": confirms, "first": firsts, "nobreak": nobreaks}[word].append(rest)
                 continue
             numbers, bad = parse_numbers(rest, f"line {n} ({word})")
             errors += bad
@@ -357,7 +374,8 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
     fields: dict[str, object] = {"reject": " ".join(reject), "approve": " ".join(approve), "edits": edits,
                                  "note": " ".join(notes)}
     # The connections' lines only when given (a lede to rewrite, proposed follow-ups to confirm).
-    fields.update({k: " ".join(v) for k, v in (("lede", ledes), ("confirm", confirms), ("first", firsts)) if v})
+    fields.update({k: " ".join(v) for k, v in (("lede", ledes), ("confirm", confirms), ("first", firsts),
+                                                ("nobreak", nobreaks)) if v})
     return fields, errors
 
 
@@ -373,6 +391,7 @@ def changes_text(decision: ReviewDecision) -> str:
     lines.append(f"lede {' '.join(decision.lede.split())}" if decision.lede.strip() else "")
     lines.append(f"confirm {decision.confirm}" if decision.confirm.strip() else "")
     lines.append(f"first {decision.first}" if decision.first.strip() else "")
+    lines.append(f"nobreak {decision.nobreak}" if decision.nobreak.strip() else "")
     return "\n".join(line for line in lines if line)
 
 

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from datetime import datetime
 
+from prdigest.kernel.factlines import breaking_lines, fact_lines
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang, is_allowed
 from prdigest.kernel.models import Edition, Entry, Verdict
 from prdigest.kernel.text import clean, code_spans
@@ -77,6 +78,7 @@ def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_h
            if flagged else "")
         + ". To edit an entry: `#41873 verdict=skim headline=… text=…`. *hold* sends nothing.",
     ]
+    head += action_markdown(edition)
     head += connections_markdown(edition)
     tail = [*how, "", "### Counts"]
     if deadline is not None:
@@ -166,6 +168,21 @@ def read_first_markdown(edition: Edition) -> list[str]:
     return lines
 
 
+def action_markdown(edition: Edition) -> list[str]:
+    """The entries marked breaking (each variant opens with them as "Action required"), their breaking facts,
+    and how to clear a mark the editor disagrees with (``nobreak …``)."""
+    marked = [e for e in edition.entries if e.breaking]
+    if not marked:
+        return []
+    lines = ["", f"### Action required ({len(marked)}): breaking changes readers are told to act on", ""]
+    for e in marked:
+        facts = "; ".join(md(line, 200) for line in breaking_lines(e.changes, "en"))
+        lines.append(f"- {_link(e.url, f'#{e.number}')} {md(e.headline, 160)}" + (f": {facts}" if facts else ""))
+    lines += ["", "To clear a mark, add a line `nobreak 41873` under *Changes*: the entry stays, without the "
+                  "Action required block."]
+    return lines
+
+
 def connections_markdown(edition: Edition) -> list[str]:
     """Read-first (reorder it with a ``first …`` line), the lede (rewrite it with a ``lede …`` line) and the
     earlier follow-ups, the semantic match's proposals numbered for ``confirm N`` (a proposal is never done
@@ -208,6 +225,9 @@ def entry_markdown(entry: Entry) -> list[str]:
         lines += ["", *[f"{i}. {md(point, 400)}" for i, point in enumerate(entry.focus, start=1)]]
     if entry.followups:
         lines += ["", *[f"- follow-up: {md(item, 400)}" for item in entry.followups]]
+    if entry.changes:
+        mark = " (**breaking**: clear with `nobreak " + str(entry.number) + "`)" if entry.breaking else ""
+        lines += ["", f"Code facts{mark}:", *[f"- {md(line, 300)}" for line in fact_lines(entry.changes, "en")]]
     if entry.relations:
         lines += ["", *[f"- {md(line)}" for line in relation_lines(entry.relations, "en")]]
     notes = [md(w, 300) for w in entry.warnings]

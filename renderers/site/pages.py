@@ -19,7 +19,7 @@ from renderers.relation_lines import connections, words as connect_words
 from renderers.escape import html_prose, one_line
 from renderers.site.links import edition_dir, link_strings
 from renderers.site.strings import site_strings
-from renderers.view import EntryView, Group, counts, groups, meta, strings, view, window
+from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, view, window
 
 #: No request leaves the site: scripts, styles, the search index and images come from it alone; no inline
 #: script or style; forms only submit to the site; no <base> can redirect relative links.
@@ -128,7 +128,7 @@ def render_edition(page: EditionPage, site_title: str, newer: EditionPage | None
         "approver": bool(ed.approver), "approved": sui["approved"].format(approver=one_line(ed.approver or "")),
         "total": ui["total"].format(total=len(page.views)), "badges": _badges(page.views, lang),
         "groups": page.groups, "connect": connections(ed, ed.published, page.link_hosts, first=_read_first(ed)),
-        "cw": connect_words(lang),
+        "cw": connect_words(lang), "action": action_required(page.views),
     }
     metas = {e.number: meta(e, lang) for e in page.views}
     return _env.get_template("edition.html.j2").render(
