@@ -115,8 +115,8 @@ def test_two_drafts_of_one_week_before_review_replace_each_other(state_location:
 def test_delivery_statuses_never_go_back(state_location: str, draft: Edition) -> None:
     with open_store(state_location) as store:
         record = save(store, draft, Status.PUBLISHED)
-        records.mark(store, record.key, Status.DELIVERED)
-        records.mark(store, record.key, Status.PARTIAL)  # a concurrent deliverer finishing later
+        records.mark(store, record, Status.DELIVERED)
+        records.mark(store, record, Status.PARTIAL)  # a concurrent deliverer finishing later
         assert load(store, record.key).status == Status.DELIVERED
 
 

@@ -18,6 +18,7 @@ from prdigest.deliver.run import DeliveryReport, deliver, plan_deliveries
 from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, link_hosts_for
 from prdigest.kernel.models import Edition
+from prdigest.state.record import SealKey
 from prdigest.state.store import Store, state_store
 
 
@@ -31,14 +32,16 @@ class Resent:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def load_edition(store: Store, asked: str) -> Edition:
-    """The edition as published, from its record (checked against its hash)."""
+def load_edition(store: Store, asked: str, seal: SealKey) -> Edition:
+    """The edition as published, from its record: checked against its hash, and against its seal (what
+    pr-digest stored after the review, not a rewrite of the state database since)."""
     from prdigest.state import record as records
 
     found = records.resolve(store, asked)
     if found is None or not found.published:
         known = ", ".join(r.edition.name for r in records.published(store)[:10]) or "none"
         raise ConfigError(f"--state {store.location}: no published edition {asked} (published editions: {known})")
+    found.check_seal(seal)
     return found.edition
 
 
@@ -55,7 +58,7 @@ def resend_uncertain(asked: str, *, settings: Settings, media: MediaRegistry, re
 
     state = state_store(settings.state)  # one store for the edition record and the ledger
     try:
-        edition = load_edition(state(), asked)
+        edition = load_edition(state(), asked, SealKey.for_state(settings.state, settings.record_secret))
         ledger = Ledger(state())
         key = ledger.resolve(asked)
         if key is None:

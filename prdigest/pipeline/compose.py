@@ -18,6 +18,7 @@ from prdigest.deliver.media import MediaRegistry, Medium
 from prdigest.kernel.models import Edition, Language
 from prdigest.kernel.options import RunOptions
 from prdigest.readers.file import Reader, ReadersFile, example_readers_path, load_readers
+from prdigest.state.record import SealKey
 from prdigest.classify.rulesfile import rules_for_repo
 from prdigest.readers.selfservice.links import web_base
 from prdigest.collect.registry import SOURCES, SourceContext
@@ -172,6 +173,7 @@ class Services:
     _drafter: Drafter | None = field(default=None, repr=False)
     _ledger: Ledger | None = field(default=None, repr=False)
     _audience: list[Reader] | None = field(default=None, repr=False)
+    _seal: SealKey | None = field(default=None, repr=False)
 
     @property
     def language(self) -> Language:
@@ -210,6 +212,15 @@ class Services:
         if self._ledger is None:
             self._ledger = Ledger(self.store())
         return self._ledger
+
+    def seal_key(self) -> SealKey | None:
+        """The key edition records are sealed with and checked against before delivery; None for the outbox
+        (a dry run: nothing reaches a reader, and no key file is made for it). See :mod:`prdigest.state.record`."""
+        if self.dry_run:
+            return None
+        if self._seal is None:
+            self._seal = SealKey.for_state(self.settings.state, self.settings.record_secret)
+        return self._seal
 
     def store(self) -> Store:
         """The state store (edition history, snapshots, caches, ledger), opened on first use."""
@@ -261,6 +272,7 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
     web_base(settings)  # DIGEST_WEB_URL without its secret stops the run here, before anything is collected
     if options.deliver != "outbox":
         check_addresses(readers, delivered, settings, options.readers or str(example_readers_path()))
+        SealKey.check_setting(settings.state, settings.record_secret)  # PostgreSQL needs DIGEST_RECORD_SECRET
     return Services(options=options, settings=settings, source=source, classifier=classifier, readers=readers,
                     media=media, delivered=delivered, channels=channels, out=out, site=site,
                     state=state)

@@ -195,7 +195,7 @@ class EditionPipeline:
              run_id: str | None = None) -> EditionRecord:
         """Store ``edition`` at ``status`` (see :func:`prdigest.state.record.save`)."""
         return records.save(self.services.store(), edition, status, expect=expect, new_revision=new_revision,
-                            run_id=run_id)
+                            run_id=run_id, seal=self.services.seal_key())
 
     def write_view(self, edition: Edition) -> Path:
         """``DIR/digest.json``, the record's view for people and scripts."""
@@ -299,7 +299,7 @@ class EditionPipeline:
 
         services = self.services
         store = services.store()
-        record = history.record_edition(store, record.edition, expect=record)
+        record = history.record_edition(store, record.edition, expect=record, seal=services.seal_key())
         followups.track(store, record.edition, max_weeks=services.settings.followup_weeks)
         if services.site is None:
             return record, []

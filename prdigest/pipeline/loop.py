@@ -169,6 +169,9 @@ def _run(pipeline: Pipeline, steps: Steps, record: EditionRecord | None, decisio
         if record.status == Status.HELD:
             digest_json = pipeline.write_view(record.edition)
             return pipeline.summarize(record.edition, None, DeliveryReport(), [digest_json])
+    seal = services.seal_key()
+    if seal is not None:  # what is delivered is what pr-digest sealed after the review, not a rewrite since
+        record.check_seal(seal)
     rendered = steps.render(record.edition)
     files: list[Path] = list(rendered.files)
     if record.status == Status.APPROVED:
@@ -176,8 +179,8 @@ def _run(pipeline: Pipeline, steps: Steps, record: EditionRecord | None, decisio
         record, site = steps.publish(record)
         files += [p for p in site if p.name == "index.html" and p.parent.name == "site"][:1]
     digest_json = pipeline.write_view(record.edition)
-    records.mark(store, record.key, Status.DELIVERING)
+    records.mark(store, record, Status.DELIVERING, seal)
     report = steps.deliver(record.edition, rendered)
     unfinished = report.pending or report.of(Outcome.ELSEWHERE)
-    records.mark(store, record.key, Status.PARTIAL if unfinished else Status.DELIVERED)
+    records.mark(store, record, Status.PARTIAL if unfinished else Status.DELIVERED, seal)
     return pipeline.summarize(record.edition, rendered, report, [digest_json, *files])

@@ -128,18 +128,19 @@ class PastEntry:
 
 
 def record_edition(store: Store, edition: Edition, *, expect: records.EditionRecord | None = None,
-                   now: datetime | None = None) -> records.EditionRecord:
+                   now: datetime | None = None, seal: records.SealKey | None = None) -> records.EditionRecord:
     """Publish ``edition``: its record at ``published`` and the index of its published entries, in one
     transaction. An edition published before (same repo and window) is replaced, entries the editor has since
     rejected included. ``expect``: the approved record this run read (compare and set); None replaces whatever
-    is stored (tests, tools)."""
+    is stored (tests, tools). ``seal``: the key the record is sealed with (:func:`prdigest.record.save`)."""
     ensure_schema(store)
     key = (edition.repo, stamp(edition.since), stamp(edition.until))
     published = edition.published
     recorded = stamp(now or datetime.now(timezone.utc))
 
     def write(tx: Store) -> records.EditionRecord:
-        stored = records.save(tx, edition, records.Status.PUBLISHED, expect=expect, replace=expect is None)
+        stored = records.save(tx, edition, records.Status.PUBLISHED, expect=expect, replace=expect is None,
+                              seal=seal)
         tx.execute(
             "INSERT INTO history_editions (repo, since, until, name, week, language, approver, approved_at, "
             "generated_at, recorded_at, entry_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

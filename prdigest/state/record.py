@@ -10,23 +10,42 @@ a revision the status never goes back.
 
 SQL is portable (both dialects of :mod:`prdigest.state.store`); the body is the edition's canonical JSON, so its
 hash is the same after any round trip.
+
+**The seal.** The hash only shows that body and hash agree; whoever can write the state database can rewrite
+both consistently. So every record pr-digest writes also carries a *seal*: an HMAC-SHA256, under a key kept
+outside the database (:class:`SealKey`: ``DIGEST_RECORD_SECRET``, or a key file beside a SQLite state file),
+over the edition's key, revision, status and hash. A record is delivered or resent only when its seal checks
+(:meth:`EditionRecord.check_seal`, at every delivery and every ``digest resend``), so an approved edition
+rewritten in the database after its editor approved it is refused, not sent.
+
+Threat model: the attacker can read and write the state database (a shared PostgreSQL account, a restored
+backup, another tool with SQL access), but cannot read the workers' environment or the key file. They cannot
+make a seal for content of their own, and cannot move a held or draft record to a status that delivers. They
+can still replay a row pr-digest itself sealed earlier for the same edition and revision (e.g. set a delivered
+record back to ``published``), which sends only what was approved, and the ledger never sends a row twice; and
+they can delete rows (nothing is sent then). With a SQLite file and its key file in the same folder, anyone
+with the folder has both: set ``DIGEST_RECORD_SECRET`` from a secret store where that matters.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
+import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import StrEnum
 
+from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
-from prdigest.kernel.errors import ReviewError
+from prdigest.kernel.errors import ConfigError, ReviewError
 from prdigest.kernel.models import Edition, EditionId
-from prdigest.state.store import Store
+from prdigest.state.store import StateLocation, Store
 
 COMPONENT = "record"
 
@@ -49,6 +68,8 @@ MIGRATIONS = [
     CREATE INDEX edition_records_repo ON edition_records (repo, until);
     CREATE INDEX edition_records_run ON edition_records (run_id)
     """,
+    # The seal (see the module docstring): NULL for records written before pr-digest sealed them.
+    "ALTER TABLE edition_records ADD COLUMN seal TEXT",
 ]
 
 
@@ -103,6 +124,72 @@ def short(value: str) -> str:
     return f"'{value[:19]}…'" if value else "(none)"
 
 
+#: Shortest DIGEST_RECORD_SECRET accepted: the HMAC is only as strong as its key.
+MIN_SECRET = 16
+
+
+class SealKey:
+    """The key records are sealed with, kept outside the state database (see the module docstring)."""
+
+    def __init__(self, key: bytes, origin: str) -> None:
+        self._key = key
+        #: Where the key comes from, for messages (never the key itself).
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return f"SealKey({self.origin})"
+
+    @classmethod
+    def from_secret(cls, secret: str) -> "SealKey":
+        if len(secret) < MIN_SECRET:
+            raise ConfigError(f"DIGEST_RECORD_SECRET is {len(secret)} characters: use at least {MIN_SECRET} random "
+                              "ones (python3 -c 'import secrets; print(secrets.token_urlsafe(32))')")
+        return cls(hashlib.sha256(b"pr-digest/edition-record-seal\0" + secret.encode()).digest(),
+                   "DIGEST_RECORD_SECRET")
+
+    @staticmethod
+    def check_setting(location: StateLocation, secret: SecretStr | None) -> None:
+        """Refuse, before anything runs, a secret too short or a PostgreSQL state without one (no I/O)."""
+        if secret is not None and secret.get_secret_value():
+            SealKey.from_secret(secret.get_secret_value())
+        elif location.is_postgres or location.path is None:
+            SealKey.for_state(location, None)
+
+    @classmethod
+    def for_state(cls, location: StateLocation, secret: SecretStr | None = None) -> "SealKey":
+        """``DIGEST_RECORD_SECRET`` when set; else, for a SQLite file, the key file beside it (``<file>.key``,
+        made on first use, readable by its owner only). PostgreSQL (workers on several machines) needs the
+        secret: refused without it, naming the setting."""
+        if secret is not None and secret.get_secret_value():
+            return cls.from_secret(secret.get_secret_value())
+        if location.is_postgres or location.path is None:
+            raise ConfigError(f"--state {location}: a PostgreSQL state database needs DIGEST_RECORD_SECRET (the same "
+                              "on every worker and for digest resend): it seals each edition record, so one "
+                              "rewritten in the database after its review is never sent")
+        return cls._from_file(location.path.with_name(location.path.name + ".key"))
+
+    @classmethod
+    def _from_file(cls, path: Path) -> "SealKey":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:  # first use: a new random key (another process racing here finds the file and reads it)
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(secrets.token_hex(32) + "\n")
+        text = path.read_text(encoding="ascii").strip()
+        if len(text) != 64:
+            raise ConfigError(f"{path}: not a pr-digest record key (64 hex digits); restore it, or delete it only "
+                              "together with the state database beside it")
+        return cls(bytes.fromhex(text), str(path))
+
+    def seal(self, key: str, revision: int, status: str, content: str) -> str:
+        """The seal of one record's (edition key, revision, status, content hash)."""
+        message = "\0".join(("pr-digest/edition-record", key, str(revision), status, content)).encode()
+        return "hmac-sha256:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
+
+
 @dataclass(frozen=True)
 class EditionRecord:
     """One stored edition: its content, the content's hash, status and revision, the reviewing run."""
@@ -113,10 +200,26 @@ class EditionRecord:
     revision: int
     run_id: str | None
     updated_at: datetime
+    #: The record's seal as stored (None: written before records were sealed, or without a key).
+    seal: str | None = None
 
     @property
     def key(self) -> str:
         return self.edition.key
+
+    def check_seal(self, key: SealKey) -> None:
+        """Raise :class:`RecordError` unless pr-digest sealed this very content at this status with ``key``:
+        called before anything of the record is delivered or resent."""
+        name = self.edition.name
+        if not self.seal:
+            raise RecordError(f"the edition record of {name} carries no seal (written before pr-digest sealed "
+                              "records, or its seal was removed in the state store): nothing is sent; run the "
+                              "edition again with --resend-edition and review it (readers already sent are skipped)")
+        if not hmac.compare_digest(self.seal, key.seal(self.key, self.revision, self.status.value, self.hash)):
+            raise RecordError(f"the edition record of {name} ({self.status}, revision {self.revision}, content "
+                              f"{short(self.hash)}) is not what pr-digest stored: it was rewritten in the state "
+                              f"store after it was sealed, or sealed with another key than {key.origin}. "
+                              "Nothing is sent; run the edition again with --resend-edition and review it")
 
     @property
     def published(self) -> bool:
@@ -139,7 +242,7 @@ class EditionRecord:
                               "is sent; run the edition again (--resend-edition) and review it")
 
 
-_COLUMNS = "key, repo, since, until, name, revision, status, hash, body, run_id, updated_at"
+_COLUMNS = "key, repo, since, until, name, revision, status, hash, body, run_id, updated_at, seal"
 
 
 def ensure_schema(store: Store) -> None:
@@ -200,13 +303,15 @@ _EARLY = (Status.COLLECTED, Status.DRAFTED)
 
 
 def save(store: Store, edition: Edition, status: Status, *, run_id: str | None = None,
-         expect: EditionRecord | None = None, new_revision: bool = False, replace: bool = False) -> EditionRecord:
+         expect: EditionRecord | None = None, new_revision: bool = False, replace: bool = False,
+         seal: SealKey | None = None) -> EditionRecord:
     """Store ``edition`` at ``status`` and return the record as stored.
 
     ``expect``: the record this step read (None: none, or a draft in progress). The write happens only if the
     stored record is still that revision and status (compare and set; drafts before the review may replace one
     another), otherwise :class:`Conflict`. ``new_revision``: the edition is run again on purpose. Moving to a
     lower status is refused. ``replace``: store it whatever is stored (publishing an edition again from a tool).
+    ``seal``: the key the record is sealed with (None: stored unsealed, and never delivered as it is).
     """
     ensure_schema(store)
     body = canonical_json(edition)
@@ -219,14 +324,17 @@ def save(store: Store, edition: Edition, status: Status, *, run_id: str | None =
             _check_expected(edition, current, expect, status)
         revision = (current.revision + 1 if new_revision else current.revision) if current else 1
         owner = run_id if run_id is not None else (current.run_id if current and not new_revision else None)
+        digest = _digest(body)
+        sealed = seal.seal(edition.key, revision, status.value, digest) if seal is not None else None
         values = (edition.key, edition.repo, _stamp(edition.since), _stamp(edition.until), edition.name, revision,
-                  status.value, _digest(body), body, owner, now)
+                  status.value, digest, body, owner, now, sealed)
         if current is None:
-            tx.execute(f"INSERT INTO edition_records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+            tx.execute(f"INSERT INTO edition_records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
         else:
             tx.execute("UPDATE edition_records SET repo = ?, since = ?, until = ?, name = ?, revision = ?, status = ?, "
-                       "hash = ?, body = ?, run_id = ?, updated_at = ? WHERE key = ?", (*values[1:], edition.key))
-        return EditionRecord(edition, status, _digest(body), revision, owner, datetime.fromisoformat(now))
+                       "hash = ?, body = ?, run_id = ?, updated_at = ?, seal = ? WHERE key = ?",
+                       (*values[1:], edition.key))
+        return EditionRecord(edition, status, digest, revision, owner, datetime.fromisoformat(now), sealed)
 
     return store.atomic(write)
 
@@ -244,20 +352,23 @@ def _check_expected(edition: Edition, current: EditionRecord, expect: EditionRec
                           f"'{status}'")
 
 
-def mark(store: Store, key: str, status: Status) -> None:
-    """Move the published record of ``key`` to a delivery status (``delivering``, ``partial``, ``delivered``)
-    unless it is already further: concurrent deliverers of one edition never conflict here (the ledger orders
-    their messages)."""
+def mark(store: Store, record: EditionRecord, status: Status, seal: SealKey | None = None) -> None:
+    """Move the published ``record`` to a delivery status (``delivering``, ``partial``, ``delivered``), sealed
+    anew at that status, unless it is already further: concurrent deliverers of one edition never conflict here
+    (the ledger orders their messages). Only the revision and content this run delivers are marked."""
     ensure_schema(store)
     allowed = [s.value for s in PUBLISHED if _RANK[s] <= _RANK[status]]
     marks = ", ".join("?" for _ in allowed)
-    store.execute(f"UPDATE edition_records SET status = ?, updated_at = ? WHERE key = ? AND status IN ({marks})",
-                  (status.value, datetime.now(timezone.utc).isoformat(), key, *allowed))
+    sealed = seal.seal(record.key, record.revision, status.value, record.hash) if seal is not None else None
+    store.execute(f"UPDATE edition_records SET status = ?, seal = ?, updated_at = ? WHERE key = ? AND revision = ? "
+                  f"AND hash = ? AND status IN ({marks})",
+                  (status.value, sealed, datetime.now(timezone.utc).isoformat(), record.key, record.revision,
+                   record.hash, *allowed))
 
 
-def advance(store: Store, record: EditionRecord, status: Status) -> EditionRecord:
+def advance(store: Store, record: EditionRecord, status: Status, seal: SealKey | None = None) -> EditionRecord:
     """``record`` at a later ``status``, its content unchanged (checked against the stored hash)."""
-    return save(store, record.edition, status, expect=record)
+    return save(store, record.edition, status, expect=record, seal=seal)
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -291,4 +402,4 @@ def _record(row: tuple, *, check: bool = True) -> EditionRecord:
                           f"problem(s), first: {exc.errors()[0]['msg']}): use the version that wrote it, or run "
                           "the edition again") from None
     return EditionRecord(edition, Status(row[6]), stored_hash, int(row[5]), row[9],
-                         datetime.fromisoformat(row[10]))
+                         datetime.fromisoformat(row[10]), row[11])
