@@ -106,7 +106,7 @@ class Settings(BaseSettings):
     web_secret: SecretStr | None = None
     #: Seals each edition record (``DIGEST_RECORD_SECRET``, the same on every worker): a record rewritten in the
     #: state database after its review is never delivered. Unset: a key file beside a SQLite state file;
-    #: required with PostgreSQL (see ``prdigest.record``).
+    #: required with PostgreSQL (see ``prdigest.state.record``).
     record_secret: SecretStr | None = None
     #: The archive site's public URL (``DIGEST_SITE_URL``): links from email, Slack and feeds; none = no links.
     site_url: str | None = None

@@ -132,7 +132,7 @@ def record_edition(store: Store, edition: Edition, *, expect: records.EditionRec
     """Publish ``edition``: its record at ``published`` and the index of its published entries, in one
     transaction. An edition published before (same repo and window) is replaced, entries the editor has since
     rejected included. ``expect``: the approved record this run read (compare and set); None replaces whatever
-    is stored (tests, tools). ``seal``: the key the record is sealed with (:func:`prdigest.record.save`)."""
+    is stored (tests, tools). ``seal``: the key the record is sealed with (:func:`prdigest.state.record.save`)."""
     ensure_schema(store)
     key = (edition.repo, stamp(edition.since), stamp(edition.until))
     published = edition.published
