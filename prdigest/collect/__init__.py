@@ -1,1 +1,1 @@
-"""Step 1, collect: the PR sources (the JSONL file, GitHub) behind one Source protocol and their registry."""
+"""Collect: the PRs merged in a window, and what their diffs did to the code."""

@@ -149,6 +149,8 @@ class Change(BaseModel):
         argument or a config field, or removes a kernel. Such a fact marks its entry ``breaking``."""
         if not self.public:
             return False
+        if self.kind == "moved" and self.detail == "re-exported":  # the old import still works
+            return False
         if self.kind in ("removed", "renamed", "moved"):
             return True
         if self.kind == "signature":
@@ -183,6 +185,9 @@ class PullRequest(_Record):
     #: Code facts read from the files before and after (prdigest/collect/facts/), attached before drafting so
     #: the drafter sees them; a JSONL line may carry them too. ``Entry.from_draft`` copies them to the entry.
     changes: list[Change] = Field(default_factory=list)
+    #: The sha of the commit the PR landed as (a squash or merge commit: GitHub's ``merge_commit_sha``), read
+    #: from the upstream clone with ``--git``; None when the source does not know it.
+    merge_commit: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{7,40}$")
 
     @field_validator("author", mode="before")
     @classmethod

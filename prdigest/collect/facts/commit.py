@@ -1,0 +1,117 @@
+"""Every fact of one merge commit, from the full text of each changed file before and after: the Python API,
+the configuration surface, dependency pins, C++/CUDA functions and kernels, deleted and renamed files, tests."""
+
+from __future__ import annotations
+
+from prdigest.collect.facts import kernels, pins, pyapi, settings
+from prdigest.collect.facts.surface import Surface, module_name
+from prdigest.collect.git import CommitDiff, FileDiff
+from prdigest.kernel.models import Change
+
+#: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
+FACTS_VERSION = "1"
+
+
+def _python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
+def commit_facts(diff: CommitDiff, surface: Surface) -> list[Change]:
+    """The facts of one commit, file by file, with moves between its modules matched across files."""
+    facts: list[Change] = []
+    after_modules: dict[str, pyapi.Module | None] = {}
+    module_of: dict[str, str] = {}
+    for f in diff.files:
+        facts.extend(file_facts(f, surface, after_modules, module_of))
+    return _unique(pyapi.moves(facts, after_modules, module_of))
+
+
+def _unique(facts: list[Change]) -> list[Change]:
+    seen: set[tuple[str, str, str, str]] = set()
+    out = []
+    for fact in facts:
+        key = (fact.kind, fact.symbol, fact.path, fact.detail)
+        if key not in seen:
+            seen.add(key)
+            out.append(fact)
+    return out
+
+
+def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
+               module_of: dict[str, str]) -> list[Change]:
+    """The facts of one changed file (``after_modules``/``module_of`` collect what moves are matched on)."""
+    facts: list[Change] = []
+    old_path = f.before_path
+    if f.status == "D":
+        facts.append(Change(kind="file-deleted", symbol=f.path, path=f.path, before=f.path, language="text",
+                            public=not surface.is_test(f.path)))
+    elif f.status == "R":
+        facts.append(Change(kind="file-renamed", symbol=f.path, path=f.path, before=old_path, after=f.path,
+                            language="text", public=not surface.is_test(f.path)))
+    if f.skipped:
+        return facts
+    if _python(f.path) or _python(old_path):
+        facts.extend(_python_facts(f, surface, after_modules, module_of))
+    elif kernels.is_kernel_file(f.path) and not surface.is_test(f.path):
+        facts.extend(kernels.compare(f.path, f.before, f.after, before_path=old_path))
+    if pins.is_pin_file(f.path):
+        facts.extend(pins.compare(f.path, f.before, f.after, before_path=old_path))
+    return facts
+
+
+def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
+                  module_of: dict[str, str]) -> list[Change]:
+    before = pyapi.parse(f.before) if f.before is not None else None
+    after = pyapi.parse(f.after) if f.after is not None else None
+    if (f.before is not None and before is None) or (f.after is not None and after is None):
+        return []  # one side is not valid Python: nothing can be said of its names
+    old_path = f.before_path
+    if surface.is_test(f.path) or surface.is_test(old_path):
+        return _test_facts(before, after, f.path, old_path)
+    facts: list[Change] = []
+    api = surface.is_api(f.path) or surface.is_api(old_path)
+    if api:
+        module_of[f.path] = module_name(f.path)
+        module_of[old_path] = module_name(old_path)
+        after_modules[old_path] = after if f.status != "R" else None  # the old module, for re-exports
+        if f.status == "R" and before is not None and after is not None:
+            facts.extend(_renamed_module(before, after, f.path, old_path))
+        facts.extend(pyapi.compare(before, after, f.path, before_path=old_path))
+    if surface.is_env_file(f.path) or surface.is_env_file(old_path):
+        facts.extend(settings.compare(settings.environment(before) if before else {},
+                                      settings.environment(after) if after else {}, f.path, before_path=old_path))
+    argument_file = surface.is_argument_file(f.path) or surface.is_argument_file(old_path)
+    if argument_file or surface.argument_classes:
+        facts.extend(settings.compare(
+            settings.arguments(before, surface, argument_file=argument_file) if before else {},
+            settings.arguments(after, surface, argument_file=argument_file) if after else {}, f.path,
+            before_path=old_path))
+    if surface.is_config_file(f.path) or surface.is_config_file(old_path):
+        facts.extend(settings.compare(settings.config_fields(before, surface) if before else {},
+                                      settings.config_fields(after, surface) if after else {}, f.path,
+                                      before_path=old_path))
+    return facts
+
+
+def _renamed_module(before: pyapi.Module, after: pyapi.Module, path: str, old_path: str) -> list[Change]:
+    """A renamed file moves every top-level name it keeps to the new module."""
+    old, new = module_name(old_path), module_name(path)
+    if old == new:
+        return []
+    return [Change(kind="moved", symbol=d.name, path=path, line=d.line, before=old, after=new, public=d.public)
+            for name, d in after.defs.items()
+            if "." not in name and name in before.defs and d.public]
+
+
+def _test_facts(before: pyapi.Module | None, after: pyapi.Module | None, path: str, old_path: str) -> list[Change]:
+    def tests(module: pyapi.Module | None) -> dict[str, pyapi.Def]:
+        if module is None:
+            return {}
+        return {n: d for n, d in module.defs.items() if d.kind in ("function", "method") and d.leaf.startswith("test")}
+
+    old, new = tests(before), tests(after)
+    facts = [Change(kind="tests", symbol=n, path=path, line=d.line, after=n, detail="added", language="python")
+             for n, d in new.items() if n not in old]
+    facts += [Change(kind="tests", symbol=n, path=old_path, line=d.line, before=n, detail="removed", language="python")
+              for n, d in old.items() if n not in new]
+    return facts

@@ -1,0 +1,117 @@
+"""Facts from the REST patches, when no clone is configured or a merge commit is not in it: only what the
+changed lines themselves show (a ``def``/``class`` line removed or added, a pin line, an env entry, a
+``__global__`` line) and the files' own statuses. Partial by nature: the entry's coverage says ``patches``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from prdigest.collect.facts import pins, pyapi
+from prdigest.collect.facts.surface import Surface
+from prdigest.kernel.models import Change, PullRequest
+
+_DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*?)\)\s*(?:->[^:]*)?:\s*(?:#.*)?$")
+_CLASS = re.compile(r"^(\s*)class\s+([A-Za-z_]\w*)\s*(?:\((.*?)\))?\s*:")
+_ENV_ENTRY = re.compile(r"^\s*[\"']([A-Z][A-Z0-9_]{2,})[\"']\s*:")
+_KERNEL = re.compile(r"__global__\s+(?:[\w:<>]+\s+)*?(?:__launch_bounds__\([^)]*\)\s+)?([A-Za-z_]\w*)\s*\(")
+
+
+def _params(text: str) -> tuple[pyapi.Param, ...] | None:
+    try:
+        tree = ast.parse(f"def f({text}): pass")
+    except (SyntaxError, ValueError):
+        return None
+    node = tree.body[0]
+    return pyapi._params(node.args) if isinstance(node, ast.FunctionDef) else None
+
+
+def _sides(patch: str) -> tuple[list[str], list[str]]:
+    removed, added = [], []
+    for line in patch.splitlines():
+        if line.startswith("-") and not line.startswith("---"):
+            removed.append(line[1:])
+        elif line.startswith("+") and not line.startswith("+++"):
+            added.append(line[1:])
+    return removed, added
+
+
+def _defs(lines: list[str]) -> dict[str, tuple[str, str, int]]:
+    """name → (kind, params text, indent) of the def/class lines among ``lines`` (top level and one in)."""
+    found: dict[str, tuple[str, str, int]] = {}
+    for line in lines:
+        match = _DEF.match(line)
+        if match:
+            found.setdefault(match[2], ("def", match[3], len(match[1])))
+            continue
+        match = _CLASS.match(line)
+        if match:
+            found.setdefault(match[2], ("class", match[3] or "", len(match[1])))
+    return found
+
+
+def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
+    """What the PR's patches show; the files' statuses for every file, patch or not."""
+    facts: list[Change] = []
+    for f in pr.files:
+        if f.status == "removed":
+            facts.append(Change(kind="file-deleted", symbol=f.path, path=f.path, before=f.path, language="text",
+                                public=not surface.is_test(f.path)))
+        elif f.status == "renamed" and f.previous_path:
+            facts.append(Change(kind="file-renamed", symbol=f.path, path=f.path, before=f.previous_path,
+                                after=f.path, language="text", public=not surface.is_test(f.path)))
+        if not f.patch:
+            continue
+        removed, added = _sides(f.patch)
+        if f.path.endswith(".py"):
+            facts.extend(_python(f.path, removed, added, surface))
+        elif f.path.endswith((".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc")):
+            old = {m[1] for line in removed for m in [_KERNEL.search(line)] if m}
+            new = {m[1] for line in added for m in [_KERNEL.search(line)] if m}
+            facts += [Change(kind="kernel", symbol=n, path=f.path, after=n, detail="added", language="cuda")
+                      for n in sorted(new - old)]
+            facts += [Change(kind="kernel", symbol=n, path=f.path, before=n, detail="removed", language="cuda")
+                      for n in sorted(old - new)]
+        if pins.is_pin_file(f.path) and not f.path.endswith((".toml", ".py")):
+            facts.extend(pins.compare(f.path, "\n".join(removed), "\n".join(added)))
+    return facts
+
+
+def _python(path: str, removed: list[str], added: list[str], surface: Surface) -> list[Change]:
+    facts: list[Change] = []
+    if surface.is_test(path):
+        old = {n for n, (k, _, _) in _defs(removed).items() if k == "def" and n.startswith("test")}
+        new = {n for n, (k, _, _) in _defs(added).items() if k == "def" and n.startswith("test")}
+        facts += [Change(kind="tests", symbol=n, path=path, after=n, detail="added") for n in sorted(new - old)]
+        facts += [Change(kind="tests", symbol=n, path=path, before=n, detail="removed") for n in sorted(old - new)]
+        return facts
+    if surface.is_env_file(path):
+        old = {m[1] for line in removed for m in [_ENV_ENTRY.match(line)] if m}
+        new = {m[1] for line in added for m in [_ENV_ENTRY.match(line)] if m}
+        facts += [Change(kind="env", symbol=n, path=path, detail="added", language="config") for n in sorted(new - old)]
+        facts += [Change(kind="env", symbol=n, path=path, before=n, detail="removed", language="config")
+                  for n in sorted(old - new)]
+    if not surface.is_api(path):
+        return facts
+    old_defs, new_defs = _defs(removed), _defs(added)
+    for name in sorted(old_defs.keys() | new_defs.keys()):
+        public = not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+        b, a = old_defs.get(name), new_defs.get(name)
+        if b and a:
+            if b[1] == a[1]:
+                continue
+            if b[0] == "def" and a[0] == "def":
+                ob, oa = _params(b[1]), _params(a[1])
+                detail = pyapi.signature_detail(ob, oa) if ob is not None and oa is not None else ""
+                if ob is not None and oa is not None and not detail:
+                    continue
+                facts.append(Change(kind="signature", symbol=name, path=path, before=f"({b[1]})", after=f"({a[1]})",
+                                    detail=detail, public=public))
+            elif b[0] == "class" and a[0] == "class":
+                facts.append(Change(kind="bases", symbol=name, path=path, before=b[1], after=a[1], public=public))
+        elif b and not name.startswith("__"):
+            facts.append(Change(kind="removed", symbol=name, path=path, before=f"({b[1]})", public=public))
+        elif a and public and not name.startswith("__"):
+            facts.append(Change(kind="added", symbol=name, path=path, after=f"({a[1]})", public=public))
+    return facts

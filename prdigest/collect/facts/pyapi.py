@@ -1,0 +1,391 @@
+"""The public Python API of one module, read statically with ``ast`` (nothing is imported or run), and what
+changed in it between two versions of the file: names added, removed and renamed, signatures, base classes,
+abstract methods, bodies; Triton kernels (``@triton.jit``) as kernel facts.
+
+A module's shape is its module-level classes, functions and names and each class's methods (nested classes
+too). Everything in a fact is read from the two texts: a symbol is a name defined there, a signature is the
+parameters written there.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from prdigest.kernel.models import Change
+
+DefKind = Literal["class", "function", "method", "name"]
+#: Module-level names that are plumbing, never API.
+_PLUMBING = frozenset({"__all__", "__version__", "logger", "log", "_logger", "LOGGER", "__doc__", "__author__"})
+_SIGNATURE_CHARS = 240
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: Literal["posonly", "pos", "var", "kw", "varkw"]
+    default: str | None = None
+
+    def text(self) -> str:
+        star = {"var": "*", "varkw": "**"}.get(self.kind, "")
+        return f"{star}{self.name}" + (f"={self.default}" if self.default is not None else "")
+
+
+@dataclass(frozen=True)
+class Def:
+    """One definition of a module: a class, function, method or module-level name."""
+
+    name: str
+    kind: DefKind
+    line: int
+    params: tuple[Param, ...] = ()
+    bases: tuple[str, ...] = ()
+    abstract: bool = False
+    triton: bool = False
+    #: A hash of the body's text (functions and methods): a body fact when only it changed.
+    body: int = 0
+    #: The value's source, for module-level names (a rename keeps it).
+    value: str = ""
+    #: A class's direct members (methods and nested classes), for renames of classes.
+    members: frozenset[str] = frozenset()
+
+    @property
+    def public(self) -> bool:
+        return all(not part.startswith("_") or (part.startswith("__") and part.endswith("__"))
+                   for part in self.name.split("."))
+
+    @property
+    def parent(self) -> str:
+        return self.name.rpartition(".")[0]
+
+    @property
+    def leaf(self) -> str:
+        return self.name.rpartition(".")[2]
+
+    def signature(self) -> str:
+        """``(self, x, y=1, *, z=None)`` for functions, ``(Base, Mixin)`` for classes, ``= value`` for names."""
+        if self.kind == "class":
+            text = f"({', '.join(self.bases)})" if self.bases else ""
+        elif self.kind == "name":
+            text = f"= {self.value}" if self.value else ""
+        else:
+            text = _params_text(self.params)
+        return text if len(text) <= _SIGNATURE_CHARS else text[:_SIGNATURE_CHARS - 1] + "…"
+
+    def shape(self) -> tuple[object, ...]:
+        """What stays the same when only the name changes."""
+        if self.kind == "class":
+            return ("class", self.bases, self.members)
+        if self.kind == "name":
+            return ("name", self.value)
+        return (self.kind, self.params, self.body)
+
+
+def _params_text(params: tuple[Param, ...]) -> str:
+    out: list[str] = []
+    star_done = False
+    for i, p in enumerate(params):
+        if p.kind == "var":
+            star_done = True
+        if p.kind == "kw" and not star_done:
+            out.append("*")
+            star_done = True
+        out.append(p.text())
+        if p.kind == "posonly" and (i + 1 == len(params) or params[i + 1].kind != "posonly"):
+            out.append("/")
+    return f"({', '.join(out)})"
+
+
+@dataclass
+class Module:
+    """A parsed module: its definitions by dotted name and the names it imports at module level."""
+
+    defs: dict[str, Def] = field(default_factory=dict)
+    #: Imported name → the module it comes from (``from a.b import X`` → ``a.b``), for re-exports.
+    imported: dict[str, str] = field(default_factory=dict)
+    tree: ast.Module | None = None
+
+
+@functools.lru_cache(maxsize=512)
+def parse(text: str) -> Module | None:
+    """The module's definitions, or None when it is not valid Python (then it has no API facts)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    lines = text.splitlines()
+    module = Module(tree=tree)
+    triton = "triton" in text
+    _walk(tree.body, "", module, lines, in_class=False, triton=triton)
+    return module
+
+
+def _decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _unparse(node: ast.AST | None, limit: int = 80) -> str | None:
+    if node is None:
+        return None
+    try:
+        text = ast.unparse(node)
+    except (ValueError, RecursionError):  # pragma: no cover - ast.unparse handles every node ast.parse makes
+        return "…"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _params(args: ast.arguments) -> tuple[Param, ...]:
+    out: list[Param] = []
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for i, (arg, default) in enumerate(zip(positional, defaults)):
+        out.append(Param(arg.arg, "posonly" if i < len(args.posonlyargs) else "pos", _unparse(default)))
+    if args.vararg:
+        out.append(Param(args.vararg.arg, "var"))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(Param(arg.arg, "kw", _unparse(default)))
+    if args.kwarg:
+        out.append(Param(args.kwarg.arg, "varkw"))
+    return tuple(out)
+
+
+def _body_hash(node: ast.AST, lines: list[str]) -> int:
+    body = getattr(node, "body", None)
+    if not body:
+        return 0
+    start, end = body[0].lineno - 1, node.end_lineno or body[-1].lineno
+    return hash("\n".join(line.rstrip() for line in lines[start:end]))
+
+
+def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str], *, in_class: bool,
+          triton: bool) -> None:
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            decorators = [_decorator_name(d) for d in node.decorator_list]
+            if any(d.endswith((".setter", ".deleter")) for d in decorators):
+                continue
+            name = prefix + node.name
+            if name in module.defs:  # @overload stubs, conditional definitions: the first is the shape
+                continue
+            module.defs[name] = Def(
+                name, "method" if in_class else "function", node.lineno, _params(node.args),
+                abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators),
+                triton=triton and any(d.startswith("triton.") or d in ("jit", "tl.jit") for d in decorators),
+                body=_body_hash(node, lines))
+        elif isinstance(node, ast.ClassDef):
+            name = prefix + node.name
+            if name in module.defs:
+                continue
+            bases = tuple(_unparse(b, 60) or "" for b in node.bases)
+            bases += tuple(f"{k.arg}={_unparse(k.value, 60)}" for k in node.keywords if k.arg)
+            members = frozenset(n.name for n in node.body
+                                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+            module.defs[name] = Def(name, "class", node.lineno, bases=bases, members=members)
+            _walk(node.body, name + ".", module, lines, in_class=True, triton=triton)
+        elif in_class:
+            continue
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            if isinstance(value, ast.Call) and _decorator_name(value.func).rpartition(".")[2] in (
+                    "TypeVar", "ParamSpec", "getLogger", "init_logger", "TypeVarTuple"):
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id not in _PLUMBING and prefix + target.id not in module.defs:
+                    module.defs[prefix + target.id] = Def(prefix + target.id, "name", node.lineno,
+                                                          value=_unparse(value, 120) or "")
+        elif isinstance(node, (ast.If, ast.Try)) or type(node).__name__ == "TryStar":
+            for part in ("body", "orelse", "finalbody"):
+                _walk(getattr(node, part, []), prefix, module, lines, in_class=False, triton=triton)
+            for handler in getattr(node, "handlers", []):
+                _walk(handler.body, prefix, module, lines, in_class=False, triton=triton)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                module.imported.setdefault(bound, ("." * node.level) + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                module.imported.setdefault(alias.asname or alias.name.partition(".")[0], alias.name)
+
+
+# comparing two versions ---------------------------------------------------------------------------------
+
+def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
+    """What changed between two parameter lists: ``+layer_names``, ``-dtype``, ``block_size=16→32``,
+    ``+eps=1e-6`` (added with a default), ``x→y`` (a renamed parameter), ``reordered``, ``n: positional→keyword-only``; empty when nothing did
+    (annotations are not compared: a change of spelling of a type is not a change of signature)."""
+    on, nn = [p.name for p in old], [p.name for p in new]
+    removed = [n for n in on if n not in nn]
+    added = [n for n in nn if n not in on]
+    before, after = {p.name: p for p in old}, {p.name: p for p in new}
+    parts: list[str] = []
+    if removed and len(removed) == len(added) and all(on.index(r) == nn.index(a) for r, a in zip(removed, added)):
+        parts += [f"{r}→{a}" for r, a in zip(removed, added)]
+    else:
+        # An added parameter with a default says so (``+eps=1e-6``): callers that do not pass it still work.
+        parts += [f"+{n}" + (f"={after[n].default}" if after[n].default is not None else "") for n in added]
+        parts += [f"-{n}" for n in removed]
+    common = [n for n in nn if n in before]
+    positional = ("posonly", "pos")
+    both = {n for n in common if before[n].kind in positional and after[n].kind in positional}
+    if [n for n in on if n in both] != [n for n in nn if n in both]:
+        parts.append("reordered")
+    for n in common:
+        b, a = before[n], after[n]
+        if b.kind != a.kind:
+            names = {"posonly": "positional-only", "pos": "positional", "kw": "keyword-only", "var": "*args",
+                     "varkw": "**kwargs"}
+            parts.append(f"{n}: {names[b.kind]}→{names[a.kind]}")
+        if b.default != a.default:
+            parts.append(f"{n}={b.default if b.default is not None else 'required'}→"
+                         f"{a.default if a.default is not None else 'required'}")
+    return ", ".join(parts)
+
+
+def _change(kind: str, d: Def, path: str, *, before: str = "", after: str = "", detail: str = "",
+            language: str = "python", public: bool | None = None) -> Change:
+    return Change(kind=kind, symbol=d.name, path=path, line=d.line, before=before, after=after, detail=detail,  # type: ignore[arg-type]
+                  public=d.public if public is None else public, language=language)  # type: ignore[arg-type]
+
+
+def _is_trivial(d: Def) -> bool:
+    """A shape too common to pair a removal with an addition on it alone (``(self)``, ``()``, ``= None``)."""
+    if d.kind in ("function", "method"):
+        return len([p for p in d.params if p.name not in ("self", "cls")]) == 0
+    if d.kind == "name":
+        return len(d.value) < 8
+    return not d.members
+
+
+def _pairs(removed: list[Def], added: list[Def]) -> list[tuple[Def, Def]]:
+    """Renames: a removal and an addition of the same shape under the same parent, when only one of each has it."""
+    by_shape: dict[tuple[object, ...], list[Def]] = {}
+    for d in added:
+        by_shape.setdefault((d.parent, d.shape()), []).append(d)
+    removed_shapes: dict[tuple[object, ...], int] = {}
+    for d in removed:
+        key = (d.parent, d.shape())
+        removed_shapes[key] = removed_shapes.get(key, 0) + 1
+    pairs = []
+    for d in removed:
+        key = (d.parent, d.shape())
+        match = by_shape.get(key, [])
+        if len(match) == 1 and removed_shapes[key] == 1 and not _is_trivial(d):
+            pairs.append((d, match[0]))
+    return pairs
+
+
+def _under(name: str, roots: set[str]) -> bool:
+    return any(name.startswith(root + ".") for root in roots)
+
+
+def compare(before: Module | None, after: Module | None, path: str, *, before_path: str | None = None,
+            body_facts: bool = True) -> list[Change]:
+    """The facts of one file: what its definitions did between ``before`` and ``after`` (None: absent).
+
+    Removals, additions and renames only at the outermost level that changed (a removed class, not each of
+    its methods); facts about private names only when they can break a caller (removed, renamed,
+    signature)."""
+    old = before.defs if before else {}
+    new = after.defs if after else {}
+    old_path = before_path or path
+    removed = [d for n, d in old.items() if n not in new]
+    added = [d for n, d in new.items() if n not in old]
+    facts: list[Change] = []
+    renamed = _pairs(removed, added)
+    renamed_from = {a.name: b for b, a in renamed}
+    gone = {b.name for b, _ in renamed}
+    for b, a in renamed:
+        facts.append(_change("renamed", a, path, before=b.name, after=a.name, detail=f"{b.name}→{a.name}",
+                             public=b.public or a.public))
+    removed_roots = {d.name for d in removed if d.kind == "class"}
+    added_roots = {d.name for d in added if d.kind == "class"}
+    for d in removed:
+        if d.name in gone or _under(d.name, removed_roots):
+            continue
+        if d.triton:
+            facts.append(_change("kernel", d, old_path, before=d.signature(), detail="removed", language="triton"))
+        else:
+            facts.append(_change("removed", d, old_path, before=d.signature()))
+    for d in added:
+        if d.name in renamed_from or _under(d.name, added_roots):
+            continue
+        if d.triton:
+            facts.append(_change("kernel", d, path, after=d.signature(), detail="added", language="triton"))
+        elif d.abstract and d.kind == "method":
+            facts.append(_change("abstract", d, path, after=d.signature(), detail="abstract method added"))
+        elif d.public:
+            facts.append(_change("added", d, path, after=d.signature()))
+    for name, a in new.items():
+        b = old.get(name) or renamed_from.get(name)
+        if b is None:
+            continue
+        facts.extend(_compare_def(b, a, path, body_facts=body_facts))
+    return facts
+
+
+def _compare_def(b: Def, a: Def, path: str, *, body_facts: bool) -> Iterator[Change]:
+    if b.kind != a.kind:
+        yield _change("signature", a, path, before=f"{b.kind} {b.signature()}", after=f"{a.kind} {a.signature()}",
+                      detail=f"{b.kind}→{a.kind}")
+        return
+    if a.kind in ("function", "method"):
+        detail = signature_detail(b.params, a.params)
+        if detail:
+            if a.triton or b.triton:
+                yield _change("kernel", a, path, before=b.signature(), after=a.signature(), detail=detail,
+                              language="triton")
+            else:
+                yield _change("signature", a, path, before=b.signature(), after=a.signature(), detail=detail)
+        elif body_facts and b.body != a.body and a.public:
+            yield _change("body", a, path, detail="body changed", language="triton" if a.triton else "python")
+        if a.abstract and not b.abstract:
+            yield _change("abstract", a, path, after=a.signature(), detail="made abstract")
+    elif a.kind == "class" and b.bases != a.bases:
+        yield _change("bases", a, path, before=", ".join(b.bases), after=", ".join(a.bases),
+                      detail=", ".join([f"+{x}" for x in a.bases if x not in b.bases]
+                                       + [f"-{x}" for x in b.bases if x not in a.bases]) or "reordered")
+
+
+def moves(facts: list[Change], modules_after: dict[str, Module | None], module_of: dict[str, str]) -> list[Change]:
+    """One commit's facts with each top-level removal matched to an addition of the same name and shape in
+    another module turned into one ``moved`` fact (``before``/``after`` the modules); a removed name the old
+    module now imports (a re-export) becomes ``moved`` with detail ``re-exported``."""
+    top = [f for f in facts if "." not in f.symbol]
+    removed = {(f.symbol, f.before): f for f in top if f.kind == "removed"}
+    added: dict[tuple[str, str], list[Change]] = {}
+    for f in top:
+        if f.kind == "added":
+            added.setdefault((f.symbol, f.after), []).append(f)
+    out: list[Change] = []
+    used: set[int] = set()
+    for f in facts:
+        if f.kind == "removed" and id(f) in {id(r) for r in removed.values()}:
+            match = [a for a in added.get((f.symbol, f.before), []) if a.path != f.path]
+            reexport = modules_after.get(f.path)
+            source = reexport.imported.get(f.symbol) if reexport else None
+            if len(match) == 1:
+                a = match[0]
+                used.add(id(a))
+                out.append(Change(kind="moved", symbol=f.symbol, path=a.path, line=a.line,
+                                  before=module_of.get(f.path, f.path), after=module_of.get(a.path, a.path),
+                                  detail="re-exported" if source else "", public=f.public))
+                continue
+            if source is not None:
+                out.append(Change(kind="moved", symbol=f.symbol, path=f.path, line=f.line,
+                                  before=module_of.get(f.path, f.path), after=source, detail="re-exported",
+                                  public=f.public))
+                continue
+        out.append(f)
+    return [f for f in out if id(f) not in used]

@@ -1,0 +1,82 @@
+"""Where a repo keeps what its users depend on besides its Python API: environment variables, command-line and
+engine arguments, config classes; which files are tests and which packages are public.
+
+Declared by the rules file's optional ``code:`` section (:class:`prdigest.classify.rulesfile.CodeRules`); without one
+every Python file outside tests, docs, examples and benchmarks counts as public, and no file is an env,
+argument or config file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+
+#: Test files: under a tests/ or test/ folder, or named test_*.py / *_test.py / conftest.py.
+DEFAULT_TESTS = r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$"
+#: Python files that are not importable API: docs, examples, benchmarks, scripts, tools, build files.
+DEFAULT_NOT_API = (r"^(docs?|examples?|benchmarks?|scripts?|tools?|\.github|\.buildkite|ci)/|"
+                   r"(^|/)(setup|noxfile|conftest)\.py$")
+
+
+@dataclass(frozen=True)
+class Surface:
+    """The compiled ``code:`` section (or its defaults)."""
+
+    #: Top-level import packages whose public names are API (empty: every Python file outside tests and docs).
+    packages: tuple[str, ...] = ()
+    env_files: tuple[str, ...] = ()
+    argument_files: tuple[str, ...] = ()
+    #: Dataclasses whose fields are arguments (vLLM's ``EngineArgs``), wherever they are defined.
+    argument_classes: tuple[str, ...] = ()
+    config_files: tuple[str, ...] = ()
+    #: Decorators that make a class in a config file a config class (``dataclass``, vLLM's ``config``).
+    config_decorators: tuple[str, ...] = ("dataclass", "config")
+    tests: str = DEFAULT_TESTS
+    not_api: str = DEFAULT_NOT_API
+    _compiled: dict[str, re.Pattern[str]] = field(default_factory=dict, compare=False, repr=False)
+
+    def _any(self, key: str, patterns: tuple[str, ...] | str) -> re.Pattern[str] | None:
+        if key not in self._compiled:
+            items = (patterns,) if isinstance(patterns, str) else patterns
+            self._compiled[key] = re.compile("|".join(f"(?:{p})" for p in items)) if items else re.compile(r"(?!)")
+        return self._compiled[key]
+
+    def is_test(self, path: str) -> bool:
+        return bool(self._any("tests", self.tests).search(path))  # type: ignore[union-attr]
+
+    def is_env_file(self, path: str) -> bool:
+        return bool(self._any("env", self.env_files).search(path))  # type: ignore[union-attr]
+
+    def is_argument_file(self, path: str) -> bool:
+        return bool(self._any("args", self.argument_files).search(path))  # type: ignore[union-attr]
+
+    def is_config_file(self, path: str) -> bool:
+        return bool(self._any("config", self.config_files).search(path))  # type: ignore[union-attr]
+
+    def is_api(self, path: str) -> bool:
+        """Whether a Python file's public names are API (not a test, doc, example or build script)."""
+        if self.is_test(path) or self._any("not_api", self.not_api).search(path):  # type: ignore[union-attr]
+            return False
+        if not self.packages:
+            return True
+        module = module_name(path)
+        return any(module == p or module.startswith(p + ".") for p in self.packages)
+
+    @property
+    def key(self) -> str:
+        """A short hash of the section: facts cached under another section are computed again."""
+        blob = json.dumps([self.packages, self.env_files, self.argument_files, self.argument_classes,
+                           self.config_files, self.config_decorators, self.tests, self.not_api])
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def module_name(path: str) -> str:
+    """``vllm/config/model.py`` → ``vllm.config.model``; ``src/pkg/__init__.py`` → ``pkg``."""
+    parts = path.removesuffix(".py").removesuffix(".pyi").split("/")
+    if parts and parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)

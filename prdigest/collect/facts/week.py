@@ -1,0 +1,88 @@
+"""A week's facts: from the clone for every PR whose merge commit it has (cached by commit), from the REST
+patches for the others, each PR marked with where its facts came from."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from prdigest.collect.facts.cache import FactsCache
+from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
+from prdigest.collect.facts.patches import patch_facts
+from prdigest.collect.facts.surface import Surface
+from prdigest.collect.git import GitUnavailable, UpstreamClone, read_commits
+from prdigest.kernel.models import Change, PullRequest
+
+log = logging.getLogger(__name__)
+
+Source = Literal["git", "patches"]
+
+
+@dataclass
+class WeekFacts:
+    """Each PR's facts and their source; how many commits were computed, read from the cache, or missing."""
+
+    changes: dict[int, list[Change]] = field(default_factory=dict)
+    source: dict[int, Source] = field(default_factory=dict)
+    computed: int = 0
+    cached: int = 0
+    #: The one-line problems met (the clone unreachable, commits missing): logged as warnings.
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def version_key(surface: Surface) -> str:
+    """The cache's version: the facts code's and the ``code:`` section's."""
+    return f"{FACTS_VERSION}:{surface.key}"
+
+
+def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamClone | None = None,
+               cache: FactsCache | None = None) -> WeekFacts:
+    """The facts of every PR: one batched read of the clone for the merge commits not cached yet."""
+    started = time.perf_counter()
+    result = WeekFacts()
+    version = version_key(surface)
+    by_commit: dict[str, list[PullRequest]] = {}
+    if clone is not None:
+        for pr in prs:
+            if pr.merge_commit:
+                by_commit.setdefault(pr.merge_commit.lower(), []).append(pr)
+    known = cache.get_many(by_commit, version) if cache is not None and by_commit else {}
+    result.cached = len(known)
+    todo = [sha for sha in by_commit if sha not in known]
+    fresh: dict[str, list[Change]] = {}
+    if todo and clone is not None:
+        try:
+            diffs, missing = read_commits(clone, todo)
+        except GitUnavailable as exc:
+            result.problems.append(f"{exc}; facts come from the REST patches")
+            diffs, missing = {}, []
+            for sha in todo:
+                by_commit.pop(sha, None)
+        if missing:
+            numbers = [f"#{pr.number} {sha[:10]}" for sha in missing for pr in by_commit.get(sha, [])]
+            result.problems.append(f"--git / $DIGEST_GIT {clone.name}: {len(numbers)} merge commit(s) not in the "
+                                   f"clone ({', '.join(numbers[:5])}{', …' if len(numbers) > 5 else ''}); their "
+                                   "facts come from the REST patches")
+            for sha in missing:
+                by_commit.pop(sha, None)
+        for sha, diff in diffs.items():
+            fresh[sha] = commit_facts(diff, surface)
+        result.computed = len(fresh)
+        if cache is not None and fresh:
+            cache.put_many(fresh, version)
+    for pr in prs:
+        sha = (pr.merge_commit or "").lower()
+        if clone is not None and sha in by_commit and (sha in known or sha in fresh):
+            result.changes[pr.number] = list(known.get(sha) or fresh.get(sha) or [])
+            result.source[pr.number] = "git"
+        else:
+            result.changes[pr.number] = patch_facts(pr, surface)
+            result.source[pr.number] = "patches"
+    for problem in result.problems:
+        log.warning("%s", problem)
+    result.seconds = time.perf_counter() - started
+    return result
