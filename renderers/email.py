@@ -30,6 +30,7 @@ from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
 from renderers.relation_lines import connections, words as connect_words
 from renderers.view import EntryView, action_required, counts, groups, meta, strings, subject, view, window
+from renderers.impact import impact_block
 
 #: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.
 BUDGET = 95_000
@@ -167,8 +168,24 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
         groups=group_ctx, action=action_required(views), footer=footer, online=online, reader_links=footer_links(reader_links, lang),
         connect=connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first),
-        cw=connect_words(lang),
+        cw=connect_words(lang), impact=_impact(edition, variant, link_hosts),
     )
+
+
+#: The severity badge of an upstream PR in "Affects your code".
+IMPACT_BADGE = {"breaks": "background:#ffebe9;color:#a40e26", "check": "background:#fff8c5;color:#7d4e00"}
+
+
+def _impact(edition: Edition, variant: Variant, link_hosts: tuple[str, ...]) -> dict[str, object] | None:
+    """The "Affects your code" block for the template (None: the variant's readers have no downstream)."""
+    block = impact_block(edition, variant.entries, variant.filter.downstream, link_hosts)
+    if block is None:
+        return None
+    prs = [{"number": pr.number, "url": pr.url, "headline": html_prose(pr.headline),
+            "severity": block.severity_words[pr.severity], "style": f"{BADGE_SHAPE};{IMPACT_BADGE[pr.severity]}",
+            "lines": [html_prose(line) for line in pr.lines], "more": pr.more, "todo": pr.todo,
+            "partial": pr.partial} for pr in block.prs]
+    return {"title": block.title, "none": block.none, "prs": prs, "partial_note": block.partial_note}
 
 
 def _probe(fragment: Markup) -> str | None:

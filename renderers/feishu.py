@@ -27,6 +27,7 @@ from prdigest.readers.file import Reader
 from prdigest.kernel.text import Counted
 from prdigest.connect.variants import Variant
 from renderers.relation_lines import connections, words as connect_words
+from renderers.impact import ImpactBlock, impact_block
 from renderers.escape import DEFAULT_LINK_HOSTS, truncate
 from renderers.lark_md import lark_md, lark_md_prose, plain
 from renderers.site.links import edition_url, link_strings, permalink, site_base
@@ -118,6 +119,8 @@ def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tup
                        for v, n in counts(variant.entries).items() if n)
     elements = [_md(f"**{lark_md(ui['total'].format(total=len(variant.entries)))}**\n{tally}"),
                 _note(lark_md(f"{window(edition)} · {variant.filter.describe(lang)}"))]
+    elements += impact_elements(impact_block(edition, variant.entries, variant.filter.downstream, link_hosts),
+                                room // 3)
     # "Action required" first (its breaking entries and what broke), then the lede and read-first.
     action = action_required([view(e, lang, link_hosts, variant.vocabulary, edition.repo)
                               for e in variant.entries if e.breaking])
@@ -148,6 +151,36 @@ def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tup
     while _size(elements) > room // 2 and len(elements) > 2:
         del elements[-1]  # a first card that is all preamble leaves no room for the entries
     return elements
+
+
+IMPACT_MARK = {"breaks": "\U0001f534", "check": "\U0001f7e1"}
+
+
+def impact_elements(block: ImpactBlock | None, room: int = CARD_BUDGET // 3) -> list[dict[str, Any]]:
+    """"Affects your code": one markdown element with each upstream PR, its downstream lines and what to do
+    (at most 10 PRs, fewer when they would take more than ``room`` bytes), or the one line that says nothing
+    touches the downstream this week."""
+    if block is None:
+        return []
+    if not block.prs:
+        return [_md("\n".join([f"**{lark_md(block.title)}**", lark_md(block.none)]))]
+    for shown in range(min(10, len(block.prs)), 0, -1):
+        elements = _impact_prs(block, shown)
+        if _size(elements) <= room:
+            break
+    return elements
+
+
+def _impact_prs(block: ImpactBlock, shown: int) -> list[dict[str, Any]]:
+    lines = [f"**{lark_md(block.title)}**"]
+    for pr in block.prs[:shown]:
+        ref = _link(pr.url, f"#{pr.number}") if pr.url else f"#{pr.number}"
+        lines.append(f"{IMPACT_MARK[pr.severity]} **{lark_md(block.severity_words[pr.severity])}** · {ref} "
+                     f"{lark_md_prose(truncate(pr.headline, 120))}")
+        lines += [f"- {lark_md_prose(line)}" for line in pr.lines]
+        lines += [f"- {lark_md(pr.more)}"] if pr.more else []
+        lines.append(f"*{lark_md(pr.todo + (' ' + block.partial_note if pr.partial else ''))}*")
+    return [_md("\n".join(lines))]
 
 
 def _group_heading(g: Group, ui: dict[str, str], count: int, continued: bool) -> dict[str, Any]:

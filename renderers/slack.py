@@ -27,6 +27,7 @@ from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, mrkdwn_prose, one_line,
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.relation_lines import Connections, connections, words as connect_words
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
+from renderers.impact import ImpactBlock, impact_block
 
 #: The key that marks a payload as a thread reply; the deliverer pops it and sets ``thread_ts``.
 THREAD_KEY = "thread"
@@ -157,6 +158,30 @@ def connect_blocks(c: Connections, language: str) -> list[Block]:
     return blocks
 
 
+#: Severity markers of "Affects your code".
+IMPACT_MARK = {"breaks": "\U0001f534", "check": "\U0001f7e1"}
+
+
+def impact_blocks(block: ImpactBlock | None) -> list[Block]:
+    """"Affects your code" for the parent message: a header and one section per upstream PR (at most 10, each
+    within Slack's limits), or the one line that says nothing touches the downstream this week."""
+    if block is None:
+        return []
+    blocks: list[Block] = [SectionBlock(text=_md(f"*{mrkdwn(block.title)}*"))]
+    if not block.prs:
+        blocks[0] = SectionBlock(text=_md(f"*{mrkdwn(block.title)}*\n{mrkdwn(block.none)}"))
+        return blocks
+    for pr in block.prs[:10]:
+        ref = f"<{pr.url}|#{pr.number}>" if pr.url else f"#{pr.number}"
+        lines = [f"{IMPACT_MARK[pr.severity]} *{mrkdwn(block.severity_words[pr.severity])}* · {ref} "
+                 f"{mrkdwn_prose(truncate(pr.headline, 150))}"]
+        lines += [f"\u2022 {mrkdwn_prose(line)}" for line in pr.lines]
+        lines += [f"\u2022 {mrkdwn(pr.more)}"] if pr.more else []
+        lines.append(f"_{mrkdwn(pr.todo + (' ' + block.partial_note if pr.partial else ''))}_")
+        blocks.append(SectionBlock(text=_md(truncate("\n".join(lines), SECTION_MAX))))
+    return blocks
+
+
 def parent(edition: Edition, variant: Variant, base: str | None = None,
            link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> dict[str, Any]:
     """The channel message: repo, week, counts per verdict, the variant's filter; entries follow in thread.
@@ -171,6 +196,7 @@ def parent(edition: Edition, variant: Variant, base: str | None = None,
         ContextBlock(elements=[_md(mrkdwn(f"{window(edition)} · {one_line(variant.filter.describe(lang))}")),
                                _md(mrkdwn(ui["thread"]))]),
     ]
+    blocks += impact_blocks(impact_block(edition, variant.entries, variant.filter.downstream, link_hosts))
     blocks += action_blocks([view(e, lang, link_hosts, variant.vocabulary, edition.repo)
                              for e in variant.entries if e.breaking], lang)
     blocks += connect_blocks(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,

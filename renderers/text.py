@@ -10,6 +10,7 @@ from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, display_width, one_line
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.relation_lines import Connections, connections, words as connect_words
+from renderers.impact import ImpactBlock, impact_block
 # ``view`` is also imported from here by tests (``from renderers.text import view``): keep it importable.
 from renderers.view import EntryView, action_required, groups, meta, strings, summary, view, window
 
@@ -129,6 +130,26 @@ def connect_lines(c: Connections, language: str) -> list[str]:
     return out
 
 
+def impact_lines(block: ImpactBlock | None, language: str) -> list[str]:
+    """"Affects your code": each upstream PR with its downstream lines and what to do, or the one line that
+    says nothing touches the downstream this week (nothing at all for readers without a downstream)."""
+    if block is None:
+        return []
+    colon = strings(language)["colon"]
+    out = ["", f"{block.title}{colon}"]
+    if not block.prs:
+        return out + wrap(block.none, indent="  ")
+    for pr in block.prs:
+        head = f"[{block.severity_words[pr.severity]}] #{pr.number} {pr.headline}"
+        out += wrap(f"{head} {pr.url or ''}".rstrip(), indent="  ", hang="    ")
+        for line in pr.lines:
+            out += wrap(line, indent="    - ", hang="      ")
+        if pr.more:
+            out += wrap(pr.more, indent="    - ", hang="      ")
+        out += wrap(pr.todo + (f" {block.partial_note}" if pr.partial else ""), indent="    ", hang="    ")
+    return out
+
+
 def render_entry_line(e: EntryView, link: str | None = None) -> list[str]:
     """One entry as one wrapped item: badge, headline, number and link (the text part of a huge week)."""
     return wrap(f"- [{e.badge}] {e.headline} #{e.number} {link or e.url or ''}".rstrip(), hang="  ")
@@ -153,6 +174,7 @@ def render_text(edition: Edition, variant: Variant, *,
     out += wrap(one_line(variant.filter.describe(lang)))
     if base:
         out.append(_labelled(link_strings(lang)["view_online"], edition_url(base, edition), ui))
+    out += impact_lines(impact_block(edition, variant.entries, variant.filter.downstream, link_hosts), lang)
     out += action_lines(views, lang)
     out += connect_lines(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
                                      first=variant.read_first), lang)

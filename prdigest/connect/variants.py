@@ -28,21 +28,27 @@ class Filter:
     exclude: frozenset[str] = frozenset()
     min_verdict: Verdict = Verdict.SKIP
     budget: int = DEFAULT_BUDGET
+    #: The readers' own repository (the readers file's ``downstreams``): entries that affect it are selected
+    #: whatever their subsystem or verdict, and shown first.
+    downstream: str | None = None
     #: How the subsystems are shown in :meth:`describe`; not part of the filter's identity.
     vocabulary: Vocabulary = field(default_factory=Vocabulary.open, compare=False, repr=False)
 
     @classmethod
     def of(cls, reader: Reader, vocabulary: Vocabulary | None = None) -> "Filter":
         return cls(frozenset(reader.subsystems), frozenset(reader.exclude), reader.min_verdict, reader.budget,
-                   vocabulary or Vocabulary.open())
+                   reader.downstream, vocabulary or Vocabulary.open())
 
     def selects(self, entry: Entry) -> bool:
         """An entry reaches a reader when one subsystem is followed, its primary one (the first) is not
         excluded, and its verdict is high enough.
 
         Only the primary subsystem counts for ``exclude``: a reader of attention who excludes ci-build still
-        wants the attention PR that also touched a CI file, and never the PR that is about CI.
+        wants the attention PR that also touched a CI file, and never the PR that is about CI. An entry that
+        affects the reader's downstream is always selected.
         """
+        if self.downstream is not None and any(i.downstream == self.downstream for i in entry.impact):
+            return True
         subs = set(entry.subsystems)
         if self.subsystems and not subs & self.subsystems:
             return False
@@ -55,10 +61,10 @@ class Filter:
         """A short, stable, file-name-safe name for this filter, readable where possible, never shared.
 
         ``+`` joins names (it cannot occur in one, so ``docs-site`` and ``docs+site`` differ), ``_`` joins
-        the parts (followed, ``no-…``, ``min-…``, ``first-N`` for a budget other than the default). A key
-        over 60 characters, or one following a subsystem literally named ``all``, keeps a readable prefix
-        and ends in ``_`` + 10 hex digits of the full key: no readable key ends that way (its later parts
-        start with ``no-``, ``min-`` or ``first-``).
+        the parts (followed, ``no-…``, ``min-…``, ``first-N`` for a budget other than the default, ``on-NAME``
+        for a downstream). A key over 60 characters, or one following a subsystem literally named ``all``,
+        keeps a readable prefix and ends in ``_`` + 10 hex digits of the full key: no readable key ends that
+        way (its later parts start with ``no-``, ``min-``, ``first-`` or ``on-``).
         """
         follow = KEY_JOIN.join(sorted(self.subsystems)) or "all"
         parts = [follow]
@@ -68,6 +74,8 @@ class Filter:
             parts.append(f"min-{self.min_verdict.value}")
         if self.budget != DEFAULT_BUDGET:
             parts.append(f"first-{self.budget}")
+        if self.downstream is not None:
+            parts.append(f"on-{self.downstream}")
         name = "_".join(parts)
         if len(name) > KEY_MAX or (self.subsystems and follow == "all"):
             digest = hashlib.sha1(name.encode()).hexdigest()[:10]

@@ -32,6 +32,11 @@ class RenderError(DigestError):
         self.number = number
 
 
+class DownstreamError(DigestError):
+    """A downstream repository (the readers file's ``downstreams``) could not be read: a missing folder, a
+    clone that failed. One line naming the downstream; the run goes on without its impact."""
+
+
 class DeliveryError(DigestError):
     """A message could not be handed to its channel (SMTP, Slack, the outbox)."""
 

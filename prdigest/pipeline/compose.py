@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prdigest.kernel.config import Settings
 from prdigest.deliver import Channel
@@ -26,6 +26,9 @@ from prdigest.collect.sources import Source
 from prdigest.state.store import LazyStore, Store
 from prdigest.classify.subsystems import Classifier, classifier_for
 from prdigest.kernel.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from prdigest.connect.impact.step import Downstreams
 
 DEFAULT_SENDER = "pr-digest <pr-digest@localhost>"
 
@@ -111,6 +114,19 @@ def make_readers(options: RunOptions, classifier: Classifier) -> ReadersFile:
     return load_readers(path, set() if proposed and not options.readers else classifier.known_subsystems)
 
 
+def make_downstreams(readers: ReadersFile, repo: str, settings: Settings, store: LazyStore | None) -> "Downstreams":
+    """The run's downstreams from the readers file (none: nothing is read); clones live beside the state file."""
+    from prdigest.connect.impact.downstream import DownstreamSpec
+    from prdigest.connect.impact.step import Downstreams, upstream_packages
+
+    specs = [DownstreamSpec(name, d.path, d.git, d.ref, d.packages, d.upstream)
+             for name, d in readers.downstreams.items()]
+    location = settings.state
+    state_dir = location.path.parent if location.dialect == "sqlite" and location.path else Path(".digest")
+    return Downstreams(specs, upstream_packages(repo), store() if specs and store is not None else None,
+                       state_dir)
+
+
 def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary | None = None,
                  store: LazyStore | None = None) -> Drafter:
     """The drafter the options name (``prdigest.draft.registry``; no I/O: call its ``check`` before
@@ -171,6 +187,7 @@ class Services:
     #: Renders the archive site from the stored editions (``renderers.site.build_site``); None: no site.
     site: SiteBuilder | None = None
     _drafter: Drafter | None = field(default=None, repr=False)
+    _downstreams: "Downstreams | None" = field(default=None, repr=False)
     _ledger: Ledger | None = field(default=None, repr=False)
     _audience: list[Reader] | None = field(default=None, repr=False)
     _seal: SealKey | None = field(default=None, repr=False)
@@ -182,8 +199,15 @@ class Services:
     @property
     def notices(self) -> list[str]:
         """Lines the run says before anything else (a vocabulary proposed for a repo without rules, e-mail sent
-        without an unsubscribe link)."""
-        return vocabulary_notices(self.classifier) + delivery_notices(self.options, self.settings)
+        without an unsubscribe link, a downstream that could not be read)."""
+        lines = vocabulary_notices(self.classifier) + delivery_notices(self.options, self.settings)
+        return lines + (self._downstreams.notices if self._downstreams is not None else [])
+
+    def downstreams(self) -> "Downstreams":
+        """The readers file's downstreams, each indexed at its current commit once per run (on first use)."""
+        if self._downstreams is None:
+            self._downstreams = make_downstreams(self.readers, self.source.repo, self.settings, self.state)
+        return self._downstreams
 
     @property
     def dry_run(self) -> bool:

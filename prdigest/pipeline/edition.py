@@ -244,14 +244,18 @@ class EditionPipeline:
         )
 
     def connect(self, edition: Edition, prs: list[PullRequest]) -> Edition:
-        """Relations to this and earlier editions (reverted PRs demoted), stories, earlier follow-ups and the
-        lede (``prdigest/connect/step.py``): read from the state store, before review."""
+        """Each entry's impact on the readers' downstreams (``prdigest/connect/impact/``), relations to this and
+        earlier editions (reverted PRs demoted), stories, earlier follow-ups and the lede
+        (``prdigest/connect/step.py``): read from the state store, before review."""
         from prdigest.connect.step import connect_edition
         from prdigest.draft.cache import cached_complete
         from prdigest.connect.embedding import load_embedder
 
         services = self.services
         settings = services.settings
+        # What each entry's facts do to the readers' own repositories: before the variants, which select it.
+        if services.readers.downstreams:
+            edition = edition.model_copy(update={"entries": services.downstreams().apply(edition.entries, prs)})
         # The model's ledes and ranking are cached by request like drafts: a warm re-run asks nothing.
         make_complete = services.drafter_kind.complete
         complete = (cached_complete(make_complete(settings), services.store(), model=settings.model)

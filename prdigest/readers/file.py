@@ -74,6 +74,32 @@ def _one_line(value: str) -> str:
 
 
 SubsystemName = Annotated[str, AfterValidator(_check_subsystem)]
+#: A downstream's name in the readers file: also part of a variant's key and of a file name.
+DOWNSTREAM_NAME = r"^[a-z0-9][a-z0-9-]{0,39}$"
+_PACKAGE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+PackageName = Annotated[str, Field(pattern=_PACKAGE)]
+
+
+class Downstream(BaseModel):
+    """A team's own repository built on the upstream (a plugin, a fork): where it is and what to read of it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: A checkout, read as it is (its HEAD named when it is a git repository) ...
+    path: str | None = Field(default=None, min_length=1)
+    #: ... or a repository URL, kept as a clone in the state folder and fetched once per run.
+    git: str | None = Field(default=None, min_length=1)
+    ref: str = Field(default="main", pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+    #: The downstream's own import packages: what is indexed (default: its top-level packages).
+    packages: tuple[PackageName, ...] = ()
+    #: The upstream's import packages (default: from the upstream repository's name).
+    upstream: tuple[PackageName, ...] = ()
+
+    @model_validator(mode="after")
+    def _one_place(self) -> "Downstream":
+        if (self.path is None) == (self.git is None):
+            raise ValueError("give exactly one of 'path' (a checkout) or 'git' (a repository URL)")
+        return self
 
 
 class Reader(BaseModel):
@@ -92,6 +118,8 @@ class Reader(BaseModel):
     min_verdict: Verdict = Verdict.SKIP
     #: At most this many entries in the reader's "read first" (fewer when fewer deserve it).
     budget: int = Field(default=DEFAULT_BUDGET, ge=1, le=MAX_BUDGET, strict=True)
+    #: The team's own repository (a name under ``downstreams``): what affects it comes first.
+    downstream: str | None = Field(default=None, pattern=DOWNSTREAM_NAME)
 
     _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
     _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
@@ -129,6 +157,7 @@ class ReadersFile(BaseModel):
 
     readers: list[Reader] = Field(min_length=1)
     editors: list[Editor] = Field(default_factory=list)
+    downstreams: dict[Annotated[str, Field(pattern=DOWNSTREAM_NAME)], Downstream] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> "ReadersFile":
@@ -153,6 +182,16 @@ def _line(path: Path, index: int, field: str, name: str) -> int | None:
     return reader.start_mark.line + 1 if reader is not None else None
 
 
+def _key_line(path: Path, index: int, field: str) -> int | None:
+    """The 1-based line of the key ``field`` of ``readers[index]``."""
+    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=FAST_LOADER)
+    node = next((v for k, v in root.value if k.value == "readers"), None)
+    reader = node.value[index] if isinstance(node, yaml.SequenceNode) else None
+    if not isinstance(reader, yaml.MappingNode):
+        return None
+    return next((k.start_mark.line + 1 for k, _ in reader.value if k.value == field), reader.start_mark.line + 1)
+
+
 def load_readers(path: Path, known_subsystems: set[str] | None = None) -> ReadersFile:
     """Read and validate a readers file against the repo's subsystems.
 
@@ -161,6 +200,12 @@ def load_readers(path: Path, known_subsystems: set[str] | None = None) -> Reader
     means the names cannot be known in advance (a repo without rules: folder names).
     """
     readers = load_yaml_model(path, ReadersFile, what="readers")
+    for i, reader in enumerate(readers.readers):
+        if reader.downstream is not None and reader.downstream not in readers.downstreams:
+            line = _key_line(path, i, "downstream")
+            known = ", ".join(sorted(readers.downstreams)) or "none: add a 'downstreams:' section"
+            raise ConfigError(f"{path}{f':{line}' if line else ''}: readers[{i}] ('{reader.id}') downstream: "
+                              f"unknown downstream '{reader.downstream}'; known: {known}")
     if known_subsystems:
         for i, reader in enumerate(readers.readers):
             for field in ("subsystems", "exclude"):

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from prdigest.kernel.factlines import breaking_lines, fact_lines
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang, is_allowed
-from prdigest.kernel.models import Edition, Entry, Verdict
+from prdigest.kernel.models import Edition, Entry, Impact, Verdict
 from prdigest.kernel.text import clean, code_spans
 from prdigest.connect.relations import relation_lines
 
@@ -78,6 +78,7 @@ def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_h
            if flagged else "")
         + ". To edit an entry: `#41873 verdict=skim headline=… text=…`. *hold* sends nothing.",
     ]
+    head += impact_markdown(edition)
     head += action_markdown(edition)
     head += connections_markdown(edition)
     tail = [*how, "", "### Counts"]
@@ -180,6 +181,39 @@ def action_markdown(edition: Edition) -> list[str]:
         lines.append(f"- {_link(e.url, f'#{e.number}')} {md(e.headline, 160)}" + (f": {facts}" if facts else ""))
     lines += ["", "To clear a mark, add a line `nobreak 41873` under *Changes*: the entry stays, without the "
                   "Action required block."]
+    return lines
+
+
+#: Downstream lines the review lists per upstream PR (the record has them all).
+REVIEW_IMPACT_LINES = 8
+
+
+def impact_markdown(edition: Edition) -> list[str]:
+    """What the edition's PRs do to the readers' own repositories (their downstreams), first: each PR with
+    the downstream lines it touches, breaks before check. Those PRs reach the downstream's readers whatever
+    their subsystem; rejecting one keeps it from them too."""
+    by_downstream: dict[str, dict[int, list[Impact]]] = {}
+    for entry in edition.entries:
+        for impact in entry.impact:
+            by_downstream.setdefault(impact.downstream, {}).setdefault(entry.number, []).append(impact)
+    if not by_downstream:
+        return []
+    entries = {e.number: e for e in edition.entries}
+    lines: list[str] = []
+    for name, prs in sorted(by_downstream.items()):
+        breaking = sum(1 for impacts in prs.values() if any(i.severity == "breaks" for i in impacts))
+        lines += ["", f"### Affects downstream {md(name, 40)} ({breaking} break, {len(prs) - breaking} to check)", ""]
+        for number in sorted(prs, key=lambda n: (all(i.severity != "breaks" for i in prs[n]), n)):
+            impacts = sorted(prs[number], key=lambda i: (i.severity != "breaks", i.path, i.line))
+            entry = entries[number]
+            partial = " (from patches: partial)" if any(i.partial for i in impacts) else ""
+            lines.append(f"- {_link(entry.url, f'#{number}')} {md(entry.headline, 160)} · "
+                         f"**{impacts[0].severity}**{partial}")
+            for i in impacts[:REVIEW_IMPACT_LINES]:
+                lines.append(f"  - `{(i.path + ':' + str(i.line)).replace('`', '')[:200]}` {i.how} "
+                             f"`{i.symbol.replace('`', '')[:160]}`: {md(i.fact, 200)} ({i.severity})")
+            if len(impacts) > REVIEW_IMPACT_LINES:
+                lines.append(f"  - … and {len(impacts) - REVIEW_IMPACT_LINES} more")
     return lines
 
 

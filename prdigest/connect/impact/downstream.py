@@ -1,0 +1,267 @@
+"""A downstream repository read at its current commit, and its index cached by that commit in the state store.
+
+A downstream is a checkout (``path:``: its files as they are, keyed by their content, HEAD named when it is a
+git repository) or a remote (``git:`` + ``ref:``: a bare shallow clone kept under the state folder, fetched
+once per run, read at the fetched commit with ``git cat-file --batch``, no work tree). Only the downstream's
+own packages are read (``packages:``; default: every top-level folder with an ``__init__.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from prdigest.connect.impact.index import INDEX_VERSION, FileSummary, Use, resolve_uses, summarize
+from prdigest.kernel.errors import DownstreamError
+from prdigest.state.store import Store
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "downstream-index"
+MIGRATIONS = [
+    """CREATE TABLE downstream_index (
+         key TEXT PRIMARY KEY,
+         name TEXT NOT NULL,
+         commit_sha TEXT NOT NULL,
+         created_at TEXT NOT NULL,
+         data TEXT NOT NULL
+       )""",
+]
+#: Files parsed in worker processes above this many (below it, starting the workers costs more than it saves).
+PARALLEL_FROM = 1500
+GIT_TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class DownstreamSpec:
+    """Where a downstream is and what to read of it (from the readers file, or ``digest impact``)."""
+
+    name: str
+    path: str | None = None
+    git: str | None = None
+    ref: str = "main"
+    packages: tuple[str, ...] = ()
+    upstream: tuple[str, ...] = ()
+
+
+@dataclass
+class DownstreamIndex:
+    """Every use a downstream makes of the upstream, at one commit."""
+
+    name: str
+    commit: str
+    files: int
+    uses: list[Use]
+    #: Files that did not parse (``path: error``): they contribute no uses.
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    cached: bool = False
+    #: The upstream's import packages the uses were read for.
+    upstream: tuple[str, ...] = ()
+
+    def data(self) -> str:
+        return json.dumps({"version": INDEX_VERSION, "files": self.files, "errors": self.errors,
+                           "uses": [u.row() for u in self.uses]}, separators=(",", ":"))
+
+    @classmethod
+    def from_data(cls, name: str, commit: str, data: str) -> "DownstreamIndex | None":
+        payload = json.loads(data)
+        if payload.get("version") != INDEX_VERSION:
+            return None
+        return cls(name, commit, payload["files"], [Use.from_row(r) for r in payload["uses"]], payload["errors"],
+                   cached=True)
+
+
+def _git(args: Sequence[str], cwd: Path | None = None, what: str = "git") -> str:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT,
+                              env=env, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DownstreamError(f"{what}: git {' '.join(args[:2])} failed: {exc}") from exc
+    if done.returncode != 0:
+        raise DownstreamError(f"{what}: git {' '.join(args[:2])} failed: "
+                              f"{(done.stderr or done.stdout).strip().splitlines()[-1:] or ['exit ' + str(done.returncode)]}")
+    return done.stdout
+
+
+# --- the files -------------------------------------------------------------------------------------------------
+
+
+def _packages(root: Path, packages: Sequence[str]) -> list[str]:
+    if packages:
+        return list(packages)
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").is_file())
+
+
+def checkout_files(root: Path, packages: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+    """(path relative to ``root``, content) of every ``.py`` file under the packages of a checkout."""
+    for package in _packages(root, packages):
+        top = root / package.replace(".", "/")
+        if top.with_suffix(".py").is_file():
+            yield top.with_suffix(".py").relative_to(root).as_posix(), top.with_suffix(".py").read_bytes()
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    path = Path(dirpath) / name
+                    yield path.relative_to(root).as_posix(), path.read_bytes()
+
+
+def clone_files(clone: Path, commit: str, packages: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+    """(path, content) of every ``.py`` file under the packages at ``commit`` of a bare clone: one
+    ``ls-tree`` and one ``cat-file --batch`` for all of them."""
+    listing = _git(["ls-tree", "-r", "-z", commit], cwd=clone, what=str(clone))
+    wanted: list[tuple[str, str]] = []
+    tops = [p.replace(".", "/") for p in packages]
+    for row in listing.split("\0"):
+        if not row:
+            continue
+        meta, path = row.split("\t", 1)
+        mode, kind, sha = meta.split()
+        if kind != "blob" or not path.endswith(".py"):
+            continue
+        if tops and not any(path == t + ".py" or path.startswith(t + "/") for t in tops):
+            continue
+        if not tops and "/" not in path:
+            continue
+        wanted.append((path, sha))
+    if not wanted:
+        return
+    proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=clone, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    import threading
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        proc.stdin.write("".join(f"{sha}\n" for _, sha in wanted).encode())
+        proc.stdin.close()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    for path, _ in wanted:
+        header = proc.stdout.readline().split()
+        size = int(header[2])
+        data = proc.stdout.read(size)
+        proc.stdout.read(1)
+        yield path, data
+    writer.join()
+    proc.wait()
+
+
+# --- locating a downstream at its current commit ------------------------------------------------------------------
+
+
+def clone_dir(state_dir: Path, name: str) -> Path:
+    """Where a ``git:`` downstream's clone is kept: beside the state file."""
+    return state_dir / "downstreams" / f"{name}.git"
+
+
+def fetch_clone(spec: DownstreamSpec, state_dir: Path) -> tuple[Path, str]:
+    """The kept clone of a ``git:`` downstream, fetched (shallow, once: the caller keeps the answer for the
+    run), and the commit ``ref`` now names."""
+    assert spec.git
+    clone = clone_dir(state_dir, spec.name)
+    what = f"downstream '{spec.name}' ({spec.git})"
+    if not (clone / "HEAD").is_file():
+        clone.mkdir(parents=True, exist_ok=True)
+        _git(["init", "--bare", "--quiet", str(clone)], what=what)
+    _git(["fetch", "--quiet", "--depth", "1", "--no-tags", spec.git, spec.ref], cwd=clone, what=what)
+    commit = _git(["rev-parse", "FETCH_HEAD^{commit}"], cwd=clone, what=what).strip()
+    _git(["update-ref", "refs/heads/digest-current", commit], cwd=clone, what=what)  # kept from gc
+    return clone, commit
+
+
+def _head(root: Path) -> str:
+    try:
+        return _git(["rev-parse", "HEAD"], cwd=root).strip()
+    except DownstreamError:
+        return ""
+
+
+def _key(spec: DownstreamSpec, upstream: Sequence[str], content: str) -> str:
+    blob = json.dumps([INDEX_VERSION, sorted(spec.packages), sorted(upstream), content])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _summaries(files: list[tuple[str, bytes]], upstream: Sequence[str]) -> list[FileSummary]:
+    if len(files) < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
+        return [summarize(p, data, upstream) for p, data in files]
+    with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2)) as pool:
+        paths, datas = zip(*files)
+        return list(pool.map(summarize, paths, datas, [upstream] * len(files), chunksize=64))
+
+
+def build(name: str, commit: str, files: list[tuple[str, bytes]], upstream: Sequence[str]) -> DownstreamIndex:
+    """The index of ``files`` (path, content): summaries, then uses resolved across them."""
+    started = time.perf_counter()
+    summaries = _summaries(files, upstream)
+    uses = resolve_uses(summaries, upstream)
+    errors = [f"{s.path}: {s.error}" for s in summaries if s.error]
+    return DownstreamIndex(name, commit, len(files), uses, errors, time.perf_counter() - started)
+
+
+def _cached(store: Store | None, key: str) -> str | None:
+    if store is None:
+        return None
+    store.migrate(COMPONENT, MIGRATIONS)
+    row = store.fetchone("SELECT data FROM downstream_index WHERE key = ?", (key,))
+    return row[0] if row else None
+
+
+def _keep(store: Store | None, key: str, index: DownstreamIndex) -> None:
+    if store is None:
+        return
+    store.execute("INSERT INTO downstream_index (key, name, commit_sha, created_at, data) VALUES (?, ?, ?, ?, ?) "
+                  "ON CONFLICT (key) DO NOTHING",
+                  (key, index.name, index.commit, datetime.now(timezone.utc).isoformat(), index.data()))
+
+
+def load_index(spec: DownstreamSpec, upstream: Sequence[str], *, store: Store | None = None,
+               state_dir: Path | None = None) -> DownstreamIndex:
+    """The downstream's index at its current commit: from the state store when this commit (a checkout:
+    these file contents) was indexed before, else built and kept. Raises :class:`DownstreamError`."""
+    started = time.perf_counter()
+    upstream = tuple(spec.upstream or upstream)
+    if spec.path:
+        root = Path(spec.path).expanduser()
+        if not root.is_dir():
+            raise DownstreamError(f"downstream '{spec.name}': folder {root} not found")
+        files = list(checkout_files(root, spec.packages))
+        digest = hashlib.sha256()
+        for path, data in files:
+            digest.update(path.encode() + b"\0" + hashlib.sha1(data).digest())
+        commit = _head(root) or "worktree"
+        key = _key(spec, upstream, digest.hexdigest())
+        cached = _cached(store, key)
+        if cached is not None and (index := DownstreamIndex.from_data(spec.name, commit, cached)) is not None:
+            index.seconds, index.upstream = time.perf_counter() - started, upstream
+            return index
+        index = build(spec.name, commit, files, upstream)
+    elif spec.git:
+        clone, commit = fetch_clone(spec, state_dir or Path(".digest"))
+        key = _key(spec, upstream, commit)
+        cached = _cached(store, key)
+        if cached is not None and (index := DownstreamIndex.from_data(spec.name, commit, cached)) is not None:
+            index.seconds, index.upstream = time.perf_counter() - started, upstream
+            return index
+        packages = list(spec.packages)
+        index = build(spec.name, commit, list(clone_files(clone, commit, packages)), upstream)
+    else:
+        raise DownstreamError(f"downstream '{spec.name}' has neither path nor git")
+    _keep(store, key, index)
+    index.upstream = upstream
+    index.seconds = time.perf_counter() - started
+    log.info("downstream %s at %s: %d files, %d uses in %.2fs", spec.name, commit[:12], index.files,
+             len(index.uses), index.seconds)
+    return index

@@ -1,0 +1,110 @@
+"""Facts read from a PR's patches when no git facts are there (no clone, or a PR the clone lacks): each
+Python file's hunk headers and changed ``def``/``class`` lines. What they give is partial: a hunk shows only
+part of a file, so a method whose class is not in sight is named ``*.method`` (any class of that module), and
+every impact matched from them is marked ``partial``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from prdigest.connect.impact.match import WILDCARD
+from prdigest.kernel.models import Change, PullRequest
+
+_HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$")
+_DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)\s*(.*)$")
+
+
+def _in_upstream(path: str, upstream: Sequence[str]) -> bool:
+    return path.endswith(".py") and any(path.startswith(u.replace(".", "/") + "/") for u in upstream)
+
+
+def facts_from_patches(pr: PullRequest, upstream: Sequence[str]) -> list[Change]:
+    """The facts a PR's patches show in the upstream's Python files: files deleted or renamed, ``def`` and
+    ``class`` lines removed (``removed``), changed (``signature``), or enclosing changed lines (``body``)."""
+    facts: list[Change] = []
+    for f in pr.files:
+        if f.status == "removed" and _in_upstream(f.path, upstream):
+            facts.append(Change(kind="file-deleted", symbol=f.path, path=f.path))
+            continue
+        if f.status == "renamed" and f.previous_path and _in_upstream(f.previous_path, upstream):
+            facts.append(Change(kind="file-renamed", symbol=f.previous_path, path=f.path, before=f.previous_path,
+                                after=f.path))
+        if not f.patch or not _in_upstream(f.path, upstream):
+            continue
+        facts += _file_facts(f.path, f.patch)
+    return facts
+
+
+def _qualified(name: str, indent: int, classes: list[tuple[int, str]]) -> str:
+    if indent == 0:
+        return name
+    owner = next((c for i, c in reversed(classes) if i < indent), None)
+    return f"{owner}.{name}" if owner else f"{WILDCARD}.{name}"
+
+
+def _file_facts(path: str, patch: str) -> list[Change]:
+    removed: dict[str, tuple[int, str]] = {}
+    added: dict[str, tuple[int, str]] = {}
+    bodies: dict[str, int] = {}
+    classes: list[tuple[int, str]] = []  # (indent, name) of the classes in sight
+    current: str | None = None  # the def the changed lines are in
+    current_indent = -1
+    old_line = new_line = 0
+    for raw in patch.splitlines():
+        header = _HEADER.match(raw)
+        if header:
+            old_line, new_line = int(header.group(1)), int(header.group(2))
+            classes = []
+            context = _DEF.match(header.group(3))
+            current, current_indent = None, -1
+            if context:
+                indent, kind, name, _ = context.groups()
+                if kind == "class":
+                    classes.append((len(indent.expandtabs()), name))
+                else:
+                    current, current_indent = _qualified(name, len(indent.expandtabs()), classes), \
+                        len(indent.expandtabs())
+            continue
+        if not raw or raw[0] not in " +-":
+            continue
+        sign, text = raw[0], raw[1:]
+        line = new_line if sign != "-" else old_line
+        if sign != "+":
+            old_line += 1
+        if sign != "-":
+            new_line += 1
+        m = _DEF.match(text)
+        if m:
+            indent, kind, name, rest = m.groups()
+            width = len(indent.expandtabs())
+            classes = [c for c in classes if c[0] < width]
+            qualified = _qualified(name, width, classes)
+            if kind == "class":
+                classes.append((width, name))
+            if sign == "-":
+                removed.setdefault(qualified, (line, text.strip()))
+            elif sign == "+":
+                added.setdefault(qualified, (line, text.strip()))
+            if kind == "def":
+                current, current_indent = qualified, width
+            continue
+        if text.strip() and current is not None:
+            width = len(text) - len(text.lstrip())
+            if width <= current_indent and not text.lstrip().startswith((")", "#", "@")):
+                current, current_indent = None, -1
+            elif sign in "+-":
+                bodies.setdefault(current, line)
+    facts: list[Change] = []
+    for name, (line, text) in removed.items():
+        public = not name.rsplit(".", 1)[-1].startswith("_") or name.endswith("__")
+        if name not in added:
+            facts.append(Change(kind="removed", symbol=name, path=path, line=line, before=text, public=public))
+        elif added[name][1] != text:
+            facts.append(Change(kind="signature", symbol=name, path=path, line=added[name][0], before=text,
+                                after=added[name][1], public=public))
+    for name, line in bodies.items():
+        if name not in removed or name in added:
+            facts.append(Change(kind="body", symbol=name, path=path, line=line,
+                                public=not name.rsplit(".", 1)[-1].startswith("_")))
+    return facts

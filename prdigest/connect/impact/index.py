@@ -1,0 +1,375 @@
+"""What a downstream repository takes from the upstream, read statically with ``ast`` (never imported).
+
+One pass per file extracts a :class:`FileSummary` (its imports, classes with their bases and methods, attribute
+assignments, ``setattr`` calls, dotted strings, calls and attribute reads, each with its line); a second pass
+resolves every local name to the upstream's dotted name (``from vllm.x import Y as Z``: ``Z`` → ``vllm.x.Y``;
+``import vllm.x as z``: ``z.f`` → ``vllm.x.f``), following the downstream's own re-exports
+(``from vllm_ascend.compat import FusedMoE`` where ``compat`` imported it from vLLM) and its own subclass chains.
+The result is a list of :class:`Use` rows: what, how and where.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+#: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) is shown as
+#: a call (``Impact.how`` has no separate word for it).
+UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads"]
+
+#: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
+INDEX_VERSION = 1
+
+Parts = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Use:
+    """One use of an upstream name in the downstream: ``symbol`` is the upstream's full dotted name
+    (``vllm.model_executor.layers.fused_moe.FusedMoE``, ``…FusedMoE.forward`` for an override), ``path`` the
+    downstream file (relative to its root) and ``line`` 1-based. ``detail``: an override's parameters
+    (``self,x,dtype=``), a call's keywords and positional count (``kw=a,b;n=2``), an alias (``as FM``)."""
+
+    path: str
+    line: int
+    symbol: str
+    how: UseHow
+    detail: str = ""
+    #: The downstream's own name at that line: the alias, the subclass, the local module name.
+    local: str = ""
+
+    def row(self) -> list[object]:
+        return [self.path, self.line, self.symbol, self.how, self.detail, self.local]
+
+    @classmethod
+    def from_row(cls, row: Sequence[object]) -> "Use":
+        path, line, symbol, how, detail, local = row
+        return cls(str(path), int(line), str(symbol), how, str(detail), str(local))  # type: ignore[arg-type]
+
+
+# --- one file ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ClassDef:
+    name: str
+    line: int
+    bases: list[Parts]
+    #: (method name, line, parameters as ``a,b=,*args,c=,**kw``)
+    methods: list[tuple[str, int, str]]
+
+
+@dataclass
+class FileSummary:
+    """What one file says, before any name is resolved (picklable, cheap to build in a worker)."""
+
+    path: str
+    module: str
+    is_package: bool
+    #: (module, name or None for ``import m``, bound local name, line, level)
+    imports: list[tuple[str, str | None, str, int, int]] = field(default_factory=list)
+    classes: list[ClassDef] = field(default_factory=list)
+    #: (target chain, line): ``vllm.x.Y = …``, ``FusedMoE.forward = …``
+    assigns: list[tuple[Parts, int]] = field(default_factory=list)
+    #: (object chain, attribute, line): ``setattr(vllm.x, "Y", …)``, ``patch.object(FusedMoE, "forward")``
+    setattrs: list[tuple[Parts, str, int]] = field(default_factory=list)
+    #: (dotted string, line): ``"vllm.x.Y"`` in a ``mock.patch`` or a patch table
+    strings: list[tuple[str, int]] = field(default_factory=list)
+    #: (function chain, line, ``kw=a,b;n=2``)
+    calls: list[tuple[Parts, int, str]] = field(default_factory=list)
+    reads: list[tuple[Parts, int]] = field(default_factory=list)
+    error: str = ""
+
+
+def _chain(node: ast.AST) -> Parts | None:
+    """``a.b.c`` as ``("a", "b", "c")``; None for anything but a name and attributes."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return tuple(reversed(parts))
+    return None
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults = len(a.defaults)
+    out = [p.arg + ("=" if i >= len(positional) - defaults else "") for i, p in enumerate(positional)]
+    if a.vararg:
+        out.append("*" + a.vararg.arg)
+    elif a.kwonlyargs:
+        out.append("*")
+    out += [p.arg + ("=" if d is not None else "") for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    if a.kwarg:
+        out.append("**" + a.kwarg.arg)
+    return ",".join(out)
+
+
+def module_name(path: str) -> tuple[str, bool]:
+    """``pkg/a/b.py`` → (``pkg.a.b``, False); ``pkg/a/__init__.py`` → (``pkg.a``, True)."""
+    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
+
+
+class _Reader:
+    """One walk over a module's tree, filling a :class:`FileSummary`."""
+
+    def __init__(self, summary: FileSummary, dotted: re.Pattern[str]) -> None:
+        self.s = summary
+        self.dotted = dotted
+
+    def walk(self, node: ast.AST) -> None:
+        stack = [node]
+        while stack:
+            node = stack.pop()
+            handler = self._HANDLERS.get(type(node))
+            children = handler(self, node) if handler else None
+            stack.extend(reversed(list(ast.iter_child_nodes(node))) if children is None else children)
+
+    def _import(self, node: ast.Import) -> list[ast.AST]:
+        for alias in node.names:
+            bound = alias.asname or alias.name.split(".")[0]
+            # ``import a.b`` binds ``a`` (to the package); ``import a.b as z`` binds z to a.b.
+            target = alias.name if alias.asname else alias.name.split(".")[0]
+            self.s.imports.append((alias.name, None, f"{bound}={target}", node.lineno, 0))
+        return []
+
+    def _import_from(self, node: ast.ImportFrom) -> list[ast.AST]:
+        for alias in node.names:
+            self.s.imports.append((node.module or "", alias.name, alias.asname or alias.name, node.lineno,
+                                   node.level))
+        return []
+
+    def _class(self, node: ast.ClassDef) -> list[ast.AST]:
+        bases = [c for c in (_chain(b) for b in node.bases) if c]
+        methods = [(n.name, n.lineno, _params(n)) for n in node.body
+                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        self.s.classes.append(ClassDef(node.name, node.lineno, bases, methods))
+        return [*node.decorator_list, *node.keywords, *node.body]
+
+    def _assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
+                if isinstance(t, ast.Attribute):
+                    chain = _chain(t)
+                    if chain:
+                        self.s.assigns.append((chain, t.lineno))
+        return None
+
+    def _call(self, node: ast.Call) -> list[ast.AST]:
+        func = _chain(node.func)
+        args = node.args
+        if func is not None:
+            if (func[-1] == "setattr" and len(func) == 1 or func[-2:] == ("patch", "object")) and len(args) >= 2:
+                obj, name = _chain(args[0]), args[1]
+                if obj and isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    self.s.setattrs.append((obj, name.value, node.lineno))
+            keywords = ",".join(k.arg for k in node.keywords if k.arg)
+            self.s.calls.append((func, node.lineno, f"kw={keywords};n={len(args)}"))
+            # The function's own chain is recorded as the call; its arguments are walked.
+            return [*args, *node.keywords]
+        return None  # type: ignore[return-value]
+
+    def _attribute(self, node: ast.Attribute) -> list[ast.AST] | None:
+        chain = _chain(node)
+        if chain is None:
+            return None
+        if isinstance(node.ctx, ast.Load):
+            self.s.reads.append((chain, node.lineno))
+        return []
+
+    def _expr(self, node: ast.Expr) -> list[ast.AST] | None:
+        # A docstring (or any bare string statement) names nothing that runs.
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return []
+        return None
+
+    def _constant(self, node: ast.Constant) -> list[ast.AST]:
+        value = node.value
+        if isinstance(value, str) and len(value) < 200 and self.dotted.fullmatch(value):
+            self.s.strings.append((value, node.lineno))
+        return []
+
+    _HANDLERS = {
+        ast.Import: _import, ast.ImportFrom: _import_from, ast.ClassDef: _class, ast.Assign: _assign,
+        ast.AugAssign: _assign, ast.AnnAssign: _assign, ast.Call: _call, ast.Attribute: _attribute,
+        ast.Expr: _expr, ast.Constant: _constant,
+    }
+
+
+def dotted_pattern(upstream: Sequence[str]) -> re.Pattern[str]:
+    """A string naming something inside an upstream package: ``vllm.x.Y`` (at least one dot)."""
+    roots = "|".join(re.escape(u) for u in sorted(upstream))
+    return re.compile(rf"(?:{roots})(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def summarize(path: str, source: bytes | str, upstream: Sequence[str]) -> FileSummary:
+    """The :class:`FileSummary` of one file (``path`` relative to the downstream's root); a file that does
+    not parse gets ``error`` set and nothing else."""
+    module, is_package = module_name(path)
+    summary = FileSummary(path, module, is_package)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in the downstream's strings
+            tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError) as exc:
+        summary.error = f"{type(exc).__name__}: {exc}"
+        return summary
+    _Reader(summary, dotted_pattern(upstream)).walk(tree)
+    return summary
+
+
+# --- resolution over every file ---------------------------------------------------------------------------------
+
+
+def _is_upstream(name: str, upstream: Sequence[str]) -> bool:
+    return any(name == u or name.startswith(u + ".") for u in upstream)
+
+
+def _absolute(summary: FileSummary, module: str, level: int) -> str:
+    if not level:
+        return module
+    base = summary.module.split(".") if summary.module else []
+    if not summary.is_package:
+        base = base[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join([*base, module] if module else base)
+
+
+def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> list[Use]:
+    """Every use of an upstream name in ``summaries`` (one downstream), resolved through imports, the
+    downstream's own re-exports and its subclass chains."""
+    files = [s for s in summaries if not s.error]
+    by_module = {s.module: s for s in files}
+    # Each file's local names bound to an upstream dotted name, or to a downstream module's name (to follow).
+    bindings: dict[str, dict[str, str]] = {s.path: {} for s in files}
+    pending: list[tuple[FileSummary, str, str]] = []  # (file, local, downstream dotted) to resolve
+    uses: list[Use] = []
+    for s in files:
+        own = bindings[s.path]
+        for module, name, bound, line, level in s.imports:
+            if name is None:  # import a.b [as z]: bound is "local=target"
+                local, target = bound.split("=", 1)
+                if _is_upstream(module, upstream):
+                    own[local] = target
+                    uses.append(Use(s.path, line, module, "imports", local=local))
+                continue
+            full = _absolute(s, module, level)
+            if name == "*":
+                if _is_upstream(full, upstream):
+                    uses.append(Use(s.path, line, f"{full}.*", "imports"))
+                continue
+            if _is_upstream(full, upstream):
+                own[bound] = f"{full}.{name}"
+                uses.append(Use(s.path, line, f"{full}.{name}", "imports",
+                                detail=f"as {bound}" if bound != name else "", local=bound))
+            else:
+                pending.append((s, bound, f"{full}.{name}"))
+    # Downstream re-exports: a name imported from a downstream module that itself bound it upstream.
+    # Iterated a few times so that a chain of re-exports (a → b → vLLM) resolves.
+    for _ in range(4):
+        changed = False
+        for s, local, dotted in pending:
+            if local in bindings[s.path]:
+                continue
+            module, _, name = dotted.rpartition(".")
+            source = by_module.get(module)
+            target = bindings.get(source.path, {}).get(name) if source is not None else None
+            if target is not None:
+                bindings[s.path][local] = target
+                changed = True
+        if not changed:
+            break
+    for s, local, dotted in pending:
+        target = bindings[s.path].get(local)
+        if target is not None:
+            line = next((ln for m, n, b, ln, lv in s.imports if b == local), 0)
+            uses.append(Use(s.path, line, target, "imports", detail=f"via {dotted.rpartition('.')[0]}",
+                            local=local))
+
+    def resolve(path: str, chain: Parts) -> str | None:
+        target = bindings[path].get(chain[0])
+        if target is None:
+            return None
+        return ".".join([target, *chain[1:]])
+
+    # Classes: upstream bases directly, or through the downstream's own classes (B(A), A(FusedMoE)).
+    local_classes: dict[str, tuple[FileSummary, ClassDef]] = {}
+    for s in files:
+        for c in s.classes:
+            local_classes[f"{s.module}.{c.name}"] = (s, c)
+
+    def upstream_bases(key: str, seen: frozenset[str] = frozenset()) -> list[str]:
+        s, c = local_classes[key]
+        found: list[str] = []
+        for base in c.bases:
+            target = resolve(s.path, base)
+            if target is not None and _is_upstream(target, upstream):
+                found.append(target)
+                continue
+            local = _local_class(s, base, local_classes, by_module)
+            if local is not None and local not in seen:
+                found += upstream_bases(local, seen | {key})
+        return found
+
+    for key, (s, c) in local_classes.items():
+        direct = {t for b in c.bases if (t := resolve(s.path, b)) is not None and _is_upstream(t, upstream)}
+        for base in upstream_bases(key):
+            if base in direct:
+                uses.append(Use(s.path, c.line, base, "subclasses", local=c.name))
+            for name, line, params in c.methods:
+                uses.append(Use(s.path, line, f"{base}.{name}", "overrides", detail=params, local=c.name))
+
+    for s in files:
+        for chain, line in s.assigns:
+            target = resolve(s.path, chain)
+            if target is not None and len(chain) > 1:
+                uses.append(Use(s.path, line, target, "patches", local=".".join(chain)))
+        for chain, attr, line in s.setattrs:
+            target = resolve(s.path, chain)
+            if target is None and len(chain) == 1 and _is_upstream(chain[0], upstream):
+                target = chain[0]
+            if target is not None:
+                uses.append(Use(s.path, line, f"{target}.{attr}", "patches", local=".".join(chain)))
+        for text, line in s.strings:
+            if _is_upstream(text, upstream):
+                uses.append(Use(s.path, line, text, "patches", detail="string"))
+        for chain, line, detail in s.calls:
+            target = resolve(s.path, chain)
+            if target is not None:
+                uses.append(Use(s.path, line, target, "calls", detail=detail, local=".".join(chain)))
+        for chain, line in s.reads:
+            target = resolve(s.path, chain)
+            if target is not None and len(chain) > 1:
+                uses.append(Use(s.path, line, target, "reads", local=".".join(chain)))
+    seen: set[tuple[str, int, str, str]] = set()
+    unique = []
+    for use in uses:
+        key = (use.path, use.line, use.symbol, use.how)
+        if key not in seen:
+            seen.add(key)
+            unique.append(use)
+    return unique
+
+
+def _local_class(s: FileSummary, base: Parts, classes: dict[str, tuple[FileSummary, ClassDef]],
+                 by_module: dict[str, FileSummary]) -> str | None:
+    """The downstream class a base expression names (same module, or imported from a downstream module)."""
+    if len(base) == 1 and f"{s.module}.{base[0]}" in classes:
+        return f"{s.module}.{base[0]}"
+    for module, name, bound, _, level in s.imports:
+        if name is not None and bound == base[0] and len(base) == 1:
+            key = f"{_absolute(s, module, level)}.{name}"
+            return key if key in classes else None
+    return None

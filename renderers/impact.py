@@ -1,0 +1,159 @@
+""""Affects your code" as readers see it in every medium: the upstream PRs of the variant that touch the
+readers' own repository (their downstream), each with the downstream lines and what to do. Text is cleaned
+and capped here, still unescaped; downstream paths and names are code spans (each medium shows them as code).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
+from prdigest.kernel.models import Edition, Entry, Impact
+from prdigest.kernel.text import Counted
+from renderers.escape import one_line, pr_url, truncate
+
+WORDS: dict[str, dict[str, object]] = {
+    "zh-CN": {
+        "title": "影响你的代码", "none": "本周没有上游改动影响 {name}。",
+        "breaks": "会出错", "check": "需检查",
+        "do_breaks": "升级越过 #{n} 前需要修改这些代码。", "do_check": "对照 #{n} 检查这些代码的行为。",
+        "partial": "（依据补丁推断，可能不完整）", "more": "另有 {n} 处",
+        "line": "`{where}` {how} `{name}`，#{n} 中{fact}",
+        "how": {"imports": "导入", "subclasses": "继承", "overrides": "重写", "patches": "修补", "calls": "调用"},
+        "fact": {
+            "renamed": "已重命名为 `{new}`", "removed": "已删除", "moved": "已移至 `{new}`",
+            "file-deleted": "所在模块已删除", "file-renamed": "所在模块已移至 `{new}`",
+            "signature": "签名已改变（`{detail}`）", "signature-bare": "签名已改变", "body": "实现已改变",
+            "abstract": "新增抽象方法 `{new}`", "added": "新增了同名方法 `{new}`（你的子类现在会重写它）",
+            "bases": "基类已改变", "changed": "已改变（`{detail}`）",
+        },
+    },
+    "en": {
+        "title": "Affects your code", "none": "No upstream change this week affects {name}.",
+        "breaks": "breaks", "check": "check",
+        "do_breaks": "Change these lines before upgrading past #{n}.",
+        "do_check": "Check that these lines still behave after #{n}.",
+        "partial": "(read from the patches: may be incomplete)", "more": Counted("{n} more {n|place|places}"),
+        "line": "`{where}` {how} `{name}`, {fact} in #{n}",
+        "how": {"imports": "imports", "subclasses": "subclasses", "overrides": "overrides", "patches": "patches",
+                "calls": "uses"},
+        "fact": {
+            "renamed": "renamed to `{new}`", "removed": "removed", "moved": "moved to `{new}`",
+            "file-deleted": "its module deleted", "file-renamed": "its module moved to `{new}`",
+            "signature": "signature changed (`{detail}`)", "signature-bare": "signature changed",
+            "body": "implementation changed", "abstract": "new abstract method `{new}`",
+            "added": "new upstream method `{new}` (your subclass now overrides it)", "bases": "base classes changed",
+            "changed": "changed (`{detail}`)",
+        },
+    },
+}
+#: Downstream lines shown per upstream PR (then "N more"), and upstream PRs shown in one block.
+LINES_PER_PR = 5
+MAX_PRS = 20
+
+
+def words(language: str) -> dict[str, object]:
+    """The block's words for ``language`` (English when we have none)."""
+    return WORDS.get(language, WORDS["en"])
+
+
+@dataclass(frozen=True)
+class ImpactPR:
+    """One upstream PR as the block shows it: its worst severity, the downstream lines, what to do."""
+
+    number: int
+    url: str | None
+    headline: str
+    severity: str
+    #: Cleaned sentences with `code` spans: "`ds/ops.py:41` imports `FusedMoE`, renamed to … in #N".
+    lines: tuple[str, ...]
+    more: str
+    todo: str
+    partial: bool
+
+
+@dataclass(frozen=True)
+class ImpactBlock:
+    """The variant's "Affects your code" block: its downstream, the PRs (breaks first), or the one line that
+    says none this week."""
+
+    downstream: str
+    title: str
+    prs: tuple[ImpactPR, ...]
+    none: str
+    partial_note: str
+    severity_words: dict[str, str]
+
+
+def _code(text: str, limit: int = 160) -> str:
+    return truncate(one_line(text).replace("`", "'"), limit)
+
+
+def _shown_name(symbol: str) -> str:
+    """``vllm.x.FusedMoE.forward`` → ``FusedMoE.forward``; ``vllm.x.Y`` → ``Y``."""
+    parts = symbol.split(".")
+    if len(parts) >= 2 and parts[-2][:1].isupper():
+        return ".".join(parts[-2:])
+    return parts[-1]
+
+
+def fact_phrase(impact: Impact, language: str) -> str:
+    """What the fact did, in ``language``, from ``Impact.fact`` (``kind: what``)."""
+    w = words(language)["fact"]
+    assert isinstance(w, dict)
+    kind, _, rest = impact.fact.partition(": ")
+    new = rest.rsplit("→", 1)[-1].strip() if "→" in rest else rest.rsplit(".", 1)[-1]
+    if kind == "moved":
+        new = rest.rsplit("→", 1)[-1].strip()
+    if kind == "signature":
+        detail = rest[rest.find("(") + 1: rest.rfind(")")] if "(" in rest else ""
+        return w["signature"].format(detail=_code(detail, 80)) if detail else w["signature-bare"]
+    if kind in ("env", "argument", "config"):
+        return w["changed"].format(detail=_code(rest.split(": ", 1)[-1], 80)) if "→" in rest else w["removed"]
+    template = w.get(kind, w["changed"])
+    return template.format(new=_code(new, 120), detail=_code(rest, 80))
+
+
+def impact_line(impact: Impact, language: str) -> str:
+    """One downstream line as a sentence (`code` spans for the path and the name)."""
+    w = words(language)
+    how = w["how"]
+    assert isinstance(how, dict) and isinstance(w["line"], str)
+    return w["line"].format(where=_code(f"{impact.path}:{impact.line}", 200), how=how.get(impact.how, impact.how),
+                            name=_code(_shown_name(impact.symbol), 120), fact=fact_phrase(impact, language),
+                            n=impact.number)
+
+
+def impact_block(edition: Edition, entries: Sequence[Entry], downstream: str | None,
+                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> ImpactBlock | None:
+    """The block for a variant whose readers have ``downstream`` (None: no block), over its ``entries``."""
+    if downstream is None:
+        return None
+    lang = edition.language
+    w = words(lang)
+    by_pr: dict[int, list[Impact]] = defaultdict(list)
+    heads = {e.number: e for e in entries}
+    for e in entries:
+        for impact in e.impact:
+            if impact.downstream == downstream:
+                by_pr[e.number].append(impact)
+    rank = {"breaks": 0, "check": 1}
+    order = sorted(by_pr, key=lambda n: (min(rank[i.severity] for i in by_pr[n]), n))
+    prs = []
+    for number in order[:MAX_PRS]:
+        impacts = sorted(by_pr[number], key=lambda i: (rank[i.severity], i.path, i.line))
+        entry = heads[number]
+        worst = impacts[0].severity
+        more = len(impacts) - LINES_PER_PR
+        more_words = w["more"]
+        prs.append(ImpactPR(
+            number=number, url=pr_url(entry.url, number, link_hosts),
+            headline=truncate(defang(one_line(entry.headline), link_hosts, edition.repo), 160) or f"#{number}",
+            severity=worst, lines=tuple(impact_line(i, lang) for i in impacts[:LINES_PER_PR]),
+            more=more_words.format(n=more) if more > 0 else "",  # type: ignore[union-attr]
+            todo=str(w[f"do_{worst}"]).format(n=number), partial=any(i.partial for i in impacts)))
+    return ImpactBlock(downstream=downstream, title=f"{w['title']} · {_code(downstream, 40)}", prs=tuple(prs),
+                       none=str(w["none"]).format(name=_code(downstream, 40)), partial_note=str(w["partial"]),
+                       severity_words={"breaks": str(w["breaks"]), "check": str(w["check"])})
