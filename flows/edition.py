@@ -203,6 +203,8 @@ def digest_edition(
     model: str = "",
     slack_base_url: str = "",
     site_url: str = "",
+    no_discussion: bool = False,
+    input_budget: str = "",
     resend_edition: bool = False,
 ) -> EditionSummary:
     """One edition of the digest, from collection to delivery.
@@ -227,6 +229,8 @@ def digest_edition(
         model: The LLM model. Empty: DIGEST_MODEL on the worker.
         slack_base_url: Slack Web API base URL. Empty: DIGEST_SLACK_BASE_URL on the worker.
         site_url: The archive's public URL (links in email, Slack and feeds). Empty: DIGEST_SITE_URL.
+        no_discussion: Collect no reviews, conversation comments or linked issues (a cheaper run).
+        input_budget: Tokens of PR data packed into one prompt. Empty: DIGEST_LLM_INPUT_BUDGET (12000).
         resend_edition: Run an edition the ledger shows as delivered again (review included). Off: such a run
             stops before collecting and keeps digest.json as delivered.
     """

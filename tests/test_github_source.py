@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import logging
 import sqlite3
 from collections.abc import Iterator
@@ -85,7 +86,8 @@ def _same_edition_view(pr: PullRequest) -> dict[str, Any]:
         "labels": pr.labels, "created_at": pr.created_at, "merged_at": pr.merged_at,
         "additions": pr.additions, "deletions": pr.deletions,
         "files": [(f.path, f.additions, f.deletions, f.status) for f in pr.files],
-        "comments": [(c.author, c.body, c.path) for c in pr.review_comments],
+        # The fixture's review comments are served as GitHub's conversation: the remarks, wherever they were made.
+        "comments": [(c.author, c.body) for c in [*pr.review_comments, *pr.comments]],
     }
 
 
@@ -107,12 +109,25 @@ def test_github_source_yields_the_same_prs_as_the_jsonl_source(serve, fixture_re
     assert [_same_edition_view(p) for p in from_github] == [_same_edition_view(p) for p in from_jsonl]
 
 
-def test_cold_run_stays_within_three_requests_per_pr(serve, fixture_records, tmp_path: Path) -> None:
+def test_cold_run_stays_within_four_requests_per_pr_with_the_discussion(serve, fixture_records,
+                                                                         tmp_path: Path) -> None:
     server = serve(fixture_records)
     src = source(server, tmp_path / "s.sqlite")
     prs = src.collect(WEEK)
     assert st(server).requests == src.stats.requests
-    assert st(server).requests / len(prs) <= 3.0
+    # files, inline comments, reviews, the conversation when there is one, and the issues the bodies name
+    assert st(server).requests / len(prs) <= 4.0
+    assert st(server).stats()["kinds"]["reviews"] == len(prs)
+
+
+def test_no_discussion_is_two_requests_per_pr(serve, fixture_records, tmp_path: Path) -> None:
+    server = serve(fixture_records)
+    src = source(server, tmp_path / "s.sqlite", discussion=False)
+    prs = src.collect(WEEK)
+    kinds = st(server).stats()["kinds"]
+    assert st(server).requests == src.stats.requests == 2 + 2 * len(prs)
+    assert not {"reviews", "issue_comments", "issue", "not_found"} & set(kinds)
+    assert not any(pr.reviews or pr.comments or pr.linked_issues for pr in prs)
 
 
 @pytest.mark.parametrize(("merged_at", "collected"), [
@@ -307,20 +322,21 @@ def test_changed_pr_is_refetched_with_conditional_requests(serve, fixture_record
     st(server).reset_counters()
     prs = source(server, state).collect(WEEK)
     changed = next(p for p in prs if p.number == 56269)
-    assert changed.review_comments[-1].body == "a remark after the merge"
+    assert changed.comments[-1].body == "a remark after the merge"
     log = st(server).stats()["log"]
     per_pr = [(path, status) for path, status in log if "/56269" in path]
     assert ("/repos/vllm-project/vllm/pulls/56269/files?per_page=100", 304) in per_pr  # files unchanged: 304
-    assert len(per_pr) == 3 and len(log) == 2 + 3
+    assert ("/repos/vllm-project/vllm/pulls/56269/reviews?per_page=100", 304) in per_pr
+    assert len(per_pr) == 4 and len(log) == 2 + 4  # files, inline comments, reviews, the conversation
 
 
 @pytest.mark.slow  # among the slowest (pytest --durations)
 def test_prs_stored_with_other_options_are_fetched_again(serve, fixture_records, tmp_path: Path) -> None:
     server = serve(fixture_records)
     state = tmp_path / "s.sqlite"
-    source(server, state).collect(WEEK)
+    source(server, state, discussion=False).collect(WEEK)
     st(server).reset_counters()
-    src = source(server, state, reviews=True)
+    src = source(server, state)
     src.collect(WEEK)
     assert src.stats.fetched == 58 and st(server).stats()["kinds"]["reviews"] == 58
 
@@ -412,17 +428,52 @@ def test_make_source_builds_the_github_source_from_settings(monkeypatch, tmp_pat
 # ---- remarks ----------------------------------------------------------------------------------------
 def test_inline_review_comments_reviews_and_ghost_authors(serve, tmp_path: Path) -> None:
     records = synthetic_week(1, repo=REPO, since=WEEK.since)
+    path = records[0]["files"][0]["path"]
     records[0].update(author=None, review_comments=[{"author": None, "body": "conversation"}],
-                      inline_comments=[{"author": "rev", "body": "inline nit", "path": records[0]["files"][0]["path"]}],
+                      inline_comments=[{"author": "rev", "body": "inline nit", "path": path}],
                       reviews=[{"author": "rev", "body": "LGTM with one nit", "state": "APPROVED"},
-                               {"author": "rev2", "body": "", "state": "APPROVED"}])
+                               {"author": "rev2", "body": "", "state": "APPROVED"},
+                               {"author": "rev3", "body": "", "state": "COMMENTED"}])
     server = serve(records)
-    (pr,) = source(server, tmp_path / "s.sqlite", reviews=True).collect(WEEK)
+    (pr,) = source(server, tmp_path / "s.sqlite").collect(WEEK)
     assert pr.author == "ghost"
-    remarks = {(c.author, c.body, c.path) for c in pr.review_comments}
-    assert remarks == {("ghost", "conversation", None), ("rev", "inline nit", records[0]["files"][0]["path"]),
-                       ("rev", "LGTM with one nit", None)}
+    assert [(c.author, c.body, c.path) for c in pr.review_comments] == [("rev", "inline nit", path)]
+    assert [(c.author, c.body) for c in pr.comments] == [("ghost", "conversation")]
+    # An approval without a summary is kept (it says who approved); an empty COMMENTED review is a container.
+    assert [(r.author, r.state, r.body) for r in pr.reviews] == [("rev", "APPROVED", "LGTM with one nit"),
+                                                                 ("rev2", "APPROVED", "")]
     assert st(server).stats()["kinds"]["reviews"] == 1
+
+
+def test_bots_are_left_out_of_the_discussion(serve, tmp_path: Path) -> None:
+    records = synthetic_week(1, repo=REPO, since=WEEK.since)
+    records[0].update(review_comments=[{"author": "github-actions[bot]", "body": "CI report: all green"},
+                                       {"author": "mergify", "body": "This pull request is now in conflict"},
+                                       {"author": "alice", "body": "Why not reuse the existing pool?"}],
+                      reviews=[{"author": "coderabbitai[bot]", "body": "Walkthrough: …", "state": "COMMENTED"},
+                               {"author": "bob", "body": "", "state": "APPROVED"}])
+    server = serve(records)
+    (pr,) = source(server, tmp_path / "s.sqlite").collect(WEEK)
+    assert [c.author for c in pr.comments] == ["alice"] and [r.author for r in pr.reviews] == ["bob"]
+
+
+def test_the_issues_a_pr_closes_or_names_are_collected_and_prs_among_them_left_to_relations(
+        serve, tmp_path: Path) -> None:
+    records = synthetic_week(3, repo=REPO, since=WEEK.since)
+    other = records[1]["number"]
+    records[0]["body"] = (f"Fixes #31913. Follows up #{other}; see also issue #31000 and "
+                          f"https://github.com/{REPO}/issues/31001, not other/repo#5 nor `#31002` in code.")
+    server = serve(records, issues={31913: {"title": "Crash on start", "body": "x" * 5000, "state": "open"},
+                                    31001: {"title": "Docs gap", "body": "", "state": "closed"}})
+    prs = source(server, tmp_path / "s.sqlite").collect(WEEK)
+    pr = next(p for p in prs if p.number == records[0]["number"])
+    assert [(i.number, i.state) for i in pr.linked_issues] == [(31913, "open"), (31001, "closed")]
+    assert len(pr.linked_issues[0].body) == 1000  # the opening of the description
+    issue_paths = [p for p in st(server).paths() if re.search(r"/issues/\d+(\?|$)", p)]
+    assert len(issue_paths) == 4  # 31913, 31000 (gone: skipped), 31001, and the PR, which is no issue
+    st(server).reset_counters()
+    again = source(server, tmp_path / "s.sqlite").collect(WEEK)
+    assert again == prs and st(server).requests == 2  # warm: the repo check and the search
 
 
 @pytest.mark.slow  # among the slowest (pytest --durations)

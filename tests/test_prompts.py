@@ -1,4 +1,4 @@
-"""Prompt files, strict rendering, and packing a PR into the input budget."""
+"""Prompt files, strict rendering, and packing a PR into the input budget (more in tests/test_packing.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.draft.budget import CharCounter, TiktokenCounter, centrality, default_counter, pack
+from prdigest.draft.packing import pack
+from prdigest.draft.budget import CharCounter, TiktokenCounter, centrality, default_counter
 from prdigest.draft.llm import EntryDraft
 from prdigest.kernel.prompts import PROMPTS_DIR, data, load_prompt
 from prdigest.kernel.errors import ConfigError
@@ -82,7 +83,7 @@ def test_a_missing_variable_is_an_error_naming_it(sample_pr) -> None:
 
 
 def test_a_missing_attribute_deep_in_a_value_is_an_error_too() -> None:
-    with pytest.raises(ConfigError, match=r"undefined template value: .*'number'"):
+    with pytest.raises(ConfigError, match=r"undefined template value: .*'sections'"):
         load_prompt("entry").render("user", {"language": "en", "pr": {"title": "x"}, "subsystems": []})
 
 
@@ -120,22 +121,24 @@ def _huge_pr() -> PullRequest:
 @pytest.mark.slow  # among the slowest (pytest --durations)
 def test_packing_never_exceeds_the_budget(budget) -> None:
     counter = default_counter()
-    packed = pack(_huge_pr(), budget, counter)
+    packed = pack(_huge_pr(), budget, counter=counter)
     rendered = load_prompt("entry").render("user", {"language": "en", "pr": packed, "subsystems": []})
     assert packed.tokens <= budget
     # The template adds a fixed frame of labels around the data; the data itself stays in budget.
     assert counter.count(rendered) <= budget + 120
-    assert set(packed.truncated) >= {"body", "comments"}
+    assert set(packed.truncated) >= {"pr", "discussion"}
 
 
 @pytest.mark.slow  # among the slowest (pytest --durations)
 def test_packing_puts_the_most_central_files_first_and_keeps_small_prs_whole(sample_pr) -> None:
     packed = pack(_huge_pr(), 6000)
-    assert packed.files[0].startswith("vllm/kernels/k399.py")  # 1,000 test lines weigh less than 400 source lines
-    assert packed.hunks and packed.hunks[0][0] == "vllm/kernels/k399.py"
-    assert packed.files_omitted > 0
+    sections = {s.name: s.text for s in packed.sections}
+    assert sections["files"].splitlines()[1].startswith("- vllm/kernels/k399.py")  # 1,000 test lines weigh less
+    assert sections["hunks"].splitlines()[1] == "--- vllm/kernels/k399.py"
+    assert "- … and" in sections["files"]
     whole = pack(sample_pr, 6000)
-    assert whole.truncated == [] and whole.body == sample_pr.body and len(whole.files) == len(sample_pr.files)
+    assert whole.truncated == [] and sample_pr.body.strip() in whole.text
+    assert all(f.path in whole.text for f in sample_pr.files)
 
 
 def test_centrality_weighs_tests_docs_and_lock_files_down() -> None:
@@ -169,8 +172,8 @@ def test_a_small_pr_is_packed_whole_even_under_the_smallest_budget() -> None:
         review_comments=[ReviewComment(author="bob", body="LGTM")],
     )
     packed = pack(pr, 500)
-    assert packed.truncated == [] and packed.hunks == [("vllm/a.py", pr.files[0].patch)]
-    assert packed.comments == [("bob", "LGTM")]
+    assert packed.truncated == [] and pr.files[0].patch in packed.text
+    assert "[@bob] LGTM" in packed.text
 
 
 def test_one_huge_diff_does_not_crowd_out_the_next_central_files() -> None:
@@ -180,5 +183,7 @@ def test_one_huge_diff_does_not_crowd_out_the_next_central_files() -> None:
         files=[FileChange(path=f"vllm/m{i}.py", additions=500 - i, deletions=0, patch=big) for i in range(3)],
     )
     packed = pack(pr, 6000)
-    assert [path for path, _ in packed.hunks] == ["vllm/m0.py", "vllm/m1.py", "vllm/m2.py"]
-    assert packed.tokens <= 6000
+    hunks = next(s.text for s in packed.sections if s.name == "hunks")
+    assert [line for line in hunks.splitlines() if line.startswith("--- ")] == [
+        "--- vllm/m0.py", "--- vllm/m1.py", "--- vllm/m2.py"]
+    assert packed.tokens <= 6000 and packed.coverage.files_clipped == 3

@@ -46,7 +46,7 @@ class ShoutyDrafter:
     def close(self) -> None:
         """Nothing to release."""
 
-    def draft(self, pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
+    def draft(self, pr: PullRequest, subsystems: list[str], language: Language, context: object = None) -> DraftEntry:
         self.threads.add(threading.current_thread().name)
         time.sleep(0.01)  # long enough that the pool's other threads take PRs too
         draft = self.inner.draft(pr, subsystems, language)

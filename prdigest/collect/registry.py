@@ -28,6 +28,8 @@ class SourceContext:
     #: The run's state store, opened on first call (a file source never calls it); None: the source opens
     #: and closes its own.
     store: Callable[[], Store] | None = None
+    #: Collect the discussion (reviews, conversation comments, linked issues); False: ``--no-discussion``.
+    discussion: bool = True
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ def _github(argument: str, context: SourceContext) -> Source:
         raise ConfigError(f"--source github needs a token: set GITHUB_TOKEN to a token that can read {context.repo}")
     return GitHubSource(context.repo, token=settings.github_token.get_secret_value().strip(),
                         base_url=settings.github_url, state=context.store or settings.state,
-                        concurrency=settings.github_concurrency)
+                        concurrency=settings.github_concurrency, discussion=context.discussion)
 
 
 #: The shipped sources. A team's own: ``SOURCES.register(SourceKind(...))`` before the run is built.

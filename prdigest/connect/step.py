@@ -17,10 +17,11 @@ from typing import Any
 from prdigest.connect import followups, readfirst, relations, stories
 from prdigest.state import history
 from prdigest.connect.lede import Complete, write_lede
-from prdigest.kernel.models import Edition, EditionId, PullRequest
+from prdigest.kernel.models import DraftEntry, Edition, EditionId, Entry, PullRequest, Relation, Verdict
 from prdigest.readers.file import Reader
 from prdigest.state.store import Store
 from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.kernel.window import Window
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,36 @@ def _earlier_parts(store: Store, edition: Edition, authors: list[str]) -> list[s
     return parts
 
 
+def _relations(edition: Edition, mine: Sequence[PullRequest], store: Store
+               ) -> tuple[dict[int, list[Relation]], list[relations.Known], list[stories.SeriesPart]]:
+    """Each entry's relations to this edition and the history, the history's PRs they may name, and the earlier
+    parts of this edition's ``[k/N]`` series."""
+    history.ensure_schema(store)
+    repo, here = edition.repo, edition.id.window
+    numbers = {e.number for e in edition.entries}
+    wanted = relations.candidate_numbers(mine, repo)
+    wanted |= {int(n) for pr in mine for n in _TRACKING_REF.findall(f"{pr.title}\n{pr.body}")}
+    quoted = [q for pr in mine for ns, q in [relations.revert_targets(pr, repo)] if q is not None and not ns]
+    if quoted:
+        wanted |= _numbers_by_title(store, edition, quoted)
+    here_parts = [p for e in edition.entries
+                  if (p := stories.series_part(e.number, e.title, e.author, here)) is not None]
+    earlier_parts = _earlier_parts(store, edition, [p.author for p in here_parts]) if here_parts else []
+    wanted |= {p.number for p in earlier_parts}
+    known = _known_past(store, edition, wanted - numbers)
+    links = stories.series_links(here_parts, earlier_parts)
+    return relations.find_relations(edition, mine, known, links), known, earlier_parts
+
+
+def known_relations(repo: str, window: Window, prs: Sequence[PullRequest], store: Store) -> dict[int, list[Relation]]:
+    """The cheap reference pass run before drafting: each PR's relations to the other PRs of its edition and to
+    the published history, from titles and bodies alone (no draft needed), handed to the drafter's prompt."""
+    stubs = [Entry.from_draft(pr, [], DraftEntry(number=pr.number, headline=pr.title or f"PR #{pr.number}",
+                                                  verdict=Verdict.SKIM, rationale="")) for pr in prs]
+    edition = Edition(repo=repo, since=window.since, until=window.until, generated_at=window.until, entries=stubs)
+    return _relations(edition, list(prs), store)[0]
+
+
 def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, *, max_weeks: int = 6,
                     embedder: Callable[[], Any] | None = None, complete: Complete | None = None,
                     vocabulary: Vocabulary | None = None, readers: Sequence[Reader] = ()) -> Edition:
@@ -80,23 +111,9 @@ def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, 
     """
     started = time.perf_counter()
     repo, here = edition.repo, edition.id.window
-    history.ensure_schema(store)
     numbers = {e.number for e in edition.entries}
     mine = [pr for pr in prs if pr.number in numbers]
-
-    wanted = relations.candidate_numbers(mine, repo)
-    wanted |= {int(n) for pr in mine for n in _TRACKING_REF.findall(f"{pr.title}\n{pr.body}")}
-    quoted = [q for pr in mine for ns, q in [relations.revert_targets(pr, repo)] if q is not None and not ns]
-    if quoted:
-        wanted |= _numbers_by_title(store, edition, quoted)
-    here_parts = [p for e in edition.entries
-                  if (p := stories.series_part(e.number, e.title, e.author, here)) is not None]
-    earlier_parts = _earlier_parts(store, edition, [p.author for p in here_parts]) if here_parts else []
-    wanted |= {p.number for p in earlier_parts}
-    known = _known_past(store, edition, wanted - numbers)
-
-    links = stories.series_links(here_parts, earlier_parts)
-    found = relations.find_relations(edition, mine, known, links)
+    found, known, earlier_parts = _relations(edition, mine, store)
     entries = relations.demote_reverted(edition.entries, found, here, edition.language)
     story_list = stories.find_stories(entries, mine, found, edition.language, here, earlier_parts,
                                       known=numbers | {k.number for k in known})

@@ -7,9 +7,12 @@ composition root (``prdigest.pipeline.compose``) and by ``digest eval``: the off
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from prdigest.kernel.models import DraftEntry, Language, PullRequest
+
+if TYPE_CHECKING:
+    from prdigest.draft.packing import DraftContext
 
 
 @runtime_checkable
@@ -26,11 +29,14 @@ class Drafter(Protocol):
     - ``subsystems`` may be empty or ``["other"]``; the draft must still be sensible.
     - It is deterministic for the same inputs (the offline drafter strictly; a model-backed drafter as
       far as its cache and the model allow) and does not escape text: renderers escape per medium.
+    - ``context`` (:class:`~prdigest.draft.packing.DraftContext`) is what the run knows besides the PR: its
+      code facts, its relations so far, the files' full text; None or empty when nothing is known.
     """
 
     name: str
 
-    def draft(self, pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
+    def draft(self, pr: PullRequest, subsystems: list[str], language: Language,
+              context: "DraftContext | None" = None) -> DraftEntry:
         """Draft the entry for ``pr`` in ``language``."""
         ...
 
@@ -57,8 +63,9 @@ class ModelDrafter(Drafter, Protocol):
         """The model's base URL, without credentials (for reports)."""
         ...
 
-    def key(self, pr: PullRequest, subsystems: list[str], language: Language) -> str:
-        """The draft cache key of ``pr`` for this drafter."""
+    def key(self, pr: PullRequest, subsystems: list[str], language: Language,
+            context: "DraftContext | None" = None) -> str:
+        """The draft cache key of ``pr`` (given ``context``) for this drafter."""
         ...
 
 

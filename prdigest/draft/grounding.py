@@ -37,8 +37,12 @@ def corpus(pr: PullRequest) -> str:
     parts: list[str] = [pr.title, pr.body, pr.author, *pr.labels]
     for change in pr.files:
         parts += [change.path, change.previous_path or "", change.patch or ""]
-    for comment in pr.review_comments:
+    for comment in [*pr.review_comments, *pr.comments]:
         parts += [comment.author, comment.body, comment.path or ""]
+    for review in pr.reviews:
+        parts += [review.author, review.body]
+    for issue in pr.linked_issues:
+        parts += [f"#{issue.number}", issue.title, issue.body]
     return "\n".join(parts)
 
 
@@ -79,15 +83,16 @@ def citations(draft: DraftEntry) -> list[str]:
     return _citations([draft.headline, draft.rationale, *draft.focus, *draft.followups, draft.audience])
 
 
-def unsupported(draft: DraftEntry, pr: PullRequest) -> list[str]:
-    """The citations of ``draft`` that ``pr``'s data does not contain."""
-    text = corpus(pr)
+def unsupported(draft: DraftEntry, pr: PullRequest, given: str = "") -> list[str]:
+    """The citations of ``draft`` that ``pr``'s data (and ``given``: what else the drafter was given, such as the
+    code facts and the widened hunks of its prompt) does not contain."""
+    text = corpus(pr) + ("\n" + given if given else "")
     return [c for c in citations(draft) if not _supported(c, text)]
 
 
-def check(draft: DraftEntry, pr: PullRequest) -> DraftEntry:
+def check(draft: DraftEntry, pr: PullRequest, given: str = "") -> DraftEntry:
     """``draft`` with its grounding report filled in; any unsupported citation marks it needs-editing."""
-    missing = unsupported(draft, pr)
+    missing = unsupported(draft, pr, given)
     if not missing:
         return draft.model_copy(update={"grounding": []})
     shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")

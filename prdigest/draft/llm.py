@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from prdigest.kernel.config import Settings
 from prdigest.draft import grounding
-from prdigest.draft.budget import TokenCounter, default_counter, pack
+from prdigest.draft.packing import DraftContext, coverage_line, pack
+from prdigest.draft.budget import TokenCounter, default_counter
 from prdigest.draft.cache import DraftCache, draft_key
 from prdigest.draft.concurrent import RateLimiter
 from prdigest.draft.cost import cost_usd  # noqa: F401  (re-exported for callers)
@@ -100,7 +101,7 @@ class _Spent:
 class OpenAIDrafter:
     """Drafts entries with a chat model; see the module docstring for the contract."""
 
-    def __init__(self, client: openai.OpenAI, model: str, *, timeout: float = 60.0, input_budget: int = 6000,
+    def __init__(self, client: openai.OpenAI, model: str, *, timeout: float = 60.0, input_budget: int = 12_000,
                  cache: DraftCache | None = None, counter: TokenCounter | None = None,
                  entry_prompt: Prompt | None = None, repair_prompt: Prompt | None = None,
                  fallback: Any = None, temperature: float = 0.2) -> None:
@@ -187,19 +188,22 @@ class OpenAIDrafter:
                               "set --model or DIGEST_MODEL")
 
     # drafting -----------------------------------------------------------------------------------
-    def key(self, pr: PullRequest, subsystems: list[str], language: Language) -> str:
-        """The draft cache key of ``pr`` for this drafter."""
+    def key(self, pr: PullRequest, subsystems: list[str], language: Language,
+            context: DraftContext | None = None) -> str:
+        """The draft cache key of ``pr`` (and what it is given besides: facts, relations) for this drafter."""
         return draft_key(pr, subsystems, prompt_version=self.prompt_version, model=self.model,
-                         language=language, budget=self.input_budget)
+                         language=language, budget=self.input_budget,
+                         context=context.fingerprint() if context is not None else "")
 
-    def draft(self, pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
+    def draft(self, pr: PullRequest, subsystems: list[str], language: Language,
+              context: DraftContext | None = None) -> DraftEntry:
         """A validated LLM draft of ``pr``, from the cache when nothing changed, else a marked fallback."""
-        key = self.key(pr, subsystems, language)
+        key = self.key(pr, subsystems, language, context)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             # This run spent nothing on it: the edition's tokens and cost count this run only.
             return hit.model_copy(update={"number": pr.number, "tokens_in": 0, "tokens_out": 0})
 
-        packed = pack(pr, self.input_budget, self.counter)
+        packed = pack(pr, self.input_budget, context, counter=self.counter)
         context = {"language": language, "pr": packed, "subsystems": subsystems}
         messages = self.entry_prompt.messages(context)
         spent = _Spent()
@@ -212,9 +216,9 @@ class OpenAIDrafter:
                 parsed = self._call(self._repair_messages(messages, first, language), spent)
         except InvalidOutput as second:
             return self._fall_back(pr, subsystems, language, spent,
-                                   f"LLM output invalid after one repair: {second}")
+                                   f"LLM output invalid after one repair: {second}", context)
         except openai.APIError as exc:
-            return self._fall_back(pr, subsystems, language, spent, f"LLM call failed: {_describe(exc)}")
+            return self._fall_back(pr, subsystems, language, spent, f"LLM call failed: {_describe(exc)}", context)
 
         verdict = Verdict(parsed.verdict)
         draft = DraftEntry(
@@ -224,7 +228,7 @@ class OpenAIDrafter:
             audience=parsed.audience, drafter=self.name, tokens_in=spent.tokens_in, tokens_out=spent.tokens_out,
             warnings=[f"repaired: {n}" for n in spent.notes],
         )
-        draft = grounding.check(draft, pr)
+        draft = grounding.check(draft, pr, packed.text)
         if hostile := _suspicious(draft):
             # Renderers escape every medium anyway; this is for the editor: the model may have obeyed the PR.
             draft = draft.model_copy(update={"needs_editing": True, "warnings": [
@@ -232,6 +236,9 @@ class OpenAIDrafter:
         if packed.truncated:
             draft.warnings.append(f"PR data cut to the {self.input_budget}-token input budget: "
                                   f"{', '.join(packed.truncated)}")
+        if packed.low_coverage:
+            draft.warnings.append(f"the model saw less than a third of the changed lines "
+                                  f"({coverage_line(packed.coverage)}): check the entry against the diff")
         if self.cache is not None:
             self.cache.put(key, draft, model=self.model, language=language, prompt_version=self.prompt_version)
         return draft
@@ -274,13 +281,13 @@ class OpenAIDrafter:
         ]
 
     def _fall_back(self, pr: PullRequest, subsystems: list[str], language: Language, spent: _Spent,
-                   reason: str) -> DraftEntry:
+                   reason: str, context: DraftContext | None = None) -> DraftEntry:
         log.warning("PR #%s: %s; using the offline draft", pr.number, reason)
         if self._fallback is None:
             from prdigest.draft.offline import OfflineDrafter
 
             self._fallback = OfflineDrafter()
-        offline = self._fallback.draft(pr, subsystems, language)
+        offline = self._fallback.draft(pr, subsystems, language, context)
         return offline.model_copy(update={
             "drafter": "offline-fallback", "needs_editing": True,
             "warnings": [*offline.warnings, *spent.notes, reason],

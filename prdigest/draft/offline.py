@@ -8,6 +8,7 @@ import from here are re-exported.
 
 from __future__ import annotations
 
+from prdigest.draft.packing import DraftContext
 from prdigest.draft.guidance import audience, focus, followups, rationale
 from prdigest.draft.headline import headline
 from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE
@@ -38,8 +39,10 @@ class OfflineDrafter:
     def close(self) -> None:
         """Nothing to release."""
 
-    def draft(self, pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
-        """Draft the entry for ``pr`` in ``language`` ("zh-CN"; anything else is English, as in Verdict.label)."""
+    def draft(self, pr: PullRequest, subsystems: list[str], language: Language,
+              context: DraftContext | None = None) -> DraftEntry:
+        """Draft the entry for ``pr`` in ``language`` ("zh-CN"; anything else is English, as in Verdict.label).
+        ``context`` is not read: the offline draft rests on the PR's own data (its discussion included)."""
         lang: Language = "zh-CN" if language == "zh-CN" else "en"
         zh = lang == "zh-CN"
         s = extract(pr, list(subsystems), self.vocabulary)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from prdigest.kernel.config import Settings
 from prdigest.draft import Drafter
@@ -19,10 +19,13 @@ from prdigest.draft.cache import DraftCache
 from prdigest.draft.cost import cost_usd
 from prdigest.draft.usage import usage_markdown
 from prdigest.connect.lede import Complete
-from prdigest.kernel.models import Entry
+from prdigest.kernel.models import Coverage, Entry, PullRequest
 from prdigest.kernel.registry import Registry
 from prdigest.state.store import Store
 from prdigest.kernel.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from prdigest.draft.packing import DraftContext
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ class DrafterKind:
     usage: Callable[[list[Entry], Settings], str] | None = None
     #: The model completion that writes the lede; None: the lede is composed offline.
     complete: Callable[[Settings], Complete] | None = None
+    #: What the drafter is given of a PR (files, lines, remarks, issues), for the entry's coverage; None: it
+    #: reads the whole PR (the offline drafter), nothing to record.
+    coverage: Callable[[PullRequest, "DraftContext | None", Settings], Coverage] | None = None
 
     def title(self, settings: Settings) -> str:
         """What the edition and ``eval.json`` call this drafter (``offline``, ``openai:<model>``)."""
@@ -93,6 +99,12 @@ def _openai(context: DraftingContext) -> Drafter:
                                       fallback=OfflineDrafter(context.vocabulary), cache=context.cache)
 
 
+def _openai_coverage(pr: PullRequest, context: "DraftContext | None", settings: Settings) -> Coverage:
+    from prdigest.draft.packing import pack
+
+    return pack(pr, settings.llm_input_budget, context).coverage
+
+
 def _openai_complete(settings: Settings) -> Complete:
     from prdigest.connect.lede import openai_complete
 
@@ -105,7 +117,7 @@ DRAFTERS = DrafterRegistry([
     DrafterKind("openai", "a chat model at --llm-base-url (OpenAI or any compatible server)", build=_openai,
                 concurrency=lambda settings: settings.llm_concurrency,
                 label=lambda settings: f"openai:{settings.model}", cost=cost_usd, usage=usage_markdown,
-                complete=_openai_complete),
+                complete=_openai_complete, coverage=_openai_coverage),
 ])
 
 #: The names registered when this module is imported, as a type: the Prefect flows' ``drafter`` parameter, so

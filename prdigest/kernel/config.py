@@ -80,8 +80,8 @@ class Settings(BaseSettings):
     llm_rpm: int = Field(default=600, ge=1)
     #: Seconds one LLM call may take before it is abandoned (and retried).
     llm_timeout: float = Field(default=60.0, gt=0)
-    #: Tokens of PR data packed into one prompt.
-    llm_input_budget: int = Field(default=6000, ge=500)
+    #: Tokens of PR data packed into one prompt (prdigest/draft/packing.py).
+    llm_input_budget: int = Field(default=12_000, ge=500)
     #: USD per million tokens in / out, for the edition's cost estimate.
     llm_price_in: float = Field(default=0.40, ge=0)
     llm_price_out: float = Field(default=1.60, ge=0)

@@ -163,6 +163,53 @@ class Change(BaseModel):
         return False
 
 
+ReviewState = Literal["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED"]
+
+#: Characters of a linked issue's description kept (its title and opening say what it is about).
+MAX_ISSUE_BODY = 1_000
+
+
+class Review(_Record):
+    """A submitted review: who, its state (approved, changes requested, commented) and its summary."""
+
+    author: str = "ghost"
+    state: ReviewState = "COMMENTED"
+    body: str = ""
+
+    @field_validator("author", mode="before")
+    @classmethod
+    def _ghost(cls, value: object) -> object:
+        return value or "ghost"
+
+    @field_validator("state", mode="before")
+    @classmethod
+    def _state(cls, value: object) -> object:
+        return str(value or "COMMENTED").upper()
+
+    @field_validator("body", mode="before")
+    @classmethod
+    def _cap(cls, value: object) -> object:
+        return _capped(value)
+
+
+class LinkedIssue(_Record):
+    """An issue the PR closes or names: its title, the opening of its description and its state."""
+
+    number: int = Field(gt=0)
+    title: str = ""
+    body: str = ""
+    state: str = "open"
+
+    @field_validator("title", "state", mode="before")
+    @classmethod
+    def _text(cls, value: object) -> object:
+        return "" if value is None else value
+
+    @field_validator("body", mode="before")
+    @classmethod
+    def _opening(cls, value: object) -> object:
+        return "" if value is None else value[:MAX_ISSUE_BODY] if isinstance(value, str) else value
+
 
 class PullRequest(_Record):
     """A merged pull request as collected from a source."""
@@ -180,6 +227,12 @@ class PullRequest(_Record):
     additions: int = Field(default=0, ge=0)
     deletions: int = Field(default=0, ge=0)
     review_comments: list[ReviewComment] = Field(default_factory=list)
+    #: Submitted reviews with their state (the discussion: prdigest/collect/discussion/).
+    reviews: list[Review] = Field(default_factory=list)
+    #: The conversation: comments on the PR itself, not on a line.
+    comments: list[ReviewComment] = Field(default_factory=list)
+    #: Issues the PR closes or names.
+    linked_issues: list[LinkedIssue] = Field(default_factory=list)
     #: True when the source stopped listing files (GitHub lists at most 3,000).
     files_truncated: bool = False
     #: Code facts read from the files before and after (prdigest/collect/facts/), attached before drafting so

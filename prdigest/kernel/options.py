@@ -44,6 +44,10 @@ class RunOptions(BaseModel):
                                        "$DIGEST_SLACK_BASE_URL. Token: $SLACK_BOT_TOKEN.")
     site_url: str | None = Field(default=None, description="The archive's public URL: 'view in browser' and "
                                  "permalinks in every medium; or $DIGEST_SITE_URL.")
+    no_discussion: bool = Field(default=False, description="Collect no reviews, conversation comments or linked "
+                                "issues (a cheaper run: the model sees the diff and inline review comments only).")
+    input_budget: int | None = Field(default=None, ge=500, le=1_000_000, description="Tokens of PR data packed "
+                                     "into one prompt (default 12000); or $DIGEST_LLM_INPUT_BUDGET.")
     resend_edition: bool = Field(default=False, description="Run an edition the ledger shows as delivered "
                                  "again, review included (without it such a run stops before collecting and "
                                  "keeps digest.json).")
@@ -52,7 +56,7 @@ class RunOptions(BaseModel):
         """The flags that override environment settings."""
         return {"language": self.language, "state": self.state, "github_url": self.github_url,
                 "llm_base_url": self.llm_base_url, "model": self.model, "slack_base_url": self.slack_base_url,
-                "site_url": self.site_url}
+                "site_url": self.site_url, "llm_input_budget": self.input_budget}
 
     @field_validator("deliver")
     @classmethod

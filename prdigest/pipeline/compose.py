@@ -42,7 +42,8 @@ class SiteBuilder(Protocol):
 
 def make_source(options: RunOptions, settings: Settings, store: LazyStore | None = None) -> Source:
     """The PR source the options name (``prdigest.collect.registry``); ``store``: the run's state store."""
-    return SOURCES.build(options.source, SourceContext(settings, options.repo, store))
+    return SOURCES.build(options.source, SourceContext(settings, options.repo, store,
+                                                       discussion=not options.no_discussion))
 
 
 def make_classifier(options: RunOptions, repo: str, settings: Settings | None = None,

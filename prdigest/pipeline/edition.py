@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +25,8 @@ from prdigest.kernel.links import flag_foreign_links
 from prdigest.deliver.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.kernel import progress as progress_hook
 from prdigest.state import record as records
-from prdigest.kernel.models import Edition, EditionId, Entry, EntryStatus, PullRequest
+from prdigest.draft.packing import DraftContext
+from prdigest.kernel.models import DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
 from prdigest.state.record import EditionRecord, Status
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.links import link_kinds, linker
@@ -215,20 +216,52 @@ class EditionPipeline:
         return Window.from_flags(options.since, options.until) or self.services.source.default_window()
 
     def collect(self) -> Collected:
-        """Every PR merged in the window, from the configured source."""
+        """Every PR merged in the window, from the configured source (``--no-discussion``: without reviews,
+        conversation comments and linked issues, whatever the source holds)."""
         source = self.services.source
         window = self.window()
-        return Collected(source.repo, window, source.collect(window))
+        prs = source.collect(window)
+        if self.services.options.no_discussion:
+            prs = [pr.model_copy(update={"reviews": [], "comments": [], "linked_issues": []}) for pr in prs]
+        return Collected(source.repo, window, prs)
 
     # --- classify and draft --------------------------------------------------------------------
-    def draft(self, prs: list[PullRequest], progress: Progress | None = None) -> list[Entry]:
-        """Subsystems and a draft entry for every PR; a model-backed drafter fans out over
-        ``llm_concurrency`` threads, the offline one drafts in line."""
+    def draft_contexts(self, prs: list[PullRequest], *, texts: Mapping[int, Mapping[str, str]] | None = None
+                       ) -> dict[int, DraftContext]:
+        """What each PR's drafter is given besides the PR (whose code facts it carries): its relations from the
+        cheap reference pass (this edition and the published history), and, when a clone gives them, its files'
+        full text after the change (``texts``: PR number → path → text)."""
+        from prdigest.connect.step import known_relations
+
+        found = known_relations(self.services.source.repo, self.window(), prs, self.services.store())
+        return {pr.number: DraftContext(relations=tuple(found.get(pr.number, [])),
+                                        texts=dict((texts or {}).get(pr.number, {})))
+                for pr in prs}
+
+    def draft(self, prs: list[PullRequest], progress: Progress | None = None, *,
+              contexts: Mapping[int, DraftContext] | None = None) -> list[Entry]:
+        """Subsystems and a draft entry for every PR, given its context (:meth:`draft_contexts`); a model-backed
+        drafter fans out over ``llm_concurrency`` threads, the offline one drafts in line. Each entry records what
+        the drafter was given (its coverage), and an editor's kept edit of the PR is applied again
+        (prdigest/review/edits.py)."""
+        from prdigest.review.edits import apply_edits
+
         services = self.services
+        given = dict(contexts) if contexts is not None else self.draft_contexts(prs)
         drafter = services.drafter()  # --drafter openai: the preflight check runs here
-        return draft_entries(prs, services.classifier.classify, drafter.draft, services.language,
-                             progress or _reported("draft"),
-                             concurrency=services.drafter_kind.concurrency(services.settings))
+
+        def one(pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
+            return drafter.draft(pr, subsystems, language, given.get(pr.number))
+
+        entries = draft_entries(prs, services.classifier.classify, one, services.language,
+                                progress or _reported("draft"),
+                                concurrency=services.drafter_kind.concurrency(services.settings))
+        cover = services.drafter_kind.coverage
+        if cover is not None:
+            by_number = {pr.number: pr for pr in prs}
+            entries = [e.model_copy(update={"coverage": cover(by_number[e.number], given.get(e.number),
+                                                              services.settings)}) for e in entries]
+        return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)))
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
         """The edition awaiting review: token totals and cost summed from its entries."""
@@ -260,10 +293,13 @@ class EditionPipeline:
         make_complete = services.drafter_kind.complete
         complete = (cached_complete(make_complete(settings), services.store(), model=settings.model)
                     if make_complete else None)
-        return connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
-                               embedder=load_embedder if settings.followup_semantic else None,
-                               complete=complete, vocabulary=services.classifier.vocabulary,
-                               readers=services.audience())
+        from prdigest.review.edits import apply_first
+
+        connected = connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
+                                    embedder=load_embedder if settings.followup_semantic else None,
+                                    complete=complete, vocabulary=services.classifier.vocabulary,
+                                    readers=services.audience())
+        return apply_first(services.store(), connected)  # the read-first order an editor gave this PR before
 
     def drafter_name(self, entries: list[Entry]) -> str:
         """The drafter asked for, as its registration names it (some entries may be marked fallbacks)."""

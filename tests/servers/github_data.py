@@ -37,7 +37,7 @@ class ServedPR:
     updated_at: datetime
     labels: list[str]
     files: list[dict[str, Any]]
-    #: Conversation comments ({author, body}): the fixture's ``review_comments`` are served here.
+    #: Conversation comments ({author, body}): the fixture's ``review_comments`` and ``comments`` are served here.
     issue_comments: list[dict[str, Any]] = field(default_factory=list)
     #: Inline review comments ({author, body, path}).
     inline_comments: list[dict[str, Any]] = field(default_factory=list)
@@ -55,7 +55,7 @@ class ServedPR:
             number=rec["number"], html_url=rec["url"], title=rec.get("title") or "", body=rec.get("body") or "",
             author=rec.get("author") or None, created_at=created, merged_at=merged, closed_at=closed,
             updated_at=updated, labels=list(rec.get("labels") or []), files=list(rec.get("files") or []),
-            issue_comments=list(rec.get("review_comments") or []),
+            issue_comments=[*(rec.get("review_comments") or []), *(rec.get("comments") or [])],
             inline_comments=list(rec.get("inline_comments") or []), reviews=list(rec.get("reviews") or []),
         )
 
@@ -85,8 +85,10 @@ class GitHubState:
 
     def __init__(self, repo: str, prs: list[ServedPR], *, token: str | None = None, prefix: str = "",
                  faults: Faults | None = None, primary: PrimaryLimit | None = None, latency: float = 0.0,
-                 files: dict[str, bytes] | None = None) -> None:
+                 files: dict[str, bytes] | None = None, issues: dict[int, dict[str, Any]] | None = None) -> None:
         self.repo = repo
+        #: Issues by number ({title, body, state}), served by ``/issues/{n}`` (a PR's number answers as a PR).
+        self.issues = dict(issues or {})
         #: The default branch's files (path → content), served by the git-trees and contents endpoints.
         self.files = dict(files or {})
         #: Seconds each API request takes before it is answered (a stand-in for the network and GitHub).
@@ -127,12 +129,12 @@ class GitHubState:
             return [p for p, _ in self.log]
 
     def numbers_fetched(self) -> set[int]:
-        """PR numbers whose per-PR endpoints were requested."""
+        """PR numbers whose per-PR endpoints were requested (``/issues/N`` alone is a linked issue's look-up)."""
         found = set()
         for path in self.paths():
-            m = re.search(r"/(?:pulls|issues)/(\d+)", path)
+            m = re.search(r"/pulls/(\d+)|/issues/(\d+)/", path)
             if m:
-                found.add(int(m.group(1)))
+                found.add(int(m.group(1) or m.group(2)))
         return found
 
 
@@ -199,7 +201,9 @@ def synthetic_week(n: int, *, repo: str = "acme/widgets", since: datetime | None
 
 def make_state(records: list[dict[str, Any]], repo: str, **kwargs: Any) -> GitHubState:
     """Server state from source records (fixture lines, synthetic PRs, decoys)."""
-    return GitHubState(repo, [ServedPR.from_record(r) for r in records], **kwargs)
+    issues = {int(i["number"]): i for r in records for i in r.get("linked_issues") or []}
+    issues.update(kwargs.pop("issues", None) or {})
+    return GitHubState(repo, [ServedPR.from_record(r) for r in records], issues=issues, **kwargs)
 
 
 def user_json(login: str | None) -> dict[str, Any] | None:

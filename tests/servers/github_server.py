@@ -3,7 +3,7 @@
 It speaks the JSON shapes PyGithub reads (absolute ``url`` fields, ``Link`` pagination) for the endpoints the
 collector and the naive loop use: ``/search/issues`` (1,000-result cap), ``/repos/{o}/{r}``,
 ``/repos/{o}/{r}/pulls`` (list), ``/pulls/{n}``, ``/pulls/{n}/files`` (3,000-file cap), ``/pulls/{n}/comments``,
-``/pulls/{n}/reviews``, ``/issues/{n}/comments``, and the default branch's files through ``/git/trees/{ref}``
+``/pulls/{n}/reviews``, ``/issues/{n}/comments``, ``/issues/{n}`` (the issues PRs link: ``linked_issues``), and the default branch's files through ``/git/trees/{ref}``
 (``recursive=1``) and ``/contents/{path}`` (base64). It adds ETag/304, rate-limit headers, a primary limit that
 resets, and fault injection by rate (502, 403 secondary limit, 429), optionally under ``/api/v3``.
 
@@ -221,12 +221,16 @@ class Handler(BaseHTTPRequestHandler):
         if rest.startswith("/contents/"):
             return self._contents(rest.removeprefix("/contents/"), query)
         m = re.fullmatch(r"/(pulls|issues)/(\d+)(/\w+)?", rest)
+        if m and m.group(1) == "issues" and not m.group(3) and int(m.group(2)) in st.issues:
+            return self._send(200, self._issue_json(int(m.group(2))), kind="issue")
         pr = st.prs.get(int(m.group(2))) if m else None
         if not m or pr is None:
             return self._error(404, "Not Found", kind="not_found")
         what, sub = m.group(1), m.group(3) or ""
         if what == "pulls" and sub == "":
             return self._send(200, self._pull_json(pr, full=True), kind="pull")
+        if what == "issues" and sub == "":  # a PR is an issue too: GitHub answers with its pull_request link
+            return self._send(200, self._search_item(pr), kind="issue")
         if what == "pulls" and sub == "/files":
             files = [self._file_json(f) for f in pr.files[:FILES_CAP]]
             return self._paginate(files, path, query, "files")
@@ -327,6 +331,15 @@ class Handler(BaseHTTPRequestHandler):
                              "diff_hunk": "@@ -1 +1 @@", "line": 1})
             out.append(item)
         return out
+
+    def _issue_json(self, number: int) -> dict[str, Any]:
+        issue = self.st.issues[number]
+        base = f"{self._base()}/repos/{self.st.repo}"
+        return {"url": f"{base}/issues/{number}", "repository_url": base, "id": 5_000_000 + number,
+                "number": number, "title": issue.get("title", ""), "body": issue.get("body", ""),
+                "state": issue.get("state", "open"), "user": user_json(issue.get("author", "reporter")),
+                "labels": [], "comments": 0, "html_url": f"https://github.com/{self.st.repo}/issues/{number}",
+                "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-02T00:00:00Z"}
 
     def _reviews(self, pr: ServedPR) -> list[dict[str, Any]]:
         return [{"id": pr.number * 10 + i, "user": user_json(r.get("author")), "body": r.get("body", ""),

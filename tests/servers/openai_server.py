@@ -72,7 +72,8 @@ def entry_from_request(body: dict[str, Any]) -> dict[str, Any]:
     title = (re.search(r"^Title: (.*)$", data, re.MULTILINE) or re.search(r"(.*)", "")).group(1).strip()
     title = re.sub(r"^(\[[^\]]*\]\s*)+", "", title) or "this change"
     files = [(p, int(a), int(d)) for p, a, d, _ in _FILE_LINE.findall(data)]
-    comments = _COMMENT_LINE.findall(data.split("Review comments:", 1)[1]) if "Review comments:" in data else []
+    discussion = re.search(r"^Discussion[^\n]*:\n(.*?)(?:\n\n|\n(?=[A-Z][\w ]+[:(])|\Z)", data, re.DOTALL | re.MULTILINE)
+    comments = _COMMENT_LINE.findall(discussion.group(1)) if discussion else []
     size = sum(a + d for _, a, d in files)
     docs_only = bool(files) and all(p.startswith("docs/") or p.endswith(".md") for p, _, _ in files)
     verdict = "skip" if docs_only and size < 30 else "deep-read" if size > 200 else "skim"

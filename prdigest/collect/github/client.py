@@ -113,6 +113,16 @@ class Clients:
             return Page(None, etag, None)  # 304 Not Modified: free against the primary limit
         return Page(data, resp_headers.get("etag"), found.group(1) if found else None)
 
+    def get_optional(self, url: str, etag: str | None = None) -> Page | None:
+        """:meth:`get_page`, or None when the object is gone (404, 410): an issue deleted, transferred or hidden
+        from the token is nothing to collect, not a failure of the run."""
+        try:
+            return self.get_page(url, etag=etag)
+        except GithubException as exc:
+            if exc.status in (404, 410):
+                return None
+            raise
+
     def get_all(self, url: str, params: dict[str, Any] | None = None, etag: str | None = None,
                 limit: int | None = None) -> tuple[list[dict[str, Any]] | None, str | None, bool, int]:
         """Every item of a list endpoint, following ``Link: rel="next"``.

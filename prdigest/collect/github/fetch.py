@@ -1,5 +1,5 @@
-"""One PR's details: files (with diff hunks within a budget) and remarks, fetched with as few requests as
-GitHub allows and conditionally when a stored copy exists."""
+"""One PR's details: files (with diff hunks within a budget), remarks, reviews and the issues it links, fetched
+with as few requests as GitHub allows and conditionally when a stored copy exists."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 from prdigest.collect.github.cache import CachedPR
 from prdigest.collect.github.client import Clients
 from prdigest.collect.github.search import Hit
-from prdigest.kernel.models import FileChange, PullRequest, ReviewComment
+from prdigest.collect.discussion import is_bot, linked_numbers
+from prdigest.kernel.models import MAX_ISSUE_BODY, FileChange, LinkedIssue, PullRequest, Review, ReviewComment
 
 #: GitHub lists at most this many files of a PR.
 FILES_CAP = 3000
@@ -28,10 +29,12 @@ class Fetched:
 
 
 def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
-             patch_budget: int = DEFAULT_PATCH_BUDGET, reviews: bool = False) -> Fetched:
+             patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True) -> Fetched:
     """Fetch what the search hit lacks. Requests per PR: 1 for files (+1 per further 100), 1 for inline review
-    comments, 1 for conversation comments only when the hit counts some, 1 for reviews when asked. A list
-    whose stored single page still has the same ETag answers 304 and is reused (free on GitHub's limit)."""
+    comments; with the discussion (the default) also 1 for reviews, 1 for conversation comments only when the
+    hit counts some, and 1 per issue the PR closes or names (at most
+    :data:`~prdigest.collect.discussion.MAX_LINKED`). A list or issue whose stored copy still has the same ETag
+    answers 304 and is reused (free on GitHub's limit). Bots' remarks are dropped here."""
     pulls = f"/repos/{repo}/pulls/{hit.number}"
     prior_etags = cached.etags if cached else {}
     etags: dict[str, str] = {}
@@ -59,9 +62,9 @@ def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
         etags["files"] = etag
 
     parts: dict[str, list[dict[str, Any]]] = {}
-    lists = [("review_comments", f"{pulls}/comments", True)]
-    lists.append(("issue_comments", f"/repos/{repo}/issues/{hit.number}/comments", hit.comments > 0))
-    lists.append(("reviews", f"{pulls}/reviews", reviews))
+    lists = [("review_comments", f"{pulls}/comments", True),
+             ("issue_comments", f"/repos/{repo}/issues/{hit.number}/comments", discussion and hit.comments > 0),
+             ("reviews", f"{pulls}/reviews", discussion)]
     for kind, url, wanted in lists:
         if not wanted:
             parts[kind] = []
@@ -71,26 +74,73 @@ def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
         if items is None and cached is not None:
             parts[kind] = cached.parts.get(kind, [])
         else:
-            parts[kind] = [_remark(c, kind) for c in items or [] if kind != "reviews" or (c.get("body") or "").strip()]
+            parts[kind] = [_remark(c, kind) for c in items or [] if _kept(c, kind)]
         if single and etag:
             etags[kind] = etag
+    parts["linked_issues"] = []
+    if discussion:
+        calls += _linked_issues(clients, repo, hit, cached, prior_etags, etags, parts)
 
     pr = build_pr(hit, files, additions, deletions, truncated, parts)
     return Fetched(pr, parts, etags, calls)
 
 
+def _linked_issues(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, prior: dict[str, str],
+                   etags: dict[str, str], parts: dict[str, list[dict[str, Any]]]) -> int:
+    """The issues the PR closes or names, into ``parts["linked_issues"]`` (a number that is a PR is left to the
+    relations; one gone or hidden is skipped); returns the requests made."""
+    stored = {i["number"]: i for i in (cached.parts.get("linked_issues", []) if cached else [])}
+    calls = 0
+    for number in linked_numbers(hit.title, hit.body, repo, hit.number):
+        key = f"issue:{number}"
+        page = clients.get_optional(f"/repos/{repo}/issues/{number}", etag=prior.get(key))
+        calls += 1
+        if page is None:
+            continue  # deleted, transferred or not visible to the token
+        if page.etag:
+            etags[key] = page.etag
+        if page.items is None:  # 304: unchanged since stored (a PR's number was stored as nothing)
+            if number in stored:
+                parts["linked_issues"].append(stored[number])
+            continue
+        item = page.items if isinstance(page.items, dict) else {}
+        if "pull_request" in item or not item:
+            continue
+        parts["linked_issues"].append({"number": number, "title": item.get("title") or "",
+                                       "body": (item.get("body") or "")[:MAX_ISSUE_BODY],
+                                       "state": item.get("state") or "open"})
+    return calls
+
+
 def build_pr(hit: Hit, files: list[FileChange], additions: int, deletions: int, truncated: bool,
              parts: dict[str, list[dict[str, Any]]]) -> PullRequest:
-    """The PR record: the hit's fields, the files, and every remark in the order it was made."""
-    remarks = sorted((r for kind in ("review_comments", "reviews", "issue_comments") for r in parts.get(kind, [])),
-                     key=lambda r: r.get("at") or "")
+    """The PR record: the hit's fields, the files, the inline review comments, the reviews with their state, the
+    conversation and the linked issues, each list in the order it was made."""
+    def ordered(kind: str) -> list[dict[str, Any]]:
+        return sorted(parts.get(kind, []), key=lambda r: r.get("at") or "")
+
     return PullRequest(
         number=hit.number, url=hit.url, title=hit.title, author=hit.author, created_at=hit.created_at,
         merged_at=hit.merged_at, updated_at=hit.updated_at, labels=list(hit.labels), body=hit.body,
         files=files, additions=additions, deletions=deletions, files_truncated=truncated,
         review_comments=[ReviewComment(author=r.get("author"), body=r.get("body") or "", path=r.get("path"))
-                         for r in remarks],
+                         for r in ordered("review_comments")],
+        reviews=[Review(author=r.get("author"), state=r.get("state") or "COMMENTED", body=r.get("body") or "")
+                 for r in ordered("reviews")],
+        comments=[ReviewComment(author=r.get("author"), body=r.get("body") or "") for r in ordered("issue_comments")],
+        linked_issues=[LinkedIssue.model_validate(i) for i in parts.get("linked_issues", [])],
     )
+
+
+def _kept(item: dict[str, Any], kind: str) -> bool:
+    """False for a bot's remark, and for a review with neither a summary nor a verdict (the container GitHub
+    makes for a batch of inline comments)."""
+    user = item.get("user") or {}
+    if is_bot(user.get("login"), user.get("type")):
+        return False
+    if kind == "reviews":
+        return bool((item.get("body") or "").strip()) or item.get("state") in ("APPROVED", "CHANGES_REQUESTED")
+    return True
 
 
 def _remark(item: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -98,6 +148,8 @@ def _remark(item: dict[str, Any], kind: str) -> dict[str, Any]:
               "at": item.get("created_at") or item.get("submitted_at") or ""}
     if kind == "review_comments" and item.get("path"):
         remark["path"] = item["path"]
+    if kind == "reviews":
+        remark["state"] = item.get("state") or "COMMENTED"
     return remark
 
 

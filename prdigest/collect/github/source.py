@@ -62,7 +62,7 @@ class GitHubSource:
     def __init__(self, repo: str, *, token: str | None, base_url: str = DEFAULT_GITHUB_URL,
                  state: StateLocation | str | Path | Store | Callable[[], Store] = DEFAULT_STATE, concurrency: int = 8,
                  retry: Retry | None = None, requests_per_minute: float | None | str = "auto",
-                 timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, reviews: bool = False) -> None:
+                 timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True) -> None:
         self.repo = repo
         self.base_url = base_url.rstrip("/")
         self._token = token
@@ -74,12 +74,13 @@ class GitHubSource:
         self.requests_per_minute: float | None = requests_per_minute  # type: ignore[assignment]
         self._timeout = timeout
         self.patch_budget = patch_budget
-        self.reviews = reviews
+        #: Reviews, conversation comments and linked issues too (``--no-discussion``: False).
+        self.discussion = discussion
         self.stats = CollectStats()
 
     @property
     def _profile(self) -> str:
-        return f"reviews={int(self.reviews)};patch_budget={self.patch_budget}"
+        return f"discussion={int(self.discussion)};patch_budget={self.patch_budget}"
 
     def __repr__(self) -> str:  # never shows the token
         return f"GitHubSource(repo={self.repo!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
@@ -123,7 +124,7 @@ class GitHubSource:
     def _details(self, clients: Clients, cache: PullCache, hits: list[Hit], stats: CollectStats
                  ) -> list[PullRequest]:
         stats.merged = total = len(hits)
-        # A PR stored with other options (reviews, hunk budget) is fetched again, from scratch.
+        # A PR stored with other options (the discussion, hunk budget) is fetched again, from scratch.
         stored = {n: c for n, c in cache.get_many([h.number for h in hits]).items()
                   if c.etags.get(PROFILE_KEY) == self._profile}
         prs: list[PullRequest] = []
@@ -167,4 +168,4 @@ class GitHubSource:
         return prs
 
     def _fetch_one(self, clients: Clients, hit: Hit, cached: CachedPR | None) -> Fetched:
-        return fetch_pr(clients, self.repo, hit, cached, patch_budget=self.patch_budget, reviews=self.reviews)
+        return fetch_pr(clients, self.repo, hit, cached, patch_budget=self.patch_budget, discussion=self.discussion)

@@ -1,0 +1,224 @@
+"""Edits that stick: an editor's edit of an entry is kept per (repo, PR) and applied again to every later draft
+of the same PR (the week run again with ``--resend-edition``, a new prompt version, another model).
+
+Two tables of the state store (component ``entry-edits``):
+
+- ``draft_sources``: for each (repo, PR), the hash of the model's latest draft and of the PR content it was
+  drafted from, written by every draft step (:func:`note_drafts`);
+- ``entry_edits``: for each (repo, PR), the fields the editor changed (headline, verdict, rationale, focus
+  points, follow-ups, a place in read-first), the hash of the draft they replaced and of the PR content then
+  (:func:`remember`, called with the review).
+
+:func:`apply_edits` puts the kept fields over a new draft. When the PR itself changed since the edit (new
+commits, a new description: its content hash differs), the edit is still applied, and the entry is marked for
+the editor: the edit may no longer hold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from prdigest.kernel.models import Edition, Entry, PullRequest, Verdict
+from prdigest.state.store import Store
+
+COMPONENT = "entry-edits"
+MIGRATIONS = [
+    """
+    CREATE TABLE draft_sources (
+        repo TEXT NOT NULL, number INTEGER NOT NULL, draft_hash TEXT NOT NULL, pr_hash TEXT NOT NULL,
+        drafted_at TEXT NOT NULL, PRIMARY KEY (repo, number));
+    CREATE TABLE entry_edits (
+        repo TEXT NOT NULL, number INTEGER NOT NULL, draft_hash TEXT NOT NULL, pr_hash TEXT NOT NULL,
+        fields TEXT NOT NULL, editor TEXT, edited_at TEXT NOT NULL, edition TEXT NOT NULL,
+        PRIMARY KEY (repo, number))
+    """,
+]
+
+#: The entry fields an edit may change, as stored.
+FIELDS = ("headline", "verdict", "rationale", "focus", "followups")
+
+
+def _hash(value: Any) -> str:
+    blob = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def pr_hash(pr: PullRequest) -> str:
+    """The hash of what a PR is: title, description, labels and files with their sizes and hunks (new commits
+    change the files; a new description changes the body). Comments and timestamps are left out."""
+    return _hash({"title": pr.title, "body": pr.body, "labels": sorted(pr.labels),
+                  "files": [[f.path, f.previous_path, f.additions, f.deletions, f.status, f.patch] for f in pr.files],
+                  "additions": pr.additions, "deletions": pr.deletions})
+
+
+def draft_hash(entry: Entry) -> str:
+    """The hash of an entry's drafted text: the fields an editor may change."""
+    return _hash({name: _value(entry, name) for name in FIELDS})
+
+
+def _value(entry: Entry, name: str) -> Any:
+    value = getattr(entry, name)
+    return value.value if isinstance(value, Verdict) else list(value) if isinstance(value, list) else value
+
+
+@dataclass(frozen=True)
+class KeptEdit:
+    """One editor's edit of one PR's entry, as kept."""
+
+    repo: str
+    number: int
+    draft_hash: str
+    pr_hash: str
+    fields: dict[str, Any]
+    editor: str | None
+    edited_at: str
+    edition: str
+
+    @property
+    def first(self) -> int | None:
+        """The entry's place in the editor's read-first order (0 = first), if the editor gave one."""
+        value = self.fields.get("first")
+        return int(value) if isinstance(value, int) else None
+
+
+class EditStore:
+    """The two tables over the run's state store."""
+
+    def __init__(self, store: Store) -> None:
+        store.migrate(COMPONENT, MIGRATIONS)
+        self._store = store
+
+    def note_drafts(self, repo: str, drafted: Iterable[tuple[PullRequest, Entry]]) -> None:
+        """Record, for each PR, the hash of its new draft (before any edit is applied) and of its content."""
+        now = datetime.now(timezone.utc).isoformat()
+        rows = [(repo.lower(), pr.number, draft_hash(entry), pr_hash(pr), now) for pr, entry in drafted]
+        if rows:
+            self._store.executemany(
+                "INSERT INTO draft_sources (repo, number, draft_hash, pr_hash, drafted_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (repo, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
+                "pr_hash = excluded.pr_hash, drafted_at = excluded.drafted_at", rows)
+
+    def source(self, repo: str, number: int) -> tuple[str, str] | None:
+        """(draft hash, PR hash) of the PR's latest draft, or None."""
+        row = self._store.fetchone("SELECT draft_hash, pr_hash FROM draft_sources WHERE repo = ? AND number = ?",
+                                   (repo.lower(), number))
+        return (row[0], row[1]) if row else None
+
+    def get(self, repo: str, numbers: Sequence[int]) -> dict[int, KeptEdit]:
+        """The kept edits of these PRs."""
+        found: dict[int, KeptEdit] = {}
+        numbers = list(numbers)
+        for start in range(0, len(numbers), 400):
+            chunk = numbers[start:start + 400]
+            rows = self._store.execute(
+                "SELECT number, draft_hash, pr_hash, fields, editor, edited_at, edition FROM entry_edits "
+                f"WHERE repo = ? AND number IN ({', '.join('?' for _ in chunk)})", (repo.lower(), *chunk)).fetchall()
+            for number, dh, ph, fields, editor, at, edition in rows:
+                found[int(number)] = KeptEdit(repo, int(number), dh, ph, json.loads(fields), editor, at, edition)
+        return found
+
+    def put(self, edit: KeptEdit) -> None:
+        """Keep ``edit`` (replacing the PR's earlier one)."""
+        self._store.execute(
+            "INSERT INTO entry_edits (repo, number, draft_hash, pr_hash, fields, editor, edited_at, edition) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repo, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
+            "pr_hash = excluded.pr_hash, fields = excluded.fields, editor = excluded.editor, "
+            "edited_at = excluded.edited_at, edition = excluded.edition",
+            (edit.repo.lower(), edit.number, edit.draft_hash, edit.pr_hash,
+             json.dumps(edit.fields, ensure_ascii=False, sort_keys=True), edit.editor, edit.edited_at, edit.edition))
+
+    def count(self, repo: str | None = None) -> int:
+        """How many edits are kept (of ``repo``, or of every repo)."""
+        row = (self._store.fetchone("SELECT COUNT(*) FROM entry_edits WHERE repo = ?", (repo.lower(),)) if repo
+               else self._store.fetchone("SELECT COUNT(*) FROM entry_edits"))
+        return int(row[0]) if row else 0
+
+
+def remember(store: Store, draft: Edition, reviewed: Edition, first: Sequence[int] = ()) -> list[int]:
+    """Keep what the editor changed in ``reviewed`` against ``draft`` (the edition the editor was shown), and
+    the read-first order ``first`` the editor gave; returns the PR numbers whose edit was kept or updated.
+
+    An entry shown with an earlier edit already applied keeps that edit's fields and gains the new changes.
+    """
+    edits = EditStore(store)
+    shown = {e.number: e for e in draft.entries}
+    numbers = [e.number for e in reviewed.entries]
+    kept = edits.get(reviewed.repo, numbers)
+    place = {n: i for i, n in enumerate(first)}
+    now = (reviewed.approved_at or datetime.now(timezone.utc)).isoformat()
+    changed: list[int] = []
+    for entry in reviewed.entries:
+        before = shown.get(entry.number)
+        if before is None or not entry.published:
+            continue
+        fields = {name: _value(entry, name) for name in FIELDS if _value(entry, name) != _value(before, name)}
+        if entry.number in place:
+            fields["first"] = place[entry.number]
+        if not fields:
+            continue
+        old = kept.get(entry.number)
+        source = edits.source(reviewed.repo, entry.number)
+        dh, ph = source if source else (draft_hash(before), "")
+        merged = {**(old.fields if old else {}), **fields}
+        edits.put(KeptEdit(reviewed.repo, entry.number, dh, ph, merged, reviewed.approver, now, reviewed.key))
+        changed.append(entry.number)
+    return changed
+
+
+def _marked(entry: Entry, edit: KeptEdit, changed: bool) -> list[str]:
+    who = f" by {edit.editor}" if edit.editor else ""
+    day = edit.edited_at[:10]
+    note = f"editor's edit{who} of {day} applied again ({', '.join(k for k in edit.fields if k != 'first')})"
+    if changed:
+        return [f"{note}, but the PR changed since (new commits or a new description): check the edit still holds"]
+    return []
+
+
+def apply_edits(store: Store, repo: str, drafted: Sequence[tuple[PullRequest, Entry]]) -> list[Entry]:
+    """The entries with every kept edit of their PR applied; an edit made when the PR was different is applied
+    and marked for the editor. Records each new draft's hashes first (:meth:`EditStore.note_drafts`)."""
+    edits = EditStore(store)
+    edits.note_drafts(repo, drafted)
+    kept = edits.get(repo, [pr.number for pr, _ in drafted])
+    out: list[Entry] = []
+    for pr, entry in drafted:
+        edit = kept.get(pr.number)
+        if edit is None:
+            out.append(entry)
+            continue
+        update: dict[str, Any] = {}
+        for name in FIELDS:
+            if name in edit.fields:
+                value = edit.fields[name]
+                update[name] = Verdict(value) if name == "verdict" else value
+        changed = bool(edit.pr_hash) and edit.pr_hash != pr_hash(pr)
+        warnings = _marked(entry, edit, changed)
+        if warnings:
+            update["warnings"] = [*entry.warnings, *warnings]
+        # The editor's text replaces the model's: its grounding report was about the model's words.
+        if {"headline", "rationale", "focus", "followups"} & set(edit.fields):
+            update["grounding"] = []
+            update["warnings"] = [w for w in update.get("warnings", entry.warnings)
+                                  if not w.startswith("cites names not found")]
+        out.append(entry.model_copy(update=update))
+    return out
+
+
+def apply_first(store: Store, edition: Edition) -> Edition:
+    """The edition's read-first ranking with the PRs an editor put first at its head, in the editor's order."""
+    kept = EditStore(store).get(edition.repo, [e.number for e in edition.entries])
+    first = sorted((e.first, n) for n, e in kept.items() if e.first is not None)
+    if not first:
+        return edition
+    head = [n for _, n in first]
+    ranking = head + [n for n in edition.ranking if n not in head]
+    if ranking == edition.ranking:
+        return edition
+    # The drafted ledes named the old first reads: each variant's is written again from the new order.
+    return edition.model_copy(update={"ranking": ranking,
+                                      "variants": [v.model_copy(update={"lede": ""}) for v in edition.variants]})
