@@ -112,6 +112,7 @@ def test_codeowners_patterns_follow_gitignore_rules(pattern: str, path: str, own
     (r"(a+)+$", None),  # nested, but RE2 runs it in linear time
     (r"(?=x)(a+)+$", "nests quantifiers"),  # the lookahead keeps it on Python's engine
     (r"\b(\w+\s?)+\]", "nests quantifiers"),
+    (r"(?i)^(?!revert)(\w\w|\w)*\[kernel\]", "can match the same text in two ways"),
     (r"[unclosed", "invalid regular expression"),
     ("a" * 400, "longer"),
 ])

@@ -167,6 +167,25 @@ def test_hostile_names_and_patterns_cannot_change_the_written_file(tmp_path: Pat
     assert "pattern" in text and "skipped" in text  # the over-long CODEOWNERS pattern
 
 
+def test_a_mergify_pattern_that_backtracks_is_not_copied_into_the_proposal(tmp_path: Path) -> None:
+    """An upstream's mergify file with the pattern an audit found (issue 30): the proposal skips it, says why
+    in the file, and the written rules load (the run they serve never meets it)."""
+    checkout = tmp_path / "repo"
+    (checkout / ".github").mkdir(parents=True)
+    mergify = {"pull_request_rules": [{"name": "label kernels", "conditions": [
+        {"or": [r"title~=(?i)^(?!revert)(\w\w|\w)*\[kernel\]", "files~=^csrc/"]}],
+        "actions": {"label": {"add": ["kernel"]}}}]}
+    (checkout / ".github" / "mergify.yml").write_text(yaml.safe_dump(mergify), encoding="utf-8")
+    out = tmp_path / "rules.yaml"
+    proposal = init_rules("o/r", out, checkout=checkout)
+    rules = load_rules(out)
+    kernel = rules.subsystems["kernel"]
+    assert list(kernel.paths) == ["^csrc/"] and not kernel.titles
+    text = out.read_text(encoding="utf-8")
+    assert "skipped: repeats a part that can match the same text in two ways" in text
+    assert proposal.rules() == rules
+
+
 def test_labels_of_recent_prs_become_subsystems_unless_they_are_process_labels() -> None:
     prs = read_jsonl(KETTLE / "prs.jsonl")
     relabelled = []

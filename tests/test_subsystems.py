@@ -465,6 +465,42 @@ def test_a_pattern_that_needs_pythons_engine_and_nests_quantifiers_is_refused_at
     assert repr(pattern) in message and "nests quantifiers" in message
 
 
+#: The pattern an audit found (issue 30): no nested quantifier, yet each repetition of the group can take one
+#: letter or two, so a title without "[kernel]" is cut every possible way (2^40 and more for 49 characters).
+AMBIGUOUS = r"(?i)^(?!revert)(\w\w|\w)*\[kernel\]"
+
+
+@pytest.mark.parametrize("pattern", [AMBIGUOUS, r"(?<!x)(\w\w?)+:", r"\b(?:a|a)*b", r"(?=.)(?:x?|y?)*z",
+                                     r"(?<!-)(a)(?:\1|a)*!"])
+def test_a_repeated_part_that_can_read_the_same_text_two_ways_is_refused_at_load(tmp_path: Path,
+                                                                                   pattern: str) -> None:
+    path = write(tmp_path, BACKTRACKING_RULES.format(pattern=pattern))
+    with pytest.raises(RulesError) as info:
+        load_rules(path)
+    message = str(info.value)
+    assert str(path) in message and ":3:" in message and "subsystems.docs.titles.0" in message
+    assert repr(pattern) in message and "can match the same text in two ways" in message
+
+
+def test_the_ambiguous_pattern_would_hang_on_a_49_character_title() -> None:
+    """What the refusal saves: Python's engine on the audit's pattern, in a child killed after 5 s."""
+    import subprocess
+    import sys
+
+    title = "a" * 48 + "!"
+    assert len(title) == 49
+    code = f"import re; re.search({AMBIGUOUS!r}, {title!r})"
+    with pytest.raises(subprocess.TimeoutExpired):
+        subprocess.run([sys.executable, "-c", code], timeout=5)
+
+
+@pytest.mark.parametrize("pattern", [r"(?<![a-z])(\w\s?)*:", r"(?<!x)(?:foo|bar)+", r"(?<!x)(?:ab|ac)*$",
+                                     r"\b(?:\w|\s)*\]", r"(?<!x)(?:-[0-9a-z]{4}){3}",
+                                     r"(?i)(?<!re)(?:land|fix)(?:ed|es)?\b"])
+def test_repeats_that_read_text_one_way_stay_allowed_on_pythons_engine(tmp_path: Path, pattern: str) -> None:
+    load_rules(write(tmp_path, BACKTRACKING_RULES.format(pattern=pattern)))
+
+
 def test_the_shipped_rules_match_the_same_on_both_engines() -> None:
     # Every shipped pattern, as the classifier compiles it (RE2 where it means the same), agrees with Python's
     # engine on the sample week's paths, titles and bodies and on non-ASCII text (RE2's \w, \d, \s are ASCII).

@@ -6,8 +6,10 @@ Python's backtracking engine longer than two minutes. So a pattern runs on RE2 (
 time in the text) whenever RE2 can compile it with Python's meaning: ``\\w``, ``\\d`` and ``\\s`` are
 translated to their Unicode classes (RE2's are ASCII). What RE2 cannot run the same way (lookarounds, which
 the shipped vLLM rules use; ``\\b``, whose RE2 meaning is ASCII-only; backreferences) stays on Python's
-engine, and there a pattern that nests quantifiers (``(a+)+``, ``(\\w+\\s?)*``), the shape that backtracks
-exponentially, is refused when the file is loaded (:func:`check`).
+engine, and there a pattern is refused when the file is loaded (:func:`check`) if it has either shape that
+backtracks exponentially: nested quantifiers (``(a+)+``, ``(\\w+\\s?)*``), or a repeated part that can read
+the same text in two ways (``(\\w\\w|\\w)*``, ``(\\w\\w?)+``: :mod:`prdigest.classify.ambiguity`). With neither,
+the work per starting point is polynomial in the text's length.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 import re2
+
+from prdigest.classify.ambiguity import ambiguous_repeat
 
 #: Python's ``\s`` (``str.isspace``) as a list for a character class.
 _SPACE = r"\t\n\x0b\f\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
@@ -47,7 +51,13 @@ class Pattern(Protocol):
 
 
 class PatternError(ValueError):
-    """A rule pattern that is invalid or could backtrack without bound; the message names the pattern."""
+    """A rule pattern that is invalid or could backtrack without bound; the message names the pattern.
+
+    ``reason`` is the short why (for a proposal's note), without the pattern."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def _translated(pattern: str) -> str | None:
@@ -142,11 +152,18 @@ def check(pattern: str, *, always_python: bool = False) -> str:
         raise PatternError(f"invalid regular expression {pattern!r}: {exc}") from None
     if not always_python and _re2(pattern, False) is not None:
         return pattern
+    need = "it needs Python's engine (lookarounds, \\b or backreferences)"
     if _nested_repeat(pattern):
+        reason = "nests quantifiers (like '(\\w+\\s?)+'), which can backtrack for minutes on a long title or path"
         raise PatternError(
-            f"regular expression {pattern!r} nests quantifiers (like '(\\w+\\s?)+'), which can backtrack for "
-            "minutes on a long title or path; it needs Python's engine (lookarounds, \\b or backreferences), so "
-            "rewrite it without the nesting (e.g. '(\\w+\\s)*\\w+' → '[\\w\\s]+') or without the lookaround")
+            f"regular expression {pattern!r} {reason}; {need}, so rewrite it without the nesting (e.g. "
+            "'(\\w+\\s)*\\w+' → '[\\w\\s]+') or without the lookaround", f"{reason}; {need}")
+    if ambiguous_repeat(pattern):
+        reason = ("repeats a part that can match the same text in two ways (like '(\\w\\w|\\w)*' or '(\\w\\w?)+'), "
+                  "which can backtrack for minutes on a long title or path")
+        raise PatternError(
+            f"regular expression {pattern!r} {reason}; {need}, so rewrite it so that what is repeated can be cut "
+            "only one way (e.g. '(\\w\\w|\\w)*' → '\\w*') or without the lookaround", f"{reason}; {need}")
     return pattern
 
 

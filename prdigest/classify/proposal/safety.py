@@ -1,6 +1,7 @@
 """Whether a regular expression written in a repository's config (mergify's ``files~=``) can go into a
 rules file: it must pass the rules files' own guard (:func:`prdigest.classify.patterns.check`: it runs on RE2 in
-linear time, or on Python's engine without nested quantifiers) and stay short."""
+linear time, or on Python's engine without nested quantifiers and without a repeated part that can match
+the same text in two ways) and stay short."""
 
 from __future__ import annotations
 
@@ -16,6 +17,5 @@ def regex_problem(pattern: str) -> str | None:
     try:
         check(pattern)
     except PatternError as exc:
-        return str(exc).split(":", 1)[0] if "invalid" in str(exc) else "nests quantifiers that could backtrack " \
-            "for minutes (it needs Python's engine for a lookaround, \\b or a back-reference)"
+        return str(exc).split(":", 1)[0] if "invalid" in str(exc) else exc.reason
     return None
