@@ -50,6 +50,9 @@ W_MODEL_ONLY = -0.5      # one model's files only
 W_DELETION = -0.5        # mostly deletions
 W_PERIPHERAL = -1.0      # docs, tests or CI only
 W_REVERTED = -1.5        # reverted since (and not re-landed): what ships is the revert
+W_FACT_BREAKING = 1.0    # the entry is marked breaking (by its facts, unless the editor cleared it)
+W_FACT_API = 0.5         # a public API, configuration or kernel fact: code other people build on moved
+W_FACT_CORE = 0.25       # ... in a core subsystem: more readers build on it
 READ_FIRST_AT = 2.0      # a score at or above this deserves a place in read-first
 #: The most deep reads a model is asked to order (the offline ranking's best): a 300-PR week's prompt stays bounded.
 MODEL_RANKS = 40
@@ -113,9 +116,15 @@ def features(entry: Entry, signals: Signals | None) -> list[Feature]:
         add("review", min(2, len(s.remarks)) * W_REVIEW, f"{len(s.remarks)} review remark(s)")
     if len(s.body) >= 400:
         add("explained", W_EXPLAINED, "explains why")
-    if any(a in s.vocabulary.hints.core for a in s.areas):
+    core = any(a in s.vocabulary.hints.core for a in s.areas)
+    if core:
         add("core", W_CORE, "core subsystem")
-    if s.size >= 500:
+    if entry.breaking:
+        add("fact-breaking", W_FACT_BREAKING, "breaks callers")
+    if s.api_changes or s.kernel_changes:
+        add("fact-api", W_FACT_API + (W_FACT_CORE if core else 0.0),
+            "changes the public API or a kernel" + (" of a core subsystem" if core else ""))
+    if s.size >= 500 and not s.changes:  # with facts, what the code did stands in for how much changed
         add("size", W_SIZE, "large")
     if s.groundwork:
         add("groundwork", W_GROUNDWORK, "groundwork")
@@ -148,6 +157,8 @@ def offline_ranking(entries: Sequence[Entry], prs: Sequence[PullRequest],
         if entry.status is EntryStatus.REJECTED or entry.verdict is Verdict.SKIP:
             continue
         pr = by_number.get(entry.number)
+        if pr is not None and entry.changes and not pr.changes:  # facts attached after collection
+            pr = pr.model_copy(update={"changes": entry.changes})
         signals = extract(pr, entry.subsystems, vocabulary) if pr is not None else None
         ranked.append((score(entry, signals), entry.additions + entry.deletions))
     ranked.sort(key=lambda pair: (-pair[0].score, -pair[1], pair[0].number))

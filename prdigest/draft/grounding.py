@@ -2,7 +2,7 @@
 
 A citation is a backticked span, a path-like token (``a/b.py``, ``kernel.cu``) or a snake_case
 identifier written in prose. The PR's data is its title, body, labels, file paths (old and new), diff
-hunks and review comments with their authors. A citation is supported when it occurs there verbatim
+hunks, review comments with their authors, and its code facts (every name and shape a fact states). A citation is supported when it occurs there verbatim
 (case-sensitive, so a path suffix or a file's base name counts); a code-like span such as
 ``intermediate_tensors is None`` is supported when each identifier in it occurs. Unsupported
 citations are listed in ``DraftEntry.grounding`` and the entry goes to the editor marked
@@ -43,6 +43,8 @@ def corpus(pr: PullRequest) -> str:
         parts += [review.author, review.body]
     for issue in pr.linked_issues:
         parts += [f"#{issue.number}", issue.title, issue.body]
+    for fact in pr.changes:  # read from the files: a symbol a fact names is the PR's own
+        parts += [fact.symbol, fact.path, fact.before, fact.after, fact.detail, *fact.detail.split(",")]
     return "\n".join(parts)
 
 

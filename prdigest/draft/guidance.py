@@ -11,6 +11,7 @@ import re
 from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_POINT, MAX_RATIONALE, code_names, zh_spacing
 from prdigest.kernel.prtext.signals import BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, Remark, Signals, clean_line
 from prdigest.draft.verdict import Assessment
+from prdigest.kernel.factlines import fact_line
 from prdigest.kernel.models import Language, Verdict
 
 _CONFIG_FILE = re.compile(r"(^|/)(config|envs|cli_args|arg_utils|settings)[\w.]*\.py$")
@@ -113,11 +114,24 @@ def _file_point(s: Signals, f: FileFact, zh: bool, first: bool = True) -> str:
     return f"`{path}` (+{f.additions}/−{f.deletions}): {role}{tail}."
 
 
+def _fact_points(s: Signals, zh: bool) -> list[str]:
+    """What the code facts ask of a reader: callers to adapt to what broke, or the new API to know."""
+    lang: Language = "zh-CN" if zh else "en"
+    if s.breaking_changes:
+        said = ("；" if zh else "; ").join(fact_line(c, lang) for c in s.breaking_changes[:2])
+        return [f"调用方需要处理：{said}。" if zh else f"Callers must adapt: {said}."]
+    api = s.api_changes or s.kernel_changes
+    if api:
+        said = ("；" if zh else "; ").join(fact_line(c, lang) for c in api[:2])
+        return [f"接口变化：{said}。" if zh else f"API: {said}."]
+    return []
+
+
 def focus(s: Signals, a: Assessment, lang: Language) -> list[str]:
     """Up to three points to look at, most important first, each citing a file or a name from the PR."""
     zh = lang == "zh-CN"
     ordered = [f for f in s.files if f.kind == SOURCE] + [f for f in s.files if f.kind != SOURCE]
-    points = [_file_point(s, f, zh) for f in ordered[:1]]
+    points = _fact_points(s, zh) + [_file_point(s, f, zh) for f in ordered[:1]]
     cited = set(_file_names(s, ordered[0])[:2]) if ordered else set()
     names = [i for i in s.identifiers if i not in cited and not i.startswith("-") and not i.isupper()]
     names = [i for i in names if not any(o != i and o.endswith("." + i) for o in names)]

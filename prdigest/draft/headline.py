@@ -2,7 +2,8 @@
 
 The verb table, the zh glossary and the zh sentence frames are the phrasebook. A zh-CN headline is in one
 language: composed from the phrasebook when every word of the title is in it (code and names aside), else
-the title kept whole after the area (``内核：Fuse the MoE align kernel``), never half-translated
+composed in Chinese from the PR's code facts (``重命名 `FusedMoE` 为 `FusedMoEFactory```, identifiers in code
+spans), else the title kept whole after the area (``内核：Fuse the MoE align kernel``), never half-translated
 (:mod:`prdigest.draft.language`).
 """
 
@@ -12,6 +13,7 @@ import re
 
 from prdigest.draft.language import code_words, mixes_languages
 from prdigest.draft.phrasing import MAX_HEADLINE, zh_spacing
+from prdigest.kernel.factlines import fact_line, ordered
 from prdigest.kernel.prtext.signals import Signals, clean_line
 from prdigest.kernel.models import Language
 
@@ -80,6 +82,7 @@ _ZH_FRAME = {  # where a zh headline puts verb {v}, object {a} and the prepositi
     "on": "在{b}上{v}{a}", "at": "在{b}处{v}{a}", "to": "{v}{a}至{b}", "with": "{v}{a}，结合{b}",
     "via": "通过{b}{v}{a}", "into": "{v}{a}至{b}", "between": "在{b}之间{v}{a}", "across": "跨{b}{v}{a}",
 }
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _LONG_ASIDE = re.compile(r"\s*\([^()]{24,}\)\s*$")  # "(/inference does NOT bypass …)" goes; "(SM100)" stays
 _ANY_ASIDE = re.compile(r"\s*\([^()]*\)\s*$")
@@ -161,6 +164,21 @@ def _statement(s: Signals, zh: bool, short: int) -> tuple[str, bool]:
     return rest[:1].upper() + rest[1:], False
 
 
+def from_facts(s: Signals, limit: int = MAX_HEADLINE) -> str | None:
+    """The change said in Chinese from its code facts, most important first (``移除 `Int4CPULayout` 等 5 项改动``);
+    None when the PR has none. Only facts about the code itself: an implementation change comes last."""
+    facts = [c for c in ordered(list(s.changes)) if c.kind != "body"] or list(s.changes)
+    if not facts:
+        return None
+    first = fact_line(facts[0], "zh-CN")
+    if len(facts) == 1:
+        return first
+    second = f"{first}，{fact_line(facts[1], 'zh-CN')}"
+    if len(facts) == 2 and len(second) <= limit:
+        return second
+    return f"{first} 等 {len(facts)} 项改动"
+
+
 def headline(s: Signals, lang: Language) -> str:
     """A short statement of the change in ``lang``, never the title itself."""
     zh = lang == "zh-CN"
@@ -176,8 +194,12 @@ def headline(s: Signals, lang: Language) -> str:
     code = code_words([f.path for f in s.files], s.identifiers) if zh else frozenset()
     for short in (0, 1, 2):
         text, verbed = _statement(s, zh, short)
-        if zh and mixes_languages(text, code):
-            text, verbed, whole = s.core_title, False, True  # half-translated: the title, whole, reads better
+        if zh and (mixes_languages(text, code) or not _CJK.search(text)):
+            composed = from_facts(s, MAX_HEADLINE - len(label) - 1)
+            if composed is not None:
+                text, verbed = composed, True  # what the code did, in Chinese, names as code
+            elif mixes_languages(text, code):
+                text, verbed, whole = s.core_title, False, True  # half-translated: the title, whole, reads better
         if whole:
             text = f"{fallback}：{text}"  # the area in front, then the title as its author wrote it
         elif label and label.lower() not in text.lower():

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from prdigest.collect.discussion.points import Point, points, verdicts
 from prdigest.draft.budget import TokenCounter, centrality, default_counter
+from prdigest.kernel.factlines import ordered
 from prdigest.kernel.models import Change, Coverage, FileChange, PullRequest, Relation
 from prdigest.connect.relations import relation_lines
 
@@ -146,7 +147,8 @@ def _fact_line(c: Change) -> str:
     shape = f": {c.before} → {c.after}" if c.before and c.after else f": {c.after or c.before}" if (c.after or c.before) else ""
     detail = f" ({c.detail})" if c.detail else ""
     private = "" if c.public else " [private]"
-    return f"- {c.kind} {c.symbol} in {where}{shape}{detail}{private}"
+    breaking = " [breaking]" if c.breaks else ""  # the prompt asks the model to lead with these
+    return f"- {c.kind} {c.symbol} in {where}{shape}{detail}{private}{breaking}"
 
 
 def _lines(counter: TokenCounter, lines: list[str], limit: int, heading: str) -> tuple[str, int, bool]:
@@ -332,7 +334,7 @@ def pack(pr: PullRequest, budget: int = DEFAULT_BUDGET, context: DraftContext | 
     available = max(200, budget - _OVERHEAD)
     changes = list(context.changes or pr.changes)  # the run's facts, else those the PR carries
     ranked = _ranked(pr, changes)
-    facts = [_fact_line(c) for c in changes]
+    facts = [_fact_line(c) for c in ordered(changes)]  # breaking first: a clipped list keeps them
     relations = [f"- {line}" for line in relation_lines(list(context.relations), "en", limit=20)]
     hunk_items = [(f, widen(f.patch, context.texts.get(f.path, ""), f.path)[0]) for f in ranked if f.patch]
 

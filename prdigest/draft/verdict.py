@@ -7,9 +7,11 @@ in both languages, grounded in the signal, for the rationale to quote.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from prdigest.draft.phrasing import area_names, code_names
+from prdigest.kernel.factlines import fact_line
 from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals
 from prdigest.kernel.models import Verdict
 
@@ -39,6 +41,11 @@ W_UNEXPLAINED = -0.5     # < 150 characters of description: nothing to learn bey
 W_CODE_NAMES = 0.5       # ≥ 4 code names in the prose: the author is concrete about what changed
 W_BREAKING = 1.0         # a breaking change or new default: every operator must know
 W_DELETION = -1.0        # mostly deletions: removing code teaches little unless you depended on it
+# Code facts (prdigest/collect/facts/), when the PR has them: they stand in for size, which is not depth.
+W_FACT_BREAKING = 1.0    # a public name removed, renamed, moved or re-signed: every caller must act
+W_FACT_API = 0.5         # a public API or configuration surface added or changed
+W_FACT_KERNEL = 0.75     # a kernel added or its signature changed: a hot path that others dispatch to
+W_FACT_NONE = -0.5       # facts, but none of them about the API or a kernel: an internal change
 # Kinds of change readers study in any repo (prdigest.kernel.prtext.kinds): each names a contract that moved.
 W_KIND = {
     "new-architecture": 1.0,  # a new model or architecture: the template later ones copy
@@ -98,8 +105,11 @@ def _scored(s: Signals) -> list[Reason]:
     def add(key: str, weight: float, zh: str, en: str) -> None:
         out.append(Reason(key, weight, zh, en))
 
-    # The +/- figures follow the reasons in the rationale, so the size phrases carry no numbers.
-    if s.size >= 500:
+    # The +/- figures follow the reasons in the rationale, so the size phrases carry no numbers. With code
+    # facts, what the code did replaces how much of it changed.
+    if s.changes:
+        _facts(s, add)
+    elif s.size >= 500:
         add("size", W_SIZE_LARGE, "改动量大", "a large change")
     elif s.size >= 250:
         add("size", W_SIZE_MEDIUM, "改动量中等", "a mid-sized change")
@@ -161,6 +171,24 @@ def _scored(s: Signals) -> list[Reason]:
     return out
 
 
+def _facts(s: Signals, add: Callable[[str, float, str, str], None]) -> None:
+    """The weights of the code facts, each phrased by its most important fact."""
+    breaking, api, kernels = s.breaking_changes, s.api_changes, s.kernel_changes
+    if breaking:
+        more = len(breaking) - 1
+        add("fact-breaking", W_FACT_BREAKING,
+            fact_line(breaking[0], "zh-CN") + (f"等 {len(breaking)} 处不兼容改动" if more else "（不兼容）"),
+            fact_line(breaking[0], "en") + (f" and {more} more breaking change{'s' if more > 1 else ''}"
+                                            if more else " (breaking)"))
+    others = [c for c in api if c not in breaking]
+    if others:
+        add("fact-api", W_FACT_API, fact_line(others[0], "zh-CN"), fact_line(others[0], "en"))
+    if kernels:
+        add("fact-kernel", W_FACT_KERNEL, fact_line(kernels[0], "zh-CN"), fact_line(kernels[0], "en"))
+    if not (breaking or api or kernels):
+        add("fact-internal", W_FACT_NONE, "代码改动不涉及公开接口或内核", "no public API or kernel changes")
+
+
 def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
     """Kinds of PR whose verdict the score does not decide; ``None`` as reason when the score stands."""
     if s.advisories:
@@ -184,6 +212,9 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
         return Verdict.SKIM, Reason("bump", 0, "常规依赖升级", "a routine dependency bump")
     if s.ci_only:
         return Verdict.SKIP, Reason("ci", 0, "只改 CI/构建配置", "CI or build configuration only")
+    if s.quiet_facts and scored is Verdict.DEEP_READ:
+        return Verdict.SKIM, Reason("quiet-facts", 0, "代码改动只涉及测试、文档或依赖版本",
+                                    "the code facts are only tests, docs or pins")
     fixes_a_failure = s.is_bugfix and "failure" in s.design
     if scored is Verdict.SKIP and s.of_kind(SOURCE) and (s.size >= MIN_SHIPPED_LINES or fixes_a_failure):
         return Verdict.SKIM, None  # skip is for changes that ship nothing a user would notice

@@ -15,21 +15,41 @@ from prdigest.kernel.text import CODE_SPAN, clean
 MAX_SCAN = 20_000
 MAX_IDENTIFIERS = 12
 
-# Performance evidence. Every number pattern starts at the first digit of a number and has bounded runs,
-# so a body of 200,000 digits stays linear. A factor next to a GPU or node name ("8x H200") is hardware.
-_NUM = r"(?<![\d.,/])\d[\d.,/]{0,12}"
-_FACTOR = re.compile(
-    r"(?<![\w.])~?(\d{1,4}(?:\.\d{1,3})?)\s?[x×](?!\w)"
-    r"(?!\s?(?:[A-Z]{1,2}\d{2,}|GPUs?\b|nodes?\b|RTX|MI\d|cards?\b|devices?\b))")
+# Performance evidence: only figures written as a speed-up ("2.3x faster", "1.84x" in a Speedup column) or a
+# measured comparison ("latency 120 ms → 80 ms", "from 1,865 TPS to 2,153 TPS", "15% higher throughput").
+# Versions ("0.3.1 -> 0.4.0"), shapes ("128 x 4096", "8x H100"), dates and equations ("y = 2x + 1") are not.
+# Every pattern starts at a digit with bounded runs, and lines are cut before matching: linear time.
+_LINE_MAX = 600
+_FACTOR = re.compile(r"(?<![\w.])~?(\d{1,4}(?:\.\d{1,3})?)\s?[x×](?![\w(])")
+_AFTER_FACTOR_NOT = re.compile(
+    r"\s?(?:[+\-*/=^]|\d|[A-Z]{1,2}\d{2,}|GPUs?\b|nodes?\b|RTX|MI\d|cards?\b|devices?\b|H\d{2,3}\b|A\d{2,3}\b"
+    r"|B\d{2,3}\b|ranks?\b|workers?\b|experts?\b|layers?\b|heads?\b|tokens?\b|batch)", re.IGNORECASE)
+_BEFORE_FACTOR_NOT = re.compile(r"(?:[=*/+^-]|\d\s?[x×*]|\w\s?=)\s?$")
+#: Words that make a factor or a comparison about speed, time, throughput or memory.
+_SPEED = re.compile(
+    r"\b(?:faster|slower|speed-?ups?|quicker|throughput|latency|bandwidth|improv\w*|higher|lower|reduc\w*|"
+    r"less|fewer|gains?|better|TTFT|TPOT|ITL|e2e|end-to-end|runtime|time|memory|tok/s|tokens/s|TPS|QPS|"
+    r"req/s|GB/s|TB/s|TFLOPS|FLOPS|it/s)\b|加速|提升|提高|降低|倍", re.IGNORECASE)
 _PCT_CLAIM = re.compile(
     r"(?<![\d.])[+-]?\d{1,4}(?:\.\d{1,3})?\s?%\s?(?:[A-Za-z]{1,15}\s){0,2}?(?:higher|lower|faster|better|"
-    r"more|less|improve\w*|speed-?ups?|reduc\w*|increase\w*|decrease\w*|gain\w*)", re.IGNORECASE)
-_ARROW = re.compile(_NUM + r"\s?[A-Za-z/%µ]{0,8}\s?(?:->|→|=>)\s?~?\d[\d.,/]{0,12}(?:\s?[A-Za-z/%µ]{1,5}\b)?")
-_FROM_TO = re.compile(r"\bfrom ~?\d[\d.,]{0,12}\s?[A-Za-z/%µ]{0,8}\s?to ~?\d[\d.,]{0,12}", re.IGNORECASE)
-_VERSUS = re.compile(_NUM + r"\s?%?\s?(?:[A-Za-z][\w.]{0,12}\s)?(?:vs\.?|versus)\s(?:[A-Za-z][\w.]{0,12}\s)?"
-                     r"~?\d[\d.,]{0,12}%?", re.IGNORECASE)
+    r"more|less|improve\w*|speed-?ups?|reduc\w*|increase\w*|decrease\w*|gain\w*)|"
+    r"\b(?:improv\w*|reduc\w*|increas\w*|decreas\w*|speeds? up|boost\w*|cuts?)\s(?:[A-Za-z/]{1,15}\s){0,3}?"
+    r"by\s~?\d{1,4}(?:\.\d{1,3})?\s?%", re.IGNORECASE)
+#: A measured quantity: a number with a unit of time, rate, size or share.
+_UNIT = (r"(?:ms|us|µs|ns|s|sec|secs|seconds|min|tok/s|tokens/s|tps|req/s|qps|GB/s|TB/s|MB/s|GiB|GB|MiB|MB|"
+         r"TFLOPS|it/s|%)")
+_QTY = rf"~?\d[\d,]{{0,12}}(?:\.\d{{1,4}})?(?:/\d{{1,6}})?\s?(?:{_UNIT}(?![\w/]))?"
+_WORD = r"(?:[A-Za-z][\w.]{0,12}\s)?"  # "29/50 failures -> 0/50", "TP8 96.21% vs DCP8 96.97%"
+_ARROW = re.compile(rf"(?<![\w.,/-])({_QTY})\s?{_WORD}(?:->|→|=>)\s?({_QTY})")
+_FROM_TO = re.compile(rf"\bfrom\s({_QTY})\sto\s({_QTY})", re.IGNORECASE)
+_VERSUS = re.compile(rf"(?<![\w.,/-])({_QTY})\s?{_WORD}(?:vs\.?|versus)\s{_WORD}({_QTY})", re.IGNORECASE)
+_HAS_UNIT = re.compile(rf"\d\s?{_UNIT}$", re.IGNORECASE)
+_VERSION_LIKE = re.compile(r"\d+\.\d+\.\d+|^v\d|^(?:19|20)\d\d(?:[-/]\d|$)")
+_METRIC = re.compile(r"\b(?:latency|throughput|TTFT|TPOT|ITL|time|runtime|memory|bandwidth|speed|TPS|QPS|"
+                     r"tok/s|tokens/s|duration|usage|accept\w*|accuracy|failures|errors|hit rate|raises|raised|lowers|lowered|"
+                     r"drops|dropped|improves|improved|reduces|reduced|cuts|increases|decreases)\b", re.IGNORECASE)
 _PERF_UNIT = re.compile(
-    _NUM + r"\s?(?:k\s?)?(?:ms|us|µs|tok/s|tokens/s|req/s|GB/s|TB/s|TFLOPS|it/s)\b|"
+    r"(?<![\d.,/])\d[\d.,/]{0,12}\s?(?:k\s?)?(?:ms|us|µs|tok/s|tokens/s|req/s|GB/s|TB/s|TFLOPS|it/s)\b|"
     r"\b(?:throughput|latency|TTFT|TPOT|ITL|speed-?up)\b", re.IGNORECASE)
 
 #: The longest code span read as a code name (longer ones are code snippets, not names).
@@ -137,9 +157,63 @@ def snippets_with(pattern: re.Pattern[str], texts: list[str], limit: int = 3) ->
     return unique(out)
 
 
+def _table_lines(body: str) -> list[tuple[str, str]]:
+    """Each line (cut to a bounded length) with its context: a table row's header row, else the line before."""
+    out: list[tuple[str, str]] = []
+    header = ""
+    previous = ""
+    for raw in body.splitlines():
+        line = raw[:_LINE_MAX].replace("**", "").replace("__", "")  # bold is not an operator
+        if line.lstrip().startswith("|"):
+            if not previous.lstrip().startswith("|"):
+                header = line  # the first row of a table names its columns
+            out.append((line, header))
+        else:
+            header = ""
+            out.append((line, previous))  # prose is hard-wrapped: the line before is the same sentence
+        previous = line
+    return out
+
+
+def _comparison(match: re.Match[str], line: str) -> bool:
+    """A measured comparison: two quantities, not versions or dates, each with a unit or after a metric word."""
+    left, right = match.group(1).strip(), match.group(2).strip()
+    if _VERSION_LIKE.search(left.lstrip("~")) or _VERSION_LIKE.search(right.lstrip("~")):
+        return False
+    units = bool(_HAS_UNIT.search(left)) or bool(_HAS_UNIT.search(right))  # "128.4 -> 94.1 ms" shares one
+    named = bool(_METRIC.search(line[max(0, match.start() - 40): match.end()]))
+    return units or named
+
+
+def speedups(body: str) -> list[tuple[str, float]]:
+    """The speed-up factors ``body`` states (``2.3x faster``; a factor in a table whose columns say speed-up),
+    as written and as a number; shapes, hardware counts and equations are not."""
+    found: list[tuple[str, float]] = []
+    for line, header in _table_lines(body):
+        for m in _FACTOR.finditer(line):
+            if _AFTER_FACTOR_NOT.match(line, m.end()) or _BEFORE_FACTOR_NOT.search(line[max(0, m.start() - 4): m.start()]):
+                continue
+            context = f"{header} {line[max(0, m.start() - 60): m.end() + 60]}"
+            if not _SPEED.search(_FACTOR.sub(" ", context)):
+                continue
+            value = float(m.group(1))
+            if 1.05 <= value <= 1000:
+                found.append((m.group(0).strip(), value))
+    return found
+
+
 def perf_evidence(body: str) -> tuple[tuple[str, ...], bool, str | None]:
-    """(comparative claims as written, whether bare figures appear, the biggest speed-up factor)."""
-    claims = [clean_line(m.group(0), 40).rstrip(".,;:")
-              for pattern in (_FACTOR, _PCT_CLAIM, _ARROW, _FROM_TO, _VERSUS) for m in pattern.finditer(body)]
-    factors = [f for f in (float(m.group(1)) for m in _FACTOR.finditer(body)) if 1.05 <= f <= 1000]
-    return unique(claims)[:6], bool(_PERF_UNIT.search(body)), f"{max(factors):g}x" if factors else None
+    """(comparative claims as written, whether bare figures appear, the biggest speed-up factor).
+
+    A claim is a speed-up factor (:func:`speedups`), a percentage written as a gain or a cut ("15% faster",
+    "reduces latency by 30%") or a measured comparison ("latency 120 ms → 80 ms"); never a version, a shape,
+    a date or an equation.
+    """
+    factors = speedups(body)
+    claims = [clean_line(text, 40) for text, _ in factors]
+    for line, _ in _table_lines(body):
+        claims += [clean_line(m.group(0), 40).rstrip(".,;:") for m in _PCT_CLAIM.finditer(line)]
+        for pattern in (_ARROW, _FROM_TO, _VERSUS):
+            claims += [clean_line(m.group(0), 40).rstrip(".,;:") for m in pattern.finditer(line) if _comparison(m, line)]
+    best = max((value for _, value in factors), default=None)
+    return unique(claims)[:6], bool(_PERF_UNIT.search(body)), f"{best:g}x" if best is not None else None

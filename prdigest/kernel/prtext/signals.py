@@ -14,7 +14,7 @@ from prdigest.kernel.prtext.areas import areas_from, by_priority
 from prdigest.kernel.prtext.files import BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, file_facts, file_kind
 from prdigest.kernel.prtext.kinds import Kind, deep_kinds
 from prdigest.kernel.prtext.prose import MAX_IDENTIFIERS, MAX_SCAN, clean_line, identifiers_in, perf_evidence, sentences, snippets_with, strip_template, switches_in, unique
-from prdigest.kernel.models import PullRequest
+from prdigest.kernel.models import Change, PullRequest
 from prdigest.kernel.text import clean
 from prdigest.kernel.vocabulary import Vocabulary
 
@@ -25,6 +25,13 @@ __all__ = [
 ]
 
 MAX_TITLE = 400
+_API_KINDS = frozenset({"added", "removed", "renamed", "moved", "signature", "abstract", "bases", "env", "argument",
+                        "config"})
+
+
+def _quiet_path(path: str) -> bool:
+    """A file whose facts no user of the code sees: tests, docs, benchmarks, examples."""
+    return file_kind(path) in (TEST, DOC, BENCH, EXAMPLE)
 MAX_COMMENT = 2_000
 MAX_COMMENTS = 50
 
@@ -135,6 +142,27 @@ class Signals:
     kinds: tuple[Kind, ...] = ()
     #: The repo's subsystems: labels, audiences and what counts as core, for the parts that phrase the draft.
     vocabulary: Vocabulary = field(default_factory=Vocabulary.open)
+    #: The code facts read from the files before and after (empty when none were computed).
+    changes: tuple[Change, ...] = ()
+
+    @property
+    def api_changes(self) -> tuple[Change, ...]:
+        """Public Python API and configuration-surface facts (what callers and operators use)."""
+        return tuple(c for c in self.changes if c.public and c.kind in _API_KINDS and not _quiet_path(c.path))
+
+    @property
+    def kernel_changes(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.kind == "kernel")
+
+    @property
+    def breaking_changes(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.breaks and not _quiet_path(c.path))
+
+    @property
+    def quiet_facts(self) -> bool:
+        """True when the PR has facts and every one is about tests, docs or dependency pins."""
+        return bool(self.changes) and all(c.kind in ("tests", "dependency") or _quiet_path(c.path)
+                                          for c in self.changes)
 
     @property
     def size(self) -> int:
@@ -236,4 +264,5 @@ def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | Non
         kinds=deep_kinds(core_title, body, facts, is_bugfix=is_bugfix,
                          measured=bool(perf_claims or perf_units or evals)),
         vocabulary=vocab,
+        changes=tuple(pr.changes),
     )
