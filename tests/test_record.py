@@ -94,7 +94,7 @@ def test_a_record_moves_forward_only_and_under_compare_and_set(state_location: s
         with pytest.raises(Conflict, match="another run moved the edition record to 'in_review'"):
             save(store, draft, Status.APPROVED, expect=drafted)  # read before the review started: stale
         approved = save(store, draft, Status.APPROVED, expect=in_review)
-        with pytest.raises(RecordError, match="cannot go back to 'drafted'"):
+        with pytest.raises(RecordError, match="cannot move to 'drafted'"):
             save(store, draft, Status.DRAFTED, expect=approved)
         with pytest.raises(Conflict):
             save(store, draft, Status.COLLECTED)  # a fresh run may not replace an approved edition
@@ -183,3 +183,58 @@ def test_the_next_step_comes_from_the_record(draft: Edition, status, run_id, aga
     decision = next_step(record, run_id=run_id, run_again=again)
     assert decision.step == step
     assert bool(decision.reason) == (step == Step.NOTHING)
+
+
+def test_every_status_has_its_listed_moves_and_nothing_else_is_legal() -> None:
+    assert set(records.TRANSITIONS) == {None, *Status}
+    assert not records.legal(Status.IN_REVIEW, Status.DELIVERED)  # passed the old ranked check
+    assert not records.legal(Status.DRAFTED, Status.PUBLISHED)  # publishing needs an approval first
+    assert not records.legal(Status.HELD, Status.APPROVED)  # held ends the revision
+    assert records.legal(Status.PARTIAL, Status.DELIVERING)  # a pending row retried
+
+
+@pytest.mark.parametrize("start, target", [(Status.IN_REVIEW, Status.DELIVERED), (Status.DRAFTED, Status.PUBLISHED),
+                                           (Status.IN_REVIEW, Status.PUBLISHED)])
+def test_a_save_that_skips_the_review_is_refused(state_location: str, draft: Edition, start: Status,
+                                                 target: Status) -> None:
+    with open_store(state_location) as store:
+        record = save(store, draft, Status.DRAFTED)
+        if start is not Status.DRAFTED:
+            record = save(store, draft, start, expect=record)
+        with pytest.raises(RecordError, match=f"cannot move to '{target}'"):
+            save(store, draft, target, expect=record)
+        assert load(store, draft.key).status == start
+
+
+def test_marking_a_delivery_status_on_an_unpublished_record_is_refused(state_location: str,
+                                                                       draft: Edition) -> None:
+    with open_store(state_location) as store:
+        save(store, draft, Status.IN_REVIEW)
+        with pytest.raises(RecordError, match="not published"):
+            records.mark(store, load(store, draft.key), Status.DELIVERED)
+        assert load(store, draft.key).status == Status.IN_REVIEW
+
+
+def test_mark_is_compare_and_set_on_the_status_it_read(state_location: str, draft: Edition) -> None:
+    """Between mark's read and its write another deliverer finished: the write must not undo delivered."""
+    with open_store(state_location) as store:
+        record = save(store, draft, Status.PUBLISHED)
+        records.mark(store, record, Status.DELIVERING)
+        records.mark(store, record, Status.PARTIAL)
+        records.mark(store, record, Status.DELIVERING)  # the pending row retried
+        records.mark(store, record, Status.DELIVERED)
+        records.mark(store, record, Status.DELIVERING)  # a late deliverer: delivered stays
+        assert load(store, record.key).status == Status.DELIVERED
+        # the write itself is conditional on the status read: a stale read changes nothing
+        stale = store.execute("UPDATE edition_records SET status = ? WHERE key = ? AND status = ?",
+                              (Status.PARTIAL.value, record.key, Status.DELIVERING.value))
+        assert stale.rowcount == 0
+
+
+def test_a_new_revision_starts_over_and_only_publishing_replaces(state_location: str, draft: Edition) -> None:
+    with open_store(state_location) as store:
+        save(store, draft, Status.DRAFTED)
+        with pytest.raises(RecordError, match="new revision starts"):
+            save(store, draft, Status.DELIVERED, new_revision=True)
+        with pytest.raises(RecordError, match="only publishing"):
+            save(store, draft, Status.APPROVED, replace=True)

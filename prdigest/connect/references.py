@@ -179,8 +179,3 @@ def find_references(title: str, body: str, repo: str) -> list[Reference]:
                 best[hit.number] = ref
         previous_end = last.end
     return list(best.values())
-
-
-def mentioned_numbers(title: str, body: str, repo: str) -> set[int]:
-    """Every number ``title`` and ``body`` may refer to as a PR: the history is asked about these only."""
-    return {r.number for r in find_references(title, body, repo)}

@@ -172,12 +172,6 @@ def pick_read_first(ranking: list[int], entries: list[Entry], budget: int) -> li
     return [mine[n] for n in ranking if n in mine][:budget]
 
 
-def variant_records(edition: Edition, readers: list[Reader],
-                    vocabulary: Vocabulary | None = None) -> list[VariantRecord]:
-    """The edition's variants as the record keeps them (readers with nothing selected have none)."""
-    return [v.record() for v in plan_variants(edition, readers, vocabulary)[0]]
-
-
 def _dedupe_keys(variants: list[Variant]) -> None:
     """Keys are injective but for a collision of 40 bits of SHA-1: fail loudly rather than mix readers."""
     keys = [v.key for v in variants]

@@ -170,7 +170,7 @@ class Services:
     The source, rules, readers, media and channels are built eagerly (a bad flag or file stops the run
     before anything is collected); the drafter and the state store are opened on first use. The state store
     is opened once and handed to every component that keeps state (GitHub cache, draft cache, ledger,
-    history, snapshots).
+    history, the edition records).
     """
 
     options: RunOptions
@@ -211,11 +211,6 @@ class Services:
         return self._downstreams
 
     @property
-    def dry_run(self) -> bool:
-        """``--deliver outbox``: messages become files, and no ledger records them."""
-        return self.options.deliver == "outbox"
-
-    @property
     def drafter_kind(self) -> DrafterKind:
         """The registered drafter ``--drafter`` names: its concurrency, cost, usage report and lede model."""
         return DRAFTERS[self.options.drafter]
@@ -248,7 +243,7 @@ class Services:
         return self._seal
 
     def store(self) -> Store:
-        """The state store (edition history, snapshots, caches, ledger), opened on first use."""
+        """The state store (edition records, history, caches, ledger), opened on first use."""
         return self.state()
 
     def audience(self) -> list[Reader]:

@@ -87,10 +87,30 @@ class Status(StrEnum):
     DELIVERED = "delivered"
 
 
-#: Rank of each status: a record only moves to a status of equal or higher rank (partial ⇄ delivering: a
-#: pending row is retried; held ends a revision).
-_RANK = {Status.COLLECTED: 0, Status.DRAFTED: 1, Status.IN_REVIEW: 2, Status.APPROVED: 3, Status.HELD: 9,
-         Status.PUBLISHED: 4, Status.DELIVERING: 5, Status.PARTIAL: 5, Status.DELIVERED: 6}
+#: The legal moves of a record within one revision, listed: (from → to). Anything else is refused, in
+#: :func:`save` and in :func:`mark` alike. A new revision (``--resend-edition``) starts again at collected or
+#: drafted from any status; a tool re-publishing an edition (``replace``) may put it at published.
+#: partial ⇄ delivering: a pending row is retried; held ends a revision.
+TRANSITIONS: dict[Status | None, frozenset[Status]] = {
+    None: frozenset({Status.COLLECTED, Status.DRAFTED, Status.IN_REVIEW, Status.PUBLISHED, Status.DELIVERED}),
+    Status.COLLECTED: frozenset({Status.COLLECTED, Status.DRAFTED}),
+    Status.DRAFTED: frozenset({Status.DRAFTED, Status.IN_REVIEW, Status.APPROVED, Status.HELD}),
+    Status.IN_REVIEW: frozenset({Status.APPROVED, Status.HELD}),
+    Status.APPROVED: frozenset({Status.APPROVED, Status.PUBLISHED}),
+    Status.HELD: frozenset(),
+    Status.PUBLISHED: frozenset({Status.PUBLISHED, Status.DELIVERING, Status.PARTIAL, Status.DELIVERED}),
+    Status.DELIVERING: frozenset({Status.DELIVERING, Status.PARTIAL, Status.DELIVERED}),
+    Status.PARTIAL: frozenset({Status.PARTIAL, Status.DELIVERING, Status.DELIVERED}),
+    Status.DELIVERED: frozenset({Status.DELIVERED}),
+}
+#: Where a new revision may begin, and where a tool may re-publish.
+_RESTART = frozenset({Status.COLLECTED, Status.DRAFTED})
+
+
+def legal(current: Status | None, status: Status) -> bool:
+    """True when a record at ``current`` (None: no record yet) may move to ``status`` within its revision."""
+    return status in TRANSITIONS[current]
+
 
 #: Statuses whose edition is published: the archive and later editions read these.
 PUBLISHED = (Status.PUBLISHED, Status.DELIVERING, Status.PARTIAL, Status.DELIVERED)
@@ -320,6 +340,12 @@ def save(store: Store, edition: Edition, status: Status, *, run_id: str | None =
     def write(tx: Store) -> EditionRecord:
         row = tx.fetchone(f"SELECT {_COLUMNS} FROM edition_records WHERE key = ?", (edition.key,))
         current = None if row is None else _record(row, check=False)
+        if new_revision and status not in _RESTART:
+            raise RecordError(f"{edition.name}: a new revision starts at collected or drafted, not '{status}'")
+        if replace and status != Status.PUBLISHED:
+            raise RecordError(f"{edition.name}: only publishing may replace a stored record, not '{status}'")
+        if current is None and not replace and not legal(None, status):
+            raise RecordError(f"{edition.name}: a new edition record cannot start at '{status}'")
         if current is not None and not new_revision and not replace:
             _check_expected(edition, current, expect, status)
         revision = (current.revision + 1 if new_revision else current.revision) if current else 1
@@ -347,23 +373,39 @@ def _check_expected(edition: Edition, current: EditionRecord, expect: EditionRec
     if not (same or drafting):
         raise Conflict(f"{edition.name}: another run moved the edition record to '{current.status}' (revision "
                        f"{current.revision}) meanwhile")
-    if _RANK[status] < _RANK[current.status]:
-        raise RecordError(f"{edition.name}: the edition record is '{current.status}' and cannot go back to "
+    if not legal(current.status, status):
+        raise RecordError(f"{edition.name}: the edition record is '{current.status}' and cannot move to "
                           f"'{status}'")
 
 
 def mark(store: Store, record: EditionRecord, status: Status, seal: SealKey | None = None) -> None:
     """Move the published ``record`` to a delivery status (``delivering``, ``partial``, ``delivered``), sealed
-    anew at that status, unless it is already further: concurrent deliverers of one edition never conflict here
-    (the ledger orders their messages). Only the revision and content this run delivers are marked."""
+    anew at that status. Only the revision and content this run delivers are marked.
+
+    Compare and set on the status it read, checked against :data:`TRANSITIONS`: a record already further
+    (delivered, when a concurrent deliverer finishes later and says partial) is left as it is, so concurrent
+    deliverers of one edition never conflict here (the ledger orders their messages); a record that is not
+    published at all is refused."""
     ensure_schema(store)
-    allowed = [s.value for s in PUBLISHED if _RANK[s] <= _RANK[status]]
-    marks = ", ".join("?" for _ in allowed)
     sealed = seal.seal(record.key, record.revision, status.value, record.hash) if seal is not None else None
-    store.execute(f"UPDATE edition_records SET status = ?, seal = ?, updated_at = ? WHERE key = ? AND revision = ? "
-                  f"AND hash = ? AND status IN ({marks})",
-                  (status.value, sealed, datetime.now(timezone.utc).isoformat(), record.key, record.revision,
-                   record.hash, *allowed))
+    for _ in range(20):
+        row = store.fetchone("SELECT status FROM edition_records WHERE key = ? AND revision = ? AND hash = ?",
+                             (record.key, record.revision, record.hash))
+        if row is None:
+            return  # another revision or content: not this run's to mark
+        current = Status(row[0])
+        if current not in PUBLISHED:
+            raise RecordError(f"{record.edition.name}: the edition record is '{current}', not published: cannot "
+                              f"mark '{status}'")
+        if current == status and seal is None or not legal(current, status):
+            return  # already there, or further along (delivered is final)
+        done = store.execute("UPDATE edition_records SET status = ?, seal = ?, updated_at = ? WHERE key = ? AND "
+                             "revision = ? AND hash = ? AND status = ?",
+                             (status.value, sealed, datetime.now(timezone.utc).isoformat(), record.key,
+                              record.revision, record.hash, current.value))
+        if done.rowcount:
+            return
+    raise Conflict(f"{record.edition.name}: the edition record kept moving while it was marked '{status}'")
 
 
 def advance(store: Store, record: EditionRecord, status: Status, seal: SealKey | None = None) -> EditionRecord:

@@ -31,9 +31,6 @@ class Preferences(BaseModel):
         """The choices made (not None), as plain values: for ``digest readers`` and the store."""
         return self.model_dump(mode="json", exclude_none=True)
 
-    def is_empty(self) -> bool:
-        return not self.shown()
-
 
 def addresses(reader: Reader) -> dict[str, str]:
     """The reader's addresses by medium name, in :data:`MEDIA_FIELDS` order."""
