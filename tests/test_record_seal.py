@@ -117,7 +117,8 @@ def test_a_held_edition_set_to_approved_in_the_database_is_not_delivered(tmp_pat
     key = SealKey.for_state(StateLocation.parse(tmp_path / "s.sqlite"))
     held = edition([entry(1, ["kernels"], "deep-read")])
     with open_store(tmp_path / "s.sqlite") as store:
-        records.save(store, held, records.Status.HELD, seal=key)
+        drafted = records.save(store, held, records.Status.DRAFTED, seal=key)
+        records.save(store, held, records.Status.HELD, expect=drafted, seal=key)
         records.load(store, held.key).check_seal(key)
         store.execute("UPDATE edition_records SET status = 'approved'")
         with pytest.raises(records.RecordError, match="rewritten in the state store"):

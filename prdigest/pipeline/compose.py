@@ -211,6 +211,11 @@ class Services:
         return self._downstreams
 
     @property
+    def dry_run(self) -> bool:
+        """``--deliver outbox``: messages become files that reach no reader."""
+        return self.options.deliver == "outbox"
+
+    @property
     def drafter_kind(self) -> DrafterKind:
         """The registered drafter ``--drafter`` names: its concurrency, cost, usage report and lede model."""
         return DRAFTERS[self.options.drafter]

@@ -408,11 +408,6 @@ def mark(store: Store, record: EditionRecord, status: Status, seal: SealKey | No
     raise Conflict(f"{record.edition.name}: the edition record kept moving while it was marked '{status}'")
 
 
-def advance(store: Store, record: EditionRecord, status: Status, seal: SealKey | None = None) -> EditionRecord:
-    """``record`` at a later ``status``, its content unchanged (checked against the stored hash)."""
-    return save(store, record.edition, status, expect=record, seal=seal)
-
-
 M = TypeVar("M", bound=BaseModel)
 
 
