@@ -111,7 +111,9 @@ def fact_phrase(impact: Impact, language: str) -> str:
         detail = rest[rest.find("(") + 1: rest.rfind(")")] if "(" in rest else ""
         return w["signature"].format(detail=_code(detail, 80)) if detail else w["signature-bare"]
     if kind in ("env", "argument", "config"):
-        return w["changed"].format(detail=_code(rest.split(": ", 1)[-1], 80)) if "→" in rest else w["removed"]
+        if ": " in rest:  # a default changed: "VLLM_X: 1 → 0"
+            return w["changed"].format(detail=_code(rest.split(": ", 1)[-1], 80))
+        return w["renamed"].format(new=_code(new, 120)) if "→" in rest else w["removed"]
     template = w.get(kind, w["changed"])
     return template.format(new=_code(new, 120), detail=_code(rest, 80))
 

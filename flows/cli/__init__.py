@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from flows.cli import edition, evaluate, readers, resend, review, rules, screenshot, site, status, web
+from flows.cli import edition, evaluate, impact, readers, resend, review, rules, screenshot, site, status, web
 from flows.cli.numbers import NumbersCommand
 
 app = typer.Typer(
@@ -28,6 +28,7 @@ app.command("site")(site.site)
 app.command("serve")(site.serve)
 app.command("eval")(evaluate.eval_command)
 app.command("readers")(readers.readers)
+app.command("impact")(impact.impact)
 app.command("web")(web.web)
 app.add_typer(rules.rules_app, name="rules")
 

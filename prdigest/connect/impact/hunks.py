@@ -91,7 +91,7 @@ def _file_facts(path: str, patch: str) -> list[Change]:
             continue
         if text.strip() and current is not None:
             width = len(text) - len(text.lstrip())
-            if width <= current_indent and not text.lstrip().startswith((")", "#", "@")):
+            if width <= current_indent and not text.lstrip().startswith((")", "#")):
                 current, current_indent = None, -1
             elif sign in "+-":
                 bodies.setdefault(current, line)

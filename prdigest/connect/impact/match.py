@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from prdigest.connect.impact.index import Use, module_name
@@ -245,6 +245,8 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
         return []
     symbol = change.symbol
     if kind == "moved":
+        if change.detail == "re-exported":  # the old module still imports it: the old import works
+            return []
         old = _module_of(change.before) or module
         new = _module_of(change.after) or ""
         name = symbol.split(".")[0]
@@ -264,7 +266,10 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
         return _unique(impacts)
     prefixes = _prefixes(module, upstream, ancestors=True)
     tail = symbol.rsplit(".", 1)[-1]
-    if kind == "removed" or (kind in ("env", "argument", "config") and change.before and not change.after):
+    if kind in ("env", "argument", "config"):
+        _setting(change, table, prefixes, hit)
+        return _unique(impacts)
+    if kind == "removed":
         for use in table.named(tail):
             if _matches(use, prefixes, symbol, deeper=True) is not None:
                 hit(use, "breaks", symbol)
@@ -276,7 +281,8 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
                 continue
             severity = _signature_severity(use, sig)
             if severity is not None:
-                hit(use, severity, f"{symbol}({sig.words})" if sig.words else symbol)
+                words = change.detail or sig.words
+                hit(use, severity, f"{symbol}({words})" if words else symbol)
         return _unique(impacts)
     if kind == "body":
         for use in table.named(tail):
@@ -302,12 +308,28 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
             if use.how == "subclasses" and _matches(use, prefixes, symbol, deeper=False) is not None:
                 hit(use, "check", f"{symbol}({change.after})" if change.after else symbol)
         return _unique(impacts)
-    if kind in ("env", "argument", "config") and change.before and change.after:
-        for use in table.named(tail):
-            if use.how != "imports" and _matches(use, prefixes, symbol, deeper=False) is not None:
-                hit(use, "check", f"{symbol}: {change.before} → {change.after}")
-        return _unique(impacts)
     return []
+
+
+def _setting(change: Change, table: UseTable, prefixes: Sequence[str],
+             hit: Callable[[Use, ImpactSeverity, str], None]) -> None:
+    """An environment variable, argument or config field (``detail``: removed | renamed | default | added; the
+    downstream reads it through the module or class: ``envs.VLLM_X``)."""
+    detail = change.detail
+    removed = detail == "removed" or (not detail and change.before and not change.after)
+    renamed = detail == "renamed" or detail.startswith("renamed")
+    name = (change.before if renamed and change.before else change.symbol).rsplit(".", 1)[-1]
+    symbol = change.before if renamed and change.before else change.symbol
+    if detail == "added" or (not detail and not change.before):
+        return
+    found: list[Use] = [u for u in table.named(name) if _matches(u, prefixes, symbol, deeper=False) is not None]
+    for use in found:
+        if removed:
+            hit(use, "breaks", symbol)
+        elif renamed:
+            hit(use, "breaks", f"{symbol} → {change.after.rsplit('.', 1)[-1]}")
+        elif use.how != "imports":
+            hit(use, "check", f"{symbol}: {change.before} → {change.after}")
 
 
 def _module_users(table: UseTable, module: str) -> list[Use]:
