@@ -36,7 +36,7 @@ def test_a_token_names_its_reader_and_purpose_only() -> None:
     with pytest.raises(BadLink):  # an unsubscribe token is no preferences token
         signer.reader(token, "preferences")
     with pytest.raises(BadLink):  # signed with another secret
-        LinkSigner("another-secret-0123456789").reader(token, "unsubscribe")
+        LinkSigner("another-secret-0123456789-abcdefgh").reader(token, "unsubscribe")
 
 
 @pytest.mark.parametrize("forged", [
@@ -74,7 +74,11 @@ def test_the_csrf_field_is_bound_to_the_readers_token() -> None:
 
 @pytest.mark.parametrize("web_url, secret, problem", [
     ("https://digest.example.com/r", None, "DIGEST_WEB_SECRET is not"),
-    ("https://digest.example.com/r", "short", "at least 16"),
+    ("https://digest.example.com/r", "short", "at least 32"),
+    ("https://digest.example.com/r", "a" * 16, "at least 32"),  # the audit's secret: 16 of one letter
+    ("https://digest.example.com/r", "a" * 64, "1 different kinds"),  # long, but one letter
+    ("https://digest.example.com/r", "ab" * 32, "2 different kinds"),
+    ("https://digest.example.com/r", "0123456789" + "x" * 30, "none a quarter of it"),
     ("ftp://digest.example.com", SECRET, "not the public http(s) URL"),
     ("https://digest.example.com/r?x=1", SECRET, "not the public http(s) URL"),
 ])
@@ -84,6 +88,54 @@ def test_web_settings_problems_are_one_clear_line(web_url: str, secret: str | No
     assert "\n" not in str(err.value)
     if secret:
         assert secret not in str(err.value)
+
+
+def _spellings(token: str) -> list[str]:
+    """Other spellings base64 accepts for ``token``: padding, and the unused low bits of each part's last
+    character (itsdangerous decodes them all to the same bytes)."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    payload, signature = token.split(".")
+    out = {token + "=", token + "==", payload + "=." + signature, payload + "==." + signature}
+    for part, rebuild in ((payload, lambda x: f"{x}.{signature}"), (signature, lambda x: f"{payload}.{x}")):
+        spare = (6 - (len(part) * 6) % 8) % 6 if len(part) % 4 else 0  # unused bits in the last character
+        base = alphabet.index(part[-1]) & ~((1 << spare) - 1)
+        out |= {rebuild(part[:-1] + alphabet[base + low]) for low in range(1 << spare)}
+    out.discard(token)
+    return sorted(out)
+
+
+def test_a_token_has_one_spelling() -> None:
+    """The audit's 59 spellings of one link, each counted apart by the rate limit: only the one signing makes
+    verifies now (issue 30)."""
+    signer = LinkSigner(SECRET)
+    token = signer.token(A, "unsubscribe")
+    others = _spellings(token)
+    assert len(others) >= 4
+    for other in others:
+        with pytest.raises(BadLink):
+            signer.reader(other, "unsubscribe")
+    assert signer.reader(token, "unsubscribe") == A
+
+
+def test_a_rotated_secret_still_verifies_the_links_already_sent() -> None:
+    old, new = SECRET, "rotated-secret-9876543210-zyxwvutsrq"
+    sent = LinkSigner(old).token(A, "preferences")
+    form = LinkSigner(old).csrf(sent)
+    rotated = LinkSigner(new, (old,))
+    assert rotated.reader(sent, "preferences") == A and rotated.check_csrf(sent, form)
+    fresh = rotated.token(A, "preferences")
+    assert fresh != sent and LinkSigner(new).reader(fresh, "preferences") == A  # new links: the new secret only
+    with pytest.raises(BadLink):
+        LinkSigner(old).reader(fresh, "preferences")
+    with pytest.raises(BadLink):  # without the previous secret, the old link is dead (what rotation broke)
+        LinkSigner(new).reader(sent, "preferences")
+    # From the settings: DIGEST_WEB_SECRET_PREVIOUS, several separated by spaces.
+    third = "third-secret-abcdefghij-0123456789"
+    _, signer = web_base(Settings(web_url="https://digest.example.com/r", web_secret=new,
+                                  web_secret_previous=f"{third} {old}"))
+    assert signer.reader(sent, "preferences") == A and signer.token(A, "preferences") == fresh
+    with pytest.raises(ConfigError, match="DIGEST_WEB_SECRET_PREVIOUS is 16 characters"):
+        web_base(Settings(web_url="https://digest.example.com/r", web_secret=new, web_secret_previous="a" * 16))
 
 
 def test_links_prefer_digest_web_and_fall_back_to_the_teams_own_url() -> None:

@@ -9,6 +9,7 @@ import json
 import re
 from email import policy
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -87,7 +88,8 @@ def world(tmp_path_factory: pytest.TempPathFactory):
     (root / "readers.yaml").write_text(READERS, encoding="utf-8")
     outbox = run_edition(root, "one")
     store = open_store(root / "state.sqlite")
-    with LiveApp(create_app(store, LinkSigner(SECRET), limiter=RateLimiter(per_minute=30, burst=40))) as live:
+    with LiveApp(create_app(store, LinkSigner(SECRET), limiter=RateLimiter(per_minute=30, burst=40),
+                            clients=RateLimiter(per_minute=6000, burst=1000))) as live:
         with httpx.Client(base_url=live.url, timeout=30, follow_redirects=False) as client:
             yield root, outbox, store, client
     store.close()
@@ -129,7 +131,7 @@ def test_forged_altered_or_foreign_tokens_are_refused_and_change_nothing(world, 
     token = {
         "forged": "WyJ2bGxtLXByb2plY3QvdmxsbSIsImxpbiJd.bm90LWEtc2lnbmF0dXJl",
         "altered": lin_unsub[:-3] + ("AAA" if not lin_unsub.endswith("AAA") else "BBB"),
-        "other secret": LinkSigner("another-secret-0123456789").token(ReaderRef(REPO, "lin"), "unsubscribe"),
+        "other secret": LinkSigner("another-secret-0123456789-abcdefgh").token(ReaderRef(REPO, "lin"), "unsubscribe"),
         "spliced": kern_unsub.split(".")[0] + "." + lin_unsub.split(".")[1],  # B's payload, A's signature
         "wrong purpose": lin_prefs,  # a preferences token on the unsubscribe URL
     }[tamper]
@@ -192,13 +194,94 @@ def test_a_form_that_would_leave_no_medium_is_refused(world) -> None:
         assert too_many.status_code == 400 and choice(store, "lin") == before, budget
 
 
-def test_a_token_over_the_rate_limit_gets_429(world) -> None:
-    *_, client = world
+def test_forged_tokens_over_the_rate_limit_get_429(world) -> None:
+    _, outbox, _, client = world
     codes = [client.get("/u/not-a-token").status_code for _ in range(80)]
     assert codes[0] == 403 and codes[-1] == 429
     limited = client.get("/u/not-a-token")
     assert int(limited.headers["retry-after"]) >= 1
-    assert client.get("/u/another-token").status_code == 403  # per token: others go on
+    # Tokens that do not verify count per client, whatever they say: another forged one is limited too ...
+    assert client.get("/u/another-token").status_code == 429
+    # ... while a real reader's link counts on that reader alone.
+    token, _ = links_in(outbox / "amd.eml")
+    assert client.get(f"/u/{token}").status_code == 200
+
+
+def _app(tmp_path: Path, **limits):  # noqa: ANN003, ANN202
+    """digest web over a fresh state store whose roster is lin and amd."""
+    from prdigest.classify.subsystems import classifier_for
+    from prdigest.readers.file import Reader
+
+    store = open_store(tmp_path / "state.sqlite")
+    readers = [Reader(id="lin", name="Lin", email="lin@example.com"), Reader(id="amd", name="AMD", email="a@x.io")]
+    ReaderChoices(store).record_roster(REPO, readers, classifier_for(REPO, None).vocabulary, "en")
+    return store, create_app(store, LinkSigner(SECRET), **limits)
+
+
+def test_other_spellings_of_a_token_neither_work_nor_escape_its_limit(tmp_path: Path) -> None:
+    """The audit sent 59 spellings of one token and each was counted apart (issue 30)."""
+    from tests.test_selfservice import _spellings
+
+    store, app = _app(tmp_path, limiter=RateLimiter(per_minute=1, burst=3),
+                      clients=RateLimiter(per_minute=6000, burst=1000))
+    token = LinkSigner(SECRET).token(ReaderRef(REPO, "lin"), "unsubscribe")
+    with LiveApp(app) as live, httpx.Client(base_url=live.url, timeout=30) as client:
+        spelled = [client.get(f"/u/{other}").status_code for other in _spellings(token)]
+        assert 200 not in spelled and set(spelled) <= {403, 429}
+        real = [client.get(f"/u/{token}").status_code for _ in range(5)]
+    store.close()
+    assert real == [200, 200, 200, 429, 429]
+
+
+def test_a_flood_of_forged_tokens_does_not_reset_a_readers_limit(tmp_path: Path) -> None:
+    """Forged tokens used to be keys of the same table as real ones, so enough of them pushed a reader's
+    bucket out and gave the reader a fresh burst (issue 30)."""
+    store, app = _app(tmp_path, limiter=RateLimiter(per_minute=1, burst=2, max_keys=20),
+                      clients=RateLimiter(per_minute=6000, burst=1000))
+    token = LinkSigner(SECRET).token(ReaderRef(REPO, "lin"), "unsubscribe")
+    with LiveApp(app) as live, httpx.Client(base_url=live.url, timeout=30) as client:
+        first = [client.get(f"/u/{token}").status_code for _ in range(3)]
+        flood = {client.get(f"/u/forged-{i}").status_code for i in range(40)}
+        after = client.get(f"/u/{token}").status_code
+    store.close()
+    assert first == [200, 200, 429] and flood <= {403, 429} and after == 429
+
+
+def test_one_client_over_its_limit_gets_429_for_every_reader(tmp_path: Path) -> None:
+    store, app = _app(tmp_path, limiter=RateLimiter(per_minute=600, burst=100),
+                      clients=RateLimiter(per_minute=1, burst=4))
+    signer = LinkSigner(SECRET)
+    tokens = [signer.token(ReaderRef(REPO, r), "unsubscribe") for r in ("lin", "amd", "lin", "amd", "lin")]
+    with LiveApp(app) as live, httpx.Client(base_url=live.url, timeout=30) as client:
+        codes = [client.get(f"/u/{t}").status_code for t in tokens]
+    store.close()
+    assert codes == [200, 200, 200, 200, 429]
+
+
+@pytest.mark.parametrize("how", ["urlencoded", "multipart"])
+def test_a_form_with_too_many_fields_is_a_clean_400(tmp_path: Path, how: str) -> None:
+    """201 fields used to raise inside parse_qs: a 500 with a traceback (issue 30)."""
+    store, app = _app(tmp_path)
+    signer = LinkSigner(SECRET)
+    unsub = signer.token(ReaderRef(REPO, "lin"), "unsubscribe")
+    prefs = signer.token(ReaderRef(REPO, "lin"), "preferences")
+    fields = [("subsystems", f"s{i}") for i in range(201)]
+    with LiveApp(app) as live, httpx.Client(base_url=live.url, timeout=30) as client:
+        csrf = csrf_of(client.get(f"/p/{prefs}").text)
+        if how == "urlencoded":
+            form = {"Content-Type": "application/x-www-form-urlencoded"}
+            sent = [client.post(f"/p/{prefs}", content=urlencode([("csrf", csrf), ("action", "save"), *fields]),
+                                headers=form),
+                    client.post(f"/u/{unsub}", content=urlencode([("List-Unsubscribe", "One-Click"), *fields]),
+                                headers=form)]
+        else:
+            sent = [client.post(f"/p/{prefs}", files=[("csrf", (None, csrf)), *((k, (None, v)) for k, v in fields)]),
+                    client.post(f"/u/{unsub}", files=[("List-Unsubscribe", (None, "One-Click")),
+                                                      *((k, (None, v)) for k, v in fields)])]
+        assert [r.status_code for r in sent] == [400, 400]
+        assert all("Traceback" not in r.text and "<html" in r.text.lower() for r in sent)
+        assert not ReaderChoices(store).choice(REPO, "lin").unsubscribed
+    store.close()
 
 
 def test_the_rate_limit_refills_per_token() -> None:

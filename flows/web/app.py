@@ -10,8 +10,10 @@ prefix a reverse proxy gives it):
   only with the form's CSRF field (signed, bound to the token, two hours), then ``303`` back to the form.
 - ``GET /healthz``: ``ok``.
 
-A forged, altered or foreign token gets ``403`` and changes nothing; a reader an editor removed from the
-readers file gets ``410``; more than the rate limit per token gets ``429``.
+A forged, altered or foreign token (or another spelling of a real one) gets ``403`` and changes nothing; a
+reader an editor removed from the readers file gets ``410``; more than the rate limit per client address, or
+per reader (forged tokens: per client), gets ``429``; a body over 32 KiB ``413``, more than
+:data:`MAX_FIELDS` fields ``400``.
 """
 
 from __future__ import annotations
@@ -71,8 +73,16 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+#: Most fields a form may have: the preferences form of a repo with a hundred subsystems has ~110.
+MAX_FIELDS = 200
+
+
 class BodyTooLarge(Exception):
     """A request body over :data:`MAX_BODY`."""
+
+
+class BadForm(Exception):
+    """A request body that is no form this app serves (too many fields)."""
 
 
 async def _form(request: Request) -> dict[str, list[str]]:
@@ -88,18 +98,30 @@ async def _form(request: Request) -> dict[str, list[str]]:
         message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
             b"Content-Type: " + kind.encode("latin-1") + b"\r\n\r\n" + body)
         fields: dict[str, list[str]] = {}
-        for part in message.iter_parts() if message.is_multipart() else []:
+        parts = list(message.iter_parts()) if message.is_multipart() else []
+        if len(parts) > MAX_FIELDS:
+            raise BadForm()
+        for part in parts:
             name = part.get_param("name", header="content-disposition")
             if name:
-                fields.setdefault(str(name), []).append(part.get_payload(decode=True).decode("utf-8", "replace"))
+                payload = part.get_payload(decode=True) or b""
+                fields.setdefault(str(name), []).append(payload.decode("utf-8", "replace"))
         return fields
-    return parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=200)
+    try:
+        return parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FIELDS)
+    except ValueError:  # more fields than max_num_fields
+        raise BadForm() from None
 
 
-def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None = None) -> Starlette:
-    """The self-service app over ``store`` (migrated here), signing and checking with ``signer``."""
+def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None = None,
+               clients: RateLimiter | None = None) -> Starlette:
+    """The self-service app over ``store`` (migrated here), signing and checking with ``signer``.
+
+    ``limiter``: requests per reader (and per client for tokens that do not verify); ``clients``: requests
+    per client address, every request (behind a proxy, uvicorn's ``--proxy-headers`` gives the address)."""
     choices = ReaderChoices(store)
     limiter = limiter or RateLimiter()
+    clients = clients or RateLimiter(per_minute=120, burst=60)
 
     def language(request: Request, default: str | None = None, form: dict[str, list[str]] | None = None) -> str:
         asked = ((form or {}).get("lang") or [None])[0] or request.query_params.get("lang")
@@ -116,14 +138,21 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
     def guarded(purpose: Purpose, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):  # noqa: ANN202
         async def endpoint(request: Request) -> Response:
             token = request.path_params["token"]
-            wait = limiter.allow(token)
             lang = language(request)
+            client = request.client.host if request.client else "-"
+            ref: ReaderRef | None = None
+            wait = clients.allow(client)
+            if not wait:
+                try:
+                    ref = signer.reader(token, purpose)  # only the one spelling signing makes
+                except BadLink:
+                    wait = limiter.allow(f"unverified from {client}")
+                else:
+                    wait = limiter.allow(f"reader {ref.repo} {ref.reader}")
             if wait:
                 return Response(message_page(lang, "too_many"), status_code=429, media_type="text/html",
                                 headers={"Retry-After": str(max(1, round(wait)))})
-            try:
-                ref = signer.reader(token, purpose)
-            except BadLink:
+            if ref is None:
                 return html(message_page(lang, "bad_link", "bad_link_explain"), 403)
             profile_lang = await run_in_threadpool(lambda: choices.listing(ref.repo).language)
             if await run_in_threadpool(choices.profile, ref.repo, ref.reader) is None:
@@ -132,6 +161,8 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
                 return await handler(request, token, ref, profile_lang)
             except BodyTooLarge:
                 return html(message_page(lang, "bad_request"), 413)
+            except BadForm:
+                return html(message_page(lang, "bad_request"), 400)
         return endpoint
 
     async def unsubscribe(request: Request, token: str, ref: ReaderRef, default_lang: str) -> Response:

@@ -104,6 +104,9 @@ class Settings(BaseSettings):
     #: link and a preferences link under it; ``DIGEST_WEB_SECRET`` signs them (required with the URL).
     web_url: str | None = None
     web_secret: SecretStr | None = None
+    #: Secrets the links were signed with before ``DIGEST_WEB_SECRET`` was rotated (``DIGEST_WEB_SECRET_PREVIOUS``,
+    #: separated by spaces): they still verify the links already sent; new links use the current one only.
+    web_secret_previous: SecretStr | None = None
     #: Seals each edition record (``DIGEST_RECORD_SECRET``, the same on every worker): a record rewritten in the
     #: state database after its review is never delivered. Unset: a key file beside a SQLite state file;
     #: required with PostgreSQL (see ``prdigest.state.record``).

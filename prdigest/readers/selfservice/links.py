@@ -52,7 +52,8 @@ Linker = Callable[[Reader], ReaderLinks]
 def web_base(settings: Settings) -> tuple[str, LinkSigner] | None:
     """``DIGEST_WEB_URL`` (no trailing slash) and its signer, or None when self-service is off.
 
-    Raises ConfigError for a URL without its secret, a secret too short, or a URL that is not http(s)."""
+    Raises ConfigError for a URL without its secret, a secret too short or too uniform (current or
+    previous), or a URL that is not http(s)."""
     if not settings.web_url:
         return None
     url = settings.web_url.rstrip("/")
@@ -65,7 +66,8 @@ def web_base(settings: Settings) -> tuple[str, LinkSigner] | None:
         raise ConfigError("DIGEST_WEB_URL is set but DIGEST_WEB_SECRET is not: set it to a long random string "
                           "(python3 -c 'import secrets; print(secrets.token_urlsafe(32))'), the same for the runs "
                           "that send and for `digest web`")
-    return url, LinkSigner(secret)
+    previous = settings.web_secret_previous.get_secret_value().split() if settings.web_secret_previous else []
+    return url, LinkSigner(secret, tuple(previous))
 
 
 def unsubscribe_path(token: str) -> str:

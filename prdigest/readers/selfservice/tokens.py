@@ -5,6 +5,12 @@ secret); the purpose is the salt, so an unsubscribe token is no preferences toke
 They do not expire: an unsubscribe link in a year-old message must still work (RFC 8058 gives no lifetime),
 and a leaked link lets someone change only that reader's choices for that repo, which the reader can undo.
 The CSRF field of the preferences form is a separate, timed signature bound to the reader's token.
+
+A token has one spelling: itsdangerous' base64 also accepts padding and other values of the last
+character's unused bits, so a token that verifies is accepted only if it is exactly what signing its value
+gives (otherwise one link would be many, each counted apart by a rate limit). The secret can be rotated:
+``DIGEST_WEB_SECRET_PREVIOUS`` (one or more, separated by spaces) still verifies the links sent before,
+while every new link is signed with ``DIGEST_WEB_SECRET``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ PURPOSES: tuple[Purpose, ...] = ("unsubscribe", "preferences")
 #: A form older than this is refused (the reader reloads the page and sends it again).
 CSRF_MAX_AGE = 2 * 3600
 #: Shorter secrets are refused: the HMAC is only as strong as the key.
-MIN_SECRET = 16
+MIN_SECRET = 32
+#: ... and so are secrets of few different characters (``aaaa…``, ``abab…``), whatever their length.
+MIN_DISTINCT = 10
 _SALT = "pr-digest/reader-link/"
 _CSRF_SALT = "pr-digest/preferences-form"
 
@@ -42,42 +50,61 @@ class ReaderRef:
 class LinkSigner:
     """Makes and checks reader tokens and the preferences form's CSRF field."""
 
-    def __init__(self, secret: str) -> None:
-        if len(secret) < MIN_SECRET:
-            raise ConfigError(f"DIGEST_WEB_SECRET is {len(secret)} characters: use at least {MIN_SECRET} random "
-                              "ones (python3 -c 'import secrets; print(secrets.token_urlsafe(32))')")
-        self._links = {p: URLSafeSerializer(secret, salt=_SALT + p) for p in PURPOSES}
-        self._csrf = URLSafeTimedSerializer(secret, salt=_CSRF_SALT)
+    def __init__(self, secret: str, previous: tuple[str, ...] = ()) -> None:
+        secret_problem(secret, "DIGEST_WEB_SECRET")
+        for old in previous:
+            secret_problem(old, "DIGEST_WEB_SECRET_PREVIOUS")
+        keys = (secret, *(old for old in previous if old != secret))
+        # Signing uses the first key only; checking tries each, the current one first.
+        self._links = {p: [URLSafeSerializer(k, salt=_SALT + p) for k in keys] for p in PURPOSES}
+        self._csrf = [URLSafeTimedSerializer(k, salt=_CSRF_SALT) for k in keys]
 
     def token(self, ref: ReaderRef, purpose: Purpose) -> str:
         """The URL-safe token for ``ref`` and ``purpose``."""
-        return self._links[purpose].dumps([ref.repo, ref.reader])
+        return self._links[purpose][0].dumps([ref.repo, ref.reader])
 
     def reader(self, token: str, purpose: Purpose) -> ReaderRef:
-        """Whom a token names; raises :class:`BadLink` unless it was signed here for ``purpose``."""
+        """Whom a token names; raises :class:`BadLink` unless it was signed here for ``purpose`` (with the
+        current or a previous secret) and is spelled exactly as signing wrote it."""
         if not token or len(token) > 600:
             raise BadLink("empty or oversized token")
-        try:
-            value = self._links[purpose].loads(token)
-        except BadData as exc:
-            raise BadLink(type(exc).__name__) from None
-        if (not isinstance(value, list) or len(value) != 2
-                or not all(isinstance(v, str) and v for v in value)):
-            raise BadLink("signed, but not a reader")  # pragma: no cover - only a leaked secret signs this
-        return ReaderRef(value[0], value[1])
+        for serializer in self._links[purpose]:
+            try:
+                value = serializer.loads(token)
+            except BadData:
+                continue
+            if serializer.dumps(value) != token:
+                raise BadLink("another spelling of a token")
+            if (not isinstance(value, list) or len(value) != 2
+                    or not all(isinstance(v, str) and v for v in value)):
+                raise BadLink("signed, but not a reader")  # pragma: no cover - only a leaked secret signs this
+            return ReaderRef(value[0], value[1])
+        raise BadLink("bad signature")
 
     def csrf(self, token: str) -> str:
         """A form field that proves the form was served for this reader's token, recently."""
-        return self._csrf.dumps(_digest(token))
+        return self._csrf[0].dumps(_digest(token))
 
     def check_csrf(self, token: str, field: str | None) -> bool:
         """Whether ``field`` was made by :meth:`csrf` for ``token`` within :data:`CSRF_MAX_AGE`."""
         if not field or len(field) > 300:
             return False
-        try:
-            return self._csrf.loads(field, max_age=CSRF_MAX_AGE) == _digest(token)
-        except BadData:
-            return False
+        for serializer in self._csrf:
+            try:
+                return bool(serializer.loads(field, max_age=CSRF_MAX_AGE) == _digest(token))
+            except BadData:
+                continue
+        return False
+
+
+def secret_problem(secret: str, name: str) -> None:
+    """Raise ConfigError naming ``name`` unless ``secret`` is long and varied enough to key an HMAC."""
+    common = max((secret.count(ch) for ch in set(secret)), default=0)
+    if len(secret) < MIN_SECRET or len(set(secret)) < MIN_DISTINCT or common > len(secret) // 4:
+        raise ConfigError(
+            f"{name} is {len(secret)} characters of {len(set(secret))} different kinds: use at least {MIN_SECRET} "
+            f"random ones, at least {MIN_DISTINCT} different and none a quarter of it "
+            "(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')")
 
 
 def _digest(token: str) -> str:
