@@ -18,6 +18,7 @@ def summary_markdown(summary: EditionSummary) -> str:
     lines += [f"| {r} | {m} | sent |" for r, m, _ in summary.sent]
     lines += [f"| {r} | {m} | failed: {e[:80]} |" for r, m, e in summary.failed]
     lines += [f"| {r} | {m} | pending: {e[:80]} |" for r, m, e in summary.pending]
+    lines += [f"| {r} | {m} | another run: {e[:80]} |" for r, m, e in summary.elsewhere]
     lines += [f"| {r} | – | nothing selected |" for r in summary.idle_readers]
     return "\n".join(lines)
 

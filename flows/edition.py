@@ -17,6 +17,7 @@ import pydantic
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.artifacts import create_markdown_artifact
+from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from prdigest.kernel import progress
@@ -27,7 +28,7 @@ from prdigest.kernel.errors import ConfigError, SourceError
 from prdigest.kernel.models import Edition, Entry, Language, PullRequest
 from prdigest.kernel.config import Settings
 from prdigest.pipeline.loop import run_edition
-from prdigest.pipeline.edition import Collected, EditionPipeline, EditionSummary, Rendered
+from prdigest.pipeline.edition import Collected, EditionPipeline, EditionSummary, Rendered, Undelivered
 from prdigest.state.record import EditionRecord
 from prdigest.pipeline.compose import RunOptions, build_services
 from flows.artifacts import delivery_artifact, summary_markdown
@@ -120,7 +121,7 @@ def deliver_messages(pipeline: EditionPipeline, edition: Edition, rendered: Rend
     report = pipeline.deliver(edition, rendered, _log_progress("deliver"))
     logger = get_run_logger()
     for result in report.pending:
-        logger.warning("%s (%s) stays pending for the next run: %s", result.reader, result.medium, result.detail)
+        logger.warning("%s (%s) stays pending after every retry: %s", result.reader, result.medium, result.detail)
     return report
 
 
@@ -259,4 +260,8 @@ def digest_edition(
                              description=f"{summary.edition}: what was rendered and delivered")
     logger.info("%s: %d entries, %d variants, %d messages sent, %d failed", summary.edition, summary.entries,
                 len(summary.variants), len(summary.sent), len(summary.failed))
+    if summary.pending:  # the run gave up on some readers: not Completed (the CLI prints the summary it carries)
+        undelivered = Undelivered(summary)
+        logger.error(str(undelivered))
+        return Failed(message=str(undelivered), data=undelivered)
     return summary

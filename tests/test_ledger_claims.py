@@ -137,7 +137,11 @@ def test_no_answer_to_data_is_uncertain_never_resent_until_digest_resend_sends_i
     state, out = tmp_path / "state.sqlite", tmp_path / "out"
     ed = race_edition()
     with open_store(state) as store:
-        record_edition(store, ed)  # the record is what digest resend rebuilds from
+        # The record is what digest resend rebuilds from, sealed as a run seals it (with the state's key file).
+        from prdigest.state.record import SealKey
+        from prdigest.state.store import StateLocation
+
+        record_edition(store, ed, seal=SealKey.for_state(StateLocation.parse(state)))
     out.mkdir()
     # digest.json edited on disk (a headline rewritten): resend must send the recorded text, never this file's.
     write_digest_json(out, ed.model_copy(update={"entries": [

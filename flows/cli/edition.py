@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import typer
+
 from flows.cli.options import options_command
 from flows.cli.prefect_env import api_url, quiet_prefect
 from flows.cli.summary import print_summary
@@ -74,8 +76,12 @@ def run_core(services: Services) -> EditionSummary:
 def run_flow(options: RunOptions) -> EditionSummary:
     """The same loop as the ``digest-edition`` flow, against the configured Prefect API (or for ``--approve ui``)."""
     from flows.edition import digest_edition, flow_parameters
+    from prdigest.pipeline.edition import Undelivered
 
-    return digest_edition(**flow_parameters(options))
+    try:
+        return digest_edition(**flow_parameters(options))
+    except Undelivered as exc:  # the flow run ended Failed with messages pending: its summary is still printed
+        return exc.summary
 
 
 def _settings(options: RunOptions) -> Settings:
@@ -138,6 +144,11 @@ def run_edition(options: RunOptions, verbose: bool) -> EditionSummary:
             raise fail(exc) from None
         bar.update(starting, total=1, completed=1)
     print_summary(summary, time.perf_counter() - started)
+    if summary.pending:  # some readers did not get it, after every retry: not a success
+        from prdigest.pipeline.edition import Undelivered
+
+        err_console.print(safe(str(Undelivered(summary)), "red"))
+        raise typer.Exit(1)
     return summary
 
 

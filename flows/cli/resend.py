@@ -1,4 +1,5 @@
-"""``digest resend EDITION --uncertain``: send again, on purpose, what may have reached its readers."""
+"""``digest resend EDITION --uncertain | --pending | --failed``: send, on purpose, what may have reached its
+readers, what a run gave up on, or what a provider refused before a fix."""
 
 from __future__ import annotations
 
@@ -20,24 +21,29 @@ def resend(
                                   "2026-W47'), or its key from digest.json / digest status."),
     uncertain: bool = typer.Option(False, "--uncertain", help="Resend the rows marked uncertain (they may have "
                                    "reached the reader: the provider did not answer after the message went out)."),
-    reader: list[str] = typer.Option([], "--reader", help="Only this reader's uncertain rows; repeat for several."),
+    pending: bool = typer.Option(False, "--pending", help="Send the rows still pending (a run's retries gave up: "
+                                 "greylisting, a provider down); `digest run` and `digest status` point at them."),
+    failed: bool = typer.Option(False, "--failed", help="Send the rows a provider refused, once the cause is fixed "
+                                "(a Feishu secret, keyword or IP list; a Slack bot invited to its channel)."),
+    reader: list[str] = typer.Option([], "--reader", help="Only this reader's rows; repeat for several."),
     readers: Optional[Path] = typer.Option(None, "--readers", help="readers.yaml (default: the shipped example)."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
     state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
     slack_base_url: Optional[str] = typer.Option(None, "--slack-base-url", help="Slack Web API base URL; or "
                                                  "$DIGEST_SLACK_BASE_URL."),
 ) -> None:
-    """Resend an edition's uncertain deliveries, each once: the e-mail keeps its Message-ID, so a client
-    that already has it drops the copy. Channels are checked first; nothing else is sent."""
+    """Send an edition's uncertain, pending or failed deliveries, each once: the e-mail keeps its Message-ID, so
+    a client that already has it drops the copy. Channels are checked first; nothing else is sent."""
     from flows.media import default_media
     from prdigest.kernel.config import load_settings
-    from prdigest.deliver.resend import resend_uncertain
+    from prdigest.deliver.resend import resend_rows
     from prdigest.deliver.run import Outcome
     from prdigest.pipeline.compose import RunOptions, make_classifier, make_readers
 
-    if not uncertain:
-        console.print("error: say what to resend: --uncertain (the rows `digest status` shows as uncertain)",
-                      markup=False, highlight=False)
+    statuses = [s for s, asked in (("uncertain", uncertain), ("pending", pending), ("failed", failed)) if asked]
+    if not statuses:
+        console.print("error: say what to resend: --uncertain, --pending or --failed (the rows `digest status` "
+                      "shows so)", markup=False, highlight=False)
         raise typer.Exit(2)
     options = RunOptions(readers=str(readers) if readers else None, rules=str(rules) if rules else None)
 
@@ -48,14 +54,14 @@ def resend(
 
     try:
         settings = load_settings(state=state, slack_base_url=slack_base_url)
-        done = resend_uncertain(edition, settings=settings, media=default_media(), readers_of=readers_of,
-                                only=reader)
+        done = resend_rows(edition, statuses, settings=settings, media=default_media(), readers_of=readers_of,
+                           only=reader)
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None
     shown = Console(soft_wrap=True)
     if not done.report.results and not done.skipped:
-        shown.print(Text(f"{done.edition}: nothing uncertain to resend"), highlight=False)
+        shown.print(Text(f"{done.edition}: nothing {' or '.join(statuses)} to resend"), highlight=False)
         return
     for result in done.report.results:
         verb = "resent" if result.outcome is Outcome.SENT else result.outcome.value

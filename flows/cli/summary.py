@@ -52,7 +52,9 @@ def print_summary(summary: EditionSummary, seconds: float) -> None:
     if not summary.published:
         out.print("[bold]No approved entries: nothing was sent[/bold] (readers are spared an empty digest).")
     for rid, medium, err in summary.pending:
-        out.print(safe(f"{rid} ({medium}) stays pending for the next run: {err}", "yellow"))
+        out.print(safe(f"{rid} ({medium}) stays pending after every retry: {err}", "yellow"))
+    for rid, medium, err in summary.elsewhere:
+        out.print(safe(f"{rid} ({medium}) is being delivered by another run: {err}", "yellow"))
     for rid, medium, err in summary.uncertain:  # may have been delivered: never resent by itself
         out.print(safe(f"{rid} ({medium}) is uncertain (digest status; digest resend --uncertain): {err}", "magenta"))
     if summary.already_sent:

@@ -224,6 +224,15 @@ class Ledger:
         return [r[0] for r in self.conn.execute(
             "SELECT edition FROM delivery_ledger GROUP BY edition ORDER BY MAX(updated_at) DESC, edition")]
 
+    def unsent(self, repo: str, besides: str = "", statuses: tuple[str, ...] = ("pending",)) -> list[tuple[str, str, int]]:
+        """Editions of ``repo`` (``besides`` left out) with rows in ``statuses``, the outbox's own rows not
+        counted: ``(key, name, rows)``, newest window first. What a run of any edition points at."""
+        marks = ", ".join("?" for _ in statuses)
+        return [(r[0], r[1], int(r[2])) for r in self.conn.fetchall(
+            "SELECT e.edition, e.name, COUNT(*) FROM delivery_ledger l JOIN delivery_editions e ON e.edition = l.edition "
+            f"WHERE e.repo = ? AND e.edition <> ? AND l.status IN ({marks}) AND l.medium NOT LIKE 'outbox-%' "
+            "GROUP BY e.edition, e.name, e.until_at ORDER BY e.until_at DESC", (repo, besides, *statuses))]
+
     def counts(self, edition: str) -> dict[str, int]:
         """Rows per status."""
         found = dict(self.conn.execute(
@@ -380,18 +389,26 @@ class Ledger:
     def reopen_uncertain(self, edition: str, keys: Iterable[Key] | None = None) -> list[Key]:
         """``digest resend --uncertain``: uncertain rows (the given ones, or all) become pending, on
         purpose; their Message-ID is kept, so mail clients drop a copy they already have."""
+        return self.reopen(edition, keys, "uncertain")
+
+    def reopen(self, edition: str, keys: Iterable[Key] | None = None, status: str = "uncertain") -> list[Key]:
+        """``digest resend --uncertain`` / ``--failed``: rows at ``status`` (the given ones, or all) become
+        pending, on purpose (a failure fixed since: a Feishu secret, a bot invited to its channel); their
+        Message-ID and thread checkpoint are kept."""
+        if status not in ("uncertain", "failed"):
+            raise ValueError(f"only uncertain or failed rows are reopened, not {status}")
         wanted = set(keys) if keys is not None else None
 
         def reopen(store: Store) -> list[Key]:
             keys = [(r[0], r[1]) for r in store.fetchall(
-                "SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status = 'uncertain' "
-                "ORDER BY reader, medium", (edition,))]
+                "SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status = ? "
+                "ORDER BY reader, medium", (edition, status))]
             keys = [k for k in keys if wanted is None or k in wanted]
             for key in keys:
                 store.execute("UPDATE delivery_ledger SET status = 'pending', push_started_at = NULL, "
                               "error = 'resend asked by an operator; was: ' || COALESCE(error, ''), updated_at = ? "
-                              f"WHERE {_ROW} AND status = 'uncertain'", (_now(), edition, *key))
+                              f"WHERE {_ROW} AND status = ?", (_now(), edition, *key, status))
             return keys
 
-        return self._write("reopening uncertain rows", lambda: self.conn.atomic(reopen))
+        return self._write(f"reopening {status} rows", lambda: self.conn.atomic(reopen))
 

@@ -1,6 +1,8 @@
-"""``digest resend EDITION --uncertain``: send again, on purpose, the messages that may have reached their
-readers (the ledger's ``uncertain`` rows), rebuilt from the edition's record in the state store (never from
-``digest.json``, which anyone can edit) and the readers file.
+"""``digest resend EDITION --uncertain | --pending | --failed``: send, on purpose, the messages that may have
+reached their readers (the ledger's ``uncertain`` rows), that a run gave up on (``pending``: a greylisting
+server, a Slack outage outlasting the run's retries) or that a provider refused (``failed``: a Feishu secret
+or IP allow-list fixed since, a Slack bot invited to its channel since), rebuilt from the edition's record in
+the state store (never from ``digest.json``, which anyone can edit; its seal checked) and the readers file.
 
 An e-mail keeps the Message-ID of its first attempt, so a mail client that already has it drops the copy;
 a Slack thread resumes after the parts the ledger recorded as posted.
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from prdigest.kernel.config import Settings
 from prdigest.deliver.ledger import Key, Ledger
-from prdigest.deliver.run import DeliveryReport, deliver, plan_deliveries
+from prdigest.deliver.run import DeliveryReport, Retry, deliver, plan_deliveries
 from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, link_hosts_for
 from prdigest.kernel.models import Edition
@@ -45,13 +47,29 @@ def load_edition(store: Store, asked: str, seal: SealKey) -> Edition:
     return found.edition
 
 
+#: What ``digest resend`` may send: rows that may have arrived (``uncertain``), that a run gave up on
+#: (``pending``), and that a provider refused (``failed``: a Feishu secret or a Slack invitation fixed since).
+RESENDABLE = ("uncertain", "pending", "failed")
+
+
 def resend_uncertain(asked: str, *, settings: Settings, media: MediaRegistry, readers_of,
                      only: Iterable[str] = ()) -> Resent:
-    """Send the uncertain rows of edition ``asked`` (its key, name or exact identity) again, each once.
+    """Send the uncertain rows of edition ``asked`` again, each once (see :func:`resend_rows`)."""
+    return resend_rows(asked, ("uncertain",), settings=settings, media=media, readers_of=readers_of, only=only)
+
+
+def resend_rows(asked: str, statuses: Iterable[str], *, settings: Settings, media: MediaRegistry, readers_of,
+                only: Iterable[str] = ()) -> Resent:
+    """Send the rows of edition ``asked`` (its key, name or exact identity) at ``statuses`` (of
+    :data:`RESENDABLE`), each once, with the run's retries for transient failures.
 
     ``readers_of(repo)`` gives the readers file and the repo's vocabulary (``(ReadersFile, Vocabulary)``);
-    ``only``: reader ids to limit it to. The channels are checked before anything is sent.
+    ``only``: reader ids to limit it to. The channels are checked before anything is sent. Uncertain and
+    failed rows become pending on purpose; pending ones are sent as they are.
     """
+    statuses = tuple(statuses)
+    if not statuses or set(statuses) - set(RESENDABLE):
+        raise ValueError(f"resend rows at {statuses}: only {', '.join(RESENDABLE)}")
     from prdigest.readers.selfservice.links import link_kinds, linker
     from prdigest.pipeline.compose import sender
     from prdigest.connect.variants import plan_variants
@@ -73,12 +91,13 @@ def resend_uncertain(asked: str, *, settings: Settings, media: MediaRegistry, re
         if unknown:
             raise ConfigError(f"--reader {', '.join(unknown)}: no delivery of {edition.name} to this reader "
                               "in the ledger")
-        uncertain = {k: r for k, r in rows.items() if r.status == "uncertain" and (not wanted or r.reader in wanted)}
+        chosen_rows = {k: r for k, r in rows.items() if r.status in statuses and not r.medium.startswith("outbox-")
+                       and (not wanted or r.reader in wanted)}
         result = Resent(edition.name)
-        if not uncertain:
+        if not chosen_rows:
             return result
         readers, vocabulary = readers_of(edition.repo)
-        delivered = [m for m in media if m.name in {medium for _, medium in uncertain}]
+        delivered = [m for m in media if m.name in {medium for _, medium in chosen_rows}]
         channels = {m.name: m.channel(settings) for m in delivered}
         for channel in {id(c): c for c in channels.values()}.values():
             channel.check()
@@ -90,13 +109,16 @@ def resend_uncertain(asked: str, *, settings: Settings, media: MediaRegistry, re
         rendered = [(v.readers, {m.name: m.render(edition, v, context) for m in delivered}) for v in variants]
         compose = ComposeContext(edition=edition, sender=sender(settings),
                                  unsubscribe_template=settings.unsubscribe_url, links=linker(settings, edition.repo))
-        chosen = [d for d in plan_deliveries(rendered, delivered, compose) if d.key in uncertain]
+        chosen = [d for d in plan_deliveries(rendered, delivered, compose) if d.key in chosen_rows]
         found: set[Key] = {d.key for d in chosen}
-        for reader, medium in sorted(set(uncertain) - found):
-            result.skipped.append((reader, medium, "not in the readers file any more, or its filter selects "
-                                                   "nothing now: left uncertain"))
-        ledger.reopen_uncertain(key, found)
-        result.report = deliver(edition.id, chosen, channels, ledger)
+        for k in sorted(set(chosen_rows) - found):
+            result.skipped.append((*k, "not in the readers file any more, or its filter selects nothing now: "
+                                       f"left {chosen_rows[k].status}"))
+        for status in ("uncertain", "failed"):
+            if status in statuses:
+                ledger.reopen(key, [k for k in found if chosen_rows[k].status == status], status)
+        retry = Retry(settings.delivery_retries, settings.delivery_retry_delay)
+        result.report = deliver(edition.id, chosen, channels, ledger, retry=retry)
         return result
     finally:
         state.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -141,6 +142,24 @@ class DeliveryReport:
                                            delivery.recipient, outcome, detail))
 
 
+@dataclass(frozen=True)
+class Retry:
+    """How a run tries again the deliveries a transient failure left pending (a 451 greylisting answer, a
+    Slack 500, a provider down for a moment): ``attempts`` more passes over them, waiting ``delay`` seconds
+    before the first and twice as long before each next one (30 s, 60 s, 120 s by default: a greylisting
+    server asks for a few minutes). What is still pending after the last pass stays pending: the run says so
+    and exits non-zero, and ``digest resend EDITION --pending`` sends it later."""
+
+    attempts: int = 3
+    delay: float = 30.0
+
+    def waits(self) -> list[float]:
+        return [self.delay * 2 ** i for i in range(max(self.attempts, 0))]
+
+
+#: No retry within the run (tests of one pass, the outbox).
+NO_RETRY = Retry(attempts=0)
+
 #: Rows claimed per transaction: few enough that a stopped deliverer holds little, many enough that
 #: claiming costs a small share of the writes.
 CLAIM_BATCH = 8
@@ -152,6 +171,7 @@ def deliver(
     channels: dict[str, Channel],
     ledger: Ledger | None,
     progress: Progress | None = None,
+    retry: Retry = NO_RETRY,
 ) -> DeliveryReport:
     """Push every delivery through its medium's channel, each at most once when there is a ledger.
 
@@ -159,7 +179,8 @@ def deliver(
     A reader the provider refuses for good, or whose message cannot be composed, is failed and the loop
     moves on; a transient error leaves it pending with its reason; a failure after the message may have
     reached the provider marks it uncertain; a channel that is down leaves all its remaining deliveries
-    pending (untried) while the other media go on. Channels are flushed and closed at the end. Raises
+    pending (untried) while the other media go on; with ``retry``, what a transient failure left pending is
+    tried again after a wait, a bounded number of times. Channels are flushed and closed at the end. Raises
     :class:`LedgerUnavailable` (one line) when the state database cannot record a step.
     """
     if ledger is not None and any(c.name == "outbox" and not m.startswith(OUTBOX_PREFIX) for m, c in channels.items()):
@@ -177,7 +198,7 @@ def deliver(
                     progress(done, len(deliveries))
             return report
         key = ledger.edition(edition) if isinstance(edition, EditionId) else edition
-        return _Claims(key, deliveries, ledger, progress).run(channels)
+        return _Claims(key, deliveries, ledger, progress).run(channels, retry)
     finally:
         for channel in {id(c): c for c in channels.values()}.values():
             try:
@@ -197,7 +218,7 @@ class _Claims:
         self.results: dict[tuple[str, str], DeliveryResult] = {}
         self.tried: set[tuple[str, str]] = set()
 
-    def run(self, channels: dict[str, Channel]) -> DeliveryReport:
+    def run(self, channels: dict[str, Channel], retry: Retry = NO_RETRY) -> DeliveryReport:
         ledger, key = self.ledger, self.key
         ledger.register(key, [(d.reader.id, d.medium, d.variant, d.recipient, d.message_id)
                               for d in self.by_key.values()])
@@ -208,33 +229,51 @@ class _Claims:
         rows = ledger.rows(key)
         total = sum(1 for k in self.by_key if rows[k].status in ("pending", "sending"))
         owner = new_owner()
-        down: dict[str, str] = {}
-        done = 0
+        self.done, self.total = 0, total
         try:
-            while True:
-                fresh = 0
-                after: tuple[str, str] | None = None
-                while claimed := ledger.claim(key, owner, after, CLAIM_BATCH):
-                    after = claimed[-1].key
-                    mine = [r for r in claimed if r.key in self.by_key and r.key not in self.tried]
-                    # Rows another run planned (another readers file), or ours already tried in this run.
-                    ledger.release(key, [r.key for r in claimed if r not in mine], owner)
-                    for row in mine:  # if this stops midway, the finally below gives the rest back
-                        k = row.key
-                        self.tried.add(k)
-                        fresh += 1
-                        report = DeliveryReport()
-                        _Attempt(self.by_key[k], row, key, ledger, owner, report).run(channels, down)
-                        self.results[k] = report.results[0]
-                        done += 1
-                        if self.progress is not None:
-                            self.progress(done, max(total, done))
-                if not fresh or not self._others_left(ledger.rows(key)):
+            self._pass(channels, owner, {})
+            waits = retry.waits()
+            for number, wait in enumerate(waits, start=2):
+                again = [k for k, r in self.results.items() if r.outcome is Outcome.PENDING and k[1] in channels]
+                if not again:
                     break
+                reasons = sorted({self.results[k].detail for k in again})
+                log.warning("%s: %d deliver%s left pending (%s%s): trying again in %g s (pass %d of %d)", key,
+                            len(again), "y" if len(again) == 1 else "ies", reasons[0][:200],
+                            f"; and {len(reasons) - 1} other reason(s)" if len(reasons) > 1 else "", wait, number,
+                            len(waits) + 1)
+                time.sleep(wait)
+                self.tried -= set(again)
+                self.total += len(again)
+                self._pass(channels, owner, {})  # a channel that was down is tried again too
         finally:
             ledger_safe(lambda: ledger.release_all(key, owner))
             end_owner(owner)
         return self._report(ledger.rows(key))
+
+    def _pass(self, channels: dict[str, Channel], owner: str, down: dict[str, str]) -> None:
+        """Claim and push every pending row of ours not yet tried in this pass (and rows given back meanwhile)."""
+        ledger, key = self.ledger, self.key
+        while True:
+            fresh = 0
+            after: tuple[str, str] | None = None
+            while claimed := ledger.claim(key, owner, after, CLAIM_BATCH):
+                after = claimed[-1].key
+                mine = [r for r in claimed if r.key in self.by_key and r.key not in self.tried]
+                # Rows another run planned (another readers file), or ours already tried in this pass.
+                ledger.release(key, [r.key for r in claimed if r not in mine], owner)
+                for row in mine:  # if this stops midway, the finally of run() gives the rest back
+                    k = row.key
+                    self.tried.add(k)
+                    fresh += 1
+                    report = DeliveryReport()
+                    _Attempt(self.by_key[k], row, key, ledger, owner, report).run(channels, down)
+                    self.results[k] = report.results[0]
+                    self.done += 1
+                    if self.progress is not None:
+                        self.progress(self.done, max(self.total, self.done))
+            if not fresh or not self._others_left(ledger.rows(key)):
+                break
 
     def _others_left(self, rows: dict[tuple[str, str], LedgerRow]) -> bool:
         """Whether rows of ours went back to pending meanwhile (a claim another deliverer gave back)."""

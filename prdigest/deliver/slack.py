@@ -82,6 +82,44 @@ class _UnsentRetryHandler(ConnectionErrorRetryHandler):
         super().__init__(max_retry_count=max_retry_count, error_types=[URLError])
 
 
+#: The longest Slack ``Retry-After`` a delivery waits out; a longer one leaves the row pending (with the reason)
+#: for the run's own retries, a later run or ``digest resend --pending``, instead of a silent two-minute sleep.
+MAX_RETRY_AFTER = 30.0
+
+log = logging.getLogger(__name__)
+
+
+class _CappedRateLimitHandler(RateLimitErrorRetryHandler):
+    """slack-sdk's 429 handler, but a wait longer than ``cap`` seconds is not waited (the call fails with
+    ``ratelimited``, so the row stays pending), and every wait is logged."""
+
+    def __init__(self, max_retry_count: int, cap: float) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.cap = cap
+
+    @staticmethod
+    def _retry_after(response) -> float:  # noqa: ANN001 - slack-sdk's HttpResponse
+        for name, values in response.headers.items():
+            if name.lower() == "retry-after":
+                try:
+                    return float(values[0] if isinstance(values, list) else values)
+                except (TypeError, ValueError, IndexError):
+                    return 1.0
+        return 1.0
+
+    def _can_retry(self, *, state, request, response=None, error=None) -> bool:  # noqa: ANN001
+        if not super()._can_retry(state=state, request=request, response=response, error=error):
+            return False
+        wait = self._retry_after(response)
+        method = request.url.rsplit("/", 1)[-1]
+        if wait > self.cap:
+            log.warning("Slack rate-limits %s and asks to wait %g s (Retry-After), more than the %g s a delivery "
+                        "waits: the message stays pending", method, wait, self.cap)
+            return False
+        log.warning("Slack rate-limits %s: waiting %g s (Retry-After) before trying again", method, wait)
+        return True
+
+
 class SlackChannel:
     """Posts each reader's Slack payloads: ``#name`` and ``C…``/``G…``/``D…`` IDs directly (chat.postMessage
     accepts a name and answers with the ID), user IDs (``U…``/``W…``) via ``conversations.open``.
@@ -89,7 +127,8 @@ class SlackChannel:
     ``push`` returns the parent message's ``ts`` once every payload of the thread was accepted.
     ``channel_not_found`` and other per-destination errors raise :class:`RecipientRejected`; a rejected
     token or an unreachable API raises :class:`ChannelUnavailable`. Rate limits (429) wait ``Retry-After``
-    through slack-sdk's retry handler; a call that failed before its request went out is retried; a
+    through slack-sdk's retry handler, at most :data:`MAX_RETRY_AFTER` seconds each (a longer one leaves the
+    message pending), each wait logged; a call that failed before its request went out is retried; a
     ``chat.postMessage`` that got no answer after it went out (a timeout, a reset) raises
     :class:`MaybeDelivered` and is never posted again by itself.
     """
@@ -98,7 +137,8 @@ class SlackChannel:
     resumable = True
 
     def __init__(self, *, token: SecretStr, base_url: str = "https://slack.com/api/", timeout: int = 30,
-                 rate_limit_retries: int = 5, connection_retries: int = 2) -> None:
+                 rate_limit_retries: int = 5, connection_retries: int = 2,
+                 max_retry_after: float = MAX_RETRY_AFTER) -> None:
         secret = token.get_secret_value()
         self._secret = secret
         logger = logging.getLogger("prdigest.deliver.slack.sdk")
@@ -108,7 +148,7 @@ class SlackChannel:
         self.client = WebClient(
             token=secret, base_url=base_url, timeout=timeout, logger=logger,
             retry_handlers=[_UnsentRetryHandler(max_retry_count=connection_retries),
-                            RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries)],
+                            _CappedRateLimitHandler(rate_limit_retries, max_retry_after)],
         )
         self._dm: dict[str, str] = {}
         self.team: str | None = None

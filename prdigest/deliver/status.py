@@ -51,6 +51,8 @@ def ledger_report(state: StateLocation | str | Path, edition: str) -> LedgerRepo
         counts = ledger.counts(key)
         known = ledger.editions() if not rows else []
         stored = records.resolve(store(), key) or records.resolve(store(), edition)
+        repo = stored.edition.repo if stored is not None else None
+        others = ledger.unsent(repo, key) if repo else []
     shown = [s for s in ORDER if counts[s] or s in ("sent", "failed", "pending")]
     title = f"{key}: " + ", ".join(f"{counts[s]} {s}" for s in shown)
     notes = []
@@ -60,6 +62,16 @@ def ledger_report(state: StateLocation | str | Path, edition: str) -> LedgerRepo
                      f"{len(stored.edition.published)} of {len(stored.edition.entries)} entries published")
     if identity:
         notes.append(f"{identity[0]} = {identity[1]}")
+    name = identity[0] if identity else key
+    if counts["pending"]:
+        notes.append(f"{counts['pending']} pending: no run sends them by itself once its retries gave up; to send "
+                     f"them now: digest resend '{name}' --pending [--reader ID]")
+    if counts["failed"]:
+        notes.append(f"{counts['failed']} failed: the provider refused them (see each error); once the cause is "
+                     f"fixed: digest resend '{name}' --failed [--reader ID]")
+    for _, other, n in others:
+        notes.append(f"{other} (another edition of this repo) has {n} message{'' if n == 1 else 's'} still "
+                     f"pending: digest resend '{other}' --pending")
     if counts["uncertain"]:
         notes.append(f"{counts['uncertain']} uncertain: they may have reached the reader and are never resent "
                      f"on their own; to send them again: digest resend '{identity[0] if identity else key}' "

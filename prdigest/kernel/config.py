@@ -114,6 +114,12 @@ class Settings(BaseSettings):
     #: The archive site's public URL (``DIGEST_SITE_URL``): links from email, Slack and feeds; none = no links.
     site_url: str | None = None
 
+    #: Passes over the deliveries a transient failure (a 451 greylisting answer, a Slack 500) left pending, within
+    #: the run, and the seconds before the first (doubled before each next): ``DIGEST_DELIVERY_RETRIES``,
+    #: ``DIGEST_DELIVERY_RETRY_DELAY``. What stays pending after them makes the run exit non-zero.
+    delivery_retries: int = Field(default=3, ge=0, le=10)
+    delivery_retry_delay: float = Field(default=30.0, ge=0, le=3600)
+
     #: Weeks an earlier edition's follow-up stays listed while open (then it ages out: ``expired``).
     followup_weeks: int = Field(default=6, ge=1, le=104)
     #: Propose follow-ups done by a semantic match (the optional ``semantic`` extra); the editor confirms.

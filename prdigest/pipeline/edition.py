@@ -18,9 +18,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from prdigest.deliver.outbox import write_atomic
-from prdigest.deliver.run import DeliveryReport, Outcome, deliver, outbox_routes, plan_deliveries
+from prdigest.deliver.run import DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
 from prdigest.draft.concurrent import draft_entries
-from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.errors import ConfigError, DigestError
 from prdigest.kernel.links import flag_foreign_links
 from prdigest.deliver.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.kernel import progress as progress_hook
@@ -91,8 +91,11 @@ class EditionSummary(BaseModel):
     idle_readers: list[str]
     sent: list[tuple[str, str, str]]
     failed: list[tuple[str, str, str]]
-    #: Still pending after this run (transient error, channel down): the next run retries them.
+    #: Still pending after this run and its retries (transient error, channel down): the run exits non-zero
+    #: (the flow ends Failed), and ``digest resend EDITION --pending`` sends them.
     pending: list[tuple[str, str, str]] = []
+    #: Held by another deliverer (a concurrent run or worker) when this run ended: theirs to finish.
+    elsewhere: list[tuple[str, str, str]] = []
     #: Sent by an earlier run of this edition, not sent again.
     already_sent: int = 0
     #: May have reached the reader (the provider did not answer after the body went out): never resent
@@ -104,6 +107,21 @@ class EditionSummary(BaseModel):
     skipped: str = ""
     #: What the run says before its results (subsystems proposed for a repo without a rules file).
     notices: list[str] = []
+
+
+class Undelivered(DigestError):
+    """A run ended with messages still pending after its retries: the flow run ends Failed with this error
+    (its message says what to do), and ``digest run`` prints the summary it carries and exits non-zero."""
+
+    def __init__(self, summary: EditionSummary) -> None:
+        self.summary = summary
+        n, name = len(summary.pending), summary.edition
+        super().__init__(f"{name}: {n} message{'' if n == 1 else 's'} stayed pending after every retry of this run "
+                         f"(digest status '{name}' shows why): send {'it' if n == 1 else 'them'} with "
+                         f"digest resend '{name}' --pending")
+
+    def __reduce__(self):  # noqa: ANN204 - pickled with the flow run's result
+        return (Undelivered, (self.summary,))
 
 
 def auto_approve(edition: Edition, approver: str = "auto", *, leave_flagged: bool = False) -> Edition:
@@ -361,7 +379,8 @@ class EditionPipeline:
         deliveries = plan_deliveries([(v.variant.readers, v.renderings) for v in rendered.variants],
                                      services.delivered, context)
         deliveries, channels = outbox_routes(deliveries, services.channels)
-        return deliver(edition.id, deliveries, channels, services.ledger(), progress or _reported("deliver"))
+        retry = Retry(services.settings.delivery_retries, services.settings.delivery_retry_delay)
+        return deliver(edition.id, deliveries, channels, services.ledger(), progress or _reported("deliver"), retry)
 
     # --- summarize -------------------------------------------------------------------------------
     def summarize(self, edition: Edition, rendered: Rendered | None, report: DeliveryReport,
@@ -377,10 +396,10 @@ class EditionPipeline:
             variants={v.variant.key: [r.id for r in v.variant.readers] for v in rendered.variants},
             idle_readers=[r.id for r in rendered.idle], sent=[row(r) for r in report.sent],
             failed=[row(r) for r in report.failed],
-            pending=[row(r) for r in report.results if r.outcome in (Outcome.PENDING, Outcome.ELSEWHERE)],
+            pending=[row(r) for r in report.pending], elsewhere=[row(r) for r in report.of(Outcome.ELSEWHERE)],
             uncertain=[row(r) for r in report.uncertain],
             already_sent=len(report.already), problems=rendered.problems,
-            files=[str(f) for f in files], notices=self.services.notices,
+            files=[str(f) for f in files], notices=self.services.notices + self.earlier_unsent(),
         )
 
     def skipped(self, reason: str, record: EditionRecord | None = None) -> EditionSummary:
@@ -388,7 +407,15 @@ class EditionPipeline:
         name = record.edition.name if record is not None else self.edition_id().name
         return EditionSummary(edition=name, out=str(self.services.out), entries=0, published=0, per_verdict={},
                               per_subsystem={}, variants={}, idle_readers=[], sent=[], failed=[], problems=[],
-                              files=[], skipped=reason, notices=self.services.notices)
+                              files=[], skipped=reason, notices=self.services.notices + self.earlier_unsent())
+
+    def earlier_unsent(self) -> list[str]:
+        """One line per other edition of the repo whose messages are still pending in the ledger: a week whose
+        delivery gave up is pointed at by every later run until someone sends it."""
+        found = self.services.ledger().unsent(self.services.source.repo, self.edition_id().key)
+        return [f"{name}: {n} message{'' if n == 1 else 's'} still pending from an earlier run: send "
+                f"{'it' if n == 1 else 'them'} with digest resend '{name}' --pending (digest status '{name}' "
+                "lists them)" for _, name, n in found]
 
     # --- the loop, run directly (no Prefect) ----------------------------------------------------------
     def run(self) -> EditionSummary:

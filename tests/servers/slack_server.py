@@ -46,6 +46,7 @@ class SlackServer(LoopbackServer):
         self._ratelimits: Counter[str] = Counter()
         self._retry_after = 1
         self._failures: dict[str, list[str | None]] = {}
+        self._http_failures: Counter[str] = Counter()
         self._late: dict[str, list[float]] = {}
         self._ts = 1_764_000_000_000_100
         self._lock = threading.Lock()
@@ -63,6 +64,11 @@ class SlackServer(LoopbackServer):
         ``{"ok": false, "error": error}``."""
         with self._lock:
             self._failures.setdefault(method, []).extend([None] * after + [error] * times)
+
+    def fail_http(self, method: str = "chat.postMessage", times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with HTTP 500 (before they take effect)."""
+        with self._lock:
+            self._http_failures[method] += times
 
     def answer_late(self, method: str, seconds: float, times: int = 1) -> None:
         """The next ``times`` calls of ``method`` take effect at once, and are answered ``seconds`` later."""
@@ -84,6 +90,9 @@ class SlackServer(LoopbackServer):
             if self._ratelimits[method] > 0:
                 self._ratelimits[method] -= 1
                 return 429, {"Retry-After": str(self._retry_after)}, {"ok": False, "error": "ratelimited"}
+            if self._http_failures[method] > 0:
+                self._http_failures[method] -= 1
+                return 500, {}, {"ok": False}
             if headers.get("authorization") != f"Bearer {self.token}":
                 return 200, {}, {"ok": False, "error": "invalid_auth"}
             if self._failures.get(method):

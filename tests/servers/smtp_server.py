@@ -85,6 +85,9 @@ class _Handler:
             return f"550 5.1.1 <{address}>: mailbox unavailable"
         if address in self.owner.defer:
             return "451 4.3.0 mailbox busy, try again later"
+        if self.owner.greylist.get(address, 0) > 0:
+            self.owner.greylist[address] -= 1
+            return "451 4.7.1 greylisted, try again in a moment"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
@@ -120,6 +123,8 @@ class SmtpServer:
         self.idle_timeout = idle_timeout
         self.reject: set[str] = set()
         self.defer: set[str] = set()
+        #: address -> how many more RCPTs to it get 451 (greylisting: accepted once it was tried again).
+        self.greylist: dict[str, int] = {}
         #: address -> seconds: the next message to it is accepted, and 250 is sent that much later.
         self.late: dict[str, float] = {}
         self.messages: list[Received] = []
