@@ -13,7 +13,8 @@ import re
 
 from prdigest.draft.language import code_words, mixes_languages
 from prdigest.draft.phrasing import MAX_HEADLINE, zh_spacing
-from prdigest.kernel.factlines import fact_line, ordered
+from prdigest.kernel.factlines import fact_line, rank
+from prdigest.kernel.models import Change
 from prdigest.kernel.prtext.signals import Signals, clean_line
 from prdigest.kernel.models import Language
 
@@ -83,6 +84,7 @@ _ZH_FRAME = {  # where a zh headline puts verb {v}, object {a} and the prepositi
     "via": "通过{b}{v}{a}", "into": "{v}{a}至{b}", "between": "在{b}之间{v}{a}", "across": "跨{b}{v}{a}",
 }
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_TITLE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _LONG_ASIDE = re.compile(r"\s*\([^()]{24,}\)\s*$")  # "(/inference does NOT bypass …)" goes; "(SM100)" stays
 _ANY_ASIDE = re.compile(r"\s*\([^()]*\)\s*$")
@@ -165,18 +167,27 @@ def _statement(s: Signals, zh: bool, short: int) -> tuple[str, bool]:
 
 
 def from_facts(s: Signals, limit: int = MAX_HEADLINE) -> str | None:
-    """The change said in Chinese from its code facts, most important first (``移除 `Int4CPULayout` 等 5 项改动``);
-    None when the PR has none. Only facts about the code itself: an implementation change comes last."""
-    facts = [c for c in ordered(list(s.changes)) if c.kind != "body"] or list(s.changes)
+    """The change said in Chinese from its code facts (``移除 `Int4CPULayout` 等 5 项改动``), None when the PR has
+    none or none fits in ``limit``. The most important fact first (breaking, then API, kernels, files), those the
+    title names before the others, tests and implementation changes last."""
+    words = set(_TITLE_WORD.findall(s.core_title))
+
+    def named(c: Change) -> bool:
+        return any(v and (v in words or v.rsplit(".", 1)[-1] in words) for v in (c.symbol, c.before, c.after))
+
+    facts = sorted(s.changes, key=lambda c: (rank(c)[0], not named(c), {"body": 1, "tests": 2}.get(c.kind, 0)))
     if not facts:
         return None
-    first = fact_line(facts[0], "zh-CN")
-    if len(facts) == 1:
-        return first
-    second = f"{first}，{fact_line(facts[1], 'zh-CN')}"
-    if len(facts) == 2 and len(second) <= limit:
-        return second
-    return f"{first} 等 {len(facts)} 项改动"
+    if len(facts) == 2:
+        both = f"{fact_line(facts[0], 'zh-CN')}，{fact_line(facts[1], 'zh-CN')}"
+        if len(both) <= limit:
+            return both
+    more = f" 等 {len(facts)} 项改动" if len(facts) > 1 else ""
+    for fact in facts[:10]:  # a long first fact (a module path) gives way to one that fits
+        line = fact_line(fact, "zh-CN") + more
+        if len(line) <= limit:
+            return line
+    return None
 
 
 def headline(s: Signals, lang: Language) -> str:

@@ -42,7 +42,7 @@ def breaking(changes: Iterable[Change]) -> bool:
     return any(is_breaking(c) for c in changes)
 
 
-def _rank(change: Change) -> tuple[int, int]:
+def rank(change: Change) -> tuple[int, int]:
     """Breaking facts first, then the API, kernels, files, and last what users never see."""
     if is_breaking(change):
         return 0, 0
@@ -57,7 +57,7 @@ def _rank(change: Change) -> tuple[int, int]:
 
 def ordered(changes: Sequence[Change]) -> list[Change]:
     """``changes`` most important first (stable within a rank)."""
-    return sorted(changes, key=_rank)
+    return sorted(changes, key=rank)
 
 
 def _signature(change: Change, zh: bool) -> str:
