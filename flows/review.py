@@ -39,7 +39,7 @@ from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Edition
 from prdigest.review import (
     ReviewDecision, ReviewExpired, ReviewRejected, apply_decision, check_decision, decision_summary, md, record_review,
-    review_markdown,
+    parse_numbers, review_markdown,
 )
 from prdigest.pipeline.edition import EditionPipeline
 from prdigest.readers.file import Editor
@@ -103,7 +103,8 @@ def review_edition(record: EditionRecord, pipeline: EditionPipeline, options: Ru
     record.check_shown(_shown_hash(run_id), decision.snapshot)
     edition = record.edition
     reviewed = apply_decision(edition, decision)  # checked before: applies in full or raises, never in part
-    record_review(services.store(), edition, reviewed, run_id)
+    record_review(services.store(), edition, reviewed, run_id,
+                  first=parse_numbers(decision.first, "first")[0])  # edits and read-first order kept per PR
     counts = decision_summary(reviewed)
     get_run_logger().info("%s reviewed by %s (%s): %d approved, %d edited, %d rejected", edition.name,
                           reviewed.approver, decision.decision, counts.get("approved", 0),

@@ -48,6 +48,7 @@ UI: dict[str, dict[str, str]] = {
         "action": "需要处理",
         "action_note": "以下改动移除、重命名或改变了公开接口、环境变量或参数：",
         "facts": "代码改动",
+        "coverage": "草稿依据：",
     },
     "en": {
         "digest": "PR digest",
@@ -81,6 +82,7 @@ UI: dict[str, dict[str, str]] = {
         "action_note": "These changes remove, rename or change the signature of a public name, an environment "
                        "variable or an argument:",
         "facts": "What the code did",
+        "coverage": "What the drafter saw:",
     },
 }
 
@@ -122,6 +124,8 @@ class EntryView:
     breaking: bool = False
     #: The breaking facts, for the Action required block.
     breaking_facts: tuple[str, ...] = ()
+    #: What the drafter saw of the PR (``7 of 41 files, 3 clipped; …``), "" when not recorded (the archive shows it).
+    coverage: str = ""
 
     @property
     def size(self) -> str:
@@ -180,6 +184,7 @@ def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK
         facts=tuple(fact_lines(entry.changes, _language(language))),
         breaking=entry.breaking,
         breaking_facts=tuple(breaking_lines(entry.changes, _language(language))) if entry.breaking else (),
+        coverage=entry.coverage.summary(_language(language)) if entry.coverage is not None else "",
     )
 
 

@@ -7,12 +7,15 @@ reviewers' remarks), so the grounding check never finds a citation the PR does n
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_POINT, MAX_RATIONALE, code_names, zh_spacing
 from prdigest.kernel.prtext.signals import BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, Remark, Signals, clean_line
+from prdigest.collect.discussion import points
 from prdigest.draft.verdict import Assessment
 from prdigest.kernel.factlines import fact_line
-from prdigest.kernel.models import Language, Verdict
+from prdigest.kernel.models import Language, PullRequest, Verdict
 
 _CONFIG_FILE = re.compile(r"(^|/)(config|envs|cli_args|arg_utils|settings)[\w.]*\.py$")
 _ROLE = {  # a file's role → (zh, en): what to look at in it
@@ -36,6 +39,54 @@ _LATER = re.compile(r"\b(later|follow|future|docs?|documentation|instead|hierarc
                     r"other (?:ISA|backends?|platforms?))", re.IGNORECASE)
 _SUGGESTS = re.compile(r"\b(suggest\w*|asked|should|could|consider\w*|prefer\w*|concern\w*|pointed out|"
                        r"requested|would like)\b", re.IGNORECASE)
+
+
+_ALTERNATIVE = re.compile(r"\b(instead|alternative\w*|why not|what about|how about|could we|can we|would it be "
+                          r"(?:better|simpler|cleaner)|rather than|another (?:way|approach|option|design)|prefer\w*|"
+                          r"simpler (?:way|approach))\b|改为|不如|另一种|换成|为什么不", re.IGNORECASE)
+_REQUEST = re.compile(r"\b(please|must|needs? to|should|let'?s (?:not|keep|move|add)|blocking|before (?:we )?merg\w*)\b"
+                      r"|请|需要|必须", re.IGNORECASE)
+_LOGIN = re.compile(r"[^A-Za-z0-9_.\[\]-]")
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A reviewer's alternative or a maintainer's request, from the PR's reviews and conversation."""
+
+    login: str
+    quote: str
+    kind: str  # "request" | "alternative"
+
+
+def asks(pr: PullRequest) -> list[Ask]:
+    """The reviewers' requests (a review asking for changes, or a request in a review) and proposed alternatives,
+    from the reviews and the conversation (bots and the author's own replies left out), strongest first. The
+    quote is untrusted text: cleaned, bounded, its backticks made plain so it can never open a code span."""
+    found: list[Ask] = []
+    for p in points(pr):
+        if p.own or p.kind == "inline":  # inline remarks are the review comments the remarks already read
+            continue
+        text = " ".join(p.text.split())
+        if p.kind == "changes-requested" or (p.kind in ("approved", "review") and _REQUEST.search(text)
+                                             and not _ALTERNATIVE.search(text)):
+            kind = "request"
+        elif _ALTERNATIVE.search(text):
+            kind = "alternative"
+        elif _REQUEST.search(text) and p.kind != "comment":
+            kind = "request"
+        else:
+            continue
+        login = _LOGIN.sub("", p.author)[:39] or "ghost"
+        found.append(Ask(login, clean_line(text.replace("`", "'"), 110), kind))
+    return sorted(found, key=lambda a: a.kind != "request")
+
+
+def _ask_point(ask: Ask, zh: bool) -> str:
+    if zh:
+        said = "要求修改" if ask.kind == "request" else "提出另一种做法"
+        return f"评审 `@{ask.login}` {said}：“{ask.quote}”"
+    said = "asks for a change" if ask.kind == "request" else "proposes an alternative"
+    return f"Review: `@{ask.login}` {said}: “{ask.quote}”"
 
 
 def _suggestion(s: Signals) -> Remark | None:
@@ -127,11 +178,13 @@ def _fact_points(s: Signals, zh: bool) -> list[str]:
     return []
 
 
-def focus(s: Signals, a: Assessment, lang: Language) -> list[str]:
-    """Up to three points to look at, most important first, each citing a file or a name from the PR."""
+def focus(s: Signals, a: Assessment, lang: Language, discussion: Sequence[Ask] = ()) -> list[str]:
+    """Up to three points to look at, most important first, each citing a file or a name from the PR; a reviewer's
+    request or alternative from ``discussion`` (:func:`asks`) comes right after the first file."""
     zh = lang == "zh-CN"
     ordered = [f for f in s.files if f.kind == SOURCE] + [f for f in s.files if f.kind != SOURCE]
     points = _fact_points(s, zh) + [_file_point(s, f, zh) for f in ordered[:1]]
+    points += [_ask_point(ask, zh) for ask in discussion[:1]]
     cited = set(_file_names(s, ordered[0])[:2]) if ordered else set()
     names = [i for i in s.identifiers if i not in cited and not i.startswith("-") and not i.isupper()]
     names = [i for i in names if not any(o != i and o.endswith("." + i) for o in names)]

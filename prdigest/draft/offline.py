@@ -9,7 +9,7 @@ import from here are re-exported.
 from __future__ import annotations
 
 from prdigest.draft.packing import DraftContext
-from prdigest.draft.guidance import audience, focus, followups, rationale
+from prdigest.draft.guidance import asks, audience, focus, followups, rationale
 from prdigest.draft.headline import headline
 from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE
 from prdigest.kernel.prtext.signals import extract
@@ -59,6 +59,6 @@ class OfflineDrafter:
                             else "No files and no description: the draft rests on the title alone.")
         return DraftEntry(
             number=pr.number, headline=headline(s, lang), verdict=a.verdict, rationale=rationale(s, a, lang),
-            focus=focus(s, a, lang), followups=followups(s, lang), audience=audience(s, lang),
+            focus=focus(s, a, lang, asks(pr)), followups=followups(s, lang), audience=audience(s, lang),
             drafter=self.name, needs_editing=bool(warnings), warnings=warnings,
         )

@@ -47,10 +47,9 @@ SHARES = {"pr": 0.22, "facts": 0.15, "relations": 0.05, "discussion": 0.20, "iss
 _OVERHEAD = 60
 #: A widened hunk shows at most this many lines of its function before and after the change.
 _WIDEN_BEFORE, _WIDEN_AFTER = 30, 15
+_FACTS = "Code facts (read from the files before and after):"
+_RELATIONS = "Known relations (this edition and earlier):"
 _HUNK_HEAD = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@(?P<tail>.*)$")
-
-#: Below this share of the changed lines seen, the draft is marked for the editor.
-LOW_COVERAGE = 1 / 3
 
 
 @dataclass(frozen=True)
@@ -115,8 +114,7 @@ class Packed:
     @property
     def low_coverage(self) -> bool:
         """True when hunks were available but the model saw less than a third of the changed lines."""
-        c = self.coverage
-        return c.lines_total > 0 and self.had_hunks and c.lines_seen < c.lines_total * LOW_COVERAGE
+        return self.had_hunks and self.coverage.low
 
 
 # ---- sections -------------------------------------------------------------------------------------------
@@ -154,7 +152,7 @@ def _fact_line(c: Change) -> str:
 def _lines(counter: TokenCounter, lines: list[str], limit: int, heading: str) -> tuple[str, int, bool]:
     """As many of ``lines`` as fit under ``heading`` (each kept whole), how many, and whether some were left."""
     text, kept = heading, 0
-    used = counter.count(heading)
+    used = counter.count(heading) + 10  # and room for the "… and N more" line
     for line in lines:
         cost = counter.count(line) + 1
         if used + cost > limit:
@@ -258,7 +256,7 @@ def widen(patch: str, after: str, path: str) -> tuple[str, bool]:
     lines = after.splitlines()
     out: list[str] = []
     widened = False
-    hunks = re.split(r"(?m)^(?=@@ )", patch)
+    hunks = [h for h in re.split(r"(?m)^(?=@@ )", patch) if h]
     for hunk in hunks:
         head, _, rest = hunk.partition("\n")
         m = _HUNK_HEAD.match(head)
@@ -301,8 +299,8 @@ def _hunks(items: list[tuple[FileChange, str]], counter: TokenCounter, limit: in
     text, used = "Diff hunks, most telling files first:", counter.count("Diff hunks, most telling files first:")
     shown = clipped = lines = 0
     cut = False
-    # One huge file must not crowd out the next: each gets at most a third of the room (all of it for fewer).
-    cap = max(80, (limit - used) // min(3, len(items)))
+    # One huge file must not crowd out the next: each gets at most a fifth of the room (all of it for fewer).
+    cap = max(120, (limit - used) // min(5, len(items)))
     for i, (f, patch) in enumerate(items):
         head = f"--- {f.path}"
         room = limit - used - counter.count(head) - 2
@@ -336,16 +334,19 @@ def pack(pr: PullRequest, budget: int = DEFAULT_BUDGET, context: DraftContext | 
     ranked = _ranked(pr, changes)
     facts = [_fact_line(c) for c in ordered(changes)]  # breaking first: a clipped list keeps them
     relations = [f"- {line}" for line in relation_lines(list(context.relations), "en", limit=20)]
+    file_lines = [f"- {f.path} (+{f.additions}/-{f.deletions}, {f.status}"
+                  f"{', from ' + f.previous_path if f.previous_path else ''})" for f in ranked]
+    files_heading = f"Files changed ({len(pr.files)}{'+' if pr.files_truncated else ''}, most telling first):"
     hunk_items = [(f, widen(f.patch, context.texts.get(f.path, ""), f.path)[0]) for f in ranked if f.patch]
 
     # What each section would need whole, for the grants.
     need = {
         "pr": counter.count(pr.title) + counter.count(pr.body) + 40,
-        "facts": sum(counter.count(x) + 1 for x in facts) + (8 if facts else 0),
-        "relations": sum(counter.count(x) + 1 for x in relations) + (8 if relations else 0),
+        "facts": sum(counter.count(x) + 1 for x in facts) + (counter.count(_FACTS) + 10 if facts else 0),
+        "relations": sum(counter.count(x) + 1 for x in relations) + (counter.count(_RELATIONS) + 10 if relations else 0),
         "discussion": sum(counter.count(_point_line(p)) + 1 for p in points(pr)) + 30,
         "issues": sum(counter.count(i.title) + counter.count(i.body) + 12 for i in pr.linked_issues),
-        "files": sum(counter.count(f.path) + 10 for f in ranked) + 10,
+        "files": sum(counter.count(x) + 1 for x in file_lines) + counter.count(files_heading) + 10,
         "hunks": sum(counter.count(patch) + counter.count(f.path) + 4 for f, patch in hunk_items) + 10,
     }
     grant = {k: min(need[k], int(available * SHARES[k])) for k in SECTIONS}
@@ -370,18 +371,15 @@ def pack(pr: PullRequest, budget: int = DEFAULT_BUDGET, context: DraftContext | 
 
     text, cut = _pr_section(pr, counter, grant["pr"])
     add("pr", text, cut)
-    text, _, cut = _lines(counter, facts, grant["facts"], "Code facts (read from the files before and after):")
+    text, _, cut = _lines(counter, facts, grant["facts"], _FACTS)
     add("facts", text, cut)
-    text, _, cut = _lines(counter, relations, grant["relations"], "Known relations (this edition and earlier):")
+    text, _, cut = _lines(counter, relations, grant["relations"], _RELATIONS)
     add("relations", text, cut)
     text, comments_seen, comments_total, cut = _discussion(pr, counter, grant["discussion"])
     add("discussion", text, cut)
     text, issues_seen, cut = _issues(pr, counter, grant["issues"])
     add("issues", text, cut)
-    file_lines = [f"- {f.path} (+{f.additions}/-{f.deletions}, {f.status}"
-                  f"{', from ' + f.previous_path if f.previous_path else ''})" for f in ranked]
-    text, _, cut = _lines(counter, file_lines, grant["files"],
-                          f"Files changed ({len(pr.files)}{'+' if pr.files_truncated else ''}, most telling first):")
+    text, _, cut = _lines(counter, file_lines, grant["files"], files_heading)
     add("files", text, cut)
     # Hunks take every token the sections before them left.
     text, files_seen, files_clipped, lines_seen, cut = _hunks(hunk_items, counter, max(0, available - spent))
@@ -399,15 +397,4 @@ def pack(pr: PullRequest, budget: int = DEFAULT_BUDGET, context: DraftContext | 
 
 def coverage_line(coverage: Coverage) -> str:
     """``7 of 41 files, 3 clipped; 120 of 900 changed lines; 12 of 20 remarks; issue #31913`` (English)."""
-    c = coverage
-    parts = [f"{c.files_seen} of {c.files_total} file{'s' if c.files_total != 1 else ''}"
-             + (f", {c.files_clipped} clipped" if c.files_clipped else "")]
-    if c.lines_total:
-        parts.append(f"{c.lines_seen} of {c.lines_total} changed lines")
-    if c.comments_total:
-        parts.append(f"{c.comments_seen} of {c.comments_total} remark{'s' if c.comments_total != 1 else ''}")
-    if c.issues:
-        parts.append(("issue " if len(c.issues) == 1 else "issues ") + ", ".join(f"#{n}" for n in c.issues))
-    if c.source == "git":
-        parts.append("full files from git")
-    return "; ".join(parts)
+    return coverage.summary("en")

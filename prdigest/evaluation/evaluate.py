@@ -15,7 +15,7 @@ from prdigest.evaluation.comparison import write_comparison
 from prdigest.evaluation.labels import reviewed_labels, write_labels
 from prdigest.evaluation.report import eval_markdown, write_reports
 from prdigest.evaluation.results import EvalConfig, load_run
-from prdigest.evaluation.reviews import read_reviews, reviews_markdown, reviews_report
+from prdigest.evaluation.reviews import kept_edits, read_reviews, reviews_markdown, reviews_report
 from prdigest.evaluation.runner import run_eval
 from prdigest.evaluation.summary import summarize
 
@@ -56,8 +56,9 @@ def evaluate_reviews(settings: Settings, out: Path, since: datetime | None = Non
     with state_store(settings.state) as store:
         entries = read_reviews(store(), since)
         labels = reviewed_labels(store(), entries)
+        kept = kept_edits(store())
     out.mkdir(parents=True, exist_ok=True)
-    report = {**reviews_report(entries), "labels": len(labels)}
+    report = {**reviews_report(entries), "labels": len(labels), "kept_edits": kept}
     paths = [out / "reviews.json", out / "reviews.md"]
     if labels:
         paths.append(write_labels(labels, out / "labels.jsonl"))

@@ -65,6 +65,14 @@ def table_columns(conn: Store, table: str) -> set[str]:
     return {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
 
 
+def kept_edits(conn: Store) -> int:
+    """How many editors' edits are kept per PR (prdigest/review/edits.py), read without writing; 0 without the table."""
+    if not table_columns(conn, "entry_edits"):
+        return 0
+    row = conn.fetchone("SELECT COUNT(*) FROM entry_edits")
+    return int(row[0]) if row else 0
+
+
 def read_reviews(conn: Store, since: datetime | None = None) -> list[Reviewed]:
     """Every reviewed entry (approved at or after ``since``), oldest edition first; [] without a review record."""
     have = table_columns(conn, "review_entries")
@@ -101,8 +109,13 @@ def corrections(entries: list[Reviewed]) -> dict[str, Any]:
     headlines = [e for e in kept if e.draft_headline is not None and e.final_headline is not None]
     matrix = confusion((e.final_verdict, e.draft_verdict) for e in kept)
     deep = verdict_prf(matrix)
+    edited = [e for e in kept if e.status == "edited"]
     return {
         "entries": len(entries), "rejected": len(entries) - len(kept),
+        # The editors' edit rate (entries kept but changed: verdict or text) and the characters they changed per
+        # kept entry: the drafter's quality as its editors measure it.
+        "edit_rate": _rate(len(edited), len(kept)),
+        "edit_distance_per_entry": statistics.fmean(distances) if distances else None,
         "rejected_rate": _rate(len(entries) - len(kept), len(entries)),
         "verdict_changed": len(changed), "verdict_changed_rate": _rate(len(changed), len(kept)),
         "rewritten": sum(1 for d in distances if d), "rewritten_rate": _rate(sum(1 for d in distances if d), len(kept)),
@@ -160,6 +173,15 @@ def _row(name: str, c: dict[str, Any]) -> str:
             f"{_pct(c['rewritten_rate'])} | {median} | {_pct(c['verdict_agreement'])} |")
 
 
+def _quality(report: dict[str, Any]) -> str:
+    per_entry = report.get("edit_distance_per_entry")
+    distance = "n/a" if per_entry is None else f"{per_entry:.1f} characters"
+    kept = report.get("kept_edits")
+    again = f"; {kept} editor's edit(s) kept per PR, applied again to later drafts" if kept else ""
+    return (f"**Edit rate: {_pct(report.get('edit_rate'))}** of the kept entries were edited; **edit distance per "
+            f"entry: {distance}**{again}.")
+
+
 def reviews_markdown(report: dict[str, Any], since: datetime | None = None, labels: Path | None = None) -> str:
     """The editors' corrections as markdown (``reviews.md``, and the Prefect artifact)."""
     from prdigest.review import md  # the review's inert-markdown escaping: edition keys and names are data
@@ -173,7 +195,7 @@ def reviews_markdown(report: dict[str, Any], since: datetime | None = None, labe
     lines = [f"# Editors' corrections{scope}", "",
              f"{report['entries']} reviewed entries in {report['editions']} edition(s). *Verdict changed*, "
              "*rewritten* and *agreement* count the entries editors kept; *agreement* is the drafted verdict "
-             "scored against the editor's final one.", "", head, _row("all", report), "",
+             "scored against the editor's final one.", "", _quality(report), "", head, _row("all", report), "",
              "## Per configuration (model or drafter, prompt version)", "", head]
     lines += [_row(md(name), c) for name, c in report["per_configuration"].items()]
     lines += ["", "## Per edition, oldest first", "", head]

@@ -322,6 +322,40 @@ class Coverage(BaseModel):
     issues: list[int] = Field(default_factory=list)
     source: Literal["git", "patches"] = "patches"
 
+    @property
+    def low(self) -> bool:
+        """True when the drafter saw less than a third of the changed lines."""
+        return self.lines_total > 0 and self.lines_seen * 3 < self.lines_total
+
+    def summary(self, language: str = "en") -> str:
+        """``7 of 41 files, 3 clipped; 120 of 900 changed lines; 12 of 20 remarks; issue #31913`` (or in zh-CN)."""
+        zh = language == "zh-CN"
+        issues = ", ".join(f"#{n}" for n in self.issues)
+        if zh:
+            parts = [f"{self.files_total} 个文件中的 {self.files_seen} 个"
+                     + (f"（{self.files_clipped} 个截断）" if self.files_clipped else "")]
+            if self.lines_total:
+                parts.append(f"{self.lines_total} 行改动中的 {self.lines_seen} 行")
+            if self.comments_total:
+                parts.append(f"{self.comments_total} 条评论中的 {self.comments_seen} 条")
+            if issues:
+                parts.append(f"issue {issues}")
+            if self.source == "git":
+                parts.append("含 git 中的完整文件")
+            return "；".join(parts)
+        plural = lambda n, word: f"{word}{'' if n == 1 else 's'}"  # noqa: E731
+        parts = [f"{self.files_seen} of {self.files_total} {plural(self.files_total, 'file')}"
+                 + (f", {self.files_clipped} clipped" if self.files_clipped else "")]
+        if self.lines_total:
+            parts.append(f"{self.lines_seen} of {self.lines_total} changed lines")
+        if self.comments_total:
+            parts.append(f"{self.comments_seen} of {self.comments_total} {plural(self.comments_total, 'remark')}")
+        if issues:
+            parts.append(f"{'issue' if len(self.issues) == 1 else 'issues'} {issues}")
+        if self.source == "git":
+            parts.append("full files from git")
+        return "; ".join(parts)
+
 
 class Story(BaseModel):
     """Related entries of one edition shown as one block (prdigest/connect/stories.py)."""

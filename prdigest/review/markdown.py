@@ -264,6 +264,8 @@ def entry_markdown(entry: Entry) -> list[str]:
         lines += ["", f"Code facts{mark}:", *[f"- {md(line, 300)}" for line in fact_lines(entry.changes, "en")]]
     if entry.relations:
         lines += ["", *[f"- {md(line)}" for line in relation_lines(entry.relations, "en")]]
+    if entry.coverage is not None:
+        lines += ["", f"*The drafter saw:* {md(entry.coverage.summary('en'), 300)}"]
     notes = [md(w, 300) for w in entry.warnings]
     if entry.grounding:
         notes.append("not supported by the PR: " + ", ".join(f"`{g.replace('`', '')[:80]}`" for g in entry.grounding))

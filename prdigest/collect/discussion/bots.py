@@ -9,7 +9,7 @@ KNOWN_BOTS = frozenset({
     "github-actions", "dependabot", "dependabot-preview", "renovate", "mergify", "codecov", "codecov-commenter",
     "netlify", "vercel", "coderabbitai", "gemini-code-assist", "copilot-pull-request-reviewer", "copilot",
     "sourcery-ai", "sonarcloud", "sonarqubecloud", "pre-commit-ci", "allcontributors", "stale", "k8s-ci-robot",
-    "facebook-github-bot", "pytorchbot", "pytorchmergebot", "vllmbot", "readthedocs", "claassistant",
+    "facebook-github-bot", "pytorchbot", "pytorch-bot", "pytorchmergebot", "vllmbot", "readthedocs", "claassistant",
     "cla-bot", "linux-foundation-easycla", "mergeable", "bors", "bors-ng", "kodiakhq", "imgbot", "snyk-bot",
 })
 
@@ -19,4 +19,4 @@ def is_bot(login: str | None, kind: str | None = None) -> bool:
     if kind == "Bot":
         return True
     name = (login or "").strip().lower()
-    return name.endswith("[bot]") or name.removesuffix("-bot") in KNOWN_BOTS or name in KNOWN_BOTS
+    return name.endswith("[bot]") or name in KNOWN_BOTS
