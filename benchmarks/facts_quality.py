@@ -236,10 +236,9 @@ def main() -> None:
               "this week's headlines); 38 PRs put about ±13 points of margin on an agreement "
               "near 0.8; the drafter without facts already meets 0.70 on this week, so the week says more about the "
               "gain than about the target. The issue asked for a vLLM week: its snapshot (1.1 GB) is over what the "
-              "search tool's fetch brings, so the week is pytorch/ao's (Python API, Triton and CUDA). C++/CUDA facts "
-              "need tree-sitter's CUDA grammar, which downloads on first use and could not here: the C++-only PRs "
-              "(#4171, #4025, and #3610's kernels) have no facts, and with the test-only and CI PRs they are most of "
-              "the entries left pure template."]
+              "search tool's fetch brings, so the week is pytorch/ao's (Python API, Triton and CUDA). The entries "
+              "left pure template are PRs without facts: tests or CI changed in place (no test added or removed), "
+              "a C++ body change (#4171: facts report C++ signatures, not bodies), build flags (#4025)."]
     lines.append(f"\nLoad average: {os.getloadavg()[0]:.2f} (2 cores, shared).")
     text = "\n".join(lines)
     print(text)

@@ -183,7 +183,9 @@ def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK
         relations=tuple(one_line(line) for line in relation_lines(entry.relations, language)),
         facts=tuple(fact_lines(entry.changes, _language(language))),
         breaking=entry.breaking,
-        breaking_facts=tuple(breaking_lines(entry.changes, _language(language))) if entry.breaking else (),
+        # A breaking fact the headline already says is not said twice.
+        breaking_facts=tuple(line for line in breaking_lines(entry.changes, _language(language))
+                             if line not in headline) if entry.breaking else (),
         coverage=entry.coverage.summary(_language(language)) if entry.coverage is not None else "",
     )
 

@@ -13,7 +13,7 @@ import re
 
 from prdigest.draft.language import code_words, mixes_languages
 from prdigest.draft.phrasing import MAX_HEADLINE, zh_spacing
-from prdigest.kernel.factlines import fact_line, rank
+from prdigest.kernel.factlines import brief_line, fact_line, rank
 from prdigest.kernel.models import Change
 from prdigest.kernel.prtext.signals import Signals, clean_line
 from prdigest.kernel.models import Language
@@ -183,10 +183,11 @@ def from_facts(s: Signals, limit: int = MAX_HEADLINE) -> str | None:
         if len(both) <= limit:
             return both
     more = f" 等 {len(facts)} 项改动" if len(facts) > 1 else ""
-    for fact in facts[:10]:  # a long first fact (a module path) gives way to one that fits
-        line = fact_line(fact, "zh-CN") + more
-        if len(line) <= limit:
-            return line
+    for say in (fact_line, brief_line):  # a long first fact (a module path) gives way to one that fits
+        for fact in facts[:10]:
+            line = say(fact, "zh-CN") + more
+            if len(line) <= limit:
+                return line
     return None
 
 

@@ -99,8 +99,8 @@ def _surface(change: Change, zh: bool) -> str:
         return (f"{noun_zh} {code(change.before)} 重命名为 {code(change.after)}" if zh
                 else f"renamed {noun_en} {code(change.before)} to {code(change.after)}")
     if change.before and change.after:
-        return (f"{noun_zh} {name} 由 {code(change.before)} 改为 {code(change.after)}" if zh
-                else f"{noun_en} {name} changed from {code(change.before)} to {code(change.after)}")
+        return (f"{noun_zh} {name} 的默认值由 {code(change.before)} 改为 {code(change.after)}" if zh
+                else f"default of {noun_en} {name} changed from {code(change.before)} to {code(change.after)}")
     if change.before:
         return f"移除{noun_zh} {name}" if zh else f"removed {noun_en} {name}"
     default = f"（默认 {code(change.after)}）" if zh and change.after else (
@@ -150,6 +150,11 @@ def fact_line(change: Change, language: Language) -> str:
             return f"新增依赖 {name}（{new}）" if zh else f"added dependency {name} ({new})"
         return f"移除依赖 {name}" if zh else f"removed dependency {name}"
     if kind == "kernel":
+        if change.before and change.after and change.detail.startswith(("+", "-")) and "," not in change.detail:
+            param = code(change.detail[1:].split("=", 1)[0])
+            gained = change.detail.startswith("+")
+            return (f"内核 {name} {'新增' if gained else '移除'}参数 {param}" if zh
+                    else f"kernel {name} {'gained' if gained else 'lost'} parameter {param}")
         return _presence(change, zh, "内核", "kernel")
     if kind == "file-deleted":
         return f"删除文件 {code(change.path)}" if zh else f"deleted {code(change.path)}"
@@ -164,6 +169,17 @@ def fact_line(change: Change, language: Language) -> str:
         old, new = code(change.before), code(change.after)
         return (f"{name} 的基类由 {old} 改为 {new}" if zh else f"base classes of {name} changed from {old} to {new}")
     return f"修改 {name} 的实现" if zh else f"changed the body of {name}"
+
+
+def brief_line(change: Change, language: Language) -> str:
+    """``fact_line`` without the shapes (``签名变更``, ``迁移``): for a headline with little room."""
+    zh = language == "zh-CN"
+    name = code(change.symbol)
+    if change.kind == "signature" or (change.kind == "kernel" and change.before and change.after):
+        return f"{name} 签名变更" if zh else f"changed the signature of {name}"
+    if change.kind == "moved":
+        return f"迁移 {name}" if zh else f"moved {name}"
+    return fact_line(change, language)
 
 
 def more(n: int, language: Language) -> str:
