@@ -109,6 +109,29 @@ class Drafting(BaseModel):
     file_kinds: dict[FileKind, Name] = Field(default_factory=dict)
 
 
+class CodeRules(BaseModel):
+    """Where the repo keeps what its users depend on besides its Python API (code facts,
+    prdigest/collect/facts/): path patterns are searched (``re.search``) in each changed file's path."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Top-level import packages whose public names are the API (default: every Python file outside tests,
+    #: docs, examples and benchmarks).
+    packages: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")], ...] = ()
+    #: Files declaring environment variables (a dict of ``"NAME": ...`` entries, ``os.getenv("NAME")``).
+    env_files: tuple[Regex, ...] = ()
+    #: Files with command-line arguments (``add_argument("--name", ...)``).
+    argument_files: tuple[Regex, ...] = ()
+    #: Dataclasses whose fields are arguments (vLLM's ``EngineArgs``).
+    argument_classes: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ...] = ()
+    #: Files whose ``@dataclass`` / ``@config`` classes are configuration.
+    config_files: tuple[Regex, ...] = ()
+    #: Decorators that make a class in a config file a config class.
+    config_decorators: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ...] = ("dataclass", "config")
+    #: Test files (default: under tests/ or test/, or named test_*.py, *_test.py, conftest.py).
+    tests: tuple[Regex, ...] = ()
+
+
 class Rules(BaseModel):
     """A whole rules file: one rule per subsystem, how path evidence is weighed, the vocabulary's order."""
 
@@ -134,6 +157,8 @@ class Rules(BaseModel):
     #: Most specific first (headlines, audiences); every subsystem and the fallback once. Default: as declared.
     order: tuple[Name, ...] = ()
     drafting: Drafting = Drafting()
+    #: Where code facts look for the configuration surface and the public API (optional).
+    code: CodeRules = CodeRules()
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -127,6 +128,19 @@ class Settings(BaseSettings):
 
     #: Seconds an edition waits for an editor (``--approve ui``) before the run fails and nothing is sent.
     review_timeout: int = Field(default=3 * 24 * 3600, ge=1)
+
+    #: The upstream's git clone (``--git`` / ``DIGEST_GIT``): a local clone's folder, or a URL kept as a bare,
+    #: blob-less partial clone in the state folder (fetched once per run); None: facts from the REST patches.
+    git: str | None = None
+    #: Where a URL's clone is kept (``DIGEST_GIT_DIR``; default: beside a SQLite state file, else ``.digest``).
+    git_dir: str | None = None
+
+    def clone_home(self) -> Path:
+        """The folder a URL's clone is kept under: ``DIGEST_GIT_DIR``, or the SQLite state file's folder, or
+        ``.digest`` when the state is PostgreSQL."""
+        if self.git_dir:
+            return Path(self.git_dir).expanduser()
+        return self.state.path.parent if self.state.path is not None else Path(".digest")
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,

@@ -241,6 +241,9 @@ class PullRequest(_Record):
     #: The sha of the commit the PR landed as (a squash or merge commit: GitHub's ``merge_commit_sha``), read
     #: from the upstream clone with ``--git``; None when the source does not know it.
     merge_commit: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{7,40}$")
+    #: Where ``changes`` came from: ``git`` (the files before and after, from the clone) or ``patches`` (the
+    #: REST hunks only: partial); None before the facts step ran.
+    facts_source: Literal["git", "patches"] | None = None
 
     @field_validator("author", mode="before")
     @classmethod

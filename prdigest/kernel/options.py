@@ -44,6 +44,9 @@ class RunOptions(BaseModel):
                                        "$DIGEST_SLACK_BASE_URL. Token: $SLACK_BOT_TOKEN.")
     site_url: str | None = Field(default=None, description="The archive's public URL: 'view in browser' and "
                                  "permalinks in every medium; or $DIGEST_SITE_URL.")
+    git: str | None = Field(default=None, description="The upstream's git clone, for code facts and whole files: "
+                            "a local clone's folder, or a URL kept as a bare partial clone in the state folder "
+                            "and fetched once per run (default: the REST patches); or $DIGEST_GIT.")
     no_discussion: bool = Field(default=False, description="Collect no reviews, conversation comments or linked "
                                 "issues (a cheaper run: the model sees the diff and inline review comments only).")
     input_budget: int | None = Field(default=None, ge=500, le=1_000_000, description="Tokens of PR data packed "
@@ -56,7 +59,8 @@ class RunOptions(BaseModel):
         """The flags that override environment settings."""
         return {"language": self.language, "state": self.state, "github_url": self.github_url,
                 "llm_base_url": self.llm_base_url, "model": self.model, "slack_base_url": self.slack_base_url,
-                "site_url": self.site_url, "llm_input_budget": self.input_budget}
+                "site_url": self.site_url, "llm_input_budget": self.input_budget,
+                "git": self.git}
 
     @field_validator("deliver")
     @classmethod

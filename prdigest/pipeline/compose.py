@@ -29,6 +29,7 @@ from prdigest.kernel.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from prdigest.connect.impact.step import Downstreams
+    from prdigest.collect.facts.surface import Surface
 
 DEFAULT_SENDER = "pr-digest <pr-digest@localhost>"
 
@@ -246,6 +247,14 @@ class Services:
         if self._seal is None:
             self._seal = SealKey.for_state(self.settings.state, self.settings.record_secret)
         return self._seal
+
+    def surface(self) -> "Surface":
+        """Where code facts look for the repo's configuration surface and API: its rules file's ``code:``."""
+        from prdigest.classify.subsystems import RulesClassifier
+        from prdigest.collect.facts.surface import surface_for
+
+        rules = self.classifier.rules if isinstance(self.classifier, RulesClassifier) else None
+        return surface_for(rules.code if rules is not None else None)
 
     def store(self) -> Store:
         """The state store (edition records, history, caches, ledger), opened on first use."""

@@ -26,7 +26,7 @@ from prdigest.deliver.media import ComposeContext, RenderContext, Rendering, Ren
 from prdigest.kernel import progress as progress_hook
 from prdigest.state import record as records
 from prdigest.draft.packing import DraftContext
-from prdigest.kernel.models import DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
+from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
 from prdigest.state.record import EditionRecord, Status
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.links import link_kinds, linker
@@ -37,6 +37,22 @@ from prdigest.kernel.window import Window
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
+
+
+def _facts_coverage(entry: Entry, pr: PullRequest) -> Entry:
+    """The entry's coverage says where its diff and facts came from (``git``: the files before and after;
+    ``patches``: the REST hunks, partial); a drafter that records no coverage (offline) was given the whole
+    record, which this says too."""
+    if pr.facts_source is None:
+        return entry
+    if entry.coverage is not None:
+        return entry.model_copy(update={"coverage": entry.coverage.model_copy(update={"source": pr.facts_source})})
+    lines = pr.additions + pr.deletions
+    remarks = len(pr.review_comments) + len(pr.reviews) + len(pr.comments)
+    return entry.model_copy(update={"coverage": Coverage(
+        files_seen=len(pr.files), files_total=len(pr.files), lines_seen=lines, lines_total=lines,
+        comments_seen=remarks, comments_total=remarks, issues=[i.number for i in pr.linked_issues],
+        source=pr.facts_source)})
 
 
 def _reported(step: str) -> Progress:
@@ -241,7 +257,17 @@ class EditionPipeline:
         prs = source.collect(window)
         if self.services.options.no_discussion:
             prs = [pr.model_copy(update={"reviews": [], "comments": [], "linked_issues": []}) for pr in prs]
-        return Collected(source.repo, window, prs)
+        return Collected(source.repo, window, self.code_facts(prs))
+
+    def code_facts(self, prs: list[PullRequest]) -> list[PullRequest]:
+        """Each PR with its code facts (``prdigest/collect/facts/``): from the ``--git`` clone, fetched once for
+        the run and cached by merge commit in the state store, or from the REST patches (marked partial)."""
+        from prdigest.collect.facts.step import attach_facts
+
+        services = self.services
+        store = services.store() if services.settings.git else None
+        with_facts, _ = attach_facts(prs, settings=services.settings, surface=services.surface(), store=store)
+        return with_facts
 
     # --- classify and draft --------------------------------------------------------------------
     def draft_contexts(self, prs: list[PullRequest], *, texts: Mapping[int, Mapping[str, str]] | None = None
@@ -275,10 +301,11 @@ class EditionPipeline:
                                 progress or _reported("draft"),
                                 concurrency=services.drafter_kind.concurrency(services.settings))
         cover = services.drafter_kind.coverage
+        by_number = {pr.number: pr for pr in prs}
         if cover is not None:
-            by_number = {pr.number: pr for pr in prs}
             entries = [e.model_copy(update={"coverage": cover(by_number[e.number], given.get(e.number),
                                                               services.settings)}) for e in entries]
+        entries = [_facts_coverage(e, by_number[e.number]) for e in entries]
         return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)))
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:

@@ -3,6 +3,8 @@ the configuration surface, dependency pins, C++/CUDA functions and kernels, dele
 
 from __future__ import annotations
 
+import re
+
 from prdigest.collect.facts import kernels, pins, pyapi, settings
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
@@ -61,13 +63,18 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
 
 def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
                   module_of: dict[str, str]) -> list[Change]:
+    old_path = f.before_path
+    if surface.is_test(f.path) or surface.is_test(old_path):
+        # Test names are all a test file tells; reading them off the lines is 20 times cheaper than parsing.
+        return _test_facts(f.before, f.after, f.path, old_path)
+    wanted = [surface.is_api(p) or surface.is_env_file(p) or surface.is_argument_file(p) or surface.is_config_file(p)
+              for p in (f.path, old_path)]
+    if not any(wanted) and not surface.argument_classes:
+        return []  # an example, a benchmark, a build script: nothing public to read
     before = pyapi.parse(f.before) if f.before is not None else None
     after = pyapi.parse(f.after) if f.after is not None else None
     if (f.before is not None and before is None) or (f.after is not None and after is None):
         return []  # one side is not valid Python: nothing can be said of its names
-    old_path = f.before_path
-    if surface.is_test(f.path) or surface.is_test(old_path):
-        return _test_facts(before, after, f.path, old_path)
     facts: list[Change] = []
     api = surface.is_api(f.path) or surface.is_api(old_path)
     if api:
@@ -103,15 +110,31 @@ def _renamed_module(before: pyapi.Module, after: pyapi.Module, path: str, old_pa
             if "." not in name and name in before.defs and d.public]
 
 
-def _test_facts(before: pyapi.Module | None, after: pyapi.Module | None, path: str, old_path: str) -> list[Change]:
-    def tests(module: pyapi.Module | None) -> dict[str, pyapi.Def]:
-        if module is None:
-            return {}
-        return {n: d for n, d in module.defs.items() if d.kind in ("function", "method") and d.leaf.startswith("test")}
+_TEST_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(test\w*)[ \t]*\(|^([ \t]*)class[ \t]+(\w+)", re.MULTILINE)
 
-    old, new = tests(before), tests(after)
-    facts = [Change(kind="tests", symbol=n, path=path, line=d.line, after=n, detail="added", language="python")
-             for n, d in new.items() if n not in old]
-    facts += [Change(kind="tests", symbol=n, path=old_path, line=d.line, before=n, detail="removed", language="python")
-              for n, d in old.items() if n not in new]
+
+def test_names(text: str | None) -> dict[str, int]:
+    """``test_x`` / ``TestY.test_z`` → line, read off the def and class lines (nested by indentation)."""
+    if not text:
+        return {}
+    found: dict[str, int] = {}
+    classes: list[tuple[int, str]] = []
+    for match in _TEST_DEF.finditer(text):
+        indent = len((match[1] if match[2] else match[3]) or "")
+        while classes and classes[-1][0] >= indent:
+            classes.pop()
+        if match[4]:
+            classes.append((indent, match[4]))
+            continue
+        name = ".".join([*(c for _, c in classes), match[2]])
+        found.setdefault(name, text.count("\n", 0, match.start()) + 1)
+    return found
+
+
+def _test_facts(before: str | None, after: str | None, path: str, old_path: str) -> list[Change]:
+    old, new = test_names(before), test_names(after)
+    facts = [Change(kind="tests", symbol=n, path=path, line=line, after=n, detail="added", language="python")
+             for n, line in new.items() if n not in old]
+    facts += [Change(kind="tests", symbol=n, path=old_path, line=line, before=n, detail="removed", language="python")
+              for n, line in old.items() if n not in new]
     return facts

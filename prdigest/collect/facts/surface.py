@@ -12,6 +12,10 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from prdigest.classify.rulesfile import CodeRules
 
 #: Test files: under a tests/ or test/ folder, or named test_*.py / *_test.py / conftest.py.
 DEFAULT_TESTS = r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$"
@@ -80,3 +84,13 @@ def module_name(path: str) -> str:
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
+
+
+def surface_for(code: "CodeRules | None") -> Surface:
+    """The :class:`Surface` a rules file's ``code:`` section declares (the defaults without one)."""
+    if code is None:
+        return Surface()
+    return Surface(packages=tuple(code.packages), env_files=tuple(code.env_files),
+                   argument_files=tuple(code.argument_files), argument_classes=tuple(code.argument_classes),
+                   config_files=tuple(code.config_files), config_decorators=tuple(code.config_decorators),
+                   tests="|".join(f"(?:{p})" for p in code.tests) if code.tests else DEFAULT_TESTS)

@@ -1,0 +1,45 @@
+"""The collect step's second half: the week's code facts attached to its PRs, from the clone ``--git`` names
+(opened and fetched once for the run) or, without one, from the REST patches."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from prdigest.collect.facts.cache import FactsCache
+from prdigest.collect.facts.surface import Surface
+from prdigest.collect.facts.week import WeekFacts, week_facts
+from prdigest.collect.git import GitUnavailable, UpstreamClone, open_clone
+from prdigest.kernel.config import Settings
+from prdigest.kernel.models import PullRequest
+from prdigest.state.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def open_upstream(settings: Settings) -> tuple[UpstreamClone | None, str]:
+    """The run's clone (fetched), or None and the one line saying why the run goes on from the patches."""
+    if not settings.git:
+        return None, ""
+    try:
+        return open_clone(settings.git, state_dir=settings.clone_home()), ""
+    except GitUnavailable as exc:
+        return None, f"{exc}; code facts come from the REST patches"
+
+
+def attach_facts(prs: Sequence[PullRequest], *, settings: Settings, surface: Surface, store: Store | None,
+                 clone: UpstreamClone | None = None) -> tuple[list[PullRequest], WeekFacts]:
+    """``prs`` with their facts (``changes``, ``facts_source``); a clone that cannot be had is one warning."""
+    problem = ""
+    if clone is None:
+        clone, problem = open_upstream(settings)
+    week = week_facts(prs, surface=surface, clone=clone,
+                      cache=FactsCache(store) if clone is not None and store is not None else None)
+    if problem:
+        log.warning("%s", problem)
+        week.problems.insert(0, problem)
+    out = [pr.model_copy(update={"changes": week.changes.get(pr.number, []),
+                                 "facts_source": week.source.get(pr.number, "patches")}) for pr in prs]
+    log.info("code facts: %d PRs, %d commits computed, %d cached, %.1f s", len(prs), week.computed, week.cached,
+             week.seconds)
+    return out, week
