@@ -202,3 +202,51 @@ def test_a_url_that_is_not_http_is_refused_before_anything_runs(tmp_path: Path, 
     assert result.exit_code == 2
     assert result.output.strip().startswith(f"error: setting '{setting}' (flag {flag} ")
     assert "is not an http(s) URL" in result.output and not (tmp_path / "out").exists()
+
+
+# --- what an audit of the shell found (issue 30) ---------------------------------------------------------
+def test_version_and_short_help() -> None:
+    from importlib.metadata import version
+
+    shown = CliRunner().invoke(app, ["--version"])
+    assert shown.exit_code == 0 and shown.output.strip() == f"digest (pr-digest) {version('pr-digest')}"
+    for args in (["-h"], ["run", "-h"], ["rules", "-h"], ["rules", "init", "-h"], ["approve", "-h"]):
+        helped = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        assert helped.exit_code == 0 and "Usage:" in helped.output, (args, helped.output)
+
+
+def test_an_unreachable_prefect_api_is_one_line_naming_it(tmp_path: Path) -> None:
+    env = {**_env(tmp_path), "PREFECT_API_URL": "http://127.0.0.1:9/api"}  # port 9 (discard): nothing listens
+    done = subprocess.run([sys.executable, "-m", "flows.cli", "demo", "--out", str(tmp_path / "out")], cwd=tmp_path,
+                          env=env, text=True, capture_output=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr  # was a 141-line traceback
+    assert "PREFECT_API_URL=http://127.0.0.1:9/api is not reachable" in lines[0] and "prefect server start" in lines[0]
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_an_empty_jsonl_source_is_one_error_naming_the_file(tmp_path: Path, content: str) -> None:
+    """It used to "succeed" as unknown/unknown, store a proposal from 0 PRs and publish an empty page."""
+    (tmp_path / "week.jsonl").write_text(content, encoding="utf-8")
+    done = _digest(tmp_path, "run", "--source", "jsonl:week.jsonl", "--out", "out")
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("error: week.jsonl: no pull requests in the file (it is empty or only blank "
+                                   "lines): a JSONL source holds one merged PR per line (docs/contracts.md)")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "s.sqlite").exists()
+
+
+def test_a_new_state_file_is_pointed_out_with_the_state_files_beside_it(tmp_path: Path) -> None:
+    """A mistyped --state used to start a new ledger silently (every reader sent the week again)."""
+    sample = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
+    (tmp_path / "week.jsonl").write_text(sample.read_text(encoding="utf-8"), encoding="utf-8")
+    first = _digest(tmp_path, "run", "--source", "jsonl:week.jsonl", "--out", "out", "--state", "state.sqlite")
+    assert first.returncode == 0, first.stderr
+    assert "note: no state database at state.sqlite yet: this run starts a new one" in first.stderr
+    assert "beside it" not in first.stderr
+    again = _digest(tmp_path, "run", "--source", "jsonl:week.jsonl", "--out", "out", "--state", "state.sqlite")
+    assert again.returncode == 0 and "no state database" not in again.stderr  # the same file: nothing to say
+    typo = _digest(tmp_path, "run", "--source", "jsonl:week.jsonl", "--out", "out2", "--state", "stat.sqlite")
+    assert typo.returncode == 0, typo.stderr
+    note = next(line for line in typo.stderr.splitlines() if line.startswith("note: no state database"))
+    assert "at stat.sqlite yet" in note and "beside it: state.sqlite (pass --state with one of them" in note

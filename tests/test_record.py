@@ -185,6 +185,41 @@ def test_the_next_step_comes_from_the_record(draft: Edition, status, run_id, aga
     assert bool(decision.reason) == (step == Step.NOTHING)
 
 
+def test_an_edition_left_at_drafted_blocks_no_later_run(tmp_path: Path) -> None:
+    """A run that stopped after drafting (killed before its review) used to leave the week blocked: every later
+    run of it failed with "the edition record is 'drafted' and cannot move to 'collected'" (issue 30). A run of
+    another week is not blocked by it, and the same week is drafted again and delivered."""
+    settings = Settings(state=tmp_path / "state.sqlite")
+
+    def services(since: str, until: str, out: str):  # noqa: ANN202
+        options = RunOptions(source="sample", out=str(tmp_path / out), since=since, until=until)
+        return build_services(options, settings, default_media(), site=None)
+
+    first = services("2026-11-16", "2026-11-19", "one")
+    try:
+        pipeline = EditionPipeline(first)
+        collected = pipeline.collect()
+        edition = pipeline.connect(pipeline.new_edition(collected, pipeline.draft(collected.prs)), collected.prs)
+        started = pipeline.save(pipeline.new_edition(collected, []), Status.COLLECTED, expect=None)
+        stuck = pipeline.save(edition, Status.DRAFTED, expect=started)
+    finally:
+        first.close()
+    later = services("2026-11-19", "2026-11-23", "two")
+    try:
+        assert EditionPipeline(later).run().sent  # another week: not blocked
+    finally:
+        later.close()
+    again = services("2026-11-16", "2026-11-19", "one-again")
+    try:
+        summary = EditionPipeline(again).run()
+    finally:
+        again.close()
+    assert summary.sent and not summary.skipped
+    with open_store(tmp_path / "state.sqlite") as store:
+        record = load(store, stuck.key)
+    assert record.status == Status.DELIVERED and record.revision == stuck.revision
+
+
 def test_every_status_has_its_listed_moves_and_nothing_else_is_legal() -> None:
     assert set(records.TRANSITIONS) == {None, *Status}
     assert not records.legal(Status.IN_REVIEW, Status.DELIVERED)  # passed the old ranked check

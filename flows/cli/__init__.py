@@ -15,7 +15,26 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command and group: -h is --help
 )
+
+
+def _version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            shown = version("pr-digest")
+        except PackageNotFoundError:  # pragma: no cover - run from a tree that was never installed
+            shown = "unknown (not installed)"
+        typer.echo(f"digest (pr-digest) {shown}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                            help="Print the version and exit.")) -> None:
+    """pr-digest: a weekly, triaged digest of the pull requests merged into an upstream repository."""
 
 app.command("demo")(edition.demo)
 app.command("run")(edition.run)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from flows.cli.options import options_command
-from flows.cli.prefect_env import api_url, quiet_prefect
+from flows.cli.prefect_env import api_url, quiet_prefect, unreachable
 from flows.cli.summary import print_summary
 from flows.cli.terminal import err_console, fail, safe
 from prdigest.kernel import progress as progress_hook
@@ -90,8 +90,32 @@ def _settings(options: RunOptions) -> Settings:
     return load_settings(**options.settings_overrides())
 
 
-def run_edition(options: RunOptions, verbose: bool) -> EditionSummary:
-    """Check the configuration, then run the edition with a progress bar; user-facing errors become one line."""
+#: Files in a state folder that look like state databases (a mistyped --state is told about them).
+_STATE_FILES = ("*.sqlite", "*.sqlite3", "*.db")
+
+
+def new_state_note(settings: Settings) -> str | None:
+    """One line when the run would start a new SQLite state database (a mistyped ``--state`` would otherwise
+    silently begin a fresh ledger: no earlier editions, nothing already sent), naming the other state files
+    beside it; None for an existing file or PostgreSQL."""
+    path = settings.state.path
+    if settings.state.is_postgres or path is None or path.exists():
+        return None
+    folder = path.parent
+    others = sorted({p.name for pattern in _STATE_FILES for p in folder.glob(pattern) if p != path}) \
+        if folder.is_dir() else []
+    note = (f"note: no state database at {path} yet: this run starts a new one (no earlier editions, ledger or "
+            "readers' choices)")
+    if others:
+        shown = ", ".join(others[:5]) + (" …" if len(others) > 5 else "")
+        note += f"; beside it: {shown} (pass --state with one of them if you meant it)"
+    return note
+
+
+def run_edition(options: RunOptions, verbose: bool, *, fresh_state: bool = False) -> EditionSummary:
+    """Check the configuration, then run the edition with a progress bar; user-facing errors become one line.
+
+    ``fresh_state``: the caller starts a new state database on purpose (the demo), so it is not pointed out."""
     started = time.perf_counter()
     prefect = needs_prefect(options)
     try:
@@ -104,11 +128,18 @@ def run_edition(options: RunOptions, verbose: bool) -> EditionSummary:
 
         for notice in delivery_notices(options, settings):  # once here, and again in the summary
             err_console.print(safe(notice, "yellow"))
+        note = None if fresh_state else new_state_note(settings)
+        if note:
+            err_console.print(safe(note, "yellow"))
         services = None
         if prefect:  # the flow builds the services itself (secrets may come from Prefect Secret blocks)
             from flows.media import default_media
 
             default_media().for_deliver(options.deliver)
+            url = api_url()
+            problem = unreachable(url) if url else None
+            if problem:  # else Prefect's client fails deep inside the flow, with a 140-line traceback
+                raise ConfigError(problem)
             quiet_prefect(verbose)
         else:
             services = build(options, settings)
@@ -164,7 +195,7 @@ def _demo(options: RunOptions, verbose: bool) -> None:
     state = Path(options.out) / ".demo-state.sqlite"
     for stale in (state, state.with_name(state.name + "-journal"), state.with_name(state.name + "-wal")):
         stale.unlink(missing_ok=True)
-    run_edition(options.model_copy(update={"state": str(state)}), verbose)
+    run_edition(options.model_copy(update={"state": str(state)}), verbose, fresh_state=True)
 
 
 demo = options_command(_demo, only=("out", "language"), fixed={"source": "sample"}, doc=(

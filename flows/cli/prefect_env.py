@@ -47,6 +47,21 @@ def api_url() -> str | None:
     return str(value).strip() or None if value else None
 
 
+def unreachable(url: str, timeout: float = 5.0) -> str | None:
+    """Why the Prefect API at ``url`` cannot be reached (one line), or None when it answers anything at all
+    (an HTTP error is an answer: Prefect Cloud asks for a key, and Prefect's client says so itself)."""
+    import httpx
+
+    try:
+        httpx.get(url.rstrip("/") + "/health", timeout=timeout)
+    except httpx.TransportError as exc:
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return (f"the Prefect API at PREFECT_API_URL={url} is not reachable ({why}): start it (`prefect server "
+                "start`) or unset PREFECT_API_URL (environment, prefect.toml or the active profile) to run "
+                "without Prefect")
+    return None
+
+
 def quiet_prefect(verbose: bool) -> None:
     """Before Prefect is imported: its console logs only with ``--verbose``; no telemetry; patient startup."""
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")

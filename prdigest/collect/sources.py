@@ -94,7 +94,10 @@ class JsonlSource:
     def __init__(self, path: Path, repo: str | None = None) -> None:
         self.path = path
         self._prs = read_jsonl(path)
-        self.repo = repo or (repo_of(self._prs, path) if self._prs else "unknown/unknown")
+        if not self._prs:  # else an edition of nothing: "unknown/unknown", a proposal from 0 PRs, an empty page
+            raise SourceError(f"{path}: no pull requests in the file (it is empty or only blank lines): a JSONL "
+                              "source holds one merged PR per line (docs/contracts.md)")
+        self.repo = repo or repo_of(self._prs, path)
 
     def collect(self, window: Window | None) -> list[PullRequest]:
         prs = [pr for pr in self._prs if window is None or pr.merged_at in window]
@@ -104,8 +107,6 @@ class JsonlSource:
         """The window an edition of the whole file covers: first merge to just after the last."""
         from datetime import timedelta
 
-        if not self._prs:
-            return Window.last_full_week()
         first = min(pr.merged_at for pr in self._prs)
         last = max(pr.merged_at for pr in self._prs)
         start = datetime.combine(first.date() - timedelta(days=first.weekday()), datetime.min.time(),

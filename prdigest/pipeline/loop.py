@@ -4,7 +4,8 @@
 with each step wrapped in a task (retries, caching, the review pause). Neither decides anything itself:
 
 - no record (or ``--resend-edition``): **collect**, draft, connect, then review;
-- ``collected``/``drafted``: a run that stopped before its review: collect again (caches make it cheap);
+- ``collected``/``drafted``: a run that stopped before its review: collect and draft again (caches make it
+  cheap); a draft left at ``drafted`` is replaced by the new one (it never moves back to collected);
 - ``in_review``: **review**: the run that started it (resumed on any worker), or nothing for another run;
 - ``approved``, ``published``, ``delivering``, ``partial``: **deliver** what the record holds (the ledger skips
   every row already sent); nothing is collected, drafted or reviewed again;
@@ -157,8 +158,11 @@ def _run(pipeline: Pipeline, steps: Steps, record: EditionRecord | None, decisio
     if decision.step == Step.COLLECT:
         collected = steps.collect()
         new_revision = run_again and record is not None
-        record = pipeline.save(pipeline.new_edition(collected, []), Status.COLLECTED,
-                               expect=None if new_revision else record, new_revision=new_revision, run_id=run_id)
+        # A draft left by a run that stopped before its review (drafted) is drafted again and replaced in one
+        # save: a record never moves back to collected, and the week must not stay blocked behind it.
+        if new_revision or record is None or record.status != Status.DRAFTED:
+            record = pipeline.save(pipeline.new_edition(collected, []), Status.COLLECTED,
+                                   expect=None if new_revision else record, new_revision=new_revision, run_id=run_id)
         entries = steps.draft(collected.prs)
         edition = steps.connect(pipeline.new_edition(collected, entries), collected.prs)
         record = pipeline.save(edition, Status.DRAFTED, expect=record)
