@@ -170,6 +170,20 @@ def test_a_run_that_leaves_rows_pending_fails_and_every_later_run_points_at_them
     assert again.exit_code == 0 and "nothing pending to resend" in again.output
     third = run("2026-11-18", "2026-11-19")
     assert "still pending" not in third.output
+    # A reader who unsubscribed since is not sent a pending row: the readers' own choices apply to resend too.
+    smtp.defer.add("bo@example.com")
+    fourth = run("2026-11-19", "2026-11-20")
+    assert fourth.exit_code == 1
+    from prdigest.readers.selfservice import ReaderChoices
+    from prdigest.state.store import open_store
+
+    with open_store(root / "state.sqlite") as store:
+        ReaderChoices(store).set_unsubscribed("vllm-project/vllm", "bo", True, "email")
+    smtp.defer.clear()
+    before = len(smtp.messages)
+    skipped = CliRunner().invoke(app, [*args[:1], "vllm-project/vllm 2026-11-19..2026-11-20", *args[2:]], env=env)
+    assert "bo (email): not in the readers file any more, unsubscribed from it" in " ".join(skipped.output.split())
+    assert len(smtp.messages) == before
 
 
 def test_a_feishu_refusal_fixed_since_is_sent_by_resend_failed(tmp_path: Path) -> None:

@@ -50,12 +50,12 @@ def readers(
         if not mine:
             table.add_row(reader.id, media, base, "", Text("(as the file says)", style="dim"), "")
         for i, (r, choice) in enumerate(mine):
-            shown = "UNSUBSCRIBED" if choice.unsubscribed else ""
+            shown = choice.shown()
             prefs = "; ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}"
                               for k, v in choice.preferences.shown().items())
             shown = f"{shown}; {prefs}" if shown and prefs else shown or prefs or "(as the file says)"
             table.add_row(reader.id if i == 0 else "", media if i == 0 else "", base if i == 0 else "", r,
-                          Text(shown, style="bold red" if choice.unsubscribed else ""), choice.updated_at)
+                          Text(shown, style="bold red" if choice.any_unsubscribed else ""), choice.updated_at)
     Console(soft_wrap=True).print(safe_table(table))
 
 

@@ -166,18 +166,21 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
         return endpoint
 
     async def unsubscribe(request: Request, token: str, ref: ReaderRef, default_lang: str) -> Response:
-        prefs_token = signer.token(ref, "preferences")
+        prefs_token = signer.token(ReaderRef(ref.repo, ref.reader), "preferences")  # per reader, not per medium
         if request.method == "POST":
             form = await _form(request)
             lang = language(request, default_lang, form)
             if form.get("List-Unsubscribe") != ["One-Click"]:
                 return html(message_page(lang, "bad_request"), 400)
-            await run_in_threadpool(choices.set_unsubscribed, ref.repo, ref.reader, True)
-            log.info("%s unsubscribed from %s (one-click)", ref.reader, ref.repo)
+            # The medium the link came in (an e-mail's stops the e-mail, not the reader's shared Slack channel).
+            await run_in_threadpool(choices.set_unsubscribed, ref.repo, ref.reader, True, ref.medium)
+            log.info("%s unsubscribed from %s%s (one-click)", ref.reader, ref.repo,
+                     f" by {ref.medium}" if ref.medium else "")
             done = strings(lang)["unsub_done"].format(repo=ref.repo)
         else:
             lang = language(request, default_lang)
-            unsubscribed = (await run_in_threadpool(choices.choice, ref.repo, ref.reader)).unsubscribed
+            choice = await run_in_threadpool(choices.choice, ref.repo, ref.reader)
+            unsubscribed = choice.unsubscribed or ref.medium in choice.unsubscribed_media
             done = strings(lang)["unsub_already"].format(repo=ref.repo) if unsubscribed else None
         prefs_url = f"../p/{prefs_token}?" + urlencode({"lang": lang})
         return html(unsubscribe_page(lang, ref.repo, action=token, prefs_url=prefs_url, done=done,

@@ -76,6 +76,6 @@ def preferences_page(language: str, repo: str, reader: Reader, choice: Choice, l
     media = [{"name": m, "label": ui.get(f"medium_{m}", m), "address": _masked(mine[m]), "checked": m in kept}
              for m in offered.media]
     return _page("preferences.html.j2", language, switch, repo=repo, name=reader.name, action=action, csrf=csrf,
-                 notice=notice, notice_kind=notice_kind, unsubscribed=choice.unsubscribed, subsystems=subsystems,
+                 notice=notice, notice_kind=notice_kind, unsubscribed=choice.any_unsubscribed, subsystems=subsystems,
                  file_subsystems=file_subsystems, verdicts=verdicts, file_verdict=reader.min_verdict.label(language),
                  numbers=numbers, media=media)

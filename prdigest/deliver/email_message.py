@@ -160,7 +160,7 @@ class EmailComposer:
 
     def _full(self, reader: Reader, message_id: str | None, *, headers_only: bool = False) -> EmailMessage:
         c, ctx = self.content, self.context
-        links = ctx.links_for(reader)
+        links = ctx.links_for(reader, "email")
         msg = build_email(edition=ctx.edition, reader=reader, subject=c.subject, preheader=c.preheader,
                           html="" if headers_only else links.fill(c.html, for_html=True),
                           text="" if headers_only else links.fill(c.text, for_html=False),

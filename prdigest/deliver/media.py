@@ -11,14 +11,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from prdigest.kernel.config import Settings
 from prdigest.deliver import Channel, Message
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Edition, RenderProblem  # noqa: F401  (re-exported for renderers)
 from prdigest.readers.file import Reader
-from prdigest.readers.selfservice.links import Linker, ReaderLinks
+from prdigest.readers.selfservice.links import Linker, ReaderLinks, unsubscribe_url
 from prdigest.connect.variants import Variant
 
 
@@ -65,12 +65,13 @@ class ComposeContext:
     #: Each reader's unsubscribe and preferences links (``digest web`` or DIGEST_UNSUBSCRIBE_URL).
     links: Linker | None = None
 
-    def links_for(self, reader: Reader) -> ReaderLinks:
-        """The reader's links: from :attr:`links`, else the unsubscribe template, else none."""
+    def links_for(self, reader: Reader, medium: str | None = None) -> ReaderLinks:
+        """The reader's links in a message on ``medium``: from :attr:`links`, else the unsubscribe template, else
+        none. An unsubscribe link names its medium, so it stops that medium only."""
         if self.links is not None:
-            return self.links(reader)
+            return self.links(reader, medium)
         if self.unsubscribe_template:
-            return ReaderLinks(self.unsubscribe_template.replace("{reader}", quote(reader.id, safe="")))
+            return ReaderLinks(unsubscribe_url(self.unsubscribe_template, reader, medium))
         return ReaderLinks()
 
 

@@ -70,6 +70,7 @@ def resend_rows(asked: str, statuses: Iterable[str], *, settings: Settings, medi
     statuses = tuple(statuses)
     if not statuses or set(statuses) - set(RESENDABLE):
         raise ValueError(f"resend rows at {statuses}: only {', '.join(RESENDABLE)}")
+    from prdigest.readers.selfservice import audience
     from prdigest.readers.selfservice.links import link_kinds, linker
     from prdigest.pipeline.compose import sender
     from prdigest.connect.variants import plan_variants
@@ -101,7 +102,9 @@ def resend_rows(asked: str, statuses: Iterable[str], *, settings: Settings, medi
         channels = {m.name: m.channel(settings) for m in delivered}
         for channel in {id(c): c for c in channels.values()}.values():
             channel.check()
-        variants, _ = plan_variants(edition, readers.readers, vocabulary)
+        # The readers' own choices since apply (an unsubscribe stops a pending row too); the roster is the runs' own.
+        served = audience(state(), edition.repo, readers.readers, vocabulary, edition.language, record=False)
+        variants, _ = plan_variants(edition, served, vocabulary)
         # As the first send rendered it: the run's archive URL (a thread resumed after its recorded parts must
         # be rendered as it was) and the reader's own links (digest web, or DIGEST_UNSUBSCRIBE_URL).
         context = RenderContext(link_hosts=link_hosts_for(settings.github_url), site_url=settings.site_url,
@@ -112,8 +115,8 @@ def resend_rows(asked: str, statuses: Iterable[str], *, settings: Settings, medi
         chosen = [d for d in plan_deliveries(rendered, delivered, compose) if d.key in chosen_rows]
         found: set[Key] = {d.key for d in chosen}
         for k in sorted(set(chosen_rows) - found):
-            result.skipped.append((*k, "not in the readers file any more, or its filter selects nothing now: "
-                                       f"left {chosen_rows[k].status}"))
+            result.skipped.append((*k, "not in the readers file any more, unsubscribed from it, or its filter "
+                                       f"selects nothing now: left {chosen_rows[k].status}"))
         for status in ("uncertain", "failed"):
             if status in statuses:
                 ledger.reopen(key, [k for k in found if chosen_rows[k].status == status], status)

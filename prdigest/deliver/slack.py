@@ -20,6 +20,7 @@ from prdigest.deliver import Message, Parts
 from prdigest.deliver.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected, redact
 from prdigest.kernel.errors import ConfigError, DeliveryError
 from prdigest.readers.selfservice.links import LINK_WORDS
+from prdigest.readers.selfservice.preferences import SLACK_DM
 from prdigest.kernel.text import slack_entities
 
 #: Errors that no retry can fix for this destination or this message.
@@ -264,7 +265,7 @@ def slack_outbox_file(message: Message) -> tuple[str, bytes]:
     return f"{message.reader.id}.slack.json", json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")
 
 
-_DM = re.compile(r"[UW][A-Z0-9]{6,}")
+_DM = SLACK_DM
 
 
 def _mrkdwn_url(url: str) -> str:
@@ -282,7 +283,7 @@ def slack_composer(rendering, context):  # noqa: ANN001, ANN201 - see prdigest.d
     by direct message also gets their own unsubscribe and preferences links, in a context block at the end.
     A channel gets none: anyone in it could unsubscribe everyone else."""
     def compose(reader, message_id=None):  # noqa: ANN001, ANN202
-        links = context.links_for(reader) if _DM.fullmatch(reader.slack or "") else None
+        links = context.links_for(reader, "slack") if _DM.fullmatch(reader.slack or "") else None
         payloads = rendering.payload
         if not links or not links.unsubscribe or not payloads or len(payloads[-1].get("blocks", ())) >= 50:
             return payloads

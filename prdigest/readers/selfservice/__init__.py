@@ -9,7 +9,7 @@ import logging
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.choices import Choice, ReaderChoices
 from prdigest.readers.selfservice.links import Linker, ReaderLinks, linker, web_base
-from prdigest.readers.selfservice.preferences import Preferences, addresses, apply
+from prdigest.readers.selfservice.preferences import Preferences, addresses, apply, stopped_media, without_media
 from prdigest.readers.selfservice.tokens import BadLink, LinkSigner, ReaderRef
 from prdigest.state.store import Store
 from prdigest.kernel.vocabulary import Vocabulary
@@ -20,19 +20,29 @@ __all__ = ["BadLink", "Choice", "LinkSigner", "Linker", "Preferences", "ReaderCh
 log = logging.getLogger(__name__)
 
 
-def audience(store: Store, repo: str, readers: list[Reader], vocabulary: Vocabulary, language: str) -> list[Reader]:
+def audience(store: Store, repo: str, readers: list[Reader], vocabulary: Vocabulary, language: str, *,
+             record: bool = True) -> list[Reader]:
     """The readers an edition of ``repo`` serves: the readers file (recorded as the roster ``digest web``
-    knows), each reader's own choices applied, unsubscribed readers left out."""
+    knows), each reader's own choices applied, the media they unsubscribed from left out (one medium for a link
+    that names it; their personal media, never a shared channel, otherwise), readers with no medium left out."""
     choices = ReaderChoices(store)
-    choices.record_roster(repo, readers, vocabulary, language)
+    if record:  # a run's readers file is the roster; `digest resend` only reads the choices
+        choices.record_roster(repo, readers, vocabulary, language)
     stored = choices.choices(repo)
     served: list[Reader] = []
     for reader in readers:
         choice = stored.get(reader.id)
         if choice is None:
             served.append(reader)
-        elif choice.unsubscribed:
+            continue
+        chosen = apply(reader, choice.preferences, vocabulary.known)
+        stopped = stopped_media(reader, choice.unsubscribed, choice.unsubscribed_media)
+        kept = without_media(chosen, stopped) if stopped else chosen
+        if kept is None:
             log.info("reader %s unsubscribed from %s (digest web): no message", reader.id, repo)
         else:
-            served.append(apply(reader, choice.preferences, vocabulary.known))
+            if stopped:
+                log.info("reader %s unsubscribed from %s by %s (digest web): not sent there", reader.id, repo,
+                         ", ".join(sorted(stopped)))
+            served.append(kept)
     return served

@@ -47,16 +47,32 @@ _V1 = """
     )
 """
 
-MIGRATIONS: list[Migration] = [_V1]
+#: Unsubscribed per medium (comma-separated medium names): an e-mail's one-click link stops the e-mail only.
+_V2 = "ALTER TABLE reader_overrides ADD COLUMN unsubscribed_media TEXT NOT NULL DEFAULT ''"
+
+MIGRATIONS: list[Migration] = [_V1, _V2]
 
 
 @dataclass(frozen=True)
 class Choice:
     """One reader's stored choices."""
 
+    #: Unsubscribed without naming a medium (the preferences form, an older link): the personal media stop.
     unsubscribed: bool = False
     preferences: Preferences = Preferences()
     updated_at: str = ""
+    #: Media unsubscribed one by one (the link in an e-mail stops the e-mail).
+    unsubscribed_media: tuple[str, ...] = ()
+
+    @property
+    def any_unsubscribed(self) -> bool:
+        return self.unsubscribed or bool(self.unsubscribed_media)
+
+    def shown(self) -> str:
+        """``UNSUBSCRIBED``, ``UNSUBSCRIBED (email)``, or ""."""
+        if self.unsubscribed:
+            return "UNSUBSCRIBED"
+        return f"UNSUBSCRIBED ({', '.join(self.unsubscribed_media)})" if self.unsubscribed_media else ""
 
 
 @dataclass(frozen=True)
@@ -105,15 +121,13 @@ class ReaderChoices:
     # --- read by a run and by digest readers ---------------------------------------------------------
     def choices(self, repo: str) -> dict[str, Choice]:
         """Every reader's stored choices for ``repo``, by reader id."""
-        rows = self.store.fetchall("SELECT reader, unsubscribed, preferences, updated_at FROM reader_overrides "
-                                   "WHERE repo = ?", (repo,))
-        return {reader: _choice(unsub, prefs, updated) for reader, unsub, prefs, updated in rows}
+        rows = self.store.fetchall(f"SELECT reader, {_CHOICE} FROM reader_overrides WHERE repo = ?", (repo,))
+        return {row[0]: _choice(*row[1:]) for row in rows}
 
     def all_choices(self) -> dict[tuple[str, str], Choice]:
         """Every stored choice, by (repo, reader id)."""
-        rows = self.store.fetchall("SELECT repo, reader, unsubscribed, preferences, updated_at FROM reader_overrides "
-                                   "ORDER BY repo, reader")
-        return {(repo, reader): _choice(unsub, prefs, updated) for repo, reader, unsub, prefs, updated in rows}
+        rows = self.store.fetchall(f"SELECT repo, reader, {_CHOICE} FROM reader_overrides ORDER BY repo, reader")
+        return {(row[0], row[1]): _choice(*row[2:]) for row in rows}
 
     # --- read and written by digest web ----------------------------------------------------------------
     def profile(self, repo: str, reader: str) -> Reader | None:
@@ -130,16 +144,30 @@ class ReaderChoices:
 
     def choice(self, repo: str, reader: str) -> Choice:
         """One reader's stored choices (defaults when none)."""
-        row = self.store.fetchone("SELECT unsubscribed, preferences, updated_at FROM reader_overrides "
-                                  "WHERE repo = ? AND reader = ?", (repo, reader))
+        row = self.store.fetchone(f"SELECT {_CHOICE} FROM reader_overrides WHERE repo = ? AND reader = ?",
+                                  (repo, reader))
         return _choice(*row) if row else Choice()
 
-    def set_unsubscribed(self, repo: str, reader: str, unsubscribed: bool) -> None:
-        """Unsubscribe (or resubscribe) a reader; their preferences are kept either way."""
+    def set_unsubscribed(self, repo: str, reader: str, unsubscribed: bool, medium: str | None = None) -> None:
+        """Unsubscribe a reader from ``medium`` (the one a link came in), or without one from their personal
+        media (:func:`~prdigest.readers.selfservice.preferences.stopped_media`); resubscribing undoes both. Their
+        preferences are kept either way."""
+        if unsubscribed and medium:
+            def add(store: Store) -> None:
+                row = store.fetchone("SELECT unsubscribed_media FROM reader_overrides WHERE repo = ? AND reader = ?",
+                                     (repo, reader))
+                media = ",".join(sorted({*(row[0].split(",") if row and row[0] else ()), medium}))
+                store.execute(
+                    "INSERT INTO reader_overrides (repo, reader, unsubscribed_media, updated_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (repo, reader) DO UPDATE SET unsubscribed_media = excluded.unsubscribed_media, "
+                    "updated_at = excluded.updated_at", (repo, reader, media, _now()))
+            self.store.atomic(add)
+            return
         self.store.execute(
             "INSERT INTO reader_overrides (repo, reader, unsubscribed, updated_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (repo, reader) DO UPDATE SET unsubscribed = excluded.unsubscribed, "
-            "updated_at = excluded.updated_at", (repo, reader, int(unsubscribed), _now()))
+            + ("" if unsubscribed else "unsubscribed_media = '', ")
+            + "updated_at = excluded.updated_at", (repo, reader, int(unsubscribed), _now()))
 
     def set_preferences(self, repo: str, reader: str, prefs: Preferences) -> None:
         """Store a reader's preferences (replacing the earlier ones)."""
@@ -149,5 +177,9 @@ class ReaderChoices:
             "updated_at = excluded.updated_at", (repo, reader, json.dumps(prefs.shown()), _now()))
 
 
-def _choice(unsubscribed: int, prefs: str, updated: str) -> Choice:
-    return Choice(bool(unsubscribed), Preferences.model_validate_json(prefs or "{}"), updated)
+_CHOICE = "unsubscribed, preferences, updated_at, unsubscribed_media"
+
+
+def _choice(unsubscribed: int, prefs: str, updated: str, media: str = "") -> Choice:
+    return Choice(bool(unsubscribed), Preferences.model_validate_json(prefs or "{}"), updated,
+                  tuple(m for m in (media or "").split(",") if m))

@@ -45,8 +45,8 @@ class ReaderLinks:
         return text
 
 
-#: A reader's links for one repo's digest.
-Linker = Callable[[Reader], ReaderLinks]
+#: A reader's links for one repo's digest, in a message on one medium (None: any): ``linker(reader, "email")``.
+Linker = Callable[[Reader, "str | None"], ReaderLinks]
 
 
 def web_base(settings: Settings) -> tuple[str, LinkSigner] | None:
@@ -98,12 +98,18 @@ def linker(settings: Settings, repo: str) -> Linker | None:
     if web is not None:
         base, signer = web
 
-        def links(reader: Reader) -> ReaderLinks:
+        def links(reader: Reader, medium: str | None = None) -> ReaderLinks:
+            # The unsubscribe link names its medium: the e-mail's stops the e-mail, not a shared Slack channel.
             ref = ReaderRef(repo, reader.id)
-            return ReaderLinks(base + unsubscribe_path(signer.token(ref, "unsubscribe")),
+            return ReaderLinks(base + unsubscribe_path(signer.token(ReaderRef(repo, reader.id, medium), "unsubscribe")),
                                base + preferences_path(signer.token(ref, "preferences")))
         return links
     template = settings.unsubscribe_url
     if template:
-        return lambda reader: ReaderLinks(template.replace("{reader}", quote(reader.id, safe="")))
+        return lambda reader, medium=None: ReaderLinks(unsubscribe_url(template, reader, medium))
     return None
+
+
+def unsubscribe_url(template: str, reader: Reader, medium: str | None = None) -> str:
+    """DIGEST_UNSUBSCRIBE_URL with ``{reader}`` (and ``{medium}``, when it names one) replaced, URL-quoted."""
+    return template.replace("{reader}", quote(reader.id, safe="")).replace("{medium}", quote(medium or "", safe=""))

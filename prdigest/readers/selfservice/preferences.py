@@ -8,6 +8,8 @@ reader's addresses (e-mail, Slack, ...) still receive the digest, and the others
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from prdigest.kernel.models import Verdict
@@ -15,6 +17,8 @@ from prdigest.readers.file import MAX_BUDGET, Reader, SubsystemName
 
 #: Reader fields that hold an address on a medium named the same (``Medium.name``).
 MEDIA_FIELDS = ("email", "slack", "feishu")
+#: A Slack address that is one person (a user ID: the message is a direct message), not a channel.
+SLACK_DM = re.compile(r"[UW][A-Z0-9]{6,}")
 
 
 class Preferences(BaseModel):
@@ -36,6 +40,32 @@ def addresses(reader: Reader) -> dict[str, str]:
     """The reader's addresses by medium name, in :data:`MEDIA_FIELDS` order."""
     found = {name: getattr(reader, name, None) for name in MEDIA_FIELDS}
     return {name: value for name, value in found.items() if value}
+
+
+def personal_media(reader: Reader) -> set[str]:
+    """The reader's media that reach only them: e-mail, and Slack when it is a direct message. A Slack channel
+    or a Feishu group is shared: one member's unsubscribe must not stop it for the others."""
+    found = {"email"} if reader.email else set()
+    if reader.slack and SLACK_DM.fullmatch(reader.slack):
+        found.add("slack")
+    return found
+
+
+def stopped_media(reader: Reader, unsubscribed: bool, media: tuple[str, ...]) -> set[str]:
+    """The media an unsubscribe stops: each one a link named (``media``: the e-mail's List-Unsubscribe stops
+    the e-mail), and for an unsubscribe that names none (the preferences form, links sent before links named
+    their medium) the reader's personal media, never a shared channel."""
+    return set(media) | (personal_media(reader) if unsubscribed else set())
+
+
+def without_media(reader: Reader, media: set[str]) -> Reader | None:
+    """``reader`` without the addresses of ``media``; None when no address is left."""
+    left = {name: value for name, value in addresses(reader).items() if name not in media}
+    if not left:
+        return None
+    if len(left) == len(addresses(reader)):
+        return reader
+    return reader.model_copy(update={name: None for name in addresses(reader) if name not in left})
 
 
 def apply(reader: Reader, prefs: Preferences, known: frozenset[str] = frozenset()) -> Reader:

@@ -41,10 +41,13 @@ class BadLink(Exception):
 
 @dataclass(frozen=True)
 class ReaderRef:
-    """Whom a token names: one reader of one repo's digest."""
+    """Whom a token names: one reader of one repo's digest, and for an unsubscribe link the medium it came
+    in (``email``, ``slack``): unsubscribing there stops that medium only. A token without one (links sent
+    before links named their medium) stops the reader's personal media (see ``preferences.stopped_media``)."""
 
     repo: str
     reader: str
+    medium: str | None = None
 
 
 class LinkSigner:
@@ -61,7 +64,7 @@ class LinkSigner:
 
     def token(self, ref: ReaderRef, purpose: Purpose) -> str:
         """The URL-safe token for ``ref`` and ``purpose``."""
-        return self._links[purpose][0].dumps([ref.repo, ref.reader])
+        return self._links[purpose][0].dumps([ref.repo, ref.reader, *([ref.medium] if ref.medium else [])])
 
     def reader(self, token: str, purpose: Purpose) -> ReaderRef:
         """Whom a token names; raises :class:`BadLink` unless it was signed here for ``purpose`` (with the
@@ -75,10 +78,10 @@ class LinkSigner:
                 continue
             if serializer.dumps(value) != token:
                 raise BadLink("another spelling of a token")
-            if (not isinstance(value, list) or len(value) != 2
+            if (not isinstance(value, list) or len(value) not in (2, 3)
                     or not all(isinstance(v, str) and v for v in value)):
                 raise BadLink("signed, but not a reader")  # pragma: no cover - only a leaked secret signs this
-            return ReaderRef(value[0], value[1])
+            return ReaderRef(*value)
         raise BadLink("bad signature")
 
     def csrf(self, token: str) -> str:
