@@ -36,6 +36,50 @@ def test_bad_setting_is_one_clear_line(monkeypatch: pytest.MonkeyPatch, env: str
         load_settings()
 
 
+def test_a_setting_without_a_flag_is_named_by_its_variable_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error used to name a `--smtp-port` flag that does not exist (issue 30)."""
+    monkeypatch.setenv("DIGEST_SMTP_PORT", "twenty-five")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert str(caught.value).startswith("setting 'smtp_port' ($DIGEST_SMTP_PORT): ")
+    assert "--smtp-port" not in str(caught.value)
+
+
+def test_every_flag_a_settings_error_names_is_a_flag_of_digest_run() -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from prdigest.kernel.config import FLAGS, Settings, env_name
+
+    shown = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "400"}).output
+    for field, flag in FLAGS.items():
+        assert field in Settings.model_fields and f"{flag} " in shown, flag
+    assert env_name("from_address") == "DIGEST_FROM" and env_name("slack_bot_token") == "SLACK_BOT_TOKEN"
+
+
+def test_every_bad_setting_is_named_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIGEST_SMTP_PORT", "x")
+    monkeypatch.setenv("DIGEST_LLM_TIMEOUT", "soon")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(site_url="archive.example.com")
+    message = str(caught.value)
+    assert "$DIGEST_SMTP_PORT" in message and "$DIGEST_LLM_TIMEOUT" in message
+    assert "setting 'site_url' (flag --site-url or $DIGEST_SITE_URL)" in message and "\n" not in message
+
+
+def test_missing_smtp_settings_are_reported_all_at_once() -> None:
+    """They used to come one per run: fix the host, run, learn about DIGEST_FROM, run again (issue 30)."""
+    from prdigest.deliver.smtp import SmtpChannel
+    from prdigest.kernel.config import Settings
+
+    with pytest.raises(ConfigError) as caught:
+        SmtpChannel.from_settings(Settings(smtp_host=None, from_address=None, smtp_user="digest-bot"))
+    message = str(caught.value)
+    assert "DIGEST_SMTP_HOST is not set" in message and "DIGEST_FROM is not set" in message
+    assert "DIGEST_SMTP_USER is 'digest-bot' but DIGEST_SMTP_PASSWORD is not set" in message
+    assert "--smtp" not in message
+
+
 def test_last_full_week_is_monday_to_monday_utc() -> None:
     window = Window.last_full_week(datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc))  # a Monday
     assert (window.since, window.until) == (datetime(2026, 11, 23, tzinfo=timezone.utc),

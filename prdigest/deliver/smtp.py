@@ -107,18 +107,22 @@ class SmtpChannel:
     @classmethod
     def from_settings(cls, settings: Settings, *, ssl_context: ssl.SSLContext | None = None) -> "SmtpChannel":
         """The channel the ``DIGEST_SMTP_*`` and ``DIGEST_FROM`` settings describe (no I/O yet)."""
+        # Every missing or mismatched setting at once, so one round of fixing is enough.
+        problems = []
         if not settings.smtp_host:
-            raise ConfigError("DIGEST_SMTP_HOST is not set: name the SMTP server to deliver e-mail "
-                              "(or use --deliver outbox)")
+            problems.append("DIGEST_SMTP_HOST is not set: name the SMTP server to deliver e-mail "
+                            "(or use --deliver outbox)")
         if not settings.from_address:
-            raise ConfigError("DIGEST_FROM is not set: give the From address of the digest, "
-                              "e.g. 'pr-digest <digest@example.com>'")
-        sender = check_from(settings.from_address)
+            problems.append("DIGEST_FROM is not set: give the From address of the digest, "
+                            "e.g. 'pr-digest <digest@example.com>'")
         has_password = settings.smtp_password is not None and settings.smtp_password.get_secret_value() != ""
         if settings.smtp_user and not has_password:
-            raise ConfigError(f"DIGEST_SMTP_USER is '{settings.smtp_user}' but DIGEST_SMTP_PASSWORD is not set")
+            problems.append(f"DIGEST_SMTP_USER is '{settings.smtp_user}' but DIGEST_SMTP_PASSWORD is not set")
         if has_password and not settings.smtp_user:
-            raise ConfigError("DIGEST_SMTP_PASSWORD is set but DIGEST_SMTP_USER is not: set both or neither")
+            problems.append("DIGEST_SMTP_PASSWORD is set but DIGEST_SMTP_USER is not: set both or neither")
+        if problems:
+            raise ConfigError("; ".join(problems))
+        sender = check_from(settings.from_address)
         if settings.smtp_user and settings.smtp_security == "none":
             log.warning("DIGEST_SMTP_SECURITY=none: the SMTP password for user '%s' crosses the network "
                         "unencrypted; use starttls or ssl unless %s is a local relay",

@@ -160,13 +160,38 @@ class Settings(BaseSettings):
         return value
 
 
+#: The settings a flag of ``digest run`` also sets (``RunOptions.settings_overrides``), by the flag's name;
+#: every other setting is named by its environment variable only (there is no ``--smtp-port``).
+FLAGS = {"language": "--language", "state": "--state", "github_url": "--github-url",
+         "llm_base_url": "--llm-base-url", "model": "--model", "slack_base_url": "--slack-base-url",
+         "site_url": "--site-url", "llm_input_budget": "--input-budget", "git": "--git"}
+
+
+def env_name(field: str) -> str:
+    """The environment variable of setting ``field`` (its alias, e.g. ``DIGEST_FROM``, ``SLACK_BOT_TOKEN``)."""
+    info = Settings.model_fields.get(field)
+    alias = info.validation_alias if info is not None else None
+    if isinstance(alias, str):
+        return alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return f"DIGEST_{field.upper()}"
+
+
 def load_settings(**overrides: object) -> Settings:
-    """Build settings from the environment, with CLI flags (non-None overrides) taking precedence."""
+    """Build settings from the environment, with CLI flags (non-None overrides) taking precedence.
+
+    A bad value is a ConfigError naming every bad setting at once, each by its flag (when it has one) and
+    environment variable."""
     given = {k: v for k, v in overrides.items() if v is not None}
     try:
         return Settings(**given)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        env = f"DIGEST_{field.upper()}"
-        raise ConfigError(f"setting '{field}' (flag --{field.replace('_', '-')} or ${env}): {err['msg']}") from None
+        problems = []
+        for err in exc.errors():
+            field = str(err["loc"][0]) if err["loc"] else "(settings)"
+            inner = ".".join(str(p) for p in err["loc"][1:])
+            flag = FLAGS.get(field)
+            names = f"flag {flag} or ${env_name(field)}" if flag else f"${env_name(field)}"
+            problems.append(f"setting '{field}{'.' + inner if inner else ''}' ({names}): {err['msg']}")
+        raise ConfigError("; ".join(problems)) from None
