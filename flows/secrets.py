@@ -69,7 +69,7 @@ def refuse_secret_state(state: str | None, parameter: str = "state") -> None:
     """Raise ConfigError when a flow's ``state`` parameter is a PostgreSQL URL with a password: Prefect stores
     parameters in its database and shows them to every UI user. The worker's DIGEST_STATE carries it instead."""
     from prdigest.kernel.errors import ConfigError
-    from prdigest.state.store.location import redact_url, url_has_password
+    from prdigest.kernel.location import redact_url, url_has_password
 
     if state and url_has_password(state):
         raise ConfigError(f"parameter '{parameter}' ({redact_url(state)}) carries a password, and Prefect keeps "

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from prdigest.classify.proposal.globs import GlobError, compile_codeowners, compile_glob
-from prdigest.classify.patterns import _re2
+from prdigest.kernel.patterns import _re2
 from prdigest.classify.proposal.safety import regex_problem
 from tests.labeler_reference import minimatch
 

@@ -506,7 +506,7 @@ def test_the_shipped_rules_match_the_same_on_both_engines() -> None:
     # engine on the sample week's paths, titles and bodies and on non-ASCII text (RE2's \w, \d, \s are ASCII).
     import re
 
-    from prdigest.classify.patterns import compile_rule
+    from prdigest.kernel.patterns import compile_rule
 
     rules = load_rules(RULES_DIR / "vllm-project__vllm.yaml")
     texts = [t for pr, _ in sample() for t in (pr.title, pr.body[:4000], *(f.path for f in pr.files))]

@@ -15,7 +15,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from prdigest.kernel.errors import ConfigError, RulesError
-from prdigest.classify.patterns import check, compile_rule
+from prdigest.kernel.patterns import check, compile_rule
 from prdigest.kernel.vocabulary import DraftingHints, FileKind, Shows, Subsystem, Vocabulary, boundary, generic, name_problem
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
 
@@ -24,7 +24,7 @@ RULES_DIR = Path(__file__).parent / "rules"
 
 def _check_regex(pattern: str) -> str:
     # Compiled here so that a typo or a pattern that could backtrack for minutes fails at load time with the
-    # rule's location, not mid-run (prdigest.classify.patterns).
+    # rule's location, not mid-run (prdigest.kernel.patterns).
     return check(pattern)
 
 

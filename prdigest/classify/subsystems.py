@@ -9,7 +9,7 @@ from typing import NamedTuple, Protocol
 
 from prdigest.kernel.prtext.prose import MAX_SCAN, sentences, strip_template
 from prdigest.kernel.models import PullRequest
-from prdigest.classify.patterns import Pattern, compile_rule
+from prdigest.kernel.patterns import Pattern, compile_rule
 from prdigest.classify.rulesfile import RULES_DIR, Rules, SubsystemRule, load_rules, rules_for_repo
 from prdigest.kernel.text import slug
 from prdigest.kernel.vocabulary import Vocabulary

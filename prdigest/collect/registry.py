@@ -15,7 +15,7 @@ from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.registry import Registry
 from prdigest.collect.sources import JsonlSource, Source, sample_week_path
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 
 @dataclass(frozen=True)

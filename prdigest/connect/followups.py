@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 from prdigest.kernel.models import EarlierFollowup, Edition, EditionId, PullRequest, utc
 from prdigest.connect.relations import revert_targets
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from prdigest.state import history
 from prdigest.connect.lede import Complete, write_lede
 from prdigest.kernel.models import DraftEntry, Edition, EditionId, Entry, PullRequest, Relation, Verdict
 from prdigest.readers.file import Reader
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.window import Window
 

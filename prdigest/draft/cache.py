@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 
 from prdigest.kernel.models import DraftEntry, PullRequest
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 MIGRATIONS = [
     """CREATE TABLE drafts (

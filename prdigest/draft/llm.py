@@ -34,7 +34,7 @@ from prdigest.kernel.prtext.restate import restated
 from prdigest.draft.usage import usage_markdown  # noqa: F401  (re-exported for callers)
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 from prdigest.kernel.text import CODE_SPAN, redact_url
 
 log = logging.getLogger(__name__)

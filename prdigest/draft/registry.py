@@ -21,7 +21,7 @@ from prdigest.draft.usage import usage_markdown
 from prdigest.connect.lede import Complete
 from prdigest.kernel.models import Coverage, Entry, PullRequest
 from prdigest.kernel.registry import Registry
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 from prdigest.kernel.vocabulary import Vocabulary
 
 if TYPE_CHECKING:

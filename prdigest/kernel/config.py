@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Language
-from prdigest.state.store.location import DEFAULT_STATE, StateLocation
+from prdigest.kernel.location import DEFAULT_STATE, StateLocation
 
 DEFAULT_GITHUB_URL = "https://api.github.com"
 #: ``DIGEST_FEISHU_<NAME>_URL`` / ``_SECRET``: NAME is a group's name upper-cased, ``-`` as ``_``.

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from prdigest.classify.patterns import Pattern
+from prdigest.kernel.patterns import Pattern
 
 #: Every subsystem name, in every rules file, readers file and folder fallback.
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"

@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from prdigest.kernel.models import Edition, Entry, PullRequest, Verdict
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 COMPONENT = "entry-edits"
 MIGRATIONS = [

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from prdigest.kernel.models import Edition
 from prdigest.review.edits import remember
 from prdigest.review.decision import decision_summary, entry_text
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 MIGRATIONS = [
     """

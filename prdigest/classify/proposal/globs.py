@@ -4,7 +4,7 @@ actions/labeler matches changed files with minimatch and ``dot: true``: ``*`` an
 ``/``, ``**`` as a whole segment spans zero or more folders, a leading ``!`` negates, ``{a,b}`` expands,
 and dot files match like any other (no ``matchBase``: ``*.md`` is a root file only). The regex produced
 here uses only what RE2 runs in linear time (no lookaround, no ``\b``), so a rules file runs it there
-(:mod:`prdigest.classify.patterns`); a glob whose wildcards would still make a large pattern (many ``*`` in one
+(:mod:`prdigest.kernel.patterns`); a glob whose wildcards would still make a large pattern (many ``*`` in one
 segment, many ``**``, a large brace expansion, a very long glob) is refused with a reason, never compiled.
 """
 

@@ -20,7 +20,7 @@ from prdigest.classify.proposal.propose import Proposal, propose
 from prdigest.classify.proposal.repo import RepoSnapshot
 from prdigest.classify.proposal.writer import render
 from prdigest.classify.rulesfile import Rules, load_rules
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 from prdigest.classify.subsystems import RulesClassifier
 
 COMPONENT = "proposed_rules"

@@ -1,11 +1,11 @@
 """Whether a regular expression written in a repository's config (mergify's ``files~=``) can go into a
-rules file: it must pass the rules files' own guard (:func:`prdigest.classify.patterns.check`: it runs on RE2 in
+rules file: it must pass the rules files' own guard (:func:`prdigest.kernel.patterns.check`: it runs on RE2 in
 linear time, or on Python's engine without nested quantifiers and without a repeated part that can match
 the same text in two ways) and stay short."""
 
 from __future__ import annotations
 
-from prdigest.classify.patterns import PatternError, check
+from prdigest.kernel.patterns import PatternError, check
 
 MAX_REGEX = 300
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from prdigest.kernel.models import Change
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 COMPONENT = "code-facts"
 MIGRATIONS = [

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from prdigest.kernel.models import PullRequest
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 #: Append-only: migrations[i] takes the "github" schema from version i to i + 1.
 MIGRATIONS = [

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from prdigest.connect.impact.index import INDEX_VERSION, FileSummary, Use, resolve_uses, summarize
 from prdigest.kernel.errors import DownstreamError
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 log = logging.getLogger(__name__)
 

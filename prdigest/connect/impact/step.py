@@ -19,7 +19,7 @@ from prdigest.connect.impact.hunks import facts_from_patches
 from prdigest.connect.impact.match import UseTable, match_changes
 from prdigest.kernel.errors import DownstreamError
 from prdigest.kernel.models import Change, Entry, Impact, PullRequest
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from prdigest.readers.selfservice.choices import Choice, ReaderChoices
 from prdigest.readers.selfservice.links import Linker, ReaderLinks, linker, web_base
 from prdigest.readers.selfservice.preferences import Preferences, addresses, apply, stopped_media, without_media
 from prdigest.readers.selfservice.tokens import BadLink, LinkSigner, ReaderRef
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 from prdigest.kernel.vocabulary import Vocabulary
 
 __all__ = ["BadLink", "Choice", "LinkSigner", "Linker", "Preferences", "ReaderChoices", "ReaderLinks", "ReaderRef",

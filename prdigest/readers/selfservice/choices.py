@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.preferences import Preferences
-from prdigest.state.store import Migration, Store
+from prdigest.kernel.storage import Migration, Store
 from prdigest.kernel.vocabulary import Vocabulary
 
 COMPONENT = "reader-selfservice"

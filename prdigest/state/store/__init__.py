@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prdigest.state.store.connection import Result, Store, StoreUnavailable
-from prdigest.state.store.location import DEFAULT_STATE, SETTING, Dialect, StateLocation
+from prdigest.kernel.location import DEFAULT_STATE, SETTING, Dialect, StateLocation
 from prdigest.state.store.opening import LazyStore, open_store, state_store
 from prdigest.state.store.sql import Migration
 from prdigest.kernel.text import redact_url

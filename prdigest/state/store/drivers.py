@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from prdigest.kernel.errors import ConfigError
-from prdigest.state.store.location import SETTING, Dialect, StateLocation
+from prdigest.kernel.location import SETTING, Dialect, StateLocation
 from prdigest.state.store.sql import to_pyformat
 
 Row = tuple[Any, ...]

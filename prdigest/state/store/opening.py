@@ -15,7 +15,7 @@ from types import TracebackType
 from prdigest.kernel.errors import ConfigError
 from prdigest.state.store.connection import Store
 from prdigest.state.store.drivers import Driver, PostgresDriver, SqliteDriver
-from prdigest.state.store.location import SETTING, StateLocation
+from prdigest.kernel.location import SETTING, StateLocation
 
 
 def open_store(location: StateLocation | str | os.PathLike[str], *, busy_timeout: float = 30.0,

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import lru_cache
 
-from prdigest.state.store.location import Dialect
-
-#: A migration step: portable SQL, or one script per dialect (``{"sqlite": …, "postgresql": …}``).
-Migration = str | Mapping[str, str]
+from prdigest.kernel.location import Dialect
+from prdigest.kernel.storage import Migration
 
 # String literals, quoted identifiers and comments are copied (only '%' doubled); '?' outside them is a
 # placeholder. psycopg parses '%' everywhere in a query that has parameters, even inside literals.

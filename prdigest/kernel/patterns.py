@@ -8,7 +8,7 @@ translated to their Unicode classes (RE2's are ASCII). What RE2 cannot run the s
 the shipped vLLM rules use; ``\\b``, whose RE2 meaning is ASCII-only; backreferences) stays on Python's
 engine, and there a pattern is refused when the file is loaded (:func:`check`) if it has either shape that
 backtracks exponentially: nested quantifiers (``(a+)+``, ``(\\w+\\s?)*``), or a repeated part that can read
-the same text in two ways (``(\\w\\w|\\w)*``, ``(\\w\\w?)+``: :mod:`prdigest.classify.ambiguity`). With neither,
+the same text in two ways (``(\\w\\w|\\w)*``, ``(\\w\\w?)+``: :mod:`prdigest.kernel.ambiguity`). With neither,
 the work per starting point is polynomial in the text's length.
 """
 
@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import re2
 
-from prdigest.classify.ambiguity import ambiguous_repeat
+from prdigest.kernel.ambiguity import ambiguous_repeat
 
 #: Python's ``\s`` (``str.isspace``) as a list for a character class.
 _SPACE = r"\t\n\x0b\f\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"

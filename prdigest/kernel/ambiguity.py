@@ -22,7 +22,7 @@ What is approximated only makes the test stricter, never laxer:
   and so does an edge between two positions that one iteration and two iterations both make;
 * a back-reference counts as a position that accepts any character.
 
-Together with :func:`prdigest.classify.patterns`' refusal of a variable-length quantifier under another
+Together with :func:`prdigest.kernel.patterns`' refusal of a variable-length quantifier under another
 repeat (``(a+)+``), what remains under a loop is fixed-count repeats, optional parts and alternatives, and
 with the body deterministic the work per starting point is polynomial in the length of the text.
 """
