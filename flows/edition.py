@@ -206,6 +206,7 @@ def digest_edition(
     site_url: str = "",
     no_discussion: bool = False,
     input_budget: str = "",
+    site_impact: bool = False,
     resend_edition: bool = False,
 ) -> EditionSummary:
     """One edition of the digest, from collection to delivery.
@@ -232,6 +233,8 @@ def digest_edition(
         site_url: The archive's public URL (links in email, Slack and feeds). Empty: DIGEST_SITE_URL.
         no_discussion: Collect no reviews, conversation comments or linked issues (a cheaper run).
         input_budget: Tokens of PR data packed into one prompt. Empty: DIGEST_LLM_INPUT_BUDGET (12000).
+        site_impact: Show "Affects your code" (the downstreams' file paths) on the archive pages. Off:
+            DIGEST_SITE_IMPACT on the worker (those paths are the teams' own, not public).
         resend_edition: Run an edition the ledger shows as delivered again (review included). Off: such a run
             stops before collecting and keeps digest.json as delivered.
     """

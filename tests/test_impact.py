@@ -204,3 +204,14 @@ def test_the_editor_sees_the_impact_in_the_review(world, run_out):
     assert "### Affects downstream ascend (3 break, 3 to check)" in text
     assert "`ds/ops/fused_moe.py:2` imports `vllm.model_executor.layers.fused_moe.FusedMoE`" in text
     assert text.index("Affects downstream") < text.index("### Action required")
+
+
+def test_the_archive_shows_the_block_only_when_asked(run_out, tmp_path):
+    state = run_out.parent / "state.sqlite"
+    for flags, shown in (([], False), (["--impact"], True)):
+        out = tmp_path / ("on" if shown else "off")
+        result = CliRunner().invoke(_cli(), ["site", "--state", str(state), "--out", str(out), *flags])
+        assert result.exit_code == 0, result.output
+        page = next((out / "site" / "editions").rglob("index.html")).read_text(encoding="utf-8")
+        assert ("Affects your code · ascend" in page) is shown
+        assert ("<code>ds/ops/fused_moe.py:2</code> imports <code>FusedMoE</code>" in page) is shown

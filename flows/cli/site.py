@@ -26,6 +26,8 @@ def site(
     github_url: Optional[str] = typer.Option(None, "--github-url", help="GitHub API base URL, so Enterprise PR "
                                              "links stay links; or $DIGEST_GITHUB_URL."),
     repo: Optional[str] = typer.Option(None, "--repo", help="Only this OWNER/NAME's editions (default: all)."),
+    impact: bool = typer.Option(False, "--impact", help="Show 'Affects your code' (the downstreams' file paths) "
+                                "on the edition pages; or $DIGEST_SITE_IMPACT (off: those paths are private)."),
 ) -> None:
     """Rebuild the archive site (every edition in the state store) into OUT/site/."""
     from prdigest.kernel.config import load_settings
@@ -33,10 +35,10 @@ def site(
     from renderers.site.publish import publish_site
 
     try:
-        settings = load_settings(state=state, site_url=site_url, github_url=github_url)
+        settings = load_settings(state=state, site_url=site_url, github_url=github_url, site_impact=impact or None)
         # publish_site opens the state itself: a missing file is refused there, never created empty.
         result = publish_site(settings.state, out, settings.site_url, link_hosts=link_hosts_for(settings.github_url),
-                              repo=repo)
+                              repo=repo, impact=settings.site_impact)
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None

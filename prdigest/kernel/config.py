@@ -114,6 +114,9 @@ class Settings(BaseSettings):
     record_secret: SecretStr | None = None
     #: The archive site's public URL (``DIGEST_SITE_URL``): links from email, Slack and feeds; none = no links.
     site_url: str | None = None
+    #: Show "Affects your code" (the downstreams' file paths) on the archive pages (``DIGEST_SITE_IMPACT``):
+    #: off by default, since a downstream's paths are its team's, not public.
+    site_impact: bool = False
 
     #: Passes over the deliveries a transient failure (a 451 greylisting answer, a Slack 500) left pending, within
     #: the run, and the seconds before the first (doubled before each next): ``DIGEST_DELIVERY_RETRIES``,

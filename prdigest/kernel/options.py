@@ -51,6 +51,8 @@ class RunOptions(BaseModel):
                                 "issues (a cheaper run: the model sees the diff and inline review comments only).")
     input_budget: int | None = Field(default=None, ge=500, le=1_000_000, description="Tokens of PR data packed "
                                      "into one prompt (default 12000); or $DIGEST_LLM_INPUT_BUDGET.")
+    site_impact: bool = Field(default=False, description="Show 'Affects your code' (the downstreams' file "
+                              "paths) on the archive pages; or $DIGEST_SITE_IMPACT (off: those paths are private).")
     resend_edition: bool = Field(default=False, description="Run an edition the ledger shows as delivered "
                                  "again, review included (without it such a run stops before collecting and "
                                  "keeps digest.json).")
@@ -60,7 +62,7 @@ class RunOptions(BaseModel):
         return {"language": self.language, "state": self.state, "github_url": self.github_url,
                 "llm_base_url": self.llm_base_url, "model": self.model, "slack_base_url": self.slack_base_url,
                 "site_url": self.site_url, "llm_input_budget": self.input_budget,
-                "git": self.git}
+                "git": self.git, "site_impact": self.site_impact or None}
 
     @field_validator("deliver")
     @classmethod

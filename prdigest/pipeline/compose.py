@@ -38,7 +38,7 @@ class SiteBuilder(Protocol):
     """Renders the archive (every stored edition, newest first) as ``{path under site/: bytes}``."""
 
     def __call__(self, editions: list[Edition], *, site_url: str | None, link_hosts: tuple[str, ...],
-                 vocabularies: dict[str, Vocabulary]) -> dict[str, bytes]: ...
+                 vocabularies: dict[str, Vocabulary], impact: bool = False) -> dict[str, bytes]: ...
 
 
 def make_source(options: RunOptions, settings: Settings, store: LazyStore | None = None) -> Source:

@@ -390,7 +390,8 @@ class EditionPipeline:
             return record, []
         files = services.site(history.editions(store, record.edition.repo), site_url=services.settings.site_url,
                               link_hosts=link_hosts_for(services.settings.github_url),
-                              vocabularies={record.edition.repo: services.classifier.vocabulary})
+                              vocabularies={record.edition.repo: services.classifier.vocabulary},
+                              impact=services.settings.site_impact)
         return record, write_tree(services.out / "site", files)
 
     # --- deliver ---------------------------------------------------------------------------------

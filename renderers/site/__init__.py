@@ -40,12 +40,13 @@ def site_title(editions: list[Edition], language: str) -> str:
 
 def build_site(editions: list[Edition], *, site_url: str | None = None,
                link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, language: str | None = None,
-               vocabularies: Mapping[str, Vocabulary] | None = None) -> dict[str, bytes]:
+               vocabularies: Mapping[str, Vocabulary] | None = None, impact: bool = False) -> dict[str, bytes]:
     """Every file of the archive for ``editions`` (newest first), as ``{relative path: bytes}``.
 
     ``site_url`` (checked by :func:`site_base`) makes the feeds' links absolute; ``language`` is the
     site's own (index, subsystems, search), by default the newest edition's; ``vocabularies`` (by repo)
-    label the subsystems as the email does (their names otherwise).
+    label the subsystems as the email does (their names otherwise). ``impact`` shows each edition's "Affects
+    your code" (the downstreams' file paths: off unless asked for, they are the teams' own).
     """
     base = site_base(site_url)
     lang = language or (editions[0].language if editions else "en")
@@ -66,7 +67,7 @@ def build_site(editions: list[Edition], *, site_url: str | None = None,
         k = same.index(i)
         newer = pages[same[k - 1]] if k > 0 else None
         older = pages[same[k + 1]] if k + 1 < len(same) else None
-        files[p.path + "index.html"] = render_edition(p, title, newer, older)
+        files[p.path + "index.html"] = render_edition(p, title, newer, older, impact=impact)
     rendered: dict[tuple[str, int], str] = {}
     shown = labels(pages)
     for name in subsystem_names(pages):

@@ -17,6 +17,7 @@ from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.connect.relations import with_backlinks
 from renderers.relation_lines import connections, words as connect_words
 from renderers.escape import html_prose, one_line
+from renderers.impact import ImpactBlock, impact_block
 from renderers.site.links import edition_dir, link_strings
 from renderers.site.strings import site_strings
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, view, window
@@ -118,8 +119,14 @@ def _read_first(edition: Edition) -> list[Entry]:
     return pick_read_first(edition.ranking, edition.published, DEFAULT_BUDGET)
 
 
+def _impact_blocks(edition: Edition, link_hosts: tuple[str, ...]) -> list[ImpactBlock]:
+    """One "Affects your code" block per downstream the edition's published entries touch."""
+    names = sorted({i.downstream for e in edition.published for i in e.impact})
+    return [b for name in names if (b := impact_block(edition, edition.published, name, link_hosts)) is not None]
+
+
 def render_edition(page: EditionPage, site_title: str, newer: EditionPage | None,
-                   older: EditionPage | None) -> str:
+                   older: EditionPage | None, *, impact: bool = False) -> str:
     """``editions/<owner>/<repo>/<window>/index.html``: every published entry, grouped as in the email."""
     ed, lang = page.edition, page.edition.language
     ui, sui = strings(lang), site_strings(lang)
@@ -129,6 +136,7 @@ def render_edition(page: EditionPage, site_title: str, newer: EditionPage | None
         "total": ui["total"].format(total=len(page.views)), "badges": _badges(page.views, lang),
         "groups": page.groups, "connect": connections(ed, ed.published, page.link_hosts, first=_read_first(ed)),
         "cw": connect_words(lang), "action": action_required(page.views),
+        "impact": _impact_blocks(ed, page.link_hosts) if impact else [],
     }
     metas = {e.number: meta(e, lang) for e in page.views}
     return _env.get_template("edition.html.j2").render(

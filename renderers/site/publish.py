@@ -48,7 +48,8 @@ def _location(value: str | os.PathLike[str]) -> StateLocation:
 def publish_site(state: Store | StateLocation | str | os.PathLike[str], out_dir: Path,
                  site_url: str | None = None, *,
                  edition: Edition | None = None, link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS,
-                 repo: str | None = None, vocabularies: Mapping[str, Vocabulary] | None = None) -> PublishedSite:
+                 repo: str | None = None, vocabularies: Mapping[str, Vocabulary] | None = None,
+                 impact: bool = False) -> PublishedSite:
     """Record ``edition`` (when given) in the history, then write the archive of every stored edition
     (of ``repo`` only, when given) to ``out_dir/site/``. Idempotent: publishing the same edition again
     replaces it and rewrites only the files that changed. ``vocabularies`` (by repo) label subsystems.
@@ -64,7 +65,7 @@ def publish_site(state: Store | StateLocation | str | os.PathLike[str], out_dir:
                               "$DIGEST_STATE): nothing was created or written")
         with state_store(where) as store:
             return publish_site(store(), out_dir, site_url, edition=edition, link_hosts=link_hosts, repo=repo,
-                                vocabularies=vocabularies)
+                                vocabularies=vocabularies, impact=impact)
     if edition is not None:
         record_edition(state, edition)
     stored = editions(state, repo)
@@ -72,7 +73,7 @@ def publish_site(state: Store | StateLocation | str | os.PathLike[str], out_dir:
         which = f" of {repo}" if repo else ""
         raise ConfigError(f"state {state.location}: no edition{which} in it; refusing to write an empty archive "
                           f"over {out_dir / 'site'} (is --state / $DIGEST_STATE the one the runs wrote?)")
-    files = build_site(stored, site_url=site_url, link_hosts=link_hosts, vocabularies=vocabularies)
+    files = build_site(stored, site_url=site_url, link_hosts=link_hosts, vocabularies=vocabularies, impact=impact)
     root = out_dir / "site"
     size = write_site(files, root)
     return PublishedSite(root=root, editions=len(stored), files=len(files), bytes=size)
