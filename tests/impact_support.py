@@ -246,9 +246,8 @@ def line_of(world: World, path: str, marker: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if marker in line)
 
 
-def build_world(root: Path, *, with_facts: bool = False) -> World:
-    """Both repositories and the JSONL file; ``with_facts`` writes each PR's facts (the facts engine's, from its
-    merge commit) into the file's ``changes`` field, as a collector that read the clone would."""
+def build_world(root: Path) -> World:
+    """Both repositories and the JSONL file (each PR with its merge commit and its patches)."""
     upstream, downstream = root / "upstream", root / "downstream"
     for repo in (upstream, downstream):
         repo.mkdir(parents=True)
@@ -272,16 +271,6 @@ def build_world(root: Path, *, with_facts: bool = False) -> World:
             "files": [{"path": f.path, "status": f.status, "additions": 5, "deletions": 3,
                        "patch": _patch(upstream, sha, f.path)} for f in changed],
         })
-    if with_facts:
-        from prdigest.collect.facts import Surface, week_facts
-        from prdigest.collect.git import open_clone
-        from prdigest.kernel.models import PullRequest
-
-        prs = [PullRequest.model_validate(r) for r in records]
-        facts = week_facts(prs, surface=Surface(packages=("vllm",)), clone=open_clone(str(upstream),
-                                                                                      state_dir=root / "state"))
-        for record in records:
-            record["changes"] = [c.model_dump(mode="json") for c in facts.changes[record["number"]]]
     jsonl = root / "week.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return World(upstream, downstream, jsonl, shas)

@@ -21,7 +21,7 @@ from tests.impact_support import build_world, line_of, readers_yaml
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory):
-    return build_world(tmp_path_factory.mktemp("impact"), with_facts=True)
+    return build_world(tmp_path_factory.mktemp("impact"))
 
 
 def _cli():
@@ -140,8 +140,8 @@ def run_out(world, tmp_path_factory: pytest.TempPathFactory) -> Path:
     readers = readers_yaml(world, root / "readers.yaml")
     out = root / "out"
     result = CliRunner().invoke(_cli(), ["run", "--source", f"jsonl:{world.jsonl}", "--readers", str(readers),
-                                         "--out", str(out), "--language", "en", "--state",
-                                         str(root / "state.sqlite")])
+                                         "--git", str(world.upstream), "--out", str(out), "--language", "en",
+                                         "--state", str(root / "state.sqlite")])
     assert result.exit_code == 0, result.output
     return out
 
