@@ -196,7 +196,7 @@ def digest_edition(
     deliver: str = "outbox",
     readers: str = "",
     rules: str = "",
-    language: Literal["", "zh-CN", "en"] = "",
+    language: str = "",
     out: str = "out",
     state: str = "",
     github_url: str = "",
@@ -222,7 +222,7 @@ def digest_edition(
         deliver: outbox (files, a dry run), or any of smtp,slack,feishu.
         readers: The readers file (YAML) on the worker, relative to the code's folder. Empty: the example.
         rules: The subsystem rules file (YAML). Empty: the shipped rules for the repo.
-        language: zh-CN or en. Empty: DIGEST_LANGUAGE on the worker.
+        language: zh-CN, en, or any language with a catalog on the worker (DIGEST_CATALOGS). Empty: DIGEST_LANGUAGE.
         out: The output folder on the worker.
         state: Leave empty on a team's deployment: DIGEST_STATE from the worker's environment (a postgresql://
             URL holds a password, and parameters are shown in clear).

@@ -22,6 +22,7 @@ from markupsafe import Markup
 from mjml import mjml2html
 
 from prdigest.kernel.errors import RenderError
+from prdigest.kernel.i18n import messages
 from prdigest.kernel.models import Edition, RenderProblem, Verdict
 from prdigest.readers.selfservice.links import footer_links
 from prdigest.connect.variants import Variant
@@ -39,11 +40,6 @@ BUDGET = 95_000
 MIN_LINE_BYTES = 90
 #: Bytes of a one-line-per-entry email besides its entries (head, styles, group titles, notes, footer).
 LIST_OVERHEAD = 14_000
-#: The note of an email too long to list every entry even as one line.
-LISTED = {"zh-CN": "本期条目极多：邮件只列出前 {shown} 个（共 {total} 个，每条一行），完整内容见本邮件的纯文本部分。",
-          "en": "A very long week: this email lists the first {shown} of {total} entries, one line each; every "
-                "entry is in the plain-text part of this email."}
-
 #: Longest headline, in characters, of an entry shown as one line.
 LINE_HEADLINE = 120
 
@@ -106,7 +102,7 @@ def preheader(edition: Edition, views: list[EntryView]) -> str:
     deep = [plain_prose(e.headline) for e in views if e.verdict is Verdict.DEEP_READ]  # no `code` in a preview
     if not deep:
         return truncate(ui["preheader_none"], 140)
-    sep = "；" if edition.language == "zh-CN" else "; "
+    sep = messages(edition.language, "email")["joiner"]
     return truncate(one_line(ui["preheader_deep"] + sep.join(deep[:5])), 140)
 
 
@@ -281,7 +277,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
             shown += 1
         total = len(variant.entries)
         frags = frags[:shown]
-        note = LISTED.get(lang, LISTED["en"]).format(shown=f"{shown:,}", total=f"{total:,}")
+        note = messages(lang, "email")["listed"].format(shown=f"{shown:,}", total=f"{total:,}")
         html = attempt(lambda e: False, note)
         return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(
             edition, variant, link_hosts=link_hosts, site_url=site_url, reader_links=reader_links), problems=problems, compact=True)

@@ -24,7 +24,7 @@ from prdigest.deliver.feishu import CARD_BUDGET, body_bytes
 from prdigest.deliver.media import ComposeContext, RenderContext, Rendering
 from prdigest.kernel.models import Edition
 from prdigest.readers.file import Reader
-from prdigest.kernel.text import Counted
+from prdigest.kernel.i18n import messages
 from prdigest.connect.variants import Variant
 from renderers.relation_lines import connections, words as connect_words
 from renderers.impact import ImpactBlock, impact_block
@@ -39,11 +39,6 @@ MAX_CARDS = 20
 MAX_ELEMENTS = 50
 HEADER_MAX = 100
 MARK = {"deep-read": "\U0001f7e2", "skim": "\U0001f7e1", "skip": "\u26aa"}
-WORDS = {
-    "zh-CN": {"more": "还有 {more} 个条目未在飞书中列出，见邮件或存档（本期共 {total} 个）。"},
-    "en": {"more": Counted("{more} more {more|entry is|entries are} in the email and the archive "
-                           "({total} in all).")},
-}
 
 
 def _md(content: str) -> dict[str, Any]:
@@ -193,7 +188,7 @@ def render_feishu(edition: Edition, variant: Variant, *, link_hosts: tuple[str, 
     """The request bodies (unsigned) for ``variant``, in order, each within :data:`CARD_BUDGET` bytes."""
     base = site_base(site_url)
     lang = edition.language
-    ui, extra = strings(lang), WORDS.get(lang, WORDS["en"])
+    ui, extra = strings(lang), messages(lang, "feishu")
     title = f"{ui['digest']} · {edition.repo} · {edition.week}"
     # The header's "(12/20)" is added at the end; the empty card is measured with the longest such title.
     room = CARD_BUDGET - body_bytes(card(title + f" ({MAX_CARDS}/{MAX_CARDS})", []))

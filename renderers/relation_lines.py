@@ -7,31 +7,20 @@ from dataclasses import dataclass, field
 
 from collections.abc import Sequence
 
+from prdigest.kernel.i18n import Section, messages
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
 from prdigest.kernel.models import Edition, Entry
 from prdigest.connect.relations import relation_line, relation_lines  # noqa: F401  (the media's entry lines)
 from renderers.escape import one_line as _one_line, pr_url, truncate
 
-WORDS: dict[str, dict[str, str]] = {
-    "zh-CN": {
-        "stories": "本期专题", "earlier": "早先的后续事项", "first": "先读这些",
-        "done": "✓ #{n}（{ed}）：{text}，已由 #{by} 完成", "open": "还有 {n} 项未完成，例如：",
-        "open_item": "#{n}（{ed}）：{text}",
-    },
-    "en": {
-        "stories": "Stories", "first": "Read first",
-        "earlier": "Earlier follow-ups", "done": "✓ #{n} ({ed}): {text}, done by #{by}",
-        "open": "{n} still open, for example:", "open_item": "#{n} ({ed}): {text}",
-    },
-}
 SHOWN_DONE = 10
 SHOWN_OPEN = 3
 LEDE_MAX = 800
 
 
-def words(language: str) -> dict[str, str]:
-    """The connection words for ``language`` (English when we have none)."""
-    return WORDS.get(language, WORDS["en"])
+def words(language: str) -> Section:
+    """The connection words for ``language`` (the catalog's ``connections.*``)."""
+    return messages(language, "connections")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from slack_sdk.models.blocks import (Block, ContextBlock, DividerBlock, HeaderBl
                                      PlainTextObject, SectionBlock)
 
 from prdigest.kernel.models import Edition
-from prdigest.kernel.text import Counted
+from prdigest.kernel.i18n import messages
 from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, mrkdwn_prose, one_line, slack_plain, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
@@ -37,8 +37,6 @@ HEADER_MAX = 150
 #: Most thread replies per reader: at ~16 entries a reply, about 320 entries; a bigger week says how many
 #: more are in the email (Slack allows about one post per second per channel; 20,000 PRs would take hours).
 MAX_REPLIES = 20
-MORE = {"zh-CN": "还有 {more} 个条目未在 Slack 中列出，见邮件（本期共 {total} 个）。",
-        "en": Counted("{more} more {more|entry is|entries are} in the email ({total} in all).")}
 #: Verdict markers, the same colours as the email's badges.
 MARK = {"deep-read": "\U0001f7e2", "skim": "\U0001f7e1", "skip": "\u26aa"}
 
@@ -259,7 +257,7 @@ def render_slack(edition: Edition, variant: Variant, *, link_hosts: tuple[str, .
 
 def _more(edition: Edition, more: int, total: int, base: str | None) -> dict[str, Any]:
     """The last reply of a capped thread: how many entries are only in the email (and the archive)."""
-    text = MORE.get(edition.language, MORE["en"]).format(more=f"{more:,}", total=f"{total:,}")
+    text = messages(edition.language, "slack")["more"].format(more=f"{more:,}", total=f"{total:,}")
     blocks: list[Block] = [SectionBlock(text=_md(f"*{mrkdwn(text)}*"))]
     if base:
         label = mrkdwn(link_strings(edition.language)["view_online"])

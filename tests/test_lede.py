@@ -114,17 +114,20 @@ def test_the_model_is_asked_through_the_openai_client_and_an_answer_that_is_no_l
     (58, 2, 2, "2 PRs of this week's 58 reach you, all 2 worth a deep read."),
 ])
 def test_english_counts_agree_with_their_nouns_and_verbs(n, deep, mine, expected) -> None:
-    from prdigest.connect.lede import _en_count
+    from prdigest.connect.lede import _opening
+    from prdigest.kernel.i18n import messages
 
-    assert _en_count(n, deep, mine) == expected
+    assert _opening(messages("en", "lede"), n, deep, mine) == expected
 
 
 def test_one_revert_and_one_done_follow_up_are_singular() -> None:
-    from prdigest.connect.lede import _en_done, _en_reverts
+    from prdigest.kernel.i18n import messages
 
-    assert _en_reverts(1) == "1 PR reverts an earlier change." and _en_reverts(2) == "2 PRs revert earlier changes."
-    assert _en_done(1) == "1 follow-up suggested in earlier editions was done."
-    assert _en_done(3) == "3 follow-ups suggested in earlier editions were done."
+    words = messages("en", "lede")
+    assert words["reverts"].format(n=1) == "1 PR reverts an earlier change."
+    assert words["reverts"].format(n=2) == "2 PRs revert earlier changes."
+    assert words["done"].format(n=1) == "1 follow-up suggested in earlier editions was done."
+    assert words["done"].format(n=3) == "3 follow-ups suggested in earlier editions were done."
 
 
 @pytest.mark.parametrize("language", ["en", "zh-CN"])

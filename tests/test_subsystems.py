@@ -276,7 +276,7 @@ def test_a_custom_rules_file_drives_the_classifier(tmp_path: Path) -> None:
         pytest.param(GOOD.replace("min_share: 0.2", "min_share: 0.2\ndigest_shows: both"),
                      [":3:", "digest_shows"], id="unknown-digest-shows"),
         pytest.param(GOOD.replace("    labels: [rocm]", "    labels: [rocm]\n    display: {zh-CN: ROCm}"),
-                     [":11:", "subsystems.rocm.display.en", "Field required"], id="display-without-en"),
+                     [":11:", "subsystems.rocm.display", "needs an English text"], id="display-without-en"),
         pytest.param(GOOD + "  docs: {}\n", [":11:", "subsystems.docs", "at least one of paths"], id="empty-rule"),
         pytest.param(GOOD.replace("    paths: ['^csrc/']", "    paths: ['^csrc/'"),
                      ["invalid YAML"], id="broken-yaml"),
@@ -312,7 +312,7 @@ def test_shipped_vllm_rules_declare_their_vocabulary() -> None:
     assert vocab.shows == "names"  # vLLM's readers know its subsystems by name
     assert {"attention", "moe", "kernels"} <= vocab.hints.core and vocab.hints.file_kinds["dependency"] == "deps"
     # Every subsystem carries both labels: none falls back to its bare name.
-    assert all(s.label_zh != s.name or s.label_en == s.label_zh for s in vocab.subsystems)
+    assert all(s.label("zh-CN") != s.name or s.label("en") == s.label("zh-CN") for s in vocab.subsystems)
 
 
 @pytest.mark.parametrize(

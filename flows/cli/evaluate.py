@@ -45,7 +45,8 @@ def eval_command(
     llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="OpenAI-compatible base URL; or "
                                                "$DIGEST_LLM_BASE_URL. Key: $OPENAI_API_KEY."),
     model: Optional[str] = typer.Option(None, "--model", help="LLM model name; or $DIGEST_MODEL."),
-    language: Optional[str] = typer.Option(None, "--language", help="zh-CN (default) or en; or $DIGEST_LANGUAGE."),
+    language: Optional[str] = typer.Option(None, "--language", help="zh-CN (default), en, or a language of a "
+                                           "catalog in $DIGEST_CATALOGS; or $DIGEST_LANGUAGE."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
     repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (inferred from the PR URLs)."),
     state: Optional[str] = typer.Option(None, "--state", help="State database (draft cache, review record); "

@@ -15,6 +15,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from prdigest.kernel.errors import ConfigError, RulesError
+from prdigest.kernel.i18n import FALLBACK
 from prdigest.kernel.patterns import check, compile_rule
 from prdigest.kernel.vocabulary import DraftingHints, FileKind, Shows, Subsystem, Vocabulary, boundary, generic, name_problem
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
@@ -45,13 +46,23 @@ HintRegex = Annotated[str, Field(min_length=1), AfterValidator(_check_hint)]
 Name = Annotated[str, AfterValidator(_check_name)]
 
 
-class Labels(BaseModel):
-    """A text in both output languages."""
+_LANGUAGE_TAG = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
-    zh_cn: str = Field(alias="zh-CN", min_length=1, max_length=60)
-    en: str = Field(min_length=1, max_length=60)
+def _check_labels(value: dict[str, str]) -> dict[str, str]:
+    if FALLBACK not in value:
+        raise ValueError("needs an English text (en:), which every language without its own shows")
+    for language in value:
+        if not _LANGUAGE_TAG.match(language):
+            raise ValueError(f"'{language}' is not a language tag (zh-CN, en, fr, pt-BR)")
+    return value
+
+
+#: A text per language, ``{zh-CN: 内核, en: Kernels, fr: Noyaux}``: any language a catalog exists for (or
+#: will: a rules file may carry a team's language before its catalog is installed). English is required: a
+#: language left out shows it.
+Labels = Annotated[dict[str, Annotated[str, Field(min_length=1, max_length=60)]], Field(min_length=1),
+                   AfterValidator(_check_labels)]
 
 
 class DrafterHints(BaseModel):
@@ -70,7 +81,7 @@ class SubsystemRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    #: The label readers see, in zh-CN and English (default: the name).
+    #: The label readers see, per language (default: the name).
     display: Labels | None = None
     #: Who reads changes here, for the drafter's "for whom" (default: "<label> developers").
     audience: Labels | None = None
@@ -199,11 +210,7 @@ class Rules(BaseModel):
         def subsystem(name: str) -> Subsystem:
             rule = self.subsystems.get(name)
             display = rule.display if rule else None
-            base = generic(name, display.zh_cn if display else None, display.en if display else None,
-                           fallback=name == self.fallback)
-            if rule and rule.audience:
-                return Subsystem(name, base.label_zh, base.label_en, rule.audience.zh_cn, rule.audience.en)
-            return base
+            return generic(name, display, audiences=rule.audience if rule else None, fallback=name == self.fallback)
 
         ordered = self.order or self.names
         hints = DraftingHints(

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
 
@@ -26,47 +27,12 @@ _NAMED = re.compile(r"(?<![\w.])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))")
 #: A sentence ends at Chinese end punctuation, or at Latin end punctuation before a space ("3.0" does not end one).
 _SENTENCE_END = re.compile(r"(?<=[。！？])\s*|(?<=[.!?][”\"’)）])\s+|(?<=[.!?])\s+")
 
-_WORDS = {
-    "zh-CN": {"count": "本期合并 {n} 个 PR，其中 {d} 篇值得精读。", "top": "最值得先读的是 {items}。",
-              "mine": "本期合并 {n} 个 PR，其中 {m} 个属于你关注的子系统，{d} 篇值得精读。",
-              "join": "，以及 ", "busy": "改动最集中在 {areas}。", "area": "{name}（{n}）", "areas": "、",
-              "reverts": "本期有 {n} 个 PR 回滚了先前的改动。", "done": "早先建议的后续事项中有 {n} 项已完成。",
-              "item": "#{n}「{headline}」"},
-    "en": {"top": "Read first {items}.", "join": " and ", "busy": "Most of the work landed in {areas}.",
-           "area": "{name} ({n})", "areas": ", ", "item": "#{n} “{headline}”"},
-}
-
-
-def plural(n: int, one: str, many: str) -> str:
-    """``1 PR``, ``2 PRs``: the count and the English noun that agrees with it."""
-    return f"{n} {one if n == 1 else many}"
-
-
-def _en_count(n: int, d: int, mine: int | None) -> str:
-    """The opening sentence in English, with every noun and verb agreeing with its number."""
-    if mine is None:
-        head = f"This week {plural(n, 'PR was', 'PRs were')} merged"
-        of = n
-    else:
-        head = f"{plural(mine, 'PR', 'PRs')} of this week's {n} {'reaches' if mine == 1 else 'reach'} you"
-        of = mine
-    if d == 0:
-        tail = "none of them a deep read" if of > 1 else "not a deep read"
-    elif of == 1:
-        tail = "worth a deep read"
-    elif d == of:
-        tail = f"all {of} worth a deep read"
-    else:
-        tail = f"{d} of them worth a deep read"
-    return f"{head}, {tail}."
-
-
-def _en_reverts(n: int) -> str:
-    return f"{plural(n, 'PR reverts an earlier change', 'PRs revert earlier changes')}."
-
-
-def _en_done(n: int) -> str:
-    return f"{plural(n, 'follow-up', 'follow-ups')} suggested in earlier editions {'was' if n == 1 else 'were'} done."
+def _opening(words: Section, n: int, d: int, mine: int | None) -> str:
+    """The opening sentence: how many PRs (and how many reach the reader), how many worth a deep read; each
+    case its own message, so that every language can make its nouns and verbs agree."""
+    of = n if mine is None else mine
+    case = ("one_deep" if d else "one_skim") if of == 1 else "none" if d == 0 else "all" if d == of else "some"
+    return words[f"{'count' if mine is None else 'mine'}_{case}"].format(n=n, m=of, d=d, of=of)
 
 
 def _live(edition: Edition) -> list[Entry]:
@@ -95,9 +61,9 @@ def offline_lede(edition: Edition, vocabulary: Vocabulary | None = None, entries
     ``entries`` narrows it to one variant's entries (default: every live entry of the edition), and
     ``first`` gives that variant's read-first (default: the edition's ranking over ``entries``).
     """
-    language = edition.language
-    zh = language == "zh-CN"
-    words = _WORDS["zh-CN" if zh else "en"]
+    # Sentences put together from many messages: all in the edition's language, or all in English.
+    language = catalog(edition.language).whole("lede").language
+    words = messages(language, "lede")
     everything = _live(edition)
     narrow = entries is not None and {e.number for e in entries} != {e.number for e in everything}
     entries = everything if entries is None else entries
@@ -105,10 +71,7 @@ def offline_lede(edition: Edition, vocabulary: Vocabulary | None = None, entries
         return ""
     deep = sum(1 for e in entries if e.verdict is Verdict.DEEP_READ)
     mine = len(entries) if narrow else None
-    if zh:
-        sentences = [words["mine" if narrow else "count"].format(n=len(everything), m=len(entries), d=deep)]
-    else:
-        sentences = [_en_count(len(everything), deep, mine)]
+    sentences = [_opening(words, len(everything), deep, mine)]
     first = _first(entries, edition.ranking) if first is None else first
     if first:
         items = [words["item"].format(n=e.number, headline=_short(e.headline)) for e in first[:2]]
@@ -121,13 +84,13 @@ def offline_lede(edition: Edition, vocabulary: Vocabulary | None = None, entries
     reverts = sum(1 for e in entries if any(r.kind == "reverts" for r in e.relations))
     done = 0 if narrow else sum(1 for i in edition.earlier_followups if i.status == "done")
     if reverts and len(sentences) < 4:
-        sentences.append(_WORDS["zh-CN"]["reverts"].format(n=reverts) if zh else _en_reverts(reverts))
+        sentences.append(words["reverts"].format(n=reverts))
     if done and len(sentences) < 4:
-        sentences.append(_WORDS["zh-CN"]["done"].format(n=done) if zh else _en_done(done))
+        sentences.append(words["done"].format(n=done))
     if len(sentences) < 2:  # one entry and no subsystem: still two sentences, as every lede has
         sentences.append(words["top"].format(items=words["item"].format(n=entries[0].number,
                                                                         headline=_short(entries[0].headline))))
-    return ("" if zh else " ").join(sentences)
+    return words["sentences"].join(sentences)
 
 
 def variant_lede(edition: Edition, entries: list[Entry], first: list[Entry], vocabulary: Vocabulary | None = None,

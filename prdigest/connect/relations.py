@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.prtext.restate import restated
 from prdigest.kernel.models import Edition, EditionId, Entry, PullRequest, Relation, Verdict
 from prdigest.connect.references import STRENGTH, find_references
@@ -38,20 +39,6 @@ REVERT_TITLE = re.compile(r'^\s*(?:\[[^\]\n]{0,40}\]\s*)*Revert\s+"(?P<quoted>.+
 _QUOTED_NUMBER = re.compile(r"\(#(\d+)\)\s*$")
 REVERTS_LINE = re.compile(rf"^\s*Reverts\s+{_REPO}#(?P<n>\d+)\b", re.MULTILINE)
 REVERTS_COMMIT = re.compile(r"^\s*This reverts commit (?P<sha>[0-9a-f]{7,40})\b", re.MULTILINE)
-#: How readers see a relation, per language ("this" is a PR of the same edition).
-_WORDS = {
-    "zh-CN": {"reverts": "回滚了 #{n}（{where}）", "reverted-by": "已被 #{n} 回滚（{when}）：请先读那一条",
-              "relands": "重新合入 #{n}（{where}）", "relanded-by": "已由 #{n} 重新合入（{when}）",
-              "follow-up-of": "延续 #{n}（{where}）", "followed-up-by": "后续见 #{n}（{when}）",
-              "fixes": "修复 #{n}（{where}）", "ports": "移植自 #{n}（{where}）",
-              "part-of-series": "与 #{n} 同属一个系列（{where}）", "this": "本期"},
-    "en": {"reverts": "Reverts #{n} ({where})", "reverted-by": "Reverted by #{n} in {when}: read that first",
-           "relands": "Re-lands #{n} ({where})", "relanded-by": "Re-landed as #{n} in {when}",
-           "follow-up-of": "Follows up #{n} ({where})", "followed-up-by": "Followed up by #{n} in {when}",
-           "fixes": "Fixes #{n} ({where})", "ports": "Ports #{n} ({where})",
-           "part-of-series": "Same series as #{n} ({where})", "this": "this edition"},
-}
-
 #: Most relation lines shown under one entry; the rest are counted in one more line.
 MAX_LINES = 8
 #: The relation the other PR gets; a port or a fix is, seen from the original, a follow-up.
@@ -218,8 +205,8 @@ def demote_reverted(entries: list[Entry], relations: dict[int, list[Relation]], 
             if entry.verdict.rank > cap.rank:
                 log.info("PR #%s is reverted by #%s in this edition: %s -> %s", entry.number, reverts[0],
                          entry.verdict.value, cap.value)
-                reason = (f"本期已被 #{reverts[0]} 回滚" if language == "zh-CN"
-                          else f"reverted by #{reverts[0]} in this edition")
+                reason = messages(catalog(language).whole("restate", "verdict").language,
+                                  "restate")["reverted"].format(n=reverts[0])
                 update["verdict"] = cap
                 update["rationale"] = restated(entry.rationale, cap, language, reason)
         out.append(entry.model_copy(update=update))
@@ -250,12 +237,14 @@ def with_backlinks(editions: list[Edition]) -> list[Edition]:
 
 def relation_line(r: Relation, language: str) -> str:
     """``Reverts #41234 (2026-W46, skim)``; a PR of this edition (no stored verdict) is "this edition"."""
-    w = _WORDS.get(language, _WORDS["en"])
+    # The line, its "where" and the verdict label in it: one language, the reader's or else English.
+    lang = catalog(language).whole("relations", "verdict").language
+    w = messages(lang, "relations")
     if r.verdict is None:
         where = when = w["this"]
     else:
         when = r.edition
-        where = f"{when}{'，' if language == 'zh-CN' else ', '}{r.verdict.label(language)}"
+        where = w["where"].format(when=when, verdict=r.verdict.label(lang))
     return w[r.kind].format(n=r.number, where=where, when=when)
 
 
@@ -268,6 +257,5 @@ def relation_lines(relations: list[Relation], language: str, limit: int = MAX_LI
     lines = [relation_line(r, language) for r in ranked[:limit]]
     if len(ranked) > limit:
         more = len(ranked) - limit
-        lines.append(f"另有 {more} 个相关 PR" if language == "zh-CN" else
-                     f"and {more} more related PR{'s' if more > 1 else ''}")
+        lines.append(messages(language, "relations")["more"].format(n=more))
     return lines

@@ -19,23 +19,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.models import Entry, PullRequest, Relation, Story
 
 _SERIES = re.compile(r"(?:\[(\d{1,2})\s*/\s*(\d{1,2})\]|\((\d{1,2})\s*/\s*(\d{1,2})\)|^\s*(\d{1,2})/(\d{1,2}):)")
 _TAGS = re.compile(r"^\s*(?:\[[^\]\n]{0,40}\]\s*)+")
 _TRACKING = re.compile(r"\b(?:part\s+of|tracking(?:\s+issue)?:?|tracked\s+in|see)\s+#(\d+)\b", re.IGNORECASE)
-
-_WORDS = {
-    "zh-CN": {"series": "{author} 的系列 PR（{parts}，共 {total} 部分）：{stem}", "parts": "第 {first}–{last} 部分",
-              "part": "第 {first} 部分", "earlier": "；第 {earlier} 部分见 {editions}",
-              "chain": "{author} 的连续修改：{stem}", "tracking": "跟踪议题 #{issue}：{stem}",
-              "reverted": "{stem}：合入后被回滚", "relanded": "{stem}：合入、回滚后重新合入"},
-    "en": {"series": "{author}'s series ({parts} of {total}): {stem}", "parts": "parts {first}–{last}",
-           "part": "part {first}", "earlier": "; part {earlier} in {editions}",
-           "chain": "{author}'s chain of follow-ups: {stem}", "tracking": "Tracking issue #{issue}: {stem}",
-           "reverted": "{stem}: merged, then reverted", "relanded": "{stem}: merged, reverted and re-landed"},
-}
-
 
 @dataclass(frozen=True)
 class SeriesPart:
@@ -89,7 +78,8 @@ def find_stories(entries: Sequence[Entry], prs: Sequence[PullRequest], relations
                  known: set[int] | frozenset[int] = frozenset()) -> list[Story]:
     """The edition's stories; ``known`` holds the PR numbers of this edition and the history (a number in it
     is a PR, not a tracking issue)."""
-    words = _WORDS.get(language, _WORDS["en"])
+    # A title is put together from several messages (a series' parts, its earlier parts): one language for all.
+    words = messages(catalog(language).whole("stories").language, "stories")
     by_number = {e.number: e for e in entries}
     taken: set[int] = set()
     stories: list[Story] = []

@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict, VariantRecord
 from prdigest.readers.file import DEFAULT_BUDGET, Reader
 from prdigest.kernel.vocabulary import Vocabulary
@@ -84,15 +85,14 @@ class Filter:
 
     def describe(self, language: str) -> str:
         """One line for the top of a message saying what this variant contains."""
-        zh = language == "zh-CN"
-        follow = self._shown(self.subsystems, language) or ("全部子系统" if zh else "all subsystems")
-        text = (f"订阅：{follow}" if zh else f"Following: {follow}")
+        lang = catalog(language).whole("variant", "verdict").language  # one line, one language
+        words = messages(lang, "variant")
+        follow = self._shown(self.subsystems, lang) or words["all"]
+        text = words["following"].format(follow=follow)
         if self.exclude:
-            excluded = self._shown(self.exclude, language)
-            text += (f"；排除：{excluded}" if zh else f"; excluding: {excluded}")
+            text += words["excluding"].format(excluded=self._shown(self.exclude, lang))
         if self.min_verdict is not Verdict.SKIP:
-            text += (f"；最低级别：{self.min_verdict.label(language)}" if zh else
-                     f"; at least: {self.min_verdict.label(language)}")
+            text += words["at_least"].format(verdict=self.min_verdict.label(lang))
         return text
 
     def _shown(self, names: frozenset[str], language: str) -> str:

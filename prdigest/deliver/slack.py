@@ -19,7 +19,7 @@ from prdigest.kernel.config import Settings
 from prdigest.deliver import Message, Parts
 from prdigest.deliver.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected, redact
 from prdigest.kernel.errors import ConfigError, DeliveryError
-from prdigest.readers.selfservice.links import LINK_WORDS
+from prdigest.kernel.i18n import messages
 from prdigest.readers.selfservice.preferences import SLACK_DM
 from prdigest.kernel.text import slack_entities
 
@@ -287,7 +287,7 @@ def slack_composer(rendering, context):  # noqa: ANN001, ANN201 - see prdigest.d
         payloads = rendering.payload
         if not links or not links.unsubscribe or not payloads or len(payloads[-1].get("blocks", ())) >= 50:
             return payloads
-        words = LINK_WORDS.get(context.edition.language, LINK_WORDS["en"])
+        words = messages(context.edition.language, "links")
         shown = [f"<{_mrkdwn_url(url)}|{words[kind]}>" for kind, url in (("unsubscribe", links.unsubscribe),
                                                             ("preferences", links.preferences)) if url]
         block = {"type": "context", "elements": [{"type": "mrkdwn", "text": " · ".join(shown)}]}

@@ -7,18 +7,21 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Generic, Literal, Self, TypeVar, overload
+from typing import Annotated, Any, Generic, Literal, Self, TypeVar, overload
 
 from pydantic import (
-    BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator,
+    AfterValidator, BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer,
+    model_validator,
 )
 
+from prdigest.kernel.i18n import catalog, known_language
 from prdigest.kernel.text import slug
 
 T = TypeVar("T")
 
-Language = Literal["zh-CN", "en"]
-LANGUAGES: tuple[str, ...] = ("zh-CN", "en")
+#: A language tag a catalog exists for (prdigest/kernel/i18n.py: the shipped ones, a plugin's, DIGEST_CATALOGS'),
+#: checked where a language enters (settings, run options); a stored edition keeps whatever it was made in.
+Language = Annotated[str, AfterValidator(known_language)]
 
 #: vLLM's subsystem vocabulary; rules files may only name these (plus generic top-level folders).
 SUBSYSTEMS: tuple[str, ...] = (
@@ -46,14 +49,8 @@ class Verdict(str, enum.Enum):
         return {"deep-read": 2, "skim": 1, "skip": 0}[self.value]
 
     def label(self, language: str) -> str:
-        """The verdict as readers see it in ``language`` (zh-CN: 值得精读 / 值得快速阅读 / 可略过)."""
-        return _VERDICT_LABELS[language if language in _VERDICT_LABELS else "en"][self]
-
-
-_VERDICT_LABELS = {
-    "zh-CN": {Verdict.DEEP_READ: "值得精读", Verdict.SKIM: "值得快速阅读", Verdict.SKIP: "可略过"},
-    "en": {Verdict.DEEP_READ: "Deep read", Verdict.SKIM: "Skim", Verdict.SKIP: "Skip"},
-}
+        """The verdict as readers see it in ``language`` (its catalog's ``verdict.*``: 值得精读, Deep read…)."""
+        return str(catalog(language)[f"verdict.{self.value}"])
 
 
 class EntryStatus(str, enum.Enum):
@@ -566,7 +563,7 @@ class Edition(BaseModel):
     repo: str
     since: datetime
     until: datetime
-    language: Language = "zh-CN"
+    language: str = "zh-CN"
     drafter: str = "offline"
     approver: str | None = None
     approved_at: datetime | None = None

@@ -32,7 +32,8 @@ class RunOptions(BaseModel):
     readers: str | None = Field(default=None, description="readers.yaml (default: the shipped example).")
     rules: str | None = Field(default=None, description="Subsystem rules YAML (default: shipped for the repo).")
     out: str = Field(default="out", description="Output folder: digest.json, email/, slack/, outbox/.")
-    language: Language | None = Field(default=None, description="zh-CN (default) or en; or $DIGEST_LANGUAGE.")
+    language: Language | None = Field(default=None, description="zh-CN (default), en, or a language of a catalog "
+                                      "in $DIGEST_CATALOGS; or $DIGEST_LANGUAGE.")
     # Non-secret settings given as flags; None = from the environment (see prdigest.kernel.config.Settings).
     state: str | None = Field(default=None, description="State database; or $DIGEST_STATE.")
     github_url: str | None = Field(default=None, description="GitHub API base URL (Enterprise: "

@@ -11,7 +11,8 @@ editor's markdown).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import ClassVar
 
 #: What no medium can show and what can disguise text: C0 controls except tab and LF (CR is turned into LF
 #: first); DEL; C1 controls; bidi marks, embeddings, overrides and isolates (U+061C, U+200E/U+200F,
@@ -106,22 +107,51 @@ def redact_url(url: str) -> str:
     return f"{scheme}{sep}{rest}"
 
 
-_PLURAL = re.compile(r"\{(\w+)\|([^|{}]*)\|([^|{}]*)\}")
+_PLURAL = re.compile(r"\{(\w+)((?:\|[^|{}]*)+)\}")
+
+#: How a language picks among a message's forms ``{n|form|form|…}`` for a count: the index of the form
+#: (past the last form, the last one). A value that is not a whole number takes the last form.
+PLURAL_RULES: dict[str, Callable[[int], int]] = {
+    "one": lambda n: 0 if n == 1 else 1,             # English, German, Spanish…: 1 file, 0 files, 2 files
+    "zero-one": lambda n: 0 if n in (0, 1) else 1,   # French, Brazilian Portuguese: 0 fichier, 2 fichiers
+    "none": lambda n: 0,                             # Chinese, Japanese, Korean: one form
+}
 
 
 class Counted(str):
-    """An English format string whose ``{n|PR|PRs}`` parts agree with the number given as ``n``.
+    """A format string whose ``{n|PR|PRs}`` parts agree with the number given as ``n`` (English's rule).
 
     ``Counted("{n} {n|PR|PRs}").format(n=1)`` is ``1 PR``. It is a ``str`` whose ``format`` picks the forms
     first, so string tables can hold it and callers keep calling ``.format``; a value written with digit
-    separators ("1,024") counts by its digits.
+    separators ("1,024") counts by its digits. A catalog's messages use their language's rule
+    (:data:`PLURAL_RULES`, :func:`counted`).
     """
 
     __slots__ = ()
+    rule: ClassVar[str] = "one"
 
     def format(self, *args: object, **values: object) -> str:  # noqa: D102 - documented on the class
+        choose = PLURAL_RULES[self.rule]
+
         def pick(match: re.Match[str]) -> str:
+            forms = match.group(2)[1:].split("|")
             value = str(values.get(match.group(1), "")).replace(",", "").strip()
-            return match.group(2) if value == "1" else match.group(3)
+            index = choose(int(value)) if value.lstrip("-").isdigit() else len(forms) - 1
+            return forms[min(index, len(forms) - 1)]
 
         return str.format(_PLURAL.sub(pick, str(self)), *args, **values)
+
+
+_COUNTED: dict[str, type[Counted]] = {"one": Counted}
+
+
+def counted(text: str, rule: str = "one") -> Counted:
+    """``text`` as a :class:`Counted` that picks its forms by ``rule`` (a key of :data:`PLURAL_RULES`)."""
+    if rule not in _COUNTED:
+        _COUNTED[rule] = type(f"Counted_{rule.replace('-', '_')}", (Counted,), {"__slots__": (), "rule": rule})
+    return _COUNTED[rule](text)
+
+
+def plural_free(text: str) -> str:
+    """``text`` with each ``{n|form|form}`` part replaced by ``{n}``: the fields a message formats."""
+    return _PLURAL.sub(lambda m: "{" + m.group(1) + "}", text)

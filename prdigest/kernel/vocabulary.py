@@ -9,9 +9,11 @@ repo's subsystems itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from prdigest.kernel.i18n import FALLBACK, catalog, languages, messages
 from prdigest.kernel.patterns import Pattern
 
 #: Every subsystem name, in every rules file, readers file and folder fallback.
@@ -38,29 +40,38 @@ def name_problem(value: object) -> str | None:
 
 @dataclass(frozen=True)
 class Subsystem:
-    """One subsystem as people see it: its labels and its readers, in zh-CN and English."""
+    """One subsystem as people see it: its labels and its readers, per language (the rules file's mappings).
+
+    A language the rules file gives no label in shows the English one (else the name); an audience it gives
+    none in is the catalog's ``vocabulary.developers`` around the label (``vocabulary.maintainers`` for the
+    fallback subsystem).
+    """
 
     name: str
-    label_zh: str
-    label_en: str
-    audience_zh: str
-    audience_en: str
+    #: (language, label) pairs as the rules file gives them; kept as a tuple so that the vocabulary stays hashable.
+    labels: tuple[tuple[str, str], ...] = ()
+    audiences: tuple[tuple[str, str], ...] = ()
+    #: The catch-all subsystem: its readers are the code's maintainers.
+    fallback: bool = False
 
     def label(self, language: str) -> str:
-        """The label in ``language`` (zh-CN, else English)."""
-        return self.label_zh if language == "zh-CN" else self.label_en
+        """The label in ``language``, else the English one, else the name."""
+        labels = dict(self.labels)
+        return labels.get(language) or labels.get(FALLBACK) or self.name
 
     def audience(self, language: str) -> str:
-        """Who reads changes here, in ``language`` (zh-CN, else English)."""
-        return self.audience_zh if language == "zh-CN" else self.audience_en
+        """Who reads changes here, in ``language``."""
+        given = dict(self.audiences).get(language)
+        if given:
+            return given
+        words = messages(language, "vocabulary")
+        return words["maintainers"] if self.fallback else words["developers"].format(label=self.label(language))
 
 
-def generic(name: str, zh: str | None = None, en: str | None = None, *, fallback: bool = False) -> Subsystem:
-    """A subsystem with the given labels (the name when absent) and an audience built from them."""
-    zh, en = zh or name, en or name
-    if fallback:
-        return Subsystem(name, zh, en, "相关模块维护者", "maintainers of the code")
-    return Subsystem(name, zh, en, f"{zh} 开发者", f"{en} developers")
+def generic(name: str, labels: Mapping[str, str] | None = None, *, fallback: bool = False,
+            audiences: Mapping[str, str] | None = None) -> Subsystem:
+    """A subsystem with the given labels (language → label; the name when absent) and audiences."""
+    return Subsystem(name, tuple((labels or {}).items()), tuple((audiences or {}).items()), fallback)
 
 
 @dataclass(frozen=True)
@@ -105,7 +116,8 @@ class Vocabulary:
     @classmethod
     def open(cls, fallback: str = "other") -> "Vocabulary":
         """The vocabulary of a repo without rules: names are folders, shown as they are."""
-        return cls((), generic(fallback, "其他", "Other", fallback=True), shows="names", is_open=True)
+        other = {language: str(catalog(language)["vocabulary.other"]) for language in languages()}
+        return cls((), generic(fallback, other, fallback=True), shows="names", is_open=True)
 
     @property
     def names(self) -> tuple[str, ...]:

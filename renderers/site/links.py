@@ -12,22 +12,16 @@ from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.i18n import Section, messages
 from prdigest.kernel.models import Edition, utc
 
 _SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
 #: Characters that must never reach an href or a Slack ``<url|label>`` from the configured site URL.
 _UNSAFE_URL = re.compile(r"[\s\"'<>|\\^`{}]")
 
-#: Reader-facing words of the links (kept here so the shared UI strings need no change).
-LINK_UI: dict[str, dict[str, str]] = {
-    "zh-CN": {"view_online": "在浏览器中查看", "permalink": "本条链接", "permalink_of": "#{n} 的存档链接"},
-    "en": {"view_online": "View in browser", "permalink": "Permalink", "permalink_of": "Permalink to #{n}"},
-}
-
-
-def link_strings(language: str) -> dict[str, str]:
-    """The link words for ``language`` (English when we have none)."""
-    return LINK_UI.get(language, LINK_UI["en"])
+def link_strings(language: str) -> Section:
+    """The link words for ``language`` (the catalog's ``links.*``)."""
+    return messages(language, "links")
 
 
 def _segment(text: str) -> str:

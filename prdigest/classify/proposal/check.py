@@ -100,7 +100,7 @@ class LabelAgreement:
 
 def label_agreement(rules: Rules, prs: list[PullRequest], classified: dict[int, list[str]]) -> LabelAgreement:
     """Compare ``classified`` with the PRs' own labels, through the subsystems shown as a label."""
-    by_label = {rule.display.en.lower(): name for name, rule in rules.subsystems.items() if rule.display}
+    by_label = {rule.display["en"].lower(): name for name, rule in rules.subsystems.items() if rule.display}
     agreed, total, missed = 0, 0, []
     for pr in prs:
         mapped = [by_label[label.lower()] for label in pr.labels if label.lower() in by_label]

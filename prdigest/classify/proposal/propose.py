@@ -22,8 +22,10 @@ from prdigest.classify.proposal.mergify import read_mergify
 from prdigest.classify.proposal.repo import RepoSnapshot
 from prdigest.classify.proposal.tree import INCIDENTAL, area_name, folder_areas, is_incidental
 from prdigest.kernel.text import one_line
-from prdigest.classify.rulesfile import Drafting, Labels, Rules, SubsystemRule
+from prdigest.classify.rulesfile import Drafting, Rules, SubsystemRule
 
+#: The languages a proposed rules file spells each label in (the same text: a label as the repo writes it).
+DISPLAYED = ("zh-CN", "en")
 #: Labels that say how a PR is handled, not what it is about.
 PROCESS_LABEL = re.compile(
     r"^(ready|ready[- ]for[- ]review|needs[- :/].*|stale|wip|work in progress|do[- ]not[- ]merge|bug|bugfix|"
@@ -77,7 +79,7 @@ class Proposal:
         for p in self.subsystems:
             a = p.area
             subsystems[p.name] = SubsystemRule(
-                display=Labels(zh_cn=p.shown, en=p.shown), paths=tuple(a.paths), exclude_paths=tuple(a.exclude_paths),
+                display=dict.fromkeys(DISPLAYED, p.shown), paths=tuple(a.paths), exclude_paths=tuple(a.exclude_paths),
                 titles=tuple(a.titles), body=tuple(a.body), labels=tuple(a.labels))
         kinds = {k: p.name for p in self.subsystems if p.area.origin == "kind"
                  for kind in KINDS if kind.name == p.name for k in kind.file_kinds}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
-from prdigest.classify.proposal.propose import Proposal, Proposed
+from prdigest.classify.proposal.propose import DISPLAYED, Proposal, Proposed
 from prdigest.kernel.text import one_line, truncate
 
 _ORIGIN = {
@@ -47,7 +47,7 @@ def _subsystem(p: Proposed) -> list[str]:
     for note in a.notes:
         out.append(f"  #   check: {_comment(note)}")
     out.append(f"  {p.name}:")
-    out.append(f"    display: {{zh-CN: {_str(p.shown)}, en: {_str(p.shown)}}}")
+    out.append(f"    display: {{{', '.join(f'{lang}: {_str(p.shown)}' for lang in DISPLAYED)}}}")
     out += _list("paths", a.paths, "    ")
     out += _list("exclude_paths", a.exclude_paths, "    ")
     out += _list("titles", a.titles, "    ")

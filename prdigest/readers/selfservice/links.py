@@ -16,6 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.i18n import messages
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.tokens import LinkSigner, ReaderRef
 
@@ -23,9 +24,6 @@ UNSUBSCRIBE_SLOT = "https://pr-digest.invalid/reader/unsubscribe"
 PREFERENCES_SLOT = "https://pr-digest.invalid/reader/preferences"
 
 
-#: What a message's footer calls each link.
-LINK_WORDS = {"zh-CN": {"unsubscribe": "退订", "preferences": "订阅偏好"},
-              "en": {"unsubscribe": "Unsubscribe", "preferences": "Preferences"}}
 #: Each kind of link and its placeholder, in the order a footer shows them.
 SLOTS = {"unsubscribe": UNSUBSCRIBE_SLOT, "preferences": PREFERENCES_SLOT}
 
@@ -87,8 +85,8 @@ def link_kinds(settings: Settings) -> tuple[str, ...]:
 
 
 def footer_links(kinds: tuple[str, ...], language: str) -> list[tuple[str, str]]:
-    """(label, placeholder URL) for each kind, in ``language`` (zh-CN, else English)."""
-    words = LINK_WORDS.get(language, LINK_WORDS["en"])
+    """(label, placeholder URL) for each kind, in ``language`` (the catalog's ``links.*``)."""
+    words = messages(language, "links")
     return [(words[k], SLOTS[k]) for k in SLOTS if k in kinds]
 
 
