@@ -186,10 +186,11 @@ def _discussion(pr: PullRequest, counter: TokenCounter, limit: int) -> tuple[str
         return "", 0, 0, False
     text = "Discussion" + (f" ({'; '.join(head)})" if head else "") + ":"
     used, shown, cut = counter.count(text), 0, False
-    # One remark must not crowd out the next ones: each gets at most a third of the section's room.
-    cap = max(40, (limit - used) // min(3, max(1, len(found))))
-    for p in found:
-        line = _point_line(p)
+    lines = [_point_line(p) for p in found]
+    # When they do not all fit, one remark must not crowd out the next: each gets at most a third of the room.
+    whole = used + sum(counter.count(x) + 1 for x in lines) <= limit
+    cap = limit if whole else max(40, (limit - used) // min(3, max(1, len(found))))
+    for line in lines:
         room = min(cap, limit - used)
         if room < 24:
             cut = True
@@ -209,10 +210,11 @@ def _issues(pr: PullRequest, counter: TokenCounter, limit: int) -> tuple[str, li
     if not pr.linked_issues:
         return "", [], False
     text, used, seen, cut = "Linked issues:", counter.count("Linked issues:"), [], False
-    cap = max(60, (limit - used) // len(pr.linked_issues))
-    for issue in pr.linked_issues:
-        body = " ".join(issue.body.split())
-        line = f"- #{issue.number} ({issue.state}) {issue.title}" + (f": {body}" if body else "")
+    lines = [f"- #{i.number} ({i.state}) {i.title}" + (f": {' '.join(i.body.split())}" if i.body.strip() else "")
+             for i in pr.linked_issues]
+    whole = used + sum(counter.count(x) + 1 for x in lines) <= limit
+    cap = limit if whole else max(60, (limit - used) // len(lines))
+    for issue, line in zip(pr.linked_issues, lines):
         room = min(cap, limit - used)
         if room < 24:
             cut = True
@@ -299,8 +301,9 @@ def _hunks(items: list[tuple[FileChange, str]], counter: TokenCounter, limit: in
     text, used = "Diff hunks, most telling files first:", counter.count("Diff hunks, most telling files first:")
     shown = clipped = lines = 0
     cut = False
-    # One huge file must not crowd out the next: each gets at most a fifth of the room (all of it for fewer).
-    cap = max(120, (limit - used) // min(5, len(items)))
+    # When they do not all fit, one huge file must not crowd out the next: each gets at most a fifth of the room.
+    whole = used + sum(counter.count(f"--- {f.path}") + counter.count(patch) + 2 for f, patch in items) <= limit
+    cap = limit if whole else max(120, (limit - used) // min(5, len(items)))
     for i, (f, patch) in enumerate(items):
         head = f"--- {f.path}"
         room = limit - used - counter.count(head) - 2
