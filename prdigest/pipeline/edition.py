@@ -25,6 +25,7 @@ from prdigest.kernel.links import flag_foreign_links
 from prdigest.deliver.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.kernel import progress as progress_hook
 from prdigest.state import record as records
+from prdigest.collect.discussion import comments_total
 from prdigest.draft.packing import DraftContext
 from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
 from prdigest.state.record import EditionRecord, Status
@@ -48,7 +49,7 @@ def _facts_coverage(entry: Entry, pr: PullRequest) -> Entry:
     if entry.coverage is not None:
         return entry.model_copy(update={"coverage": entry.coverage.model_copy(update={"source": pr.facts_source})})
     lines = pr.additions + pr.deletions
-    remarks = len(pr.review_comments) + len(pr.reviews) + len(pr.comments)
+    remarks = comments_total(pr)  # the human remarks with text, bots left out (what a prompt would get)
     return entry.model_copy(update={"coverage": Coverage(
         files_seen=len(pr.files), files_total=len(pr.files), lines_seen=lines, lines_total=lines,
         comments_seen=remarks, comments_total=remarks, issues=[i.number for i in pr.linked_issues],
