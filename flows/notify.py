@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,19 +45,58 @@ def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions,
             f"{deadline:%Y-%m-%d %H:%M} UTC{_flagged_note(edition)}. Open {link} and click Resume (in the new UI: "
             f"under the ⋮ menu), or run `digest approve {flow_run_id} --all`. Nothing is sent until an editor "
             "approves.")
-    results: list[str] = []
-    for i, editor in enumerate(editors, start=1):
-        for message in _messages(edition, editor, i, text, media, sender(settings)):
-            try:
-                results.append(channels[message.medium].push(message))
-            except DeliveryError as exc:
-                logger.warning("could not tell editor %s (%s) that a review waits: %s", editor.name,
-                               message.medium, exc)
+    report = tell_editors(edition, editors, text, media, channels, sender(settings))
     for channel in {id(c): c for c in channels.values()}.values():
         channel.flush()
         channel.close()
-    logger.info("told %d editor(s) that %s waits for review", len(editors), edition.name)
-    return results
+    (logger.info if report.told else logger.warning)("%s", report.line(edition.name))
+    return report.results
+
+
+@dataclass
+class NoticeReport:
+    """Which editors were told that a review waits, and why the others were not."""
+
+    told: list[str] = field(default_factory=list)
+    #: Editor name → what failed (each medium's error), when no notice reached them.
+    failed: dict[str, str] = field(default_factory=dict)
+    #: Editors with no address on any of the run's media that carry a notice.
+    unreachable: list[str] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)
+
+    def line(self, name: str) -> str:
+        """What happened, in one line: never "told 1 editor" when the only notice failed."""
+        total = len(self.told) + len(self.failed) + len(self.unreachable)
+        if self.told:
+            head = f"told {len(self.told)} of {total} editor{'s' if total != 1 else ''} that {name} waits for " \
+                   f"review ({', '.join(self.told)})"
+        else:
+            head = f"no editor was told that {name} waits for review"
+        why = [f"{who}: {error}" for who, error in self.failed.items()]
+        why += [f"{who}: no address on the run's media" for who in self.unreachable]
+        return head + (f"; not told: {'; '.join(why)}" if why else "")
+
+
+def tell_editors(edition: Edition, editors: list[Editor], text: str, media: list[Medium],
+                 channels: dict[str, Channel], from_address: str) -> NoticeReport:
+    """Push the notice to each editor on each medium they have an address on; an editor counts as told when
+    at least one of their notices was accepted. A failure is recorded, never raised."""
+    report = NoticeReport()
+    for i, editor in enumerate(editors, start=1):
+        messages = _messages(edition, editor, i, text, media, from_address)
+        errors = []
+        for message in messages:
+            try:
+                report.results.append(channels[message.medium].push(message))
+            except DeliveryError as exc:
+                errors.append(f"{message.medium} failed ({exc})")
+        if not messages:
+            report.unreachable.append(editor.name)
+        elif len(errors) == len(messages):
+            report.failed[editor.name] = ", ".join(errors)
+        else:
+            report.told.append(editor.name)
+    return report
 
 
 def _flagged_note(edition: Edition) -> str:

@@ -443,6 +443,28 @@ def test_a_big_edition_lists_entries_one_line_each_above_the_form() -> None:
     assert review_markdown(_edition(3)) == review_markdown(_edition(3), budget=None)  # small: always in full
 
 
+def test_a_variant_key_shows_as_written_in_its_code_span() -> None:
+    """The dialog showed `quantization\\_no-docs`: markdown shows a code span's backslashes (issue 30)."""
+    from prdigest.kernel.models import VariantRecord
+
+    edition = _edition(5).model_copy(update={"ranking": [1, 2, 3, 4, 5], "variants": [
+        VariantRecord(key="quantization_no-docs", readers=["quant_team"], numbers=[3, 4], read_first=[4, 3]),
+        VariantRecord(key="evil`key**<b>", readers=["x"], numbers=[2], read_first=[2])]})
+    text = review_markdown(edition)
+    assert "- `quantization_no-docs` (quant\\_team): #4 #3" in text
+    assert "\\_no-docs" not in text
+    assert "`evil\u02cbkey**<b>`" in text  # a backtick cannot close the span early
+
+
+def test_a_compact_list_of_every_entry_says_all_not_the_other() -> None:
+    """With nothing flagged, the one-line list said "The other 58 entries" when all 58 were there (issue 30)."""
+    edition = _edition(150)
+    assert "### All 150 entries, one line each" in review_markdown(edition)
+    assert "The other" not in review_markdown(edition)
+    edition.entries[7] = _entry(8, warnings=["grounding failed"])
+    assert "### The other 149 entries, one line each" in review_markdown(edition)
+
+
 @pytest.mark.slow  # among the slowest (pytest --durations)
 def test_approve_ui_without_a_reachable_prefect_server_stops_before_anything_runs() -> None:
     from prefect.settings import PREFECT_API_URL, temporary_settings

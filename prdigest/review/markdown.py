@@ -37,6 +37,16 @@ def md(text: str, limit: int | None = None, hosts: tuple[str, ...] = DEFAULT_LIN
     return _MD_LINE_START.sub(r"\1\\\2", "".join(out))
 
 
+def code(text: str, limit: int | None = None) -> str:
+    """Untrusted text as one inline code span, literal as written: ``quantization_no-docs``, not
+    ``quantization\\_no-docs`` (markdown shows a code span's backslashes); a backtick inside becomes a
+    look-alike, so the span cannot close early."""
+    text = re.sub(r"\s+", " ", clean(text)).strip().replace("`", "\u02cb")
+    if limit and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f"`{text}`" if text else ""
+
+
 def _link(url: str, text: str = "") -> str:
     # Only http(s) URLs on an allowed link host become links; anything else is shown as (defanged) text.
     if not (is_allowed(url) and re.fullmatch(r"https?://[^\s<>()\[\]]+", url)):
@@ -118,7 +128,8 @@ def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_h
         for entry in flagged[:10]:
             compact += ["", *entry_markdown(entry)]
         compact += ["", *(_line(e) for e in flagged[10:])]
-    compact += ["", f"### The other {len(others)} entries, one line each"]
+    compact += ["", f"### The other {len(others)} entries, one line each" if flagged
+                else f"### All {len(others)} entries, one line each"]
     for verdict in Verdict:
         group = [e for e in others if e.verdict is verdict]
         if group:
@@ -162,7 +173,7 @@ def read_first_markdown(edition: Edition) -> list[str]:
               f"{' ⚠' if e.flagged else ''}" for i, e in enumerate(top, start=1)]
     narrow = [v for v in edition.variants if v.read_first and v.read_first != [e.number for e in top]]
     if narrow:
-        lines += [""] + [f"- `{md(v.key, 80)}` ({md(', '.join(v.readers), 120)}): "
+        lines += [""] + [f"- {code(v.key, 80)} ({md(', '.join(v.readers), 120)}): "
                          + " ".join(f"#{n}" for n in v.read_first) for v in narrow[:20]]
     lines += ["", "To change the order, add a line `first 41873 41902` under *Changes*: those entries go first, "
                   "in that order, for every reader who gets them."]
