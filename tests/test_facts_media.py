@@ -183,3 +183,15 @@ def test_the_review_lists_breaking_entries_and_nobreak_clears_a_mark() -> None:
     bad = ReviewDecision(decision="send", approver="ed", nobreak="2 99")
     reasons = check_decision(ed, bad)
     assert any("#99 is not in" in r for r in reasons) and any("#2 is not marked breaking" in r for r in reasons)
+
+
+def test_the_prefect_form_and_digest_approve_carry_nobreak() -> None:
+    from flows.review_form import ReviewForm, decision_of, form_input
+
+    ed = _week().model_copy(update={"entries": [e.model_copy(update={"status": "draft"}) for e in _week().entries]})
+    decision = decision_of(ReviewForm(decision="send", approver="ed", changes="nobreak 1"))
+    assert decision.nobreak == "1"
+    # What digest approve resumes the run with: the form's input, read back the same way.
+    sent = form_input(ed, ReviewDecision(decision="send", approver="ed", nobreak="1"))
+    assert "nobreak 1" in sent["changes"]
+    assert not apply_decision(ed, decision_of(ReviewForm(**sent))).entries[0].breaking

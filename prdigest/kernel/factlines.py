@@ -7,7 +7,7 @@ medium shows them as code; a name is never translated. Each medium escapes the l
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from prdigest.kernel.models import Change, Language
 from prdigest.kernel.text import one_line
@@ -17,8 +17,6 @@ SHOWN = 5
 #: Longest shape (a signature, a bound) quoted in a line, in characters.
 MAX_SHAPE = 60
 
-#: Kinds that change no behaviour a user sees.
-QUIET_KINDS = frozenset({"tests", "dependency", "file-renamed", "body"})
 #: Kinds of the Python or kernel API (what weighs in a verdict).
 API_KINDS = frozenset({"added", "removed", "renamed", "moved", "signature", "abstract", "bases", "env",
                        "argument", "config"})
@@ -32,19 +30,9 @@ def code(text: str) -> str:
     return f"`{cleaned}`" if cleaned else ""
 
 
-def is_breaking(change: Change) -> bool:
-    """True when ``change`` breaks callers (:attr:`Change.breaks <prdigest.kernel.models.Change.breaks>`)."""
-    return change.breaks
-
-
-def breaking(changes: Iterable[Change]) -> bool:
-    """True when any fact of an entry breaks callers (the entry's ``breaking`` mark before review)."""
-    return any(is_breaking(c) for c in changes)
-
-
 def rank(change: Change) -> tuple[int, int]:
     """Breaking facts first, then the API, kernels, files, and last what users never see."""
-    if is_breaking(change):
+    if change.breaks:
         return 0, 0
     if change.kind in API_KINDS:
         return 1, 0 if change.public else 1
@@ -201,20 +189,5 @@ def fact_lines(changes: Sequence[Change], language: Language, shown: int = SHOWN
 
 def breaking_lines(changes: Sequence[Change], language: Language, shown: int = 2) -> list[str]:
     """The breaking facts of an entry (for the Action required block), at most ``shown``, then a count."""
-    lines = fact_lines([c for c in changes if is_breaking(c)], language, shown)
+    lines = fact_lines([c for c in changes if c.breaks], language, shown)
     return lines
-
-
-def symbols(changes: Iterable[Change]) -> frozenset[str]:
-    """Every name a fact states (symbols, their dotted parts, old and new names, paths): grounded by the code."""
-    names: set[str] = set()
-    for c in changes:
-        for value in (c.symbol, c.before, c.after, c.path):
-            if value and " " not in value.strip() and "(" not in value:
-                names.add(value.strip())
-                names.update(part for part in value.split(".") if part)
-        for part in c.detail.split(","):
-            param = part.strip().lstrip("+-").split("=", 1)[0].split("→")[0].strip()
-            if param:
-                names.add(param)
-    return frozenset(names)

@@ -14,6 +14,7 @@ from prdigest.kernel.prtext.areas import areas_from, by_priority
 from prdigest.kernel.prtext.files import BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, file_facts, file_kind
 from prdigest.kernel.prtext.kinds import Kind, deep_kinds
 from prdigest.kernel.prtext.prose import MAX_IDENTIFIERS, MAX_SCAN, clean_line, identifiers_in, perf_evidence, sentences, snippets_with, strip_template, switches_in, unique
+from prdigest.kernel.factlines import API_KINDS
 from prdigest.kernel.models import Change, PullRequest
 from prdigest.kernel.text import clean
 from prdigest.kernel.vocabulary import Vocabulary
@@ -25,8 +26,6 @@ __all__ = [
 ]
 
 MAX_TITLE = 400
-_API_KINDS = frozenset({"added", "removed", "renamed", "moved", "signature", "abstract", "bases", "env", "argument",
-                        "config"})
 
 
 def _quiet_path(path: str) -> bool:
@@ -148,7 +147,7 @@ class Signals:
     @property
     def api_changes(self) -> tuple[Change, ...]:
         """Public Python API and configuration-surface facts (what callers and operators use)."""
-        return tuple(c for c in self.changes if c.public and c.kind in _API_KINDS and not _quiet_path(c.path))
+        return tuple(c for c in self.changes if c.public and c.kind in API_KINDS and not _quiet_path(c.path))
 
     @property
     def kernel_changes(self) -> tuple[Change, ...]:
