@@ -81,3 +81,38 @@ def test_the_email_with_action_required_as_a_reader_sees_it(upstream: Upstream, 
     assert shot.stat().st_size > 40_000  # a blank page compresses to a few KB
     ARTIFACTS.mkdir(exist_ok=True)
     shutil.copy(shot, ARTIFACTS / shot.name)
+
+
+def test_a_whole_run_with_git_tells_the_core_reader_only(upstream: Upstream, tmp_path: Path) -> None:
+    import json
+
+    from flows.media import default_media
+    from prdigest.kernel.config import load_settings
+    from prdigest.pipeline.compose import RunOptions, build_services
+    from prdigest.pipeline.edition import EditionPipeline
+    from tests.test_facts_run import RULES
+
+    week = tmp_path / "week.jsonl"
+    week.write_text("".join(pr.model_dump_json(exclude={"changes", "facts_source"}) + "\n" for pr in upstream.prs))
+    (tmp_path / "rules.yaml").write_text(RULES)
+    (tmp_path / "readers.yaml").write_text(
+        "readers:\n  - id: core-team\n    name: Core\n    email: core@example.com\n    subsystems: [core]\n"
+        "  - id: docs-team\n    name: Docs\n    email: docs@example.com\n    subsystems: [docs]\n")
+    out = tmp_path / "out"
+    options = RunOptions(source=f"jsonl:{week}", out=str(out), rules=str(tmp_path / "rules.yaml"),
+                         readers=str(tmp_path / "readers.yaml"), language="zh-CN", git=upstream.url,
+                         state=str(tmp_path / "state.sqlite"), since="2026-11-16", until="2026-11-23")
+    services = build_services(options, load_settings(**options.settings_overrides()), default_media())
+    try:
+        EditionPipeline(services).run()
+    finally:
+        services.close()
+    digest = json.loads((out / "digest.json").read_text())
+    keys = {v["readers"][0]: v["key"] for v in digest["variants"]}
+    core = (out / "email" / f"{keys['core-team']}.html").read_text()
+    docs = (out / "email" / f"{keys['docs-team']}.html").read_text()
+    assert "需要处理" in core and "<code>old_name</code>" in core and "<code>PKG_OLD_FLAG</code>" in core
+    assert core.index("需要处理") < core.index('<div class="e"')  # before the entries
+    assert "需要处理" not in docs
+    heads = {e["number"]: e["headline"] for e in digest["entries"]}
+    assert "`" in heads[101] and not mixes_languages(heads[101]), heads[101]
