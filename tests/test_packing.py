@@ -45,7 +45,8 @@ def run_week(records: list[dict[str, Any]], tmp_path: Path, server: OpenAIServer
                          "language": "en", "since": "2026-11-16", "until": "2026-11-23", **options})
     settings = Settings(llm_base_url=server.base_url, OPENAI_API_KEY=server.api_key, model=MODEL,
                         state=tmp_path / "state.sqlite", llm_timeout=5.0, llm_rpm=60000,
-                        **({"llm_input_budget": opts.input_budget} if opts.input_budget else {}))
+                        **({"llm_input_budget": opts.input_budget} if opts.input_budget else {}),
+                        **({"git": opts.git} if opts.git else {}))
     services = build_services(opts, settings, default_media())
     try:
         EditionPipeline(services).run()
@@ -206,3 +207,30 @@ def test_relations_are_rendered_as_the_readers_see_them() -> None:
     packed = pack(pr, context=DraftContext(relations=(Relation(kind="reverts", number=5, edition="2026-W46",
                                                                verdict="skim"),)))  # type: ignore[arg-type]
     assert "Known relations (this edition and earlier):\n- Reverts #5 (2026-W46, Skim)" in packed.text
+
+
+BEFORE = AFTER.replace("    def free(self, block, *, cached=False):\n        if cached:\n            return\n",
+                       "    def free(self, block):\n")
+
+
+def test_with_git_each_hunk_reaches_the_model_widened_to_its_function(server, tmp_path: Path) -> None:
+    from tests.git_support import commit, git, write
+
+    repo = tmp_path / "upstream"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"vllm/v1/core/block_pool.py": BEFORE})
+    commit(repo, "BlockPool")
+    write(repo, {"vllm/v1/core/block_pool.py": AFTER})
+    sha = commit(repo, "BlockPool frees cached blocks lazily (#102)")
+    patch = git(repo, "diff", "-U0", f"{sha}~1", sha).split("\n@@", 1)[1]
+    record = _record(102, "2026-11-18T10:00:00Z", title="[Core] BlockPool frees cached blocks lazily",
+                     merge_commit=sha, additions=3, deletions=1,
+                     files=[{"path": "vllm/v1/core/block_pool.py", "additions": 3, "deletions": 1,
+                             "patch": "@@" + patch.rstrip("\n")}])
+    digest = run_week([record], tmp_path, server, git=str(repo))
+    user = prompt_of(server, 102)
+    assert "@@ in free (lines 10-13 after the change) @@" in user
+    assert " " * 9 + "self.free_blocks.append(block)" in user  # the function's unchanged tail, as context
+    assert "def size" not in user
+    assert digest["entries"][0]["coverage"]["source"] == "git"

@@ -26,6 +26,7 @@ from prdigest.deliver.media import ComposeContext, RenderContext, Rendering, Ren
 from prdigest.kernel import progress as progress_hook
 from prdigest.state import record as records
 from prdigest.collect.discussion import comments_total
+from prdigest.collect.git import UpstreamClone
 from prdigest.draft.packing import DraftContext
 from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
 from prdigest.state.record import EditionRecord, Status
@@ -216,6 +217,9 @@ class EditionPipeline:
 
     def __init__(self, services: Services) -> None:
         self.services = services
+        #: The ``--git`` clone the collect step opened (and fetched) for this run: the draft step reads the files'
+        #: text from it too, without a second fetch. None without ``--git`` or when it could not be had.
+        self._clone: UpstreamClone | None = None
 
     # --- the record ---------------------------------------------------------------------------
     def edition_id(self) -> EditionId:
@@ -263,11 +267,17 @@ class EditionPipeline:
     def code_facts(self, prs: list[PullRequest]) -> list[PullRequest]:
         """Each PR with its code facts (``prdigest/collect/facts/``): from the ``--git`` clone, fetched once for
         the run and cached by merge commit in the state store, or from the REST patches (marked partial)."""
-        from prdigest.collect.facts.step import attach_facts
+        from prdigest.collect.facts.step import attach_facts, open_upstream
 
         services = self.services
-        store = services.store() if services.settings.git else None
-        with_facts, _ = attach_facts(prs, settings=services.settings, surface=services.surface(), store=store)
+        settings = services.settings
+        self._clone, problem = open_upstream(settings)
+        if problem:  # said once, by the facts step's logger; the facts come from the patches
+            logging.getLogger("prdigest.collect.facts.step").warning("%s", problem)
+            settings = settings.model_copy(update={"git": None})
+        store = services.store() if settings.git else None
+        with_facts, _ = attach_facts(prs, settings=settings, surface=services.surface(), store=store,
+                                     clone=self._clone)
         return with_facts
 
     # --- classify and draft --------------------------------------------------------------------
@@ -278,6 +288,14 @@ class EditionPipeline:
         full text after the change (``texts``: PR number → path → text)."""
         from prdigest.connect.step import known_relations
 
+        if texts is None and self._clone is not None:
+            from prdigest.collect.git import GitUnavailable
+            from prdigest.collect.git.texts import after_texts
+
+            try:
+                texts = after_texts(self._clone, prs)
+            except GitUnavailable as exc:  # the hunks stay as they are
+                log.warning("the files' text for the prompts: %s", exc)
         found = known_relations(self.services.source.repo, self.window(), prs, self.services.store())
         return {pr.number: DraftContext(relations=tuple(found.get(pr.number, [])),
                                         texts=dict((texts or {}).get(pr.number, {})))

@@ -201,3 +201,9 @@ def _blob_texts(clone: UpstreamClone, oids: set[str]) -> dict[str, tuple[str | N
         else:
             texts[header[0].decode()] = (data.decode("utf-8", "replace"), "")
     return texts
+
+
+def blob_texts(clone: UpstreamClone, oids: set[str]) -> dict[str, tuple[str | None, str]]:
+    """oid → (text, "") for each text blob within :data:`MAX_BLOB`, (None, why) for the others: two ``cat-file``
+    commands for the whole set (the blobs must be in the clone: :meth:`UpstreamClone.fetch_blobs` first)."""
+    return _blob_texts(clone, oids)
