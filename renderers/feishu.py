@@ -120,11 +120,13 @@ def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tup
     action = action_required([view(e, lang, link_hosts, variant.vocabulary, edition.repo)
                               for e in variant.entries if e.breaking])
     if action:
-        lines = [f"**\U0001f6a8 {lark_md(ui['action'])} · {len(action)}**", lark_md(ui["action_note"])]
-        for e in action:
+        lines = [f"**\U0001f6a8 {lark_md(ui['action'])} · {action.total}**", lark_md(ui["action_note"])]
+        for e in action.entries:
             ref = _link(e.url, f"#{e.number}") if e.url else f"#{e.number}"
             lines.append(f"- {ref} {lark_md_prose(truncate(e.headline, 120))}")
             lines += [f"    - {lark_md_prose(truncate(f, 200))}" for f in e.breaking_facts]
+        if action.more:
+            lines.append(lark_md(ui["action_more"].format(n=action.more)))
         elements.append(_md("\n".join(lines)))
     # The reader's variant: its own lede (else the edition's) and its read-first, ranked.
     c = connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first)

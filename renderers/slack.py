@@ -121,11 +121,13 @@ def action_blocks(views: list[EntryView], language: str) -> list[Block]:
     if not action:
         return []
     ui = strings(language)
-    lines = [f"\U0001f6a8 *{mrkdwn(ui['action'])}* · {len(action)}", mrkdwn(ui["action_note"])]
-    for e in action:
+    lines = [f"\U0001f6a8 *{mrkdwn(ui['action'])}* · {action.total}", mrkdwn(ui["action_note"])]
+    for e in action.entries:
         ref = f"<{e.url}|#{e.number}>" if e.url else f"#{e.number}"
         lines.append(f"\u2022 {ref} {mrkdwn_prose(truncate(e.headline, 150))}")
         lines += [f"\u2003\u2013 {mrkdwn_prose(truncate(f, 200))}" for f in e.breaking_facts]
+    if action.more:
+        lines.append(mrkdwn(ui["action_more"].format(n=action.more)))
     return [SectionBlock(text=_md(truncate("\n".join(lines), SECTION_MAX)))]
 
 

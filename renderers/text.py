@@ -96,11 +96,13 @@ def action_lines(views: list[EntryView], language: str) -> list[str]:
     if not action:
         return []
     ui = strings(language)
-    out = ["", f"{ui['action']} ({len(action)}){ui['colon']}", *wrap(ui["action_note"], indent="  ")]
-    for e in action:
+    out = ["", f"{ui['action']} ({action.total}){ui['colon']}", *wrap(ui["action_note"], indent="  ")]
+    for e in action.entries:
         out += wrap(f"#{e.number} {e.headline} {e.url or ''}".rstrip(), indent="  - ", hang="    ")
         for fact in e.breaking_facts:
             out += wrap(fact, indent="      ", hang="      ")
+    if action.more:
+        out += wrap(ui["action_more"].format(n=action.more), indent="  ")
     return out
 
 

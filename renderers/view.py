@@ -127,9 +127,29 @@ def _language(language: str) -> Language:
     return "zh-CN" if language == "zh-CN" else "en"
 
 
-def action_required(entries: list[EntryView]) -> list[EntryView]:
-    """The entries of a variant the reader must act on (breaking, mark kept by the editor), in its order."""
-    return [e for e in entries if e.breaking]
+#: Most entries an "Action required" block lists; the others are counted (a week of removals stays readable).
+ACTION_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Action:
+    """A variant's "Action required" block: its first breaking entries, in its order, and how many there are."""
+
+    entries: list[EntryView]
+    total: int
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.entries)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+
+def action_required(entries: list[EntryView], shown: int = ACTION_SHOWN) -> Action:
+    """The entries of a variant the reader must act on (breaking, mark kept by the editor), at most ``shown``."""
+    marked = [e for e in entries if e.breaking]
+    return Action(marked[:shown], len(marked))
 
 
 @dataclass(frozen=True)

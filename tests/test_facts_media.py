@@ -195,3 +195,15 @@ def test_the_prefect_form_and_digest_approve_carry_nobreak() -> None:
     sent = form_input(ed, ReviewDecision(decision="send", approver="ed", nobreak="1"))
     assert "nobreak 1" in sent["changes"]
     assert not apply_decision(ed, decision_of(ReviewForm(**sent))).entries[0].breaking
+
+
+def test_a_week_of_many_breaking_entries_lists_twenty_and_counts_the_rest() -> None:
+    ed = edition([entry(n, ["moe"], "skim", changes=[RENAME], breaking=True) for n in range(1, 26)], "en")
+    variant = plan_variants(ed, READERS[:1])[0][0]
+    text = render_text(ed, variant)
+    start = text.index("Action required (25):")
+    block = text[start:text.index("=" * 20, start)]
+    assert block.count("  - #") == 20 and "5 more breaking entries below." in block
+    assert "5 more breaking entries below." in render_email(ed, variant).html
+    zh = edition([entry(n, ["moe"], "skim", changes=[RENAME], breaking=True) for n in range(1, 26)])
+    assert "另有 5 个需要处理的条目，见下文。" in render_text(zh, plan_variants(zh, READERS[:1])[0][0])
