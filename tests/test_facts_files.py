@@ -141,3 +141,24 @@ def test_a_re_export_does_not_break_callers_and_a_removal_does() -> None:
     removed = CommitDiff("0" * 40, None, (FileDiff("M", "pkg/a.py", None, "def util(x): ...\n", "X = 1\n"),))
     assert not is_breaking(commit_facts(moved, Surface()))
     assert is_breaking(commit_facts(removed, Surface()))
+
+
+def test_a_renamed_config_class_moves_its_fields_with_it() -> None:
+    surface = Surface(config_files=(r"^pkg/",))
+    before = "from dataclasses import dataclass\n\n@dataclass\nclass OldConfig:\n    size: int = 4\n    name: str = 'x'\n"
+    after = before.replace("OldConfig", "NewConfig")
+    assert _facts("pkg/cfg.py", before, after, surface=surface) == {("renamed", "NewConfig", "OldConfig→NewConfig")}
+    grown = after.replace("    name: str = 'x'\n", "    name: str = 'x'\n    extra: bool = False\n")
+    assert ("config", "NewConfig.extra", "added") in _facts("pkg/cfg.py", after, grown, surface=surface)
+
+
+@pytest.mark.parametrize("before, after, expected", [
+    # aliases of something defined elsewhere are not definitions
+    ("import torch\n", "import torch\naten = torch.ops.aten\nOld = torch.Tensor\n", set()),
+    # of the dunders only a constructor or a call is API
+    ("class A:\n    def __repr__(self): ...\n    def __post_init__(self): ...\n", "class A:\n    pass\n", set()),
+    ("class A:\n    def __init__(self, x): ...\n", "class A:\n    def __init__(self, x, y): ...\n",
+     {("signature", "A.__init__", "+y")}),
+])
+def test_aliases_and_dunders(before: str, after: str, expected: set[tuple[str, str, str]]) -> None:
+    assert _facts("pkg/mod.py", before, after) == expected

@@ -91,7 +91,8 @@ def _github(argument: str, context: SourceContext) -> Source:
         raise ConfigError(f"--source github needs a token: set GITHUB_TOKEN to a token that can read {context.repo}")
     return GitHubSource(context.repo, token=settings.github_token.get_secret_value().strip(),
                         base_url=settings.github_url, state=context.store or settings.state,
-                        concurrency=settings.github_concurrency, discussion=context.discussion)
+                        concurrency=settings.github_concurrency, discussion=context.discussion,
+                        git_files=bool(settings.git))
 
 
 #: The shipped sources. A team's own: ``SOURCES.register(SourceKind(...))`` before the run is built.

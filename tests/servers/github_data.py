@@ -43,6 +43,8 @@ class ServedPR:
     inline_comments: list[dict[str, Any]] = field(default_factory=list)
     #: Reviews ({author, body, state}).
     reviews: list[dict[str, Any]] = field(default_factory=list)
+    #: The sha of the commit the PR landed as (``merge_commit_sha``), when the record names one.
+    merge_commit: str | None = None
 
     @classmethod
     def from_record(cls, rec: dict[str, Any]) -> "ServedPR":
@@ -57,6 +59,7 @@ class ServedPR:
             updated_at=updated, labels=list(rec.get("labels") or []), files=list(rec.get("files") or []),
             issue_comments=[*(rec.get("review_comments") or []), *(rec.get("comments") or [])],
             inline_comments=list(rec.get("inline_comments") or []), reviews=list(rec.get("reviews") or []),
+            merge_commit=rec.get("merge_commit") or None,
         )
 
 

@@ -297,6 +297,7 @@ class Handler(BaseHTTPRequestHandler):
             "updated_at": iso(pr.updated_at), "closed_at": iso(pr.closed_at), "merged_at": iso(pr.merged_at),
             "review_comments_url": f"{base}/pulls/{pr.number}/comments",
             "comments_url": f"{base}/issues/{pr.number}/comments",
+            "merge_commit_sha": pr.merge_commit,
         }
         if full:
             files = pr.files

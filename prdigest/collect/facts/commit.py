@@ -11,7 +11,7 @@ from prdigest.collect.git import CommitDiff, FileDiff
 from prdigest.kernel.models import Change
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "1"
+FACTS_VERSION = "2"
 
 
 def _python(path: str) -> bool:

@@ -21,6 +21,7 @@ DefKind = Literal["class", "function", "method", "name"]
 #: Module-level names that are plumbing, never API.
 _PLUMBING = frozenset({"__all__", "__version__", "logger", "log", "_logger", "LOGGER", "__doc__", "__author__"})
 _SIGNATURE_CHARS = 240
+_CALLED_DUNDERS = frozenset({"__init__", "__new__", "__call__"})
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,9 @@ class Def:
 
     @property
     def public(self) -> bool:
-        return all(not part.startswith("_") or (part.startswith("__") and part.endswith("__"))
-                   for part in self.name.split("."))
+        """No part starts with ``_``; of the dunders only those a caller uses (a constructor, a call): a
+        ``__repr__`` or ``__post_init__`` coming or going changes no call."""
+        return all(not part.startswith("_") or part in _CALLED_DUNDERS for part in self.name.split("."))
 
     @property
     def parent(self) -> str:
@@ -191,6 +193,8 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
             bases += tuple(f"{k.arg}={_unparse(k.value, 60)}" for k in node.keywords if k.arg)
             members = frozenset(n.name for n in node.body
                                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+            members |= frozenset(f"{n.target.id}:" for n in node.body  # fields, so a dataclass has a shape
+                                 if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
             module.defs[name] = Def(name, "class", node.lineno, bases=bases, members=members)
             _walk(node.body, name + ".", module, lines, in_class=True, triton=triton)
         elif in_class:
@@ -200,6 +204,11 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
             value = node.value
             if isinstance(value, ast.Call) and _decorator_name(value.func).rpartition(".")[2] in (
                     "TypeVar", "ParamSpec", "getLogger", "init_logger", "TypeVarTuple"):
+                continue
+            if isinstance(value, (ast.Name, ast.Attribute)) and _decorator_name(value):
+                # ``aten = torch.ops.aten``, ``implements = Tensor.implements``, ``Old = New``: an alias of
+                # something defined elsewhere (its own facts come from there), not a definition
+                module.imported.update({t.id: _decorator_name(value) for t in targets if isinstance(t, ast.Name)})
                 continue
             for target in targets:
                 if isinstance(target, ast.Name) and target.id not in _PLUMBING and prefix + target.id not in module.defs:
@@ -286,6 +295,11 @@ def _pairs(removed: list[Def], added: list[Def]) -> list[tuple[Def, Def]]:
     return pairs
 
 
+def _hook(name: str) -> bool:
+    """A dunder no caller calls (``__repr__``, ``__post_init__``): its coming or going is no fact."""
+    return name.startswith("__") and name.endswith("__") and name not in _CALLED_DUNDERS
+
+
 def _under(name: str, roots: set[str]) -> bool:
     return any(name.startswith(root + ".") for root in roots)
 
@@ -312,7 +326,7 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
     removed_roots = {d.name for d in removed if d.kind == "class"}
     added_roots = {d.name for d in added if d.kind == "class"}
     for d in removed:
-        if d.name in gone or _under(d.name, removed_roots):
+        if d.name in gone or _under(d.name, removed_roots) or _hook(d.leaf):
             continue
         if d.triton:
             facts.append(_change("kernel", d, old_path, before=d.signature(), detail="removed", language="triton"))

@@ -139,6 +139,7 @@ def compare(before: dict[str, Setting], after: dict[str, Setting], path: str, *,
             ) -> list[Change]:
     """Settings added, removed, renamed (one of each with the same entry) or whose default changed."""
     language = "config"
+    before, after = _without_renamed_classes(before, after)
     removed = [s for k, s in before.items() if k not in after]
     added = [s for k, s in after.items() if k not in before]
     facts: list[Change] = []
@@ -162,3 +163,28 @@ def compare(before: dict[str, Setting], after: dict[str, Setting], path: str, *,
             facts.append(Change(kind=a.kind, symbol=a.symbol, path=path, line=a.line, before=b.default or "none",  # type: ignore[arg-type]
                                 after=a.default or "none", detail="default", public=True, language=language))
     return facts
+
+
+def _without_renamed_classes(before: dict[str, Setting], after: dict[str, Setting]
+                             ) -> tuple[dict[str, Setting], dict[str, Setting]]:
+    """Both sides without the fields of a class that was only renamed (the same fields, as written, under a new
+    class name): the rename is the API fact, and its fields did not come or go."""
+    def by_class(settings: dict[str, Setting]) -> dict[str, dict[str, str]]:
+        classes: dict[str, dict[str, str]] = {}
+        for key, setting in settings.items():
+            owner, dot, field = key.rpartition(".")
+            if dot and setting.kind in ("config", "argument"):
+                classes.setdefault(owner, {})[field] = setting.shape
+        return classes
+
+    old, new = by_class(before), by_class(after)
+    gone = {c: f for c, f in old.items() if c not in new}
+    came = {c: f for c, f in new.items() if c not in old}
+    renamed_old, renamed_new = set(), set()
+    for c, fields in gone.items():
+        match = [n for n, f in came.items() if f == fields and n not in renamed_new]
+        if len(match) == 1:
+            renamed_old.add(c)
+            renamed_new.add(match[0])
+    return ({k: v for k, v in before.items() if k.rpartition(".")[0] not in renamed_old},
+            {k: v for k, v in after.items() if k.rpartition(".")[0] not in renamed_new})

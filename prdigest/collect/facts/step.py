@@ -12,7 +12,7 @@ from prdigest.collect.facts.week import WeekFacts, week_facts
 from prdigest.collect.git import GitUnavailable, UpstreamClone, open_clone
 from prdigest.kernel.config import Settings
 from prdigest.kernel.models import PullRequest
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,18 @@ def attach_facts(prs: Sequence[PullRequest], *, settings: Settings, surface: Sur
         log.warning("%s", problem)
         week.problems.insert(0, problem)
     out = [pr.model_copy(update={"changes": week.changes.get(pr.number, []),
-                                 "facts_source": week.source.get(pr.number, "patches")}) for pr in prs]
+                                 "facts_source": week.source.get(pr.number, "patches"), **_files(pr, week)})
+           for pr in prs]
     log.info("code facts: %d PRs, %d commits computed, %d cached, %.1f s", len(prs), week.computed, week.cached,
              week.seconds)
     return out, week
+
+
+def _files(pr: PullRequest, week: WeekFacts) -> dict[str, object]:
+    """A PR collected without its file list (the GitHub source lists none when a clone gives them) gets the
+    one git read; a source's own list is kept."""
+    files = week.files.get(pr.number)
+    if pr.files or not files:
+        return {}
+    return {"files": files, "additions": sum(f.additions for f in files),
+            "deletions": sum(f.deletions for f in files)}

@@ -13,8 +13,8 @@ from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
 from prdigest.collect.facts.patches import patch_facts
 from prdigest.collect.facts.surface import Surface
-from prdigest.collect.git import GitUnavailable, UpstreamClone, read_commits
-from prdigest.kernel.models import Change, PullRequest
+from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone, read_commits
+from prdigest.kernel.models import Change, FileChange, PullRequest
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,8 @@ class WeekFacts:
 
     changes: dict[int, list[Change]] = field(default_factory=dict)
     source: dict[int, Source] = field(default_factory=dict)
+    #: The changed files of each PR read from git (path, status, line counts; no hunks).
+    files: dict[int, list[FileChange]] = field(default_factory=dict)
     computed: int = 0
     cached: int = 0
     #: The one-line problems met (the clone unreachable, commits missing): logged as warnings.
@@ -53,7 +55,7 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
     known = cache.get_many(by_commit, version) if cache is not None and by_commit else {}
     result.cached = len(known)
     todo = [sha for sha in by_commit if sha not in known]
-    fresh: dict[str, list[Change]] = {}
+    fresh: dict[str, tuple[list[Change], list[FileChange]]] = {}
     if todo and clone is not None:
         try:
             diffs, missing = read_commits(clone, todo)
@@ -70,14 +72,15 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
             for sha in missing:
                 by_commit.pop(sha, None)
         for sha, diff in diffs.items():
-            fresh[sha] = commit_facts(diff, surface)
+            fresh[sha] = (commit_facts(diff, surface), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
             cache.put_many(fresh, version)
     for pr in prs:
         sha = (pr.merge_commit or "").lower()
         if clone is not None and sha in by_commit and (sha in known or sha in fresh):
-            result.changes[pr.number] = list(known.get(sha) or fresh.get(sha) or [])
+            changes, files = known.get(sha) or fresh[sha]
+            result.changes[pr.number], result.files[pr.number] = list(changes), list(files)
             result.source[pr.number] = "git"
         else:
             result.changes[pr.number] = patch_facts(pr, surface)
@@ -86,3 +89,12 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
         log.warning("%s", problem)
     result.seconds = time.perf_counter() - started
     return result
+
+
+_STATUS = {"A": "added", "D": "removed", "M": "modified", "R": "renamed"}
+
+
+def files_of(diff: CommitDiff) -> list[FileChange]:
+    """The commit's files as GitHub lists a PR's (path, status, line counts, the old path of a rename)."""
+    return [FileChange(path=f.path, status=_STATUS[f.status], additions=f.additions, deletions=f.deletions,
+                       previous_path=f.old_path) for f in diff.files]

@@ -1,10 +1,10 @@
 """A week's merge commits read in a handful of git commands: each commit's first parent, the paths it changed
 (added, modified, deleted, renamed) and the full text of every changed file before and after.
 
-Five subprocesses for the whole batch, whatever its size: ``cat-file --batch`` for the commits,
+Six subprocesses for the whole batch, whatever its size: ``cat-file --batch`` for the commits,
 ``diff-tree --stdin`` for the paths (twice on a partial clone: once to learn which blobs to fetch, once with
-rename detection after they are there), one fetch of the missing blobs, ``cat-file --batch-check`` for their
-sizes and ``cat-file --batch`` for their text.
+rename detection after they are there) and once more for the line counts, one fetch of the missing blobs,
+``cat-file --batch-check`` for their sizes and ``cat-file --batch`` for their text.
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ class FileDiff:
     after: str | None = None
     #: "binary" or "too large" when a side's text was not read although the file exists there.
     skipped: str = ""
+    #: Lines added and removed (git's numstat; 0 and 0 for a binary file).
+    additions: int = 0
+    deletions: int = 0
 
     @property
     def before_path(self) -> str:
@@ -80,6 +83,7 @@ def read_commits(clone: UpstreamClone, shas: Iterable[str]) -> tuple[dict[str, C
         first = _diff_tree(clone, parents, renames=False)
         clone.fetch_blobs(oid for raws in first.values() for r in raws for oid in (r.old_oid, r.new_oid) if oid)
     raw = _diff_tree(clone, parents, renames=True)
+    counts = _numstat(clone, parents)
     texts = _blob_texts(clone, {oid for raws in raw.values() for r in raws for oid in (r.old_oid, r.new_oid) if oid})
     diffs: dict[str, CommitDiff] = {}
     for sha, parent in parents.items():
@@ -87,7 +91,8 @@ def read_commits(clone: UpstreamClone, shas: Iterable[str]) -> tuple[dict[str, C
         for r in raw.get(sha, []):
             before, why_before = texts.get(r.old_oid, (None, "")) if r.old_oid else (None, "")
             after, why_after = texts.get(r.new_oid, (None, "")) if r.new_oid else (None, "")
-            files.append(FileDiff(r.status, r.path, r.old_path, before, after, why_before or why_after))
+            plus, minus = counts.get(sha, {}).get(r.path, (0, 0))
+            files.append(FileDiff(r.status, r.path, r.old_path, before, after, why_before or why_after, plus, minus))
         diffs[sha] = CommitDiff(sha, parent, tuple(files))
     return {asked: diffs[oid] for asked, oid in names.items()}, missing
 
@@ -164,6 +169,34 @@ def _diff_tree(clone: UpstreamClone, parents: dict[str, str | None], *, renames:
             current.append(_Raw(kind, path, None, old, new))  # type: ignore[arg-type]
         else:  # M, T (type change)
             current.append(_Raw("M", path, None, old, new))
+    return result
+
+
+def _numstat(clone: UpstreamClone, parents: dict[str, str | None]) -> dict[str, dict[str, tuple[int, int]]]:
+    """Lines added and removed per path (the path after the change) of each commit, as GitHub counts them."""
+    lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in parents.items())
+    out = clone.run(["diff-tree", "--stdin", "-r", "-z", "--numstat", "--root", f"-M{RENAME_SIMILARITY}"],
+                    stdin=lines.encode(), what="diff-tree --numstat").decode("utf-8", "surrogateescape")
+    tokens = out.split("\0")
+    result: dict[str, dict[str, tuple[int, int]]] = {}
+    current: dict[str, tuple[int, int]] | None = None
+    i = 0
+    while i < len(tokens):
+        token = tokens[i].strip("\n")
+        i += 1
+        if not token:
+            continue
+        if _SHA.fullmatch(token) and token in parents:
+            current = result.setdefault(token, {})
+            continue
+        parts = token.split("\t")
+        if len(parts) != 3 or current is None:
+            continue
+        plus, minus, path = parts
+        if not path:  # a rename: the old and the new path follow
+            path = tokens[i + 1]
+            i += 2
+        current[path] = (int(plus) if plus.isdigit() else 0, int(minus) if minus.isdigit() else 0)
     return result
 
 

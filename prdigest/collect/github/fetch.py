@@ -29,8 +29,10 @@ class Fetched:
 
 
 def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
-             patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True) -> Fetched:
-    """Fetch what the search hit lacks. Requests per PR: 1 for files (+1 per further 100), 1 for inline review
+             patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True, files: bool = True,
+             merge_commit: str | None = None) -> Fetched:
+    """Fetch what the search hit lacks. Requests per PR: 1 for files (+1 per further 100; none when ``files`` is
+    False: the upstream clone gives them), 1 for inline review
     comments; with the discussion (the default) also 1 for reviews, 1 for conversation comments only when the
     hit counts some, and 1 per issue the PR closes or names (at most
     :data:`~prdigest.collect.discussion.MAX_LINKED`). A list or issue whose stored copy still has the same ETag
@@ -40,22 +42,26 @@ def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
     etags: dict[str, str] = {}
     calls = 0
 
-    raw_files, etag, single, n = clients.get_all(f"{pulls}/files", etag=prior_etags.get("files"), limit=FILES_CAP)
+    if files:
+        raw_files, etag, single, n = clients.get_all(f"{pulls}/files", etag=prior_etags.get("files"),
+                                                     limit=FILES_CAP)
+    else:  # the upstream clone gives the files (prdigest/collect/facts/step.py): no request for them
+        raw_files, etag, single, n = [], None, False, 0
     calls += n
     if raw_files is None and cached is not None:
-        files, truncated = cached.pr.files, cached.pr.files_truncated
+        listed, truncated = cached.pr.files, cached.pr.files_truncated
         additions, deletions = cached.pr.additions, cached.pr.deletions
     else:
         raw_files = (raw_files or [])[:FILES_CAP]
-        files = _files(raw_files, patch_budget)
-        additions, deletions = sum(f.additions for f in files), sum(f.deletions for f in files)
+        listed = _files(raw_files, patch_budget)
+        additions, deletions = sum(f.additions for f in listed), sum(f.deletions for f in listed)
         truncated = False
-        if len(files) >= FILES_CAP:
+        if len(listed) >= FILES_CAP:
             # The listing stops at 3,000 files: ask the PR itself for the true totals.
             page = clients.get_page(pulls)
             calls += 1
             detail = page.items if isinstance(page.items, dict) else {}
-            truncated = int(detail.get("changed_files", len(files))) > len(files)
+            truncated = int(detail.get("changed_files", len(listed))) > len(listed)
             additions = int(detail.get("additions", additions))
             deletions = int(detail.get("deletions", deletions))
     if single and etag:
@@ -81,7 +87,9 @@ def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
     if discussion:
         calls += _linked_issues(clients, repo, hit, cached, prior_etags, etags, parts)
 
-    pr = build_pr(hit, files, additions, deletions, truncated, parts)
+    pr = build_pr(hit, listed, additions, deletions, truncated, parts)
+    if merge_commit:
+        pr = pr.model_copy(update={"merge_commit": merge_commit})
     return Fetched(pr, parts, etags, calls)
 
 

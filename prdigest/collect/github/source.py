@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from urllib3 import Retry
@@ -36,12 +37,14 @@ class CollectStats:
     fetched: int = 0
     search_requests: int = 0
     detail_requests: int = 0
+    #: Pages of the closed-PR list read for merge commit shas (with an upstream clone only).
+    list_requests: int = 0
     seconds: float = 0.0
     per_pr: dict[int, int] = field(default_factory=dict)
 
     @property
     def requests(self) -> int:
-        return 1 + self.search_requests + self.detail_requests  # 1: the repository check
+        return 1 + self.search_requests + self.detail_requests + self.list_requests  # 1: the repository check
 
 
 class GitHubSource:
@@ -62,7 +65,8 @@ class GitHubSource:
     def __init__(self, repo: str, *, token: str | None, base_url: str = DEFAULT_GITHUB_URL,
                  state: StateLocation | str | Path | Store | Callable[[], Store] = DEFAULT_STATE, concurrency: int = 8,
                  retry: Retry | None = None, requests_per_minute: float | None | str = "auto",
-                 timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True) -> None:
+                 timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True,
+                 git_files: bool = False) -> None:
         self.repo = repo
         self.base_url = base_url.rstrip("/")
         self._token = token
@@ -76,11 +80,15 @@ class GitHubSource:
         self.patch_budget = patch_budget
         #: Reviews, conversation comments and linked issues too (``--no-discussion``: False).
         self.discussion = discussion
+        #: An upstream clone gives the files (``--git``): no per-PR file request; each PR's merge commit sha
+        #: comes from the closed-PR list instead (one request per 100 PRs updated since the window opened).
+        self.git_files = git_files
+        self._merge_commits: dict[int, str] = {}
         self.stats = CollectStats()
 
     @property
     def _profile(self) -> str:
-        return f"discussion={int(self.discussion)};patch_budget={self.patch_budget}"
+        return f"discussion={int(self.discussion)};patch_budget={self.patch_budget};git={int(self.git_files)}"
 
     def __repr__(self) -> str:  # never shows the token
         return f"GitHubSource(repo={self.repo!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
@@ -110,6 +118,8 @@ class GitHubSource:
                     search_client = clients.make(search_pause)
                     clients.get_page(f"/repos/{self.repo}", gh=search_client)  # 404/401 here, before any work
                     hits, stats.search_requests = search_merged(clients, search_client, self.repo, window)
+                    if self.git_files:
+                        self._merge_commits, stats.list_requests = merge_commits(clients, self.repo, window)
                     prs = self._details(clients, cache, hits, stats)
             finally:
                 clients.close()
@@ -168,4 +178,24 @@ class GitHubSource:
         return prs
 
     def _fetch_one(self, clients: Clients, hit: Hit, cached: CachedPR | None) -> Fetched:
-        return fetch_pr(clients, self.repo, hit, cached, patch_budget=self.patch_budget, discussion=self.discussion)
+        return fetch_pr(clients, self.repo, hit, cached, patch_budget=self.patch_budget, discussion=self.discussion,
+                        files=not self.git_files, merge_commit=self._merge_commits.get(hit.number))
+
+
+def merge_commits(clients: Clients, repo: str, window: Window) -> tuple[dict[int, str], int]:
+    """PR number → ``merge_commit_sha`` for every PR closed and updated since the window opened (a PR merged
+    in the window was updated then or later), newest first; and the pages read."""
+    found: dict[int, str] = {}
+    page = clients.get_page(f"/repos/{repo}/pulls", {"state": "closed", "sort": "updated", "direction": "desc",
+                                                    "per_page": 100})
+    pages = 1
+    while True:
+        items = page.items if isinstance(page.items, list) else []
+        for item in items:
+            if item.get("merge_commit_sha") and item.get("merged_at"):
+                found[int(item["number"])] = str(item["merge_commit_sha"])
+        oldest = items[-1].get("updated_at") if items else None
+        if not page.next_url or not oldest or datetime.fromisoformat(oldest.replace("Z", "+00:00")) < window.since:
+            return found, pages
+        page = clients.get_page(page.next_url)
+        pages += 1
