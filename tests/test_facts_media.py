@@ -207,3 +207,22 @@ def test_a_week_of_many_breaking_entries_lists_twenty_and_counts_the_rest() -> N
     assert "5 more breaking entries below." in render_email(ed, variant).html
     zh = edition([entry(n, ["moe"], "skim", changes=[RENAME], breaking=True) for n in range(1, 26)])
     assert "另有 5 个需要处理的条目，见下文。" in render_text(zh, plan_variants(zh, READERS[:1])[0][0])
+
+
+@pytest.mark.parametrize("symbol", ["<!channel>", "<script>x</script>", "[x](http://e.io)", "*b*_i_", "a\u202eb\nc"])
+def test_a_hostile_symbol_stays_inert_in_every_medium(symbol: str) -> None:
+    bad = Change(kind="removed", symbol=symbol, path="a.py")
+    ed = edition([entry(1, ["moe"], "skim", changes=[bad], breaking=True)], "en").model_copy(update={"ranking": [1]})
+    variant = plan_variants(ed, READERS[:1])[0][0]
+    html = render_email(ed, variant).html
+    assert "<script>" not in html and '<a href="http://e.io' not in html
+    slack = json.dumps(render_slack(ed, variant))
+    assert "<!channel>" not in slack and "<http://e.io" not in slack
+    # Inside a code span a link is literal text (as the medium shows any code span).
+    feishu = json.dumps(render_feishu(ed, variant), ensure_ascii=False).replace("`[x](http://e.io)`", "")
+    assert "](http://e.io)" not in feishu
+    site = "".join(v.decode("utf-8", "replace") for k, v in build_site([ed]).items() if k.endswith(".html"))
+    assert "<script>x" not in site and '<a href="http://e.io' not in site
+    review = review_markdown(ed)
+    assert "](http://e.io)" not in review.replace("`[x](http://e.io)`", "") and "\u202e" not in review
+    assert "\u202e" not in render_text(ed, variant)
