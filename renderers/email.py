@@ -163,7 +163,8 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
         groups=group_ctx, action=action_required(views), footer=footer, online=online, reader_links=footer_links(reader_links, lang),
-        connect=connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first),
+        connect=connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first,
+                            variant_filter=variant.filter),
         cw=connect_words(lang), impact=_impact(edition, variant, link_hosts),
     )
 

@@ -129,7 +129,8 @@ def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tup
             lines.append(lark_md(ui["action_more"].format(n=action.more)))
         elements.append(_md("\n".join(lines)))
     # The reader's variant: its own lede (else the edition's) and its read-first, ranked.
-    c = connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first)
+    c = connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first,
+                    variant_filter=variant.filter)
     if c.lede:
         elements.append(_md(lark_md(c.lede)))
     if c.read_first:

@@ -11,6 +11,7 @@ from prdigest.kernel.i18n import Section, messages
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
 from prdigest.kernel.models import Edition, Entry
 from prdigest.connect.relations import relation_line, relation_lines  # noqa: F401  (the media's entry lines)
+from prdigest.connect.variants import Filter
 from renderers.escape import one_line as _one_line, pr_url, truncate
 
 SHOWN_DONE = 10
@@ -57,11 +58,15 @@ class Connections:
 
 
 def connections(edition: Edition, entries: Sequence[Entry], link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, *,
-                lede: str | None = None, first: Sequence[Entry] = ()) -> Connections:
+                lede: str | None = None, first: Sequence[Entry] = (),
+                variant_filter: Filter | None = None) -> Connections:
     """The lede (``lede``: a variant's own, else the edition's), the read-first entries (``first``), the stories
     with the ``entries`` shown (a variant's, or the edition's published) in them, and the earlier follow-ups
     (done ones listed, open ones counted with a few examples): a short section. Drafted text (lede, titles,
-    follow-ups) has its URLs defanged unless they are the repo's own PRs, issues or commits, as in the entries."""
+    follow-ups) has its URLs defanged unless they are the repo's own PRs, issues or commits, as in the entries.
+
+    ``variant_filter``: a reader variant's filter: only the follow-ups of the entries it selects are listed and
+    counted (:meth:`Filter.shows_followup`); None (the archive) lists the edition's."""
     w = words(edition.language)
 
     def one_line(text: str) -> str:
@@ -75,9 +80,12 @@ def connections(edition: Edition, entries: Sequence[Entry], link_hosts: tuple[st
         shown = [(n, headlines[n]) for n in s.numbers if n in headlines]
         if shown:
             stories.append(StoryView(truncate(one_line(s.title), 200), shown))
+    numbers = {e.number for e in entries}
+    items = [i for i in edition.earlier_followups
+             if variant_filter is None or variant_filter.shows_followup(i, numbers)]
     done = [w["done"].format(n=i.from_number, ed=one_line(i.from_edition), text=truncate(one_line(i.text), 200),
-                             by=i.by_number) for i in edition.earlier_followups if i.status == "done"]
-    still = [i for i in edition.earlier_followups if i.status == "open"]
+                             by=i.by_number) for i in items if i.status == "done"]
+    still = [i for i in items if i.status == "open"]
     opened = [w["open_item"].format(n=i.from_number, ed=one_line(i.from_edition), text=truncate(one_line(i.text), 160))
               for i in still[:SHOWN_OPEN]]
     if len(done) > SHOWN_DONE:

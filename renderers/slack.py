@@ -151,9 +151,9 @@ def connect_blocks(c: Connections, language: str) -> list[Block]:
                                                                       for n, h in story.entries))
         blocks.append(SectionBlock(text=_md(truncate("\n".join(lines), SECTION_MAX))))
     if c.done or c.open_count:
-        lines = [f"*{mrkdwn(w['earlier'])}*", *(mrkdwn(d) for d in c.done)]
+        lines = [f"*{mrkdwn(w['earlier'])}*", *(mrkdwn_prose(d) for d in c.done)]  # follow-ups keep `code`
         if c.open_count:
-            lines += [mrkdwn(w["open"].format(n=c.open_count)), *(f"\u2022 {mrkdwn(o)}" for o in c.open)]
+            lines += [mrkdwn(w["open"].format(n=c.open_count)), *(f"\u2022 {mrkdwn_prose(o)}" for o in c.open)]
         blocks.append(SectionBlock(text=_md(truncate("\n".join(lines), SECTION_MAX))))
     return blocks
 
@@ -200,7 +200,7 @@ def parent(edition: Edition, variant: Variant, base: str | None = None,
     blocks += action_blocks([view(e, lang, link_hosts, variant.vocabulary, edition.repo)
                              for e in variant.entries if e.breaking], lang)
     blocks += connect_blocks(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
-                                         first=variant.read_first), lang)
+                                         first=variant.read_first, variant_filter=variant.filter), lang)
     if base:
         online = f"<{edition_url(base, edition)}|{mrkdwn(link_strings(lang)['view_online'])}>"
         blocks.append(ContextBlock(elements=[_md(online)]))

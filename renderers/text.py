@@ -179,7 +179,7 @@ def render_text(edition: Edition, variant: Variant, *,
     out += impact_lines(impact_block(edition, variant.entries, variant.filter.downstream, link_hosts), lang)
     out += action_lines(views, lang)
     out += connect_lines(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
-                                     first=variant.read_first), lang)
+                                     first=variant.read_first, variant_filter=variant.filter), lang)
     shown = 0
     for group in groups(views, lang):
         out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]

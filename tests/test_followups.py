@@ -138,3 +138,49 @@ def test_the_review_shows_proposals_and_the_editor_confirms_one_and_rewrites_the
     assert [(i.status, i.by_number) for i in out.earlier_followups] == [("done", 203), ("open", None)]
     bad = ReviewDecision(decision="send", approver="Lin", confirm="2")  # #100's item has no proposal
     assert any("confirm: 2 is not a proposed" in r for r in check_decision(ed, bad))
+
+
+def test_each_reader_gets_the_follow_ups_of_the_entries_it_follows_with_code_as_code(store) -> None:
+    """Every reader used to get the whole edition's open follow-ups ("还有 42 项未完成"), outside their
+    subsystems, with literal backticks (issue 30)."""
+    import json
+
+    from prdigest.connect.variants import plan_variants
+    from prdigest.readers.file import Reader
+    from renderers.email import render_email
+    from renderers.slack import render_slack
+    from renderers.text import render_text
+
+    first = week_edition(0, [
+        entry_of(FIRST_PRS[0], "deep-read", ["Confirm `fused_moe` on GPU CI"], ["kernels"]),
+        entry_of(FIRST_PRS[2], "skim", ["Bound `huggingface_hub` below 3.0"], ["deps"]),
+    ])
+    publish(store, connect_edition(first, FIRST_PRS, store))
+    later = [pr(300, "[Docs] Fix a typo", week=1), pr(301, "[Deps] Bump torch", week=1)]
+    second = connect_edition(week_edition(1, [entry_of(later[0], "skip", subsystems=["docs"]),
+                                              entry_of(later[1], "skim", subsystems=["deps"])]), later, store)
+    assert [(i.from_number, i.subsystems, i.verdict) for i in second.earlier_followups] == [
+        (100, ["kernels"], Verdict.DEEP_READ), (102, ["deps"], Verdict.SKIM)]
+    readers = [Reader(id="deps-team", name="Deps", email="d@example.com", subsystems=["deps"]),
+               Reader(id="docs-team", name="Docs", email="o@example.com", subsystems=["docs"]),
+               Reader(id="everyone", name="All", email="a@example.com")]
+    variants, _ = plan_variants(second, readers)
+    by_reader = {r.id: v for v in variants for r in v.readers}
+
+    def shown(reader: str) -> dict[str, str]:
+        variant = by_reader[reader]
+        email = render_email(second, variant)
+        return {"html": email.html, "text": render_text(second, variant),
+                "slack": json.dumps(render_slack(second, variant), ensure_ascii=False)}
+
+    deps, docs, everyone = shown("deps-team"), shown("docs-team"), shown("everyone")
+    for medium, text in deps.items():
+        assert "huggingface_hub" in text and "fused_moe" not in text, medium
+        assert "1 still open" in text, medium
+    for medium, text in docs.items():
+        assert "huggingface_hub" not in text and "fused_moe" not in text and "still open" not in text, medium
+    for medium, text in everyone.items():
+        assert "huggingface_hub" in text and "fused_moe" in text and "2 still open" in text, medium
+    # Code spans are code: <code> in the e-mail, a real Slack code span (not look-alike backticks).
+    assert "<code>huggingface_hub</code>" in deps["html"] and "`huggingface_hub`" not in deps["html"]
+    assert "`huggingface_hub`" in deps["slack"] and "\u02cbhuggingface_hub" not in deps["slack"]

@@ -17,7 +17,7 @@ from typing import Any
 from prdigest.connect import followups, readfirst, relations, stories
 from prdigest.state import history
 from prdigest.connect.lede import Complete, write_lede
-from prdigest.kernel.models import DraftEntry, Edition, EditionId, Entry, PullRequest, Relation, Verdict
+from prdigest.kernel.models import DraftEntry, EarlierFollowup, Edition, EditionId, Entry, PullRequest, Relation, Verdict
 from prdigest.readers.file import Reader
 from prdigest.kernel.storage import Store
 from prdigest.kernel.vocabulary import Vocabulary
@@ -99,6 +99,22 @@ def known_relations(repo: str, window: Window, prs: Sequence[PullRequest], store
     return _relations(edition, list(prs), store)[0]
 
 
+def _with_origins(store: Store, edition: Edition, items: list[EarlierFollowup]) -> list[EarlierFollowup]:
+    """``items`` with the subsystems and verdict of the published entry each came from (its number in its
+    edition), so that each reader's variant shows the follow-ups of the entries it would have got."""
+    if not items:
+        return items
+    past = history.past_entries(store, edition.repo, sorted({i.from_number for i in items}), before=edition.since)
+    origin = {(p.entry.number, EditionId(p.edition.repo, p.edition.since, p.edition.until).window): p.entry
+              for p in past}
+    out = []
+    for item in items:
+        entry = origin.get((item.from_number, item.from_edition))
+        out.append(item.model_copy(update={"subsystems": list(entry.subsystems), "verdict": entry.verdict})
+                   if entry is not None else item)
+    return out
+
+
 def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, *, max_weeks: int = 6,
                     embedder: Callable[[], Any] | None = None, complete: Complete | None = None,
                     vocabulary: Vocabulary | None = None, readers: Sequence[Reader] = ()) -> Edition:
@@ -125,7 +141,7 @@ def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, 
         if any(i.status == "open" for i in unresolved):
             model = embedder()
     texts = {e.number: [e.title, e.headline] for e in entries}
-    earlier = followups.resolve(items, mine, numbers, repo, model, texts)
+    earlier = _with_origins(store, edition, followups.resolve(items, mine, numbers, repo, model, texts))
 
     connected = edition.model_copy(update={"entries": entries, "stories": story_list, "earlier_followups": earlier})
     connected = connected.model_copy(update={"ranking": readfirst.edition_ranking(connected, mine, vocabulary,

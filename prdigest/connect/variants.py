@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from prdigest.kernel.i18n import catalog, messages
-from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict, VariantRecord
+from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, Verdict, VariantRecord
 from prdigest.readers.file import DEFAULT_BUDGET, Reader
 from prdigest.kernel.vocabulary import Vocabulary
 
@@ -50,12 +51,24 @@ class Filter:
         """
         if self.downstream is not None and any(i.downstream == self.downstream for i in entry.impact):
             return True
-        subs = set(entry.subsystems)
-        if self.subsystems and not subs & self.subsystems:
+        return self._selects(entry.subsystems, entry.verdict)
+
+    def _selects(self, subsystems: Sequence[str], verdict: Verdict) -> bool:
+        if self.subsystems and not set(subsystems) & self.subsystems:
             return False
-        if entry.subsystems and entry.subsystems[0] in self.exclude:
+        if subsystems and subsystems[0] in self.exclude:
             return False
-        return entry.verdict.rank >= self.min_verdict.rank
+        return verdict.rank >= self.min_verdict.rank
+
+    def shows_followup(self, item: EarlierFollowup, numbers: Collection[int] = ()) -> bool:
+        """Whether this variant lists an earlier follow-up: the entry that suggested it is one this filter
+        selects (by its subsystems and verdict as published), or it was done by one of the variant's entries
+        (``numbers``). An item whose origin is unknown goes only to readers of everything."""
+        if item.status == "done" and item.by_number is not None and item.by_number in numbers:
+            return True
+        if not item.subsystems and item.verdict is None:
+            return not self.subsystems and not self.exclude and self.min_verdict is Verdict.SKIP
+        return self._selects(item.subsystems, item.verdict or Verdict.SKIP)
 
     @property
     def key(self) -> str:

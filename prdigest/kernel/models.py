@@ -378,6 +378,10 @@ class EarlierFollowup(BaseModel):
     by_number: int | None = None
     #: A PR the semantic match proposes as doing it: the editor confirms it in the review (never done alone).
     proposed_by: int | None = None
+    #: The subsystems and verdict of the entry that suggested it, as published (empty and None when unknown):
+    #: a reader's variant lists the follow-ups of the entries its filter selects, not the whole edition's.
+    subsystems: list[str] = Field(default_factory=list)
+    verdict: Verdict | None = None
 
 
 class VariantRecord(BaseModel):
