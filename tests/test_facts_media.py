@@ -226,3 +226,10 @@ def test_a_hostile_symbol_stays_inert_in_every_medium(symbol: str) -> None:
     review = review_markdown(ed)
     assert "](http://e.io)" not in review.replace("`[x](http://e.io)`", "") and "\u202e" not in review
     assert "\u202e" not in render_text(ed, variant)
+
+
+def test_the_review_lists_at_most_twenty_breaking_entries_and_counts_the_rest() -> None:
+    ed = edition([entry(n, ["moe"], "skim", status="draft", changes=[RENAME], breaking=True) for n in range(1, 31)], "en")
+    text = review_markdown(ed)
+    head = text[text.index("### Action required (30)"):text.index("To clear a mark")]
+    assert head.count("\n- [#") == 20 and "… and 10 more, each marked **breaking**" in head

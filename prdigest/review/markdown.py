@@ -180,6 +180,10 @@ def read_first_markdown(edition: Edition) -> list[str]:
     return lines
 
 
+#: How many breaking entries the review lists under "Action required" (the others are counted).
+REVIEW_ACTION = 20
+
+
 def action_markdown(edition: Edition) -> list[str]:
     """The entries marked breaking (each variant opens with them as "Action required"), their breaking facts,
     and how to clear a mark the editor disagrees with (``nobreak …``)."""
@@ -187,9 +191,11 @@ def action_markdown(edition: Edition) -> list[str]:
     if not marked:
         return []
     lines = ["", f"### Action required ({len(marked)}): breaking changes readers are told to act on", ""]
-    for e in marked:
+    for e in marked[:REVIEW_ACTION]:
         facts = "; ".join(md(line, 200) for line in breaking_lines(e.changes, "en"))
         lines.append(f"- {_link(e.url, f'#{e.number}')} {md(e.headline, 160)}" + (f": {facts}" if facts else ""))
+    if len(marked) > REVIEW_ACTION:  # the form's description stays short: the entries below say "breaking"
+        lines.append(f"- … and {len(marked) - REVIEW_ACTION} more, each marked **breaking** with its facts below")
     lines += ["", "To clear a mark, add a line `nobreak 41873` under *Changes*: the entry stays, without the "
                   "Action required block."]
     return lines
