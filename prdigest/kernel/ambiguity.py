@@ -116,6 +116,8 @@ class _Automaton:
 
     def overlapping(self, positions: set[int]) -> bool:
         """Whether two of ``positions`` accept a common character."""
+        if len(positions) < 2:  # the common case: nothing to compare, no character set to compute
+            return False
         seen = 0
         for mask in sorted((_mask(self.sources[p]) for p in positions), key=int.bit_length):
             if seen & mask:
