@@ -17,6 +17,7 @@ from prdigest.classify.proposal.init import init_rules, write_proposal
 from prdigest.classify.proposal.propose import propose
 from prdigest.classify.proposal.repo import RepoSnapshot, from_checkout, from_prs
 from prdigest.classify.proposal.tree import TreeFile
+from prdigest.classify.proposal.writer import render
 from prdigest.classify.rulesfile import load_rules
 from prdigest.collect.sources import read_jsonl
 from tests.proposal_support import KETTLE, KETTLE_REPO, checkout_kettle, kettle_tree
@@ -262,3 +263,18 @@ def test_write_refuses_nothing_it_cannot_load(tmp_path: Path) -> None:
     text = write_proposal(proposal, tmp_path / "deep" / "rules.yaml")
     assert text == (tmp_path / "deep" / "rules.yaml").read_text(encoding="utf-8")
     assert not list((tmp_path / "deep").glob(".rules-*"))
+
+
+def test_the_proposal_says_where_code_facts_find_envs_arguments_and_configs(tmp_path: Path) -> None:
+    files = [TreeFile(p, 100) for p in ("pkg/__init__.py", "pkg/envs.py", "pkg/engine/arg_utils.py",
+                                        "pkg/config/__init__.py", "pkg/config/model.py", "pkg/layers.py",
+                                        "tests/envs.py", "docs/conf.py", "README.md")]
+    proposal = propose(RepoSnapshot("o/r", "a synthetic tree", files=files))
+    code = proposal.rules().code
+    assert code.packages == ("pkg",) and code.env_files == (r"^pkg/envs\.py$",)
+    assert code.argument_files == (r"^pkg/engine/arg_utils\.py$",) and code.config_files == ("^pkg/config/",)
+    written = tmp_path / "rules.yaml"
+    written.write_text(render(proposal))
+    assert load_rules(written).code == code  # the written file loads into the same section
+    bare = propose(RepoSnapshot("o/r", "a synthetic tree", files=[TreeFile("lib/a.py", 10)]))
+    assert bare.code is None and "code:" not in render(bare)

@@ -22,7 +22,8 @@ from prdigest.classify.proposal.mergify import read_mergify
 from prdigest.classify.proposal.repo import RepoSnapshot
 from prdigest.classify.proposal.tree import INCIDENTAL, area_name, folder_areas, is_incidental
 from prdigest.kernel.text import one_line
-from prdigest.classify.rulesfile import Drafting, Rules, SubsystemRule
+from prdigest.classify.proposal.code import propose_code
+from prdigest.classify.rulesfile import CodeRules, Drafting, Rules, SubsystemRule
 
 #: The languages a proposed rules file spells each label in (the same text: a label as the repo writes it).
 DISPLAYED = ("zh-CN", "en")
@@ -67,6 +68,8 @@ class Proposal:
     #: Files read and not found, names made distinct, patterns skipped: one line each.
     notes: list[str] = field(default_factory=list)
     read: list[str] = field(default_factory=list)
+    #: Where code facts find environment variables, arguments and config classes (None: the tree shows none).
+    code: CodeRules | None = None
 
     @property
     def names(self) -> list[str]:
@@ -84,7 +87,8 @@ class Proposal:
         kinds = {k: p.name for p in self.subsystems if p.area.origin == "kind"
                  for kind in KINDS if kind.name == p.name for k in kind.file_kinds}
         return Rules(fallback=self.fallback, incidental_paths=tuple(self.incidental_paths), subsystems=subsystems,
-                     digest_shows="labels", drafting=Drafting(file_kinds=kinds))  # type: ignore[arg-type]
+                     digest_shows="labels", drafting=Drafting(file_kinds=kinds),  # type: ignore[arg-type]
+                     code=self.code or CodeRules())
 
 
 def _alternation(patterns: list[str]) -> list[re.Pattern[str]]:
@@ -236,4 +240,5 @@ def propose(snapshot: RepoSnapshot) -> Proposal:
         proposed.append(Proposed(name, area))
     fallback = next(n for n in FALLBACKS if n not in taken)
     incidental = [p for p in INCIDENTAL if not tree or any(re.search(p, f) for f in tree)] or [INCIDENTAL[0]]
-    return Proposal(snapshot.repo, snapshot.where, proposed, fallback, incidental, notes, read)
+    return Proposal(snapshot.repo, snapshot.where, proposed, fallback, incidental, notes, read,
+                    code=propose_code(tree))

@@ -92,6 +92,14 @@ def render(proposal: Proposal, *, now: datetime | None = None) -> str:
     if rules.drafting.file_kinds:
         kinds = ", ".join(f"{k}: {_str(v)}" for k, v in rules.drafting.file_kinds.items())
         lines += ["drafting:", f"  file_kinds: {{{kinds}}}"]
+    if proposal.code is not None:
+        code = proposal.code
+        lines += ["# Where code facts (digest run --git) find environment variables, arguments and config classes;",
+                  "# add `argument_classes: [EngineArgs]` for a dataclass whose fields are arguments.", "code:"]
+        if code.packages:
+            lines.append(f"  packages: [{', '.join(_str(p) for p in code.packages)}]")
+        for key in ("env_files", "argument_files", "config_files"):
+            lines += _list(key, list(getattr(code, key)), "  ")
     lines += ["", "subsystems:"]
     for p in proposal.subsystems:
         lines += _subsystem(p) + [""]
