@@ -6,57 +6,23 @@ and capped here, still unescaped; downstream paths and names are code spans (eac
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
 from prdigest.kernel.models import Edition, Entry, Impact
-from prdigest.kernel.text import Counted
+from prdigest.kernel.i18n import Section, catalog, messages
 from renderers.escape import one_line, pr_url, truncate
 
-WORDS: dict[str, dict[str, object]] = {
-    "zh-CN": {
-        "title": "影响你的代码", "none": "本周没有上游改动影响 {name}。",
-        "breaks": "会出错", "check": "需检查",
-        "do_breaks": "升级越过 #{n} 前需要修改这些代码。", "do_check": "对照 #{n} 检查这些代码的行为。",
-        "partial": "（依据补丁推断，可能不完整）", "more": "另有 {n} 处",
-        "line": "`{where}` {how} `{name}`，#{n} 中{fact}",
-        "how": {"imports": "导入", "subclasses": "继承", "overrides": "重写", "patches": "修补", "calls": "调用"},
-        "fact": {
-            "renamed": "已重命名为 `{new}`", "removed": "已删除", "moved": "已移至 `{new}`",
-            "file-deleted": "所在模块已删除", "file-renamed": "所在模块已移至 `{new}`",
-            "signature": "签名已改变（`{detail}`）", "signature-bare": "签名已改变", "body": "实现已改变",
-            "abstract": "新增抽象方法 `{new}`", "added": "新增了同名方法 `{new}`（你的子类现在会重写它）",
-            "bases": "基类已改变", "changed": "已改变（`{detail}`）",
-        },
-    },
-    "en": {
-        "title": "Affects your code", "none": "No upstream change this week affects {name}.",
-        "breaks": "breaks", "check": "check",
-        "do_breaks": "Change these lines before upgrading past #{n}.",
-        "do_check": "Check that these lines still behave after #{n}.",
-        "partial": "(read from the patches: may be incomplete)", "more": Counted("{n} more {n|place|places}"),
-        "line": "`{where}` {how} `{name}`, {fact} in #{n}",
-        "how": {"imports": "imports", "subclasses": "subclasses", "overrides": "overrides", "patches": "patches",
-                "calls": "uses"},
-        "fact": {
-            "renamed": "renamed to `{new}`", "removed": "removed", "moved": "moved to `{new}`",
-            "file-deleted": "its module deleted", "file-renamed": "its module moved to `{new}`",
-            "signature": "signature changed (`{detail}`)", "signature-bare": "signature changed",
-            "body": "implementation changed", "abstract": "new abstract method `{new}`",
-            "added": "new upstream method `{new}` (your subclass now overrides it)", "bases": "base classes changed",
-            "changed": "changed (`{detail}`)",
-        },
-    },
-}
 #: Downstream lines shown per upstream PR (then "N more"), and upstream PRs shown in one block.
 LINES_PER_PR = 5
 MAX_PRS = 20
 
 
-def words(language: str) -> dict[str, object]:
-    """The block's words for ``language`` (English when we have none)."""
-    return WORDS.get(language, WORDS["en"])
+def words(language: str) -> Section:
+    """The block's words for ``language`` (the catalog's ``impact.*``): a line is put together from a verb and
+    a fact, so the block speaks the reader's language when its catalog has all of them, else English."""
+    return messages(catalog(language).whole("impact").language, "impact")
 
 
 @dataclass(frozen=True)
@@ -102,7 +68,7 @@ def _shown_name(symbol: str) -> str:
 def fact_phrase(impact: Impact, language: str) -> str:
     """What the fact did, in ``language``, from ``Impact.fact`` (``kind: what``)."""
     w = words(language)["fact"]
-    assert isinstance(w, dict)
+    assert isinstance(w, Mapping)
     kind, _, rest = impact.fact.partition(": ")
     new = rest.rsplit("→", 1)[-1].strip() if "→" in rest else rest.rsplit(".", 1)[-1]
     if kind == "moved":
@@ -122,7 +88,7 @@ def impact_line(impact: Impact, language: str) -> str:
     """One downstream line as a sentence (`code` spans for the path and the name)."""
     w = words(language)
     how = w["how"]
-    assert isinstance(how, dict) and isinstance(w["line"], str)
+    assert isinstance(how, Mapping) and isinstance(w["line"], str)
     return w["line"].format(where=_code(f"{impact.path}:{impact.line}", 200), how=how.get(impact.how, impact.how),
                             name=_code(_shown_name(impact.symbol), 120), fact=fact_phrase(impact, language),
                             n=impact.number)

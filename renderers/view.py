@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from prdigest.kernel.factlines import breaking_lines, fact_lines
 from prdigest.kernel.i18n import Section, catalog, messages
-from prdigest.kernel.models import Edition, Entry, Language, Verdict
+from prdigest.kernel.models import Edition, Entry, Verdict
 from prdigest.connect.variants import Variant
 from prdigest.kernel.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS, clean, defanged, one_line, pr_url, truncate
@@ -114,17 +114,13 @@ def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK
         files_changed=entry.files_changed,
         subsystems=[s for s in (one_line(s) for s in shown) if s],
         relations=tuple(one_line(line) for line in relation_lines(entry.relations, language)),
-        facts=tuple(fact_lines(entry.changes, _language(language))),
+        facts=tuple(fact_lines(entry.changes, language)),
         breaking=entry.breaking,
         # A breaking fact the headline already says is not said twice.
-        breaking_facts=tuple(line for line in breaking_lines(entry.changes, _language(language))
+        breaking_facts=tuple(line for line in breaking_lines(entry.changes, language)
                              if line not in headline) if entry.breaking else (),
-        coverage=entry.coverage.summary(_language(language)) if entry.coverage is not None else "",
+        coverage=entry.coverage.summary(language) if entry.coverage is not None else "",
     )
-
-
-def _language(language: str) -> Language:
-    return "zh-CN" if language == "zh-CN" else "en"
 
 
 #: Most entries an "Action required" block lists; the others are counted (a week of removals stays readable).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.models import Change, Language
 from prdigest.kernel.text import one_line
 
@@ -30,6 +31,10 @@ def code(text: str) -> str:
     return f"`{cleaned}`" if cleaned else ""
 
 
+#: Kinds of a user-visible surface (a noun each in the catalog: ``facts.noun_env``…).
+_SURFACE = frozenset({"env", "argument", "config"})
+
+
 def rank(change: Change) -> tuple[int, int]:
     """Breaking facts first, then the API, kernels, files, and last what users never see."""
     if change.breaks:
@@ -48,131 +53,117 @@ def ordered(changes: Sequence[Change]) -> list[Change]:
     return sorted(changes, key=rank)
 
 
-def _signature(change: Change, zh: bool) -> str:
+def _signature(change: Change, w: Section) -> str:
     name = code(change.symbol)
     parts = [p.strip() for p in change.detail.split(",") if p.strip()]
     if len(parts) == 1:
         part = parts[0]
         param = part[1:].split("=", 1)[0]
         if part.startswith("+"):
-            return f"{name} 新增参数 {code(param)}" if zh else f"{name} gained parameter {code(param)}"
+            return w["signature_gained"].format(name=name, param=code(param))
         if part.startswith("-"):
-            return f"{name} 移除参数 {code(param)}" if zh else f"{name} lost parameter {code(param)}"
+            return w["signature_lost"].format(name=name, param=code(param))
         if "=" in part and "→" in part:
             param, values = part.split("=", 1)
             old, new = values.split("→", 1)
-            return (f"{name} 的参数 {code(param)} 默认值由 {code(old)} 改为 {code(new)}" if zh
-                    else f"{name}: default of {code(param)} changed from {code(old)} to {code(new)}")
+            return w["signature_default"].format(name=name, param=code(param), old=code(old), new=code(new))
         if "→" in part:
             old, new = part.split("→", 1)
-            return (f"{name} 的参数 {code(old)} 重命名为 {code(new)}" if zh
-                    else f"{name}: parameter {code(old)} renamed to {code(new)}")
+            return w["signature_renamed"].format(name=name, old=code(old), new=code(new))
     if parts:
-        listed = "、".join(code(p) for p in parts[:4]) if zh else ", ".join(code(p) for p in parts[:4])
-        return f"{name} 签名变更（{listed}）" if zh else f"changed the signature of {name} ({listed})"
+        return w["signature_listed"].format(name=name, listed=w["joiner"].join(code(p) for p in parts[:4]))
     if change.before and change.after:
-        return (f"{name} 签名由 {code(change.before)} 改为 {code(change.after)}" if zh
-                else f"changed the signature of {name} from {code(change.before)} to {code(change.after)}")
-    return f"{name} 签名变更" if zh else f"changed the signature of {name}"
+        return w["signature_from_to"].format(name=name, old=code(change.before), new=code(change.after))
+    return w["signature"].format(name=name)
 
 
-_SURFACE = {"env": ("环境变量", "environment variable"), "argument": ("参数", "argument"),
-            "config": ("配置字段", "config field")}
-
-
-def _surface(change: Change, zh: bool) -> str:
-    noun_zh, noun_en = _SURFACE[change.kind]
+def _surface(change: Change, w: Section) -> str:
+    noun = w[f"noun_{change.kind}"]
     name = code(change.symbol)
     if change.before and change.after and change.detail.startswith("renamed"):
-        return (f"{noun_zh} {code(change.before)} 重命名为 {code(change.after)}" if zh
-                else f"renamed {noun_en} {code(change.before)} to {code(change.after)}")
+        return w["surface_renamed"].format(noun=noun, old=code(change.before), new=code(change.after))
     if change.before and change.after:
-        return (f"{noun_zh} {name} 的默认值由 {code(change.before)} 改为 {code(change.after)}" if zh
-                else f"default of {noun_en} {name} changed from {code(change.before)} to {code(change.after)}")
+        return w["surface_default"].format(noun=noun, name=name, old=code(change.before), new=code(change.after))
     if change.before:
-        return f"移除{noun_zh} {name}" if zh else f"removed {noun_en} {name}"
-    default = f"（默认 {code(change.after)}）" if zh and change.after else (
-        f" (default {code(change.after)})" if change.after else "")
-    return f"新增{noun_zh} {name}{default}" if zh else f"added {noun_en} {name}{default}"
+        return w["surface_removed"].format(noun=noun, name=name)
+    if change.after:
+        return w["surface_added_default"].format(noun=noun, name=name, default=code(change.after))
+    return w["surface_added"].format(noun=noun, name=name)
 
 
-def _presence(change: Change, zh: bool, what_zh: str, what_en: str) -> str:
+def _presence(change: Change, w: Section, what: str) -> str:
     """Added when only ``after`` exists, removed when only ``before``, changed otherwise."""
-    name = code(change.symbol)
+    name, what = code(change.symbol), w[f"noun_{what}"]
     if change.before and not change.after:
-        return f"移除{what_zh} {name}" if zh else f"removed {what_en} {name}".replace("  ", " ")
+        return w["presence_removed"].format(what=what, name=name)
     if change.after and not change.before:
-        return f"新增{what_zh} {name}" if zh else f"added {what_en} {name}".replace("  ", " ")
-    return f"{what_zh} {name} 签名变更" if zh else f"changed the signature of {what_en} {name}".replace("  ", " ")
+        return w["presence_added"].format(what=what, name=name)
+    return w["presence_changed"].format(what=what, name=name)
+
+
+def _words(language: str) -> Section:
+    # Every line is put together from several messages (a noun inside a phrase): one language for all of them.
+    return messages(catalog(language).whole("facts").language, "facts")
 
 
 def fact_line(change: Change, language: Language) -> str:
-    """One fact as a short phrase in ``language``, identifiers in code spans.
+    """One fact as a short phrase in ``language``, identifiers in code spans (the catalog's ``facts.*``).
 
     ``重命名 `FusedMoE` 为 `FusedMoEFactory``` / ``renamed `FusedMoE` to `FusedMoEFactory```.
     """
-    zh = language == "zh-CN"
+    w = _words(language)
     name = code(change.symbol)
     kind = change.kind
-    if kind == "added":
-        return f"新增 {name}" if zh else f"added {name}"
-    if kind == "removed":
-        return f"移除 {name}" if zh else f"removed {name}"
+    if kind in ("added", "removed", "abstract"):
+        return w[kind].format(name=name)
     if kind == "renamed":
-        old, new = code(change.before or change.symbol), code(change.after or change.symbol)
-        return f"重命名 {old} 为 {new}" if zh else f"renamed {old} to {new}"
+        return w["renamed"].format(old=code(change.before or change.symbol), new=code(change.after or change.symbol))
     if kind == "moved":
         src, dst = code(change.before), code(change.after)
         if src and dst:
-            return f"{name} 从 {src} 移至 {dst}" if zh else f"moved {name} from {src} to {dst}"
-        return f"迁移 {name}" if zh else f"moved {name}"
+            return w["moved_from"].format(name=name, old=src, new=dst)
+        return w["moved"].format(name=name)
     if kind == "signature":
-        return _signature(change, zh)
+        return _signature(change, w)
     if kind in _SURFACE:
-        return _surface(change, zh)
+        return _surface(change, w)
     if kind == "dependency":
         old, new = code(change.before), code(change.after)
         if old and new:
-            return f"依赖 {name} 由 {old} 改为 {new}" if zh else f"pin {name} changed from {old} to {new}"
+            return w["dependency_changed"].format(name=name, old=old, new=new)
         if new:
-            return f"新增依赖 {name}（{new}）" if zh else f"added dependency {name} ({new})"
-        return f"移除依赖 {name}" if zh else f"removed dependency {name}"
+            return w["dependency_added"].format(name=name, new=new)
+        return w["dependency_removed"].format(name=name)
     if kind == "kernel":
         if change.before and change.after and change.detail.startswith(("+", "-")) and "," not in change.detail:
             param = code(change.detail[1:].split("=", 1)[0])
-            gained = change.detail.startswith("+")
-            return (f"内核 {name} {'新增' if gained else '移除'}参数 {param}" if zh
-                    else f"kernel {name} {'gained' if gained else 'lost'} parameter {param}")
-        return _presence(change, zh, "内核", "kernel")
+            return w["kernel_gained" if change.detail.startswith("+") else "kernel_lost"].format(name=name, param=param)
+        return _presence(change, w, "kernel")
     if kind == "file-deleted":
-        return f"删除文件 {code(change.path)}" if zh else f"deleted {code(change.path)}"
+        return w["file_deleted"].format(path=code(change.path))
     if kind == "file-renamed":
-        old, new = code(change.before), code(change.after or change.path)
-        return f"文件 {old} 重命名为 {new}" if zh else f"renamed {old} to {new}"
+        return w["file_renamed"].format(old=code(change.before), new=code(change.after or change.path))
     if kind == "tests":
-        return _presence(change, zh, "测试", "test")
-    if kind == "abstract":
-        return f"新增抽象方法 {name}" if zh else f"added abstract method {name}"
+        return _presence(change, w, "test")
     if kind == "bases":
-        old, new = code(change.before), code(change.after)
-        return (f"{name} 的基类由 {old} 改为 {new}" if zh else f"base classes of {name} changed from {old} to {new}")
-    return f"修改 {name} 的实现" if zh else f"changed the body of {name}"
+        return w["bases"].format(name=name, old=code(change.before), new=code(change.after))
+    return w["body"].format(name=name)
 
 
 def brief_line(change: Change, language: Language) -> str:
     """``fact_line`` without the shapes (``签名变更``, ``迁移``): for a headline with little room."""
-    zh = language == "zh-CN"
+    w = _words(language)
     name = code(change.symbol)
     if change.kind == "signature" or (change.kind == "kernel" and change.before and change.after):
-        return f"{name} 签名变更" if zh else f"changed the signature of {name}"
+        return w["signature"].format(name=name)
     if change.kind == "moved":
-        return f"迁移 {name}" if zh else f"moved {name}"
+        return w["moved"].format(name=name)
     return fact_line(change, language)
 
 
 def more(n: int, language: Language) -> str:
     """The line that counts the facts not shown."""
-    return f"另有 {n} 项" if language == "zh-CN" else f"+{n} more"
+    return messages(language, "facts")["more"].format(n=n)
 
 
 def fact_lines(changes: Sequence[Change], language: Language, shown: int = SHOWN) -> list[str]:

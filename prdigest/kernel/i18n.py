@@ -190,10 +190,10 @@ class Section(Mapping[str, Any]):
         self.language = catalog.language
 
     def __getitem__(self, key: str) -> Any:
-        return self._catalog[self._prefix + key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._catalog.get(self._prefix + key, default)
+        name = self._prefix + key
+        if name not in self._catalog and any(k.startswith(name + ".") for k in self._catalog):
+            return Section(self._catalog, name)  # a nested area: ``impact.how`` → its verbs by key
+        return self._catalog[name]
 
     def __iter__(self) -> Iterator[str]:
         n = len(self._prefix)
@@ -217,6 +217,9 @@ class Catalog(Mapping[str, Any]):
         if key in self._own:
             return self._own[key]
         return self._reference[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._own or key in self._reference
 
     def __iter__(self) -> Iterator[str]:
         yield from self._reference

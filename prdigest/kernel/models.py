@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from prdigest.kernel.i18n import catalog, known_language
+from prdigest.kernel.i18n import catalog, known_language, messages
 from prdigest.kernel.text import slug
 
 T = TypeVar("T")
@@ -329,32 +329,18 @@ class Coverage(BaseModel):
 
     def summary(self, language: str = "en") -> str:
         """``7 of 41 files, 3 clipped; 120 of 900 changed lines; 12 of 20 remarks; issue #31913`` (or in zh-CN)."""
-        zh = language == "zh-CN"
-        issues = ", ".join(f"#{n}" for n in self.issues)
-        if zh:
-            parts = [f"{self.files_total} 个文件中的 {self.files_seen} 个"
-                     + (f"（{self.files_clipped} 个截断）" if self.files_clipped else "")]
-            if self.lines_total:
-                parts.append(f"{self.lines_total} 行改动中的 {self.lines_seen} 行")
-            if self.comments_total:
-                parts.append(f"{self.comments_total} 条评论中的 {self.comments_seen} 条")
-            if issues:
-                parts.append(f"issue {issues}")
-            if self.source == "git":
-                parts.append("含 git 中的完整文件")
-            return "；".join(parts)
-        plural = lambda n, word: f"{word}{'' if n == 1 else 's'}"  # noqa: E731
-        parts = [f"{self.files_seen} of {self.files_total} {plural(self.files_total, 'file')}"
-                 + (f", {self.files_clipped} clipped" if self.files_clipped else "")]
+        w = messages(catalog(language).whole("coverage").language, "coverage")  # one line, one language
+        parts = [w["files"].format(seen=self.files_seen, total=self.files_total)
+                 + (w["clipped"].format(n=self.files_clipped) if self.files_clipped else "")]
         if self.lines_total:
-            parts.append(f"{self.lines_seen} of {self.lines_total} changed lines")
+            parts.append(w["lines"].format(seen=self.lines_seen, total=self.lines_total))
         if self.comments_total:
-            parts.append(f"{self.comments_seen} of {self.comments_total} {plural(self.comments_total, 'remark')}")
-        if issues:
-            parts.append(f"{'issue' if len(self.issues) == 1 else 'issues'} {issues}")
+            parts.append(w["comments"].format(seen=self.comments_seen, total=self.comments_total))
+        if self.issues:
+            parts.append(w["issues"].format(count=len(self.issues), issues=", ".join(f"#{n}" for n in self.issues)))
         if self.source == "git":
-            parts.append("full files from git")
-        return "; ".join(parts)
+            parts.append(w["git"])
+        return w["joiner"].join(parts)
 
 
 class Story(BaseModel):
