@@ -22,6 +22,7 @@ SECRET_BLOCKS: dict[str, str] = {
     "openai_api_key": "openai-api-key",
     "slack_bot_token": "slack-bot-token",
     "smtp_password": "smtp-password",
+    "record_secret": "record-secret",
 }
 
 
