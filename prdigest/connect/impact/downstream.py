@@ -15,12 +15,11 @@ import os
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prdigest.connect.impact.index import INDEX_VERSION, FileSummary, Use, resolve_uses, summarize
+from prdigest.connect.impact.index import INDEX_VERSION, Use, resolve_uses, summarize
 from prdigest.kernel.errors import DownstreamError
 from prdigest.kernel.storage import Store
 
@@ -36,8 +35,6 @@ MIGRATIONS = [
          data TEXT NOT NULL
        )""",
 ]
-#: Files parsed in worker processes above this many (below it, starting the workers costs more than it saves).
-PARALLEL_FROM = 1500
 GIT_TIMEOUT = 600
 
 
@@ -194,18 +191,12 @@ def _key(spec: DownstreamSpec, upstream: Sequence[str], content: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _summaries(files: list[tuple[str, bytes]], upstream: Sequence[str]) -> list[FileSummary]:
-    if len(files) < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
-        return [summarize(p, data, upstream) for p, data in files]
-    with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2)) as pool:
-        paths, datas = zip(*files)
-        return list(pool.map(summarize, paths, datas, [upstream] * len(files), chunksize=64))
-
-
 def build(name: str, commit: str, files: list[tuple[str, bytes]], upstream: Sequence[str]) -> DownstreamIndex:
     """The index of ``files`` (path, content): summaries, then uses resolved across them."""
     started = time.perf_counter()
-    summaries = _summaries(files, upstream)
+    # One process: parsing in worker processes was measured slower in CPU on a shared 2-core machine (pickling
+    # every file's summary back costs about what the parse saves; benchmarks/downstream_impact.py).
+    summaries = [summarize(path, data, upstream) for path, data in files]
     uses = resolve_uses(summaries, upstream)
     errors = [f"{s.path}: {s.error}" for s in summaries if s.error]
     return DownstreamIndex(name, commit, len(files), uses, errors, time.perf_counter() - started)
