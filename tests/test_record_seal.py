@@ -56,6 +56,9 @@ def test_an_approved_edition_rewritten_in_the_database_is_never_delivered(world)
     smtp.defer.add("bo@example.com")  # greylisted: Bo's row stays pending for the next run
     first = CliRunner().invoke(app, args, env=env)
     assert [a for m in smtp.messages for a in m.rcpt_tos] == ["ana@example.com"], first.output
+    status = CliRunner().invoke(app, ["status", "vllm-project/vllm 2026-11-16..2026-11-17", "--state",
+                                      str(root / "state.sqlite")], env={"COLUMNS": "300"})
+    assert "entries published, sealed" in " ".join(status.output.split())
     smtp.defer.clear()
     rewrite_consistently(root / "state.sqlite")
     second = CliRunner().invoke(app, args, env=env)

@@ -59,7 +59,8 @@ def ledger_report(state: StateLocation | str | Path, edition: str) -> LedgerRepo
     if stored is not None:  # the edition itself: where it stands, and which content was sent
         title = f"{title} (edition {stored.status})"
         notes.append(f"edition record: {stored.status}, revision {stored.revision}, content {stored.hash[:19]}…, "
-                     f"{len(stored.edition.published)} of {len(stored.edition.entries)} entries published")
+                     f"{len(stored.edition.published)} of {len(stored.edition.entries)} entries published, "
+                     + ("sealed" if stored.seal else "not sealed (no delivery or resend sends it as it is)"))
     if identity:
         notes.append(f"{identity[0]} = {identity[1]}")
     name = identity[0] if identity else key
