@@ -5,7 +5,7 @@ re-run of the whole edition.
     .venv/bin/python -m benchmarks.model_context [--budget 12000] [--write]
 
 Everything real: PyGithub over HTTP against ``tests/servers/github_server.py`` serving the shipped week (its review
-comments as the conversation, one review per PR added here, and an issue for every number the bodies name that is
+comments as review comments, one review per PR added here, and an issue for every number the bodies name that is
 no PR of the week), the SQLite cache, the packing with the offline tokenizer, and a full ``EditionPipeline`` run
 twice with the OpenAI drafter against ``tests/servers/openai_server.py``. ``--write`` replaces this benchmark's
 section of BENCHMARKS.md.
@@ -153,7 +153,7 @@ def main() -> None:
     lines_seen, lines_total = week["lines"]
     body = f"""
 The shipped week served by the local GitHub server (`tests/servers/github_server.py`: the file's review comments
-as the conversation, one review per PR added, an issue of ~1,600 characters for every other number a body names),
+as review comments, one review per PR added, an issue of ~1,600 characters for every other number a body names),
 collected by
 `GitHubSource` with PyGithub, then packed for the model at a {args.budget:,}-token budget
 (`prdigest/draft/packing.py`, counted with `{week['counter']}`, offline).

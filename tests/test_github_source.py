@@ -86,8 +86,8 @@ def _same_edition_view(pr: PullRequest) -> dict[str, Any]:
         "labels": pr.labels, "created_at": pr.created_at, "merged_at": pr.merged_at,
         "additions": pr.additions, "deletions": pr.deletions,
         "files": [(f.path, f.additions, f.deletions, f.status) for f in pr.files],
-        # The fixture's review comments are served as GitHub's conversation: the remarks, wherever they were made.
-        "comments": [(c.author, c.body) for c in [*pr.review_comments, *pr.comments]],
+        "comments": [(c.author, c.body) for c in pr.review_comments],
+        "conversation": [(c.author, c.body) for c in pr.comments],
     }
 
 
@@ -429,7 +429,7 @@ def test_make_source_builds_the_github_source_from_settings(monkeypatch, tmp_pat
 def test_inline_review_comments_reviews_and_ghost_authors(serve, tmp_path: Path) -> None:
     records = synthetic_week(1, repo=REPO, since=WEEK.since)
     path = records[0]["files"][0]["path"]
-    records[0].update(author=None, review_comments=[{"author": None, "body": "conversation"}],
+    records[0].update(author=None, review_comments=[], comments=[{"author": None, "body": "conversation"}],
                       inline_comments=[{"author": "rev", "body": "inline nit", "path": path}],
                       reviews=[{"author": "rev", "body": "LGTM with one nit", "state": "APPROVED"},
                                {"author": "rev2", "body": "", "state": "APPROVED"},
@@ -447,14 +447,16 @@ def test_inline_review_comments_reviews_and_ghost_authors(serve, tmp_path: Path)
 
 def test_bots_are_left_out_of_the_discussion(serve, tmp_path: Path) -> None:
     records = synthetic_week(1, repo=REPO, since=WEEK.since)
-    records[0].update(review_comments=[{"author": "github-actions[bot]", "body": "CI report: all green"},
-                                       {"author": "mergify", "body": "This pull request is now in conflict"},
-                                       {"author": "alice", "body": "Why not reuse the existing pool?"}],
+    records[0].update(comments=[{"author": "github-actions[bot]", "body": "CI report: all green"},
+                                {"author": "mergify", "body": "This pull request is now in conflict"},
+                                {"author": "alice", "body": "Why not reuse the existing pool?"}],
+                      review_comments=[{"author": "sonarqubecloud", "body": "Quality gate passed", "path": "a.py"}],
                       reviews=[{"author": "coderabbitai[bot]", "body": "Walkthrough: …", "state": "COMMENTED"},
                                {"author": "bob", "body": "", "state": "APPROVED"}])
     server = serve(records)
     (pr,) = source(server, tmp_path / "s.sqlite").collect(WEEK)
     assert [c.author for c in pr.comments] == ["alice"] and [r.author for r in pr.reviews] == ["bob"]
+    assert pr.review_comments == []
 
 
 def test_the_issues_a_pr_closes_or_names_are_collected_and_prs_among_them_left_to_relations(

@@ -173,6 +173,27 @@ def _point_line(p: Point) -> str:
     return f"[@{p.author}{author}{who}] {' '.join(p.text.split())}"
 
 
+def _shared(counter: TokenCounter, heading: str, lines: list[str], limit: int, parts: int, floor: int
+            ) -> tuple[str, int, bool]:
+    """``heading`` and as many of ``lines`` as fit in ``limit``; when they do not all fit, one line must not crowd
+    out the next, so each gets at most ``1/parts`` of the room (clipped with the marker). (text, lines, cut)."""
+    text, used, shown, cut = heading, counter.count(heading), 0, False
+    whole = used + sum(counter.count(x) + 1 for x in lines) <= limit
+    cap = limit if whole else max(floor, (limit - used) // max(1, min(parts, len(lines))))
+    for line in lines:
+        room = min(cap, limit - used) - 1
+        if counter.count(line) > room:
+            if room < 24:  # not worth a fragment
+                cut = True
+                break
+            line, _ = _fit(counter, line, room)
+            cut = True
+        text += "\n" + line
+        used += counter.count(line) + 1
+        shown += 1
+    return text, shown, cut or shown < len(lines)
+
+
 def _discussion(pr: PullRequest, counter: TokenCounter, limit: int) -> tuple[str, int, int, bool]:
     """The reviewers' states and the remarks that fit; (text, remarks shown, remarks in all, cut)."""
     states = verdicts(pr)
@@ -184,47 +205,21 @@ def _discussion(pr: PullRequest, counter: TokenCounter, limit: int) -> tuple[str
     found = points(pr)
     if not found and not head:
         return "", 0, 0, False
-    text = "Discussion" + (f" ({'; '.join(head)})" if head else "") + ":"
-    used, shown, cut = counter.count(text), 0, False
-    lines = [_point_line(p) for p in found]
-    # When they do not all fit, one remark must not crowd out the next: each gets at most a third of the room.
-    whole = used + sum(counter.count(x) + 1 for x in lines) <= limit
-    cap = limit if whole else max(40, (limit - used) // min(3, max(1, len(found))))
-    for line in lines:
-        room = min(cap, limit - used)
-        if room < 24:
-            cut = True
-            break
-        line, clipped = _fit(counter, line, room)
-        cut |= clipped
-        text += "\n" + line
-        used += counter.count(line) + 1
-        shown += 1
+    heading = "Discussion" + (f" ({'; '.join(head)})" if head else "") + ":"
+    text, shown, cut = _shared(counter, heading, [_point_line(p) for p in found], limit - 12, 3, 40)
     if shown < len(found):
         text += f"\n… and {len(found) - shown} more remarks"
-        cut = True
     return text, shown, len(found), cut
 
 
 def _issues(pr: PullRequest, counter: TokenCounter, limit: int) -> tuple[str, list[int], bool]:
+    """The linked issues that fit; (text, their numbers, cut)."""
     if not pr.linked_issues:
         return "", [], False
-    text, used, seen, cut = "Linked issues:", counter.count("Linked issues:"), [], False
     lines = [f"- #{i.number} ({i.state}) {i.title}" + (f": {' '.join(i.body.split())}" if i.body.strip() else "")
              for i in pr.linked_issues]
-    whole = used + sum(counter.count(x) + 1 for x in lines) <= limit
-    cap = limit if whole else max(60, (limit - used) // len(lines))
-    for issue, line in zip(pr.linked_issues, lines):
-        room = min(cap, limit - used)
-        if room < 24:
-            cut = True
-            break
-        line, clipped = _fit(counter, line, room)
-        cut |= clipped
-        text += "\n" + line
-        used += counter.count(line) + 1
-        seen.append(issue.number)
-    return text, seen, cut or len(seen) < len(pr.linked_issues)
+    text, shown, cut = _shared(counter, "Linked issues:", lines, limit, len(lines), 60)
+    return text, [i.number for i in pr.linked_issues[:shown]], cut
 
 
 # ---- hunks ----------------------------------------------------------------------------------------------

@@ -37,9 +37,9 @@ class ServedPR:
     updated_at: datetime
     labels: list[str]
     files: list[dict[str, Any]]
-    #: Conversation comments ({author, body}): the fixture's ``review_comments`` and ``comments`` are served here.
+    #: Conversation comments ({author, body}): the fixture's ``comments``.
     issue_comments: list[dict[str, Any]] = field(default_factory=list)
-    #: Inline review comments ({author, body, path}).
+    #: Review comments ({author, body, path}): the fixture's ``review_comments`` and ``inline_comments``.
     inline_comments: list[dict[str, Any]] = field(default_factory=list)
     #: Reviews ({author, body, state}).
     reviews: list[dict[str, Any]] = field(default_factory=list)
@@ -57,9 +57,9 @@ class ServedPR:
             number=rec["number"], html_url=rec["url"], title=rec.get("title") or "", body=rec.get("body") or "",
             author=rec.get("author") or None, created_at=created, merged_at=merged, closed_at=closed,
             updated_at=updated, labels=list(rec.get("labels") or []), files=list(rec.get("files") or []),
-            issue_comments=[*(rec.get("review_comments") or []), *(rec.get("comments") or [])],
-            inline_comments=list(rec.get("inline_comments") or []), reviews=list(rec.get("reviews") or []),
-            merge_commit=rec.get("merge_commit") or None,
+            issue_comments=list(rec.get("comments") or []),
+            inline_comments=[*(rec.get("review_comments") or []), *(rec.get("inline_comments") or [])],
+            reviews=list(rec.get("reviews") or []), merge_commit=rec.get("merge_commit") or None,
         )
 
 
@@ -191,7 +191,7 @@ def synthetic_week(n: int, *, repo: str = "acme/widgets", since: datetime | None
             "updated_at": iso(merged + timedelta(minutes=rng.randint(0, 120))),
             "labels": rng.sample(["ready", "v1", "documentation", "ci/build", "performance"], rng.randint(0, 2)),
             "files": files,
-            "review_comments": [{"author": f"dev{rng.randint(1, 300)}", "body": f"comment {k} on {number}"}
+            "comments": [{"author": f"dev{rng.randint(1, 300)}", "body": f"comment {k} on {number}"}
                                 for k in range(rng.choice([0, 0, 0, 0, 1, 2, 3, 5, 8]))],
             "inline_comments": [{"author": f"rev{rng.randint(1, 40)}", "body": f"nit {k}",
                                  "path": files[k % nfiles]["path"]}

@@ -223,7 +223,7 @@ def extract(pr: PullRequest, subsystems: list[str], vocabulary: Vocabulary | Non
     areas = (by_priority(given, vocab) or by_priority(inferred, vocab)
              or ((fallback,) if fallback in subsystems else ()))
     comments = [(clean_line(c.author, 40), clean(c.body[:MAX_COMMENT]))
-                for c in pr.review_comments[:MAX_COMMENTS]]
+                for c in [*pr.review_comments, *pr.comments][:MAX_COMMENTS]]  # wherever the source put them
     remarks = tuple(Remark(author, clean_line(text, 400)) for author, text in comments
                     if len(text.strip()) >= 40 and not _LOW_VALUE_COMMENT.match(text[:200])
                     and "emoji" not in text[:80].lower())
