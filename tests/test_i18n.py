@@ -135,3 +135,38 @@ def test_a_run_in_a_language_without_a_catalog_is_refused(tmp_path: Path) -> Non
 
     with pytest.raises(ValueError, match="no catalog for language 'fr'"):
         RunOptions(source=f"jsonl:{SAMPLE}", out=str(tmp_path), language="fr")
+
+
+def test_the_archive_search_is_told_a_language_s_own_plural_rule(french: None) -> None:
+    from renderers.site.pages import render_search
+
+    page = render_search("fr", "vllm")
+    assert 'data-found="{n} {n|entrée trouvée|entrées trouvées}"' in page and 'data-plural="zero-one"' in page
+    assert "data-plural" not in render_search("en", "vllm") and "data-plural" not in render_search("zh-CN", "vllm")
+
+
+def test_the_preferences_page_speaks_a_third_language_and_links_to_every_other(tmp_path: Path, french: None) -> None:
+    import httpx
+
+    from flows.web.app import create_app
+    from prdigest.classify.subsystems import classifier_for
+    from prdigest.readers.file import Reader
+    from prdigest.readers.selfservice import LinkSigner, ReaderChoices, ReaderRef
+    from prdigest.state.store import open_store
+    from tests.web_support import LiveApp
+
+    secret, repo = "i18n-test-secret-0123456789-abcdef", "vllm-project/vllm"
+    store = open_store(tmp_path / "state.sqlite")
+    try:
+        ReaderChoices(store).record_roster(repo, [Reader(id="lin", name="Lin", email="lin@example.com")],
+                                           classifier_for(repo, None).vocabulary, "fr")
+        token = LinkSigner(secret).token(ReaderRef(repo, "lin"), "preferences")
+        with LiveApp(create_app(store, LinkSigner(secret))) as live, httpx.Client(base_url=live.url) as client:
+            page = client.get(f"/p/{token}").text  # the repo's language, as the run recorded it
+    finally:
+        store.close()
+    assert '<html lang="fr">' in page and "Bonjour, Lin" in page and "Préférences" in page
+    assert "Save" in page  # a message the catalog lacks: English, whole
+    assert 'hreflang="en" lang="en">English</a>' in page and 'hreflang="zh-CN" lang="zh-CN">中文</a>' in page
+    # Subsystem labels in French fall back to the rules file's English ones; verdicts are French.
+    assert "Kernels" in page and "Lecture approfondie" in page

@@ -32,9 +32,9 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from flows.web.pages import CSP, message_page, preferences_page, strings, unsubscribe_page
+from flows.web.pages import CSP, Switch, message_page, preferences_page, strings, unsubscribe_page
 from flows.web.ratelimit import RateLimiter
-from flows.web.strings import LANGUAGES
+from prdigest.kernel.i18n import DEFAULT, language_name, languages
 from prdigest.readers.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef
 from prdigest.readers.selfservice.form import FormProblem, preferences_from_form
 from prdigest.readers.selfservice.tokens import Purpose
@@ -125,15 +125,16 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
 
     def language(request: Request, default: str | None = None, form: dict[str, list[str]] | None = None) -> str:
         asked = ((form or {}).get("lang") or [None])[0] or request.query_params.get("lang")
-        if asked in LANGUAGES:
+        if asked in languages():
             return asked
-        return default if default in LANGUAGES else "zh-CN"
+        return default if default in languages() else DEFAULT
 
     def html(body: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(body, status_code=status)
 
-    def switch(lang: str) -> str:
-        return "?" + urlencode({"lang": strings(lang)["other_lang"]})
+    def switch(lang: str) -> Switch:
+        """A link to the page in each other language a catalog exists for."""
+        return [("?" + urlencode({"lang": other}), other, language_name(other)) for other in languages() if other != lang]
 
     def guarded(purpose: Purpose, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):  # noqa: ANN202
         async def endpoint(request: Request) -> Response:

@@ -10,7 +10,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from flows.web.strings import STRINGS
+from prdigest.kernel.i18n import Section, messages
 from prdigest.kernel.models import Verdict
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice import Choice, addresses, apply
@@ -26,23 +26,28 @@ CSP = ("default-src 'none'; style-src 'sha256-" + base64.b64encode(hashlib.sha25
        + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 
 
-def strings(language: str) -> dict[str, str]:
-    return STRINGS.get(language, STRINGS["zh-CN"])
+def strings(language: str) -> Section:
+    """What the pages say in ``language``: the catalog's ``web.*`` (English for a message it lacks)."""
+    return messages(language, "web")
 
 
-def _page(template: str, language: str, switch: str | None, **values: object) -> str:
+#: The links to the page in the other languages: (URL, language tag, the language's own name) each.
+Switch = list[tuple[str, str, str]]
+
+
+def _page(template: str, language: str, switch: Switch | None, **values: object) -> str:
     return _env.get_template(template).render(lang=language, ui=strings(language), css=Markup(CSS), switch=switch,
                                               **values)
 
 
-def message_page(language: str, heading_key: str, *line_keys: str, switch: str | None = None) -> str:
+def message_page(language: str, heading_key: str, *line_keys: str, switch: Switch | None = None) -> str:
     """A page that only says something (a bad link, a removed reader, too many requests)."""
     ui = strings(language)
     return _page("message.html.j2", language, switch, heading=ui[heading_key], lines=[ui[k] for k in line_keys])
 
 
 def unsubscribe_page(language: str, repo: str, *, action: str, prefs_url: str, done: str | None,
-                     switch: str | None) -> str:
+                     switch: Switch | None) -> str:
     """The confirmation page of an unsubscribe link (GET never unsubscribes), or its result."""
     return _page("unsubscribe.html.j2", language, switch, repo=repo, action=action, prefs_url=prefs_url, done=done)
 
@@ -56,15 +61,15 @@ def _masked(address: str) -> str:
 
 
 def preferences_page(language: str, repo: str, reader: Reader, choice: Choice, listing: Listing, *, action: str,
-                     csrf: str, notice: str | None = None, notice_kind: str = "ok", switch: str | None = None) -> str:
+                     csrf: str, notice: str | None = None, notice_kind: str = "ok", switch: Switch | None = None) -> str:
     """The preferences form, filled with what the next edition would use for this reader."""
     ui = strings(language)
     known = frozenset(s[0] for s in listing.subsystems)
     now = apply(reader, choice.preferences, known)
     offered = offer(reader, listing)
-    label = 1 if language == "zh-CN" else 2
-    subsystems = [{"name": s[0], "label": s[label], "checked": s[0] in now.subsystems} for s in offered.subsystems]
-    by_name = {s[0]: s[label] for s in listing.subsystems}
+    subsystems = [{"name": s[0], "label": listing.label(s, language), "checked": s[0] in now.subsystems}
+                  for s in offered.subsystems]
+    by_name = {s[0]: listing.label(s, language) for s in listing.subsystems}
     file_subsystems = (", ".join(by_name.get(n, n) for n in reader.subsystems) or ui["all_subsystems"])
     verdicts = [{"value": v.value, "label": v.label(language), "checked": v is now.min_verdict}
                 for v in (Verdict.SKIP, Verdict.SKIM, Verdict.DEEP_READ)]

@@ -13,6 +13,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.i18n import DEFAULT
 from prdigest.kernel.models import Language
 from prdigest.kernel.location import DEFAULT_STATE, StateLocation
 
@@ -64,7 +65,7 @@ class Settings(BaseSettings):
 
     #: A SQLite file or postgresql://… (str/repr/JSON never show its password).
     state: StateLocation = StateLocation.parse(DEFAULT_STATE)
-    language: Language = "zh-CN"
+    language: Language = DEFAULT
 
     github_url: str = DEFAULT_GITHUB_URL
     github_token: SecretStr | None = Field(default=None, validation_alias="GITHUB_TOKEN")

@@ -41,6 +41,8 @@ from prdigest.kernel.yamlfile import FAST_LOADER
 CATALOG_DIR = Path(__file__).parent / "catalogs"
 #: The reference language: every key exists in it, and every other language falls back to it.
 FALLBACK = "en"
+#: The language of a run that names none (DIGEST_LANGUAGE unset) and of a page that knows no better.
+DEFAULT = "zh-CN"
 #: Folders of a team's own catalogs, separated like PATH.
 ENV = "DIGEST_CATALOGS"
 #: The entry-point group of packages that ship catalogs (the value names a module beside its *.yaml files).
@@ -171,6 +173,11 @@ def languages() -> tuple[str, ...]:
 def language_name(language: str) -> str:
     """The language in its own words (its catalog's ``meta.name``), e.g. 中文, English, Français."""
     return _loaded().names.get(language, language)
+
+
+def plural_rule(language: str) -> str:
+    """How ``language`` picks a count's form (its catalog's ``meta.plural``; English's without a catalog)."""
+    return str(catalog(language).get("meta.plural", "one"))
 
 
 def known_language(value: str) -> str:

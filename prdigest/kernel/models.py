@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from prdigest.kernel.i18n import catalog, known_language, messages
+from prdigest.kernel.i18n import DEFAULT, catalog, known_language, messages
 from prdigest.kernel.text import slug
 
 T = TypeVar("T")
@@ -553,7 +553,7 @@ class Edition(BaseModel):
     repo: str
     since: datetime
     until: datetime
-    language: str = "zh-CN"
+    language: str = DEFAULT
     drafter: str = "offline"
     approver: str | None = None
     approved_at: datetime | None = None

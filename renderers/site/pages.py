@@ -10,6 +10,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from prdigest.kernel import text
+from prdigest.kernel.i18n import FALLBACK, plural_rule
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS
 from prdigest.kernel.models import Edition, Entry, Verdict
 from prdigest.connect.variants import ordered
@@ -201,7 +202,10 @@ def render_subsystem(name: str, pages: list[EditionPage], language: str, site_ti
 def render_search(language: str, site_title: str) -> str:
     """``search.html``: the search form; ``assets/site.js`` fills the results from ``search-index.json``."""
     sui = site_strings(language)
+    # The page's script picks a count's form itself: it is told the language's rule unless it is English's.
+    rule = plural_rule(language if sui.has("search_found") else FALLBACK)
     return _env.get_template("search.html.j2").render(
+        plural="" if rule == "one" or "|" not in sui["search_found"] else rule,
         **_common(language, "", f"{sui['search']} · {site_title}", site_title, "search"))
 
 

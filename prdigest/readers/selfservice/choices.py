@@ -15,7 +15,9 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
+from prdigest.kernel.i18n import DEFAULT, FALLBACK, languages
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.preferences import Preferences
 from prdigest.kernel.storage import Migration, Store
@@ -77,10 +79,28 @@ class Choice:
 
 @dataclass(frozen=True)
 class Listing:
-    """What the preferences page offers for a repo: its language and its subsystems (name, zh, en)."""
+    """What the preferences page offers for a repo: its language and its subsystems (name, labels by language)."""
 
     language: str
-    subsystems: list[tuple[str, str, str]]
+    subsystems: list[tuple[str, dict[str, str]]]
+
+    @staticmethod
+    def label(subsystem: tuple[str, dict[str, str]], language: str) -> str:
+        """One listed subsystem's label in ``language``: English's when it has none, else its name."""
+        name, labels = subsystem
+        return labels.get(language) or labels.get(FALLBACK) or name
+
+
+def _listed(stored: list[Any]) -> tuple[str, dict[str, str]]:
+    """A stored subsystem: ``[name, {language: label}]``, or as runs before the catalogs wrote it,
+    ``[name, zh-CN label, en label]``."""
+    if len(stored) == 2 and isinstance(stored[1], dict):
+        return str(stored[0]), {str(k): str(v) for k, v in stored[1].items()}
+    return str(stored[0]), dict(zip(_OLD_LISTED, (str(v) for v in stored[1:])))
+
+
+#: The languages of a listed subsystem's labels before they were stored by language, in their order.
+_OLD_LISTED = ("zh-CN", "en")
 
 
 def _now() -> str:
@@ -99,7 +119,7 @@ class ReaderChoices:
         """The readers file of this run is the roster of ``repo``: upsert each reader, drop the others."""
         readers = list(readers)
         now = _now()
-        subsystems = [[n, vocabulary.label(n, "zh-CN"), vocabulary.label(n, "en")]
+        subsystems = [[n, {lang: vocabulary.label(n, lang) for lang in languages()}]
                       for n in vocabulary.names if n in vocabulary.known]
 
         def work(store: Store) -> None:
@@ -139,8 +159,8 @@ class ReaderChoices:
         """The repo's language and vocabulary, as the last run recorded them."""
         row = self.store.fetchone("SELECT language, vocabulary FROM reader_lists WHERE repo = ?", (repo,))
         if row is None:
-            return Listing("zh-CN", [])
-        return Listing(row[0], [tuple(s) for s in json.loads(row[1])])
+            return Listing(DEFAULT, [])
+        return Listing(row[0], [_listed(s) for s in json.loads(row[1])])
 
     def choice(self, repo: str, reader: str) -> Choice:
         """One reader's stored choices (defaults when none)."""

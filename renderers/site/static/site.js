@@ -48,11 +48,22 @@
     return loading;
   }
 
-  function fill(template, values) {
+  // How the page's language picks a count's form (prdigest.kernel.text.PLURAL_RULES; data-plural on #results).
+  var RULES = {
+    "one": function (n) { return n === 1 ? 0 : 1; },
+    "zero-one": function (n) { return n === 0 || n === 1 ? 0 : 1; },
+    "none": function () { return 0; }
+  };
+
+  function fill(template, values, rule) {
     // "{n|entry|entries}" agrees with n, as prdigest.kernel.text.Counted does for the pages
+    var choose = RULES[rule] || RULES.one;
     return template
-      .replace(/\{(\w+)\|([^|{}]*)\|([^|{}]*)\}/g, function (m, k, one, many) {
-        return k in values ? (String(values[k]) === "1" ? one : many) : m;
+      .replace(/\{(\w+)((?:\|[^|{}]*)+)\}/g, function (m, k, forms) {
+        if (!(k in values)) return m;
+        var list = forms.slice(1).split("|"), value = String(values[k]).replace(/,/g, "").trim();
+        var index = /^-?\d+$/.test(value) ? choose(parseInt(value, 10)) : list.length - 1;
+        return list[Math.min(index, list.length - 1)];
       })
       .replace(/\{(\w+)\}/g, function (m, k) { return k in values ? values[k] : m; });
   }
@@ -74,9 +85,9 @@
       for (var t = 0; t < terms.length && ok; t++) ok = h.indexOf(terms[t]) !== -1;
       if (ok) hits.push(i);
     }
-    var text = hits.length ? fill(results.getAttribute("data-found"), { n: hits.length })
+    var text = hits.length ? fill(results.getAttribute("data-found"), { n: hits.length }, results.getAttribute("data-plural"))
                            : results.getAttribute("data-none");
-    if (hits.length > LIMIT) text += " · " + fill(results.getAttribute("data-more"), { shown: LIMIT });
+    if (hits.length > LIMIT) text += " · " + fill(results.getAttribute("data-more"), { shown: LIMIT }, results.getAttribute("data-plural"));
     status.textContent = text;
     var frag = document.createDocumentFragment();
     hits.slice(0, LIMIT).forEach(function (i) {
