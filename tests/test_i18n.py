@@ -3,6 +3,7 @@ message by message where it has none, and a sentence made of several messages in
 
 from __future__ import annotations
 
+import ast
 import email
 import json
 import re
@@ -170,3 +171,45 @@ def test_the_preferences_page_speaks_a_third_language_and_links_to_every_other(t
     assert 'hreflang="en" lang="en">English</a>' in page and 'hreflang="zh-CN" lang="zh-CN">中文</a>' in page
     # Subsystem labels in French fall back to the rules file's English ones; verdicts are French.
     assert "Kernels" in page and "Lecture approfondie" in page
+
+
+# --- no language switch outside the catalogs -------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Tags compared or tabled in code would be a language switch: a new language would need that code changed.
+_TAGS = {"zh-CN", "zh", "en", "zh_CN"}
+#: The offline drafter still phrases its drafts in code (zh-CN or English): its phrasebook is the next to move.
+#: Every other module reads its words from the catalogs; this list may only shrink (a module that no longer
+#: switches fails the test until it leaves the list).
+_NOT_YET = {"prdigest/draft/guidance.py", "prdigest/draft/headline.py", "prdigest/draft/offline.py"}
+
+
+def _switches(path: Path, name: str) -> list[str]:
+    """Each ``language == "zh-CN"``-like comparison and each table keyed by two languages in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in _TAGS
+                                                 for c in [node.left, *node.comparators]):
+            found.append(f"{name}:{node.lineno}: compares with a language tag")
+        if isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            if len(keys & _TAGS) >= 2:
+                found.append(f"{name}:{node.lineno}: a table of strings per language")
+    return found
+
+
+def test_no_language_switch_outside_the_catalog_loader() -> None:
+    files = [p for top in ("prdigest", "renderers", "flows") for p in sorted((ROOT / top).rglob("*.py"))
+             if p.relative_to(ROOT).as_posix() != "prdigest/kernel/i18n.py"]
+    switching = {p.relative_to(ROOT).as_posix(): _switches(p, p.relative_to(ROOT).as_posix()) for p in files}
+    offenders = [line for name, lines in switching.items() if name not in _NOT_YET for line in lines]
+    assert offenders == [], "read the words from prdigest/kernel/catalogs/<language>.yaml instead:\n" + "\n".join(offenders)
+    assert sorted(n for n in _NOT_YET if not switching.get(n)) == [], "no longer switches: take it off _NOT_YET"
+
+
+def test_the_switch_finder_sees_comparisons_and_tables(tmp_path: Path) -> None:
+    code = tmp_path / "sample.py"
+    code.write_text('zh = lang == "zh-CN"\nWORDS = {"zh-CN": {"a": "甲"}, "en": {"a": "A"}}\nok = {"en": 1}\n',
+                    encoding="utf-8")
+    assert _switches(code, "sample.py") == ["sample.py:1: compares with a language tag",
+                                            "sample.py:2: a table of strings per language"]
