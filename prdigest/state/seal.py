@@ -1,0 +1,95 @@
+"""The seal of an edition record: an HMAC with a key kept outside the state database.
+
+The hash only shows that body and hash agree; whoever can write the state database can rewrite
+both consistently. So every record pr-digest writes also carries a *seal*: an HMAC-SHA256, under a key kept
+outside the database (:class:`SealKey`: ``DIGEST_RECORD_SECRET``, or a key file beside a SQLite state file),
+over the edition's key, revision, status and hash. A record is delivered or resent only when its seal checks
+(:meth:`prdigest.state.record.EditionRecord.check_seal`, at every delivery and every ``digest resend``), so an approved edition
+rewritten in the database after its editor approved it is refused, not sent.
+
+Threat model: the attacker can read and write the state database (a shared PostgreSQL account, a restored
+backup, another tool with SQL access), but cannot read the workers' environment or the key file. They cannot
+make a seal for content of their own, and cannot move a held or draft record to a status that delivers. They
+can still replay a row pr-digest itself sealed earlier for the same edition and revision (e.g. set a delivered
+record back to ``published``), which sends only what was approved, and the ledger never sends a row twice; and
+they can delete rows (nothing is sent then). With a SQLite file and its key file in the same folder, anyone
+with the folder has both: set ``DIGEST_RECORD_SECRET`` from a secret store where that matters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from prdigest.kernel.errors import ConfigError
+from prdigest.state.store import StateLocation
+
+#: Shortest DIGEST_RECORD_SECRET accepted: the HMAC is only as strong as its key.
+MIN_SECRET = 16
+
+
+class SealKey:
+    """The key records are sealed with, kept outside the state database (see the module docstring)."""
+
+    def __init__(self, key: bytes, origin: str) -> None:
+        self._key = key
+        #: Where the key comes from, for messages (never the key itself).
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return f"SealKey({self.origin})"
+
+    @classmethod
+    def from_secret(cls, secret: str) -> "SealKey":
+        if len(secret) < MIN_SECRET:
+            raise ConfigError(f"DIGEST_RECORD_SECRET is {len(secret)} characters: use at least {MIN_SECRET} random "
+                              "ones (python3 -c 'import secrets; print(secrets.token_urlsafe(32))')")
+        return cls(hashlib.sha256(b"pr-digest/edition-record-seal\0" + secret.encode()).digest(),
+                   "DIGEST_RECORD_SECRET")
+
+    @staticmethod
+    def check_setting(location: StateLocation, secret: SecretStr | None) -> None:
+        """Refuse, before anything runs, a secret too short or a PostgreSQL state without one (no I/O)."""
+        if secret is not None and secret.get_secret_value():
+            SealKey.from_secret(secret.get_secret_value())
+        elif location.is_postgres or location.path is None:
+            SealKey.for_state(location, None)
+
+    @classmethod
+    def for_state(cls, location: StateLocation, secret: SecretStr | None = None) -> "SealKey":
+        """``DIGEST_RECORD_SECRET`` when set; else, for a SQLite file, the key file beside it (``<file>.key``,
+        made on first use, readable by its owner only). PostgreSQL (workers on several machines) needs the
+        secret: refused without it, naming the setting."""
+        if secret is not None and secret.get_secret_value():
+            return cls.from_secret(secret.get_secret_value())
+        if location.is_postgres or location.path is None:
+            raise ConfigError(f"--state {location}: a PostgreSQL state database needs DIGEST_RECORD_SECRET (the same "
+                              "on every worker and for digest resend): it seals each edition record, so one "
+                              "rewritten in the database after its review is never sent")
+        return cls._from_file(location.path.with_name(location.path.name + ".key"))
+
+    @classmethod
+    def _from_file(cls, path: Path) -> "SealKey":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:  # first use: a new random key (another process racing here finds the file and reads it)
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(secrets.token_hex(32) + "\n")
+        text = path.read_text(encoding="ascii").strip()
+        if len(text) != 64:
+            raise ConfigError(f"{path}: not a pr-digest record key (64 hex digits); restore it, or delete it only "
+                              "together with the state database beside it")
+        return cls(bytes.fromhex(text), str(path))
+
+    def seal(self, key: str, revision: int, status: str, content: str) -> str:
+        """The seal of one record's (edition key, revision, status, content hash)."""
+        message = "\0".join(("pr-digest/edition-record", key, str(revision), status, content)).encode()
+        return "hmac-sha256:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
