@@ -1,4 +1,4 @@
-"""Guidance: for whom the entry is, why the verdict, what to look at and what to follow up, in two languages.
+"""Guidance: for whom the entry is, why the verdict, what to look at and what to follow up (the catalogs' draft.*).
 
 Every sentence is built from what the PR's data shows (its files, the code names its body uses, its
 reviewers' remarks), so the grounding check never finds a citation the PR does not support.
@@ -10,31 +10,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_POINT, MAX_RATIONALE, code_names, zh_spacing
+from prdigest.draft.phrasing import (
+    MAX_AUDIENCE, MAX_FOLLOWUP, MAX_POINT, MAX_RATIONALE, cjk, code_names, draft_words, spaced,
+)
 from prdigest.kernel.prtext.signals import BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, Remark, Signals, clean_line
 from prdigest.collect.discussion import points
 from prdigest.draft.verdict import Assessment
 from prdigest.kernel.factlines import fact_line
+from prdigest.kernel.i18n import Section
 from prdigest.kernel.models import Language, PullRequest, Verdict
 
 _CONFIG_FILE = re.compile(r"(^|/)(config|envs|cli_args|arg_utils|settings)[\w.]*\.py$")
-_ROLE = {  # a file's role → (zh, en): what to look at in it
-    "new": ("新文件，看它的对外接口以及在哪里注册、被谁调用",
-            "new file: read its public surface and where it is registered and called"),
-    "removed": ("整文件删除，确认下游没有仍依赖它的代码", "deleted: make sure nothing downstream still relies on it"),
-    "kernel": ("内核代码，关注派发条件、边界处理与索引/数值类型",
-               "kernel code: check dispatch conditions, bounds and index/numeric types"),
-    "config": ("配置入口，关注新增选项、默认值与兼容性", "configuration surface: new options, defaults and compatibility"),
-    "second": ("第二处主要改动，看它与主改动如何衔接", "the second main change: see how it meets the first"),
-    SOURCE: ("改动最集中的源码，建议从这里读起", "most of the change is here; start reading here"),
-    TEST: ("看测试用例固定了哪些行为，可作回归参考", "tests: see which behaviour the cases pin down"),
-    BENCH: ("引用数据前先看基准脚本的参数与测量方法",
-            "benchmark script: check parameters and method before quoting figures"),
-    BUILD: ("核对版本约束与锁文件是否一致", "dependency/build file: check version bounds and lockfiles agree"),
-    CI: ("看改变了哪些 CI 任务与触发条件", "CI configuration: which jobs and triggers changed"),
-    DOC: ("对照代码行为核对文档表述", "docs: check the text against the code's behaviour"),
-    EXAMPLE: ("示例脚本，看推荐的用法与参数", "example: the intended usage and flags"),
-}
 _LATER = re.compile(r"\b(later|follow|future|docs?|documentation|instead|hierarch\w*|separate\w*|"
                     r"other (?:ISA|backends?|platforms?))", re.IGNORECASE)
 _SUGGESTS = re.compile(r"\b(suggest\w*|asked|should|could|consider\w*|prefer\w*|concern\w*|pointed out|"
@@ -81,12 +67,9 @@ def asks(pr: PullRequest) -> list[Ask]:
     return sorted(found, key=lambda a: a.kind != "request")
 
 
-def _ask_point(ask: Ask, zh: bool) -> str:
-    if zh:
-        said = "要求修改" if ask.kind == "request" else "提出另一种做法"
-        return f"评审 `@{ask.login}` {said}：“{ask.quote}”"
-    said = "asks for a change" if ask.kind == "request" else "proposes an alternative"
-    return f"Review: `@{ask.login}` {said}: “{ask.quote}”"
+def _ask_point(ask: Ask, w: Section) -> str:
+    said = w["ask_request"] if ask.kind == "request" else w["ask_alternative"]
+    return w["ask"].format(login=ask.login, said=said, quote=ask.quote)
 
 
 def _suggestion(s: Signals) -> Remark | None:
@@ -96,41 +79,38 @@ def _suggestion(s: Signals) -> Remark | None:
 
 def audience(s: Signals, lang: Language) -> str:
     """Who should read the entry, from its areas, most specific first."""
-    zh = lang == "zh-CN"
+    w = draft_words(lang)
     vocab = s.vocabulary
     areas = tuple(a for a in s.areas if a != vocab.fallback.name)[:2] or (vocab.fallback.name,)
-    return clean_line(("、" if zh else ", ").join(vocab.get(a).audience(lang) for a in areas), MAX_AUDIENCE)
+    return clean_line(w["list"].join(vocab.get(a).audience(w.language) for a in areas), MAX_AUDIENCE)
 
 
-def _facts(s: Signals, zh: bool) -> str:
+def _facts(s: Signals, w: Section) -> str:
     size = f"+{s.additions}/−{s.deletions}"
     if not s.files:
         return size
     top = next((f for f in s.files if f.kind == SOURCE), s.files[0])
     folder = (top.path.rsplit("/", 1)[0] if "/" in top.path else top.path).replace("`", "'")
     count = f"{len(s.files)}{'+' if s.files_truncated else ''}"
-    if zh:
-        return f"{size}，{count} 个文件，集中在 `{folder}`"
-    return f"{size} across {count} file{'' if count == '1' else 's'}, mostly in `{folder}`"
+    return w["facts"].format(size=size, count=count, folder=folder)
 
 
 def rationale(s: Signals, a: Assessment, lang: Language) -> str:
     """The verdict, why (from the signals) and for whom, in one or two sentences."""
-    zh = lang == "zh-CN"
+    w = draft_words(lang)
+    zh = cjk(w)  # the verdict's reasons are still phrased in code, in zh-CN or English (prdigest/draft/verdict.py)
     if a.rule is not None:
         why = [a.rule.text(zh)]
     elif a.verdict is Verdict.SKIP:
-        why = [r.text(zh) for r in a.reasons if r.weight < 0][:2] or ["没有新内容" if zh else "nothing new"]
+        why = [r.text(zh) for r in a.reasons if r.weight < 0][:2] or [w["nothing_new"]]
     else:
         why = [r.text(zh) for r in a.reasons if r.weight > 0 and r.key != "size"][:3]
         if a.verdict is Verdict.SKIM:
-            minus = next((r.text(zh) for r in a.reasons if r.weight < 0),
-                         "设计层面的新内容有限" if zh else "there is little design to study")
-            why.append(minus if not why else f"但{minus}" if zh else f"but {minus}")
-    label, who = a.verdict.label(lang), audience(s, lang)
-    if zh:
-        return clean_line(zh_spacing(f"{label}：{'，'.join(why)}（{_facts(s, zh)}）。适合{who}。"), MAX_RATIONALE)
-    return clean_line(f"{label}: {'; '.join(why)} ({_facts(s, zh)}). For {who}.", MAX_RATIONALE)
+            minus = next((r.text(zh) for r in a.reasons if r.weight < 0), w["little_design"])
+            why.append(w["but"].format(minus=minus) if why else minus)
+    label, who = a.verdict.label(w.language), audience(s, lang)
+    text = w["rationale"].format(label=label, why=w["why_join"].join(why), facts=_facts(s, w), who=who)
+    return clean_line(spaced(text, w), MAX_RATIONALE)
 
 
 def _role(f: FileFact, first: bool = True) -> str:
@@ -156,89 +136,74 @@ def _file_names(s: Signals, f: FileFact) -> tuple[str, ...]:
     return tuple(dict.fromkeys(near))
 
 
-def _file_point(s: Signals, f: FileFact, zh: bool, first: bool = True) -> str:
-    role, path, names = _ROLE[_role(f, first)][0 if zh else 1], f.path.replace("`", "'"), _file_names(s, f)
-    if zh:
-        tail = f"，留意 {code_names(names, 2, zh)}" if names else ""
-        return f"`{path}`（+{f.additions}/−{f.deletions}）：{role}{tail}。"
-    tail = f"; note {code_names(names, 2, zh)}" if names else ""
-    return f"`{path}` (+{f.additions}/−{f.deletions}): {role}{tail}."
+def _file_point(s: Signals, f: FileFact, w: Section, first: bool = True) -> str:
+    role, path, names = w["role"][_role(f, first)], f.path.replace("`", "'"), _file_names(s, f)
+    tail = w["file_names"].format(names=code_names(names, 2, cjk(w))) if names else ""
+    return w["file_point"].format(path=path, additions=f.additions, deletions=f.deletions, role=role, names=tail)
 
 
-def _fact_points(s: Signals, zh: bool) -> list[str]:
+def _fact_points(s: Signals, w: Section) -> list[str]:
     """What the code facts ask of a reader: callers to adapt to what broke, or the new API to know."""
-    lang: Language = "zh-CN" if zh else "en"
     if s.breaking_changes:
-        said = ("；" if zh else "; ").join(fact_line(c, lang) for c in s.breaking_changes[:2])
-        return [f"调用方需要处理：{said}。" if zh else f"Callers must adapt: {said}."]
+        return [w["callers"].format(said=w["fact_join"].join(fact_line(c, w.language) for c in s.breaking_changes[:2]))]
     api = s.api_changes or s.kernel_changes
     if api:
-        said = ("；" if zh else "; ").join(fact_line(c, lang) for c in api[:2])
-        return [f"接口变化：{said}。" if zh else f"API: {said}."]
+        return [w["api"].format(said=w["fact_join"].join(fact_line(c, w.language) for c in api[:2]))]
     return []
 
 
 def focus(s: Signals, a: Assessment, lang: Language, discussion: Sequence[Ask] = ()) -> list[str]:
     """Up to three points to look at, most important first, each citing a file or a name from the PR; a reviewer's
     request or alternative from ``discussion`` (:func:`asks`) comes right after the first file."""
-    zh = lang == "zh-CN"
+    w = draft_words(lang)
+    zh = cjk(w)
     ordered = [f for f in s.files if f.kind == SOURCE] + [f for f in s.files if f.kind != SOURCE]
-    points = _fact_points(s, zh) + [_file_point(s, f, zh) for f in ordered[:1]]
-    points += [_ask_point(ask, zh) for ask in discussion[:1]]
+    points = _fact_points(s, w) + [_file_point(s, f, w) for f in ordered[:1]]
+    points += [_ask_point(ask, w) for ask in discussion[:1]]
     cited = set(_file_names(s, ordered[0])[:2]) if ordered else set()
     names = [i for i in s.identifiers if i not in cited and not i.startswith("-") and not i.isupper()]
     names = [i for i in names if not any(o != i and o.endswith("." + i) for o in names)]
     if len(names) >= 2 or (names and not points):
         listed = code_names(names, 3, zh)
-        points.append(f"正文点出的关键名字 {listed}：对照 diff 看它们如何变化。" if zh
-                      else f"Names the body singles out, {listed}: follow them through the diff.")
+        points.append(w["names"].format(listed=listed))
     later = _suggestion(s)  # quoted among the follow-ups instead
     remarks = [r for r in s.remarks if r is not later]
     if remarks:
         r = next((x for x in remarks if x.author != s.author), remarks[0])  # a reviewer's before the author's
         quote = clean_line(r.text, 140)
-        points.append(f"评审讨论：{r.author} 提到“{quote}”" if zh else f"Review: {r.author} wrote “{quote}”")
+        points.append(w["review"].format(author=r.author, quote=quote))
     extra = [f for f in ordered[1:4] if _role(f) != _role(ordered[0]) or f.kind == SOURCE][:1]
-    points.extend(_file_point(s, f, zh, first=False) for f in extra)
+    points.extend(_file_point(s, f, w, first=False) for f in extra)
     if s.perf_claims:
-        figures = ("、" if zh else ", ").join(s.perf_claims[:2])
-        points.append(f"正文数据（{figures}）：对照测试环境与方法再引用。" if zh
-                      else f"Reported figures ({figures}): check the setup and method before quoting them.")
+        points.append(w["figures"].format(figures=w["list"].join(s.perf_claims[:2])))
     if s.switches:
-        listed = code_names(s.switches, 2, zh)
-        points.append(f"用户可见的开关 {listed}：留意默认值与启用方式。" if zh
-                      else f"User-visible switches {listed}: note defaults and how to turn them on.")
+        points.append(w["switches"].format(listed=code_names(s.switches, 2, zh)))
     wanted = {Verdict.DEEP_READ: 3, Verdict.SKIM: 2, Verdict.SKIP: 1}[a.verdict]
-    return [clean_line(zh_spacing(p) if zh else p, MAX_POINT) for p in points[:wanted]]
+    return [clean_line(spaced(p, w), MAX_POINT) for p in points[:wanted]]
 
 
 def followups(s: Signals, lang: Language) -> list[str]:
     """Later work the PR's own data points to; none when it points to none."""
-    zh = lang == "zh-CN"
+    w = draft_words(lang)
     out: list[str] = []
     if s.is_revert:
-        ref = f"#{s.reverted_refs[0]}" if s.reverted_refs else ("原 PR" if zh else "the original PR")
-        out.append(f"确认被回滚的 {ref} 是否会以修正版重新提交。" if zh
-                   else f"Watch whether {ref} comes back in a fixed form.")
+        ref = f"#{s.reverted_refs[0]}" if s.reverted_refs else w["original_pr"]
+        out.append(w["revert"].format(ref=ref))
     if s.later_reverted:
-        out.append("此改动随后被回滚：以回滚 PR 为准。" if zh else "This change was later reverted: read the revert first.")
+        out.append(w["later_reverted"])
     for advisory in s.advisories[:1]:
-        out.append(f"确认部署的版本已包含 {advisory} 的修复。" if zh
-                   else f"Make sure deployments include the fix for {advisory}.")
+        out.append(w["advisory"].format(advisory=advisory))
     for snippet in s.later_work[:2]:
-        quote = clean_line(snippet, 140)
-        out.append(f"跟踪后续工作：“{quote}”" if zh else f"Track the follow-up: “{quote}”")
+        out.append(w["track"].format(quote=clean_line(snippet, 140)))
     if s.groundwork and not s.later_work:
-        out.append("这是铺垫性改动：关注后续真正接入的 PR。" if zh else "Groundwork only: watch for the PR that wires it in.")
+        out.append(w["groundwork"])
     if s.skipped_tests or s.is_flaky:
-        out.append("跟踪被跳过或禁用的测试何时恢复。" if zh else "Track when the skipped or disabled tests are re-enabled.")
+        out.append(w["skipped_tests"])
     deps = [f.path for f in s.files if f.kind == BUILD and "requirements" in f.path.lower()]
     if s.is_bump or (deps and s.vocabulary.hints.file_kinds.get("dependency") in s.areas):
-        where = f"：{code_names(deps, 2, zh)}" if zh and deps else f": {code_names(deps, 2, zh)}" if deps else ""
-        out.append(f"核对依赖约束与锁文件{where}。" if zh else f"Check version bounds and lockfiles{where}.")
+        where = w["deps_where"].format(names=code_names(deps, 2, cjk(w))) if deps else ""
+        out.append(w["deps"].format(where=where))
     later = _suggestion(s)
     if later is not None:
-        quote = clean_line(later.text, 120)
-        out.append(f"评审建议可作后续改进：{later.author}“{quote}”" if zh
-                   else f"A reviewer's suggestion to follow up: {later.author} “{quote}”")
-    return [clean_line(zh_spacing(x) if zh else x, MAX_FOLLOWUP) for x in dict.fromkeys(out)][:3]
+        out.append(w["suggestion"].format(author=later.author, quote=clean_line(later.text, 120)))
+    return [clean_line(spaced(x, w), MAX_FOLLOWUP) for x in dict.fromkeys(out)][:3]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from prdigest.draft.packing import DraftContext
 from prdigest.draft.guidance import asks, audience, focus, followups, rationale
 from prdigest.draft.headline import headline
-from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE
+from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE, draft_words
 from prdigest.kernel.prtext.signals import extract
 from prdigest.draft.verdict import Assessment, Reason, assess
 from prdigest.kernel.models import DraftEntry, Language, PullRequest
@@ -43,20 +43,17 @@ class OfflineDrafter:
               context: DraftContext | None = None) -> DraftEntry:
         """Draft the entry for ``pr`` in ``language`` ("zh-CN"; anything else is English, as in Verdict.label).
         ``context`` is not read: the offline draft rests on the PR's own data (its discussion included)."""
-        lang: Language = "zh-CN" if language == "zh-CN" else "en"
-        zh = lang == "zh-CN"
+        w = draft_words(language)
+        lang: Language = w.language  # the language whose catalog has every phrase of a draft, else English
         s = extract(pr, list(subsystems), self.vocabulary)
         a = assess(s)
         warnings: list[str] = []
         if not s.title:
-            warnings.append("PR 没有标题：标题行由文件推断，请编辑。" if zh
-                            else "The PR has no title: the headline was inferred from its files.")
+            warnings.append(w["warn_untitled"])
         if s.files_truncated:
-            warnings.append("文件列表被来源截断，统计只覆盖已列出的文件。" if zh
-                            else "The source truncated the file list; the figures cover the listed files only.")
+            warnings.append(w["warn_truncated"])
         if not s.files and not s.body:
-            warnings.append("PR 既无文件也无描述：草稿只能依据标题。" if zh
-                            else "No files and no description: the draft rests on the title alone.")
+            warnings.append(w["warn_empty"])
         return DraftEntry(
             number=pr.number, headline=headline(s, lang), verdict=a.verdict, rationale=rationale(s, a, lang),
             focus=focus(s, a, lang, asks(pr)), followups=followups(s, lang), audience=audience(s, lang),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.vocabulary import Vocabulary
 
 # ── Output bounds: whatever the PR holds, the draft stays this short. ────────────────────────────────
@@ -28,6 +29,22 @@ def code_names(items: tuple[str, ...] | list[str], limit: int, zh: bool) -> str:
 def area_names(areas: tuple[str, ...], zh: bool, vocabulary: Vocabulary) -> str:
     """The labels of the first two ``areas`` in the language asked for."""
     return ("、" if zh else ", ").join(vocabulary.label(a, "zh-CN" if zh else "en") for a in areas[:2])
+
+
+def draft_words(language: str) -> Section:
+    """The offline drafter's phrases (the catalogs' ``draft.*``): the language's own when its catalog has every
+    one of them, else English's, so that a draft never mixes two languages."""
+    return messages(catalog(language).whole("draft").language, "draft")
+
+
+def cjk(words: Section) -> bool:
+    """Whether the phrases are written without spaces between words (``draft.spacing: cjk``)."""
+    return str(words["spacing"]) == "cjk"
+
+
+def spaced(text: str, words: Section) -> str:
+    """``text`` with the spacing its phrases' language wants (:func:`zh_spacing` for ``cjk``)."""
+    return zh_spacing(text) if cjk(words) else text
 
 
 def zh_spacing(text: str) -> str:
