@@ -9,6 +9,7 @@ edition's record in the state store: a run resumed from its review (on any worke
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -165,6 +166,10 @@ def edition_options(**parameters: Any) -> RunOptions:
     """RunOptions from the flow's flat parameters (an empty string or None = unset); an invalid one becomes one
     line naming the parameter. A ``state`` URL with a password is refused (flows.secrets.refuse_secret_state)."""
     refuse_secret_state(parameters.get("state"))
+    git = str(parameters.get("git") or "")
+    if re.match(r"^https?://[^/]*@", git) or re.match(r"^[a-z][a-z0-9+.-]*://[^/@]*:[^/@]*@", git):
+        raise ConfigError("parameter 'git': the URL carries credentials, and Prefect shows parameters in clear; "
+                          "set DIGEST_GIT in the worker's environment instead")
     try:
         return RunOptions(**{k: v for k, v in parameters.items() if v is not None and v != ""})
     except pydantic.ValidationError as exc:
@@ -204,6 +209,7 @@ def digest_edition(
     model: str = "",
     slack_base_url: str = "",
     site_url: str = "",
+    git: str = "",
     no_discussion: bool = False,
     input_budget: str = "",
     site_impact: bool = False,
@@ -231,6 +237,8 @@ def digest_edition(
         model: The LLM model. Empty: DIGEST_MODEL on the worker.
         slack_base_url: Slack Web API base URL. Empty: DIGEST_SLACK_BASE_URL on the worker.
         site_url: The archive's public URL (links in email, Slack and feeds). Empty: DIGEST_SITE_URL.
+        git: The upstream's git clone for code facts: a folder on the worker, or a URL kept as a bare partial clone
+            in the state folder. Empty: DIGEST_GIT on the worker (a URL with a token goes there, never here).
         no_discussion: Collect no reviews, conversation comments or linked issues (a cheaper run).
         input_budget: Tokens of PR data packed into one prompt. Empty: DIGEST_LLM_INPUT_BUDGET (12000).
         site_impact: Show "Affects your code" (the downstreams' file paths) on the archive pages. Off:

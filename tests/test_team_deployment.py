@@ -23,6 +23,25 @@ from tests.review_support import ROOT
 # --- flat parameters (fast) ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("url, refused", [
+    ("https://x-access-token:ghp_secret@github.com/acme/pkg.git", True),
+    ("https://ghp_secret@github.com/acme/pkg.git", True),
+    ("https://github.com/acme/pkg.git", False),
+    ("ssh://git@github.com/acme/pkg.git", False),
+    ("/srv/clones/pkg", False),
+])
+def test_a_git_parameter_with_credentials_is_refused(url: str, refused: bool) -> None:
+    from flows.edition import edition_options
+    from prdigest.kernel.errors import ConfigError
+
+    if refused:
+        with pytest.raises(ConfigError, match="DIGEST_GIT") as caught:
+            edition_options(git=url)
+        assert "ghp_secret" not in str(caught.value)
+    else:
+        assert edition_options(git=url).git == url
+
+
 def test_the_flow_takes_every_run_option_as_a_flat_parameter_with_the_same_default() -> None:
     from flows.edition import digest_edition
 
