@@ -117,16 +117,15 @@ def make_readers(options: RunOptions, classifier: Classifier) -> ReadersFile:
 
 
 def make_downstreams(readers: ReadersFile, repo: str, settings: Settings, store: LazyStore | None) -> "Downstreams":
-    """The run's downstreams from the readers file (none: nothing is read); clones live beside the state file."""
+    """The run's downstreams from the readers file (none: nothing is read); a ``git:`` downstream's clone is kept
+    where the upstream's is (``DIGEST_GIT_DIR``, else beside the state file)."""
     from prdigest.connect.impact.downstream import DownstreamSpec
     from prdigest.connect.impact.step import Downstreams, upstream_packages
 
     specs = [DownstreamSpec(name, d.path, d.git, d.ref, d.packages, d.upstream)
              for name, d in readers.downstreams.items()]
-    location = settings.state
-    state_dir = location.path.parent if location.dialect == "sqlite" and location.path else Path(".digest")
     return Downstreams(specs, upstream_packages(repo), store() if specs and store is not None else None,
-                       state_dir)
+                       settings.clone_home())
 
 
 def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary | None = None,

@@ -49,9 +49,8 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
     from prdigest.state.store import state_store
 
     settings = load_settings(state=state, language=language)
-    location = settings.state
-    state_dir = location.path.parent if location.dialect == "sqlite" and location.path else Path(".digest")
-    with state_store(location) as store:
+    state_dir = settings.clone_home()
+    with state_store(settings.state) as store:
         src = SOURCES.build(source, SourceContext(settings, repo, store))
         window = Window.from_flags(since, until) or src.default_window()
         prs = src.collect(window)
