@@ -155,3 +155,20 @@ def test_read_first_weighs_a_breaking_entry_and_an_api_change() -> None:
     assert {"fact-breaking", "fact-api"} <= keys
     cleared = entry.model_copy(update={"breaking": False})  # the editor's nobreak
     assert "fact-breaking" not in {f.key for f in features(cleared, extract(pr, []))}
+
+
+@pytest.mark.parametrize(("headline", "mixed"), [
+    ("从 0.17.0 to 0.18.0 升级 version", True),   # "to" is English before a version too
+    ("升级 transformers v5", False),               # a package named with its version is a name
+    ("升级 flashinfer 0.3.1", False),
+    ("重命名 `FusedMoE` 为 `FusedMoEFactory`", False),
+    ("修复 the scheduler 的问题", True),
+])
+def test_the_mixing_check_excuses_names_before_versions_not_english_words(headline: str, mixed: bool) -> None:
+    assert mixes_languages(headline) is mixed
+
+
+def test_a_version_bump_title_is_not_half_translated() -> None:
+    pr = _pr("Bump version from 0.17.0 to 0.18.0", [], [FileChange(path="version.txt", additions=1, deletions=1)])
+    head = OfflineDrafter().draft(pr, [], "zh-CN").headline
+    assert head == "变更：Bump version from 0.17.0 to 0.18.0"  # kept whole, not "从 0.17.0 to 0.18.0 升级 version"

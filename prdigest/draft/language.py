@@ -16,6 +16,9 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUOTED = re.compile(r"「[^」]*」|“[^”]*”|`[^`]*`|\"[^\"]*\"")
 _TOKEN = re.compile(r"[A-Za-z0-9_./+#@:-]+")
 _PLAIN = re.compile(r"[a-z]{2,}(?:-[a-z]{2,})*")
+#: Words that are English before a version too ("from 0.17.0 to 0.18.0"): only a name is excused there.
+_FUNCTION_WORDS = frozenset({"to", "from", "and", "or", "for", "with", "in", "on", "of", "the", "at", "by", "than",
+                             "vs", "via", "into", "since", "before", "after", "until"})
 _VERSION = re.compile(r"v?\d+(?:\.\d+)*(?:\.x)?")
 
 
@@ -36,7 +39,7 @@ def plain_english(text: str, code: frozenset[str] = frozenset()) -> list[str]:
     named with its version ("transformers v5", "flashinfer 0.3.1")."""
     tokens = _TOKEN.findall(_QUOTED.sub(" ", text))
     return [t for i, t in enumerate(tokens) if _PLAIN.fullmatch(t) and t not in code
-            and not (i + 1 < len(tokens) and _VERSION.fullmatch(tokens[i + 1]))]
+            and not (i + 1 < len(tokens) and _VERSION.fullmatch(tokens[i + 1]) and t not in _FUNCTION_WORDS)]
 
 
 def mixes_languages(text: str, code: frozenset[str] = frozenset()) -> bool:
