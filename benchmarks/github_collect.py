@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
 from github import Auth, Github  # noqa: E402
 
 from benchmarks.report import write_section  # noqa: E402
+from prdigest.state.store import LazyStore
 from prdigest.collect.github import GitHubSource  # noqa: E402
 from prdigest.collect.github.client import default_retry  # noqa: E402
 from prdigest.kernel.models import FileChange, PullRequest, ReviewComment  # noqa: E402
@@ -105,7 +106,7 @@ def measure(n: int, workdir: Path, concurrency: int, latency: float) -> dict[str
     try:
         def run(state: Path) -> tuple[list[PullRequest], float, int]:
             server.reset()
-            src = GitHubSource(REPO, token=TOKEN, base_url=server.url, state=state, concurrency=concurrency,
+            src = GitHubSource(REPO, token=TOKEN, base_url=server.url, state=LazyStore(state), concurrency=concurrency,
                                retry=default_retry(backoff_factor=0.01))
             started = time.perf_counter()
             prs = src.collect(WEEK)

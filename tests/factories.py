@@ -23,3 +23,23 @@ def entry(number: int, subsystems: list[str], verdict: str = "skim", *, status: 
 def edition(entries: list[Entry], language: str = "zh-CN") -> Edition:
     return Edition(repo="vllm-project/vllm", since=WEEK, until=datetime(2026, 11, 23, tzinfo=timezone.utc),
                    language=language, generated_at=WEEK, entries=entries)
+
+
+def openai_drafter(settings, **kwargs):  # noqa: ANN001, ANN201 (an OpenAIDrafter)
+    """The OpenAI drafter over its own state store at ``settings.state``, as the composition root would hand
+    it one; closing the drafter closes that store too."""
+    from prdigest.draft.llm import OpenAIDrafter
+    from prdigest.state.store import open_store
+
+    store = open_store(settings.state)
+    drafter = OpenAIDrafter.from_settings(settings, conn=store, **kwargs)
+    closing = drafter.close
+
+    def close() -> None:
+        try:
+            closing()
+        finally:
+            store.close()
+
+    drafter.close = close  # type: ignore[method-assign]
+    return drafter

@@ -44,7 +44,7 @@ def bumped() -> Iterator[str]:
                       user=shipped._sources["user"])
 
     def build(context: DraftingContext) -> Any:
-        drafter = OpenAIDrafter.from_settings(context.settings, conn=context.store() if context.store else None,
+        drafter = OpenAIDrafter.from_settings(context.settings, conn=context.store(),
                                               fallback=OfflineDrafter(context.vocabulary))
         drafter.entry_prompt = Prompt("entry", shipped.path, spec)
         drafter.prompt_version = f"{spec.version}+{drafter.repair_prompt.version}"

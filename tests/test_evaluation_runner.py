@@ -20,6 +20,7 @@ from prdigest.evaluation.summary import summarize
 from prdigest.kernel.models import PullRequest
 from tests.conftest import ROOT, SAMPLE
 from tests.servers.openai_server import OpenAIServer
+from tests.factories import openai_drafter
 
 MODEL = "local-model"
 
@@ -156,7 +157,7 @@ def test_drafts_an_edition_cached_are_reused_with_their_tokens(tmp_path: Path, s
     gold = write_gold(tmp_path / "gold.jsonl", sample_records[:3])
     settings = settings_for(server, tmp_path / "state.sqlite")
     classifier = classifier_for("vllm-project/vllm")
-    edition_drafter = OpenAIDrafter.from_settings(settings)  # as an edition drafts: the same cache and keys
+    edition_drafter = openai_drafter(settings)  # as an edition drafts: the same cache and keys
     try:
         made = {}
         for record in sample_records[:3]:

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from prdigest.state.store import LazyStore
 from prdigest.collect.github import GitHubSource
 from prdigest.collect.github.cache import PullCache
 from prdigest.collect.github.client import default_retry
@@ -56,7 +57,7 @@ def test_a_rerun_on_the_shared_state_reuses_every_stored_pr(state_location: str)
     server = GitHubServer(make_state(load_jsonl(SAMPLE), REPO, token=TOKEN)).start()
     try:
         def source() -> GitHubSource:
-            return GitHubSource(REPO, token=TOKEN, base_url=server.url, state=state_location, concurrency=4,
+            return GitHubSource(REPO, token=TOKEN, base_url=server.url, state=LazyStore(state_location), concurrency=4,
                                 retry=default_retry(backoff_factor=0.001, total=3))
         first = source()
         prs = first.collect(WEEK)

@@ -21,6 +21,7 @@ from prdigest.collect.github.search import search_merged
 from prdigest.kernel.models import PullRequest
 from prdigest.kernel.progress import reporting
 from prdigest.pipeline.compose import RunOptions, make_source
+from prdigest.state.store import LazyStore
 from prdigest.collect.sources import JsonlSource
 from prdigest.kernel.window import Window
 from tests.conftest import SAMPLE
@@ -72,7 +73,8 @@ def source(server: GitHubServer, state: Path | sqlite3.Connection, **kwargs: Any
     kwargs.setdefault("token", TOKEN)
     kwargs.setdefault("retry", fast_retry())
     kwargs.setdefault("concurrency", 4)
-    return GitHubSource(kwargs.pop("repo", REPO), base_url=server.url, state=state, **kwargs)
+    store = LazyStore(state) if isinstance(state, (str, Path)) else state
+    return GitHubSource(kwargs.pop("repo", REPO), base_url=server.url, state=store, **kwargs)
 
 
 def st(server: GitHubServer) -> GitHubState:
@@ -273,7 +275,8 @@ def test_process_killed_with_sigkill_resumes_and_nothing_stored_is_half_written(
     script = ("import sys; from datetime import datetime, timezone; from pathlib import Path;"
               "from prdigest.collect.github import GitHubSource; from prdigest.kernel.window import Window;"
               "w = Window(datetime(2026, 11, 16, tzinfo=timezone.utc), datetime(2026, 11, 23, tzinfo=timezone.utc));"
-              "GitHubSource(sys.argv[1], token=sys.argv[2], base_url=sys.argv[3], state=Path(sys.argv[4]),"
+              "from prdigest.state.store import LazyStore;"
+              "GitHubSource(sys.argv[1], token=sys.argv[2], base_url=sys.argv[3], state=LazyStore(Path(sys.argv[4])),"
               " concurrency=2).collect(w)")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "DIGEST_"))}
     proc = subprocess.Popen([sys.executable, "-c", script, REPO, TOKEN, server.url, str(state)],
@@ -390,7 +393,7 @@ def test_unreachable_url_stops_with_one_clear_line(tmp_path: Path) -> None:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    src = GitHubSource(REPO, token=TOKEN, base_url=f"http://127.0.0.1:{port}", state=tmp_path / "s.sqlite",
+    src = GitHubSource(REPO, token=TOKEN, base_url=f"http://127.0.0.1:{port}", state=LazyStore(tmp_path / "s.sqlite"),
                        retry=fast_retry(total=2))
     with pytest.raises(SourceError) as caught:
         src.collect(WEEK)
@@ -419,7 +422,7 @@ def test_make_source_builds_the_github_source_from_settings(monkeypatch, tmp_pat
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     settings = Settings(github_url="https://ghe.example.com/api/v3", state=tmp_path / "s.sqlite",
                         github_concurrency=3)
-    src = make_source(RunOptions(source="github", repo=REPO), settings)
+    src = make_source(RunOptions(source="github", repo=REPO), settings, LazyStore(settings.state))
     assert isinstance(src, GitHubSource) and src.repo == REPO and src.concurrency == 3
     assert src.base_url == "https://ghe.example.com/api/v3" and src.requests_per_minute == 600
     assert TOKEN not in repr(src)

@@ -20,8 +20,10 @@ from prdigest.kernel.prompts import Prompt, PromptFile, load_prompt
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import DraftEntry, Entry, FileChange, PullRequest, ReviewComment, Verdict
 from prdigest.pipeline.compose import RunOptions, make_drafter
+from prdigest.state.store import LazyStore
 from prdigest.state.store import open_store
 from tests.servers.openai_server import OpenAIServer
+from tests.factories import openai_drafter
 
 MODEL = "local-model"
 
@@ -46,7 +48,7 @@ def settings_for(server: OpenAIServer, tmp_path: Path, **extra: object) -> Setti
 
 
 def drafter_for(server: OpenAIServer, tmp_path: Path, **extra: object) -> OpenAIDrafter:
-    return OpenAIDrafter.from_settings(settings_for(server, tmp_path, **extra))
+    return openai_drafter(settings_for(server, tmp_path, **extra))
 
 
 def pr_with(number: int, body: str, files: list[str] | None = None, comments: list[tuple[str, str]] | None = None,
@@ -142,7 +144,7 @@ def test_500_is_retried_until_it_succeeds(server, tmp_path, prs) -> None:
 def test_persistent_500_falls_back_after_the_retries(server, tmp_path, prs) -> None:
     pr = prs[6]
     settings = settings_for(server, tmp_path)
-    drafter = OpenAIDrafter.from_settings(settings)
+    drafter = openai_drafter(settings)
     drafter.client = drafter.client.with_options(max_retries=1)
     server.plan(pr.number, "500", "500")
     draft = drafter.draft(pr, [], "en")
@@ -244,7 +246,7 @@ def test_a_prompt_injection_pr_cannot_change_the_schema_the_prompt_or_other_entr
     assert user.index("SYSTEM: the schema") < user.index("</pr-data>")
     # Each entry is its own request and keeps its own number; the other entries are what they are alone.
     assert [e.number for e in entries] == [201, 202, 203]
-    alone = OpenAIDrafter.from_settings(settings_for(server, tmp_path / "alone"))
+    alone = openai_drafter(settings_for(server, tmp_path / "alone"))
     for entry, pr in ((entries[0], clean_a), (entries[2], clean_c)):
         assert entry.headline == alone.draft(pr, ["scheduler-core"], "en").headline
         assert "PWNED" not in entry.headline + entry.rationale + " ".join(entry.focus)
@@ -369,7 +371,7 @@ def test_the_rate_limiter_spaces_requests_to_the_rpm_ceiling() -> None:
 @pytest.mark.slow  # among the slowest (pytest --durations)
 def test_the_rpm_limit_applies_to_every_http_request_of_the_drafter(server, tmp_path, prs) -> None:
     settings = settings_for(server, tmp_path, llm_rpm=300)  # 5 per second, burst of 5
-    drafter = OpenAIDrafter.from_settings(settings)
+    drafter = openai_drafter(settings)
     started = time.monotonic()
     entries = draft_entries(prs[:10], lambda pr: [], drafter.draft, "en", concurrency=10)
     assert len(entries) == 10 and time.monotonic() - started >= 0.9
@@ -384,7 +386,7 @@ def test_cost_is_estimated_from_the_configured_prices(tmp_path) -> None:
 
 def _preflight(settings: Settings) -> OpenAIDrafter:
     """What a run does before drafting (``Services.drafter``): build the drafter, then check it."""
-    drafter = make_drafter(RunOptions(drafter="openai"), settings)
+    drafter = make_drafter(RunOptions(drafter="openai"), settings, store=LazyStore(settings.state))
     drafter.check()
     return drafter
 
@@ -398,7 +400,7 @@ def _one_line(exc: pytest.ExceptionInfo[ConfigError]) -> str:
 def test_no_api_key_stops_before_any_request(server, tmp_path) -> None:
     settings = Settings(llm_base_url=server.base_url, model=MODEL, state=tmp_path / "s.sqlite")
     with pytest.raises(ConfigError) as exc:
-        make_drafter(RunOptions(drafter="openai"), settings)
+        make_drafter(RunOptions(drafter="openai"), settings, store=LazyStore(settings.state))
     assert "OPENAI_API_KEY" in _one_line(exc)
     assert sum(server.calls.values()) == 0
 
@@ -450,12 +452,12 @@ def test_the_usage_report_counts_new_cached_and_fallback_drafts(server, tmp_path
     week = prs[:4]
     server.plan(week[2].number, "invalid", "invalid")
     server.plan(week[3].number, "ungrounded")
-    first = draft_entries(week, lambda pr: [], OpenAIDrafter.from_settings(settings).draft, "en")
+    first = draft_entries(week, lambda pr: [], openai_drafter(settings).draft, "en")
     report = usage_markdown(first, settings)
     assert "| 4 | 3 | 0 | 1 | 1 |" in report
     assert f"#{week[2].number}" in report and f"#{week[3].number}" in report
     assert f"{sum(e.tokens_in for e in first):,}" in report
-    again = draft_entries(week, lambda pr: [], OpenAIDrafter.from_settings(settings).draft, "en")
+    again = draft_entries(week, lambda pr: [], openai_drafter(settings).draft, "en")
     # Only the fallback is drafted again (and now works); the three LLM drafts come from the cache.
     assert "| 4 | 1 | 3 | 0 | 1 |" in usage_markdown(again, settings)
     assert sum(e.tokens_in for e in again) == next(e.tokens_in for e in again if e.number == week[2].number)

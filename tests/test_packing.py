@@ -19,6 +19,7 @@ from prdigest.kernel.prompts import load_prompt
 from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.pipeline.edition import EditionPipeline
 from tests.servers.openai_server import OpenAIServer
+from tests.factories import openai_drafter
 
 MODEL = "local-model"
 REPO = "vllm-project/vllm"
@@ -143,7 +144,7 @@ def test_the_drafter_marks_a_draft_that_saw_under_a_third_of_the_changed_lines(s
 
     settings = Settings(llm_base_url=server.base_url, OPENAI_API_KEY=server.api_key, model=MODEL,
                         state=tmp_path / "state.sqlite", llm_timeout=5.0, llm_rpm=60000, llm_input_budget=4000)
-    drafter = OpenAIDrafter.from_settings(settings)
+    drafter = openai_drafter(settings)
     try:
         draft = drafter.draft(_huge_pr(400), ["kernels"], "en")
         small = drafter.draft(_huge_pr(1), ["kernels"], "en")

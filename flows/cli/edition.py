@@ -42,17 +42,29 @@ def needs_prefect(options: RunOptions) -> bool:
 
 
 def build(options: RunOptions, settings: Settings) -> Services:
-    """The run's services (source, rules, readers, media, channels): every file and flag checked, no Prefect."""
-    from flows.media import default_media
-    from prdigest.pipeline.compose import build_services
-    from renderers.site import build_site
+    """The run's services (source, rules, readers, media, channels): every file and flag checked, no Prefect.
 
-    return build_services(options, settings, default_media(), site=build_site)
+    The source, rules and readers are checked and built first, before the renderers and the channels' clients
+    are even imported (a typo is refused at once), and the run uses those same objects: built once."""
+    from prdigest.pipeline.compose import configure
+
+    configured = configure(options, settings)
+    try:
+        from flows.media import default_media
+        from prdigest.pipeline.compose import build_services
+        from renderers.site import build_site
+
+        return build_services(options, settings, default_media(), site=build_site, configured=configured)
+    except BaseException:
+        configured.close()
+        raise
 
 
 def check_files(options: RunOptions, settings: Settings) -> None:
     """The checks that need no secret (the flow may still fill secrets from Prefect Secret blocks) and no
-    renderer: the window, the source file, the rules and readers files. Fast, so a typo is refused at once."""
+    renderer: the window, the source file, the rules and readers files. Fast, so a typo is refused at once.
+    Only for a run through the Prefect flow, which builds its services in the flow run; the core path checks
+    by building the run's services once (:func:`build`)."""
     from prdigest.pipeline.compose import make_classifier, make_readers, make_source
     from prdigest.kernel.window import Window
 
@@ -122,17 +134,10 @@ def run_edition(options: RunOptions, verbose: bool, *, fresh_state: bool = False
         if options.approve == "ui" and api_url() is None:
             raise ConfigError(UI_NEEDS_SERVER)
         settings = _settings(options)
-        # Before the renderers, the channels' clients or Prefect are even imported: a typo is refused at once.
-        check_files(options, settings)
-        from prdigest.pipeline.compose import delivery_notices
-
-        for notice in delivery_notices(options, settings):  # once here, and again in the summary
-            err_console.print(safe(notice, "yellow"))
-        note = None if fresh_state else new_state_note(settings)
-        if note:
-            err_console.print(safe(note, "yellow"))
+        note = None if fresh_state else new_state_note(settings)  # before anything opens the state store
         services = None
         if prefect:  # the flow builds the services itself (secrets may come from Prefect Secret blocks)
+            check_files(options, settings)  # here, before Prefect is imported: a typo is refused at once
             from flows.media import default_media
 
             default_media().for_deliver(options.deliver)
@@ -140,11 +145,18 @@ def run_edition(options: RunOptions, verbose: bool, *, fresh_state: bool = False
             problem = unreachable(url) if url else None
             if problem:  # else Prefect's client fails deep inside the flow, with a 140-line traceback
                 raise ConfigError(problem)
-            quiet_prefect(verbose)
         else:
-            services = build(options, settings)
-            if verbose:  # the core's own log lines (there is no Prefect to show)
-                logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+            services = build(options, settings)  # the configuration check and the run's services: built once
+        from prdigest.pipeline.compose import delivery_notices
+
+        for notice in delivery_notices(options, settings):  # once here, and again in the summary
+            err_console.print(safe(notice, "yellow"))
+        if note:
+            err_console.print(safe(note, "yellow"))
+        if prefect:
+            quiet_prefect(verbose)
+        elif verbose:  # the core's own log lines (there is no Prefect to show)
+            logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     except DigestError as exc:
         raise fail(exc) from None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

@@ -117,18 +117,17 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
     from pydantic import ValidationError
 
     from prdigest.kernel.config import load_settings
-    from prdigest.pipeline.compose import RunOptions, make_source
+    from prdigest.pipeline.compose import RunOptions, make_source, open_state
     from prdigest.kernel.window import Window
 
     settings = load_settings(state=state, github_url=github_url)
     window = Window.from_flags(since, until)
     if source == "stored":
         from prdigest.collect.github.cache import PullCache
-        from prdigest.state.store import state_store
 
         if not repo:
             raise ConfigError("--source stored needs --repo OWNER/NAME")
-        with state_store(settings.state) as store:
+        with open_state(settings.state) as store:
             prs = PullCache(store(), _repo(repo)).stored()
         if not prs:
             raise ConfigError(f"the state store {settings.state} holds no PRs of {repo}: collect a week first "
@@ -139,6 +138,7 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
         options = RunOptions(source=source, **({"repo": repo} if repo else {}))
     except ValidationError as exc:
         raise ConfigError(f"--{exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
-    src = make_source(options, settings)
-    return src.collect(window if window is not None else src.default_window())
+    with open_state(settings.state) as store:
+        src = make_source(options, settings, store)
+        return src.collect(window if window is not None else src.default_window())
 

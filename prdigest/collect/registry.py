@@ -25,8 +25,8 @@ class SourceContext:
     settings: Settings
     #: ``--repo``: the repository to collect (a JSONL file can tell it from its PR URLs).
     repo: str | None = None
-    #: The run's state store, opened on first call (a file source never calls it); None: the source opens
-    #: and closes its own.
+    #: The run's state store, opened on first call (a file source never calls it); a source that keeps state
+    #: refuses to be built without it (no component opens a store of its own).
     store: Callable[[], Store] | None = None
     #: Collect the discussion (reviews, conversation comments, linked issues); False: ``--no-discussion``.
     discussion: bool = True
@@ -89,8 +89,11 @@ def _github(argument: str, context: SourceContext) -> Source:
         raise ConfigError("--source github needs --repo OWNER/NAME (e.g. --repo vllm-project/vllm)")
     if settings.github_token is None or not settings.github_token.get_secret_value().strip():
         raise ConfigError(f"--source github needs a token: set GITHUB_TOKEN to a token that can read {context.repo}")
+    if context.store is None:
+        raise ConfigError("--source github keeps its cache in the state store: build it through the composition "
+                          "root (prdigest.pipeline.compose), which hands it the run's store")
     return GitHubSource(context.repo, token=settings.github_token.get_secret_value().strip(),
-                        base_url=settings.github_url, state=context.store or settings.state,
+                        base_url=settings.github_url, state=context.store,
                         concurrency=settings.github_concurrency, discussion=context.discussion,
                         git_files=bool(settings.git))
 

@@ -114,18 +114,16 @@ class OpenAIDrafter:
         self.prompt_version = f"{self.entry_prompt.version}+{self.repair_prompt.version}"
         self.temperature = temperature
         self._fallback = fallback
-        #: A state-store connection this drafter opened itself (closed by :meth:`close`).
-        self._own_conn: Any = None
         self._schema = json.dumps(EntryDraft.model_json_schema(), separators=(",", ":"))
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, conn: Store | None = None,
+    def from_settings(cls, settings: Settings, *, conn: Store,
                       limiter: RateLimiter | None = None, fallback: Any = None,
                       cache: Callable[[Store], DraftCache] = DraftCache) -> "OpenAIDrafter":
         """A drafter built from settings: client, rate limiter on every HTTP request, cache in the state store.
 
-        ``conn`` is the run's state store (the composition root's); without one the drafter opens and closes
-        its own. ``cache`` builds the draft cache over it (``digest eval`` records hits). No network I/O
+        ``conn`` is the run's state store (the composition root's). ``cache`` builds the draft cache over it
+        (``digest eval`` records hits). No network I/O
         here; call :meth:`check` before drafting.
         """
         if settings.openai_api_key is None or not settings.openai_api_key.get_secret_value().strip():
@@ -137,25 +135,12 @@ class OpenAIDrafter:
             api_key=settings.openai_api_key.get_secret_value(), base_url=settings.llm_base_url,
             timeout=settings.llm_timeout, max_retries=MAX_RETRIES, http_client=http_client,
         )
-        opened = conn is None
-        if conn is None:
-            from prdigest.state.store import open_store
-
-            conn = open_store(settings.state)
-            if conn.dialect == "sqlite":
-                # Our own connection: in WAL mode NORMAL is still crash-safe (a power cut may lose the last
-                # drafts, which are only a cache) and saves an fsync per draft, which serialises threads.
-                conn.execute("PRAGMA synchronous=NORMAL")
         drafter = cls(client, settings.model, timeout=settings.llm_timeout, input_budget=settings.llm_input_budget,
                       cache=cache(conn), fallback=fallback)
-        drafter._own_conn = conn if opened else None
         return drafter
 
     def close(self) -> None:
-        """Close the state-store connection this drafter opened (if any) and the HTTP client."""
-        conn, self._own_conn = self._own_conn, None
-        if conn is not None:
-            conn.close()
+        """Close the HTTP client (the state store is the run's: its owner closes it)."""
         self.client.close()
 
     @property

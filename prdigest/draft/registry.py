@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError
 from prdigest.draft import Drafter
 from prdigest.draft.cache import DraftCache
 from prdigest.draft.cost import cost_usd
@@ -95,7 +96,10 @@ def _openai(context: DraftingContext) -> Drafter:
     from prdigest.draft.offline import OfflineDrafter
 
     # The model's failures fall back to the offline draft, with the repo's vocabulary.
-    return OpenAIDrafter.from_settings(context.settings, conn=context.store() if context.store else None,
+    if context.store is None:
+        raise ConfigError("--drafter openai caches its drafts in the state store: build it through the "
+                          "composition root (prdigest.pipeline.compose), which hands it the run's store")
+    return OpenAIDrafter.from_settings(context.settings, conn=context.store(),
                                       fallback=OfflineDrafter(context.vocabulary), cache=context.cache)
 
 

@@ -3,6 +3,7 @@ and builds them once per run into a :class:`Services` bundle (closed at the end 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -23,6 +24,7 @@ from prdigest.classify.rulesfile import rules_for_repo
 from prdigest.readers.selfservice.links import web_base
 from prdigest.collect.registry import SOURCES, SourceContext
 from prdigest.collect.sources import Source
+from prdigest.kernel.location import StateLocation
 from prdigest.state.store import LazyStore, Store
 from prdigest.classify.subsystems import Classifier, classifier_for
 from prdigest.kernel.vocabulary import Vocabulary
@@ -60,7 +62,7 @@ def make_classifier(options: RunOptions, repo: str, settings: Settings | None = 
     from prdigest.classify.proposal.kept import ProposedClassifier, load_kept, proposed_classifier
 
     own = store is None
-    state = store or LazyStore(settings.state)
+    state = store or open_state(settings.state)
     try:
         kept = load_kept(state(), repo)
         if kept is not None:
@@ -291,21 +293,58 @@ class Services:
                 channel.close()
 
 
+def open_state(location: StateLocation | str | os.PathLike[str]) -> LazyStore:
+    """The one opener of the state store: a run's or a command's store, opened on first use and closed by
+    ``with`` (or :meth:`Services.close`). Every component takes the store it is handed; none opens one."""
+    return LazyStore(location)
+
+
+@dataclass
+class Configured:
+    """What the configuration check builds and the run then uses (each built once per run): the state store,
+    the PR source, the classifier and the readers file. No renderer, channel or Prefect is involved."""
+
+    options: RunOptions
+    settings: Settings
+    state: LazyStore
+    source: Source
+    classifier: Classifier
+    readers: ReadersFile
+
+    def close(self) -> None:
+        self.state.close()
+
+
+def configure(options: RunOptions, settings: Settings) -> Configured:
+    """The run's source, rules and readers from its options; a bad flag or file stops it here (one line)."""
+    state = open_state(settings.state)
+    try:
+        source = make_source(options, settings, state)
+        classifier = make_classifier(options, source.repo, settings, source, state)
+        readers = make_readers(options, classifier)
+    except BaseException:
+        state.close()
+        raise
+    return Configured(options, settings, state, source, classifier, readers)
+
+
 def build_services(options: RunOptions, settings: Settings, media: MediaRegistry,
-                   site: SiteBuilder | None = None) -> Services:
+                   site: SiteBuilder | None = None, configured: Configured | None = None) -> Services:
     """The run's services from its options and settings; bad flags, rules or readers stop it here.
-    ``media`` and ``site`` come from the shell (renderers live outside the core)."""
-    state = LazyStore(settings.state)
-    source = make_source(options, settings, state)
-    classifier = make_classifier(options, source.repo, settings, source, state)
-    readers = make_readers(options, classifier)
-    out = Path(options.out)
-    delivered = media.for_deliver(options.deliver)
-    channels = make_channels(options, settings, out, media)
-    web_base(settings)  # DIGEST_WEB_URL without its secret stops the run here, before anything is collected
-    if options.deliver != "outbox":
-        check_addresses(readers, delivered, settings, options.readers or str(example_readers_path()))
-        SealKey.check_setting(settings.state, settings.record_secret)  # PostgreSQL needs DIGEST_RECORD_SECRET
-    return Services(options=options, settings=settings, source=source, classifier=classifier, readers=readers,
-                    media=media, delivered=delivered, channels=channels, out=out, site=site,
-                    state=state)
+    ``media`` and ``site`` come from the shell (renderers live outside the core); ``configured``: what the
+    configuration check already built for this run (else it is built here)."""
+    configured = configured or configure(options, settings)
+    try:
+        out = Path(options.out)
+        delivered = media.for_deliver(options.deliver)
+        channels = make_channels(options, settings, out, media)
+        web_base(settings)  # DIGEST_WEB_URL without its secret stops the run here, before anything is collected
+        if options.deliver != "outbox":
+            check_addresses(configured.readers, delivered, settings, options.readers or str(example_readers_path()))
+            SealKey.check_setting(settings.state, settings.record_secret)  # PostgreSQL needs DIGEST_RECORD_SECRET
+    except BaseException:
+        configured.close()
+        raise
+    return Services(options=options, settings=settings, source=configured.source, classifier=configured.classifier,
+                    readers=configured.readers, media=media, delivered=delivered, channels=channels, out=out,
+                    site=site, state=configured.state)

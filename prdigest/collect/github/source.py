@@ -19,7 +19,7 @@ from prdigest.collect.github.fetch import DEFAULT_PATCH_BUDGET, Fetched, fetch_p
 from prdigest.collect.github.search import Hit, search_merged
 from prdigest.kernel.models import PullRequest
 from prdigest.kernel.progress import report
-from prdigest.state.store import DEFAULT_STATE, StateLocation, Store, open_store
+from prdigest.kernel.storage import Store
 from prdigest.kernel.window import Window
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class GitHubSource:
     """
 
     def __init__(self, repo: str, *, token: str | None, base_url: str = DEFAULT_GITHUB_URL,
-                 state: StateLocation | str | Path | Store | Callable[[], Store] = DEFAULT_STATE, concurrency: int = 8,
+                 state: Store | Callable[[], Store], concurrency: int = 8,
                  retry: Retry | None = None, requests_per_minute: float | None | str = "auto",
                  timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True,
                  git_files: bool = False) -> None:
@@ -102,30 +102,25 @@ class GitHubSource:
         window = window or self.default_window()
         started = time.perf_counter()
         self.stats = stats = CollectStats()
-        # The run's store (a Store, or the composition root's LazyStore), else our own connection.
+        # The run's store: the composition root's LazyStore (opened here, on first use), or a Store.
         state = self._state
-        own = not (isinstance(state, Store) or callable(state))
-        conn = state if isinstance(state, Store) else state() if callable(state) else open_store(state)
+        conn = state() if callable(state) and not hasattr(state, "execute") else state
         hint = f" in {conn.location}"  # a StateLocation never prints a password
+        cache = PullCache(conn, self.repo)
+        pause = None if self.requests_per_minute is None else self.concurrency * 60 / self.requests_per_minute
+        search_pause = None if self.requests_per_minute is None else 60 / SEARCH_REQUESTS_PER_MINUTE
+        clients = Clients(self.base_url, self._token, retry=self._retry, timeout=self._timeout,
+                          seconds_between_requests=pause)
         try:
-            cache = PullCache(conn, self.repo)
-            pause = None if self.requests_per_minute is None else self.concurrency * 60 / self.requests_per_minute
-            search_pause = None if self.requests_per_minute is None else 60 / SEARCH_REQUESTS_PER_MINUTE
-            clients = Clients(self.base_url, self._token, retry=self._retry, timeout=self._timeout,
-                              seconds_between_requests=pause)
-            try:
-                with github_errors(self.base_url, self.repo, state_hint=hint):
-                    search_client = clients.make(search_pause)
-                    clients.get_page(f"/repos/{self.repo}", gh=search_client)  # 404/401 here, before any work
-                    hits, stats.search_requests = search_merged(clients, search_client, self.repo, window)
-                    if self.git_files:
-                        self._merge_commits, stats.list_requests = merge_commits(clients, self.repo, window)
-                    prs = self._details(clients, cache, hits, stats)
-            finally:
-                clients.close()
+            with github_errors(self.base_url, self.repo, state_hint=hint):
+                search_client = clients.make(search_pause)
+                clients.get_page(f"/repos/{self.repo}", gh=search_client)  # 404/401 here, before any work
+                hits, stats.search_requests = search_merged(clients, search_client, self.repo, window)
+                if self.git_files:
+                    self._merge_commits, stats.list_requests = merge_commits(clients, self.repo, window)
+                prs = self._details(clients, cache, hits, stats)
         finally:
-            if own:
-                conn.close()
+            clients.close()
         stats.seconds = time.perf_counter() - started
         log.info("collected %d PRs of %s (%d from the store, %d fetched) with %d requests in %.1f s",
                  stats.merged, self.repo, stats.reused, stats.fetched, stats.requests, stats.seconds)
