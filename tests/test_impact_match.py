@@ -187,3 +187,24 @@ def test_signature_parsing_reads_defaults_and_star_args():
     sig = Signature.parse("def f(self, a: int, b=(1, 2), *args, c: str = 'x', **kw) -> None")
     assert sig is not None and sig.names == ("a", "b", "c") and sig.defaults == {"b": "(1, 2)", "c": "'x'"}
     assert sig.variadic_kw
+
+
+ABSTRACT_PATCH = """@@ -5,3 +5,7 @@ class AttentionBackend(abc.ABC):
+     @abc.abstractmethod
+     def get_name(self):
+         ...
++
++    @abc.abstractmethod
++    def get_builder_cls(self):
++        ...
+"""
+
+
+def test_a_new_abstract_method_in_a_patch_is_a_partial_check_for_subclasses(table):
+    pr = PullRequest(number=10, url="https://github.com/o/r/pull/10", merged_at="2026-05-01T00:00:00Z",
+                     files=[FileChange(path="vllm/attention/backends/abstract.py", patch=ABSTRACT_PATCH)])
+    facts = facts_from_patches(pr, UP)
+    assert [(f.kind, f.symbol) for f in facts] == [("abstract", "AttentionBackend.get_builder_cls")]
+    impacts = _impacts(table, *facts, partial=True)
+    assert {(i.line, i.how, i.severity, i.partial) for i in impacts} == {(L("class Backend"), "subclasses", "check",
+                                                                          True)}

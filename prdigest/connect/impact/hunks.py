@@ -50,6 +50,8 @@ def _file_facts(path: str, patch: str) -> list[Change]:
     classes: list[tuple[int, str]] = []  # (indent, name) of the classes in sight
     current: str | None = None  # the def the changed lines are in
     current_indent = -1
+    abstract: set[str] = set()  # methods added under an added @abstractmethod
+    decorated = False  # the previous added line was @abstractmethod
     old_line = new_line = 0
     for raw in patch.splitlines():
         header = _HEADER.match(raw)
@@ -75,6 +77,9 @@ def _file_facts(path: str, patch: str) -> list[Change]:
         if sign != "-":
             new_line += 1
         m = _DEF.match(text)
+        if sign == "+" and text.strip() in ("@abc.abstractmethod", "@abstractmethod"):
+            decorated = True
+            continue
         if m:
             indent, kind, name, rest = m.groups()
             width = len(indent.expandtabs())
@@ -86,6 +91,9 @@ def _file_facts(path: str, patch: str) -> list[Change]:
                 removed.setdefault(qualified, (line, text.strip()))
             elif sign == "+":
                 added.setdefault(qualified, (line, text.strip()))
+                if decorated and kind == "def":
+                    abstract.add(qualified)
+            decorated = False
             if kind == "def":
                 current, current_indent = qualified, width
             continue
@@ -103,8 +111,16 @@ def _file_facts(path: str, patch: str) -> list[Change]:
         elif added[name][1] != text:
             facts.append(Change(kind="signature", symbol=name, path=path, line=added[name][0], before=text,
                                 after=added[name][1], public=public))
+    for name, (line, text) in added.items():
+        # A method added to a class in sight (never a guessed one): new abstract methods matter to subclasses,
+        # and a new method the downstream's subclass already defines is now overridden by it.
+        if name in removed or "." not in name or name.startswith(WILDCARD + "."):
+            continue
+        kind = "abstract" if name in abstract else "added"
+        facts.append(Change(kind=kind, symbol=name, path=path, line=line, after=text,
+                            public=not name.rsplit(".", 1)[-1].startswith("_")))
     for name, line in bodies.items():
-        if name not in removed or name in added:
+        if (name in removed) == (name in added):  # neither new nor gone: its body changed
             facts.append(Change(kind="body", symbol=name, path=path, line=line,
                                 public=not name.rsplit(".", 1)[-1].startswith("_")))
     return facts
