@@ -89,7 +89,10 @@ def test_a_public_api_break_weighs_in_the_verdict_and_is_said_with_the_fact() ->
     files = [FileChange(path=LAYOUT, deletions=330, status="removed")]
     a = assess(extract(_pr("Delete deprecated Int4CPULayout and related code", REMOVED, files), []))
     reason = next(r for r in a.reasons if r.key == "fact-breaking")
-    assert reason.weight > 0 and "`Int4CPULayout`" in reason.en and "`Int4CPULayout`" in reason.zh
+    from prdigest.draft.phrasing import draft_words
+
+    english, chinese = reason.text(draft_words("en")), reason.text(draft_words("zh-CN"))
+    assert reason.weight > 0 and "`Int4CPULayout`" in english and "`Int4CPULayout`" in chinese
 
 
 @pytest.mark.parametrize(("title", "changes", "expected"), [

@@ -98,15 +98,14 @@ def _facts(s: Signals, w: Section) -> str:
 def rationale(s: Signals, a: Assessment, lang: Language) -> str:
     """The verdict, why (from the signals) and for whom, in one or two sentences."""
     w = draft_words(lang)
-    zh = cjk(w)  # the verdict's reasons are still phrased in code, in zh-CN or English (prdigest/draft/verdict.py)
     if a.rule is not None:
-        why = [a.rule.text(zh)]
+        why = [a.rule.text(w)]
     elif a.verdict is Verdict.SKIP:
-        why = [r.text(zh) for r in a.reasons if r.weight < 0][:2] or [w["nothing_new"]]
+        why = [r.text(w) for r in a.reasons if r.weight < 0][:2] or [w["nothing_new"]]
     else:
-        why = [r.text(zh) for r in a.reasons if r.weight > 0 and r.key != "size"][:3]
+        why = [r.text(w) for r in a.reasons if r.weight > 0 and r.key != "size"][:3]
         if a.verdict is Verdict.SKIM:
-            minus = next((r.text(zh) for r in a.reasons if r.weight < 0), w["little_design"])
+            minus = next((r.text(w) for r in a.reasons if r.weight < 0), w["little_design"])
             why.append(w["but"].format(minus=minus) if why else minus)
     label, who = a.verdict.label(w.language), audience(s, lang)
     text = w["rationale"].format(label=label, why=w["why_join"].join(why), facts=_facts(s, w), who=who)

@@ -26,9 +26,9 @@ def code_names(items: tuple[str, ...] | list[str], limit: int, zh: bool) -> str:
     return ("、" if zh else ", ").join(f"`{i}`" for i in fit[:limit])
 
 
-def area_names(areas: tuple[str, ...], zh: bool, vocabulary: Vocabulary) -> str:
-    """The labels of the first two ``areas`` in the language asked for."""
-    return ("、" if zh else ", ").join(vocabulary.label(a, "zh-CN" if zh else "en") for a in areas[:2])
+def area_names(areas: tuple[str, ...], words: Section, vocabulary: Vocabulary) -> str:
+    """The labels of the first two ``areas`` in the language of ``words`` (:func:`draft_words`)."""
+    return words["list"].join(vocabulary.label(a, words.language) for a in areas[:2])
 
 
 def draft_words(language: str) -> Section:

@@ -2,7 +2,7 @@
 
 The rules cover kinds of PR whose verdict the score does not decide (typo fixes, reverts, docs-, tests- or
 CI-only changes, dependency bumps, security advisories). Each weight a PR earns comes with a short phrase
-in both languages, grounded in the signal, for the rationale to quote.
+(the catalogs' ``draft.reason.*``), grounded in the signal, for the rationale to quote.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prdigest.draft.phrasing import area_names, code_names
+from prdigest.draft.phrasing import area_names, cjk, code_names
+from prdigest.kernel.i18n import Section
 from prdigest.kernel.factlines import fact_line
 from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals
 from prdigest.kernel.models import Verdict
@@ -62,30 +63,25 @@ DEEP_READ_AT = 2.25      # a score at or above this is a deep read
 SKIM_AT = 1.0            # a score at or above this is worth skimming
 MIN_SHIPPED_LINES = 40   # a change this big to shipped source (or a fix of a crash there) is never skipped
 
-_KIND_TEXT = {
-    "new-architecture": ("新增模型/架构实现 `{}`，后续同类模型会照此接入", "adds a model or architecture (`{}`) later ones will copy"),
-    "cache-contract": ("改变了缓存的归属或键（“{}”）", "changes what a cache owns or keys on (\"{}\")"),
-    "silent-fix": ("修复了静默的错误结果（“{}”）", "fixes silently wrong results (\"{}\")"),
-    "api-meaning": ("改变了 API 输出的含义（“{}”）", "changes what an API output means (\"{}\")"),
-    "default-flip": ("依据测量结果改变默认值（“{}”）", "flips a default on measurements (\"{}\")"),
-    "extension-point": ("引入新的扩展点（“{}”）", "adds an extension point (\"{}\")"),
-}
 
-_DESIGN_TOPIC = {"interface": ("接口与契约", "interfaces and contracts"), "restructure": ("结构调整", "restructuring"),
-                 "failure": ("失败模式", "failure modes"), "trade-off": ("取舍", "trade-offs")}
+
+#: A value a reason's phrase takes: as is, or made in the phrase's language (labels, lists, fact lines).
+Value = str | int | Callable[[Section], str]
 
 
 @dataclass(frozen=True)
 class Reason:
-    """One signal's part in the verdict, and how to say it in each language."""
+    """One signal's part in the verdict, and how to say it: the catalogs' ``draft.reason.<message>``."""
 
     key: str
     weight: float
-    zh: str
-    en: str
+    message: str
+    values: tuple[tuple[str, Value], ...] = ()
 
-    def text(self, zh: bool) -> str:
-        return self.zh if zh else self.en
+    def text(self, words: Section) -> str:
+        """The phrase in the language of ``words`` (:func:`~prdigest.draft.phrasing.draft_words`)."""
+        given = {k: v(words) if callable(v) else v for k, v in self.values}
+        return str(words["reason"][self.message].format(**given))
 
 
 @dataclass(frozen=True)
@@ -102,119 +98,106 @@ def _scored(s: Signals) -> list[Reason]:
     """The weights a PR earns, each with a short phrase grounded in the signal."""
     out: list[Reason] = []
 
-    def add(key: str, weight: float, zh: str, en: str) -> None:
-        out.append(Reason(key, weight, zh, en))
+    def add(key: str, weight: float, message: str, **values: Value) -> None:
+        out.append(Reason(key, weight, message, tuple(values.items())))
 
     # The +/- figures follow the reasons in the rationale, so the size phrases carry no numbers. With code
     # facts, what the code did replaces how much of it changed.
     if s.changes:
         _facts(s, add)
     elif s.size >= 500:
-        add("size", W_SIZE_LARGE, "改动量大", "a large change")
+        add("size", W_SIZE_LARGE, "size_large")
     elif s.size >= 250:
-        add("size", W_SIZE_MEDIUM, "改动量中等", "a mid-sized change")
+        add("size", W_SIZE_MEDIUM, "size_medium")
     elif s.size < 40:
-        add("size", W_SIZE_TINY, "改动很小", "a tiny change")
+        add("size", W_SIZE_TINY, "size_tiny")
     core = tuple(a for a in s.areas if a in s.vocabulary.hints.core)
     if core:
-        add("core", W_CORE + (W_CORE_CROSS if len(core) > 1 else 0.0),
-            f"触及核心子系统（{area_names(core, True, s.vocabulary)}）",
-            f"touches core areas ({area_names(core, False, s.vocabulary)})")
+        add("core", W_CORE + (W_CORE_CROSS if len(core) > 1 else 0.0), "core",
+            areas=lambda w: area_names(core, w, s.vocabulary))
     feature = tuple(a for a in s.areas if a in s.vocabulary.hints.features)
     if feature:
-        add("feature", W_FEATURE, f"涉及{area_names(feature, True, s.vocabulary)}",
-            f"concerns {area_names(feature, False, s.vocabulary)}")
+        add("feature", W_FEATURE, "feature", areas=lambda w: area_names(feature, w, s.vocabulary))
     if s.perf_claims:
-        add("perf", W_PERF_CLAIM, f"正文给出性能对比（{'、'.join(s.perf_claims[:2])}）",
-            f"the body reports {', '.join(s.perf_claims[:2])}")
+        add("perf", W_PERF_CLAIM, "perf", figures=lambda w: w["list"].join(s.perf_claims[:2]))
     elif s.evals:
-        add("evals", W_EVALS, f"附精度验证（{s.evals[0]}）", f"accuracy is checked ({s.evals[0]})")
+        add("evals", W_EVALS, "evals", evals=s.evals[0])
     elif s.perf_units:
-        add("perf", W_PERF_NUMBERS, "正文附有性能数据（无前后对比）", "the body has figures (no before/after)")
+        add("perf", W_PERF_NUMBERS, "perf_numbers")
     if s.is_bugfix and "failure" in s.design:
-        add("root-cause", W_ROOT_CAUSE, "修复说明了失败原因", "the fix explains its failure mode")
+        add("root-cause", W_ROOT_CAUSE, "root_cause")
     if s.groundwork:
-        add("groundwork", W_GROUNDWORK, "属于铺垫性改动，真正接入在后续 PR", "groundwork: the wiring lands later")
+        add("groundwork", W_GROUNDWORK, "groundwork")
     if s.unchanged_behaviour:
-        add("unchanged", W_UNCHANGED, "作者说明行为不变", "the author says behaviour is unchanged")
+        add("unchanged", W_UNCHANGED, "unchanged")
     if s.switches:
-        add("switch", W_SWITCH, f"涉及开关 {code_names(s.switches, 2, True)}", f"names {code_names(s.switches, 2, False)}")
+        add("switch", W_SWITCH, "switch", names=lambda w: code_names(s.switches, 2, cjk(w)))
     sources = s.of_kind(SOURCE)
     new_architecture = any(k.key == "new-architecture" for k in s.kinds)
     if sources and all("models/" in f.path for f in sources) and not new_architecture:
-        add("model-only", W_MODEL_ONLY, "只改模型文件", "only model files change")
+        add("model-only", W_MODEL_ONLY, "model_only")
     if s.new_sources:
-        add("new", W_NEW_SOURCE, f"新增源码文件 `{s.new_sources[0].path}`", f"adds `{s.new_sources[0].path}`")
+        add("new", W_NEW_SOURCE, "new", path=s.new_sources[0].path)
     if s.design:
-        add("design", min(W_DESIGN_CAP, W_DESIGN * len(s.design)),
-            f"正文讨论了{'、'.join(_DESIGN_TOPIC[d][0] for d in s.design)}",
-            f"the body discusses {', '.join(_DESIGN_TOPIC[d][1] for d in s.design)}")
+        add("design", min(W_DESIGN_CAP, W_DESIGN * len(s.design)), "design",
+            topics=lambda w: w["list"].join(w["topic"][d] for d in s.design))
     if s.remarks:
-        add("review", min(W_REVIEW_CAP, W_REVIEW * len(s.remarks)), f"评审有 {len(s.remarks)} 条实质讨论",
-            f"{len(s.remarks)} substantive review remark{'s' if len(s.remarks) > 1 else ''}")
+        add("review", min(W_REVIEW_CAP, W_REVIEW * len(s.remarks)), "review", n=len(s.remarks))
     if s.of_kind(TEST) and sources:
-        add("tests", W_TESTS, "附带测试", "ships tests")
+        add("tests", W_TESTS, "tests")
     if len(s.body) >= 400:
-        add("explained", W_EXPLAINED, "描述详尽", "a detailed description")
+        add("explained", W_EXPLAINED, "explained")
     elif len(s.body) < 150:
-        add("unexplained", W_UNEXPLAINED, "描述很少", "little description")
+        add("unexplained", W_UNEXPLAINED, "unexplained")
     if len(s.identifiers) >= 4:
-        add("names", W_CODE_NAMES, "正文点名了具体代码", "the body names the code it changes")
+        add("names", W_CODE_NAMES, "names")
     if s.breaking:
-        add("breaking", W_BREAKING, f"含不兼容或默认值变化（{s.breaking[0]}）",
-            f"a breaking or default change ({s.breaking[0]})")
+        add("breaking", W_BREAKING, "breaking", what=s.breaking[0])
     for kind in s.kinds:
-        zh, en = _KIND_TEXT[kind.key]
-        add(kind.key, W_KIND[kind.key], zh.format(kind.evidence), en.format(kind.evidence))
+        add(kind.key, W_KIND[kind.key], "kind", text=lambda w, k=kind: w["kind"][k.key].format(evidence=k.evidence))
     if s.deletions >= 50 and s.additions < 0.1 * s.deletions:
-        add("deletion", W_DELETION, "以删除代码为主", "mostly deletions")
+        add("deletion", W_DELETION, "deletion")
     return out
 
 
-def _facts(s: Signals, add: Callable[[str, float, str, str], None]) -> None:
+def _facts(s: Signals, add: Callable[..., None]) -> None:
     """The weights of the code facts, each phrased by its most important fact."""
     breaking, api, kernels = s.breaking_changes, s.api_changes, s.kernel_changes
     if breaking:
         more = len(breaking) - 1
-        add("fact-breaking", W_FACT_BREAKING,
-            fact_line(breaking[0], "zh-CN") + (f"等 {len(breaking)} 处不兼容改动" if more else "（不兼容）"),
-            fact_line(breaking[0], "en") + (f" and {more} more breaking change{'s' if more > 1 else ''}"
-                                            if more else " (breaking)"))
+        add("fact-breaking", W_FACT_BREAKING, "fact_breaking_more" if more else "fact_breaking",
+            fact=lambda w: fact_line(breaking[0], w.language), more=more, total=len(breaking))
     others = [c for c in api if c not in breaking]
     if others:
-        add("fact-api", W_FACT_API, fact_line(others[0], "zh-CN"), fact_line(others[0], "en"))
+        add("fact-api", W_FACT_API, "fact", fact=lambda w: fact_line(others[0], w.language))
     if kernels:
-        add("fact-kernel", W_FACT_KERNEL, fact_line(kernels[0], "zh-CN"), fact_line(kernels[0], "en"))
+        add("fact-kernel", W_FACT_KERNEL, "fact", fact=lambda w: fact_line(kernels[0], w.language))
     if not (breaking or api or kernels):
-        add("fact-internal", W_FACT_NONE, "代码改动不涉及公开接口或内核", "no public API or kernel changes")
+        add("fact-internal", W_FACT_NONE, "fact_internal")
 
 
 def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
     """Kinds of PR whose verdict the score does not decide; ``None`` as reason when the score stands."""
     if s.advisories:
-        return Verdict.DEEP_READ, Reason("advisory", 0, f"修复了安全公告 {s.advisories[0]}，运维需要知道新行为",
-                                         f"fixes advisory {s.advisories[0]}; operators need the new behaviour")
+        return Verdict.DEEP_READ, Reason("advisory", 0, "rule_advisory", (("advisory", s.advisories[0]),))
     if s.is_typo:
-        return Verdict.SKIP, Reason("typo", 0, "拼写修正，无行为变化", "a typo fix with no behaviour change")
+        return Verdict.SKIP, Reason("typo", 0, "rule_typo")
     if s.is_revert:
         if s.revert_has_reason:
-            return Verdict.SKIM, Reason("revert", 0, "回滚，但正文解释了原因，值得了解",
-                                        "a revert, but the body explains why")
-        return Verdict.SKIP, Reason("revert", 0, "未说明原因的回滚", "a bare revert with no reason given")
+            return Verdict.SKIM, Reason("revert", 0, "rule_revert")
+        return Verdict.SKIP, Reason("revert", 0, "rule_revert_bare")
     if s.tests_only:
-        return Verdict.SKIP, Reason("tests", 0, "只改测试，无行为变化", "tests only, no behaviour change")
+        return Verdict.SKIP, Reason("tests", 0, "rule_tests")
     if s.docs_only:
-        return Verdict.SKIM, Reason("docs", 0, "只改文档，但内容对使用者有用", "docs only, but useful to users")
+        return Verdict.SKIM, Reason("docs", 0, "rule_docs")
     if s.is_bump:
         if s.breaking:
-            return Verdict.DEEP_READ, Reason("bump", 0, f"依赖大版本升级且有不兼容影响（{s.breaking[0]}）",
-                                             f"a dependency jump with breakage ({s.breaking[0]})")
-        return Verdict.SKIM, Reason("bump", 0, "常规依赖升级", "a routine dependency bump")
+            return Verdict.DEEP_READ, Reason("bump", 0, "rule_bump_breaking", (("what", s.breaking[0]),))
+        return Verdict.SKIM, Reason("bump", 0, "rule_bump")
     if s.ci_only:
-        return Verdict.SKIP, Reason("ci", 0, "只改 CI/构建配置", "CI or build configuration only")
+        return Verdict.SKIP, Reason("ci", 0, "rule_ci")
     if s.quiet_facts and scored is Verdict.DEEP_READ:
-        return Verdict.SKIM, Reason("quiet-facts", 0, "代码改动只涉及测试、文档或依赖版本",
-                                    "the code facts are only tests, docs or pins")
+        return Verdict.SKIM, Reason("quiet-facts", 0, "rule_quiet_facts")
     fixes_a_failure = s.is_bugfix and "failure" in s.design
     if scored is Verdict.SKIP and s.of_kind(SOURCE) and (s.size >= MIN_SHIPPED_LINES or fixes_a_failure):
         return Verdict.SKIM, None  # skip is for changes that ship nothing a user would notice
@@ -232,5 +215,5 @@ def assess(s: Signals, *, deep_read_at: float = DEEP_READ_AT) -> Assessment:
     verdict, rule = _rule(s, scored)
     if s.later_reverted:
         verdict = Verdict.SKIM if verdict is Verdict.DEEP_READ else Verdict.SKIP
-        rule = Reason("reverted", 0, "此改动随后已被回滚", "the change was later reverted")
+        rule = Reason("reverted", 0, "rule_reverted")
     return Assessment(verdict, score, reasons, rule)

@@ -7,7 +7,8 @@ later ones winning key by key: a team adds a language, or words one message its 
 
 A catalog is nested mappings of messages (``view: {subject: "…"}`` is the key ``view.subject``) and a
 ``meta`` mapping: ``name`` (the language in its own words) and ``plural`` (a rule of
-:data:`prdigest.kernel.text.PLURAL_RULES`, for the ``{n|form|forms}`` parts of its messages).
+:data:`prdigest.kernel.text.PLURAL_RULES`, for the ``{n|form|forms}`` parts of its messages); English's
+``also_given`` lists fields the code gives an area that no English message there uses.
 English is the reference and the fallback:
 
 - a message a language lacks is the English one, whole (fallback per message, never per word);
@@ -141,6 +142,10 @@ def _load(where: tuple[Path, ...]) -> _Loaded:
     for key, value in reference.items():
         if isinstance(value, str):
             given.setdefault(key.rpartition(".")[0], set()).update(_fields(value))
+    # Fields the code gives an area that no English message there needs ("area: field, field").
+    for line in reference.get("meta.also_given", []):
+        area, _, names = str(line).partition(":")
+        given.setdefault(area.strip(), set()).update(n.strip() for n in names.split(",") if n.strip())
     own: dict[str, dict[str, Any]] = {}
     names: dict[str, str] = {}
     for language, messages in raw.items():
