@@ -8,17 +8,21 @@ from prdigest.deliver.run import DeliveryReport, Outcome
 from prdigest.kernel.models import Edition
 from prdigest.pipeline.edition import EditionSummary
 
-_RESULT = {Outcome.SENT: "sent", Outcome.FAILED: "failed", Outcome.PENDING: "pending", Outcome.ALREADY: "sent before"}
+#: Every outcome's word (a missing one raised KeyError in the flow after delivery, on an uncertain row).
+_RESULT = {Outcome.SENT: "sent", Outcome.FAILED: "failed", Outcome.PENDING: "pending", Outcome.ALREADY: "sent before",
+           Outcome.UNCERTAIN: "uncertain", Outcome.ELSEWHERE: "another run"}
 
 
 def summary_markdown(summary: EditionSummary) -> str:
     """The edition-summary artifact: entries published, and each reader's result."""
-    lines = [f"# {summary.edition}", "", f"{summary.published} of {summary.entries} entries published.", "",
+    lines = [f"# {summary.edition}", "", *(f"> {n}" for n in summary.notices), *([""] if summary.notices else []),
+             f"{summary.published} of {summary.entries} entries published.", "",
              "| reader | medium | result |", "| --- | --- | --- |"]
     lines += [f"| {r} | {m} | sent |" for r, m, _ in summary.sent]
     lines += [f"| {r} | {m} | failed: {e[:80]} |" for r, m, e in summary.failed]
     lines += [f"| {r} | {m} | pending: {e[:80]} |" for r, m, e in summary.pending]
     lines += [f"| {r} | {m} | another run: {e[:80]} |" for r, m, e in summary.elsewhere]
+    lines += [f"| {r} | {m} | uncertain: {e[:80]} |" for r, m, e in summary.uncertain]
     lines += [f"| {r} | – | nothing selected |" for r in summary.idle_readers]
     return "\n".join(lines)
 
