@@ -55,6 +55,9 @@ def test_every_flag_a_settings_error_names_is_a_flag_of_digest_run() -> None:
     for field, flag in FLAGS.items():
         assert field in Settings.model_fields and f"{flag} " in shown, flag
     assert env_name("from_address") == "DIGEST_FROM" and env_name("slack_bot_token") == "SLACK_BOT_TOKEN"
+    from prdigest.kernel.options import RunOptions
+
+    assert set(RunOptions().settings_overrides()) == set(FLAGS)  # a new flag-set setting is named by its flag
 
 
 def test_every_bad_setting_is_named_at_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -168,7 +168,8 @@ class Settings(BaseSettings):
 #: every other setting is named by its environment variable only (there is no ``--smtp-port``).
 FLAGS = {"language": "--language", "state": "--state", "github_url": "--github-url",
          "llm_base_url": "--llm-base-url", "model": "--model", "slack_base_url": "--slack-base-url",
-         "site_url": "--site-url", "llm_input_budget": "--input-budget", "git": "--git"}
+         "site_url": "--site-url", "llm_input_budget": "--input-budget", "git": "--git",
+         "site_impact": "--site-impact"}
 
 
 def env_name(field: str) -> str:
