@@ -27,7 +27,7 @@ from prdigest.state.history import record_edition
 from prdigest.kernel.models import Edition, Entry, Verdict
 from prdigest.state.store import open_store
 from renderers.site import build_site
-from renderers.site.publish import write_site
+from prdigest.publish.site import write_site
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"

@@ -43,3 +43,16 @@ def openai_drafter(settings, **kwargs):  # noqa: ANN001, ANN201 (an OpenAIDrafte
 
     drafter.close = close  # type: ignore[method-assign]
     return drafter
+
+
+def publish_site(state, out_dir, site_url=None, **kwargs):  # noqa: ANN001, ANN201 (a PublishedSite)
+    """``prdigest.publish.site.publish_site`` with the shipped site renderer, as ``digest site`` calls it;
+    ``state`` is an open store or a state file (opened and closed here)."""
+    from prdigest.publish.site import publish_site as publish
+    from prdigest.state.store import Store, open_store
+    from renderers.site import build_site, site_base
+
+    if not isinstance(state, Store):
+        with open_store(state) as store:
+            return publish_site(store, out_dir, site_url, **kwargs)
+    return publish(state, out_dir, site_url, build=build_site, check_url=site_base, **kwargs)

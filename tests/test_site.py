@@ -20,7 +20,8 @@ from prdigest.connect.variants import Filter, Variant, ordered
 from renderers import render_email, render_slack, render_text
 from renderers.site import build_site, edition_dir, permalink, site_base
 from renderers.site.links import window_slug
-from renderers.site.publish import publish_site, write_site
+from prdigest.publish.site import write_site
+from tests.factories import publish_site
 from tests.factories import WEEK, edition, entry
 from tests.test_escaping import FIELDS, HOSTILE, hostile_entry
 

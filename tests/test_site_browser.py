@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks.archive import synthesise
 from prdigest.state.store import open_store
-from renderers.site.publish import publish_site
+from tests.factories import publish_site
 from tests.conftest import ROOT
 from tests.review_support import CHROMIUM, CHROMIUM_ARGS, browser_missing
 from tests.servers.static_site import StaticSite

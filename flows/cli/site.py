@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from flows.cli.terminal import print_error
-from prdigest.kernel.errors import DigestError
+from prdigest.kernel.errors import ConfigError, DigestError
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -31,14 +31,21 @@ def site(
 ) -> None:
     """Rebuild the archive site (every edition in the state store) into OUT/site/."""
     from prdigest.kernel.config import load_settings
+    from prdigest.pipeline.compose import open_state
+    from prdigest.publish.site import publish_site
     from renderers.bundle import link_hosts_for
-    from renderers.site.publish import publish_site
+    from renderers.site import build_site, site_base
 
     try:
         settings = load_settings(state=state, site_url=site_url, github_url=github_url, site_impact=impact or None)
-        # publish_site opens the state itself: a missing file is refused there, never created empty.
-        result = publish_site(settings.state, out, settings.site_url, link_hosts=link_hosts_for(settings.github_url),
-                              repo=repo, impact=settings.site_impact)
+        if not settings.state.exists():
+            # Opening would create an empty database, and an empty archive pushed over the public one wipes it.
+            raise ConfigError(f"state {settings.state}: no such file; give the state the runs wrote (--state / "
+                              "$DIGEST_STATE): nothing was created or written")
+        with open_state(settings.state) as store:
+            result = publish_site(store(), out, settings.site_url, build=build_site, check_url=site_base,
+                                  link_hosts=link_hosts_for(settings.github_url), repo=repo,
+                                  impact=settings.site_impact)
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None

@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from prdigest.deliver import Message, Parts
 from prdigest.deliver.failure import ChannelUnavailable
 from prdigest.kernel.errors import DeliveryError
+from prdigest.kernel.files import write_atomic
 
 
 #: What a published file (the archive, digest.json, renderings, the outbox) is: readable by the web server
 #: or the colleague that serves it. mkstemp creates 0600, and a rename keeps it (nginx as www-data: 403).
-PUBLISHED_MODE = 0o644
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename: never half a file; mode 0644."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, PUBLISHED_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 #: Turns a message into (file name, bytes); one per medium, from the medium registry.

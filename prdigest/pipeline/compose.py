@@ -18,6 +18,7 @@ from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.media import MediaRegistry, Medium
 from prdigest.kernel.models import Edition, Language
 from prdigest.kernel.options import RunOptions
+from prdigest.publish.site import SiteBuilder
 from prdigest.readers.file import Reader, ReadersFile, example_readers_path, load_readers
 from prdigest.state.record import SealKey
 from prdigest.classify.rulesfile import rules_for_repo
@@ -34,13 +35,6 @@ if TYPE_CHECKING:
     from prdigest.collect.facts.surface import Surface
 
 DEFAULT_SENDER = "pr-digest <pr-digest@localhost>"
-
-
-class SiteBuilder(Protocol):
-    """Renders the archive (every stored edition, newest first) as ``{path under site/: bytes}``."""
-
-    def __call__(self, editions: list[Edition], *, site_url: str | None, link_hosts: tuple[str, ...],
-                 vocabularies: dict[str, Vocabulary], impact: bool = False) -> dict[str, bytes]: ...
 
 
 def make_source(options: RunOptions, settings: Settings, store: LazyStore | None = None) -> Source:

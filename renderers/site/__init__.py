@@ -1,6 +1,6 @@
 """The archive: a static site of every edition in the history, as pure functions from editions to files.
 
-:func:`build_site` returns ``{relative path: bytes}``; :mod:`renderers.site.publish` records an edition
+:func:`build_site` returns ``{relative path: bytes}``; :mod:`prdigest.publish.site` records an edition
 and writes the files under ``DIR/site/``. Layout::
 
     index.html                          editions, newest first, counts per verdict and subsystem
