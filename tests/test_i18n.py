@@ -178,12 +178,6 @@ def test_the_preferences_page_speaks_a_third_language_and_links_to_every_other(t
 ROOT = Path(__file__).resolve().parents[1]
 #: Tags compared or tabled in code would be a language switch: a new language would need that code changed.
 _TAGS = {"zh-CN", "zh", "en", "zh_CN"}
-#: The offline drafter's headline phrasebook (verbs, glossary, sentence frames) is still code, in zh-CN and
-#: English: the next to move. Every other module reads its words from the catalogs; this list may only shrink
-#: (a module that no longer switches fails the test until it leaves the list).
-_NOT_YET = {"prdigest/draft/headline.py"}
-
-
 def _switches(path: Path, name: str) -> list[str]:
     """Each ``language == "zh-CN"``-like comparison and each table keyed by two languages in ``path``."""
     found = []
@@ -202,9 +196,8 @@ def test_no_language_switch_outside_the_catalog_loader() -> None:
     files = [p for top in ("prdigest", "renderers", "flows") for p in sorted((ROOT / top).rglob("*.py"))
              if p.relative_to(ROOT).as_posix() != "prdigest/kernel/i18n.py"]
     switching = {p.relative_to(ROOT).as_posix(): _switches(p, p.relative_to(ROOT).as_posix()) for p in files}
-    offenders = [line for name, lines in switching.items() if name not in _NOT_YET for line in lines]
+    offenders = [line for lines in switching.values() for line in lines]
     assert offenders == [], "read the words from prdigest/kernel/catalogs/<language>.yaml instead:\n" + "\n".join(offenders)
-    assert sorted(n for n in _NOT_YET if not switching.get(n)) == [], "no longer switches: take it off _NOT_YET"
 
 
 def test_the_switch_finder_sees_comparisons_and_tables(tmp_path: Path) -> None:
