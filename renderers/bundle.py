@@ -8,13 +8,15 @@ from prdigest.deliver.media import RenderContext, Rendering, RenderProblem, link
 from prdigest.kernel.models import Edition
 from prdigest.connect.variants import Variant
 from renderers.email import render_email
+from renderers.shared import sharing
 from renderers.slack import render_slack
 
 
 def email_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``email/<variant>.html`` and ``.txt``; a PR whose MJML fails is left out and reported."""
-    email = render_email(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url,
-                         reader_links=context.reader_links)
+    with sharing(context.shared):  # entries rendered once per render step, not once per variant
+        email = render_email(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url,
+                             reader_links=context.reader_links)
     problems = list(email.problems)  # each names its PR, medium and variant already
     files = {f"email/{variant.key}.html": email.html.encode("utf-8"),
              f"email/{variant.key}.txt": email.text.encode("utf-8")}
@@ -23,7 +25,8 @@ def email_rendering(edition: Edition, variant: Variant, context: RenderContext) 
 
 def slack_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``slack/<variant>.json``: the ``chat.postMessage`` payloads, parent first."""
-    payloads = render_slack(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
+    with sharing(context.shared):
+        payloads = render_slack(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
     # A DM reader's own links are added by the composer (prdigest.deliver.slack): a channel gets none.
     files = {f"slack/{variant.key}.json": json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")}
     return Rendering("slack", variant.key, payloads, files)

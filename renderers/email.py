@@ -27,6 +27,7 @@ from prdigest.kernel.models import Edition, RenderProblem, Verdict
 from prdigest.readers.selfservice.links import footer_links
 from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_prose, truncate
+from renderers.shared import shared
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
 from renderers.relation_lines import connections, words as connect_words
@@ -130,10 +131,17 @@ def _fragments(views: list[EntryView], language: str,
     for e in views:
         first = e.number in firsts  # no rule above the first entry under a group's title
         link = (links or {}).get(e.number)
-        line = macros.line(replace(e, headline=truncate(e.headline, LINE_HEADLINE)), STYLE, first, link)
-        # A huge week shows every entry as one line: its full fragments would never be used.
-        whole = macros.full(e, meta(e, language, subsystems=False), ui, STYLE, first, link, label) if full else line
-        frags.append(_Fragments(e, Markup(whole), Markup(line)))
+
+        def make(e: EntryView = e, first: bool = first, link: str | None = link) -> tuple[Markup, Markup]:
+            line = macros.line(replace(e, headline=truncate(e.headline, LINE_HEADLINE)), STYLE, first, link)
+            # A huge week shows every entry as one line: its full fragments would never be used.
+            whole = (macros.full(e, meta(e, language, subsystems=False), ui, STYLE, first, link, label)
+                     if full else line)
+            return Markup(whole), Markup(line)
+
+        # Made once per entry in a render step, however many variants show it (renderers.shared).
+        whole, line = shared("email-entry", (e,), (language, first, link, full), make)
+        frags.append(_Fragments(e, whole, line))
     return frags
 
 

@@ -15,6 +15,7 @@ mail clients and Slack would otherwise turn it into a link on their own.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from urllib.parse import urlsplit
@@ -146,7 +147,12 @@ def slack_plain(text: object) -> str:
 # --- width ----------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8192)
+def _char_width(ch: str) -> int:
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 0 if unicodedata.combining(ch) else 1
+
+
 def display_width(text: str) -> int:
-    """Terminal columns ``text`` takes: East Asian wide and full-width characters count as two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 0 if unicodedata.combining(ch) else 1
-               for ch in text)
+    """Terminal columns ``text`` takes: East Asian wide and full-width characters count as two, combining
+    marks as none. ASCII is one column a character (no ASCII character is wide or combining)."""
+    return len(text) if text.isascii() else sum(map(_char_width, text))

@@ -30,6 +30,7 @@ from renderers.relation_lines import connections, words as connect_words
 from renderers.impact import ImpactBlock, impact_block
 from renderers.escape import DEFAULT_LINK_HOSTS, truncate
 from renderers.lark_md import lark_md, lark_md_prose, plain
+from renderers.shared import shared, sharing
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, view, window
 
@@ -89,7 +90,13 @@ def _entry_meta(e: EntryView, language: str, link: str | None) -> str:
 
 
 def entry_elements(e: EntryView, language: str, link: str | None, room: int) -> list[dict[str, Any]]:
-    """One entry as a markdown element and a note, shortened until both take at most ``room`` bytes."""
+    """One entry as a markdown element and a note, shortened until both take at most ``room`` bytes; made once
+    per entry in a render step, however many variants show it (:mod:`renderers.shared`)."""
+    return list(shared("feishu-entry", (e,), (language, link, room),
+                       lambda: tuple(_entry_elements(e, language, link, room))))
+
+
+def _entry_elements(e: EntryView, language: str, link: str | None, room: int) -> list[dict[str, Any]]:
     ui = strings(language)
     rationale, item = 2000, 500
     while True:
@@ -244,6 +251,7 @@ def feishu_notice(reader: Reader, subject: str, text: str, context: ComposeConte
 
 def feishu_rendering(edition: Edition, variant: Variant, context: RenderContext) -> Rendering:
     """``feishu/<variant>.json``: the cards a group gets, in order (unsigned request bodies)."""
-    cards = render_feishu(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
+    with sharing(context.shared):  # entries rendered once per render step, not once per variant
+        cards = render_feishu(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
     data = json.dumps(cards, ensure_ascii=False, indent=2).encode("utf-8")
     return Rendering("feishu", variant.key, cards, {f"feishu/{variant.key}.json": data})

@@ -28,6 +28,7 @@ from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.relation_lines import Connections, connections, words as connect_words
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
 from renderers.impact import ImpactBlock, impact_block
+from renderers.shared import shared
 
 #: The key that marks a payload as a thread reply; the deliverer pops it and sets ``thread_ts``.
 THREAD_KEY = "thread"
@@ -89,7 +90,12 @@ def entry_meta(e: EntryView, language: str, link: str | None = None) -> str:
 
 
 def entry_blocks(e: EntryView, language: str, link: str | None = None) -> list[dict[str, Any]]:
-    """One entry as two blocks (section + context), validated by slack_sdk."""
+    """One entry as two blocks (section + context), validated by slack_sdk; made once per entry in a render
+    step, however many variants show it (:mod:`renderers.shared`)."""
+    return list(shared("slack-entry", (e,), (language, link), lambda: tuple(_entry_blocks(e, language, link))))
+
+
+def _entry_blocks(e: EntryView, language: str, link: str | None) -> list[dict[str, Any]]:
     try:
         blocks: list[Block] = [SectionBlock(text=_md(entry_text(e, language))),
                                ContextBlock(elements=[_md(entry_meta(e, language, link))])]

@@ -12,6 +12,7 @@ from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.relation_lines import Connections, connections, words as connect_words
 from renderers.impact import ImpactBlock, impact_block
 # ``view`` is also imported from here by tests (``from renderers.text import view``): keep it importable.
+from renderers.shared import shared
 from renderers.view import EntryView, action_required, groups, meta, strings, summary, view, window
 
 WIDTH = 78
@@ -28,25 +29,28 @@ _NO_LINE_START = set("，。、；：！？）》」』】…,.;:!?)]}%")
 def wrap(text: str, width: int = WIDTH, indent: str = "", hang: str | None = None) -> list[str]:
     """Greedy wrap by display width: break at spaces, or between CJK characters; never inside a URL or word.
 
-    ``indent`` starts the first line, ``hang`` (default: ``indent``) the following ones.
+    ``indent`` starts the first line, ``hang`` (default: ``indent``) the following ones. Linear in the text:
+    each token is measured once and each line joined once (a line that cannot break, a run of punctuation
+    that must not start one, grows without being copied per token).
     """
     hang = indent if hang is None else hang
-    tokens = _TOKEN.findall(text)
     lines: list[str] = []
-    line, col, prefix = "", 0, indent
-    for tok in tokens:
+    parts: list[str] = []  # the current line's tokens; a space only after a token
+    col, prefix, room = 0, indent, width - display_width(indent)
+    for tok in _TOKEN.findall(text):
         if tok.isspace():
-            if line:
-                line, col = line + " ", col + 1
+            if parts:
+                parts.append(" ")
+                col += 1
             continue
         w = display_width(tok)
-        fits = display_width(prefix) + col + w <= width
-        if line.strip() and not fits and tok[0] not in _NO_LINE_START:
-            lines.append(prefix + line.rstrip())
-            line, col, prefix = "", 0, hang
-        line, col = line + tok, col + w
-    if line.strip():
-        lines.append(prefix + line.rstrip())
+        if parts and col + w > room and tok[0] not in _NO_LINE_START:
+            lines.append(prefix + "".join(parts).rstrip())
+            parts, col, prefix, room = [], 0, hang, width - display_width(hang)
+        parts.append(tok)
+        col += w
+    if parts:
+        lines.append(prefix + "".join(parts).rstrip())
     return lines or [indent.rstrip()]
 
 
@@ -61,7 +65,12 @@ def _labelled(label: str, url: str, ui: dict[str, str]) -> str:
 
 
 def render_entry_text(e: EntryView, language: str, link: str | None = None) -> list[str]:
-    """One entry as plain-text lines (no trailing blank line); ``link`` is its archive permalink, if any."""
+    """One entry as plain-text lines (no trailing blank line); ``link`` is its archive permalink, if any.
+    Wrapped once per entry in a render step, however many variants show it (:mod:`renderers.shared`)."""
+    return list(shared("text-entry", (e,), (language, link), lambda: tuple(_entry_text(e, language, link))))
+
+
+def _entry_text(e: EntryView, language: str, link: str | None) -> list[str]:
     ui = strings(language)
     out = wrap(f"[{e.badge}] {e.headline}")
     out += wrap(f"#{e.number} {e.title}", indent="  ")

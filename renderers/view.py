@@ -16,6 +16,7 @@ from prdigest.connect.variants import Variant
 from prdigest.kernel.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS, clean, defanged, one_line, pr_url, truncate
 from renderers.relation_lines import relation_lines
+from renderers.shared import shared
 
 # --- reader-facing strings: the catalogs' ``view.*`` (prdigest/kernel/catalogs/<language>.yaml) ----------
 
@@ -90,8 +91,15 @@ def view(entry: Entry, language: str, link_hosts: tuple[str, ...] = DEFAULT_LINK
     """The reader-facing view of ``entry``: every untrusted field cleaned, capped and given a fallback.
 
     Subsystems appear as the repo's ``vocabulary`` says (labels or names; names without one). URLs in prose
-    stay links only when they are a PR, issue or commit of ``repo`` (the edition's).
+    stay links only when they are a PR, issue or commit of ``repo`` (the edition's). Made once per entry in a
+    render step, however many variants and media show it (:mod:`renderers.shared`).
     """
+    return shared("view", (entry, vocabulary), (language, link_hosts, repo),
+                  lambda: _view(entry, language, link_hosts, vocabulary, repo))
+
+
+def _view(entry: Entry, language: str, link_hosts: tuple[str, ...], vocabulary: Vocabulary | None,
+          repo: str | None) -> EntryView:
     shown = (vocabulary or Vocabulary.open()).shown(entry.subsystems, language)
     ui = strings(language)
     entry = defanged(entry, link_hosts, repo)  # URLs off the link hosts: readable, never clickable

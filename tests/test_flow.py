@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
+from prdigest.readers.file import example_readers_path, load_readers
 from tests.conftest import SAMPLE
 
 pytestmark = pytest.mark.prefect
@@ -49,7 +50,12 @@ def test_demo_writes_every_output_of_design_md(prefect_api, tmp_path: Path) -> N
                               "focus", "followups", "audience", "additions", "deletions", "status", "drafter",
                               "grounding"}
     variants = sorted(p.stem for p in (out / "email").glob("*.html"))
-    assert variants and variants == sorted(p.stem for p in (out / "slack").glob("*.json"))
+    # Each variant on the media its readers use: e-mail for every one here, Slack only where a reader has it.
+    assert variants and variants == sorted(v["key"] for v in digest["variants"])
+    on_slack = {r.id for r in load_readers(example_readers_path()).readers if r.slack}
+    with_slack = sorted(v["key"] for v in digest["variants"] if on_slack & set(v["readers"]))
+    assert with_slack and with_slack != variants
+    assert sorted(p.stem for p in (out / "slack").glob("*.json")) == with_slack
     assert all((out / "email" / f"{v}.txt").exists() for v in variants)
     outbox = out / "outbox"
     assert (outbox / "kernels-team.eml").exists() and (outbox / "kernels-team.slack.json").exists()

@@ -17,7 +17,7 @@ import functools
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -269,13 +269,17 @@ class Ledger:
 
         return self._write("settling expired claims", lambda: self.conn.atomic(settle))
 
-    def claim(self, edition: str, owner: str, after: Key | None, limit: int) -> list[LedgerRow]:
-        """Claim up to ``limit`` pending rows after ``after`` in (reader, medium) order for ``owner``,
-        atomically: concurrent deliverers never get the same row (PostgreSQL: ``FOR UPDATE SKIP LOCKED``;
-        SQLite: the claim runs under the database's write lock). The claimed rows as they are now."""
+    def claim(self, edition: str, owner: str, after: Key | None, limit: int,
+              readers: Sequence[str] | None = None) -> list[LedgerRow]:
+        """Claim up to ``limit`` pending rows after ``after`` in (reader, medium) order for ``owner`` (only
+        rows of ``readers``, when given), atomically: concurrent deliverers never get the same row (PostgreSQL:
+        ``FOR UPDATE SKIP LOCKED``; SQLite: the claim runs under the database's write lock). The claimed rows
+        as they are now."""
         reader, medium = after or ("", "")
+        only = f"AND reader IN ({', '.join('?' * len(readers))}) " if readers else ""
         pick = ("SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status = 'pending' "
-                "AND (reader > ? OR (reader = ? AND medium > ?)) ORDER BY reader, medium LIMIT ?")
+                f"AND (reader > ? OR (reader = ? AND medium > ?)) {only}ORDER BY reader, medium LIMIT ?")
+        chosen = tuple(readers or ())
         sets = "status = 'sending', owner = ?, lease_until = ?, push_started_at = NULL, updated_at = ?"
         if self.conn.dialect == "postgresql":
             # A materialised CTE: PostgreSQL may evaluate an IN (… LIMIT n FOR UPDATE SKIP LOCKED) sub-select
@@ -284,11 +288,11 @@ class Ledger:
             sql = (f"WITH picked AS MATERIALIZED ({pick} FOR UPDATE SKIP LOCKED) UPDATE delivery_ledger AS l SET "
                    f"{sets} FROM picked WHERE l.edition = ? AND l.reader = picked.reader "
                    f"AND l.medium = picked.medium AND l.status = 'pending' RETURNING {columns}")
-            args = (edition, reader, reader, medium, limit, owner, self._lease_until(), _now(), edition)
+            args = (edition, reader, reader, medium, *chosen, limit, owner, self._lease_until(), _now(), edition)
         else:  # the claim runs under SQLite's one write lock (BEGIN IMMEDIATE): nobody else can claim meanwhile
             sql = (f"UPDATE delivery_ledger SET {sets} WHERE edition = ? AND status = 'pending' "
                    f"AND (reader, medium) IN ({pick}) RETURNING {_COLUMNS}")
-            args = (owner, self._lease_until(), _now(), edition, edition, reader, reader, medium, limit)
+            args = (owner, self._lease_until(), _now(), edition, edition, reader, reader, medium, *chosen, limit)
         rows = self._write("claiming deliveries", lambda: self.conn.atomic(lambda s: s.execute(sql, args).rows))
         return sorted((LedgerRow(*r) for r in rows), key=lambda row: row.key)
 

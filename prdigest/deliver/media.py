@@ -39,6 +39,9 @@ class RenderContext:
     #: The links each reader gets (``unsubscribe``, ``preferences``): the renderers leave the placeholders of
     #: ``prdigest.readers.selfservice.links`` where they go, and each reader's composer fills them in.
     reader_links: tuple[str, ...] = ()
+    #: Scratch space the renderers share across the variants rendered with this context (an entry's pieces
+    #: are the same in every variant that holds it: ``renderers/shared.py``). One context per render step.
+    shared: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)

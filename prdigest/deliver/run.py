@@ -4,8 +4,10 @@ With a ledger (real channels), each pending row is claimed before its message is
 runs and workers share the work and never push the same row; each outcome is recorded the moment it is
 known. Without one (the outbox, a dry run), every message is pushed and nothing is recorded. Messages
 are composed lazily, one at a time, so 10,000 readers never hold 10,000 e-mails in memory, and a
-message already sent is not even built. One reader's failure (composing or pushing) never stops the
-others; a state database that cannot record a step stops the loop before anything unrecorded is sent.
+message already sent is not even built. Variants go one after another (their rows claimed variant by
+variant): a variant's renderings are made for its first message and dropped before the next variant's. One
+reader's failure (composing or pushing) never stops the others; a state database that cannot record a step
+stops the loop before anything unrecorded is sent.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from enum import Enum
@@ -23,7 +25,7 @@ from prdigest.deliver.failure import ChannelUnavailable, MaybeDelivered, Recipie
 from prdigest.deliver.ledger import Ledger, LedgerRow, LedgerUnavailable, end_owner, new_owner
 from prdigest.kernel.errors import DeliveryError
 from prdigest.kernel.models import EditionId
-from prdigest.deliver.media import ComposeContext, Medium, Rendering
+from prdigest.deliver.media import ComposeContext, Composer, Medium, Rendering
 from prdigest.readers.file import Reader
 
 log = logging.getLogger(__name__)
@@ -68,19 +70,48 @@ def outbox_routes(deliveries: list[Delivery], channels: dict[str, Channel]) -> t
                    **{OUTBOX_PREFIX + m: c for m, c in routed.items()}}
 
 
-def plan_deliveries(variants: list[tuple[list[Reader], dict[str, Rendering]]], media: list[Medium],
+@dataclass(frozen=True)
+class Deferred:
+    """One variant's renderings before they are made: its key, the media it is rendered on, and how to render
+    them. :func:`plan_deliveries` makes them when the variant's first message is composed."""
+
+    variant: str
+    media: frozenset[str]
+    make: Callable[[], Mapping[str, Rendering]]
+
+
+def plan_deliveries(variants: list[tuple[list[Reader], Mapping[str, Rendering] | Deferred]], media: list[Medium],
                     context: ComposeContext) -> list[Delivery]:
-    """The deliveries of each variant (its readers and its rendering per medium) on the given media, in
-    order: variant by variant, reader by reader, medium by medium. Not yet composed."""
+    """The deliveries of each variant (its readers and its rendering per medium, made or :class:`Deferred`) on
+    the given media, in order: variant by variant, reader by reader, medium by medium. Not yet composed.
+
+    A variant's composers (and its renderings, when deferred) are made when its first message is composed and
+    dropped when another variant's are made: one variant's at a time, so delivering variant after variant (as
+    :func:`deliver` does) holds one variant in memory and makes each once."""
     deliveries: list[Delivery] = []
+    by_name = {m.name: m for m in media}
+    current: dict[int, dict[str, Composer]] = {}  # the variant being composed (at most one entry)
+
+    def compose(planned: Deferred, medium: str, reader: Reader, message_id: str | None) -> object:
+        composers = current.get(id(planned))
+        if composers is None:
+            current.clear()  # the previous variant's renderings and composers go before this one's are made
+            renderings = planned.make()
+            composers = {name: by_name[name].composer(renderings[name], context)
+                         for name in by_name if name in renderings}
+            current[id(planned)] = composers
+        return composers[medium](reader, message_id)
+
     for readers, renderings in variants:
-        composers = {m.name: m.composer(renderings[m.name], context) for m in media if m.name in renderings}
+        planned = renderings if isinstance(renderings, Deferred) else Deferred(
+            next((r.variant for r in renderings.values()), ""), frozenset(renderings),
+            lambda made=renderings: made)
         for reader in readers:
             for medium in media:
                 address = medium.address(reader)
-                if medium.name in composers and address:
-                    deliveries.append(Delivery(reader, medium.name, renderings[medium.name].variant, address,
-                                               partial(composers[medium.name], reader),
+                if medium.name in planned.media and address:
+                    deliveries.append(Delivery(reader, medium.name, planned.variant, address,
+                                               partial(compose, planned, medium.name, reader),
                                                medium.message_id(context, reader)))
     return deliveries
 
@@ -209,7 +240,7 @@ def deliver(
 
 class _Claims:
     """One deliverer's pass over an edition's rows: claim a few pending rows, push each under its claim,
-    record the outcome; repeat until no pending row of ours is left."""
+    record the outcome; variant by variant first, then repeat until no pending row of ours is left."""
 
     def __init__(self, key: str, deliveries: list[Delivery], ledger: Ledger, progress: Progress | None) -> None:
         self.key, self.ledger, self.progress = key, ledger, progress
@@ -252,28 +283,52 @@ class _Claims:
         return self._report(ledger.rows(key))
 
     def _pass(self, channels: dict[str, Channel], owner: str, down: dict[str, str]) -> None:
-        """Claim and push every pending row of ours not yet tried in this pass (and rows given back meanwhile)."""
+        """Claim and push every pending row of ours not yet tried in this pass (and rows given back meanwhile).
+
+        Variant by variant first, in the plan's order (each variant's readers' rows claimed together), so a
+        variant's renderings are made once for its first message and dropped after its last; then every
+        pending row of the edition in (reader, medium) order, until none of ours is left: rows a stopped or
+        concurrent deliverer gave back meanwhile."""
+        for readers in self._variants(self.ledger.rows(self.key)):
+            for start in range(0, len(readers), CLAIM_BATCH):
+                self._claim(channels, owner, down, readers[start:start + CLAIM_BATCH])
+        while self._claim(channels, owner, down) and self._others_left(self.ledger.rows(self.key)):
+            pass
+
+    def _variants(self, rows: dict[tuple[str, str], LedgerRow]) -> list[list[str]]:
+        """The readers with a pending row of ours not yet tried, grouped by variant in the plan's order."""
+        groups: dict[str, list[str]] = {}
+        for k in sorted(self.by_key, key=self.order.__getitem__):
+            row = rows.get(k)
+            readers = groups.setdefault(self.by_key[k].variant, [])
+            if (row is not None and row.status == "pending" and k not in self.tried
+                    and (not readers or readers[-1] != k[0])):
+                readers.append(k[0])
+        return [readers for readers in groups.values() if readers]
+
+    def _claim(self, channels: dict[str, Channel], owner: str, down: dict[str, str],
+               readers: list[str] | None = None) -> int:
+        """Claim pending rows (of ``readers`` only, when given) a few at a time, push ours not yet tried and
+        give the others back. How many of ours were tried."""
         ledger, key = self.ledger, self.key
-        while True:
-            fresh = 0
-            after: tuple[str, str] | None = None
-            while claimed := ledger.claim(key, owner, after, CLAIM_BATCH):
-                after = claimed[-1].key
-                mine = [r for r in claimed if r.key in self.by_key and r.key not in self.tried]
-                # Rows another run planned (another readers file), or ours already tried in this pass.
-                ledger.release(key, [r.key for r in claimed if r not in mine], owner)
-                for row in mine:  # if this stops midway, the finally of run() gives the rest back
-                    k = row.key
-                    self.tried.add(k)
-                    fresh += 1
-                    report = DeliveryReport()
-                    _Attempt(self.by_key[k], row, key, ledger, owner, report).run(channels, down)
-                    self.results[k] = report.results[0]
-                    self.done += 1
-                    if self.progress is not None:
-                        self.progress(self.done, max(self.total, self.done))
-            if not fresh or not self._others_left(ledger.rows(key)):
-                break
+        fresh = 0
+        after: tuple[str, str] | None = None
+        while claimed := ledger.claim(key, owner, after, CLAIM_BATCH, readers=readers):
+            after = claimed[-1].key
+            mine = [r for r in claimed if r.key in self.by_key and r.key not in self.tried]
+            # Rows another run planned (another readers file), or ours already tried in this pass.
+            ledger.release(key, [r.key for r in claimed if r not in mine], owner)
+            for row in mine:  # if this stops midway, the finally of run() gives the rest back
+                k = row.key
+                self.tried.add(k)
+                fresh += 1
+                report = DeliveryReport()
+                _Attempt(self.by_key[k], row, key, ledger, owner, report).run(channels, down)
+                self.results[k] = report.results[0]
+                self.done += 1
+                if self.progress is not None:
+                    self.progress(self.done, max(self.total, self.done))
+        return fresh
 
     def _others_left(self, rows: dict[tuple[str, str], LedgerRow]) -> bool:
         """Whether rows of ours went back to pending meanwhile (a claim another deliverer gave back)."""

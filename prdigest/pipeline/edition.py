@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,11 +20,11 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from prdigest.kernel.files import out_path, write_atomic, write_inside, write_tree
-from prdigest.deliver.run import DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
+from prdigest.deliver.run import Deferred, DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
 from prdigest.draft.concurrent import draft_entries
 from prdigest.kernel.errors import ConfigError, DigestError
 from prdigest.kernel.links import flag_foreign_links
-from prdigest.deliver.media import ComposeContext, RenderContext, Rendering, RenderProblem, link_hosts_for
+from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.kernel import progress as progress_hook
 from prdigest.state import record as records
 from prdigest.collect.discussion import comments_total
@@ -73,19 +75,37 @@ class Collected:
 
 @dataclass
 class RenderedVariant:
-    """One variant rendered for every registered medium, shared by all of its readers."""
+    """One variant as the render step left it: the media its readers use (the only ones it is rendered on),
+    the problems rendering found, and its renderings packed (pickled and compressed, about a tenth of their
+    size as objects) until its delivery unpacks them. A run holds one variant's renderings as objects at a
+    time however many variants there are; each variant is rendered once."""
 
     variant: Variant
-    renderings: dict[str, Rendering]
+    media: list[str]
+    problems: list[RenderProblem] = field(default_factory=list)
+    packed: bytes = b""
+    #: The renderings as objects, when a medium's payload cannot be pickled (a plugin's): kept as they are.
+    unpacked: dict[str, Rendering] | None = None
 
-    @property
-    def problems(self) -> list[RenderProblem]:
-        return [p for r in self.renderings.values() for p in r.problems]
+    @classmethod
+    def of(cls, variant: Variant, renderings: dict[str, Rendering]) -> "RenderedVariant":
+        problems = [p for r in renderings.values() for p in r.problems]
+        try:
+            packed = zlib.compress(pickle.dumps(renderings, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return cls(variant, list(renderings), problems, unpacked=renderings)
+        return cls(variant, list(renderings), problems, packed)
+
+    def renderings(self) -> dict[str, Rendering]:
+        """The variant's renderings by medium name, as the render step made them."""
+        if self.unpacked is not None:
+            return self.unpacked
+        return pickle.loads(zlib.decompress(self.packed)) if self.packed else {}
 
 
 @dataclass
 class Rendered:
-    """The render step's result: every variant's renderings, the idle readers, the files written."""
+    """The render step's result: every variant rendered (packed), the idle readers, the files written."""
 
     variants: list[RenderedVariant]
     idle: list[Reader]
@@ -94,6 +114,19 @@ class Rendered:
     @property
     def problems(self) -> list[RenderProblem]:
         return [p for v in self.variants for p in v.problems]
+
+
+def used_media(media: Iterable[Medium], readers: Iterable[Reader]) -> list[Medium]:
+    """The media some reader among ``readers`` has an address on, in the registry's order: the only ones a
+    variant is rendered for (nobody would receive the others)."""
+    readers = list(readers)
+    return [m for m in media if any(m.address(r) for r in readers)]
+
+
+def render_variant(edition: Edition, variant: Variant, media: Iterable[Medium],
+                   context: RenderContext) -> dict[str, Rendering]:
+    """``variant`` rendered on each of ``media``, by medium name."""
+    return {m.name: m.render(edition, variant, context) for m in media}
 
 
 class EditionSummary(BaseModel):
@@ -343,7 +376,8 @@ class EditionPipeline:
 
     # --- render ----------------------------------------------------------------------------------
     def render(self, edition: Edition, progress: Progress | None = None) -> Rendered:
-        """Plan variants over the approved entries, render each once per medium, write its files."""
+        """Plan variants over the approved entries, render each once on the media its readers use, write its
+        files; one variant's renderings as objects at a time (see :class:`RenderedVariant`)."""
         services = self.services
         variants, idle = plan_variants(edition, services.audience(), services.classifier.vocabulary)
         context = RenderContext(link_hosts=link_hosts_for(services.settings.github_url),
@@ -351,10 +385,10 @@ class EditionPipeline:
                                 reader_links=link_kinds(services.settings))
         rendered = Rendered([], idle)
         for i, variant in enumerate(variants, start=1):
-            renderings = {m.name: m.render(edition, variant, context) for m in services.media}
-            rendered.variants.append(RenderedVariant(variant, renderings))
+            renderings = render_variant(edition, variant, used_media(services.media, variant.readers), context)
             for rendering in renderings.values():
                 rendered.files += [write_inside(services.out, rel, data) for rel, data in rendering.files.items()]
+            rendered.variants.append(RenderedVariant.of(variant, renderings))
             (progress or _reported("render"))(i, len(variants))
         return rendered
 
@@ -388,8 +422,9 @@ class EditionPipeline:
         context = ComposeContext(edition=edition, sender=sender(services.settings),
                                  unsubscribe_template=services.settings.unsubscribe_url,
                                  links=linker(services.settings, edition.repo))
-        deliveries = plan_deliveries([(v.variant.readers, v.renderings) for v in rendered.variants],
-                                     services.delivered, context)
+        # Each variant's renderings unpacked when its first message is composed, one variant at a time.
+        deliveries = plan_deliveries([(v.variant.readers, Deferred(v.variant.key, frozenset(v.media), v.renderings))
+                                      for v in rendered.variants], services.delivered, context)
         deliveries, channels = outbox_routes(deliveries, services.channels)
         retry = Retry(services.settings.delivery_retries, services.settings.delivery_retry_delay)
         return deliver(edition.id, deliveries, channels, services.ledger(), progress or _reported("deliver"), retry)
