@@ -141,3 +141,25 @@ def test_a_claim_for_some_readers_takes_only_their_pending_rows(state_location: 
         end_owner(a)
         end_owner(b)
         ledger.close()
+
+
+def test_a_variants_messages_share_one_flattened_body_and_keep_their_bytes() -> None:
+    from email import policy
+
+    from flows.media import EMAIL
+    from prdigest.deliver.email_message import message_bytes
+    from prdigest.deliver.media import ComposeContext, RenderContext
+    from prdigest.readers.file import Reader
+    from tests.factories import edition, entry
+    from prdigest.connect.variants import Filter, Variant, ordered
+
+    entries = [entry(100 + i, ["kernels"], "deep-read") for i in range(5)]
+    ed = edition(entries, language="zh-CN")
+    rendering = EMAIL.render(ed, Variant(Filter(), ordered(entries)), RenderContext())
+    compose = EMAIL.composer(rendering, ComposeContext(edition=ed, sender="digest <digest@example.com>"))
+    readers = [Reader(id=f"r{i}", name=f"读者 {i}", email=f"r{i}@example.com") for i in range(3)]
+    messages = [compose(r, None) for r in readers]
+    data = [message_bytes(m) for m in messages]
+    assert data == [m.as_bytes(policy=policy.SMTP) for m in messages]  # what as_bytes writes, byte for byte
+    assert messages[1].get_payload()[0] is messages[2].get_payload()[0]  # one body for the variant
+    assert all(b"To: " in d and f"r{i}@example.com".encode() in d for i, d in enumerate(data))

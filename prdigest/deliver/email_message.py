@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from io import BytesIO
 from email import policy
+from email.generator import BytesGenerator
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
 from email.message import EmailMessage
 from email.utils import format_datetime, formataddr, make_msgid, parseaddr
@@ -146,51 +148,81 @@ def email_message_id(context: "ComposeContext", reader: Reader) -> str:
 class EmailComposer:
     """Composes one variant's e-mails. Every reader's headers are built in full; the body, identical
     for all readers of a variant, is encoded once (quoted-printable encoding of ~70 KB of HTML costs
-    ~7 ms a message). The second reader's message is composed in full and compared: should bodies ever
-    become personal, every message is composed in full."""
+    ~7 ms a message) and flattened once (:func:`message_bytes`). A message's body is made from its HTML and
+    text with the reader's links filled in, nothing else: from the second reader on, those are compared with
+    the first reader's, and should they ever differ (a footer with each reader's own links), every message is
+    composed in full."""
 
     def __init__(self, rendering: "Rendering", context: "ComposeContext") -> None:
         content: EmailContent = rendering.payload
         self.content = content
         self.context = context
         self.body: list | None = None
-        self.checked = False
+        self.filled: tuple[str, str] | None = None  # the first reader's HTML and text, links filled in
         # A footer with each reader's own links: every message is composed in full.
         self.personal = any(slot in part for slot in SLOTS for part in (content.html, content.text))
 
     def _full(self, reader: Reader, message_id: str | None, *, headers_only: bool = False) -> EmailMessage:
         c, ctx = self.content, self.context
         links = ctx.links_for(reader, "email")
+        html, text = ("", "") if headers_only else self._filled(reader)
         msg = build_email(edition=ctx.edition, reader=reader, subject=c.subject, preheader=c.preheader,
-                          html="" if headers_only else links.fill(c.html, for_html=True),
-                          text="" if headers_only else links.fill(c.text, for_html=False),
-                          sender=ctx.sender, unsubscribe=links.unsubscribe, now=ctx.now)
+                          html=html, text=text, sender=ctx.sender, unsubscribe=links.unsubscribe, now=ctx.now)
         if message_id:
             del msg["Message-ID"]
             msg["Message-ID"] = message_id
         return msg
 
+    def _filled(self, reader: Reader) -> tuple[str, str]:
+        links = self.context.links_for(reader, "email")
+        return links.fill(self.content.html, for_html=True), links.fill(self.content.text, for_html=False)
+
     def __call__(self, reader: Reader, message_id: str | None = None) -> EmailMessage:
         if self.personal:
             return self._full(reader, message_id)
-        if self.body is None or not self.checked:
+        if self.body is None:
             msg = self._full(reader, message_id)
-            parts = msg.get_payload()
-            if self.body is None:
-                self.body = parts
-            else:
-                self.checked = True
-                self.personal = _body(parts) != _body(self.body)
+            self.body, self.filled = msg.get_payload(), self._filled(reader)
+            for part in self.body:
+                part.flattened = {}  # read, never changed, when sent: message_bytes writes it once
             return msg
+        if self._filled(reader) != self.filled:
+            self.personal = True
+            return self._full(reader, message_id)
         msg = self._full(reader, message_id, headers_only=True)
         msg.set_payload(list(self.body))  # the parts are read, never changed, when sent
         return msg
 
 
-def _body(parts: list) -> list[tuple[list[tuple[str, str]], str]]:
-    return [(list(p.items()), p.get_payload()) for p in parts]
+class _SharedParts(BytesGenerator):
+    """A BytesGenerator that writes a body part a variant's messages share from the bytes it flattened to
+    the first time (per policy and line ending), instead of flattening it again for every reader."""
+
+    def flatten(self, msg, unixfrom=False, linesep=None):  # noqa: ANN001, ANN201 - email's signature
+        cache = getattr(msg, "flattened", None)
+        if cache is None:
+            return super().flatten(msg, unixfrom, linesep)
+        policy = self.policy or msg.policy
+        key = (unixfrom, linesep, self._mangle_from_, self.maxheaderlen, policy.linesep, policy.utf8,
+               policy.cte_type, policy.max_line_length)
+        data = cache.get(key)
+        if data is None:
+            buffer = BytesIO()
+            BytesGenerator(buffer, self._mangle_from_, self.maxheaderlen, policy=self.policy).flatten(
+                msg, unixfrom, linesep)
+            data = cache[key] = buffer.getvalue()
+        self._fp.write(data)
+        return None
+
+
+def message_bytes(msg: EmailMessage, policy_: policy.Policy = policy.SMTP) -> bytes:
+    """``msg.as_bytes(policy=policy_)``, byte for byte, with the body parts a variant's messages share
+    flattened once for all of them."""
+    buffer = BytesIO()
+    _SharedParts(buffer, mangle_from_=False, policy=policy_).flatten(msg, unixfrom=False)
+    return buffer.getvalue()
 
 
 def email_outbox_file(message: "Message") -> tuple[str, bytes]:
     """``<reader-id>.eml``: the complete RFC 5322 message SMTP would carry."""
-    return f"{message.reader.id}.eml", message.payload.as_bytes(policy=policy.SMTP)
+    return f"{message.reader.id}.eml", message_bytes(message.payload, policy.SMTP)
