@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -235,3 +236,26 @@ def test_with_git_each_hunk_reaches_the_model_widened_to_its_function(server, tm
     assert " " * 9 + "self.free_blocks.append(block)" in user  # the function's unchanged tail, as context
     assert "def size" not in user
     assert digest["entries"][0]["coverage"]["source"] == "git"
+
+
+def test_the_editor_and_the_archive_page_see_what_the_drafter_saw() -> None:
+    from prdigest.kernel.models import Coverage
+    from prdigest.review.markdown import entry_markdown
+    from renderers.site import build_site
+    from tests.factories import WEEK, edition, entry
+
+    seen = Coverage(files_seen=7, files_total=41, files_clipped=3, lines_seen=120, lines_total=900, comments_seen=12,
+                    comments_total=20, issues=[31913])
+    shown = entry(101, ["kernels"], "deep-read").model_copy(update={"coverage": seen})
+    review = "\n".join(entry_markdown(shown))
+    assert "*The drafter saw:* 7 of 41 files, 3 clipped; 120 of 900 changed lines; 12 of 20 remarks; issue #31913" \
+        in review
+    for language, line in (("en", "What the drafter saw: 7 of 41 files, 3 clipped; 120 of 900 changed lines"),
+                           ("zh-CN", "草稿依据：41 个文件中的 7 个（3 个截断）；900 行改动中的 120 行")):
+        published = edition([shown], language=language).model_copy(update={
+            "approver": "Ann", "approved_at": WEEK + timedelta(days=8)})
+        files = build_site([published])
+        page = next(v for k, v in files.items() if k.startswith("editions/") and k.endswith("/index.html")).decode()
+        assert line in page, language
+    without = "\n".join(entry_markdown(entry(102, ["docs"], "skip")))
+    assert "drafter saw" not in without
