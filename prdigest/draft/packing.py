@@ -48,6 +48,7 @@ _OVERHEAD = 60
 #: A widened hunk shows at most this many lines of its function before and after the change.
 _WIDEN_BEFORE, _WIDEN_AFTER = 30, 15
 _FACTS = "Code facts (read from the files before and after):"
+_FACTS_PARTIAL = "Code facts (read from the diff hunks only, so partial):"
 _RELATIONS = "Known relations (this edition and earlier):"
 _HUNK_HEAD = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@(?P<tail>.*)$")
 
@@ -340,7 +341,7 @@ def pack(pr: PullRequest, budget: int = DEFAULT_BUDGET, context: DraftContext | 
     # What each section would need whole, for the grants.
     need = {
         "pr": counter.count(pr.title) + counter.count(pr.body) + 40,
-        "facts": sum(counter.count(x) + 1 for x in facts) + (counter.count(_FACTS) + 10 if facts else 0),
+        "facts": sum(counter.count(x) + 1 for x in facts) + (counter.count(_FACTS_PARTIAL) + 10 if facts else 0),
         "relations": sum(counter.count(x) + 1 for x in relations) + (counter.count(_RELATIONS) + 10 if relations else 0),
         "discussion": sum(counter.count(_point_line(p)) + 1 for p in points(pr)) + 30,
         "issues": sum(counter.count(i.title) + counter.count(i.body) + 12 for i in pr.linked_issues),
@@ -369,7 +370,8 @@ def pack(pr: PullRequest, budget: int = DEFAULT_BUDGET, context: DraftContext | 
 
     text, cut = _pr_section(pr, counter, grant["pr"])
     add("pr", text, cut)
-    text, _, cut = _lines(counter, facts, grant["facts"], _FACTS)
+    heading = _FACTS if pr.facts_source != "patches" else _FACTS_PARTIAL
+    text, _, cut = _lines(counter, facts, grant["facts"], heading)
     add("facts", text, cut)
     text, _, cut = _lines(counter, relations, grant["relations"], _RELATIONS)
     add("relations", text, cut)
