@@ -218,8 +218,9 @@ def user_json(login: str | None) -> dict[str, Any] | None:
 
 def patch_text(additions: int, deletions: int) -> str:
     lines = [f"@@ -1,{deletions} +1,{additions} @@"]
-    lines += [f"-old line {i}" for i in range(min(deletions, 40))]
-    lines += [f"+new line {i}" for i in range(min(additions, 40))]
+    # Comment lines: a synthetic hunk must not read as code or a pin to the facts engine.
+    lines += [f"-# old line {i}" for i in range(min(deletions, 40))]
+    lines += [f"+# new line {i}" for i in range(min(additions, 40))]
     return "\n".join(lines)
 
 
