@@ -110,6 +110,47 @@ def test_an_unreachable_clone_is_one_line_and_the_edition_goes_out(upstream: Ups
     assert {e["coverage"]["source"] for e in digest["entries"]} == {"patches"}
 
 
+def _github_run(upstream: Upstream, tmp_path: Path, git: str, records: list[dict[str, Any]]
+                ) -> tuple[dict[str, int], dict[str, Any]]:
+    from tests.servers.github_server import GitHubServer, make_state
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    server = GitHubServer(make_state(records, "acme/pkg", token="ghp_facts-test-token")).start()
+    try:
+        rules = tmp_path / "rules.yaml"
+        rules.write_text(RULES)
+        readers = tmp_path / "readers.yaml"
+        readers.write_text("readers:\n  - id: core-team\n    name: Core\n    email: core@example.com\n")
+        options = RunOptions(source="github", repo="acme/pkg", out=str(tmp_path / "out"), rules=str(rules),
+                             readers=str(readers), language="en", git=git, github_url=server.url,
+                             state=str(tmp_path / "state.sqlite"), since="2026-11-16", until="2026-11-23")
+        settings = load_settings(**options.settings_overrides(), github_token="ghp_facts-test-token")
+        services = build_services(options, settings, default_media())
+        try:
+            EditionPipeline(services).run()
+        finally:
+            services.close()
+        kinds = server.state.stats()["kinds"]
+    finally:
+        server.stop()
+    return kinds, json.loads((tmp_path / "out" / "digest.json").read_text())
+
+
+def test_a_github_week_whose_clone_fails_lists_every_file_from_github(upstream: Upstream, tmp_path: Path,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    records = [json.loads(pr.model_dump_json(exclude={"changes", "facts_source"})) for pr in upstream.prs]
+    records[0]["merge_commit"] = "ab" * 20  # one PR whose commit the clone lacks: its files from GitHub too
+    with caplog.at_level(logging.WARNING, logger="prdigest.collect"):
+        kinds, digest = _github_run(upstream, tmp_path / "bad", "file:///nonexistent/acme/pkg.git", records)
+    assert kinds.get("files", 0) == len(records)  # nothing lost: the REST files and patches, as without --git
+    assert {e["coverage"]["source"] for e in digest["entries"]} == {"patches"}
+    assert len([r for r in caplog.records if r.name.startswith("prdigest.collect")]) == 1
+    kinds, digest = _github_run(upstream, tmp_path / "good", str(upstream.path), records)
+    assert kinds.get("files", 0) == 1  # only the PR whose merge commit is not in the clone
+    sources = {e["number"]: e["coverage"]["source"] for e in digest["entries"]}
+    assert sources[101] == "patches" and {s for n, s in sources.items() if n != 101} == {"git"}
+
+
 def test_with_a_clone_a_github_week_makes_no_request_for_its_diffs(upstream: Upstream, tmp_path: Path) -> None:
     from tests.servers.github_server import GitHubServer, make_state
 

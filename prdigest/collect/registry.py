@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.registry import Registry
 from prdigest.collect.sources import JsonlSource, Source, sample_week_path
 from prdigest.kernel.storage import Store
+
+if TYPE_CHECKING:
+    from prdigest.collect.git import UpstreamClone
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,9 @@ class SourceContext:
     store: Callable[[], Store] | None = None
     #: Collect the discussion (reviews, conversation comments, linked issues); False: ``--no-discussion``.
     discussion: bool = True
+    #: The run's ``--git`` clone (opened on first call; None when there is none or it cannot be had): a source
+    #: may leave to it what it gives (the GitHub source then lists no PR's files).
+    upstream: "Callable[[], UpstreamClone | None] | None" = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,7 @@ def _github(argument: str, context: SourceContext) -> Source:
     return GitHubSource(context.repo, token=settings.github_token.get_secret_value().strip(),
                         base_url=settings.github_url, state=context.store,
                         concurrency=settings.github_concurrency, discussion=context.discussion,
-                        git_files=bool(settings.git))
+                        upstream=context.upstream if settings.git else None)
 
 
 #: The shipped sources. A team's own: ``SOURCES.register(SourceKind(...))`` before the run is built.

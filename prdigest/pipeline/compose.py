@@ -33,14 +33,17 @@ from prdigest.kernel.vocabulary import Vocabulary
 if TYPE_CHECKING:
     from prdigest.connect.impact.step import Downstreams
     from prdigest.collect.facts.surface import Surface
+    from prdigest.collect.git.upstream import Upstream
 
 DEFAULT_SENDER = "pr-digest <pr-digest@localhost>"
 
 
-def make_source(options: RunOptions, settings: Settings, store: LazyStore | None = None) -> Source:
-    """The PR source the options name (``prdigest.collect.registry``); ``store``: the run's state store."""
+def make_source(options: RunOptions, settings: Settings, store: LazyStore | None = None,
+                upstream: "Upstream | None" = None) -> Source:
+    """The PR source the options name (``prdigest.collect.registry``); ``store``: the run's state store;
+    ``upstream``: the run's ``--git`` clone, opened on first use."""
     return SOURCES.build(options.source, SourceContext(settings, options.repo, store,
-                                                       discussion=not options.no_discussion))
+                                                       discussion=not options.no_discussion, upstream=upstream))
 
 
 def make_classifier(options: RunOptions, repo: str, settings: Settings | None = None,
@@ -183,6 +186,8 @@ class Services:
     state: LazyStore
     #: Renders the archive site from the stored editions (``renderers.site.build_site``); None: no site.
     site: SiteBuilder | None = None
+    #: The ``--git`` clone, opened and fetched on first use, once per run (the source and the facts step share it).
+    upstream: "Upstream | None" = None
     _drafter: Drafter | None = field(default=None, repr=False)
     _downstreams: "Downstreams | None" = field(default=None, repr=False)
     _ledger: Ledger | None = field(default=None, repr=False)
@@ -304,6 +309,8 @@ class Configured:
     source: Source
     classifier: Classifier
     readers: ReadersFile
+    #: The ``--git`` clone, opened and fetched on first use (by the source or the facts step), once.
+    upstream: "Upstream | None" = None
 
     def close(self) -> None:
         self.state.close()
@@ -312,14 +319,17 @@ class Configured:
 def configure(options: RunOptions, settings: Settings) -> Configured:
     """The run's source, rules and readers from its options; a bad flag or file stops it here (one line)."""
     state = open_state(settings.state)
+    from prdigest.collect.git.upstream import Upstream
+
+    upstream = Upstream(settings.git, settings.clone_home())
     try:
-        source = make_source(options, settings, state)
+        source = make_source(options, settings, state, upstream)
         classifier = make_classifier(options, source.repo, settings, source, state)
         readers = make_readers(options, classifier)
     except BaseException:
         state.close()
         raise
-    return Configured(options, settings, state, source, classifier, readers)
+    return Configured(options, settings, state, source, classifier, readers, upstream)
 
 
 def build_services(options: RunOptions, settings: Settings, media: MediaRegistry,
@@ -341,4 +351,4 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
         raise
     return Services(options=options, settings=settings, source=configured.source, classifier=configured.classifier,
                     readers=configured.readers, media=media, delivered=delivered, channels=channels, out=out,
-                    site=site, state=configured.state)
+                    site=site, state=configured.state, upstream=configured.upstream)

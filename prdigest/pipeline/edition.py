@@ -265,13 +265,14 @@ class EditionPipeline:
     def code_facts(self, prs: list[PullRequest]) -> list[PullRequest]:
         """Each PR with its code facts (``prdigest/collect/facts/``): from the ``--git`` clone, fetched once for
         the run and cached by merge commit in the state store, or from the REST patches (marked partial)."""
-        from prdigest.collect.facts.step import attach_facts, open_upstream
+        from prdigest.collect.facts.step import attach_facts
+        from prdigest.collect.git.upstream import Upstream
 
         services = self.services
         settings = services.settings
-        self._clone, problem = open_upstream(settings)
-        if problem:  # said once, by the facts step's logger; the facts come from the patches
-            logging.getLogger("prdigest.collect.facts.step").warning("%s", problem)
+        upstream = services.upstream or Upstream(settings.git, settings.clone_home())
+        self._clone = upstream()  # opened and fetched once for the run (the source may have opened it already)
+        if upstream.problem:  # said once, when it was opened; the facts come from the patches
             settings = settings.model_copy(update={"git": None})
         store = services.store() if settings.git else None
         with_facts, _ = attach_facts(prs, settings=settings, surface=services.surface(), store=store,

@@ -9,6 +9,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from urllib3 import Retry
 
@@ -16,11 +17,15 @@ from prdigest.kernel.config import DEFAULT_GITHUB_URL
 from prdigest.collect.github.cache import CachedPR, PullCache
 from prdigest.collect.github.client import DEFAULT_REQUESTS_PER_MINUTE, SEARCH_REQUESTS_PER_MINUTE, Clients, default_retry, github_errors, is_loopback
 from prdigest.collect.github.fetch import DEFAULT_PATCH_BUDGET, Fetched, fetch_pr
+from prdigest.collect.git.upstream import present_commits
 from prdigest.collect.github.search import Hit, search_merged
 from prdigest.kernel.models import PullRequest
 from prdigest.kernel.progress import report
 from prdigest.kernel.storage import Store
 from prdigest.kernel.window import Window
+
+if TYPE_CHECKING:
+    from prdigest.collect.git import UpstreamClone
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +71,7 @@ class GitHubSource:
                  state: Store | Callable[[], Store], concurrency: int = 8,
                  retry: Retry | None = None, requests_per_minute: float | None | str = "auto",
                  timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True,
-                 git_files: bool = False) -> None:
+                 upstream: "Callable[[], UpstreamClone | None] | None" = None) -> None:
         self.repo = repo
         self.base_url = base_url.rstrip("/")
         self._token = token
@@ -80,10 +85,13 @@ class GitHubSource:
         self.patch_budget = patch_budget
         #: Reviews, conversation comments and linked issues too (``--no-discussion``: False).
         self.discussion = discussion
-        #: An upstream clone gives the files (``--git``): no per-PR file request; each PR's merge commit sha
-        #: comes from the closed-PR list instead (one request per 100 PRs updated since the window opened).
-        self.git_files = git_files
+        #: The run's ``--git`` clone: when it can be had, each PR's merge commit sha comes from the closed-PR
+        #: list (one request per 100 PRs updated since the window opened) and a PR whose commit the clone has
+        #: gets no file request (the files come from git); without it every PR's files are fetched.
+        self._upstream = upstream
+        self.git_files = upstream is not None
         self._merge_commits: dict[int, str] = {}
+        self._in_clone: set[str] = set()
         self.stats = CollectStats()
 
     @property
@@ -116,8 +124,12 @@ class GitHubSource:
                 search_client = clients.make(search_pause)
                 clients.get_page(f"/repos/{self.repo}", gh=search_client)  # 404/401 here, before any work
                 hits, stats.search_requests = search_merged(clients, search_client, self.repo, window)
-                if self.git_files:
+                clone = self._upstream() if self._upstream is not None else None
+                self.git_files = clone is not None  # a clone that cannot be had: the files from GitHub
+                self._merge_commits, self._in_clone = {}, set()
+                if clone is not None:
                     self._merge_commits, stats.list_requests = merge_commits(clients, self.repo, window)
+                    self._in_clone = present_commits(clone, self._merge_commits.values())
                 prs = self._details(clients, cache, hits, stats)
         finally:
             clients.close()
@@ -173,8 +185,10 @@ class GitHubSource:
         return prs
 
     def _fetch_one(self, clients: Clients, hit: Hit, cached: CachedPR | None) -> Fetched:
+        sha = self._merge_commits.get(hit.number)
+        # Files from git only for a PR whose merge commit the clone has; any other is listed by GitHub.
         return fetch_pr(clients, self.repo, hit, cached, patch_budget=self.patch_budget, discussion=self.discussion,
-                        files=not self.git_files, merge_commit=self._merge_commits.get(hit.number))
+                        files=not (sha and sha.lower() in self._in_clone), merge_commit=sha)
 
 
 def merge_commits(clients: Clients, repo: str, window: Window) -> tuple[dict[int, str], int]:
