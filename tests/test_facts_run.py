@@ -152,30 +152,10 @@ def test_a_github_week_whose_clone_fails_lists_every_file_from_github(upstream: 
 
 
 def test_with_a_clone_a_github_week_makes_no_request_for_its_diffs(upstream: Upstream, tmp_path: Path) -> None:
-    from tests.servers.github_server import GitHubServer, make_state
-
     records = [json.loads(pr.model_dump_json(exclude={"changes", "facts_source"})) for pr in upstream.prs]
-    server = GitHubServer(make_state(records, "acme/pkg", token="ghp_facts-test-token")).start()
-    try:
-        rules = tmp_path / "rules.yaml"
-        rules.write_text(RULES)
-        readers = tmp_path / "readers.yaml"
-        readers.write_text("readers:\n  - id: core-team\n    name: Core\n    email: core@example.com\n")
-        options = RunOptions(source="github", repo="acme/pkg", out=str(tmp_path / "out"), rules=str(rules),
-                             readers=str(readers), language="en", git=str(upstream.path), github_url=server.url,
-                             state=str(tmp_path / "state.sqlite"), since="2026-11-16", until="2026-11-23")
-        settings = load_settings(**options.settings_overrides(), github_token="ghp_facts-test-token")
-        services = build_services(options, settings, default_media())
-        try:
-            EditionPipeline(services).run()
-        finally:
-            services.close()
-        kinds = server.state.stats()["kinds"]
-    finally:
-        server.stop()
+    kinds, digest = _github_run(upstream, tmp_path, str(upstream.path), records)
     assert kinds.get("files", 0) == 0 and kinds.get("pull", 0) == 0  # no PR's files, no PR fetched for its sha
     assert kinds.get("pull_list", 0) == 1  # the merge commits of the week: one page of the closed-PR list
-    digest = json.loads((tmp_path / "out" / "digest.json").read_text())
     entries = {e["number"]: e for e in digest["entries"]}
     for number, expected in EXPECTED.items():
         assert {(c["kind"], c["symbol"], c["detail"]) for c in entries[number]["changes"]} == expected, number
