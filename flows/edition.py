@@ -24,7 +24,6 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prdigest.kernel import progress
 from prdigest.kernel.config import load_settings
 from prdigest.deliver.run import DeliveryReport
-from prdigest.draft.registry import DrafterName
 from prdigest.kernel.errors import ConfigError, SourceError
 from prdigest.kernel.models import Edition, Entry, Language, PullRequest
 from prdigest.kernel.config import Settings
@@ -196,7 +195,7 @@ def digest_edition(
     since: str = "",
     until: str = "",
     source: str = "sample",
-    drafter: DrafterName = "offline",
+    drafter: str = "offline",  # any name in the pr_digest.drafters group (RunOptions checks it)
     approve: Literal["auto", "ui"] = "auto",
     deliver: str = "outbox",
     readers: str = "",

@@ -14,7 +14,6 @@ from prefect.context import FlowRunContext
 
 from flows.secrets import refuse_secret_state, with_secret_blocks
 from prdigest.kernel.config import load_settings
-from prdigest.draft.registry import DrafterName
 from prdigest.evaluation import evaluate as ev
 from prdigest.kernel.errors import ConfigError
 from prdigest.evaluation.results import EvalConfig
@@ -56,7 +55,7 @@ def check_out(out: str, *, deployed: bool) -> None:
 @flow(name="digest-evaluation", log_prints=False)
 def digest_evaluation(
     gold: str | None = None,
-    drafter: DrafterName = "offline",
+    drafter: str = "offline",  # any name in the pr_digest.drafters group (EvalConfig checks it)
     llm_base_url: str | None = None,
     model: str | None = None,
     language: Language | None = None,

@@ -1,20 +1,24 @@
 """The media pr-digest knows: each one renderer, one channel and one registration.
 
-The shipped media are registered here. A team adds its own without touching the flow or the
-pipeline: ``register_medium(Medium(...))`` from its code, or an installed package that declares an
-entry point in the ``pr_digest.media`` group naming a :class:`~prdigest.deliver.media.Medium`; the entry point's
-name is the medium's transport (what ``--deliver`` names), and a run imports only the plugins it names.
+Media are plugins like sources and drafters (``prdigest.kernel.registry``): an entry point in the
+``pr_digest.media`` group names a :class:`~prdigest.deliver.media.Medium`, its name the medium's transport
+(what ``--deliver`` names). The shipped media below are declared so in pyproject.toml; a team's own is an
+installed package's entry point, or ``register_medium(Medium(...))`` from its code. A run imports only the
+plugins it names; the shipped media are always there (an outbox run writes every one of them).
 """
 
 from __future__ import annotations
 
 from importlib.metadata import entry_points
 
+from prdigest.kernel.registry import MEDIA_GROUP
+
 from prdigest.deliver.email_message import EmailComposer, email_message_id, email_notice, email_outbox_file
 from prdigest.deliver.feishu import FeishuChannel, address_problem, feishu_composer, feishu_outbox_file
 from prdigest.deliver.slack import SlackChannel, slack_composer, slack_notice, slack_outbox_file
 from prdigest.deliver.smtp import SmtpChannel
 from prdigest.deliver.media import MediaRegistry, Medium
+from prdigest.kernel.errors import ConfigError
 from renderers.bundle import email_rendering, slack_rendering
 from renderers.feishu import feishu_notice, feishu_rendering
 
@@ -42,6 +46,10 @@ def unregister_medium(name: str) -> None:
     _registered[:] = [m for m in _registered if m.name != name]
 
 
+#: The shipped media's transports, in the order a run writes and delivers them.
+SHIPPED = ("smtp", "slack", "feishu")
+
+
 def default_media(deliver: str | None = None) -> MediaRegistry:
     """A fresh registry: the shipped media, then installed plugins, then registered ones.
 
@@ -50,5 +58,12 @@ def default_media(deliver: str | None = None) -> MediaRegistry:
     resend of an earlier edition may need any of them).
     """
     named = None if deliver is None else {w.strip() for w in deliver.split(",") if w.strip()}
-    plugins = [ep.load() for ep in entry_points(group="pr_digest.media") if named is None or ep.name in named]
-    return MediaRegistry([EMAIL, SLACK, FEISHU, *plugins, *_registered])
+    installed = {ep.name: ep for ep in reversed(list(entry_points(group=MEDIA_GROUP)))}  # first on sys.path wins
+    missing = [t for t in SHIPPED if t not in installed]
+    if missing:
+        raise ConfigError(f"the shipped media {', '.join(missing)} are not installed ({MEDIA_GROUP} entry "
+                          "points): install pr-digest (./scripts/setup re-installs it after pyproject.toml changes)")
+    shipped = [installed[t].load() for t in SHIPPED]
+    plugins = [ep.load() for name, ep in sorted(installed.items())
+               if name not in SHIPPED and (named is None or name in named)]
+    return MediaRegistry([*shipped, *plugins, *_registered])

@@ -146,9 +146,9 @@ def test_source_forms_name_a_kind_and_its_argument(value: str, name: str, argume
 @pytest.mark.parametrize("value", ["s3://bucket", "jsonl", "jsonl:", "jsonl:  ", "github:org/repo", "sample:x",
                                    "", "GitHub", "../etc/passwd"])
 def test_a_bad_source_is_refused_listing_every_form(value: str) -> None:
-    with pytest.raises(ConfigError, match=r"use jsonl:PATH or github or sample$"):
+    with pytest.raises(ConfigError, match=r"use github or jsonl:PATH or sample$"):
         SOURCES.parse(value)
-    with pytest.raises(ValidationError, match="use jsonl:PATH or github or sample"):
+    with pytest.raises(ValidationError, match="use github or jsonl:PATH or sample"):
         RunOptions(source=value)
 
 
@@ -215,3 +215,72 @@ def test_the_lazy_store_opens_once_from_any_thread_and_closes_once(tmp_path: Pat
         lazy().execute("CREATE TABLE t (x INTEGER)")
     assert not lazy.opened
     lazy.close()  # twice is fine
+
+
+# ---- from another package: entry points, loaded by name -----------------------------------------------------
+def _installed(folder: Path, monkeypatch, group: str, name: str, module: str, code: str) -> Path:
+    """An installed distribution (a dist-info folder on sys.path) declaring ``name`` in ``group``; importing its
+    module leaves a mark, so a test sees whether it was loaded at all."""
+    import importlib
+
+    folder.mkdir(exist_ok=True)
+    mark = folder / f"{module}.imported"
+    (folder / f"{module}.py").write_text(f"from pathlib import Path\nPath({str(mark)!r}).write_text('x')\n{code}",
+                                         encoding="utf-8")
+    info = folder / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}:KIND\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    importlib.invalidate_caches()
+    return mark
+
+
+def test_a_source_and_a_drafter_from_an_installed_package_run_an_edition_and_load_only_when_named(
+        tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    source_mark = _installed(tmp_path / "s", monkeypatch, "pr_digest.sources", "weekfile", "weekfile_source",
+                             "from prdigest.collect.registry import SourceKind\n"
+                             "from prdigest.collect.sources import JsonlSource, sample_week_path\n"
+                             "KIND = SourceKind('weekfile', 'the sample week, from a plugin',\n"
+                             "                  build=lambda argument, context: JsonlSource(sample_week_path(), None))\n")
+    drafter_mark = _installed(tmp_path / "d", monkeypatch, "pr_digest.drafters", "loud", "loud_drafter",
+                              "from prdigest.draft.registry import DrafterKind\n"
+                              "from tests.test_registries import ShoutyDrafter\n"
+                              "KIND = DrafterKind('loud', 'capitals', build=lambda c: ShoutyDrafter(c.vocabulary),\n"
+                              "                   label=lambda settings: 'shouty:v1')\n")
+    for module in ("weekfile_source", "loud_drafter"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    options = RunOptions(source="sample", drafter="offline", out=str(tmp_path / "o1"))
+    assert "weekfile" in SOURCES.names() and "loud" in DRAFTERS.names()  # listed from metadata alone
+    assert not source_mark.exists() and not drafter_mark.exists()  # a run that names neither imports neither
+
+    options = RunOptions(source="weekfile", drafter="loud", out=str(tmp_path / "out"), language="en",
+                         state=str(tmp_path / "state.sqlite"))
+    assert source_mark.exists() and drafter_mark.exists()
+    _run(options)
+    digest = json.loads((tmp_path / "out" / "digest.json").read_text(encoding="utf-8"))
+    assert digest["drafter"] == "shouty:v1" and len(digest["entries"]) == len(read_jsonl(sample_week_path()))
+    with pytest.raises(ValueError, match="already registered"):
+        SOURCES.register(SourceKind("weekfile", "again", build=lambda argument, context: None))  # type: ignore[arg-type,return-value]
+    for module in ("weekfile_source", "loud_drafter"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+
+
+def test_a_plugin_that_does_not_load_is_named_in_one_line(tmp_path: Path, monkeypatch) -> None:
+    _installed(tmp_path, monkeypatch, "pr_digest.sources", "broken", "broken_source", "raise ImportError('no lib')\n")
+    with pytest.raises(ValidationError, match=r"--source 'broken': its entry point broken_source:KIND "
+                                              r"\(pr_digest.sources\) does not load: ImportError: no lib"):
+        RunOptions(source="broken")
+
+
+def test_the_options_check_imports_neither_collect_nor_draft_with_the_kernel() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from prdigest.kernel.options import RunOptions; "
+            "bad = [m for m in sys.modules if m.startswith(('prdigest.collect', 'prdigest.draft'))]; "
+            "assert not bad, bad; RunOptions(source='jsonl:x.jsonl', drafter='openai'); "
+            "assert 'prdigest.collect.github' not in sys.modules and 'openai' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1])

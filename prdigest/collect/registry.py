@@ -2,7 +2,8 @@
 :class:`~prdigest.collect.sources.Source` and one :class:`SourceKind` registration. ``--source`` names a kind, with an
 argument after a colon when the kind takes one (``jsonl:PATH``); the composition root looks it up here.
 
-Registrations build lazily: importing this module imports no client library.
+Registrations build lazily: importing this module imports no client library. A source from another package is an entry point
+in the ``pr_digest.sources`` group naming its :class:`SourceKind` (see ``prdigest.kernel.registry``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
-from prdigest.kernel.registry import Registry
+from prdigest.kernel.registry import SOURCES_GROUP, Registry
 from prdigest.collect.sources import JsonlSource, Source, sample_week_path
 from prdigest.kernel.storage import Store
 
@@ -58,21 +59,9 @@ class SourceKind:
 
 
 class SourceRegistry(Registry[SourceKind]):
-    """The PR sources a run may use, by name."""
+    """The PR sources a run may use, by name (``forms`` and ``parse``: the kernel registry's NAME:ARGUMENT)."""
 
-    what, flag = "source", "--source"
-
-    def forms(self) -> list[str]:
-        """Every ``--source`` form, in registration order."""
-        return [k.form for k in self]
-
-    def parse(self, value: str) -> tuple[SourceKind, str]:
-        """The kind ``--source value`` names and its argument; ConfigError listing the forms otherwise."""
-        name, colon, argument = value.partition(":")
-        kind = self._items.get(name)
-        if kind is None or bool(colon) != bool(kind.argument) or (kind.argument and not argument.strip()):
-            raise ConfigError(f"--source '{value}': use {' or '.join(self.forms())}")
-        return kind, argument
+    what, flag, group = "source", "--source", SOURCES_GROUP
 
     def build(self, value: str, context: SourceContext) -> Source:
         """The source ``--source value`` names."""
@@ -105,9 +94,12 @@ def _github(argument: str, context: SourceContext) -> Source:
                         upstream=context.upstream if settings.git else None)
 
 
-#: The shipped sources. A team's own: ``SOURCES.register(SourceKind(...))`` before the run is built.
-SOURCES = SourceRegistry([
-    SourceKind("jsonl", "a file in the source format, one PR a line", build=_jsonl, argument="PATH"),
-    SourceKind("github", "the GitHub (or GitHub Enterprise) API, with GITHUB_TOKEN", build=_github),
-    SourceKind("sample", "the shipped sample week of vLLM PRs", build=_sample),
-])
+#: The shipped sources, declared as entry points of the ``pr_digest.sources`` group in pyproject.toml like any
+#: installed package's.
+JSONL = SourceKind("jsonl", "a file in the source format, one PR a line", build=_jsonl, argument="PATH")
+GITHUB = SourceKind("github", "the GitHub (or GitHub Enterprise) API, with GITHUB_TOKEN", build=_github)
+SAMPLE = SourceKind("sample", "the shipped sample week of vLLM PRs", build=_sample)
+
+#: Every source a run may name: the installed entry points (the shipped ones among them), loaded by name, and a
+#: team's own registered in process: ``SOURCES.register(SourceKind(...))`` before the run is built.
+SOURCES = SourceRegistry()

@@ -4,14 +4,15 @@ PRs it drafts at once, what the edition calls it, what its tokens cost, how it r
 it writes the lede. The pipeline, ``digest eval``, the flow and the CLI look drafters up here by name;
 none of them names one.
 
-Registrations build lazily: importing this module imports no model SDK.
+Registrations build lazily: importing this module imports no model SDK. A drafter from another package is an entry point in
+the ``pr_digest.drafters`` group naming its :class:`DrafterKind` (see ``prdigest.kernel.registry``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
@@ -21,7 +22,7 @@ from prdigest.draft.cost import cost_usd
 from prdigest.draft.usage import usage_markdown
 from prdigest.connect.lede import Complete
 from prdigest.kernel.models import Coverage, Entry, PullRequest
-from prdigest.kernel.registry import Registry
+from prdigest.kernel.registry import DRAFTERS_GROUP, Registry
 from prdigest.kernel.storage import Store
 from prdigest.kernel.vocabulary import Vocabulary
 
@@ -82,7 +83,7 @@ class DrafterKind:
 class DrafterRegistry(Registry[DrafterKind]):
     """The drafters a run may use, by name."""
 
-    what, flag = "drafter", "--drafter"
+    what, flag, group = "drafter", "--drafter", DRAFTERS_GROUP
 
 
 def _offline(context: DraftingContext) -> Drafter:
@@ -115,16 +116,14 @@ def _openai_complete(settings: Settings) -> Complete:
     return openai_complete(settings)
 
 
-#: The shipped drafters. A team's own: ``DRAFTERS.register(DrafterKind(...))`` before the run is built.
-DRAFTERS = DrafterRegistry([
-    DrafterKind("offline", "deterministic drafts from the PR's own data, no network", build=_offline),
-    DrafterKind("openai", "a chat model at --llm-base-url (OpenAI or any compatible server)", build=_openai,
-                concurrency=lambda settings: settings.llm_concurrency,
-                label=lambda settings: f"openai:{settings.model}", cost=cost_usd, usage=usage_markdown,
-                complete=_openai_complete, coverage=_openai_coverage),
-])
+#: The shipped drafters, declared as entry points of the ``pr_digest.drafters`` group in pyproject.toml like
+#: any installed package's.
+OFFLINE = DrafterKind("offline", "deterministic drafts from the PR's own data, no network", build=_offline)
+OPENAI = DrafterKind("openai", "a chat model at --llm-base-url (OpenAI or any compatible server)", build=_openai,
+                     concurrency=lambda settings: settings.llm_concurrency,
+                     label=lambda settings: f"openai:{settings.model}", cost=cost_usd, usage=usage_markdown,
+                     complete=_openai_complete, coverage=_openai_coverage)
 
-#: The names registered when this module is imported, as a type: the Prefect flows' ``drafter`` parameter, so
-#: the deployment form offers a drop-down. A team's own drafter is registered before the flows are imported
-#: (``RunOptions`` checks every name against the registry itself).
-DrafterName = Literal[tuple(DRAFTERS.names())]  # type: ignore[valid-type]
+#: Every drafter a run may name: the installed entry points (the shipped ones among them), loaded by name, and
+#: a team's own registered in process: ``DRAFTERS.register(DrafterKind(...))`` before the run is built.
+DRAFTERS = DrafterRegistry()

@@ -10,7 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Language
+from prdigest.kernel.registry import DRAFTERS_GROUP, SOURCES_GROUP, registry
 
 
 class RunOptions(BaseModel):
@@ -75,26 +77,21 @@ class RunOptions(BaseModel):
             raise ValueError(f"--deliver '{value}': use 'outbox' or any of 'smtp,slack,feishu'")
         return ",".join(sorted(parts))
 
-    # The registries are imported when a value is checked, not with this module (the flags are built first).
+    # Checked in the kernel's registry of the group: the entry point a name declares is loaded then (the step
+    # that owns the group is not imported with this module; the flags are built first).
     @field_validator("source")
     @classmethod
     def _source(cls, value: str) -> str:
-        from prdigest.collect.registry import SOURCES
-
-        return _known(lambda: SOURCES.parse(value), value)
+        return _known(lambda: registry(SOURCES_GROUP, "source", "--source").parse(value), value)
 
     @field_validator("drafter")
     @classmethod
     def _drafter(cls, value: str) -> str:
-        from prdigest.draft.registry import DRAFTERS
-
-        return _known(lambda: DRAFTERS[value], value)
+        return _known(lambda: registry(DRAFTERS_GROUP, "drafter", "--drafter")[value], value)
 
 
 def _known(lookup: Callable[[], object], value: str) -> str:
     """``value`` when ``lookup`` finds it in its registry; its one-line ConfigError as pydantic's ValueError."""
-    from prdigest.kernel.errors import ConfigError
-
     try:
         lookup()
     except ConfigError as exc:
