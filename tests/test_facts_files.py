@@ -117,6 +117,9 @@ def test_cpp_table(before: str, after: str, expected: set[tuple[str, str, str]])
     ("requirements/cuda.txt", "torch==2.5.0\n-r common.txt\n", "torch == 2.6.0\n-r common.txt\n",
      {("dependency", "torch", "changed")}),
     ("requirements.txt", "Flash_Attn>=2.5  # comment\n", "flash-attn>=2.5\n", set()),  # same package, same pin
+    # Lines that are not requirements ("new line 0": a word, then prose) name no package; a real one beside them does
+    ("requirements/common.txt", "old line 0\ntorch==2.5\n", "new line 0\nnew line 1\ntorch==2.6\n",
+     {("dependency", "torch", "changed")}),
     ("pyproject.toml", "[project]\ndependencies = ['numpy>=1.26']\n",
      "[project]\ndependencies = ['numpy>=2']\n[project.optional-dependencies]\nx = ['rich']\n",
      {("dependency", "numpy", "changed"), ("dependency", "rich", "added")}),

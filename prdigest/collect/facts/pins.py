@@ -14,6 +14,10 @@ from prdigest.kernel.models import Change
 _REQUIREMENTS = re.compile(r"(^|/)requirements[^/]*\.(txt|in)$|(^|/)requirements/[^/]+\.(txt|in)$")
 #: A requirement's name (PEP 508), optional extras, then the rest (specifier, URL, marker).
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
+#: What may follow the name: nothing, a version specifier, a direct URL (``@``), a marker (``;``), the old
+#: parenthesised specifier, or a requirements-file option (``--hash``) or line continuation. Anything else
+#: (``new line 0``, prose in a file's text) is not a requirement, so no package is named from it.
+_AFTER_NAME = re.compile(r"(===?|[<>!~]=|[<>]|@|;|\(|--|\\|$)")
 
 
 def is_pin_file(path: str) -> bool:
@@ -32,6 +36,8 @@ def _requirement(line: str) -> tuple[str, str] | None:
     if not match:
         return None
     name, _extras, rest = match.groups()
+    if not _AFTER_NAME.match(rest):
+        return None
     spec = " ".join(rest.split())
     if spec.startswith("@"):  # a direct URL: its URL is its bound
         spec = spec[:120]
