@@ -1,0 +1,196 @@
+"""A whole edition run at scale: 300 PRs × 10,000 readers in thousands of distinct filters, rendered and
+delivered to the outbox, through the pipeline `digest run` uses (offline drafter, auto approval, SQLite state).
+
+    .venv/bin/python -m benchmarks.scale [--prs 300] [--readers 1000 10000] [--write]
+
+Per size, in a fresh process (so peak RSS is that size's): the PRs are the shipped sample week's, copied with
+new numbers; each reader follows one to three subsystems (or all), sometimes excludes one, asks for a lowest
+verdict and sometimes a smaller read-first budget, and reads by e-mail only, Slack only, both, or e-mail and a
+Feishu group. The run is :meth:`EditionPipeline.run` (collect, draft, connect, review, render, publish,
+deliver); the render and deliver steps are timed apart, renders are counted per medium, and peak RSS is the
+process's ``ru_maxrss``. ``--write`` replaces the "Scale" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.report import write_section  # noqa: E402
+
+SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
+#: Share of readers per way of reading (the rest: e-mail only).
+SLACK_ONLY, BOTH, FEISHU = 0.2, 0.15, 0.05
+
+
+def write_prs(path: Path, n: int) -> None:
+    """``n`` PRs from the sample week, numbered apart past the first 58, merged in the sample's week."""
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            r = dict(records[i % len(records)])
+            copy = i // len(records)
+            if copy:
+                r["number"] += 100_000 * copy
+                r["url"] = r["url"].rsplit("/", 1)[0] + f"/{r['number']}"
+                r["title"] = f"{r['title']} (part {copy + 1})"
+            out.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def write_readers(path: Path, n: int, subsystems: list[str], seed: int = 30) -> None:
+    """``n`` readers with random filters and media (the same for every run of one size)."""
+    rng = random.Random(seed)
+    lines = ["readers:"]
+    for i in range(n):
+        rid = f"reader-{i:05d}"
+        lines += [f"  - id: {rid}", f"    name: Reader {i}"]
+        roll = rng.random()
+        if roll < SLACK_ONLY:
+            lines.append(f"    slack: \"#chan-{i:05d}\"")
+        elif roll < SLACK_ONLY + BOTH:
+            lines += [f"    email: {rid}@example.com", f"    slack: \"#chan-{i:05d}\""]
+        elif roll < SLACK_ONLY + BOTH + FEISHU:
+            lines += [f"    email: {rid}@example.com", f"    feishu: group-{i:05d}"]
+        else:
+            lines.append(f"    email: {rid}@example.com")
+        if rng.random() > 0.05:  # 5 % follow everything
+            follow = rng.sample(subsystems, rng.choice((1, 2, 2, 3)))
+            lines.append(f"    subsystems: [{', '.join(follow)}]")
+            if rng.random() < 0.3:
+                lines.append(f"    exclude: [{rng.choice([s for s in subsystems if s not in follow])}]")
+        verdict = rng.choice(("skip", "skip", "skim", "deep-read"))
+        if verdict != "skip":
+            lines.append(f"    min_verdict: {verdict}")
+        if rng.random() < 0.2:
+            lines.append(f"    budget: {rng.choice((1, 2, 3))}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def one(n_prs: int, n_readers: int, language: str) -> dict:
+    """One size, measured in this (fresh) process."""
+    from flows.media import default_media
+    from prdigest.kernel.config import load_settings
+    from prdigest.deliver.media import MediaRegistry, Medium
+    from prdigest.kernel.options import RunOptions
+    from prdigest.pipeline.edition import EditionPipeline
+    from prdigest.pipeline.compose import build_services
+    from renderers.site import build_site
+
+    calls: dict[str, int] = {}
+
+    def counted(medium: Medium) -> Medium:
+        def render(*args):
+            calls[medium.name] = calls.get(medium.name, 0) + 1
+            return medium.render(*args)
+        return replace(medium, render=render)
+
+    steps: dict[str, float] = {}
+
+    class Timed(EditionPipeline):
+        def render(self, *args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return super().render(*args, **kwargs)
+            finally:
+                steps["render"] = steps.get("render", 0.0) + time.perf_counter() - started
+
+        def deliver(self, *args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return super().deliver(*args, **kwargs)
+            finally:
+                steps["deliver"] = steps.get("deliver", 0.0) + time.perf_counter() - started
+
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    subsystems = sorted({s for r in records for s in r["gold"]["subsystems"]})
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        write_prs(tmp_path / "prs.jsonl", n_prs)
+        write_readers(tmp_path / "readers.yaml", n_readers, subsystems)
+        options = RunOptions(source=f"jsonl:{tmp_path / 'prs.jsonl'}", readers=str(tmp_path / "readers.yaml"),
+                             out=str(tmp_path / "out"), language=language, state=str(tmp_path / "state.sqlite"))
+        settings = load_settings(**options.settings_overrides())
+        media = MediaRegistry([counted(m) for m in default_media(options.deliver)])
+        started = time.perf_counter()
+        summary = Timed(build_services(options, settings, media, site=build_site)).run()
+        total = time.perf_counter() - started
+        outbox = sum(1 for _ in (tmp_path / "out" / "outbox").iterdir())
+    return {
+        "prs": n_prs, "readers": n_readers, "language": language, "variants": len(summary.variants),
+        "idle": len(summary.idle_readers), "published": summary.published, "renders": calls,
+        "sent": len(summary.sent), "outbox_files": outbox, "failed": len(summary.failed),
+        "render_s": steps.get("render", 0.0), "deliver_s": steps.get("deliver", 0.0), "total_s": total,
+        "cpu_s": (lambda u: u.ru_utime + u.ru_stime)(resource.getrusage(resource.RUSAGE_SELF)),
+        "rss_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "load": os.getloadavg(),
+    }
+
+
+def section(results: list[dict], before: str) -> str:
+    """The Scale section of BENCHMARKS.md for these results."""
+    lines = [
+        "Command: `.venv/bin/python -m benchmarks.scale --write` (each size in a fresh process; `digest run`'s "
+        "pipeline with the offline drafter, auto approval, `--deliver outbox`, SQLite state; PRs from the sample "
+        "week copied with new numbers; readers with random filters: one to three subsystems or all, an exclusion "
+        f"for 30 %, a lowest verdict, a smaller read-first budget for 20 %; {SLACK_ONLY:.0%} Slack only, "
+        f"{BOTH:.0%} e-mail and Slack, {FEISHU:.0%} e-mail and Feishu, the rest e-mail only). \"load\" is the "
+        "machine's load average (1, 5, 15 min) at the end of each size: other sessions share the 2 cores, so the "
+        "wall times (render, deliver, whole run) follow the load; \"CPU s\" is the run's own processor time "
+        "(user + system), which does not.",
+        "",
+        "| PRs | readers | variants | renders (email / slack / feishu) | render s | deliver s | whole run s "
+        "| CPU s | outbox files | peak RSS MiB | load |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in results:
+        renders = " / ".join(str(r["renders"].get(m, 0)) for m in ("email", "slack", "feishu"))
+        load = ", ".join(f"{x:.1f}" for x in r["load"])
+        lines.append(f"| {r['prs']} | {r['readers']:,} | {r['variants']:,} | {renders} | {r['render_s']:.1f} "
+                     f"| {r['deliver_s']:.1f} | {r['total_s']:.1f} | {r.get('cpu_s', float('nan')):.1f} "
+                     f"| {r['outbox_files']:,} "
+                     f"| {r['rss_peak_mib']:,.0f} | {load} |")
+    if before:
+        lines += ["", before]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prs", type=int, default=300)
+    parser.add_argument("--readers", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--language", default="zh-CN")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--before", default="", help="a paragraph on the code before, kept in the section")
+    parser.add_argument("--write", action="store_true", help="replace the Scale section of BENCHMARKS.md")
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.prs, args.one, args.language)))
+        return
+    results = []
+    for n in args.readers:
+        child = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--one", str(n), "--prs", str(args.prs),
+                                "--language", args.language], cwd=ROOT, capture_output=True, text=True)
+        if child.returncode:
+            raise SystemExit(f"{n} readers failed:\n{child.stderr[-3000:]}")
+        result = json.loads(child.stdout.strip().splitlines()[-1])
+        print(json.dumps(result))
+        results.append(result)
+    if args.write:
+        write_section("Scale", section(results, args.before))
+
+
+if __name__ == "__main__":
+    main()
