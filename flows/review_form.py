@@ -37,8 +37,8 @@ class ReviewForm(RunInput):
         description="send: every unflagged entry not rejected under Changes · hold: nothing")
     approver: str = pydantic.Field(default="", description="Your name, recorded in digest.json")
     changes: str = pydantic.Field(default="", description="A line each: reject 41873 41902 · approve 41910 (⚠) "
-                                  "· #41873 verdict=skim headline=… text=… · first 41873 (read first) "
-                                  "· nobreak 41873 (not breaking) · note …")
+                                  "· #41873 verdict=skim headline=… text=… points=… | … followups=… "
+                                  "· first 41873 (read first) · nobreak 41873 (not breaking) · note …")
     #: The content hash of the draft ``digest approve`` checked (never drawn, never pre-filled: a UI input leaves it
     #: empty). The run compares it, and its record, with the draft it showed.
     snapshot: SkipJsonSchema[str] = ""

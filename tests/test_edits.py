@@ -144,3 +144,43 @@ def test_an_edit_of_a_draft_without_changes_is_not_kept(tmp_path: Path, server) 
         assert EditStore(store).count() == 0
     finally:
         store.close()
+
+
+def test_an_editor_rewrites_points_and_follow_ups_and_they_stick(server, tmp_path: Path) -> None:
+    from prdigest.review import parse_changes
+
+    run_week(_week(), tmp_path, server)
+    fields, errors = parse_changes("#102 points=`block_pool.py`: the lazy path | @njhill's eager default "
+                                   "followups=none")
+    assert not errors
+    store = open_store(tmp_path / "state.sqlite")
+    try:
+        record = records.load(store, WEEK)
+        assert record is not None
+        decision = ReviewDecision(decision="send", approver="lin", **fields)  # type: ignore[arg-type]
+        reviewed = apply_decision(record.edition, decision)
+        entry = next(e for e in reviewed.entries if e.number == 102)
+        assert entry.focus == ["`block_pool.py`: the lazy path", "@njhill's eager default"]
+        assert entry.followups == [] and entry.status.value == "edited"
+        record_review(store, record.edition, reviewed)
+    finally:
+        store.close()
+    again = _entry(run_week(_week(), tmp_path, server, resend_edition=True), 102)
+    assert again["focus"] == ["`block_pool.py`: the lazy path", "@njhill's eager default"]
+    assert again["followups"] == []
+
+
+def test_too_many_points_are_refused_naming_the_card(tmp_path: Path, server) -> None:
+    from prdigest.review import check_decision
+
+    run_week(_week(), tmp_path, server)
+    store = open_store(tmp_path / "state.sqlite")
+    try:
+        record = records.load(store, WEEK)
+        assert record is not None
+        decision = ReviewDecision(decision="send", approver="lin",
+                                  edits=[EntryEdit(number=102, points=" | ".join("abcdef"))])
+        assert check_decision(record.edition, decision) == [
+            "edits[0] (PR #102): 6 points (at most 5; separate them with ' | ')"]
+    finally:
+        store.close()

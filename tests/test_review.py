@@ -115,7 +115,7 @@ def test_a_week_of_only_flagged_entries_cannot_be_sent_by_approve_all() -> None:
         EntryEdit(number=41873, verdict="skim", headline="New head", text="Why, with = signs")]}, None),
     ("  \n12 text=only the why\n", {"edits": [EntryEdit(number=12, text="only the why")]}, None),
     ("reject 1, #2\nApprove: 3 4\nnote short week", {"reject": "1 2", "approve": "3 4", "note": "short week"}, None),
-    ("#5", {}, "give verdict=, headline= or text="),
+    ("#5", {}, "give verdict=, headline=, text=, points= or followups="),
     ("fix #5 please", {}, "is neither reject, approve, note nor a PR number"),
     ("reject 5 six", {"reject": "5"}, "'six' is not a PR number"),
     ("#6 verdict=must-read", {}, "not one of deep-read"),

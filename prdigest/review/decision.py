@@ -52,6 +52,10 @@ class EntryEdit(BaseModel):
     verdict: VerdictChoice = Field(default="keep", description="keep = the drafted verdict")
     headline: str = Field(default="", description="New headline; empty keeps the draft's")
     text: str = Field(default="", description="New text (the why); empty keeps the draft's")
+    points: str = Field(default="", description="New points to look at, separated by ' | '; 'none' for none; "
+                                                "empty keeps the draft's")
+    followups: str = Field(default="", description="New follow-ups, separated by ' | '; 'none' for none; empty "
+                                                   "keeps the draft's")
 
 
 class ReviewDecision(BaseModel):
@@ -188,6 +192,12 @@ def _check_edits(edits: list[EntryEdit], entries: dict[int, Entry], rejected: se
             reasons.append(f"{where}: the text is blank; type it or leave it empty to keep the draft's")
         if len(edit.text) > MAX_TEXT:
             reasons.append(f"{where}: the text has {len(edit.text)} characters (at most {MAX_TEXT})")
+        for name, given in (("points", edit.points), ("followups", edit.followups)):
+            items = split_items(given) if given.strip() else []
+            if len(items) > MAX_ITEMS:
+                reasons.append(f"{where}: {len(items)} {name} (at most {MAX_ITEMS}; separate them with ' | ')")
+            if any(len(item) > MAX_HEADLINE * 2 for item in items):
+                reasons.append(f"{where}: one of the {name} has over {MAX_HEADLINE * 2} characters")
     return reasons
 
 
@@ -220,7 +230,12 @@ def flagged_left_out(edition: Edition, decision: ReviewDecision) -> list[int]:
 def _changes(entry: Entry, edit: EntryEdit) -> bool:
     """True when the card changes the entry (a pre-filled card left as drafted does not)."""
     final = _edited(entry, edit)
-    return (final.verdict, final.headline, final.rationale) != (entry.verdict, entry.headline, entry.rationale)
+    return _shape(final) != _shape(entry)
+
+
+def _shape(entry: Entry) -> tuple[object, ...]:
+    """What an edit may change of an entry."""
+    return (entry.verdict, entry.headline, entry.rationale, entry.focus, entry.followups)
 
 
 def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | None = None) -> Edition:
@@ -244,7 +259,7 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
             continue
         final = _edited(entry, edits.get(entry.number), edition.language)
         distance = edit_distance(entry_text(entry), entry_text(final))
-        status = EntryStatus.EDITED if distance or final.verdict != entry.verdict else EntryStatus.APPROVED
+        status = EntryStatus.EDITED if distance or _shape(final) != _shape(entry) else EntryStatus.APPROVED
         entries.append(final.model_copy(update={"status": status, "edit_distance": distance}))
     note = decision.note.strip()
     if decision.decision == "hold":
@@ -278,12 +293,27 @@ def _edited(entry: Entry, edit: EntryEdit | None, language: str | None = None) -
         update["headline"] = edit.headline.strip()
     if edit.text.strip():
         update["rationale"] = edit.text.strip()
+    for name, given in (("focus", edit.points), ("followups", edit.followups)):
+        if given.strip():
+            update[name] = split_items(given)
     if "verdict" in update or "rationale" in update:
         # The text opens with the final verdict's own words, whoever changed which.
         language = language or ("zh-CN" if _CJK.search(entry.rationale) else "en")
         update["rationale"] = restated(str(update.get("rationale", entry.rationale)),
                                        Verdict(update.get("verdict", entry.verdict)), language)
     return entry.model_copy(update=update)
+
+
+#: The most points or follow-ups an entry holds.
+MAX_ITEMS = 5
+
+
+def split_items(text: str) -> list[str]:
+    """Points or follow-ups as an editor types them: separated by `` | `` (or one a line); ``none`` (or ``-``) for
+    none."""
+    if text.strip().lower() in ("none", "-"):
+        return []
+    return [" ".join(p.split()) for p in re.split(r"\s\|\s|\n", text) if p.strip()]
 
 
 def entry_text(entry: Entry) -> str:
@@ -298,7 +328,7 @@ def edit_distance(a: str, b: str) -> int:
 
 
 _EDIT_LINE = re.compile(r"#?(\d{1,9})(?:\s+(.*))?")
-_EDIT_FIELD = re.compile(r"(?:^|\s)(verdict|headline|text)=")
+_EDIT_FIELD = re.compile(r"(?:^|\s)(verdict|headline|text|points|followups)=")
 _KEYWORD_LINE = re.compile(r"(reject|approve|note|lede|confirm|first|nobreak)\b:?\s*(.*)", re.IGNORECASE)
 
 
@@ -325,7 +355,8 @@ def _edit_line(line: str, n: int) -> tuple[EntryEdit | None, str | None]:
     rest = match.group(2) or ""
     parts = _EDIT_FIELD.split(rest)
     if parts[0].strip() or len(parts) < 3:
-        return None, f"{where}: give verdict=, headline= or text= (found '{(parts[0].strip() or rest)[:40]}')"
+        return None, (f"{where}: give verdict=, headline=, text=, points= or followups= "
+                      f"(found '{(parts[0].strip() or rest)[:40]}')")
     values: dict[str, str] = {}
     for name, value in zip(parts[1::2], parts[2::2]):
         if name in values:
@@ -335,7 +366,8 @@ def _edit_line(line: str, n: int) -> tuple[EntryEdit | None, str | None]:
     if verdict not in {v.value for v in Verdict} | {"keep"}:
         return None, f"{where}: verdict '{verdict[:20]}' is not one of deep-read, skim, skip"
     return EntryEdit(number=int(match.group(1)), verdict=verdict,  # type: ignore[arg-type]
-                     headline=values.get("headline", ""), text=values.get("text", "")), None
+                     headline=values.get("headline", ""), text=values.get("text", ""),
+                     points=values.get("points", ""), followups=values.get("followups", "")), None
 
 
 def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
@@ -385,7 +417,8 @@ def changes_text(decision: ReviewDecision) -> str:
              f"approve {decision.approve}" if decision.approve.strip() else ""]
     for edit in decision.edits:
         fields = [f"verdict={edit.verdict}" if edit.verdict != "keep" else "",
-                  f"headline={edit.headline}" if edit.headline else "", f"text={edit.text}" if edit.text else ""]
+                  f"headline={edit.headline}" if edit.headline else "", f"text={edit.text}" if edit.text else "",
+                  f"points={edit.points}" if edit.points else "", f"followups={edit.followups}" if edit.followups else ""]
         lines.append(" ".join([f"#{edit.number}", *(f for f in fields if f)]))
     lines.append(f"note {decision.note}" if decision.note.strip() else "")
     lines.append(f"lede {' '.join(decision.lede.split())}" if decision.lede.strip() else "")
