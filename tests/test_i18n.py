@@ -206,3 +206,65 @@ def test_the_switch_finder_sees_comparisons_and_tables(tmp_path: Path) -> None:
                     encoding="utf-8")
     assert _switches(code, "sample.py") == ["sample.py:1: compares with a language tag",
                                             "sample.py:2: a table of strings per language"]
+
+
+def test_an_installed_package_adds_its_catalogs_through_an_entry_point(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A team's package (a dist-info folder on sys.path) declares ``pr_digest.catalogs``: the YAML files beside
+    the module it names are languages, with no setting and no change to the product."""
+    import importlib
+
+    package = tmp_path / "team_words"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "ja.yaml").write_text("meta:\n  name: 日本語\n  plural: none\nverdict:\n  skim: 流し読み\n",
+                                     encoding="utf-8")
+    info = tmp_path / "team_words-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: team-words\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[pr_digest.catalogs]\nja = team_words\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    i18n._cached_plugin_folders.cache_clear()  # installed packages are read once per process
+    try:
+        assert "ja" in languages() and i18n.language_name("ja") == "日本語"
+        assert Verdict.SKIM.label("ja") == "流し読み" and Verdict.SKIP.label("ja") == "Skip"
+    finally:
+        i18n._cached_plugin_folders.cache_clear()
+
+
+RULES = """\
+subsystems:
+  kernels:
+    display: {zh-CN: 内核, en: Kernels, fr: Noyaux}
+    audience: {zh-CN: 内核开发者, en: kernel developers, fr: développeurs de noyaux}
+    paths: ['^csrc/']
+  rocm:
+    display: {zh-CN: ROCm, en: ROCm}
+    paths: ['rocm']
+"""
+
+
+def test_a_rules_file_gives_labels_in_any_language_and_english_stands_in(tmp_path: Path) -> None:
+    from prdigest.classify.subsystems import load_rules
+
+    path = tmp_path / "rules.yaml"
+    path.write_text(RULES, encoding="utf-8")
+    vocab = load_rules(path).vocabulary()
+    assert [vocab.label("kernels", lang) for lang in ("zh-CN", "en", "fr", "ja")] == ["内核", "Kernels", "Noyaux",
+                                                                                     "Kernels"]
+    assert vocab.get("kernels").audience("fr") == "développeurs de noyaux"
+    assert vocab.get("rocm").audience("zh-CN") == "ROCm 开发者" and vocab.get("rocm").audience("en") == "ROCm developers"
+
+
+@pytest.mark.parametrize(("display", "problem"), [
+    ("{zh-CN: 内核}", "needs an English text (en:)"),
+    ("{en: Kernels, French: Noyaux}", "'French' is not a language tag"),
+])
+def test_a_rules_file_label_mapping_is_checked(tmp_path: Path, display: str, problem: str) -> None:
+    from prdigest.classify.subsystems import load_rules
+
+    path = tmp_path / "rules.yaml"
+    path.write_text(RULES.replace("{zh-CN: 内核, en: Kernels, fr: Noyaux}", display), encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        load_rules(path)
