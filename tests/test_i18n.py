@@ -225,12 +225,12 @@ def test_an_installed_package_adds_its_catalogs_through_an_entry_point(tmp_path:
     (info / "entry_points.txt").write_text("[pr_digest.catalogs]\nja = team_words\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
-    i18n._cached_plugin_folders.cache_clear()  # installed packages are read once per process
+    i18n.reload()  # installed packages are read once per process
     try:
         assert "ja" in languages() and i18n.language_name("ja") == "日本語"
         assert Verdict.SKIM.label("ja") == "流し読み" and Verdict.SKIP.label("ja") == "Skip"
     finally:
-        i18n._cached_plugin_folders.cache_clear()
+        i18n.reload()
 
 
 RULES = """\

@@ -167,7 +167,27 @@ def _load(where: tuple[Path, ...]) -> _Loaded:
 
 
 def _loaded() -> _Loaded:
+    return _load_for(os.environ.get(ENV, ""))
+
+
+@lru_cache(maxsize=8)
+def _load_for(setting: str) -> _Loaded:
+    # Keyed by the setting's text: a lookup (several per line of every message) costs a dictionary hit.
+    # Installed packages are read once per process (_cached_plugin_folders).
     return _load(folders())
+
+
+@lru_cache(maxsize=64)
+def _catalog(language: str, setting: str) -> "Catalog":
+    loaded = _load_for(setting)
+    reference = loaded.own[FALLBACK]
+    return Catalog(language if language in loaded.own else FALLBACK, loaded.own.get(language, reference), reference)
+
+
+def reload() -> None:
+    """Read every catalog again on next use (installed packages included): after a package was installed."""
+    for cached in (_cached_plugin_folders, _load, _load_for, _catalog):
+        cached.cache_clear()
 
 
 def languages() -> tuple[str, ...]:
@@ -264,9 +284,7 @@ class Catalog(Mapping[str, Any]):
 
 def catalog(language: str) -> Catalog:
     """The catalog of ``language``; English's for a language without one."""
-    loaded = _loaded()
-    reference = loaded.own[FALLBACK]
-    return Catalog(language if language in loaded.own else FALLBACK, loaded.own.get(language, reference), reference)
+    return _catalog(language, os.environ.get(ENV, ""))
 
 
 def messages(language: str, area: str) -> Section:
