@@ -247,11 +247,12 @@ def digest_edition(
     """
     options = edition_options(**locals())  # first: locals() holds exactly the parameters here
     logger = get_run_logger()
-    settings, blocks = with_secret_blocks(load_settings(**options.settings_overrides()))
+    media = default_media(options.deliver)
+    settings, blocks = with_secret_blocks(load_settings(**options.settings_overrides()), media)
     if blocks:
         logger.info("secrets from Prefect Secret blocks: %s", ", ".join(blocks))  # the names, never the values
     preflight_review(options)  # --approve ui needs a Prefect server editors can reach: say so before collecting
-    services = build_services(options, settings, default_media(options.deliver), site=build_site)
+    services = build_services(options, settings, media, site=build_site)
     for notice in services.notices:  # e.g. subsystems proposed for a repo without a rules file
         logger.info(notice)
     try:

@@ -22,14 +22,16 @@ from prdigest.kernel.errors import ConfigError
 from renderers.bundle import email_rendering, slack_rendering
 from renderers.feishu import feishu_notice, feishu_rendering
 
-EMAIL = Medium(name="email", transport="smtp", address=lambda reader: reader.email, render=email_rendering,
+# Each addressed by the readers file's key of its name (prdigest/readers/addresses.py declares the keys).
+EMAIL = Medium(name="email", transport="smtp", render=email_rendering,
                composer=EmailComposer, outbox_file=email_outbox_file, channel=SmtpChannel.from_settings,
-               message_id=email_message_id, notice=email_notice)
-SLACK = Medium(name="slack", transport="slack", address=lambda reader: reader.slack, render=slack_rendering,
+               message_id=email_message_id, notice=email_notice,
+               secrets=(("DIGEST_SMTP_PASSWORD", "smtp-password"),))
+SLACK = Medium(name="slack", transport="slack", render=slack_rendering,
                composer=slack_composer, outbox_file=slack_outbox_file, channel=SlackChannel.from_settings,
-               notice=slack_notice)
-
-FEISHU = Medium(name="feishu", transport="feishu", address=lambda reader: reader.feishu, render=feishu_rendering,
+               notice=slack_notice, secrets=(("SLACK_BOT_TOKEN", "slack-bot-token"),))
+# Its group bots (URL and signing secret per group) are one JSON Secret block, read by flows/secrets.py.
+FEISHU = Medium(name="feishu", transport="feishu", render=feishu_rendering,
                 composer=feishu_composer, outbox_file=feishu_outbox_file, channel=FeishuChannel.from_settings,
                 address_problem=address_problem, notice=feishu_notice)
 

@@ -108,8 +108,8 @@ def _messages(edition: Edition, editor: Editor, index: int, text: str, media: li
               from_address: str) -> list[Message]:
     """The notification for one editor: one message on each of ``media`` (the run's) that carries a notice
     and on which the editor has an address, escaped by the medium (``Medium.notice``)."""
-    reader = Reader(id=f"editor-{slug(editor.name, limit=40) or index}", name=editor.name, email=editor.email,
-                    slack=editor.slack, feishu=editor.feishu)
+    reader = Reader(id=f"editor-{slug(editor.name, limit=40) or index}", name=editor.name,
+                    **editor.model_dump(include={"email", "slack", "feishu", "addresses"}))
     context = ComposeContext(edition=edition, sender=from_address)
     subject = f"Review waiting: {edition.name}"
     return [Message(reader=reader, variant="review", medium=m.name, recipient=address,

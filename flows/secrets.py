@@ -7,8 +7,13 @@ never parameters, and stay ``SecretStr`` in the settings.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
+
 from prefect.blocks.system import Secret
-from pydantic import SecretStr, ValidationError
+from pydantic import AliasChoices, SecretStr, ValidationError
+
+from prdigest.deliver.media import Medium
 
 from prdigest.kernel.config import FeishuBot, Settings
 from prdigest.kernel.errors import ConfigError
@@ -16,32 +21,58 @@ from prdigest.kernel.errors import ConfigError
 #: The Secret block holding Feishu/Lark group bots as JSON: ``{"kernels-group": {"url": "…", "secret": "…"}}``.
 FEISHU_BLOCK = "feishu-bots"
 
-#: settings field → the Secret block that may hold it
+#: settings field → the Secret block that may hold it (the steps' own; each medium declares its own secrets)
 SECRET_BLOCKS: dict[str, str] = {
     "github_token": "github-token",
     "openai_api_key": "openai-api-key",
-    "slack_bot_token": "slack-bot-token",
-    "smtp_password": "smtp-password",
     "record_secret": "record-secret",
 }
 
 
-def with_secret_blocks(settings: Settings) -> tuple[Settings, list[str]]:
-    """Fill each secret missing from the environment from its Secret block, if one exists.
+def _block(name: str) -> str | None:
+    """The Secret block's value, stripped; None when there is no such block or it is empty."""
+    try:
+        value = Secret.load(name).get()
+    except ValueError:  # no such block: the setting stays unset, and the step that needs it says so
+        return None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _field_of(env: str) -> str | None:
+    """The settings field an environment variable sets (``SLACK_BOT_TOKEN`` → ``slack_bot_token``), if any."""
+    for name, info in Settings.model_fields.items():
+        alias = info.validation_alias
+        names = alias.choices if isinstance(alias, AliasChoices) else [alias or f"DIGEST_{name.upper()}"]
+        if env in names:
+            return name
+    return None
+
+
+def with_secret_blocks(settings: Settings, media: Iterable[Medium] = ()) -> tuple[Settings, list[str]]:
+    """Fill each secret missing from the environment from its Secret block, if one exists: the steps' own and
+    the secrets each of ``media`` declares (``Medium.secrets``: a settings field's, or a plugin channel's own
+    environment variable, set for it in this process).
 
     Returns the settings and the names of the blocks used (names only, for the log).
     """
+    wanted = dict(SECRET_BLOCKS)
+    own_env: dict[str, str] = {}
+    for medium in media:
+        for env, block in medium.secrets:
+            field = _field_of(env)
+            if field is not None:
+                wanted.setdefault(field, block)
+            else:
+                own_env.setdefault(env, block)
     found: dict[str, SecretStr] = {}
-    for field, block in SECRET_BLOCKS.items():
-        if getattr(settings, field) is not None:
-            continue
-        try:
-            value = Secret.load(block).get()
-        except ValueError:  # no such block: the setting stays unset, and the step that needs it says so
-            continue
-        if isinstance(value, str) and value.strip():
-            found[field] = SecretStr(value.strip())
-    used = [SECRET_BLOCKS[f] for f in found]
+    for field, block in wanted.items():
+        if getattr(settings, field) is None and (value := _block(block)) is not None:
+            found[field] = SecretStr(value)
+    used = [wanted[f] for f in found]
+    for env, block in own_env.items():
+        if not os.environ.get(env, "").strip() and (value := _block(block)) is not None:
+            os.environ[env] = value
+            used.append(block)
     update: dict[str, object] = dict(found)
     bots = _feishu_bots(settings)
     if bots:

@@ -90,8 +90,6 @@ class Medium:
     name: str
     #: The word ``--deliver`` uses for its real channel (``smtp`` for email).
     transport: str
-    #: The reader's address on this medium, or None when the reader does not use it.
-    address: Callable[[Reader], str | None]
     render: Callable[[Edition, Variant, RenderContext], Rendering]
     #: A composer for one rendering: called once per variant, then once per reader.
     composer: Callable[[Rendering, ComposeContext], Composer]
@@ -108,6 +106,17 @@ class Medium:
     #: The editors' "review waiting" notice on this medium: (editor as a reader, subject, plain text, context)
     #: → the payload its channel carries, the text escaped for the medium; None: no notice on this medium.
     notice: Callable[[Reader, str, str, ComposeContext], Any] | None = None
+    #: The reader's address on this medium, or None when the reader does not use it; None: the readers file's
+    #: address of the medium's name (its ``pr_digest.addresses`` declaration: ``reader.address(name)``).
+    address: Callable[[Reader], str | None] = None  # type: ignore[assignment]
+    #: What its channel needs that is secret, as (environment variable, Prefect Secret block) pairs: a deployed
+    #: flow fills a variable missing from the worker's environment from its block (``flows/secrets.py``).
+    secrets: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.address is None:
+            name = self.name
+            object.__setattr__(self, "address", lambda reader: reader.address(name))
 
 
 class MediaRegistry:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -14,46 +13,20 @@ from prdigest.kernel.models import Verdict
 from prdigest.kernel.text import clean
 from prdigest.kernel.vocabulary import NAME_PATTERN, name_problem
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
+from prdigest.readers.addresses import ADDRESSES, EMAIL, FEISHU, SLACK
 
-#: Matched with ``fullmatch`` (``$`` would accept a trailing newline: ``email: |`` in YAML gives one).
-#: ASCII only: a non-ASCII address needs SMTPUTF8, which not every server offers, so it is refused when
-#: the file is loaded rather than failing mid-delivery (a domain can be written in its xn-- form).
-_EMAIL = re.compile(r"[!#-'*+\-/-9=?A-Z^-~]+(?:\.[!#-'*+\-/-9=?A-Z^-~]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
-#: Slack channel name (#name), channel ID (C…/G…), or user ID (U…/W…) for a DM.
 #: Read-first entries per reader unless the readers file says otherwise, and the most it may say.
 DEFAULT_BUDGET = 5
 MAX_BUDGET = 20
-
-_SLACK = re.compile(r"#[a-z0-9][a-z0-9_-]{0,79}|[CGDUW][A-Z0-9]{6,}")
-#: A Feishu/Lark group's custom bot, by the name its environment variables carry (URL and secret: never here).
-_FEISHU = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-
-
-def _check_email(value: str | None) -> str | None:
-    if value is None:
-        return value
-    if any(c.isspace() or not c.isprintable() for c in value):
-        raise ValueError(f"{value!r} is not a single plain e-mail address: it has spaces or a line break in it (a YAML '|' block adds a newline): "
-                         "write the address alone on the key's line")
-    if not value.isascii():
-        raise ValueError(f"{value!r} is not ASCII: pr-digest sends without SMTPUTF8, so write the domain in its "
-                         "xn-- form, or use an ASCII address")
-    if not _EMAIL.fullmatch(value):
-        raise ValueError(f"{value!r} is not a single plain e-mail address (like name@example.com)")
-    return value
+#: The shipped media's address keys, kept as the readers file's own fields (``reader.email``); every other
+#: medium's address is in ``addresses`` (a plugin's, declared in the ``pr_digest.addresses`` group).
+SHIPPED_FIELDS = ("email", "slack", "feishu")
+_SHIPPED = {f.name: f for f in (EMAIL, SLACK, FEISHU)}
 
 
-def _check_slack(value: str | None) -> str | None:
-    if value is not None and not _SLACK.fullmatch(value):
-        raise ValueError(f"{value!r} is not a Slack channel (#name or C…/G… ID) or user ID (U…/W…), on one line "
-                         "with nothing around it")
-    return value
-
-
-def _check_feishu(value: str | None) -> str | None:
-    if value is not None and not _FEISHU.fullmatch(value):
-        raise ValueError(f"{value!r} is not a Feishu group name: use lower-case letters, digits and '-' (its "
-                         "webhook URL goes in DIGEST_FEISHU_<NAME>_URL, never in the readers file)")
+def _check_address(name: str, value: str | None) -> str | None:
+    if value is not None and (problem := _SHIPPED[name].problem(value)):
+        raise ValueError(problem)
     return value
 
 
@@ -102,17 +75,78 @@ class Downstream(BaseModel):
         return self
 
 
-class Reader(BaseModel):
-    """Someone (or a Slack channel, or a Feishu/Lark group) who receives the digest, with the filter that
-    picks their entries."""
+class Addressed(BaseModel):
+    """Someone's addresses: the shipped media's as fields, any other medium's in ``addresses``.
+
+    The readers file writes a plugin medium's address as a key of its own (``toy: room-1``, the key its
+    ``pr_digest.addresses`` entry point declares) or under ``addresses:``; each is checked by its medium's
+    :class:`~prdigest.readers.addresses.AddressField`. A key no medium declares stays an unknown field.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)
-    name: str = Field(min_length=1, max_length=120)
     email: str | None = None
     slack: str | None = None
     feishu: str | None = None
+    #: (medium, address) pairs for media beyond the shipped ones, sorted by medium (a tuple: the model is frozen).
+    addresses: tuple[tuple[str, str], ...] = ()
+
+    _email = field_validator("email")(classmethod(lambda cls, v: _check_address("email", v)))
+    _slack = field_validator("slack")(classmethod(lambda cls, v: _check_address("slack", v)))
+    _feishu = field_validator("feishu")(classmethod(lambda cls, v: _check_address("feishu", v)))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plugin_addresses(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        given = data.pop("addresses", None) or {}
+        if isinstance(given, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in given):
+            given = dict(given)
+        if not isinstance(given, dict):
+            raise ValueError("addresses: write a mapping of medium to address (e.g. 'toy: room-1')")
+        given = {**given, **{k: data.pop(k) for k in list(data)
+                             if isinstance(k, str) and k not in cls.model_fields and k in ADDRESSES}}
+        pairs: list[tuple[str, str]] = []
+        for name, value in given.items():
+            if name in SHIPPED_FIELDS:
+                data[name] = value
+                continue
+            if name not in ADDRESSES:
+                raise ValueError(f"addresses: unknown medium '{name}'; known: {', '.join(ADDRESSES.names())}")
+            if not isinstance(value, str):
+                raise ValueError(f"{name}: {value!r} is not an address: write it as text on the key's line")
+            if problem := ADDRESSES[name].problem(value):
+                raise ValueError(f"{name}: {problem}")
+            pairs.append((name, value))
+        data["addresses"] = tuple(sorted(pairs))
+        return data
+
+    def address(self, medium: str) -> str | None:
+        """The address on ``medium``, or None."""
+        if medium in SHIPPED_FIELDS:
+            return getattr(self, medium)
+        return dict(self.addresses).get(medium)
+
+    def all_addresses(self) -> dict[str, str]:
+        """Every address by medium: the shipped media's in their order, then the others by name."""
+        found = {name: getattr(self, name) for name in SHIPPED_FIELDS if getattr(self, name)}
+        return {**found, **dict(self.addresses)}
+
+    def without(self, media: set[str]) -> "Addressed":
+        """A copy without the addresses on ``media``."""
+        update: dict[str, object] = {name: None for name in SHIPPED_FIELDS if name in media}
+        update["addresses"] = tuple(p for p in self.addresses if p[0] not in media)
+        return self.model_copy(update=update)
+
+
+class Reader(Addressed):
+    """Someone (or a Slack channel, or a Feishu/Lark group) who receives the digest, with the filter that
+    picks their entries."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)
+    name: str = Field(min_length=1, max_length=120)
     subsystems: tuple[SubsystemName, ...] = ()
     exclude: tuple[SubsystemName, ...] = ()
     min_verdict: Verdict = Verdict.SKIP
@@ -121,32 +155,21 @@ class Reader(BaseModel):
     #: The team's own repository (a name under ``downstreams``): what affects it comes first.
     downstream: str | None = Field(default=None, pattern=DOWNSTREAM_NAME)
 
-    _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
-    _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
-    _feishu = field_validator("feishu")(classmethod(lambda cls, v: _check_feishu(v)))
-
     _name = field_validator("name")(classmethod(lambda cls, v: _one_line(v)))
 
     @model_validator(mode="after")
     def _reachable(self) -> "Reader":
-        if self.email is None and self.slack is None and self.feishu is None:
-            raise ValueError(f"reader '{self.id}' has none of email, slack or feishu: nothing could be delivered")
+        if not self.all_addresses():
+            raise ValueError(f"reader '{self.id}' has none of email, slack or feishu (nor another medium's "
+                             "address): nothing could be delivered")
         return self
 
 
-class Editor(BaseModel):
+class Editor(Addressed):
     """Someone told when a review is waiting."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     name: str = Field(min_length=1, max_length=120)
-    email: str | None = None
-    slack: str | None = None
-    feishu: str | None = None
 
-    _email = field_validator("email")(classmethod(lambda cls, v: _check_email(v)))
-    _slack = field_validator("slack")(classmethod(lambda cls, v: _check_slack(v)))
-    _feishu = field_validator("feishu")(classmethod(lambda cls, v: _check_feishu(v)))
     _name = field_validator("name")(classmethod(lambda cls, v: _one_line(v)))
 
 

@@ -13,10 +13,9 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from prdigest.kernel.models import Verdict
+from prdigest.readers.addresses import ADDRESSES
 from prdigest.readers.file import MAX_BUDGET, Reader, SubsystemName
 
-#: Reader fields that hold an address on a medium named the same (``Medium.name``).
-MEDIA_FIELDS = ("email", "slack", "feishu")
 #: A Slack address that is one person (a user ID: the message is a direct message), not a channel.
 SLACK_DM = re.compile(r"[UW][A-Z0-9]{6,}")
 
@@ -37,17 +36,19 @@ class Preferences(BaseModel):
 
 
 def addresses(reader: Reader) -> dict[str, str]:
-    """The reader's addresses by medium name, in :data:`MEDIA_FIELDS` order."""
-    found = {name: getattr(reader, name, None) for name in MEDIA_FIELDS}
-    return {name: value for name, value in found.items() if value}
+    """The reader's addresses by medium name: the shipped media's first, then any other medium's."""
+    return reader.all_addresses()
 
 
 def personal_media(reader: Reader) -> set[str]:
-    """The reader's media that reach only them: e-mail, and Slack when it is a direct message. A Slack channel
-    or a Feishu group is shared: one member's unsubscribe must not stop it for the others."""
-    found = {"email"} if reader.email else set()
-    if reader.slack and SLACK_DM.fullmatch(reader.slack):
-        found.add("slack")
+    """The reader's media that reach only them, as each medium's address declaration says
+    (``AddressField.personal``): e-mail, and Slack when it is a direct message. A Slack channel or a Feishu
+    group is shared: one member's unsubscribe must not stop it for the others."""
+    found = set()
+    for name, value in addresses(reader).items():
+        personal = ADDRESSES[name].personal
+        if personal is not None and personal(value):
+            found.add(name)
     return found
 
 
@@ -65,7 +66,7 @@ def without_media(reader: Reader, media: set[str]) -> Reader | None:
         return None
     if len(left) == len(addresses(reader)):
         return reader
-    return reader.model_copy(update={name: None for name in addresses(reader) if name not in left})
+    return reader.without({name for name in addresses(reader) if name not in left})  # type: ignore[return-value]
 
 
 def apply(reader: Reader, prefs: Preferences, known: frozenset[str] = frozenset()) -> Reader:
@@ -75,6 +76,7 @@ def apply(reader: Reader, prefs: Preferences, known: frozenset[str] = frozenset(
     nothing by surprise: subsystems no longer in the vocabulary are ignored (all gone: the file's filter),
     and media the reader no longer has are ignored (none left: every medium the file gives).
     """
+    original = reader
     update: dict[str, object] = {}
     for name, value in prefs:
         if value is None or name == "media" or name not in Reader.model_fields:
@@ -86,12 +88,12 @@ def apply(reader: Reader, prefs: Preferences, known: frozenset[str] = frozenset(
         update[name] = value
     if prefs.media is not None:
         kept = [m for m in addresses(reader) if m in prefs.media]
-        if kept:
-            update.update({m: None for m in addresses(reader) if m not in kept})
+        if kept and len(kept) < len(addresses(reader)):
+            reader = reader.without({m for m in addresses(reader) if m not in kept})  # type: ignore[assignment]
     if not update:
         return reader
     try:
         return Reader.model_validate({**reader.model_dump(), **update})
     except ValidationError:
         # A stored choice that no longer fits the file (e.g. a field's bounds changed): the file wins.
-        return reader
+        return original
