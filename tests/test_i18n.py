@@ -268,3 +268,12 @@ def test_a_rules_file_label_mapping_is_checked(tmp_path: Path, display: str, pro
     path.write_text(RULES.replace("{zh-CN: 内核, en: Kernels, fr: Noyaux}", display), encoding="utf-8")
     with pytest.raises(ConfigError, match=re.escape(problem)):
         load_rules(path)
+
+
+def test_the_model_is_asked_to_write_in_the_language_of_the_catalog(french: None) -> None:
+    from prdigest.kernel.prompts import load_prompt
+
+    system = load_prompt("entry").render("system", {"language": "fr", "pr": None, "subsystems": []})
+    assert "Output language: fr. Write every prose field in Français." in system
+    english = load_prompt("entry").render("system", {"language": "en", "pr": None, "subsystems": []})
+    assert "Write every prose field in English." in english

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import prompts as _prompts_package
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.i18n import language_name
 from prdigest.kernel.yamlfile import load_yaml_model
 
 PROMPTS_DIR = Path(_prompts_package.__file__).resolve().parent
@@ -61,10 +62,14 @@ class Prompt:
             raise ConfigError(f"{path}: prompt template syntax error at line {exc.lineno}: {exc.message}") from exc
         self._needs = {part: frozenset(jinja2.meta.find_undeclared_variables(_env.parse(src)))
                        for part, src in self._sources.items()}
-        self.variables = frozenset().union(*self._needs.values())
+        #: What callers must give (``language_name`` is given here, from ``language``).
+        self.variables = frozenset().union(*self._needs.values()) - {"language_name"}
 
     def render(self, part: str, context: Mapping[str, Any]) -> str:
-        """Render ``part`` (``system`` or ``user``); a missing variable raises :class:`ConfigError`."""
+        """Render ``part`` (``system`` or ``user``); a missing variable raises :class:`ConfigError`. With a
+        ``language``, ``language_name`` is given too: the language in its own words (its catalog's meta.name)."""
+        if "language" in context and "language_name" not in context:
+            context = {**context, "language_name": language_name(str(context["language"]))}
         missing = sorted(self._needs[part] - set(context))
         if missing:
             raise ConfigError(f"{self.path} ({part}): template variable(s) not provided: {', '.join(missing)}")
