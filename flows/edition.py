@@ -224,7 +224,7 @@ def digest_edition(
         source: github, jsonl:PATH, or sample (the shipped week).
         drafter: offline, or openai (DIGEST_LLM_BASE_URL, DIGEST_MODEL, OPENAI_API_KEY from the worker).
         approve: auto, or ui: an editor approves in the Prefect UI or with `digest approve`.
-        deliver: outbox (files, a dry run), or any of smtp,slack,feishu.
+        deliver: outbox (files, a dry run), or any installed medium's transport (smtp,slack,feishu shipped).
         readers: The readers file (YAML) on the worker, relative to the code's folder. Empty: the example.
         rules: The subsystem rules file (YAML). Empty: the shipped rules for the repo.
         language: zh-CN, en, or any language with a catalog on the worker (DIGEST_CATALOGS). Empty: DIGEST_LANGUAGE.

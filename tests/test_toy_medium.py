@@ -94,6 +94,11 @@ def test_a_bad_toy_address_is_refused_in_one_line_by_the_medium_own_words(hook, 
     assert "readers.yaml" in line and "toy: 'Kernels Room' is not a toy room" in line, line
 
 
+def test_digest_run_help_offers_the_installed_transport(hook, tmp_path: Path) -> None:
+    shown = _digest(tmp_path, _install(tmp_path / "site"), hook.url, "run", "--help")
+    assert "feishu,slack,smtp,toy" in shown.stdout.replace("\n", ""), shown.stdout
+
+
 def test_without_the_package_its_key_and_its_transport_are_unknown(hook, tmp_path: Path) -> None:
     (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
     ran = _digest(tmp_path, None, hook.url, "run", "--source", "sample", "--deliver", "toy", "--readers",

@@ -12,7 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Language
-from prdigest.kernel.registry import DRAFTERS_GROUP, SOURCES_GROUP, registry
+from prdigest.kernel.registry import DRAFTERS_GROUP, MEDIA_GROUP, SOURCES_GROUP, registry
+
+
+def _transports() -> str:
+    """The installed media's transports (the ``pr_digest.media`` entry points' names; none is imported)."""
+    return ",".join(registry(MEDIA_GROUP, "medium", "--deliver").names()) or "smtp,slack,feishu"
 
 
 class RunOptions(BaseModel):
@@ -30,7 +35,7 @@ class RunOptions(BaseModel):
     drafter: str = Field(default="offline", description="offline or openai (any registered drafter).")
     approve: Literal["auto", "ui"] = Field(default="auto", description="auto, or ui (an editor approves in "
                                            "Prefect).")
-    deliver: str = Field(default="outbox", description="outbox, or any of smtp,slack,feishu (comma-separated).")
+    deliver: str = Field(default="outbox", description=f"outbox, or any of {_transports()} (comma-separated).")
     readers: str | None = Field(default=None, description="readers.yaml (default: the shipped example).")
     rules: str | None = Field(default=None, description="Subsystem rules YAML (default: shipped for the repo).")
     out: str = Field(default="out", description="Output folder: digest.json, email/, slack/, outbox/.")
@@ -74,7 +79,7 @@ class RunOptions(BaseModel):
         # here only the shape: 'outbox' alone, or a list of transport names.
         parts = {p.strip() for p in value.split(",") if p.strip()}
         if not parts or ("outbox" in parts and len(parts) > 1):
-            raise ValueError(f"--deliver '{value}': use 'outbox' or any of 'smtp,slack,feishu'")
+            raise ValueError(f"--deliver '{value}': use 'outbox' or any of '{_transports()}'")
         return ",".join(sorted(parts))
 
     # Checked in the kernel's registry of the group: the entry point a name declares is loaded then (the step
