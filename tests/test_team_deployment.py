@@ -43,7 +43,8 @@ def test_a_git_parameter_with_credentials_is_refused(url: str, refused: bool) ->
 
 
 def test_the_flow_takes_every_run_option_as_a_flat_parameter_with_the_same_default() -> None:
-    from flows.edition import digest_edition
+    from flows.edition import digest_edition, edition_options
+    from prdigest.kernel.errors import ConfigError
 
     signature = inspect.signature(digest_edition.fn)
     assert set(signature.parameters) == set(RunOptions.model_fields)
@@ -52,7 +53,13 @@ def test_the_flow_takes_every_run_option_as_a_flat_parameter_with_the_same_defau
         # Unset text is "" in the flow (the UI's form shows a plain field), None in RunOptions.
         assert parameter.default == ("" if default is None else default), name
     schema = digest_edition.parameters.model_dump()["properties"]
-    assert schema["drafter"]["enum"] == ["offline", "openai"] and "description" in schema["since"]
+    # The drafter is a plain name (any installed pr_digest.drafters entry point, no enum frozen at import):
+    # the form says which are shipped, and the options refuse a name no entry point has.
+    assert schema["drafter"]["type"] == "string" and "enum" not in schema["drafter"]
+    assert "offline" in schema["drafter"]["description"] and "openai" in schema["drafter"]["description"]
+    assert "description" in schema["since"]
+    with pytest.raises(ConfigError, match="--drafter 'nope': unknown drafter; use one of offline, openai"):
+        edition_options(drafter="nope")
     assert all("anyOf" not in field for field in schema.values()), "an optional type renders as a type switcher"
 
 
