@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from tests.factories import open_ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -126,7 +127,7 @@ def one(n_readers: int) -> dict:
             rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             channel = SmtpChannel(host="127.0.0.1", port=port, user="digest-bot", password=SecretStr(PASSWORD),
                                   sender=SENDER, ssl_context=ssl.create_default_context(cafile=str(cert)))
-            ledger = Ledger.open(Path(tmp) / "state.sqlite")
+            ledger = open_ledger(Path(tmp) / "state.sqlite")
             started = time.perf_counter()
             channel.check()
             report = deliver(edition.key, deliveries, {"email": channel}, ledger)

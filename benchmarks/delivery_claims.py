@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from tests.factories import open_ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -77,7 +78,7 @@ def _deliverer(conn, n_readers: int, state: str, port: int, cert: str) -> None:
     deliveries = plan_deliveries(rendered, [EMAIL], compose)
     channel = SmtpChannel(host="127.0.0.1", port=port, user="digest-bot", password=SecretStr(PASSWORD),
                           sender=SENDER, ssl_context=ssl.create_default_context(cafile=cert))
-    ledger = Ledger.open(state)
+    ledger = open_ledger(state)
     channel.check()
     conn.send("ready")
     conn.recv()  # go
@@ -138,7 +139,7 @@ def one(n_readers: int, deliverers: int, state: str) -> dict:
     from prdigest.deliver.ledger import Ledger
     from tests.servers.smtp_server import free_port, make_certificate
 
-    Ledger.open(state).close()  # migrated before the race
+    open_ledger(state).close()  # migrated before the race
     ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp:
         cert, _ = make_certificate(Path(tmp) / "tls")
@@ -166,7 +167,7 @@ def one(n_readers: int, deliverers: int, state: str) -> dict:
         server_end.send("stop")
         got = server_end.recv()
         server.join(10)
-    ledger = Ledger.open(state)
+    ledger = open_ledger(state)
     key = ledger.editions()[0]
     counts = ledger.counts(key)
     ledger.close()

@@ -56,3 +56,13 @@ def publish_site(state, out_dir, site_url=None, **kwargs):  # noqa: ANN001, ANN2
         with open_store(state) as store:
             return publish_site(store, out_dir, site_url, **kwargs)
     return publish(state, out_dir, site_url, build=build_site, check_url=site_base, **kwargs)
+
+
+def open_ledger(location, *, lease: float = 300.0, patience: float = 10.0, busy_timeout: float = 30.0,
+                retries: int = 5):  # noqa: ANN001, ANN201 (a Ledger)
+    """The ledger over its own connection to the state database at ``location`` (a test or a benchmark plays
+    a separate process here; the product hands the ledger the run's store)."""
+    from prdigest.deliver.ledger import Ledger
+    from prdigest.state.store import open_store
+
+    return Ledger(open_store(location, busy_timeout=busy_timeout, retries=retries), lease=lease, patience=patience)

@@ -17,6 +17,7 @@ from prdigest.deliver.run import deliver
 from prdigest.deliver.slack import SlackChannel
 from prdigest.deliver.smtp import SmtpChannel
 from tests.delivery_support import SENDER, race_edition, race_readers, planned
+from tests.factories import open_ledger
 
 
 def main(spec: dict) -> None:
@@ -28,7 +29,7 @@ def main(spec: dict) -> None:
                              ssl_context=ssl.create_default_context(cafile=spec["cert"])),
         "slack": SlackChannel(token=SecretStr(spec["slack_token"]), base_url=spec["slack_url"]),
     }
-    ledger = Ledger.open(spec["state"])
+    ledger = open_ledger(spec["state"])
     try:
         while time.time() < spec["start_at"]:
             time.sleep(0.005)

@@ -22,6 +22,7 @@ from flows.cli import app
 from flows.cli.options import options_command
 from prdigest.deliver.ledger import Ledger
 from prdigest.kernel.options import RunOptions
+from tests.factories import open_ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 READERS = ROOT / "prdigest" / "readers" / "examples" / "readers.yaml"
@@ -145,7 +146,7 @@ def test_status_at_80_columns_keeps_every_reader_status_and_header_whole(tmp_pat
     readers = [("kernels-team", "email", "kernels-and-attention@example.com"),
                ("serving-oncall", "slack", "#vllm-serving-oncall"), ("platform-amd", "email", "amd@example.com")]
     (tmp_path / ".digest").mkdir()
-    ledger = Ledger.open(tmp_path / ".digest" / "state.sqlite")
+    ledger = open_ledger(tmp_path / ".digest" / "state.sqlite")
     try:
         ledger.register(edition, [(r, m, "attention+kernels+moe", to, None) for r, m, to in readers])
         ledger.sent(edition, ("kernels-team", "email"), "<" + "a1b2c3d4" * 8 + "@mail.example.com>")

@@ -17,6 +17,7 @@ from flows.cli.numbers import pr_numbers, spread
 from flows.cli.terminal import print_error, safe_table
 from prdigest.deliver.ledger import Ledger
 from prdigest.kernel.errors import ReviewError
+from tests.factories import open_ledger
 
 #: Everything a hostile title or server reply might carry to a terminal.
 HOSTILE = "ok\x1b[2J\x1b]0;pwned\x07\u202eevil\u202c\r[/red][bold]x\x00\x9b31m"
@@ -78,7 +79,7 @@ def test_tables_lose_control_characters_and_keep_styles() -> None:
 
 def _ledger(path: Path, edition: str, provider_id: str = "", error: str = "") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    ledger = Ledger.open(path)
+    ledger = open_ledger(path)
     try:
         ledger.register(edition, [("lin", "email", "all", "lin@example.com", None),
                                   ("ops", "slack", "all", "#ops", None)])

@@ -35,6 +35,7 @@ from tests.delivery_support import planned, rendered_variants
 from tests.factories import edition, entry
 from tests.servers.slack_server import SlackServer
 from tests.servers.smtp_server import SmtpServer, free_port
+from tests.factories import open_ledger
 
 SENDER = "pr-digest <digest@example.com>"
 UNSUB = "https://digest.example.com/unsubscribe/{reader}"
@@ -62,7 +63,7 @@ def slack():
 
 @pytest.fixture
 def ledger(tmp_path: Path):
-    led = Ledger.open(tmp_path / "state.sqlite")
+    led = open_ledger(tmp_path / "state.sqlite")
     yield led
     led.close()
 
@@ -191,14 +192,14 @@ def test_crash_after_k_of_n_then_rerun_gives_every_recipient_exactly_one_copy(sm
                 raise Crash
         return hook
 
-    ledger = Ledger.open(state)
+    ledger = open_ledger(state)
     with pytest.raises(Crash):
         deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
                 ledger, progress=crash_after(3))
     ledger.close()
     assert len(smtp.messages) + len({m["ts"] for m in slack.posts() if "thread_ts" not in m}) == 3
 
-    ledger = Ledger.open(state)  # a new process: a new connection to the same state file
+    ledger = open_ledger(state)  # a new process: a new connection to the same state file
     report = deliver(ed.id, plan(ed, readers), {"email": smtp_channel(smtp), "slack": slack_channel(slack)},
                      ledger)
     assert len(report.already) == 3 and len(report.sent) == 5 and not report.pending and not report.failed
@@ -540,7 +541,7 @@ def test_secrets_never_reach_logs_errors_or_the_ledger(smtp, slack, tmp_path, ca
     logging.getLogger("prdigest.deliver.slack.sdk").setLevel(logging.DEBUG)
     monkeypatch.setenv("SSL_CERT_FILE", str(smtp.cert))
     state = tmp_path / "state.sqlite"
-    ledger = Ledger.open(state)
+    ledger = open_ledger(state)
     ed = week()
     smtp.reject.add("gone@example.com")
     readers = [Reader(id="ok", name="OK", email="ok@example.com", slack="#vllm-kernels"),
@@ -572,7 +573,7 @@ def _config_errors(smtp, slack, tmp_path):
 
 def test_status_table_shows_each_reader_and_medium(smtp, slack, tmp_path) -> None:
     state = tmp_path / "state.sqlite"
-    ledger = Ledger.open(state)
+    ledger = open_ledger(state)
     ed = week()
     smtp.reject.add("gone@example.com")
     readers = [Reader(id="ok", name="OK", email="ok@example.com", slack="#vllm-kernels"),
@@ -610,7 +611,8 @@ def die(done, total):
     if done == k:
         os.kill(os.getpid(), signal.SIGKILL)
 ed = week()
-deliver(ed.id, plan(ed, email_readers(6)), {"email": channel}, Ledger.open(Path(state)), progress=die)
+from tests.factories import open_ledger
+deliver(ed.id, plan(ed, email_readers(6)), {"email": channel}, open_ledger(Path(state)), progress=die)
 """
 
 
@@ -625,7 +627,7 @@ def test_a_killed_process_resumes_without_sending_anything_twice(smtp, tmp_path)
                            cwd=root, capture_output=True, timeout=60)
     assert child.returncode == -9, child.stderr.decode()[-2000:]
     assert len(smtp.messages) == 4
-    ledger = Ledger.open(state)
+    ledger = open_ledger(state)
     ed = week()
     report = deliver(ed.id, plan(ed, email_readers(6)), {"email": smtp_channel(smtp)}, ledger)
     assert len(report.already) == 4 and len(report.sent) == 2
@@ -670,7 +672,7 @@ def test_run_delivers_each_reader_once_across_reruns(prefect_api, tmp_path: Path
         assert second.exit_code == 0, second.output
         assert not [s for s in steps if s[0] == "deliver"]  # every row is sent or failed: nothing to try
         assert len(smtp.messages) == 2 and len([m for m in slack.posts() if "thread_ts" not in m]) == 2
-        ledger = Ledger.open(tmp_path / "state.sqlite")
+        ledger = open_ledger(tmp_path / "state.sqlite")
         (edition,) = ledger.editions()
         rows = ledger.rows(edition)
         ledger.close()

@@ -25,6 +25,7 @@ from tests.servers.feishu_server import FeishuServer
 from tests.servers.slack_server import SlackServer
 from tests.servers.smtp_server import SmtpServer
 from tests.test_delivery import PASSWORD, SENDER, TOKEN, smtp_channel
+from tests.factories import open_ledger
 
 READERS = """readers:
   - {id: ana, name: Ana, email: ana@example.com}
@@ -44,7 +45,7 @@ def test_a_greylisted_reader_is_sent_by_the_runs_own_retry(tmp_path: Path, caplo
     readers = [Reader(id="ana", name="Ana", email="ana@example.com"), Reader(id="bo", name="Bo", email="bo@example.com")]
     with SmtpServer(tmp_path / "tls", password=PASSWORD) as smtp:
         smtp.greylist["bo@example.com"] = 1  # 451 once, accepted when tried again
-        ledger = Ledger.open(tmp_path / "state.sqlite")
+        ledger = open_ledger(tmp_path / "state.sqlite")
         with caplog.at_level(logging.WARNING, logger="prdigest.deliver.run"):
             report = deliver(ed.id, planned(ed, readers, ("email",), sender=SENDER), {"email": smtp_channel(smtp)},
                              ledger, retry=_retry())
@@ -63,7 +64,7 @@ def test_a_slack_500_is_retried_and_the_thread_is_posted_once(tmp_path: Path) ->
     readers = [Reader(id="kern", name="Kernels", slack="#vllm-kernels")]
     with SlackServer(token=TOKEN) as slack:
         slack.fail_http("chat.postMessage", times=1)
-        ledger = Ledger.open(tmp_path / "state.sqlite")
+        ledger = open_ledger(tmp_path / "state.sqlite")
         report = deliver(ed.id, planned(ed, readers, ("slack",)),
                          {"slack": SlackChannel(token=SecretStr(TOKEN), base_url=slack.url)}, ledger,
                          retry=_retry())
@@ -78,7 +79,7 @@ def test_still_pending_after_the_retries_stays_pending_with_its_reason(tmp_path:
     readers = [Reader(id="bo", name="Bo", email="bo@example.com")]
     with SmtpServer(tmp_path / "tls", password=PASSWORD) as smtp:
         smtp.defer.add("bo@example.com")
-        ledger = Ledger.open(tmp_path / "state.sqlite")
+        ledger = open_ledger(tmp_path / "state.sqlite")
         started = time.monotonic()
         report = deliver(ed.id, planned(ed, readers, ("email",), sender=SENDER), {"email": smtp_channel(smtp)},
                          ledger, retry=_retry(attempts=2, delay=0.1))
@@ -97,7 +98,7 @@ def test_slack_retry_after_is_capped_and_every_wait_is_logged(tmp_path: Path, ca
     with SlackServer(token=TOKEN) as slack:
         channel = SlackChannel(token=SecretStr(TOKEN), base_url=slack.url, max_retry_after=2)
         slack.rate_limit("chat.postMessage", times=1, retry_after=1)  # waited, with a line
-        ledger = Ledger.open(tmp_path / "state.sqlite")
+        ledger = open_ledger(tmp_path / "state.sqlite")
         with caplog.at_level(logging.WARNING, logger="prdigest.deliver.slack"):
             first = deliver(ed.id, planned(ed, readers, ("slack",)), {"slack": channel}, ledger)
         assert [r.outcome for r in first.results] == [Outcome.SENT]
@@ -209,7 +210,7 @@ def test_a_feishu_refusal_fixed_since_is_sent_by_resend_failed(tmp_path: Path) -
         assert resent.exit_code == 0, resent.output
         assert "kern (feishu) to kernels-group: resent" in resent.output
         assert feishu.posts("kernels-group")
-        ledger = Ledger.open(tmp_path / "state.sqlite")
+        ledger = open_ledger(tmp_path / "state.sqlite")
         (key,) = ledger.editions()
         assert {k: r.status for k, r in ledger.rows(key).items()} == {("all", "feishu"): "sent",
                                                                       ("kern", "feishu"): "sent"}

@@ -18,6 +18,7 @@ from prdigest.connect.variants import plan_variants
 from tests.factories import edition, entry
 from tests.servers.smtp_server import SmtpServer
 from tests.test_delivery import PASSWORD, SENDER, smtp_channel
+from tests.factories import open_ledger
 
 SECRET = "a-long-enough-web-secret-0123456789"
 
@@ -45,7 +46,7 @@ def test_list_unsubscribe_goes_over_smtp_as_one_plain_ascii_line(tmp_path: Path)
     context = ComposeContext(edition=ed, sender=SENDER, links=linker(settings, ed.repo))
     deliveries = plan_deliveries(variants, [email], context)
     with SmtpServer(tmp_path / "tls", password=PASSWORD) as smtp:
-        ledger = Ledger.open(tmp_path / "state.sqlite")
+        ledger = open_ledger(tmp_path / "state.sqlite")
         try:
             report = deliver(ed.id, deliveries, {"email": smtp_channel(smtp)}, ledger)
         finally:

@@ -25,6 +25,7 @@ from prdigest.pipeline.compose import RunOptions, build_services
 from tests.conftest import ROOT, SAMPLE
 from tests.servers.feishu_server import MAX_BODY, FeishuServer
 from tests.test_feishu_cards import SITE, assert_safe_cards, contents
+from tests.factories import open_ledger
 
 SECRET = "kern-s1gning-secret"
 READERS = """
@@ -186,7 +187,7 @@ def test_a_crash_mid_thread_is_uncertain_and_a_resend_sends_only_the_remaining_c
     n = len(json.loads((out / "feishu" / "all.json").read_text(encoding="utf-8")))
     assert [c["card"]["header"]["title"]["content"] for c in cards] == [
         f"PR 周报 · vllm-project/vllm · 2026-W47 ({i}/{n})" for i in range(1, n + 1)]  # each card once, in order
-    ledger = Ledger.open(state)
+    ledger = open_ledger(state)
     (edition,) = ledger.editions()
     rows = ledger.rows(edition)
     ledger.close()
@@ -302,7 +303,7 @@ def test_answer_codes_through_the_ledger_rate_limits_retried_a_refused_signature
     n = len(json.loads((tmp_path / "out" / "feishu" / "all.json").read_text(encoding="utf-8")))
     assert len(feishu.posts("all-group")) == n  # every card once, the limited one after its retries
     assert [c.code for c in feishu.calls[:4]] == [0, 11232, 11232, None]  # None: the 503 had no Feishu answer
-    ledger = Ledger.open(tmp_path / "state.sqlite")
+    ledger = open_ledger(tmp_path / "state.sqlite")
     (edition,) = ledger.editions()
     rows = ledger.rows(edition)
     ledger.close()

@@ -11,13 +11,14 @@ from flows.cli.status_table import status_table
 from prdigest.deliver.ledger import Ledger
 from prdigest.kernel.errors import ConfigError
 from prdigest.state.store import StateLocation
+from tests.factories import open_ledger
 
 ED = "acme-widgets-2026-W47"
 
 
 @pytest.fixture
 def ledger(state_location: str):
-    opened = Ledger.open(state_location)
+    opened = open_ledger(state_location)
     yield opened
     opened.close()
 
@@ -34,7 +35,7 @@ def test_outcomes_are_recorded_once_and_seen_by_another_connection(ledger: Ledge
     ledger.retry_later(ED, ("d", "email"), "not tried", attempted=False)
     ledger.sent(ED, ("b", "email"), "late")  # only a pending row changes
     ledger.checkpoint(ED, ("a", "email"), {"parts": 3}, provider_id="ts-1")
-    other = Ledger.open(state_location)  # another process
+    other = open_ledger(state_location)  # another process
     try:
         rows = other.rows(ED)
         assert other.counts(ED) == {"pending": 2, "sending": 0, "sent": 1, "failed": 1, "uncertain": 0}
@@ -68,7 +69,7 @@ def test_concurrent_registrations_of_one_edition_make_each_row_once(state_locati
 
     def register() -> None:
         try:
-            mine = Ledger.open(state_location)
+            mine = open_ledger(state_location)
             try:
                 start.wait(timeout=60)
                 mine.register(ED, plan(*readers))
@@ -86,7 +87,7 @@ def test_concurrent_registrations_of_one_edition_make_each_row_once(state_locati
     assert not any(t.is_alive() for t in threads)
     assert [e for e in errors if not isinstance(e, threading.BrokenBarrierError)] == []
     assert errors == []
-    check = Ledger.open(state_location)
+    check = open_ledger(state_location)
     try:
         assert check.counts(ED)["pending"] == 200 and len(check.rows(ED)) == 200
     finally:
@@ -117,7 +118,7 @@ def test_digest_status_on_postgres_prints_the_ledger_and_never_the_password(pg_u
 
     from flows.cli import app
 
-    ledger = Ledger.open(pg_url)
+    ledger = open_ledger(pg_url)
     ledger.register(ED, plan("a"))
     ledger.close()
     password = StateLocation.parse(pg_url).dsn.split(":")[2].split("@")[0]

@@ -36,6 +36,7 @@ from prdigest.state.store import open_store
 from tests.delivery_support import SENDER, planned, race_channels, race_edition, race_readers
 from tests.servers.slack_server import SlackServer
 from tests.servers.smtp_server import SmtpServer
+from tests.factories import open_ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "s3cret-smtp-pa55"
@@ -68,7 +69,7 @@ def test_four_processes_racing_on_one_edition_send_each_message_exactly_once(
             SlackServer(token=TOKEN, channels=race_channels(n)) as slack:
         spec = {"readers": n, "state": state_location, "smtp_port": smtp.port, "smtp_user": smtp.user,
                 "smtp_password": PASSWORD, "cert": str(smtp.cert), "slack_url": slack.url, "slack_token": TOKEN}
-        Ledger.open(state_location).close()  # migrated once, so the racers start together
+        open_ledger(state_location).close()  # migrated once, so the racers start together
         spec["start_at"] = time.time() + 6  # every process imported and connected by then
         children = [subprocess.Popen([sys.executable, "-m", "tests.ledger_race_child", json.dumps(spec)], cwd=ROOT,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
@@ -88,15 +89,15 @@ def test_four_processes_racing_on_one_edition_send_each_message_exactly_once(
         # The processes shared the work, and their reports add up to one send per row.
         assert sum(r["sent"] for r in reports) == 2 * n
         assert sum(1 for r in reports if r["sent"]) >= 2
-        ledger = Ledger.open(state_location)
+        ledger = open_ledger(state_location)
         rows = ledger.rows(race_edition().key)
         ledger.close()
         assert len(rows) == 2 * n and {(r.status, r.attempts, r.owner) for r in rows.values()} == {("sent", 1, None)}
 
 
 def test_two_owners_claim_disjoint_rows_and_a_lost_claim_is_never_pushed(state_location: str) -> None:
-    ledger = Ledger.open(state_location, lease=0.3)
-    other = Ledger.open(state_location, lease=0.3)
+    ledger = open_ledger(state_location, lease=0.3)
+    other = open_ledger(state_location, lease=0.3)
     a, b = new_owner(), new_owner()
     try:
         ledger.register("ed", [(f"r{i}", "email", "v", f"r{i}@example.com", None) for i in range(6)])
@@ -147,7 +148,7 @@ def test_no_answer_to_data_is_uncertain_never_resent_until_digest_resend_sends_i
     write_digest_json(out, ed.model_copy(update={"entries": [
         e.model_copy(update={"headline": "EDITED ON DISK " + e.headline}) for e in ed.entries]}))
     smtp.answer_late("r1@example.com", 2.5)  # accepted at once, 250 after the client's 1 s timeout
-    ledger = Ledger.open(state)
+    ledger = open_ledger(state)
     report = deliver(ed.id, planned(ed, readers(3), ("email",), sender=SENDER),
                      {"email": smtp_channel(smtp, timeout=1)}, ledger)
     assert [(r.reader, r.outcome) for r in report.results] == [
@@ -184,7 +185,7 @@ def test_no_answer_to_data_is_uncertain_never_resent_until_digest_resend_sends_i
     resent = copies[1].message.get_body(("plain",)).get_content()
     assert "EDITED ON DISK" not in resent and ed.entries[0].headline in resent
     assert len(smtp.messages) == 4
-    ledger = Ledger.open(state)
+    ledger = open_ledger(state)
     assert ledger.rows(ed.key)[("r1", "email")].status == "sent"
     ledger.close()
     twice = CliRunner().invoke(app, args, env=env)
@@ -196,7 +197,7 @@ def test_no_answer_to_data_is_uncertain_never_resent_until_digest_resend_sends_i
 def test_a_slack_post_without_an_answer_is_uncertain_and_never_posted_twice(tmp_path: Path) -> None:
     with SlackServer(token=TOKEN) as slack:
         slack.answer_late("chat.postMessage", 2.5)
-        ledger = Ledger.open(tmp_path / "state.sqlite")
+        ledger = open_ledger(tmp_path / "state.sqlite")
         ed = race_edition()
         deliveries = planned(ed, [Reader(id="c", name="C", slack="#vllm-kernels")], ("slack",), sender=SENDER)
         channel = SlackChannel(token=SecretStr(TOKEN), base_url=slack.url, timeout=1)
@@ -246,7 +247,7 @@ def test_a_state_database_locked_past_the_busy_timeout_stops_the_loop_with_one_l
     state = tmp_path / "state.sqlite"
     ed = race_edition()
     plan = planned(ed, readers(6), ("email",), sender=SENDER)
-    ledger = Ledger.open(state, busy_timeout=0.2, retries=1, patience=1.0)
+    ledger = open_ledger(state, busy_timeout=0.2, retries=1, patience=1.0)
     channel = _LockAfterPush(smtp_channel(smtp), state, 3)
     started = time.monotonic()
     with pytest.raises(LedgerUnavailable) as caught:
@@ -261,7 +262,7 @@ def test_a_state_database_locked_past_the_busy_timeout_stops_the_loop_with_one_l
     channel.blocker.close()
     ledger.close()
 
-    ledger = Ledger.open(state)  # the next run: the stopped deliverer's claims are settled
+    ledger = open_ledger(state)  # the next run: the stopped deliverer's claims are settled
     report = deliver(ed.id, plan, {"email": smtp_channel(smtp)}, ledger)
     outcomes = {r.reader: r.outcome for r in report.results}
     assert outcomes == {"r0": Outcome.ALREADY, "r1": Outcome.ALREADY, "r2": Outcome.UNCERTAIN,
@@ -279,7 +280,7 @@ def test_a_message_that_cannot_be_composed_fails_that_reader_and_the_rest_are_se
         raise ValueError("Header values may not contain linefeed or carriage return characters")
 
     plan[1] = replace(plan[1], compose=broken)
-    ledger = Ledger.open(tmp_path / "state.sqlite")
+    ledger = open_ledger(tmp_path / "state.sqlite")
     report = deliver(ed.id, plan, {"email": smtp_channel(smtp)}, ledger)
     assert [(r.reader, r.outcome) for r in report.results] == [
         ("r0", Outcome.SENT), ("r1", Outcome.FAILED), ("r2", Outcome.SENT), ("r3", Outcome.SENT)]
@@ -301,7 +302,7 @@ def test_two_editions_in_one_week_and_lookalike_repos_are_distinct_editions(
     assert len({i.key for i in ids}) == len({i.name for i in ids}) == 5
     assert first.name == "vllm-project/vllm 2026-11-16..2026-11-18"
     assert race_edition().name == "vllm-project/vllm 2026-W47"
-    ledger = Ledger.open(state_location)
+    ledger = open_ledger(state_location)
     for ed in (first, second):
         report = deliver(ed.id, planned(ed, readers(2), ("email",), sender=SENDER), {"email": smtp_channel(smtp)},
                          ledger)
@@ -326,7 +327,7 @@ def test_a_ledger_written_before_claims_is_migrated_and_its_rows_adopted(state_l
         "'2026-11-23T08:00:00+00:00')",
         [(legacy, "r0", "r0@example.com", "sent", "<r0@old>"), (legacy, "r1", "r1@example.com", "failed", None)])
     store.close()
-    ledger = Ledger.open(state_location)  # migrates to the current schema
+    ledger = open_ledger(state_location)  # migrates to the current schema
     report = deliver(ed.id, planned(ed, readers(3), ("email",), sender=SENDER), {"email": smtp_channel(smtp)}, ledger)
     assert [(r.reader, r.outcome) for r in report.results] == [
         ("r0", Outcome.ALREADY), ("r1", Outcome.FAILED), ("r2", Outcome.SENT)]
@@ -342,7 +343,7 @@ def test_a_ledger_written_before_claims_is_migrated_and_its_rows_adopted(state_l
 
 
 def test_a_dead_deliverer_of_this_host_is_recognised_at_once(state_location: str) -> None:
-    ledger = Ledger.open(state_location, lease=3600)
+    ledger = open_ledger(state_location, lease=3600)
     try:
         ledger.register("ed", [("a", "email", "v", "a@example.com", None), ("b", "email", "v", "b@example.com", None)])
         child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
@@ -376,7 +377,7 @@ def test_a_deliverer_of_another_pid_namespace_with_this_host_name_is_never_taken
     assert where.split("#")[0] == socket.gethostname()
     alien = f"{where}:{dead_here}:{tail}"  # its PID is one that no longer runs in our namespace
     assert not owner_gone(alien)
-    ledger = Ledger.open(state_location, lease=3600)
+    ledger = open_ledger(state_location, lease=3600)
     try:
         ledger.register("ed", [("a", "email", "v", "a@example.com", None)])
         assert ledger.claim("ed", alien, None, 1)
@@ -386,8 +387,8 @@ def test_a_deliverer_of_another_pid_namespace_with_this_host_name_is_never_taken
 
 
 def test_an_owners_own_sent_after_its_lease_ran_out_settles_the_row_it_left_uncertain(state_location: str) -> None:
-    ledger = Ledger.open(state_location, lease=0.5)
-    other = Ledger.open(state_location, lease=0.5)
+    ledger = open_ledger(state_location, lease=0.5)
+    other = open_ledger(state_location, lease=0.5)
     try:
         ledger.register("ed", [("a", "email", "v", "a@example.com", None)])
         owner = new_owner()

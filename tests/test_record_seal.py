@@ -18,6 +18,7 @@ from prdigest.kernel.errors import ConfigError
 from prdigest.state.store import StateLocation
 from tests.conftest import SAMPLE
 from tests.servers.smtp_server import SmtpServer
+from tests.factories import open_ledger
 
 READERS = """readers:
   - {id: ana, name: Ana, email: ana@example.com}
@@ -73,7 +74,7 @@ def test_resend_checks_the_seal_too(world) -> None:
     root, smtp, env, args = world
     first = CliRunner().invoke(app, args, env=env)
     assert first.exit_code == 0, first.output
-    ledger = Ledger.open(root / "state.sqlite")
+    ledger = open_ledger(root / "state.sqlite")
     (key,) = ledger.editions()
     with sqlite3.connect(root / "state.sqlite") as db:  # as a lost answer after DATA leaves it
         db.execute("UPDATE delivery_ledger SET status = 'uncertain' WHERE reader = 'bo'")

@@ -16,6 +16,7 @@ from prdigest.state.store import open_store
 from tests.pg import PostgresServer
 from tests.servers.smtp_server import SmtpServer
 from tests.test_delivery import PASSWORD, email_readers, plan, smtp_channel, week
+from tests.factories import open_ledger
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +49,7 @@ def test_a_postgresql_restart_mid_delivery_finishes_the_run_with_one_copy_per_re
 
         restarter = threading.Thread(target=restart_after_40, daemon=True)
         restarter.start()
-        ledger = Ledger.open(pg_url)
+        ledger = open_ledger(pg_url)
         try:
             report = deliver(ed.id, plan(ed, readers, ("email",)), {"email": smtp_channel(smtp)}, ledger)
             restarter.join(60)

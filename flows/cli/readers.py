@@ -28,14 +28,14 @@ def readers(
     from prdigest.kernel.config import load_settings
     from prdigest.readers.file import ReadersFile, example_readers_path
     from prdigest.readers.selfservice import ReaderChoices, addresses
-    from prdigest.state.store import state_store
+    from prdigest.pipeline.compose import open_state
     from prdigest.kernel.yamlfile import load_yaml_model
 
     try:
         settings = load_settings(state=state)
         path = readers_file or example_readers_path()
         listed = load_yaml_model(path, ReadersFile, what="readers").readers
-        with state_store(settings.state) as store:
+        with open_state(settings.state) as store:
             stored = ReaderChoices(store()).all_choices()
     except DigestError as exc:
         print_error(exc, console)

@@ -39,12 +39,10 @@ def candidates(state: str | StateLocation, explicit: bool) -> list[StateLocation
 
 def _editions(location: StateLocation) -> list[str]:
     from prdigest.deliver.ledger import Ledger
+    from prdigest.pipeline.compose import open_state
 
-    ledger = Ledger.open(location)
-    try:
-        return ledger.editions()
-    finally:
-        ledger.close()
+    with open_state(location) as store:
+        return Ledger(store()).editions()
 
 
 def find_status(edition: str, state: str | StateLocation, explicit: bool,

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prdigest.deliver.ledger import LedgerRow
+from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.status import LedgerReport, ledger_report
 from prdigest.state.store import StateLocation
 
@@ -74,7 +75,13 @@ def _narrow(report: LedgerReport) -> Table:
 def status_table(state: StateLocation | str | Path, edition: str, width: int = WIDE) -> Table:
     """One edition's ledger as a table for a terminal ``width`` columns wide (see
     ``prdigest.deliver.status.ledger_report``)."""
-    report = ledger_report(state, edition)
+    from prdigest.pipeline.compose import open_state
+
+    location = StateLocation.parse(state)
+    if not location.exists():
+        raise ConfigError(f"--state {location}: no state database here, so nothing was delivered from it")
+    with open_state(location) as store:
+        report = ledger_report(store(), edition)
     table = _wide(report) if width >= WIDE else _narrow(report)
     if report.notes:
         table.caption = Text("\n".join(report.notes))

@@ -30,7 +30,7 @@ def web(
     from prdigest.kernel.config import load_settings
     from prdigest.kernel.errors import ConfigError
     from prdigest.readers.selfservice import web_base
-    from prdigest.state.store import state_store
+    from prdigest.pipeline.compose import open_state
 
     try:
         settings = load_settings(state=state)
@@ -38,7 +38,7 @@ def web(
         if web is None:
             raise ConfigError("digest web needs DIGEST_WEB_URL (its public URL, e.g. https://digest.example.com/"
                               "reader) and DIGEST_WEB_SECRET (the secret the runs sign links with)")
-        store = state_store(settings.state)
+        store = open_state(settings.state)
         app = create_app(store(), web[1])
     except DigestError as exc:
         print_error(exc, console)

@@ -20,14 +20,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import TypeVar
 
 from prdigest.deliver.ledger_schema import COMPONENT, MIGRATIONS, STATUSES, Key
 from prdigest.deliver.owners import end_owner, new_owner, owner_gone, stamp as _stamp
 from prdigest.kernel.errors import ConfigError, DigestError
 from prdigest.kernel.models import EditionId
-from prdigest.state.store import StateLocation, Store, StoreUnavailable, open_store
+from prdigest.state.store import Store, StoreUnavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -101,14 +100,6 @@ class Ledger:
         self.patience = patience
         self._beats: dict[str, float] = {}  # owner -> when its claims were last renewed (monotonic)
         store.migrate(COMPONENT, MIGRATIONS)
-
-    @classmethod
-    def open(cls, location: StateLocation | str | Path, *, lease: float = 300.0, patience: float = 10.0,
-             busy_timeout: float = 30.0, retries: int = 5) -> "Ledger":
-        """The ledger in the state database at ``location`` (``--state``: a SQLite file or PostgreSQL URL),
-        created if missing."""
-        return cls(open_store(location, busy_timeout=busy_timeout, retries=retries), lease=lease,
-                   patience=patience)
 
     def close(self) -> None:
         self.conn.close()

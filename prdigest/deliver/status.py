@@ -6,12 +6,10 @@ The core never imports a terminal library: the shell turns a ``LedgerReport`` in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from prdigest.deliver.ledger import Ledger, LedgerRow
-from prdigest.kernel.errors import ConfigError
 from prdigest.state import record as records
-from prdigest.state.store import StateLocation, state_store
+from prdigest.kernel.storage import Store
 
 #: The statuses in the order the summary names them.
 ORDER = ("sent", "failed", "pending", "sending", "uncertain")
@@ -34,25 +32,22 @@ class LedgerReport:
         return error
 
 
-def ledger_report(state: StateLocation | str | Path, edition: str) -> LedgerReport:
-    """The ledger of one edition, given by its key, its name as ``digest run`` prints it, or its exact
-    identity (``repo@since..until``). Uncertain rows are listed with what to do about them.
+def ledger_report(store: Store, edition: str) -> LedgerReport:
+    """The ledger of one edition in ``store`` (the command's state store), given by its key, its name as
+    ``digest run`` prints it, or its exact identity (``repo@since..until``). Uncertain rows are listed with
+    what to do about them.
 
     The state location is shown with its password masked (``StateLocation`` never prints it).
     """
-    location = StateLocation.parse(state)
-    if not location.exists():
-        raise ConfigError(f"--state {location}: no state database here, so nothing was delivered from it")
-    with state_store(location) as store:  # one store for the ledger and the edition record
-        ledger = Ledger(store())
-        key = ledger.resolve(edition) or edition
-        identity = ledger.identity(key)
-        rows = ledger.rows(key)
-        counts = ledger.counts(key)
-        known = ledger.editions() if not rows else []
-        stored = records.resolve(store(), key) or records.resolve(store(), edition)
-        repo = stored.edition.repo if stored is not None else None
-        others = ledger.unsent(repo, key) if repo else []
+    ledger = Ledger(store)
+    key = ledger.resolve(edition) or edition
+    identity = ledger.identity(key)
+    rows = ledger.rows(key)
+    counts = ledger.counts(key)
+    known = ledger.editions() if not rows else []
+    stored = records.resolve(store, key) or records.resolve(store, edition)
+    repo = stored.edition.repo if stored is not None else None
+    others = ledger.unsent(repo, key) if repo else []
     shown = [s for s in ORDER if counts[s] or s in ("sent", "failed", "pending")]
     title = f"{key}: " + ", ".join(f"{counts[s]} {s}" for s in shown)
     notes = []

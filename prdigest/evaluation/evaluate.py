@@ -51,9 +51,9 @@ def compare_runs(a: Path, b: Path, out: Path) -> Outcome:
 def evaluate_reviews(settings: Settings, out: Path, since: datetime | None = None) -> Outcome:
     """Score the recorded drafts against what editors decided; write reviews.json and reviews.md, and the
     editors' verdicts on PRs the collector cached as labels.jsonl (for ``digest eval --gold``)."""
-    from prdigest.state.store import state_store
+    from prdigest.pipeline.compose import open_state
 
-    with state_store(settings.state) as store:
+    with open_state(settings.state) as store:
         entries = read_reviews(store(), since)
         labels = reviewed_labels(store(), entries)
         kept = kept_edits(store())
