@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 
 from prdigest.kernel.errors import ConfigError, RulesError
 from prdigest.kernel.i18n import FALLBACK
+from prdigest.collect.facts.surface import CodeRules
 from prdigest.kernel.patterns import check, compile_rule
 from prdigest.kernel.vocabulary import DraftingHints, FileKind, Shows, Subsystem, Vocabulary, boundary, generic, name_problem
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
@@ -118,29 +119,6 @@ class Drafting(BaseModel):
     kernel_files: tuple[Regex, ...] = ()
     #: A file kind (doc, ci, build, dependency, bench, kernel) → the subsystem it points to.
     file_kinds: dict[FileKind, Name] = Field(default_factory=dict)
-
-
-class CodeRules(BaseModel):
-    """Where the repo keeps what its users depend on besides its Python API (code facts,
-    prdigest/collect/facts/): path patterns are searched (``re.search``) in each changed file's path."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    #: Top-level import packages whose public names are the API (default: every Python file outside tests,
-    #: docs, examples and benchmarks).
-    packages: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")], ...] = ()
-    #: Files declaring environment variables (a dict of ``"NAME": ...`` entries, ``os.getenv("NAME")``).
-    env_files: tuple[Regex, ...] = ()
-    #: Files with command-line arguments (``add_argument("--name", ...)``).
-    argument_files: tuple[Regex, ...] = ()
-    #: Dataclasses whose fields are arguments (vLLM's ``EngineArgs``).
-    argument_classes: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ...] = ()
-    #: Files whose ``@dataclass`` / ``@config`` classes are configuration.
-    config_files: tuple[Regex, ...] = ()
-    #: Decorators that make a class in a config file a config class.
-    config_decorators: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ...] = ("dataclass", "config")
-    #: Test files (default: under tests/ or test/, or named test_*.py, *_test.py, conftest.py).
-    tests: tuple[Regex, ...] = ()
 
 
 class Rules(BaseModel):

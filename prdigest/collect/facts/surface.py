@@ -1,7 +1,7 @@
 """Where a repo keeps what its users depend on besides its Python API: environment variables, command-line and
 engine arguments, config classes; which files are tests and which packages are public.
 
-Declared by the rules file's optional ``code:`` section (:class:`prdigest.classify.rulesfile.CodeRules`); without one
+Declared by the rules file's optional ``code:`` section (:class:`CodeRules``); without one
 every Python file outside tests, docs, examples and benchmarks counts as public, and no file is an env,
 argument or config file.
 """
@@ -12,16 +12,43 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Annotated
 
-if TYPE_CHECKING:
-    from prdigest.classify.rulesfile import CodeRules
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from prdigest.kernel.patterns import check
+
+#: A path pattern of the ``code:`` section, checked at load like every rule pattern (RE2, or a bounded one).
+Regex = Annotated[str, Field(min_length=1), AfterValidator(check)]
 
 #: Test files: under a tests/ or test/ folder, or named test_*.py / *_test.py / conftest.py.
 DEFAULT_TESTS = r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$"
 #: Python files that are not importable API: docs, examples, benchmarks, scripts, tools, build files.
 DEFAULT_NOT_API = (r"^(docs?|examples?|benchmarks?|scripts?|tools?|\.github|\.buildkite|ci)/|"
                    r"(^|/)(setup|noxfile|conftest)\.py$")
+
+
+class CodeRules(BaseModel):
+    """Where the repo keeps what its users depend on besides its Python API (code facts,
+    prdigest/collect/facts/): path patterns are searched (``re.search``) in each changed file's path."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Top-level import packages whose public names are the API (default: every Python file outside tests,
+    #: docs, examples and benchmarks).
+    packages: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")], ...] = ()
+    #: Files declaring environment variables (a dict of ``"NAME": ...`` entries, ``os.getenv("NAME")``).
+    env_files: tuple[Regex, ...] = ()
+    #: Files with command-line arguments (``add_argument("--name", ...)``).
+    argument_files: tuple[Regex, ...] = ()
+    #: Dataclasses whose fields are arguments (vLLM's ``EngineArgs``).
+    argument_classes: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ...] = ()
+    #: Files whose ``@dataclass`` / ``@config`` classes are configuration.
+    config_files: tuple[Regex, ...] = ()
+    #: Decorators that make a class in a config file a config class.
+    config_decorators: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ...] = ("dataclass", "config")
+    #: Test files (default: under tests/ or test/, or named test_*.py, *_test.py, conftest.py).
+    tests: tuple[Regex, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,7 +113,7 @@ def module_name(path: str) -> str:
     return ".".join(parts)
 
 
-def surface_for(code: "CodeRules | None") -> Surface:
+def surface_for(code: CodeRules | None) -> Surface:
     """The :class:`Surface` a rules file's ``code:`` section declares (the defaults without one)."""
     if code is None:
         return Surface()
