@@ -156,3 +156,115 @@ def test_text_safety_is_written_once_in_prdigest_text(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     found = [f"{spelled!r} (use prdigest.kernel.text.{use})" for spelled, use in _TEXT_SAFETY.items() if spelled in source]
     assert not found, found
+
+
+# --- the layer rules of the core's packages (docs/architecture.md, "The house") ---------------------------
+
+def _package(module: str) -> str:
+    """The folder a module belongs to: ``prdigest.<step>`` for the core, the top-level name otherwise."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "prdigest" and len(parts) > 1 else parts[0]
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+#: (importer, imported, why): no module under the first may import one under the second.
+LAYER_RULES = [
+    ("renderers", "prdigest.state", "a renderer draws what it is given; it never reads the store"),
+    ("renderers", "prdigest.pipeline", "a renderer never reaches back into the pipeline"),
+    ("prdigest.deliver", "prdigest.pipeline.compose", "delivery is composed, it does not compose"),
+    ("prdigest.draft", "prdigest.state", "the drafter is handed a store (kernel.storage.Store)"),
+    ("prdigest.collect", "prdigest.state", "a source is handed a store (kernel.storage.Store)"),
+    ("prdigest.kernel", "prdigest", "the kernel depends on nothing of ours above it"),
+]
+#: The channels: only the delivery package and the composition root (which picks implementations) import them.
+CHANNELS = ("prdigest.deliver.smtp", "prdigest.deliver.slack", "prdigest.deliver.feishu", "prdigest.deliver.outbox")
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that breaks :data:`LAYER_RULES`, the connect ↛ draft internals rule or the channels rule."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            for importer, imported, why in LAYER_RULES:
+                if _within(module, importer) and _within(target, imported) and not (
+                        importer == "prdigest.kernel" and _within(target, "prdigest.kernel")):
+                    found.append(f"{module} -> {target}: {why}")
+            if _within(module, "prdigest.connect") and _within(target, "prdigest.draft") and target != "prdigest.draft":
+                found.append(f"{module} -> {target}: connect uses the draft package's surface, not its internals")
+            if target in CHANNELS and not (_within(module, "prdigest.deliver") or module == "prdigest.pipeline.compose"
+                                           or _within(module, "flows") or _within(module, "renderers")):
+                found.append(f"{module} -> {target}: the core reaches channels through the media registry")
+    return found
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between the core's step packages (and the top-level packages)."""
+    folders: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        mine = _package(module)
+        folders.setdefault(mine, set()).update(_package(t) for t in targets if _package(t) != mine)
+    return {f: {t for t in ts if t in folders} for f, ts in folders.items()}
+
+
+def test_the_layer_rules_hold() -> None:
+    assert layer_violations(import_graph()) == []
+
+
+def test_no_import_cycle_among_the_cores_packages() -> None:
+    assert cycles(folder_graph(import_graph())) == []
+
+
+@pytest.mark.parametrize(("graph", "broken"), [
+    ({"renderers.email": {"prdigest.state.record"}}, "renderers.email -> prdigest.state.record"),
+    ({"prdigest.collect.github.source": {"prdigest.state.store"}}, "prdigest.collect.github.source -> "),
+    ({"prdigest.connect.lede": {"prdigest.draft.cache"}}, "prdigest.connect.lede -> prdigest.draft.cache"),
+    ({"prdigest.pipeline.edition": {"prdigest.deliver.outbox"}}, "prdigest.pipeline.edition -> "),
+    ({"prdigest.kernel.options": {"prdigest.draft.registry"}}, "prdigest.kernel.options -> "),
+])
+def test_the_layer_rules_catch_each_kind_of_break(graph: dict[str, set[str]], broken: str) -> None:
+    assert any(v.startswith(broken) for v in layer_violations(graph))
+
+
+def test_a_cycle_between_two_packages_is_caught_even_without_a_module_cycle() -> None:
+    graph = {"prdigest.deliver.resend": {"prdigest.pipeline.compose"}, "prdigest.pipeline.edition": {"prdigest.deliver.run"},
+             "prdigest.deliver.run": set(), "prdigest.pipeline.compose": set()}
+    assert cycles(graph) == []  # no module is in a cycle ...
+    assert cycles(folder_graph(graph)) == [["prdigest.deliver", "prdigest.pipeline"]]  # ... but the folders are
+
+
+def test_the_core_has_at_most_twelve_entries_at_its_top_level() -> None:
+    entries = sorted(p.name for p in (ROOT / "prdigest").iterdir()
+                     if p.name not in ("__init__.py", "__pycache__") and not p.name.startswith("."))
+    assert len(entries) <= 12, entries
+
+
+def test_no_two_core_modules_share_a_name_that_means_two_things() -> None:
+    """Module names that mean one thing wherever they are (``__init__`` aside, and per-step ``registry``/``step``
+    modules, which are each step's own of one kind)."""
+    shared_kind = {"__init__", "registry", "step", "cache", "links", "markdown"}
+    names: dict[str, list[str]] = {}
+    for path in CORE:
+        names.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
+    twice = {n: ps for n, ps in names.items() if len(ps) > 1 and n not in shared_kind}
+    assert twice == {}, twice
+
+
+#: The store's implementation, and the one place that opens it.
+STORE_OPENERS = ("open_store", "state_store", "LazyStore")
+
+
+def test_the_store_is_opened_only_in_the_composition_root() -> None:
+    opened = []
+    for path in [*CORE, *RENDERERS, *FLOWS]:
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith("prdigest/state/store/") or relative == "prdigest/pipeline/compose.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+                if name in STORE_OPENERS:
+                    opened.append(f"{relative}:{node.lineno} {name}()")
+    assert opened == []

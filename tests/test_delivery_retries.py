@@ -233,3 +233,48 @@ def test_the_flow_run_ends_failed_not_completed_when_rows_stay_pending(prefect_a
         (latest,) = client.read_flow_runs(sort=FlowRunSort.START_TIME_DESC, limit=1)
     assert latest.state is not None and latest.state.type.value == "FAILED", latest.state
     assert "stayed pending after every retry" in (latest.state.message or "")
+
+
+def test_resend_after_a_reader_changed_their_preferences_sends_the_variant_first_planned(tmp_path: Path) -> None:
+    """Failed before the fix: resend planned the variants again over the readers' later digest web choices, so a
+    reader who narrowed their subsystems after the run got a message the run never planned for them."""
+    from prdigest.readers.selfservice import ReaderChoices
+    from prdigest.readers.selfservice.preferences import Preferences
+    from prdigest.state.record import resolve
+    from prdigest.state.store import open_store
+
+    (tmp_path / "readers.yaml").write_text("readers:\n  - {id: kern, name: Kernels, feishu: kernels-group}\n",
+                                           encoding="utf-8")
+    with FeishuServer() as feishu:
+        url = feishu.add_bot("kernels-group", secret="the-right-s3cret")
+        env = {"DIGEST_FEISHU_KERNELS_GROUP_URL": url, "DIGEST_FEISHU_KERNELS_GROUP_SECRET": "a-wrong-s3cret",
+               "COLUMNS": "300"}
+        args = ["--readers", str(tmp_path / "readers.yaml"), "--state", str(tmp_path / "state.sqlite")]
+        first = CliRunner().invoke(app, ["run", "--source", f"jsonl:{SAMPLE}", "--since", "2026-11-16", "--until",
+                                         "2026-11-17", "--deliver", "feishu", "--out", str(tmp_path / "out"),
+                                         "--language", "en", *args], env=env)
+        assert first.exit_code == 0, first.output
+        edition = "vllm-project/vllm 2026-11-16..2026-11-17"
+        with open_store(tmp_path / "state.sqlite") as store:
+            recorded = resolve(store, edition).edition
+            (variant,) = recorded.variants
+            assert variant.readers == ["kern"] and variant.filter is not None and variant.filter.subsystems == []
+            # After the run the reader narrows the digest to one subsystem (digest web's preferences form), one
+            # that some of the variant's entries do not have.
+            narrow = recorded.published[0].subsystems[0]
+            assert any(narrow not in e.subsystems for e in recorded.published)
+            ReaderChoices(store).set_preferences("vllm-project/vllm", "kern", Preferences(subsystems=(narrow,)))
+        fixed = {**env, "DIGEST_FEISHU_KERNELS_GROUP_SECRET": "the-right-s3cret"}
+        resent = CliRunner().invoke(app, ["resend", edition, "--failed", *args], env=fixed)
+        assert resent.exit_code == 0, resent.output
+        posts = feishu.posts("kernels-group")
+        cards = " ".join(str(post) for post in posts)
+        # What was resent is the variant the run planned (everything), not one over the reader's new choice.
+        assert all(f"/pull/{n}" in cards for n in variant.numbers)
+        rendered = sorted(p.name for p in (tmp_path / "out").rglob("*.json") if "feishu" in str(p))
+        assert rendered == [f"{variant.key}.json"], rendered
+        import json
+        planned = json.loads((tmp_path / "out" / "feishu" / f"{variant.key}.json").read_text(encoding="utf-8"))
+        sent = [p.get("card", p) for p in posts]
+        wanted = [p.get("card", p) for p in (planned if isinstance(planned, list) else [planned])]
+        assert [json.dumps(c, sort_keys=True) for c in sent] == [json.dumps(c, sort_keys=True) for c in wanted]

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prdigest.connect.impact.downstream import DownstreamSpec, load_index
-from prdigest.connect.impact.report import impact_report
+from prdigest.pipeline.impact_report import impact_report
 from prdigest.kernel.errors import ConfigError
 from prdigest.readers.file import load_readers
 from prdigest.state.store import open_store

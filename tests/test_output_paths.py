@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from prdigest.kernel.errors import ConfigError
-from prdigest.kernel.files import write_inside
+from prdigest.kernel.writes import write_inside
 from prdigest.connect.variants import Filter
 
 

@@ -36,7 +36,7 @@ def impact(
                                         "$DIGEST_STATE."),
 ) -> None:
     """Print which of the week's upstream PRs break or touch the downstream, and where; exit 1 when one breaks."""
-    from prdigest.connect.impact.report import impact_report
+    from prdigest.pipeline.impact_report import impact_report
 
     try:
         report = impact_report(downstream=downstream, source=source, repo=repo, since=since, until=until, git=git,

@@ -38,7 +38,7 @@ def resend(
     from prdigest.kernel.config import load_settings
     from prdigest.deliver.resend import resend_rows
     from prdigest.deliver.run import Outcome
-    from prdigest.pipeline.compose import RunOptions, make_classifier, make_readers
+    from prdigest.pipeline.compose import RunOptions, make_classifier, make_readers, open_state
 
     statuses = [s for s, asked in (("uncertain", uncertain), ("pending", pending), ("failed", failed)) if asked]
     if not statuses:
@@ -49,13 +49,14 @@ def resend(
 
     def readers_of(repo: str):  # noqa: ANN202
         # A repo without rules: the subsystems its runs were proposed and kept in the state store.
-        classifier = make_classifier(options, repo, settings)
+        classifier = make_classifier(options, repo, settings, store=store)
         return make_readers(options, classifier), classifier.vocabulary
 
     try:
         settings = load_settings(state=state, slack_base_url=slack_base_url)
-        done = resend_rows(edition, statuses, settings=settings, media=default_media(), readers_of=readers_of,
-                           only=reader)
+        with open_state(settings.state) as store:  # one store for the record, the ledger and the readers' choices
+            done = resend_rows(edition, statuses, state=store, settings=settings, media=default_media(),
+                               readers_of=readers_of, only=reader)
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None

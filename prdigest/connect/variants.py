@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from prdigest.kernel.i18n import catalog, messages
-from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, Verdict, VariantRecord
+from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, Verdict, VariantRecord, FilterRecord
 from prdigest.readers.file import DEFAULT_BUDGET, Reader
 from prdigest.kernel.vocabulary import Vocabulary
 
@@ -136,9 +136,12 @@ class Variant:
 
     def record(self) -> VariantRecord:
         """The variant as the edition record and ``digest.json`` keep it."""
+        flt = self.filter
+        kept = FilterRecord(subsystems=sorted(flt.subsystems), exclude=sorted(flt.exclude),
+                            min_verdict=flt.min_verdict, budget=flt.budget, downstream=flt.downstream)
         return VariantRecord(key=self.key, readers=[r.id for r in self.readers],
                              numbers=[e.number for e in self.entries],
-                             read_first=[e.number for e in self.read_first], lede=self.lede)
+                             read_first=[e.number for e in self.read_first], lede=self.lede, filter=kept)
 
 
 def ordered(entries: list[Entry], vocabulary: Vocabulary | None = None) -> list[Entry]:
@@ -177,6 +180,28 @@ def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabular
         variant.lede = variant_lede(edition, variant.entries, variant.read_first, vocabulary,
                                     drafted=drafted.get(variant.key, ""), everything=published)
     return served, idle
+
+
+def kept_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabulary | None = None) -> list[Variant]:
+    """The variants as the edition's record kept them when they were sent (their filter, entries, read-first and
+    lede), for the ``readers`` still served: ``digest resend`` sends what was first sent, never a re-plan over
+    the readers' later choices. An edition recorded before filters were kept is planned again."""
+    if not edition.variants or any(v.filter is None for v in edition.variants):
+        return plan_variants(edition, readers, vocabulary)[0]
+    by_id = {r.id: r for r in readers}
+    entries = {e.number: e for e in edition.published}
+    vocab = vocabulary or Vocabulary.open()
+    kept: list[Variant] = []
+    for record in edition.variants:
+        assert record.filter is not None
+        f = record.filter
+        flt = Filter(frozenset(f.subsystems), frozenset(f.exclude), f.min_verdict, f.budget, f.downstream, vocab)
+        chosen = [entries[n] for n in record.numbers if n in entries]
+        served = [by_id[r] for r in record.readers if r in by_id]
+        if chosen and served:
+            kept.append(Variant(flt, chosen, served, [entries[n] for n in record.read_first if n in entries],
+                                record.lede))
+    return kept
 
 
 def pick_read_first(ranking: list[int], entries: list[Entry], budget: int) -> list[Entry]:

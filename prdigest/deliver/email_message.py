@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 from io import BytesIO
 from email import policy
@@ -27,6 +29,9 @@ SLOTS = (UNSUBSCRIBE_SLOT, PREFERENCES_SLOT)
 _HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 #: RFC 5322's limit for one header line, CRLF excluded.
 MAX_LINE = 998
+
+if TYPE_CHECKING:
+    from prdigest.kernel.config import Settings
 
 
 class OneLineHeader(UnstructuredHeader):
@@ -226,3 +231,12 @@ def message_bytes(msg: EmailMessage, policy_: policy.Policy = policy.SMTP) -> by
 def email_outbox_file(message: "Message") -> tuple[str, bytes]:
     """``<reader-id>.eml``: the complete RFC 5322 message SMTP would carry."""
     return f"{message.reader.id}.eml", message_bytes(message.payload, policy.SMTP)
+
+
+#: The From address when DIGEST_FROM is not set: only the outbox accepts it.
+DEFAULT_SENDER = "pr-digest <pr-digest@localhost>"
+
+
+def sender(settings: "Settings") -> str:
+    """The From address: DIGEST_FROM, or a placeholder that only the outbox accepts."""
+    return check_from(settings.from_address) if settings.from_address else DEFAULT_SENDER

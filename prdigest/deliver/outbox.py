@@ -8,7 +8,7 @@ from pathlib import Path
 from prdigest.deliver import Message, Parts
 from prdigest.deliver.failure import ChannelUnavailable
 from prdigest.kernel.errors import DeliveryError
-from prdigest.kernel.files import write_atomic
+from prdigest.kernel.writes import write_atomic
 
 
 #: What a published file (the archive, digest.json, renderings, the outbox) is: readable by the web server

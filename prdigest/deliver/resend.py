@@ -10,7 +10,7 @@ a Slack thread resumes after the parts the ledger recorded as posted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, link_hosts_for
 from prdigest.kernel.models import Edition
 from prdigest.state.record import SealKey
-from prdigest.state.store import Store, state_store
+from prdigest.state.store import Store
 
 
 @dataclass
@@ -52,19 +52,22 @@ def load_edition(store: Store, asked: str, seal: SealKey) -> Edition:
 RESENDABLE = ("uncertain", "pending", "failed")
 
 
-def resend_uncertain(asked: str, *, settings: Settings, media: MediaRegistry, readers_of,
+def resend_uncertain(asked: str, *, state: Callable[[], Store], settings: Settings, media: MediaRegistry, readers_of,
                      only: Iterable[str] = ()) -> Resent:
     """Send the uncertain rows of edition ``asked`` again, each once (see :func:`resend_rows`)."""
-    return resend_rows(asked, ("uncertain",), settings=settings, media=media, readers_of=readers_of, only=only)
+    return resend_rows(asked, ("uncertain",), state=state, settings=settings, media=media, readers_of=readers_of,
+                       only=only)
 
 
-def resend_rows(asked: str, statuses: Iterable[str], *, settings: Settings, media: MediaRegistry, readers_of,
+def resend_rows(asked: str, statuses: Iterable[str], *, state: Callable[[], Store], settings: Settings,
+                media: MediaRegistry, readers_of,
                 only: Iterable[str] = ()) -> Resent:
     """Send the rows of edition ``asked`` (its key, name or exact identity) at ``statuses`` (of
     :data:`RESENDABLE`), each once, with the run's retries for transient failures.
 
-    ``readers_of(repo)`` gives the readers file and the repo's vocabulary (``(ReadersFile, Vocabulary)``);
-    ``only``: reader ids to limit it to. The channels are checked before anything is sent. Uncertain and
+    ``state`` is the command's state store (the composition root's, which closes it); ``readers_of(repo)``
+    gives the readers file and the repo's vocabulary (``(ReadersFile, Vocabulary)``); ``only``: reader ids to
+    limit it to. The channels are checked before anything is sent. Uncertain and
     failed rows become pending on purpose; pending ones are sent as they are.
     """
     statuses = tuple(statuses)
@@ -72,56 +75,55 @@ def resend_rows(asked: str, statuses: Iterable[str], *, settings: Settings, medi
         raise ValueError(f"resend rows at {statuses}: only {', '.join(RESENDABLE)}")
     from prdigest.readers.selfservice import audience
     from prdigest.readers.selfservice.links import link_kinds, linker
-    from prdigest.pipeline.compose import sender
-    from prdigest.connect.variants import plan_variants
+    from prdigest.connect.variants import kept_variants
+    from prdigest.deliver.email_message import sender
 
-    state = state_store(settings.state)  # one store for the edition record and the ledger
-    try:
-        edition = load_edition(state(), asked, SealKey.for_state(settings.state, settings.record_secret))
-        ledger = Ledger(state())
-        key = ledger.resolve(asked)
-        if key is None:
-            raise ConfigError(f"--state {settings.state}: no deliveries recorded for {asked}; "
-                              f"editions in the ledger: {', '.join(ledger.editions()[:10]) or 'none'}")
-        if key != edition.key:
-            raise ConfigError(f"the ledger's {asked} is {key}, but its record is {edition.name} ({edition.key}): "
-                              "give the edition's key as `digest status` shows it")
-        rows = ledger.rows(key)
-        wanted = set(only)
-        unknown = sorted(wanted - {r.reader for r in rows.values()})
-        if unknown:
-            raise ConfigError(f"--reader {', '.join(unknown)}: no delivery of {edition.name} to this reader "
-                              "in the ledger")
-        chosen_rows = {k: r for k, r in rows.items() if r.status in statuses and not r.medium.startswith("outbox-")
-                       and (not wanted or r.reader in wanted)}
-        result = Resent(edition.name)
-        if not chosen_rows:
-            return result
-        readers, vocabulary = readers_of(edition.repo)
-        delivered = [m for m in media if m.name in {medium for _, medium in chosen_rows}]
-        channels = {m.name: m.channel(settings) for m in delivered}
-        for channel in {id(c): c for c in channels.values()}.values():
-            channel.check()
-        # The readers' own choices since apply (an unsubscribe stops a pending row too); the roster is the runs' own.
-        served = audience(state(), edition.repo, readers.readers, vocabulary, edition.language, record=False)
-        variants, _ = plan_variants(edition, served, vocabulary)
-        # As the first send rendered it: the run's archive URL (a thread resumed after its recorded parts must
-        # be rendered as it was) and the reader's own links (digest web, or DIGEST_UNSUBSCRIBE_URL).
-        context = RenderContext(link_hosts=link_hosts_for(settings.github_url), site_url=settings.site_url,
-                                reader_links=link_kinds(settings))
-        rendered = [(v.readers, {m.name: m.render(edition, v, context) for m in delivered}) for v in variants]
-        compose = ComposeContext(edition=edition, sender=sender(settings),
-                                 unsubscribe_template=settings.unsubscribe_url, links=linker(settings, edition.repo))
-        chosen = [d for d in plan_deliveries(rendered, delivered, compose) if d.key in chosen_rows]
-        found: set[Key] = {d.key for d in chosen}
-        for k in sorted(set(chosen_rows) - found):
-            result.skipped.append((*k, "not in the readers file any more, unsubscribed from it, or its filter "
-                                       f"selects nothing now: left {chosen_rows[k].status}"))
-        for status in ("uncertain", "failed"):
-            if status in statuses:
-                ledger.reopen(key, [k for k in found if chosen_rows[k].status == status], status)
-        retry = Retry(settings.delivery_retries, settings.delivery_retry_delay)
-        result.report = deliver(edition.id, chosen, channels, ledger, retry=retry)
+    edition = load_edition(state(), asked, SealKey.for_state(settings.state, settings.record_secret))
+    ledger = Ledger(state())
+    key = ledger.resolve(asked)
+    if key is None:
+        raise ConfigError(f"--state {settings.state}: no deliveries recorded for {asked}; "
+                          f"editions in the ledger: {', '.join(ledger.editions()[:10]) or 'none'}")
+    if key != edition.key:
+        raise ConfigError(f"the ledger's {asked} is {key}, but its record is {edition.name} ({edition.key}): "
+                          "give the edition's key as `digest status` shows it")
+    rows = ledger.rows(key)
+    wanted = set(only)
+    unknown = sorted(wanted - {r.reader for r in rows.values()})
+    if unknown:
+        raise ConfigError(f"--reader {', '.join(unknown)}: no delivery of {edition.name} to this reader "
+                          "in the ledger")
+    chosen_rows = {k: r for k, r in rows.items() if r.status in statuses and not r.medium.startswith("outbox-")
+                   and (not wanted or r.reader in wanted)}
+    result = Resent(edition.name)
+    if not chosen_rows:
         return result
-    finally:
-        state.close()
+    readers, vocabulary = readers_of(edition.repo)
+    delivered = [m for m in media if m.name in {medium for _, medium in chosen_rows}]
+    channels = {m.name: m.channel(settings) for m in delivered}
+    for channel in {id(c): c for c in channels.values()}.values():
+        channel.check()
+    # The readers' own choices since apply (an unsubscribe stops a pending row too); the roster is the runs' own.
+    served = audience(state(), edition.repo, readers.readers, vocabulary, edition.language, record=False)
+    # The variants as first sent (their filter, entries, read-first and lede), never planned again over
+    # choices made since: a resent message is the message the reader was first meant to get.
+    variants = kept_variants(edition, served, vocabulary)
+    # As the first send rendered it: the run's archive URL (a thread resumed after its recorded parts must
+    # be rendered as it was) and the reader's own links (digest web, or DIGEST_UNSUBSCRIBE_URL).
+    context = RenderContext(link_hosts=link_hosts_for(settings.github_url), site_url=settings.site_url,
+                            reader_links=link_kinds(settings))
+    rendered = [(v.readers, {m.name: m.render(edition, v, context) for m in delivered}) for v in variants]
+    compose = ComposeContext(edition=edition, sender=sender(settings),
+                             unsubscribe_template=settings.unsubscribe_url, links=linker(settings, edition.repo))
+    chosen = [d for d in plan_deliveries(rendered, delivered, compose) if d.key in chosen_rows]
+    found: set[Key] = {d.key for d in chosen}
+    for k in sorted(set(chosen_rows) - found):
+        result.skipped.append((*k, "not in the readers file any more, unsubscribed from it, or its filter "
+                                   f"selects nothing now: left {chosen_rows[k].status}"))
+    for status in ("uncertain", "failed"):
+        if status in statuses:
+            ledger.reopen(key, [k for k in found if chosen_rows[k].status == status], status)
+    retry = Retry(settings.delivery_retries, settings.delivery_retry_delay)
+    result.report = deliver(edition.id, chosen, channels, ledger, retry=retry)
+    return result
+

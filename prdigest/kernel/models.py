@@ -370,6 +370,19 @@ class EarlierFollowup(BaseModel):
     verdict: Verdict | None = None
 
 
+class FilterRecord(BaseModel):
+    """A variant's filter as it was when the variant was planned: ``digest resend`` renders the variant again
+    with it, whatever its readers chose since."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subsystems: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    min_verdict: Verdict = Verdict.SKIP
+    budget: int = 5
+    downstream: str | None = None
+
+
 class VariantRecord(BaseModel):
     """One reader variant of an edition (prdigest/connect/variants.py): its readers, entries, read-first and lede."""
 
@@ -385,6 +398,8 @@ class VariantRecord(BaseModel):
     read_first: list[int] = Field(default_factory=list)
     #: Two to four sentences about this variant's entries only (prdigest/connect/lede.py).
     lede: str = ""
+    #: The filter it was planned with (None in editions recorded before it was kept).
+    filter: FilterRecord | None = None
 
 
 class DraftEntry(BaseModel):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from prdigest.kernel.config import Settings
 from prdigest.deliver import Channel
+from prdigest.deliver.email_message import DEFAULT_SENDER, sender  # noqa: F401 (re-exported for the shell)
 from prdigest.deliver.ledger import Ledger
 from prdigest.deliver.outbox import OutboxChannel
 from prdigest.draft import Drafter
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from prdigest.collect.facts.surface import Surface
     from prdigest.collect.git.upstream import Upstream
 
-DEFAULT_SENDER = "pr-digest <pr-digest@localhost>"
 
 
 def make_source(options: RunOptions, settings: Settings, store: LazyStore | None = None,
@@ -153,13 +153,6 @@ def check_addresses(readers: ReadersFile, media: list[Medium], settings: Setting
             problem = medium.address_problem(reader, address, settings) if address else None
             if problem:
                 raise ConfigError(f"{path}: {problem}")
-
-
-def sender(settings: Settings) -> str:
-    """The From address: DIGEST_FROM, or a placeholder that only the outbox accepts."""
-    from prdigest.deliver.email_message import check_from
-
-    return check_from(settings.from_address) if settings.from_address else DEFAULT_SENDER
 
 
 @dataclass

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from prdigest.kernel.files import out_path, write_atomic, write_inside, write_tree
+from prdigest.kernel.writes import out_path, write_atomic, write_inside, write_tree
 from prdigest.deliver.run import Deferred, DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
 from prdigest.draft.concurrent import draft_entries
 from prdigest.kernel.errors import ConfigError, DigestError

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from prdigest.kernel.errors import ConfigError
-from prdigest.kernel.files import write_tree
+from prdigest.kernel.writes import write_tree
 from prdigest.kernel.models import Edition
 from prdigest.kernel.storage import Store
 from prdigest.kernel.vocabulary import Vocabulary
@@ -38,7 +38,7 @@ class PublishedSite:
 
 
 def write_site(files: dict[str, bytes], site_dir: Path) -> int:
-    """Make ``site_dir`` exactly the build (:func:`prdigest.kernel.files.write_tree`: atomic per file, unchanged files
+    """Make ``site_dir`` exactly the build (:func:`prdigest.kernel.writes.write_tree`: atomic per file, unchanged files
     untouched, files no build produces any more removed). Returns the bytes of the site."""
     write_tree(site_dir, files)
     return sum(len(data) for data in files.values())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from prdigest.classify.proposal.areas import Area, add_area
+from prdigest.classify.proposal.named_areas import Area, add_area
 from prdigest.classify.proposal.globs import GlobError, compile_codeowners
 
 MAX_TITLE_WORDS = 5

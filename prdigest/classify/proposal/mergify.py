@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from prdigest.kernel.errors import ConfigError
-from prdigest.classify.proposal.areas import Area, add_area
+from prdigest.classify.proposal.named_areas import Area, add_area
 from prdigest.classify.proposal.safety import regex_problem
 
 _CONDITION = re.compile(r"^\s*(?P<neg>-)?(?P<attr>[a-z][a-z-]*)\s*(?P<op>~=|=)\s*(?P<value>.+?)\s*$")

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from prdigest.kernel.errors import ConfigError
-from prdigest.classify.proposal.areas import Area, name_slug
+from prdigest.classify.proposal.named_areas import Area, name_slug
 from prdigest.classify.proposal.codeowners import read_codeowners
-from prdigest.classify.proposal.kinds import KINDS, kind_area
+from prdigest.classify.proposal.common_areas import KINDS, kind_area
 from prdigest.classify.proposal.labeler import read_labeler
 from prdigest.classify.proposal.mergify import read_mergify
 from prdigest.classify.proposal.repo import RepoSnapshot

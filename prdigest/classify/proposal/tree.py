@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from prdigest.classify.proposal.areas import Area, name_slug
+from prdigest.classify.proposal.named_areas import Area, name_slug
 
 SOURCE_SUFFIXES = frozenset(
     "py pyx pxd pyi rs go c cc cpp cxx h hh hpp cu cuh js jsx ts tsx mjs vue svelte java kt scala rb swift m mm cs "
@@ -23,7 +23,7 @@ INCIDENTAL = (r"(^|/)(tests?|testing|__tests__|examples?)/", r"(^|/)test_[^/]*\.
 _INCIDENTAL = tuple(re.compile(p) for p in INCIDENTAL)
 #: Folders that only hold other folders' code (descended into, never proposed themselves).
 CONTAINERS = frozenset({"src", "lib", "libs", "pkg", "python", "packages", "crates", "internal", "cmd", "apps"})
-#: Top-level folders with a kind of their own (docs, CI, tooling), left to :mod:`prdigest.classify.proposal.kinds`.
+#: Top-level folders with a kind of their own (docs, CI, tooling), left to :mod:`prdigest.classify.proposal.common_areas`.
 NOT_CODE = re.compile(r"^(\.[^/]+|docs?|site|benchmarks?|scripts|tools|third_party|vendor|cmake|docker)(/|$)")
 
 MAX_SHARE = 0.25

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from prdigest.classify.proposal.areas import Area
+from prdigest.classify.proposal.named_areas import Area
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,11 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
     from prdigest.collect.registry import SOURCES, SourceContext
     from prdigest.kernel.config import load_settings
     from prdigest.kernel.window import Window
-    from prdigest.state.store import state_store
+    from prdigest.pipeline.compose import open_state
 
     settings = load_settings(state=state, language=language)
     state_dir = settings.clone_home()
-    with state_store(settings.state) as store:
+    with open_state(settings.state) as store:
         src = SOURCES.build(source, SourceContext(settings, repo, store))
         window = Window.from_flags(since, until) or src.default_window()
         prs = src.collect(window)
