@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from flows.cli.options import state_option
 from flows.cli.terminal import print_error
 from prdigest.kernel.errors import ConfigError, DigestError
 
@@ -49,8 +50,7 @@ def eval_command(
                                            "catalog in $DIGEST_CATALOGS; or $DIGEST_LANGUAGE."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
     repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (inferred from the PR URLs)."),
-    state: Optional[str] = typer.Option(None, "--state", help="State database (draft cache, review record); "
-                                         "or $DIGEST_STATE."),
+    state: Optional[str] = state_option("draft cache, review record"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Draft afresh instead of reusing cached LLM drafts."),
     out: Path = typer.Option(Path("eval"), "--out", help="Output folder for the report files."),
 ) -> None:

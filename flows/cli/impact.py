@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from flows.cli.options import state_option
 from flows.cli.terminal import print_error
 from prdigest.kernel.errors import DigestError
 
@@ -32,8 +33,7 @@ def impact(
     name: Optional[str] = typer.Option(None, "--name", help="The downstream's name in the report (default: the "
                                        "folder's name)."),
     language: Optional[str] = typer.Option(None, "--language", help="zh-CN or en; or $DIGEST_LANGUAGE."),
-    state: Optional[str] = typer.Option(None, "--state", help="State database (index and facts caches); or "
-                                        "$DIGEST_STATE."),
+    state: Optional[str] = state_option("index and facts caches"),
 ) -> None:
     """Print which of the week's upstream PRs break or touch the downstream, and where; exit 1 when one breaks."""
     from prdigest.pipeline.impact_report import impact_report

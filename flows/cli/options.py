@@ -17,11 +17,18 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from flows.cli.terminal import fail
+from prdigest.kernel.location import state_help
 from prdigest.kernel.options import RunOptions
 
 #: Not a run option: how much of Prefect's logging reaches the terminal.
 VERBOSE = inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                             default=typer.Option(False, "--verbose", "-v", help="Show Prefect's logs too."))
+
+
+def state_option(kept: str = "", default: str = "") -> Any:
+    """The ``--state`` option of a command that is not built from RunOptions (status, resend, site, eval, web,
+    rules, readers, impact); its help is :func:`prdigest.kernel.location.state_help`'s, as run's is."""
+    return typer.Option(None, "--state", help=state_help(kept, default))
 
 
 def flag(name: str) -> str:

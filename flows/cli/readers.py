@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from flows.cli.options import state_option
 from flows.cli.terminal import print_error, safe_table
 from prdigest.kernel.errors import DigestError
 
@@ -20,7 +21,7 @@ def readers(
     readers_file: Optional[Path] = typer.Option(None, "--readers", help="readers.yaml (default: the shipped example)."),
     repo: Optional[str] = typer.Option(None, "--repo", help="Only the choices made for OWNER/NAME's digest "
                                        "(default: every repo in the state database)."),
-    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+    state: Optional[str] = state_option(),
 ) -> None:
     """List the readers of a readers file with their filter and, per repo, the choices they made on the
     preferences page (digest web): unsubscribed, subsystems, lowest verdict, budget, media. The next edition applies

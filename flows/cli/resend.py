@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from flows.cli.options import state_option
 from flows.cli.terminal import print_error
 from prdigest.kernel.errors import DigestError
 
@@ -28,7 +29,7 @@ def resend(
     reader: list[str] = typer.Option([], "--reader", help="Only this reader's rows; repeat for several."),
     readers: Optional[Path] = typer.Option(None, "--readers", help="readers.yaml (default: the shipped example)."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Subsystem rules YAML (default: shipped for the repo)."),
-    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+    state: Optional[str] = state_option(),
     slack_base_url: Optional[str] = typer.Option(None, "--slack-base-url", help="Slack Web API base URL; or "
                                                  "$DIGEST_SLACK_BASE_URL."),
 ) -> None:

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from flows.cli.options import state_option
 from flows.cli.terminal import print_error, safe, safe_table
 from prdigest.kernel.errors import ConfigError, DigestError
 
@@ -76,7 +77,7 @@ def check_command(
     repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (inferred from a JSONL file's URLs)."),
     since: Optional[str] = typer.Option(None, "--since", help="Window start, UTC date or ISO time (inclusive)."),
     until: Optional[str] = typer.Option(None, "--until", help="Window end, UTC date or ISO time (exclusive)."),
-    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE."),
+    state: Optional[str] = state_option(),
     github_url: Optional[str] = typer.Option(None, "--github-url", help="GitHub API base URL; or "
                                              "$DIGEST_GITHUB_URL."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),

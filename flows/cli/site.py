@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from flows.cli.options import state_option
 from flows.cli.terminal import print_error
 from prdigest.kernel.errors import ConfigError, DigestError
 
@@ -18,8 +19,7 @@ console = Console(stderr=True, soft_wrap=True)
 
 
 def site(
-    state: Optional[str] = typer.Option(None, "--state", help="State database (SQLite file or postgresql:// URL); "
-                                        "or $DIGEST_STATE."),
+    state: Optional[str] = state_option("SQLite file or postgresql:// URL"),
     out: Path = typer.Option(Path("out"), "--out", help="Output folder: the site goes to OUT/site/."),
     site_url: Optional[str] = typer.Option(None, "--site-url", help="The site's public URL (absolute links in "
                                            "feeds); or $DIGEST_SITE_URL."),

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from flows.cli.options import state_option
 from flows.cli.terminal import err_console, fail, safe, safe_table
 from prdigest.kernel.errors import ConfigError, DigestError
 from prdigest.state.store import StateLocation
@@ -76,8 +77,7 @@ def find_status(edition: str, state: str | StateLocation, explicit: bool,
 
 def status(
     edition: str = typer.Argument(..., help="The edition's key or name, e.g. vllm-project-vllm-2026-W47."),
-    state: Optional[str] = typer.Option(None, "--state", help="State database; or $DIGEST_STATE (default: "
-                                        "the configured one, then every .digest/*.sqlite)."),
+    state: Optional[str] = state_option(default="the configured one, then every .digest/*.sqlite"),
 ) -> None:
     """Print the delivery ledger of one edition: what was sent, what failed and why, what is pending."""
     from prdigest.kernel.config import load_settings

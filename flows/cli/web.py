@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from flows.cli.options import state_option
 from flows.cli.terminal import print_error
 from prdigest.kernel.errors import DigestError
 
@@ -17,8 +18,7 @@ def web(
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (behind a reverse proxy: "
                              "keep 127.0.0.1)."),
     port: int = typer.Option(8001, "--port", help="Port to listen on."),
-    state: Optional[str] = typer.Option(None, "--state", help="State database (the one the runs use); or "
-                                        "$DIGEST_STATE."),
+    state: Optional[str] = state_option("the one the runs use"),
 ) -> None:
     """Serve readers' one-click unsubscribe (RFC 8058) and preferences pages under $DIGEST_WEB_URL, signed
     with $DIGEST_WEB_SECRET. Choices go to the state store; the next edition applies them. Ctrl-C stops it."""

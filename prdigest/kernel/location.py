@@ -19,6 +19,14 @@ from prdigest.kernel.text import SECRET_PARAM, redact_url
 
 DEFAULT_STATE = Path(".digest/state.sqlite")
 SETTING = "--state / $DIGEST_STATE"
+
+
+def state_help(kept: str = "", default: str = "") -> str:
+    """The help of every command's ``--state`` option: ``kept`` says in parentheses what the command keeps or
+    reads there, ``default`` where it looks without one (``State database (index caches); or $DIGEST_STATE.``)."""
+    what = f" ({kept})" if kept else ""
+    fallback = f" (default: {default})" if default else ""
+    return f"State database{what}; or $DIGEST_STATE{fallback}."
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 Dialect = Literal["sqlite", "postgresql"]

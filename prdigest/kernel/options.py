@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.location import state_help
 from prdigest.kernel.models import Language
 from prdigest.kernel.registry import DRAFTERS_GROUP, MEDIA_GROUP, SOURCES_GROUP, registry
 
@@ -42,7 +43,7 @@ class RunOptions(BaseModel):
     language: Language | None = Field(default=None, description="zh-CN (default), en, or a language of a catalog "
                                       "in $DIGEST_CATALOGS; or $DIGEST_LANGUAGE.")
     # Non-secret settings given as flags; None = from the environment (see prdigest.kernel.config.Settings).
-    state: str | None = Field(default=None, description="State database; or $DIGEST_STATE.")
+    state: str | None = Field(default=None, description=state_help())
     github_url: str | None = Field(default=None, description="GitHub API base URL (Enterprise: "
                                    "https://HOST/api/v3); or $DIGEST_GITHUB_URL. Token: $GITHUB_TOKEN.")
     llm_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL (e.g. a vLLM "
