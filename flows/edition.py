@@ -24,7 +24,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prdigest.kernel import progress
 from prdigest.kernel.config import load_settings
 from prdigest.deliver.run import DeliveryReport
-from prdigest.kernel.errors import ConfigError, SourceError
+from prdigest.kernel.errors import ConfigError, SourceError, first_problem
 from prdigest.kernel.models import Edition, Entry, Language, PullRequest
 from prdigest.kernel.config import Settings
 from prdigest.pipeline.loop import run_edition
@@ -172,9 +172,9 @@ def edition_options(**parameters: Any) -> RunOptions:
     try:
         return RunOptions(**{k: v for k, v in parameters.items() if v is not None and v != ""})
     except pydantic.ValidationError as exc:
-        err = exc.errors()[0]
-        name = ".".join(str(p) for p in err["loc"]) or "parameters"
-        raise ConfigError(f"parameter '{name}' (flag --{name.replace('_', '-')}): {err['msg']}") from None
+        problem = first_problem(exc, empty="parameters")
+        raise ConfigError(f"parameter '{problem.field}' (flag --{problem.field.replace('_', '-')}): "
+                          f"{problem.message}") from None
 
 
 def flow_parameters(options: RunOptions) -> dict[str, Any]:

@@ -21,9 +21,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from flows.cli.options import state_option
+from flows.cli.options import flag, state_option
 from flows.cli.terminal import print_error
-from prdigest.kernel.errors import ConfigError, DigestError
+from prdigest.kernel.errors import ConfigError, DigestError, first_problem
 
 _err = Console(stderr=True, soft_wrap=True)
 
@@ -84,8 +84,8 @@ def eval_command(
                     "language": language, "rules": str(rules) if rules else None, "repo": repo,
                     "state": str(state) if state else None, "no_cache": no_cache})
             except ValidationError as exc:
-                err = exc.errors()[0]
-                raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+                problem = first_problem(exc)
+                raise ConfigError(f"{flag(problem.top)}: {problem.message}") from None
             settings = load_settings(**config.settings_overrides())
             with Progress(TextColumn("[bold]Drafting labelled PRs"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=_err, transient=True) as bar:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from flows.cli.terminal import fail
+from prdigest.kernel.errors import first_problem
 from prdigest.kernel.location import state_help
 from prdigest.kernel.options import RunOptions
 
@@ -69,9 +70,9 @@ def to_options(values: dict[str, Any], kind: type[BaseModel] = RunOptions, **fix
     try:
         return kind(**given)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        name = flag(str(err["loc"][0])) if err["loc"] else "options"
-        message = str(err["msg"]).removeprefix("Value error, ")
+        problem = first_problem(exc)
+        name = flag(problem.top) if problem.loc else "options"
+        message = problem.message.removeprefix("Value error, ")
         raise fail(message if message.startswith(name) else f"{name}: {message}") from None
 
 

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from flows.cli.options import state_option
 from flows.cli.terminal import print_error, safe, safe_table
-from prdigest.kernel.errors import ConfigError, DigestError
+from prdigest.kernel.errors import ConfigError, DigestError, first_problem
 
 _err = Console(stderr=True, soft_wrap=True)
 rules_app = typer.Typer(name="rules", help="Propose and check subsystem rules files.", no_args_is_help=True)
@@ -138,7 +138,8 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
     try:
         options = RunOptions(source=source, **({"repo": repo} if repo else {}))
     except ValidationError as exc:
-        raise ConfigError(f"--{exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+        problem = first_problem(exc)
+        raise ConfigError(f"--{problem.top}: {problem.message}") from None
     with open_state(settings.state) as store:
         src = make_source(options, settings, store)
         return src.collect(window if window is not None else src.default_window())

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from prdigest.kernel.errors import SourceError
+from prdigest.kernel.errors import SourceError, first_problem
 from prdigest.kernel.models import PullRequest
 from prdigest.kernel.window import Window
 
@@ -39,10 +39,8 @@ def sample_week_path() -> Path:
 
 
 def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"]) or "(record)"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"field '{field}': {err['msg']}{more}"
+    problem = first_problem(exc, empty="(record)")
+    return f"field '{problem.field}': {problem.message}{problem.and_more()}"
 
 
 def read_jsonl(path: Path) -> list[PullRequest]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from prdigest.kernel.errors import SourceError
+from prdigest.kernel.errors import SourceError, first_problem
 from prdigest.kernel.models import PullRequest, Verdict
 from prdigest.collect.sources import read_jsonl
 
@@ -65,9 +65,8 @@ def load_gold(path: Path) -> GoldSet:
         try:
             gold = GoldLabel.model_validate(record["gold"])
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in ("gold", *err["loc"]))
-            raise SourceError(f"{where}: field '{field}': {err['msg']}") from None
+            problem = first_problem(exc, under=("gold",))
+            raise SourceError(f"{where}: field '{problem.field}': {problem.message}") from None
         items.append(LabelledPR(prs[number], gold, lineno))
     if not items:
         raise SourceError(f"{path}: no labelled PR in the file; each line is a PR with a 'gold' label")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.errors import ConfigError, first_problem
 from prdigest.kernel.models import Language, Verdict
 
 #: Drafter names of entries that are not the configured drafter's own work.
@@ -169,7 +169,7 @@ def load_run(path: Path) -> EvalRun:
     try:
         return EvalRun.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"{file}: not an evaluation written by `digest eval` (field '{where}': {err['msg']}); "
+        problem = first_problem(exc)
+        raise ConfigError(f"{file}: not an evaluation written by `digest eval` (field '{problem.field}': "
+                          f"{problem.message}); "
                           "re-run `digest eval` to write it again") from None

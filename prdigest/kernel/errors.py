@@ -7,6 +7,10 @@ concerned and say what to do. Anything else that escapes is a bug and crashes lo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
 
 class DigestError(Exception):
     """Base class of errors whose message is shown to a person as is."""
@@ -43,3 +47,29 @@ class DeliveryError(DigestError):
 
 class ReviewError(DigestError):
     """The editor's review input is invalid or the review expired."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The first problem of a pydantic ``ValidationError``, for the one line a bad value is told in: ``field``
+    is its location dotted (``gold.verdict``; the caller's ``empty`` when it has none), ``top`` the top-level
+    field alone (a flag's name), ``more`` how many problems follow it."""
+
+    field: str
+    top: str
+    message: str
+    loc: tuple[str | int, ...]
+    more: int
+
+    def and_more(self, noun: str = "") -> str:
+        """`` (and 2 more)`` (``noun`` after the count: `` (and 2 more problem(s))``), '' when it is the only one."""
+        return f" (and {self.more} more{' ' + noun if noun else ''})" if self.more else ""
+
+
+def first_problem(exc: ValidationError, *, under: tuple[str, ...] = (), empty: str = "") -> Problem:
+    """The first of ``exc``'s problems, its location below ``under`` (the part of a larger record validated)."""
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    path = (*under, *loc)
+    return Problem(field=".".join(str(p) for p in path) or empty, top=str(loc[0]) if loc else empty,
+                   message=str(err["msg"]), loc=loc, more=exc.error_count() - 1)

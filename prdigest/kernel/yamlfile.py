@@ -8,7 +8,7 @@ from typing import TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.errors import ConfigError, first_problem
 
 M = TypeVar("M", bound=BaseModel)
 #: libyaml's safe loader when PyYAML was built with it: a rules file parses in a tenth of the time, which a
@@ -56,10 +56,8 @@ def load_yaml_model(path: Path, model: type[M], *, what: str) -> M:
     try:
         return model.model_validate(data if data is not None else {})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        line = _node_line(yaml.compose(text, Loader=yaml.SafeLoader), loc)  # the nodes only to name the line
-        field = ".".join(str(p) for p in loc) or "(top level)"
-        more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
+        problem = first_problem(exc, empty="(top level)")
+        line = _node_line(yaml.compose(text, Loader=yaml.SafeLoader), problem.loc)  # the nodes only to name the line
         where = f":{line}" if line else ""
-        raise ConfigError(f"{path}{where}: {what} field '{field}': {err['msg']}{more}") from None
+        raise ConfigError(f"{path}{where}: {what} field '{problem.field}': {problem.message}"
+                          f"{problem.and_more('problem(s)')}") from None

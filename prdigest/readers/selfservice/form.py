@@ -13,6 +13,7 @@ from typing import get_args
 
 from pydantic import ValidationError
 
+from prdigest.kernel.errors import first_problem
 from prdigest.kernel.models import Verdict
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.choices import Listing
@@ -93,5 +94,4 @@ def preferences_from_form(form: Mapping[str, Sequence[str]], reader: Reader, lis
     try:
         return Preferences(**values)
     except ValidationError as exc:
-        field = str(exc.errors()[0]["loc"][0]) if exc.errors()[0]["loc"] else "form"
-        raise FormProblem(field, "out_of_range") from None
+        raise FormProblem(first_problem(exc, empty="form").top, "out_of_range") from None
