@@ -23,6 +23,7 @@ from prdigest.kernel.models import Edition
 from prdigest.pipeline.edition import EditionPipeline
 from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.connect.variants import Variant
+from tests.plugin_support import install_distribution
 from tests.servers import LoopbackServer
 
 
@@ -187,10 +188,7 @@ def _installed_plugin(folder: Path, monkeypatch) -> Path:
         "import dataclasses\nfrom tests.test_media import hook_medium\n"
         "MEDIUM = dataclasses.replace(hook_medium('http://127.0.0.1:9'), name='beacon', transport='beacon')\n",
         encoding="utf-8")
-    info = folder / "beacon_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: beacon-plugin\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[pr_digest.media]\nbeacon = beacon_plugin:MEDIUM\n", encoding="utf-8")
+    install_distribution(folder, "beacon-plugin", {"pr_digest.media": {"beacon": "beacon_plugin:MEDIUM"}})
     monkeypatch.syspath_prepend(str(folder))
     importlib.invalidate_caches()
     return mark

@@ -28,6 +28,7 @@ from prdigest.pipeline.compose import RunOptions, build_services, make_drafter
 from prdigest.collect.registry import SOURCES, SourceContext, SourceKind
 from prdigest.collect.sources import JsonlSource, Source, read_jsonl, sample_week_path
 from prdigest.state.store import LazyStore, state_store
+from tests.plugin_support import install_distribution
 from tests.servers.github_server import GitHubServer, make_state, synthetic_week
 
 
@@ -227,10 +228,7 @@ def _installed(folder: Path, monkeypatch, group: str, name: str, module: str, co
     mark = folder / f"{module}.imported"
     (folder / f"{module}.py").write_text(f"from pathlib import Path\nPath({str(mark)!r}).write_text('x')\n{code}",
                                          encoding="utf-8")
-    info = folder / f"{module}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}:KIND\n", encoding="utf-8")
+    install_distribution(folder, module, {group: {name: f"{module}:KIND"}})
     monkeypatch.syspath_prepend(str(folder))
     importlib.invalidate_caches()
     return mark

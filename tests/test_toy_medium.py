@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.plugin_support import install_distribution
 from tests.test_media import HookServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,11 +40,8 @@ editors:
 def _install(site: Path) -> Path:
     """The toy distribution as an installer leaves it: its package and a dist-info with its entry points."""
     shutil.copytree(FIXTURE, site / "toy_medium", ignore=shutil.ignore_patterns("__pycache__"))
-    info = site / "toy_medium-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-medium\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[pr_digest.addresses]\ntoy = toy_medium:ADDRESS\n\n"
-                                           "[pr_digest.media]\ntoy = toy_medium:MEDIUM\n", encoding="utf-8")
+    install_distribution(site, "toy-medium", {"pr_digest.addresses": {"toy": "toy_medium:ADDRESS"},
+                                              "pr_digest.media": {"toy": "toy_medium:MEDIUM"}})
     return site
 
 

@@ -13,6 +13,7 @@ The items of a group live here, in the kernel, whichever :class:`Registry` objec
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, Protocol, TypeVar
@@ -39,13 +40,23 @@ _REGISTERED: dict[str, dict[str, object]] = {}
 _LOADED: dict[str, dict[tuple[str, str], object]] = {}
 
 
+#: Per group: the sys.path it was read with, and its entry points (a scan reads every distribution's metadata:
+#: milliseconds, too slow once per reader; read again when sys.path changes).
+_SCANNED: dict[str, tuple[tuple[str, ...], dict[str, EntryPoint]]] = {}
+
+
 def _entry_points(group: str) -> dict[str, EntryPoint]:
     """The group's installed entry points by name, sorted (the first distribution on ``sys.path`` wins a name
     declared twice)."""
+    path = tuple(sys.path)
+    cached = _SCANNED.get(group)
+    if cached is not None and cached[0] == path:
+        return cached[1]
     found: dict[str, EntryPoint] = {}
     for ep in entry_points(group=group):
         found.setdefault(ep.name, ep)
-    return dict(sorted(found.items()))
+    _SCANNED[group] = (path, dict(sorted(found.items())))
+    return _SCANNED[group][1]
 
 
 class Registry(Generic[T]):
