@@ -131,3 +131,35 @@ def test_editors_are_told_on_the_toy_medium_with_its_own_notice(hook, tmp_path: 
     assert report.told == ["Lin"] and report.unreachable == ["Mo"]
     ((path, body),) = hook.posts
     assert path == "/rooms/editors" and body["notice"].startswith("Review waiting") and body["to"] == "Lin"
+
+
+@pytest.mark.prefect
+def test_the_secrets_a_medium_declares_come_from_their_secret_blocks(prefect_api, tmp_path: Path, monkeypatch) -> None:
+    import importlib
+
+    from prefect.blocks.system import Secret
+
+    from flows.media import default_media
+    from flows.secrets import with_secret_blocks
+    from prdigest.kernel.config import Settings
+
+    _install(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    importlib.invalidate_caches()
+    for name in ("TOY_HOOK_URL", "SLACK_BOT_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    Secret(value="http://127.0.0.1:9/from-block").save("toy-hook-url", overwrite=True)
+    Secret(value="xoxb-from-block").save("slack-bot-token", overwrite=True)
+    try:
+        settings, used = with_secret_blocks(Settings(), default_media("toy"))
+        assert settings.slack_bot_token is not None  # a shipped medium's secret is a setting
+        assert settings.slack_bot_token.get_secret_value() == "xoxb-from-block"
+        assert os.environ["TOY_HOOK_URL"] == "http://127.0.0.1:9/from-block"  # a plugin's, its channel's own
+        assert {"toy-hook-url", "slack-bot-token"} <= set(used)
+        monkeypatch.setenv("TOY_HOOK_URL", "http://127.0.0.1:9/from-env")
+        _, used = with_secret_blocks(Settings(), default_media("toy"))
+        assert os.environ["TOY_HOOK_URL"].endswith("from-env") and "toy-hook-url" not in used  # the environment wins
+    finally:
+        monkeypatch.delenv("TOY_HOOK_URL", raising=False)
+        for name in [m for m in sys.modules if m == "toy_medium" or m.startswith("toy_medium.")]:
+            monkeypatch.delitem(sys.modules, name)
