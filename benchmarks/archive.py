@@ -28,6 +28,7 @@ from prdigest.kernel.models import Edition, Entry, Verdict
 from prdigest.state.store import open_store
 from renderers.site import build_site
 from prdigest.publish.site import write_site
+from prdigest.kernel.links import pr_link
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
@@ -49,7 +50,7 @@ def synthesise(n_editions: int, per_edition: int, language: str = "en") -> list[
             number = 10_000_000 - w * 10_000 - i if (w or i >= len(records)) else r["number"]
             lines = [line.strip() for line in r["body"].splitlines() if line.strip()]
             entries.append(Entry(
-                number=number, url=f"https://github.com/vllm-project/vllm/pull/{number}", title=r["title"],
+                number=number, url=pr_link("vllm-project/vllm", number), title=r["title"],
                 author=r["author"], merged_at=since + timedelta(hours=i % 160), subsystems=r["gold"]["subsystems"],
                 verdict=Verdict(r["gold"]["verdict"]), headline=r["title"],
                 rationale=r["gold"]["why"] + "\n\n" + " ".join(lines[:4]), focus=lines[4:7], followups=lines[7:8],

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from prdigest.kernel.models import Edition, Entry, Verdict
 from prdigest.connect.variants import Filter, Variant, ordered
+from prdigest.kernel.links import pr_link
 from renderers import render_email, render_slack, render_text
 from renderers.email import BUDGET
 
@@ -37,7 +38,7 @@ def entries(n: int) -> list[Entry]:
         number = r["number"] + 100_000 * (i // len(records))
         lines = [line.strip() for line in r["body"].splitlines() if line.strip()]
         out.append(Entry(
-            number=number, url=f"https://github.com/vllm-project/vllm/pull/{number}", title=r["title"],
+            number=number, url=pr_link("vllm-project/vllm", number), title=r["title"],
             author=r["author"], merged_at=r["merged_at"], subsystems=r["gold"]["subsystems"],
             verdict=Verdict(r["gold"]["verdict"]), headline=r["title"],
             rationale=r["gold"]["why"] + "\n\n" + " ".join(lines[:4]), focus=lines[4:7],

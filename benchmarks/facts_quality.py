@@ -52,6 +52,7 @@ from prdigest.draft.offline import OfflineDrafter  # noqa: E402
 from prdigest.kernel.models import Change, DraftEntry, FileChange, PullRequest, Verdict  # noqa: E402
 from prdigest.kernel.prtext.signals import extract  # noqa: E402
 from prdigest.kernel.text import CODE_SPAN  # noqa: E402
+from prdigest.kernel.links import pr_link  # noqa: E402
 
 LABELS = ROOT / "benchmarks" / "data" / "facts_week_labels.jsonl"
 _NUMBER = re.compile(r"\(#(\d+)\)\s*$")
@@ -108,7 +109,7 @@ def week_prs(git_dir: Path, repo: str, week: str) -> tuple[list[PullRequest], di
                                     deletions=int(deleted) if deleted.isdigit() else 0,
                                     status={"A": "added", "D": "removed", "R": "renamed"}.get(status, "modified")))
         prs.append(PullRequest(
-            number=number, url=f"https://github.com/{repo}/pull/{number}", title=subject.strip(), body=body.strip(),
+            number=number, url=pr_link(repo, number), title=subject.strip(), body=body.strip(),
             author=author, merged_at=datetime.fromisoformat(when), files=files,
             additions=sum(f.additions for f in files), deletions=sum(f.deletions for f in files), merge_commit=sha))
         diffs[number] = git(git_dir, "show", "--format=", "--unified=0", sha)[:400_000]

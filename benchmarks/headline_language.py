@@ -28,6 +28,7 @@ from prdigest.draft.offline import OfflineDrafter  # noqa: E402
 from prdigest.kernel.prtext.signals import extract  # noqa: E402
 from prdigest.kernel.models import PullRequest  # noqa: E402
 from prdigest.classify.subsystems import classifier_for  # noqa: E402
+from prdigest.kernel.links import pr_link  # noqa: E402
 
 SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 UNSEEN = ROOT / "tests" / "fixtures" / "headlines" / "sglang-style-week.txt"
@@ -38,7 +39,7 @@ def weeks() -> dict[str, list[PullRequest]]:
     sample = [PullRequest.model_validate(json.loads(line)) for line in SAMPLE.read_text(encoding="utf-8").splitlines()
               if line.strip()]
     titles = [t for t in UNSEEN.read_text(encoding="utf-8").splitlines() if t.strip() and not t.startswith("#")]
-    unseen = [PullRequest(number=70000 + i, url=f"https://github.com/sgl-project/sglang/pull/{70000 + i}", title=t,
+    unseen = [PullRequest(number=70000 + i, url=pr_link("sgl-project/sglang", 70000 + i), title=t,
                           author="dev", merged_at=WHEN) for i, t in enumerate(titles)]
     return {"sample week (vLLM, 58 PRs)": sample, f"unseen titles (SGLang style, {len(unseen)} PRs)": unseen}
 

@@ -33,6 +33,7 @@ from prdigest.kernel.prompts import load_prompt
 from prdigest.kernel.models import PullRequest
 from prdigest.state.store import LazyStore
 from prdigest.classify.subsystems import classifier_for
+from prdigest.kernel.links import pr_link
 from tests.servers.openai_server import OpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +75,7 @@ def synthetic_week(n: int) -> list[PullRequest]:
     base = [PullRequest.model_validate_json(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()
             if line.strip()]
     return [base[i % len(base)].model_copy(update={
-        "number": 100_000 + i, "url": f"https://github.com/vllm-project/vllm/pull/{100_000 + i}",
+        "number": 100_000 + i, "url": pr_link("vllm-project/vllm", 100_000 + i),
         "title": f"{base[i % len(base)].title} (#{i})"}) for i in range(n)]
 
 

@@ -39,6 +39,7 @@ from prdigest.connect.step import connect_edition  # noqa: E402
 from prdigest.kernel.models import PullRequest  # noqa: E402
 from prdigest.connect.references import find_references  # noqa: E402
 from prdigest.state.store import open_store  # noqa: E402
+from prdigest.kernel.links import pr_link  # noqa: E402
 from tests.prose_table import found, load  # noqa: E402
 
 TABLES = ("table", "unseen", "fresh")
@@ -82,7 +83,7 @@ def week_prs(week: int, entries: int, rng: random.Random, first: int, earlier: l
         prose += " The scheduler now evicts by frequency; see the table below. " * rng.randint(2, 8)
         log = "\n".join(f"PASSED tests/v1/core/test_prefix_{k}.py::test_case[{k}] in 0.{k}s (#{k} of 40)"
                         for k in range(rng.randint(5, 40)))
-        prs.append(PullRequest(number=first + i, url=f"https://github.com/{REPO}/pull/{first + i}",
+        prs.append(PullRequest(number=first + i, url=pr_link(REPO, first + i),
                                title=f"[Core] Change {first + i}", body=TEMPLATE.format(prose=prose, log=log),
                                author=f"dev{rng.randint(1, 80)}", merged_at=since + timedelta(minutes=20 * i),
                                additions=40, deletions=8))

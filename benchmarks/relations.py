@@ -37,6 +37,7 @@ from prdigest.connect.step import connect_edition  # noqa: E402
 from prdigest.connect.followups import PROPOSALS_PER_PR  # noqa: E402
 from prdigest.kernel.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict  # noqa: E402
 from prdigest.state.store import open_store  # noqa: E402
+from prdigest.kernel.links import pr_link  # noqa: E402
 
 REPO = "vllm-project/vllm"
 START = datetime(2025, 11, 17, tzinfo=timezone.utc)  # a Monday
@@ -66,7 +67,7 @@ def week_prs(week: int, entries: int, rng: random.Random, first_number: int) -> 
             body += f"Fixes #{back}\n"
         elif roll < 0.12:
             title = f"[{1 + week % 3}/3] {title}"
-        prs.append(PullRequest(number=number, url=f"https://github.com/{REPO}/pull/{number}", title=title,
+        prs.append(PullRequest(number=number, url=pr_link(REPO, number), title=title,
                                body=body, author=f"dev{rng.randint(1, 80)}",
                                merged_at=since + timedelta(minutes=20 * i), additions=40, deletions=8))
     return prs

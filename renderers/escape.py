@@ -22,18 +22,14 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
-from prdigest.kernel.links import allowed_parts, defang
+from prdigest.kernel.links import DEFAULT_LINK_HOSTS, NAME, allowed_parts, defang
 from prdigest.kernel.models import Entry
 from prdigest.kernel.text import CODE_SPAN, clean, code_spans, one_line, slack_entities, truncate
 
 __all__ = ["DEFAULT_LINK_HOSTS", "clean", "defanged", "display_width", "html_prose", "html_text", "mrkdwn",
            "mrkdwn_prose", "one_line", "plain_prose", "pr_url", "slack_entities", "slack_plain", "truncate"]
 
-#: GitHub's owner and repository name alphabet.
-_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})"
-_PR_PATH = re.compile(rf"^/{_NAME}/{_NAME}/pull/(?P<number>[1-9][0-9]{{0,9}})/?$")
-#: Hosts whose PR URLs become links unless the caller names others (GitHub Enterprise).
-DEFAULT_LINK_HOSTS: tuple[str, ...] = ("github.com",)
+_PR_PATH = re.compile(rf"^/{NAME}/{NAME}/pull/(?P<number>[1-9][0-9]{{0,9}})/?$")
 
 
 def html_text(text: object) -> Markup:

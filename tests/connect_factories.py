@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from prdigest.kernel.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict
+from prdigest.kernel.links import pr_link
 from tests.factories import WEEK
 
 REPO = "vllm-project/vllm"
@@ -12,7 +13,7 @@ REPO = "vllm-project/vllm"
 
 def pr(number: int, title: str, body: str = "", *, author: str = "alice", week: int = 0, day: int = 1) -> PullRequest:
     """A merged PR of week ``week`` (0 = the factory's week), merged on day ``day`` of it."""
-    return PullRequest(number=number, url=f"https://github.com/{REPO}/pull/{number}", title=title, body=body,
+    return PullRequest(number=number, url=pr_link(REPO, number), title=title, body=body,
                        author=author, merged_at=WEEK + timedelta(weeks=week, days=day), additions=10, deletions=2)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
+from prdigest.kernel.links import pr_link
 
 WEEK = datetime(2026, 11, 16, tzinfo=timezone.utc)
 
@@ -12,7 +13,7 @@ WEEK = datetime(2026, 11, 16, tzinfo=timezone.utc)
 def entry(number: int, subsystems: list[str], verdict: str = "skim", *, status: str = "approved",
           title: str | None = None, **extra: object) -> Entry:
     return Entry(
-        number=number, url=f"https://github.com/vllm-project/vllm/pull/{number}",
+        number=number, url=pr_link("vllm-project/vllm", number),
         title=title if title is not None else f"PR {number}", author="alice", merged_at=WEEK,
         subsystems=subsystems, verdict=Verdict(verdict), headline=f"Headline {number}",
         rationale=f"Rationale {number}", focus=[f"Look at `f{number}.py`"], followups=[],

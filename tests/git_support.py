@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from prdigest.kernel.models import FileChange, PullRequest
+from prdigest.kernel.links import pr_link
 
 _ENV = {**os.environ, "GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
         "GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.com", "GIT_CONFIG_GLOBAL": os.devnull,
@@ -358,6 +359,6 @@ def build_upstream(root: Path) -> Upstream:
             write(repo, files)
             sha = commit(repo, f"{title} (#{number})")
         commits[number] = sha
-        prs.append(PullRequest(number=number, url=f"https://github.com/acme/pkg/pull/{number}", title=title,
+        prs.append(PullRequest(number=number, url=pr_link("acme/pkg", number), title=title,
                                merged_at=start + timedelta(hours=i), files=_patches(repo, sha), merge_commit=sha))
     return Upstream(repo, commits, prs)

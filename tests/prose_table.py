@@ -15,6 +15,7 @@ import yaml
 
 from prdigest.kernel.models import Edition, PullRequest, Verdict
 from prdigest.connect.relations import Known, find_relations
+from prdigest.kernel.links import pr_link
 from tests.connect_factories import entry_of, pr, week_edition
 
 TABLES = Path(__file__).resolve().parent / "fixtures" / "relations"
@@ -48,7 +49,7 @@ def load(name: str) -> list[Row]:
 def found(row: Row, where: Where = "history") -> set[tuple[str, int]]:
     """The (kind, number) relations the connect step gives ``row``'s PR."""
     source = PullRequest(**{**pr(row.pr, row.title, row.body, week=1, day=3).model_dump(),
-                            "url": f"https://github.com/{row.repo}/pull/{row.pr}"})
+                            "url": pr_link(row.repo, row.pr)})
     earlier = [pr(n, f"PR {n}", week=0 if where == "history" else 1, day=1) for n in row.known]
     later = [pr(n, f"PR {n}", week=1, day=5) for n in row.later]
     here = [source, *later, *(earlier if where == "edition" else [])]

@@ -16,6 +16,8 @@ from typing import Any, Iterator
 
 import httpx
 
+from prdigest.kernel.links import pr_link
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("DIGEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -140,7 +142,7 @@ def synthetic_week(path: Path, n: int) -> Path:
     for i in range(n):
         rec = dict(records[i % len(records)])
         number = 70000 + i
-        rec.update(number=number, url=f"https://github.com/vllm-project/vllm/pull/{number}")
+        rec.update(number=number, url=pr_link("vllm-project/vllm", number))
         lines.append(json.dumps(rec))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from prdigest.kernel.links import pr_link
+
 REPO = "acme/riverdb"
 SINCE = datetime(2026, 11, 9, tzinfo=timezone.utc)  # a Monday
 UNTIL = SINCE + timedelta(days=7)
@@ -163,7 +165,7 @@ def build_week(seed: int = 20261109) -> tuple[list[dict], list[Planted], list[in
                           "status": "modified"})
         merged = SINCE + timedelta(minutes=30 + index * (7 * 24 * 60 - 60) // COUNT)
         prs.append({
-            "number": number, "url": f"https://github.com/{REPO}/pull/{number}", "title": title,
+            "number": number, "url": pr_link(REPO, number), "title": title,
             "author": rng.choice(AUTHORS), "created_at": (merged - timedelta(days=2)).isoformat(),
             "merged_at": merged.isoformat(), "labels": [], "body": body, "files": files,
             "additions": sum(f["additions"] for f in files), "deletions": sum(f["deletions"] for f in files),

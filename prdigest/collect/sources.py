@@ -11,10 +11,11 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from prdigest.kernel.errors import SourceError, first_problem
+from prdigest.kernel.links import page_pattern
 from prdigest.kernel.models import PullRequest
 from prdigest.kernel.window import Window
 
-_PR_URL = re.compile(r"^https://[^/]+/([^/]+/[^/]+)/pull/\d+$")
+_PR_URL = re.compile("^" + page_pattern() + "$")
 
 
 class Source(Protocol):

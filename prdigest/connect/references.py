@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from prdigest.connect.cues import POST, PRE, TITLE_TAG
+from prdigest.kernel.links import page_pattern
 
 #: The kinds a PR's prose can give a reference, strongest first: a number named twice keeps the strongest.
 STRENGTH = ("reverts", "relands", "ports", "fixes", "part-of-series", "followed-up-by", "follow-up-of")
@@ -34,7 +35,7 @@ _WINDOW = 120
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]{0,400}`|<!--.*?(?:-->|\Z)", re.DOTALL)
 #: URLs: a PR link of the same repo is a reference, any other URL is masked.
 _URL = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>\"'`)\]\u3000-\u9fff\uff00-\uffef]+")
-_PR_LINK = re.compile(r"(?i)^https?://[^/\s]+/(?P<repo>[\w.-]+/[\w.-]+)/pull/(?P<n>\d{1,9})(?!\d)")
+_PR_LINK = re.compile(r"(?i)^" + page_pattern() + r"(?!\d)")
 #: ``#N`` or ``owner/repo#N``; what precedes and follows is checked by :func:`_plausible`.
 _HASH = re.compile(r"(?:(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+))?#(?P<n>\d{1,9})(?![\w-])")
 #: Words that make the ``#N`` after them a counter, a CI number or an issue, not a PR.

@@ -49,11 +49,26 @@ _URL = re.compile(
     rf"|(?:{_L}(?:{_LH}{{0,62}}{_L})?\.)+{_L}{_LH}{{0,62}}{_L}(?::\d{{1,5}})?/{_REST}*"
     rf"|(?:{_L}(?:{_LH}{{0,62}}{_L})?\.)+(?:{_BARE_TLDS})(?::\d{{1,5}})?(?![\w-]|\.[a-z0-9])"
     rf")")
+#: GitHub's owner and repository name alphabet.
+NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
 #: The paths of a repo that may stay links: its pull requests, issues and commits (with any sub-page).
-_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
-_REPO_PATH = re.compile(rf"^/(?P<repo>{_NAME}/{_NAME})/"
+_REPO_PATH = re.compile(rf"^/(?P<repo>{NAME}/{NAME})/"
                         r"(?:(?:pull|issues)/[1-9][0-9]{0,9}|commit/[0-9a-fA-F]{7,40})(?:/[\w./-]*)?$")
 _TRAILING = ".,;:!?)]}'\"。，；：！？）"
+
+
+def pr_link(repo: str, number: int, host: str = "github.com") -> str:
+    """The web address of ``repo``'s (``owner/name``) pull request ``number``: the one spelling of a PR URL,
+    ``https://<host>/<owner>/<name>/pull/<n>``."""
+    return f"https://{host}/{repo}/pull/{number}"
+
+
+def page_pattern(kinds: str = "pull", repo: str = "repo", number: str = "n") -> str:
+    """The regex of a repo page's address as prose and records write it: ``http(s)://<host>/<owner>/<name>/<kind>/<n>``,
+    ``kinds`` an alternation (``pull``, ``issues``, ``issues|pull``), the ``owner/name`` and the number in the
+    groups named ``repo`` and ``number`` (``repo`` and ``n`` by default). Any host: the caller compares the repo (links are judged by
+    :func:`allowed_parts`, PR links made by ``renderers.escape.pr_url``)."""
+    return rf"https?://[^/\s]+/(?P<{repo}>[\w.-]+/[\w.-]+)/(?:{kinds})/(?P<{number}>\d{{1,9}})"
 
 
 def _spans(text: str) -> Iterable[tuple[int, int, str]]:

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import re
 
+from prdigest.kernel.links import page_pattern
+
 #: Issues fetched per PR at most.
 MAX_LINKED = 4
 _SCAN = 65_536
 
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]{0,400}`|<!--.*?(?:-->|\Z)", re.DOTALL)
 _REF = (r"(?:(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#(?P<n>\d{1,9})"
-        r"|https?://[^/\s]+/(?P<urepo>[\w.-]+/[\w.-]+)/(?:issues|pull)/(?P<un>\d{1,9}))(?![\w-])")
+        r"|" + page_pattern("issues|pull", "urepo", "un") + r")(?![\w-])")
 _CLOSING = re.compile(r"(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+" + _REF)
 _NAMED = re.compile(r"(?i)\b(?:issues?|bugs?|tickets?)\s*:?\s*" + _REF)
-_ISSUE_URL = re.compile(r"https?://[^/\s]+/(?P<urepo>[\w.-]+/[\w.-]+)/issues/(?P<un>\d{1,9})(?!\d)")
+_ISSUE_URL = re.compile(page_pattern("issues", "urepo", "un") + r"(?!\d)")
 _ANY = re.compile(r"(?<![\w/&])" + _REF)
 
 
