@@ -17,6 +17,7 @@ from prdigest.kernel.config import load_settings
 from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.pipeline.edition import EditionPipeline
 from renderers.text import WIDTH, wrap
+from tests.factories import open_ledger
 
 READERS = """\
 readers:
@@ -126,7 +127,7 @@ def test_wrapping_is_linear_in_the_text() -> None:
 
 
 def test_a_claim_for_some_readers_takes_only_their_pending_rows(state_location: str) -> None:
-    ledger = Ledger.open(state_location)
+    ledger = open_ledger(state_location)
     a, b = new_owner(), new_owner()
     try:
         ledger.register("ed", [(f"r{i}", medium, f"v{i % 2}", f"r{i}@example.com", None)
