@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from flows.media import default_media
-from prdigest.deliver.ledger import Ledger, end_owner, new_owner
+from prdigest.deliver.ledger import end_owner, new_owner
 from prdigest.deliver.media import MediaRegistry, Medium
 from prdigest.kernel.config import load_settings
 from prdigest.pipeline.compose import RunOptions, build_services
