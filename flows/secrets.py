@@ -17,6 +17,7 @@ from prdigest.deliver.media import Medium
 
 from prdigest.kernel.config import FeishuBot, Settings
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.location import redact_url, url_has_password
 
 #: The Secret block holding Feishu/Lark group bots as JSON: ``{"kernels-group": {"url": "…", "secret": "…"}}``.
 FEISHU_BLOCK = "feishu-bots"
@@ -100,9 +101,6 @@ def _feishu_bots(settings: Settings) -> dict[str, FeishuBot] | None:
 def refuse_secret_state(state: str | None, parameter: str = "state") -> None:
     """Raise ConfigError when a flow's ``state`` parameter is a PostgreSQL URL with a password: Prefect stores
     parameters in its database and shows them to every UI user. The worker's DIGEST_STATE carries it instead."""
-    from prdigest.kernel.errors import ConfigError
-    from prdigest.kernel.location import redact_url, url_has_password
-
     if state and url_has_password(state):
         raise ConfigError(f"parameter '{parameter}' ({redact_url(state)}) carries a password, and Prefect keeps "
                           "parameters in its database and shows them in the UI: leave it empty and set DIGEST_STATE "
@@ -112,8 +110,6 @@ def refuse_secret_state(state: str | None, parameter: str = "state") -> None:
 def state_to_environment(parameters: dict[str, object], parameter: str = "state") -> dict[str, object]:
     """``parameters`` without a PostgreSQL ``state`` URL, which goes to DIGEST_STATE in this process's environment
     instead (the flow called in this process reads it there): a ``--state`` URL never becomes a parameter."""
-    import os
-
     state = parameters.get(parameter)
     if isinstance(state, str) and "://" in state:  # any URL, even one the settings will refuse
         os.environ["DIGEST_STATE"] = state

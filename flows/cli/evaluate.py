@@ -20,6 +20,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from pydantic import ValidationError
 
 from flows.cli.options import flag, state_option
 from flows.cli.terminal import print_error
@@ -56,8 +57,6 @@ def eval_command(
 ) -> None:
     """Measure drafts: verdict agreement, deep-read precision/recall, subsystem P/R/F1, grounding failures,
     fallbacks, lengths, tokens, cost and latency; or compare two runs; or read the editors' corrections."""
-    from pydantic import ValidationError
-
     from prdigest.kernel.config import load_settings
     from prdigest.evaluation import evaluate as ev
     from prdigest.evaluation.results import EvalConfig

@@ -13,6 +13,7 @@ from rich.text import Text
 from flows.cli.options import state_option
 from flows.cli.terminal import print_error, safe_table
 from prdigest.kernel.errors import DigestError
+from prdigest.kernel.yamlfile import load_yaml_model
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -30,7 +31,6 @@ def readers(
     from prdigest.readers.file import ReadersFile, example_readers_path
     from prdigest.readers.selfservice import ReaderChoices, addresses
     from prdigest.pipeline.compose import open_state
-    from prdigest.kernel.yamlfile import load_yaml_model
 
     try:
         settings = load_settings(state=state)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import getpass
 from typing import Optional
+from uuid import UUID
 
 import typer
 
@@ -24,8 +25,6 @@ NO_API = ("no Prefect API configured: set PREFECT_API_URL to the server the run 
 
 def _connect(run_id: str) -> None:
     """Refuse at once a malformed run id, or a missing Prefect API; then make Prefect quiet."""
-    from uuid import UUID
-
     try:
         UUID(run_id)
     except ValueError:

@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 from rich.table import Table
+from pydantic import ValidationError
 
 from flows.cli.options import state_option
 from flows.cli.terminal import print_error, safe, safe_table
@@ -115,8 +116,6 @@ def check_command(
 def _week(source: str, repo: str | None, since: str | None, until: str | None, state: str | None,
           github_url: str | None):
     """The PRs of the week the flags name."""
-    from pydantic import ValidationError
-
     from prdigest.kernel.config import load_settings
     from prdigest.pipeline.compose import RunOptions, make_source, open_state
     from prdigest.kernel.window import Window

@@ -17,6 +17,7 @@ from prdigest.deliver.ledger import LedgerRow
 from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.status import LedgerReport, ledger_report
 from prdigest.state.store import StateLocation
+from prdigest.pipeline.compose import open_state
 
 #: Columns from which every field has its own column.
 WIDE = 140
@@ -75,8 +76,6 @@ def _narrow(report: LedgerReport) -> Table:
 def status_table(state: StateLocation | str | Path, edition: str, width: int = WIDE) -> Table:
     """One edition's ledger as a table for a terminal ``width`` columns wide (see
     ``prdigest.deliver.status.ledger_report``)."""
-    from prdigest.pipeline.compose import open_state
-
     location = StateLocation.parse(state)
     if not location.exists():
         raise ConfigError(f"--state {location}: no state database here, so nothing was delivered from it")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from typing import Optional
+import logging
 
 import typer
 from rich.console import Console
 
 from flows.cli.options import state_option
 from flows.cli.terminal import print_error
-from prdigest.kernel.errors import DigestError
+from prdigest.kernel.errors import ConfigError, DigestError
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -22,13 +23,10 @@ def web(
 ) -> None:
     """Serve readers' one-click unsubscribe (RFC 8058) and preferences pages under $DIGEST_WEB_URL, signed
     with $DIGEST_WEB_SECRET. Choices go to the state store; the next edition applies them. Ctrl-C stops it."""
-    import logging
-
     import uvicorn
 
     from flows.web.app import create_app
     from prdigest.kernel.config import load_settings
-    from prdigest.kernel.errors import ConfigError
     from prdigest.readers.selfservice import web_base
     from prdigest.pipeline.compose import open_state
 

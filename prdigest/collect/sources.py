@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -104,8 +104,6 @@ class JsonlSource:
 
     def default_window(self) -> Window:
         """The window an edition of the whole file covers: first merge to just after the last."""
-        from datetime import timedelta
-
         first = min(pr.merged_at for pr in self._prs)
         last = max(pr.merged_at for pr in self._prs)
         start = datetime.combine(first.date() - timedelta(days=first.weekday()), datetime.min.time(),

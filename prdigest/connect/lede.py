@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.kernel.prompts import load_prompt
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +140,6 @@ Complete = Callable[[list[dict[str, str]]], str]
 def lede_messages(edition: Edition, entries: list[Entry] | None = None) -> list[dict[str, str]]:
     """The chat messages asking a model for the lede (``prompts/lede.yaml``) of ``entries`` (default: every
     live entry; a variant's entries for its own lede)."""
-    from prdigest.kernel.prompts import load_prompt
-
     first = {n: i for i, n in enumerate(edition.ranking)}
     entries = [{"number": e.number, "author": e.author, "verdict": e.verdict.value, "headline": e.headline,
                 "subsystems": e.subsystems, "first": first.get(e.number)}

@@ -23,6 +23,7 @@ from prdigest.kernel.prtext.signals import CI, DOC, SOURCE, TEST, Signals, extra
 from prdigest.connect.lede import Complete
 from prdigest.kernel.models import Edition, Entry, EntryStatus, PullRequest, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.kernel.prompts import load_prompt
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +171,6 @@ _NUMBERS = re.compile(r"\d{1,9}")
 
 def rank_messages(edition: Edition, deep: Sequence[Entry]) -> list[dict[str, str]]:
     """The chat messages asking a model to order the deep reads it drafted (``prompts/rank.yaml``)."""
-    from prdigest.kernel.prompts import load_prompt
-
     entries = [{"number": e.number, "headline": e.headline, "subsystems": e.subsystems, "rationale": e.rationale,
                 "focus": e.focus[:3]} for e in deep]
     return load_prompt("rank").messages({"language": edition.language, "edition": edition.name, "entries": entries})

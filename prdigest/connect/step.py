@@ -22,6 +22,7 @@ from prdigest.readers.file import Reader
 from prdigest.kernel.storage import Store
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.window import Window
+from prdigest.connect.variants import draft_variants
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +149,6 @@ def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, 
                                                                                    complete)})
     connected = connected.model_copy(update={"lede": write_lede(connected, complete, vocabulary)})
     if readers:
-        from prdigest.connect.variants import draft_variants
-
         connected = connected.model_copy(update={"variants": draft_variants(connected, list(readers), vocabulary,
                                                                             complete)})
     log.info("%s: %d relations, %d stories, %d earlier follow-ups (%d done) in %.2fs", edition.name,

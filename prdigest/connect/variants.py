@@ -11,6 +11,7 @@ from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, Verdict, VariantRecord, FilterRecord
 from prdigest.readers.file import DEFAULT_BUDGET, Reader
 from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.connect.lede import variant_lede, write_lede
 
 if TYPE_CHECKING:
     from prdigest.connect.lede import Complete
@@ -172,7 +173,6 @@ def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabular
     served = [v for v in by_filter.values() if v.entries]
     idle = [r for v in by_filter.values() if not v.entries for r in v.readers]
     _dedupe_keys(served)
-    from prdigest.connect.lede import variant_lede
 
     drafted = {v.key: v.lede for v in edition.variants}
     for variant in served:
@@ -222,8 +222,6 @@ def draft_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabula
     """The connect step's variants, before review: over every entry not rejected, each with its read-first
     and its own lede (the model's when ``complete`` is given and its answer cites only the variant's
     entries; a variant holding every entry shares the edition's lede)."""
-    from prdigest.connect.lede import write_lede
-
     variants, _ = plan_variants(edition, readers, vocabulary, drafts=True)
     live = {e.number for e in edition.entries if e.status is not EntryStatus.REJECTED}
     for variant in variants:

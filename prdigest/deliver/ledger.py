@@ -21,12 +21,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TypeVar
+import json
 
 from prdigest.deliver.ledger_schema import COMPONENT, MIGRATIONS, STATUSES, Key
 from prdigest.deliver.owners import end_owner, new_owner, owner_gone, stamp as _stamp
 from prdigest.kernel.errors import ConfigError, DigestError
 from prdigest.kernel.models import EditionId
 from prdigest.state.store import Store, StoreUnavailable
+from prdigest.kernel.text import slug
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -163,7 +165,6 @@ class Ledger:
                                    "ORDER BY created_at DESC LIMIT 1", (text, text, text))
         if found is not None:
             return found[0]
-        from prdigest.kernel.text import slug
 
         for key in (text, slug(text, lower=False)):  # an old ledger's key, or its name (repo + ISO week)
             if self.conn.fetchone("SELECT 1 FROM delivery_ledger WHERE edition = ? LIMIT 1", (key,)) is not None:
@@ -374,8 +375,6 @@ class Ledger:
                    owner: str | None = None) -> None:
         """Record how far a multi-part delivery (a Slack thread) got, so a re-run resumes there (and renew
         the claim: a long thread is still alive)."""
-        import json
-
         self._write("recording a part", lambda: self.conn.execute(
             "UPDATE delivery_ledger SET checkpoint = ?, provider_id = COALESCE(?, provider_id), "
             "lease_until = CASE WHEN owner IS NULL THEN lease_until ELSE ? END, updated_at = ? "

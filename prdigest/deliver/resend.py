@@ -22,6 +22,11 @@ from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext,
 from prdigest.kernel.models import Edition
 from prdigest.state.record import SealKey
 from prdigest.state.store import Store
+from prdigest.connect.variants import kept_variants
+from prdigest.deliver.email_message import sender
+from prdigest.readers.selfservice import audience
+from prdigest.readers.selfservice.links import link_kinds, linker
+from prdigest.state import record as records
 
 
 @dataclass
@@ -37,8 +42,6 @@ class Resent:
 def load_edition(store: Store, asked: str, seal: SealKey) -> Edition:
     """The edition as published, from its record: checked against its hash, and against its seal (what
     pr-digest stored after the review, not a rewrite of the state database since)."""
-    from prdigest.state import record as records
-
     found = records.resolve(store, asked)
     if found is None or not found.published:
         known = ", ".join(r.edition.name for r in records.published(store)[:10]) or "none"
@@ -73,10 +76,6 @@ def resend_rows(asked: str, statuses: Iterable[str], *, state: Callable[[], Stor
     statuses = tuple(statuses)
     if not statuses or set(statuses) - set(RESENDABLE):
         raise ValueError(f"resend rows at {statuses}: only {', '.join(RESENDABLE)}")
-    from prdigest.readers.selfservice import audience
-    from prdigest.readers.selfservice.links import link_kinds, linker
-    from prdigest.connect.variants import kept_variants
-    from prdigest.deliver.email_message import sender
 
     edition = load_edition(state(), asked, SealKey.for_state(settings.state, settings.record_secret))
     ledger = Ledger(state())

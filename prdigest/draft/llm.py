@@ -36,6 +36,7 @@ from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.storage import Store
 from prdigest.kernel.text import CODE_SPAN, redact_url
+from prdigest.draft.offline import OfflineDrafter
 
 log = logging.getLogger(__name__)
 
@@ -269,8 +270,6 @@ class OpenAIDrafter:
                    reason: str, context: DraftContext | None = None) -> DraftEntry:
         log.warning("PR #%s: %s; using the offline draft", pr.number, reason)
         if self._fallback is None:
-            from prdigest.draft.offline import OfflineDrafter
-
             self._fallback = OfflineDrafter()
         offline = self._fallback.draft(pr, subsystems, language, context)
         return offline.model_copy(update={

@@ -14,6 +14,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from prdigest.kernel.errors import ConfigError, first_problem
 from prdigest.kernel.models import Language, Verdict
+from prdigest.draft.registry import DRAFTERS
 
 #: Drafter names of entries that are not the configured drafter's own work.
 FALLBACK_DRAFTERS = ("offline-fallback", "placeholder")
@@ -42,8 +43,6 @@ class EvalConfig(BaseModel):
     @field_validator("drafter")
     @classmethod
     def _drafter(cls, value: str) -> str:
-        from prdigest.draft.registry import DRAFTERS
-
         try:
             DRAFTERS[value]  # the same registry the edition run builds its drafter from
         except ConfigError as exc:

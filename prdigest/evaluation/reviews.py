@@ -20,6 +20,7 @@ from typing import Any
 from prdigest.evaluation.metrics import ORDER, agreement, confusion, verdict_prf
 from prdigest.kernel.models import Verdict
 from prdigest.state.store import Store
+from prdigest.review import md
 
 #: The columns every review record has (prdigest/review record, migration 1).
 BASE = ("edition", "number", "status", "draft_verdict", "final_verdict", "edit_distance", "drafter")
@@ -184,8 +185,6 @@ def _quality(report: dict[str, Any]) -> str:
 
 def reviews_markdown(report: dict[str, Any], since: datetime | None = None, labels: Path | None = None) -> str:
     """The editors' corrections as markdown (``reviews.md``, and the Prefect artifact)."""
-    from prdigest.review import md  # the review's inert-markdown escaping: edition keys and names are data
-
     scope = f" since {since:%Y-%m-%d}" if since else ""
     if not report["entries"]:
         return (f"# Editors' corrections{scope}\n\nNo reviewed edition in the state store{scope}: editions approved "

@@ -15,6 +15,8 @@ the work per starting point is polynomial in the text's length.
 from __future__ import annotations
 
 import re
+import re._constants as sre_constants  # the parsed form of a pattern, for _nested_repeat
+import re._parser as sre_parser
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Protocol
@@ -110,35 +112,32 @@ def _re2(pattern: str, ignore_case: bool) -> Any | None:
 def _nested_repeat(pattern: str) -> bool:
     r"""Whether an unbounded (or long) quantifier applies to something that contains a variable-length one:
     ``(\w+\s?)+`` can split a run of words in exponentially many ways; ``(-[0-9a-z]{4}){3}`` cannot."""
-    import re._constants as c
-    import re._parser as parser
-
-    repeats = (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT)
+    repeats = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
 
     def walk(items: Any, under_repeat: bool) -> bool:
         for op, arg in items:
             if op in repeats:
                 low, high, sub = arg
-                variable = high is c.MAXREPEAT or high > max(low, 1)
+                variable = high is sre_constants.MAXREPEAT or high > max(low, 1)
                 if variable and under_repeat:
                     return True
-                if walk(sub, under_repeat or high is c.MAXREPEAT or high > 16):
+                if walk(sub, under_repeat or high is sre_constants.MAXREPEAT or high > 16):
                     return True
-            elif op is c.SUBPATTERN:
+            elif op is sre_constants.SUBPATTERN:
                 if walk(arg[-1], under_repeat):
                     return True
-            elif op is c.BRANCH:
+            elif op is sre_constants.BRANCH:
                 if any(walk(branch, under_repeat) for branch in arg[1]):
                     return True
-            elif op in (c.ASSERT, c.ASSERT_NOT):
+            elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
                 if walk(arg[1], under_repeat):
                     return True
-            elif op is c.GROUPREF_EXISTS:
+            elif op is sre_constants.GROUPREF_EXISTS:
                 if any(walk(b, under_repeat) for b in arg[1:] if b is not None):
                     return True
         return False
 
-    return walk(parser.parse(pattern), False)
+    return walk(sre_parser.parse(pattern), False)
 
 
 def check(pattern: str, *, always_python: bool = False) -> str:

@@ -25,11 +25,19 @@ from prdigest.state.record import SealKey
 from prdigest.classify.rulesfile import rules_for_repo
 from prdigest.readers.selfservice.links import web_base
 from prdigest.collect.registry import SOURCES, SourceContext
-from prdigest.collect.sources import Source
+from prdigest.collect.sources import JsonlSource, Source
 from prdigest.kernel.location import StateLocation
 from prdigest.state.store import LazyStore, Store
-from prdigest.classify.subsystems import Classifier, classifier_for
+from prdigest.classify.subsystems import Classifier, RulesClassifier, classifier_for
 from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.classify.proposal.init import read_repo
+from prdigest.classify.proposal.kept import ProposedClassifier, load_kept, proposed_classifier
+from prdigest.classify.proposal.repo import from_prs
+from prdigest.collect.facts.surface import surface_for
+from prdigest.collect.git.upstream import Upstream
+from prdigest.connect.impact.downstream import DownstreamSpec
+from prdigest.connect.impact.step import Downstreams, upstream_packages
+from prdigest.readers.selfservice import audience
 
 if TYPE_CHECKING:
     from prdigest.connect.impact.step import Downstreams
@@ -56,7 +64,6 @@ def make_classifier(options: RunOptions, repo: str, settings: Settings | None = 
     path = Path(options.rules) if options.rules else rules_for_repo(repo)
     if path is not None or settings is None:
         return classifier_for(repo, path)
-    from prdigest.classify.proposal.kept import ProposedClassifier, load_kept, proposed_classifier
 
     own = store is None
     state = store or open_state(settings.state)
@@ -74,21 +81,14 @@ def make_classifier(options: RunOptions, repo: str, settings: Settings | None = 
 
 def _repo_snapshot(repo: str, settings: Settings, source: Source):  # noqa: ANN202 (a RepoSnapshot)
     """What a proposal reads of ``repo`` for this source: a JSONL file's PRs, else the repository on GitHub."""
-    from prdigest.collect.sources import JsonlSource
-
     if isinstance(source, JsonlSource):
-        from prdigest.classify.proposal.repo import from_prs
-
         return from_prs(repo, source.collect(None))
-    from prdigest.classify.proposal.init import read_repo
 
     return read_repo(repo, checkout=None, settings=settings)
 
 
 def vocabulary_notices(classifier: Classifier) -> list[str]:
     """One line when the run uses proposed subsystems instead of a rules file (empty otherwise)."""
-    from prdigest.classify.proposal.kept import ProposedClassifier
-
     return [classifier.kept.notice] if isinstance(classifier, ProposedClassifier) else []
 
 
@@ -118,9 +118,6 @@ def make_readers(options: RunOptions, classifier: Classifier) -> ReadersFile:
 def make_downstreams(readers: ReadersFile, repo: str, settings: Settings, store: LazyStore | None) -> "Downstreams":
     """The run's downstreams from the readers file (none: nothing is read); a ``git:`` downstream's clone is kept
     where the upstream's is (``DIGEST_GIT_DIR``, else beside the state file)."""
-    from prdigest.connect.impact.downstream import DownstreamSpec
-    from prdigest.connect.impact.step import Downstreams, upstream_packages
-
     specs = [DownstreamSpec(name, d.path, d.git, d.ref, d.packages, d.upstream)
              for name, d in readers.downstreams.items()]
     return Downstreams(specs, upstream_packages(repo), store() if specs and store is not None else None,
@@ -243,9 +240,6 @@ class Services:
 
     def surface(self) -> "Surface":
         """Where code facts look for the repo's configuration surface and API: its rules file's ``code:``."""
-        from prdigest.classify.subsystems import RulesClassifier
-        from prdigest.collect.facts.surface import surface_for
-
         rules = self.classifier.rules if isinstance(self.classifier, RulesClassifier) else None
         return surface_for(rules.code if rules is not None else None)
 
@@ -257,8 +251,6 @@ class Services:
         """The readers this edition serves: the readers file with each reader's own choices (``digest web``)
         applied and unsubscribed readers left out; read from the state store once per run."""
         if self._audience is None:
-            from prdigest.readers.selfservice import audience
-
             self._audience = audience(self.store(), self.source.repo, self.readers.readers,
                                       self.classifier.vocabulary, self.language)
         return self._audience
@@ -312,7 +304,6 @@ class Configured:
 def configure(options: RunOptions, settings: Settings) -> Configured:
     """The run's source, rules and readers from its options; a bad flag or file stops it here (one line)."""
     state = open_state(settings.state)
-    from prdigest.collect.git.upstream import Upstream
 
     upstream = Upstream(settings.git, settings.clone_home())
     try:

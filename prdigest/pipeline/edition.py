@@ -26,9 +26,9 @@ from prdigest.kernel.errors import ConfigError, DigestError
 from prdigest.kernel.links import flag_foreign_links
 from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.kernel import progress as progress_hook
-from prdigest.state import record as records
+from prdigest.state import history, record as records
 from prdigest.collect.discussion import comments_total
-from prdigest.collect.git import UpstreamClone
+from prdigest.collect.git import GitUnavailable, UpstreamClone
 from prdigest.draft.packing import DraftContext
 from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
 from prdigest.state.record import EditionRecord, Status
@@ -37,6 +37,15 @@ from prdigest.readers.selfservice.links import link_kinds, linker
 from prdigest.pipeline.compose import Services, sender
 from prdigest.connect.variants import Variant, plan_variants
 from prdigest.kernel.window import Window
+from prdigest.collect.facts.step import attach_facts
+from prdigest.collect.git.texts import after_texts
+from prdigest.collect.git.upstream import Upstream
+from prdigest.connect import followups
+from prdigest.connect.embedding import load_embedder
+from prdigest.connect.step import connect_edition, known_relations
+from prdigest.draft.cache import cached_complete
+from prdigest.pipeline.loop import run_edition
+from prdigest.review.edits import apply_edits, apply_first
 
 log = logging.getLogger(__name__)
 
@@ -265,9 +274,6 @@ class EditionPipeline:
     def code_facts(self, prs: list[PullRequest]) -> list[PullRequest]:
         """Each PR with its code facts (``prdigest/collect/facts/``): from the ``--git`` clone, fetched once for
         the run and cached by merge commit in the state store, or from the REST patches (marked partial)."""
-        from prdigest.collect.facts.step import attach_facts
-        from prdigest.collect.git.upstream import Upstream
-
         services = self.services
         settings = services.settings
         upstream = services.upstream or Upstream(settings.git, settings.clone_home())
@@ -285,12 +291,7 @@ class EditionPipeline:
         """What each PR's drafter is given besides the PR (whose code facts it carries): its relations from the
         cheap reference pass (this edition and the published history), and, when a clone gives them, its files'
         full text after the change (``texts``: PR number → path → text)."""
-        from prdigest.connect.step import known_relations
-
         if texts is None and self._clone is not None:
-            from prdigest.collect.git import GitUnavailable
-            from prdigest.collect.git.texts import after_texts
-
             try:
                 texts = after_texts(self._clone, prs)
             except GitUnavailable as exc:  # the hunks stay as they are
@@ -306,8 +307,6 @@ class EditionPipeline:
         drafter fans out over ``llm_concurrency`` threads, the offline one drafts in line. Each entry records what
         the drafter was given (its coverage), and an editor's kept edit of the PR is applied again
         (prdigest/review/edits.py)."""
-        from prdigest.review.edits import apply_edits
-
         services = self.services
         given = dict(contexts) if contexts is not None else self.draft_contexts(prs)
         drafter = services.drafter()  # --drafter openai: the preflight check runs here
@@ -343,10 +342,6 @@ class EditionPipeline:
         """Each entry's impact on the readers' downstreams (``prdigest/connect/impact/``), relations to this and
         earlier editions (reverted PRs demoted), stories, earlier follow-ups and the lede
         (``prdigest/connect/step.py``): read from the state store, before review."""
-        from prdigest.connect.step import connect_edition
-        from prdigest.draft.cache import cached_complete
-        from prdigest.connect.embedding import load_embedder
-
         services = self.services
         settings = services.settings
         # What each entry's facts do to the readers' own repositories: before the variants, which select it.
@@ -356,7 +351,6 @@ class EditionPipeline:
         make_complete = services.drafter_kind.complete
         complete = (cached_complete(make_complete(settings), services.store(), model=settings.model)
                     if make_complete else None)
-        from prdigest.review.edits import apply_first
 
         connected = connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
                                     embedder=load_embedder if settings.followup_semantic else None,
@@ -398,9 +392,6 @@ class EditionPipeline:
         """Publish the approved record (history index, status ``published``), track its follow-ups, and write
         the archive of every published edition of the repo to ``DIR/site/``. Before delivery: the permalinks
         in the messages exist when they arrive."""
-        from prdigest.connect import followups
-        from prdigest.state import history
-
         services = self.services
         store = services.store()
         record = history.record_edition(store, record.edition, expect=record, seal=services.seal_key())
@@ -468,6 +459,4 @@ class EditionPipeline:
     # --- the loop, run directly (no Prefect) ----------------------------------------------------------
     def run(self) -> EditionSummary:
         """The edition's next steps, decided from its record (:func:`prdigest.pipeline.loop.run_edition`)."""
-        from prdigest.pipeline.loop import run_edition
-
         return run_edition(self, self)

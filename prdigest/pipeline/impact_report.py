@@ -11,6 +11,13 @@ from pathlib import Path
 from prdigest.connect.impact.downstream import DownstreamSpec, load_index
 from prdigest.connect.impact.step import upstream_packages, with_impact
 from prdigest.kernel.models import Coverage, DraftEntry, Edition, Entry, PullRequest, Verdict
+from prdigest.collect.facts import Surface, week_facts
+from prdigest.collect.facts.cache import FactsCache
+from prdigest.collect.git import GitUnavailable, open_clone
+from prdigest.collect.registry import SOURCES, SourceContext
+from prdigest.kernel.config import load_settings
+from prdigest.kernel.window import Window
+from prdigest.pipeline.compose import open_state
 
 
 @dataclass
@@ -41,13 +48,6 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
                   state: str | None = None) -> ImpactReport:
     """The report for the window (default: the source's) of ``source``; raises a ``DigestError`` subclass for a
     bad flag, source or downstream (one line)."""
-    from prdigest.collect.facts import Surface, week_facts
-    from prdigest.collect.facts.cache import FactsCache
-    from prdigest.collect.registry import SOURCES, SourceContext
-    from prdigest.kernel.config import load_settings
-    from prdigest.kernel.window import Window
-    from prdigest.pipeline.compose import open_state
-
     settings = load_settings(state=state, language=language)
     state_dir = settings.clone_home()
     with open_state(settings.state) as store:
@@ -57,8 +57,6 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
         packages_up = tuple(upstream) or upstream_packages(src.repo)
         clone, problems = None, []
         if git:
-            from prdigest.collect.git import GitUnavailable, open_clone
-
             try:
                 clone = open_clone(git, state_dir=state_dir)
                 clone.fetch()

@@ -22,6 +22,8 @@ from rapidfuzz.distance import Levenshtein
 from prdigest.kernel.prtext.restate import restated, without_label
 from prdigest.kernel.errors import ReviewError
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
+from prdigest.connect.followups import confirm
+from prdigest.connect.lede import check_lede, offline_lede
 
 _CJK = re.compile("[\u4e00-\u9fff]")
 
@@ -264,8 +266,6 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     note = decision.note.strip()
     if decision.decision == "hold":
         note = f"held: nothing sent. {note}".strip()
-    from prdigest.connect.followups import confirm
-    from prdigest.connect.lede import check_lede, offline_lede
 
     first = parse_numbers(decision.first, "first")[0]
     reviewed = edition.model_copy(update={

@@ -13,7 +13,7 @@ from prdigest.kernel import text
 from prdigest.kernel.i18n import FALLBACK, plural_rule
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS
 from prdigest.kernel.models import Edition, Entry, Verdict
-from prdigest.connect.variants import ordered
+from prdigest.connect.variants import ordered, pick_read_first
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.connect.relations import with_backlinks
 from renderers.relation_lines import connections, words as connect_words
@@ -22,6 +22,7 @@ from renderers.impact import ImpactBlock, impact_block
 from renderers.site.links import edition_dir, link_strings
 from renderers.site.strings import site_strings
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, view, window
+from prdigest.readers.file import DEFAULT_BUDGET
 
 #: No request leaves the site: scripts, styles, the search index and images come from it alone; no inline
 #: script or style; forms only submit to the site; no <base> can redirect relative links.
@@ -114,9 +115,6 @@ def _root(path: str) -> str:
 
 def _read_first(edition: Edition) -> list[Entry]:
     """A reader of everything's read-first: the edition's ranking over its published entries, default budget."""
-    from prdigest.readers.file import DEFAULT_BUDGET
-    from prdigest.connect.variants import pick_read_first
-
     return pick_read_first(edition.ranking, edition.published, DEFAULT_BUDGET)
 
 

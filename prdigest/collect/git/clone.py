@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+import shutil
 
 from prdigest.kernel.errors import DigestError
 from prdigest.kernel.text import redact_url, slug
@@ -179,6 +180,4 @@ def _has_promisor(git_dir: Path) -> bool:
 
 def _remove(path: Path) -> None:
     if path.exists():
-        import shutil
-
         shutil.rmtree(path, ignore_errors=True)

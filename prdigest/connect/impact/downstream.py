@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+import threading
 
 from prdigest.connect.impact.index import INDEX_VERSION, Use, resolve_uses, summarize
 from prdigest.kernel.errors import DownstreamError
@@ -137,7 +138,6 @@ def clone_files(clone: Path, commit: str, packages: Sequence[str]) -> Iterator[t
     proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=clone, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
-    import threading
 
     def feed() -> None:
         assert proc.stdin is not None
