@@ -7,11 +7,28 @@ medium shows them as code; a name is never translated. Each medium escapes the l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import TypeVar
 
 from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.models import Change, Language
 from prdigest.kernel.text import one_line
+
+T = TypeVar("T")
+
+
+def unique(items: Iterable[T], key: Callable[[T], Hashable]) -> list[T]:
+    """``items`` in their order, each ``key`` once (the first keeps its place): facts, uses and impacts found
+    by more than one route are said once."""
+    seen: set[Hashable] = set()
+    out = []
+    for item in items:
+        k = key(item)
+        if k not in seen:
+            seen.add(k)
+            out.append(item)
+    return out
+
 
 #: At most this many fact lines per entry; the rest are counted ("+3 more").
 SHOWN = 5

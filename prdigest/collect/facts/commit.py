@@ -8,6 +8,7 @@ import re
 from prdigest.collect.facts import kernels, pins, pyapi, settings
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
+from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
@@ -25,18 +26,7 @@ def commit_facts(diff: CommitDiff, surface: Surface) -> list[Change]:
     module_of: dict[str, str] = {}
     for f in diff.files:
         facts.extend(file_facts(f, surface, after_modules, module_of))
-    return _unique(pyapi.moves(facts, after_modules, module_of))
-
-
-def _unique(facts: list[Change]) -> list[Change]:
-    seen: set[tuple[str, str, str, str]] = set()
-    out = []
-    for fact in facts:
-        key = (fact.kind, fact.symbol, fact.path, fact.detail)
-        if key not in seen:
-            seen.add(key)
-            out.append(fact)
-    return out
+    return unique(pyapi.moves(facts, after_modules, module_of), key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 
 def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],

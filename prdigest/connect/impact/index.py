@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from prdigest.kernel.factlines import unique
+
 #: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) is shown as
 #: a call (``Impact.how`` has no separate word for it).
 UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads"]
@@ -353,14 +355,7 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             target = resolve(s.path, chain)
             if target is not None and len(chain) > 1:
                 uses.append(Use(s.path, line, target, "reads", local=".".join(chain)))
-    seen: set[tuple[str, int, str, str]] = set()
-    unique = []
-    for use in uses:
-        key = (use.path, use.line, use.symbol, use.how)
-        if key not in seen:
-            seen.add(key)
-            unique.append(use)
-    return unique
+    return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))
 
 
 def _local_class(s: FileSummary, base: Parts, classes: dict[str, tuple[FileSummary, ClassDef]],

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from prdigest.connect.impact.index import Use, module_name
+from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change, Impact, ImpactSeverity
 
 #: Shown as ``Impact.how`` (``reads`` is a use through the name, like a call).
@@ -383,14 +384,7 @@ def _call_shape(detail: str) -> tuple[set[str], int]:
 
 
 def _unique(impacts: list[Impact]) -> list[Impact]:
-    seen: set[tuple[str, int, str, str]] = set()
-    out = []
-    for impact in impacts:
-        key = (impact.path, impact.line, impact.symbol, impact.how)
-        if key not in seen:
-            seen.add(key)
-            out.append(impact)
-    return out
+    return unique(impacts, key=lambda i: (i.path, i.line, i.symbol, i.how))
 
 
 def match_changes(changes: Iterable[Change], table: UseTable, upstream: Sequence[str], *, number: int = 0,
