@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from prdigest.kernel.config import Settings
 from prdigest.deliver import Channel, Message
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.links import DEFAULT_LINK_HOSTS
 from prdigest.kernel.models import Edition, RenderProblem  # noqa: F401  (re-exported for renderers)
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.links import Linker, ReaderLinks, unsubscribe_url
@@ -25,7 +26,7 @@ from prdigest.connect.variants import Variant
 def link_hosts_for(api_url: str) -> tuple[str, ...]:
     """Hosts whose PR URLs may become links: github.com, plus a GitHub Enterprise host from its API URL."""
     host = (urlsplit(api_url).hostname or "").lower()
-    return ("github.com",) if host in ("", "api.github.com", "github.com") else ("github.com", host)
+    return DEFAULT_LINK_HOSTS if host in ("", "api.github.com", *DEFAULT_LINK_HOSTS) else (*DEFAULT_LINK_HOSTS, host)
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class RenderContext:
     """What every renderer may use besides the edition and the variant."""
 
     #: Hosts whose https PR URLs may become links.
-    link_hosts: tuple[str, ...] = ("github.com",)
+    link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS
     #: The archive's URL: "view in browser" and a permalink per entry when set.
     site_url: str | None = None
     #: The links each reader gets (``unsubscribe``, ``preferences``): the renderers leave the placeholders of
