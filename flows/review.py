@@ -35,7 +35,7 @@ from flows.review_form import ReviewForm, decision_of, review_form
 from prdigest.kernel import progress
 from prdigest.kernel.config import Settings
 from prdigest.deliver import Channel
-from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.errors import ConfigError, problems
 from prdigest.kernel.models import Edition
 from prdigest.review import (
     ReviewDecision, ReviewExpired, ReviewRejected, apply_decision, check_decision, decision_summary, md, record_review,
@@ -160,7 +160,7 @@ def _await_decision(edition: Edition, options: RunOptions, settings: Settings, r
             logger.error(message)
             raise ReviewExpired(message) from None
         except pydantic.ValidationError as exc:
-            decision, refused = None, [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+            decision, refused = None, [f"{field}: {message}" for field, message in problems(exc)]
         except ReviewRejected as exc:  # an edits line the form could not read
             decision, refused = None, exc.reasons
         if decision is not None:

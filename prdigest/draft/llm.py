@@ -32,7 +32,7 @@ from prdigest.draft.cost import cost_usd  # noqa: F401  (re-exported for callers
 from prdigest.kernel.prompts import Prompt, load_prompt
 from prdigest.kernel.prtext.restate import restated
 from prdigest.draft.usage import usage_markdown  # noqa: F401  (re-exported for callers)
-from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.errors import ConfigError, problems
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.storage import Store
 from prdigest.kernel.text import CODE_SPAN, redact_url
@@ -317,11 +317,8 @@ def _content(body: dict[str, Any]) -> str:
 
 
 def _validation_summary(exc: ValidationError) -> str:
-    errors = exc.errors()
-    parts = []
-    for err in errors[:3]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(answer)"
-        parts.append(f"{loc}: {err['msg']}")
+    errors = problems(exc, empty="(answer)")
+    parts = [f"{field}: {message}" for field, message in errors[:3]]
     more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
     return "not a valid entry: " + "; ".join(parts) + more
 

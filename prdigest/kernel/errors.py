@@ -73,3 +73,8 @@ def first_problem(exc: ValidationError, *, under: tuple[str, ...] = (), empty: s
     path = (*under, *loc)
     return Problem(field=".".join(str(p) for p in path) or empty, top=str(loc[0]) if loc else empty,
                    message=str(err["msg"]), loc=loc, more=exc.error_count() - 1)
+
+
+def problems(exc: ValidationError, *, empty: str = "") -> list[tuple[str, str]]:
+    """Every problem of ``exc`` as (its location dotted, or ``empty``; its message), in pydantic's order."""
+    return [(".".join(str(p) for p in err["loc"]) or empty, str(err["msg"])) for err in exc.errors()]
