@@ -25,6 +25,15 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in [*CORE, *RENDERERS, *FLOWS]}
 
 
+def _base(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from … import`` names, a relative one made absolute within ``package``."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+    return base
+
+
 def _imported(path: Path) -> set[str]:
     """Every dotted name ``path`` imports, anywhere in the file, relative imports made absolute."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -35,10 +44,7 @@ def _imported(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            base = _base(node, package)
             # ``from pkg import mod`` imports the module ``pkg.mod``; ``from mod import name`` imports ``mod``.
             names |= {f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names}
     return names
@@ -370,11 +376,7 @@ def function_level_imports(path: Path, module: str | None = None) -> set[str]:
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")
-                    base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
-                found.add(base)
+                found.add(_base(node, package))
     return found
 
 
