@@ -123,7 +123,7 @@ def one(n_workers: int, repos: list[str], sources: dict[str, Path], pg, server: 
     env = {**server["env"], "DIGEST_STATE": state, "DIGEST_LLM_BASE_URL": llm.base_url,
            "OPENAI_API_KEY": "sk-local-test", "DIGEST_MODEL": "local-model", "DIGEST_SMTP_HOST": "127.0.0.1",
            "DIGEST_SMTP_PORT": str(smtp.port), "DIGEST_SMTP_SECURITY": "none",
-           "DIGEST_FROM": "pr-digest <digest@example.com>", "DIGEST_RECORD_SECRET": "bench-record-secret-0123456789"}
+           "DIGEST_FROM": "pr-digest <digest@example.com>", "DIGEST_RECORD_SECRET": "bench-record-secret-0123456789-abcdefghij"}
     calls_before, sent_before = llm.chat_calls, smtp.count
     workers = [start_worker(pool, tmp / f"w{n_workers}-{i}" / "home", tmp / f"w{n_workers}-{i}" / "folder", env,
                             tmp / f"w{n_workers}-{i}.log", limit=1) for i in range(n_workers)]

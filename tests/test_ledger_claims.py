@@ -123,6 +123,37 @@ def test_two_owners_claim_disjoint_rows_and_a_lost_claim_is_never_pushed(state_l
         other.close()
 
 
+def test_a_claim_for_some_readers_takes_only_their_pending_rows_on_both_backends(state_location: str) -> None:
+    """`digest resend --reader` claims with a reader filter: only those readers' pending rows, in (reader,
+    medium) order after the cursor, never a row of another reader nor one already claimed by another owner."""
+    ledger = open_ledger(state_location)
+    other = open_ledger(state_location)
+    a, b = new_owner(), new_owner()
+    try:
+        ledger.register("ed", [(f"r{i}", medium, "v", f"r{i}@example.com", None)
+                               for i in range(5) for medium in ("email", "slack")])
+        mine = ledger.claim("ed", a, None, 10, readers=["r1", "r3"])
+        assert [r.key for r in mine] == [("r1", "email"), ("r1", "slack"), ("r3", "email"), ("r3", "slack")]
+        # Rows already claimed are not offered again, to another owner asking for the same readers.
+        assert other.claim("ed", b, None, 10, readers=["r1", "r3"]) == []
+        # The cursor and the limit work with the filter: after (r0, slack), one row of r0..r4 not yet claimed.
+        assert [r.key for r in other.claim("ed", b, ("r0", "slack"), 1, readers=["r0", "r2", "r4"])] == \
+            [("r2", "email")]
+        # A reader with no rows, or an empty list of readers meaning "no filter", behave as written.
+        assert other.claim("ed", b, None, 10, readers=["nobody"]) == []
+        rest = other.claim("ed", b, None, 10)
+        assert [r.key for r in rest] == [("r0", "email"), ("r0", "slack"), ("r2", "slack"),
+                                         ("r4", "email"), ("r4", "slack")]
+        rows = other.rows("ed")
+        assert {rows[r.key].owner for r in mine} == {a}
+        assert {rows[r.key].owner for r in rest} == {b}
+    finally:
+        end_owner(a)
+        end_owner(b)
+        ledger.close()
+        other.close()
+
+
 # -- uncertain sends and digest resend -------------------------------------------------------------------
 
 READERS_YAML = """

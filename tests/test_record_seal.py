@@ -98,7 +98,7 @@ def test_the_key_is_outside_the_database_and_postgresql_needs_the_secret(tmp_pat
     # Another folder's key (or the secret) seals differently: a record sealed under one does not check under another.
     other = SealKey.for_state(StateLocation.parse(tmp_path / "b" / "state.sqlite"))
     assert other.seal("k", 1, "approved", "sha256:x") != key.seal("k", 1, "approved", "sha256:x")
-    by_secret = SealKey.for_state(location, SecretStr("a-record-secret-0123456789"))
+    by_secret = SealKey.for_state(location, SecretStr("a-record-secret-0123456789-abcdefghij"))
     assert by_secret.origin == "DIGEST_RECORD_SECRET"
     assert by_secret.seal("k", 1, "approved", "sha256:x") != key.seal("k", 1, "approved", "sha256:x")
     assert key.seal("k", 1, "approved", "sha256:x") != key.seal("k", 1, "held", "sha256:x")
@@ -106,6 +106,12 @@ def test_the_key_is_outside_the_database_and_postgresql_needs_the_secret(tmp_pat
         SealKey.check_setting(StateLocation.parse("postgresql://u@db/digest"), None)
     with pytest.raises(ConfigError, match="DIGEST_RECORD_SECRET is 5 characters"):
         SealKey.check_setting(location, SecretStr("short"))
+    # Long but guessable: the same rule as DIGEST_WEB_SECRET (one rule for every HMAC key), and the message
+    # names the setting, never the secret.
+    for weak in ("a" * 40, "ab" * 20, "0123456789abcdef"):
+        with pytest.raises(ConfigError, match="DIGEST_RECORD_SECRET is .* characters") as refused:
+            SealKey.check_setting(location, SecretStr(weak))
+        assert weak not in str(refused.value)
     key_file.write_text("not a key\n", encoding="ascii")
     with pytest.raises(ConfigError, match="not a pr-digest record key"):
         SealKey.for_state(location)

@@ -203,7 +203,7 @@ def test_a_review_suspended_on_one_worker_is_resumed_on_another_and_sends_what_w
                           "DIGEST_MODEL": "local-model", "DIGEST_SMTP_HOST": "127.0.0.1",
                           "DIGEST_SMTP_PORT": str(smtp.port), "DIGEST_SMTP_SECURITY": "none",
                           "DIGEST_FROM": "pr-digest <digest@example.com>", "DIGEST_REVIEW_TIMEOUT": "900",
-                          "DIGEST_RECORD_SECRET": "team-record-secret-0123456789"}
+                          "DIGEST_RECORD_SECRET": "team-record-secret-0123456789-abcdefghij"}
             phase("deployed")
             worker_a = start_worker(pool, tmp_path / "home-a", tmp_path / "folder-a", worker_env, tmp_path / "a.log")
             workers.append(worker_a)

@@ -27,10 +27,8 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.keys import check_secret
 from prdigest.state.store import StateLocation
-
-#: Shortest DIGEST_RECORD_SECRET accepted: the HMAC is only as strong as its key.
-MIN_SECRET = 16
 
 
 class SealKey:
@@ -46,9 +44,7 @@ class SealKey:
 
     @classmethod
     def from_secret(cls, secret: str) -> "SealKey":
-        if len(secret) < MIN_SECRET:
-            raise ConfigError(f"DIGEST_RECORD_SECRET is {len(secret)} characters: use at least {MIN_SECRET} random "
-                              "ones (python3 -c 'import secrets; print(secrets.token_urlsafe(32))')")
+        check_secret(secret, "DIGEST_RECORD_SECRET")
         return cls(hashlib.sha256(b"pr-digest/edition-record-seal\0" + secret.encode()).digest(),
                    "DIGEST_RECORD_SECRET")
 

@@ -21,16 +21,12 @@ from typing import Literal
 
 from itsdangerous import BadData, URLSafeSerializer, URLSafeTimedSerializer
 
-from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.keys import check_secret
 
 Purpose = Literal["unsubscribe", "preferences"]
 PURPOSES: tuple[Purpose, ...] = ("unsubscribe", "preferences")
 #: A form older than this is refused (the reader reloads the page and sends it again).
 CSRF_MAX_AGE = 2 * 3600
-#: Shorter secrets are refused: the HMAC is only as strong as the key.
-MIN_SECRET = 32
-#: ... and so are secrets of few different characters (``aaaa…``, ``abab…``), whatever their length.
-MIN_DISTINCT = 10
 _SALT = "pr-digest/reader-link/"
 _CSRF_SALT = "pr-digest/preferences-form"
 
@@ -54,9 +50,9 @@ class LinkSigner:
     """Makes and checks reader tokens and the preferences form's CSRF field."""
 
     def __init__(self, secret: str, previous: tuple[str, ...] = ()) -> None:
-        secret_problem(secret, "DIGEST_WEB_SECRET")
+        check_secret(secret, "DIGEST_WEB_SECRET")
         for old in previous:
-            secret_problem(old, "DIGEST_WEB_SECRET_PREVIOUS")
+            check_secret(old, "DIGEST_WEB_SECRET_PREVIOUS")
         keys = (secret, *(old for old in previous if old != secret))
         # Signing uses the first key only; checking tries each, the current one first.
         self._links = {p: [URLSafeSerializer(k, salt=_SALT + p) for k in keys] for p in PURPOSES}
@@ -98,16 +94,6 @@ class LinkSigner:
             except BadData:
                 continue
         return False
-
-
-def secret_problem(secret: str, name: str) -> None:
-    """Raise ConfigError naming ``name`` unless ``secret`` is long and varied enough to key an HMAC."""
-    common = max((secret.count(ch) for ch in set(secret)), default=0)
-    if len(secret) < MIN_SECRET or len(set(secret)) < MIN_DISTINCT or common > len(secret) // 4:
-        raise ConfigError(
-            f"{name} is {len(secret)} characters of {len(set(secret))} different kinds: use at least {MIN_SECRET} "
-            f"random ones, at least {MIN_DISTINCT} different and none a quarter of it "
-            "(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')")
 
 
 def _digest(token: str) -> str:
