@@ -27,6 +27,7 @@ SECRET_BLOCKS: dict[str, str] = {
     "github_token": "github-token",
     "openai_api_key": "openai-api-key",
     "record_secret": "record-secret",
+    "record_secret_previous": "record-secret-previous",
 }
 
 

@@ -136,3 +136,30 @@ def test_a_held_edition_set_to_approved_in_the_database_is_not_delivered(tmp_pat
         store.execute("UPDATE edition_records SET seal = NULL")
         with pytest.raises(records.RecordError, match="carries no seal"):
             records.load(store, held.key).check_seal(key)
+
+
+def test_the_record_secret_can_be_rotated_without_losing_the_editions_it_sealed(tmp_path: Path) -> None:
+    """A deployment on a secret the tightened rule refuses (or a leaked one) moves to a new one: the old one in
+    DIGEST_RECORD_SECRET_PREVIOUS still checks the records it sealed; new seals use only the new one; a record
+    rewritten in the database is refused under either."""
+    from prdigest.state.record import SealKey
+
+    location = StateLocation.parse(tmp_path / "state.sqlite")
+    old_secret = "team-record-secret-16+"  # 22 characters: accepted before the rule asked for 32
+    new_secret = "Zq3v9-Lw7hT2xK8pYc4mN6bR1sD5fG0jUe"
+    old_key = SealKey(hashlib.sha256(b"pr-digest/edition-record-seal\0" + old_secret.encode()).digest(), "old")
+    sealed_before = old_key.seal("ed", 1, "approved", "sha256:x")
+    rotated = SealKey.for_state(location, SecretStr(new_secret), SecretStr(old_secret))
+    assert rotated.accepts(sealed_before, "ed", 1, "approved", "sha256:x")
+    assert not rotated.accepts(sealed_before, "ed", 1, "approved", "sha256:rewritten")
+    assert not rotated.accepts(sealed_before, "ed", 1, "delivered", "sha256:x")
+    # New seals are the new key's: a worker still on the old secret alone does not accept them.
+    assert rotated.seal("ed", 2, "approved", "sha256:y") != old_key.seal("ed", 2, "approved", "sha256:y")
+    assert not old_key.accepts(rotated.seal("ed", 2, "approved", "sha256:y"), "ed", 2, "approved", "sha256:y")
+    # Without the previous secret the old seal no longer checks; the old secret alone is refused as the key.
+    assert not SealKey.for_state(location, SecretStr(new_secret)).accepts(sealed_before, "ed", 1, "approved",
+                                                                       "sha256:x")
+    with pytest.raises(ConfigError, match="DIGEST_RECORD_SECRET is 22 characters"):
+        SealKey.check_setting(location, SecretStr(old_secret))
+    with pytest.raises(ConfigError, match="DIGEST_RECORD_SECRET_PREVIOUS holds a secret of 5 characters"):
+        SealKey.check_setting(location, SecretStr(new_secret), SecretStr(f"{old_secret} short"))

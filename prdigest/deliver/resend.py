@@ -77,7 +77,8 @@ def resend_rows(asked: str, statuses: Iterable[str], *, state: Callable[[], Stor
     if not statuses or set(statuses) - set(RESENDABLE):
         raise ValueError(f"resend rows at {statuses}: only {', '.join(RESENDABLE)}")
 
-    edition = load_edition(state(), asked, SealKey.for_state(settings.state, settings.record_secret))
+    edition = load_edition(state(), asked, SealKey.for_state(settings.state, settings.record_secret,
+                                                                settings.record_secret_previous))
     ledger = Ledger(state())
     key = ledger.resolve(asked)
     if key is None:

@@ -113,6 +113,9 @@ class Settings(BaseSettings):
     #: state database after its review is never delivered. Unset: a key file beside a SQLite state file;
     #: required with PostgreSQL (see ``prdigest.state.record``).
     record_secret: SecretStr | None = None
+    #: Record secrets of before a rotation (``DIGEST_RECORD_SECRET_PREVIOUS``, separated by spaces): records they
+    #: sealed still check (and are delivered or resent); every new seal uses ``DIGEST_RECORD_SECRET``.
+    record_secret_previous: SecretStr | None = None
     #: The archive site's public URL (``DIGEST_SITE_URL``): links from email, Slack and feeds; none = no links.
     site_url: str | None = None
     #: Show "Affects your code" (the downstreams' file paths) on the archive pages (``DIGEST_SITE_IMPACT``):

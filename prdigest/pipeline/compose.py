@@ -235,7 +235,8 @@ class Services:
         if self.dry_run:
             return None
         if self._seal is None:
-            self._seal = SealKey.for_state(self.settings.state, self.settings.record_secret)
+            self._seal = SealKey.for_state(self.settings.state, self.settings.record_secret,
+                                            self.settings.record_secret_previous)
         return self._seal
 
     def surface(self) -> "Surface":
@@ -329,7 +330,8 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
         web_base(settings)  # DIGEST_WEB_URL without its secret stops the run here, before anything is collected
         if options.deliver != "outbox":
             check_addresses(configured.readers, delivered, settings, options.readers or str(example_readers_path()))
-            SealKey.check_setting(settings.state, settings.record_secret)  # PostgreSQL needs DIGEST_RECORD_SECRET
+            # PostgreSQL needs DIGEST_RECORD_SECRET
+            SealKey.check_setting(settings.state, settings.record_secret, settings.record_secret_previous)
     except BaseException:
         configured.close()
         raise

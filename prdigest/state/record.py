@@ -18,7 +18,6 @@ model is written down), checked before anything of it is delivered or resent (:m
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -158,7 +157,7 @@ class EditionRecord:
             raise RecordError(f"the edition record of {name} carries no seal (written before pr-digest sealed "
                               "records, or its seal was removed in the state store): nothing is sent; run the "
                               "edition again with --resend-edition and review it (readers already sent are skipped)")
-        if not hmac.compare_digest(self.seal, key.seal(self.key, self.revision, self.status.value, self.hash)):
+        if not key.accepts(self.seal, self.key, self.revision, self.status.value, self.hash):
             raise RecordError(f"the edition record of {name} ({self.status}, revision {self.revision}, content "
                               f"{short(self.hash)}) is not what pr-digest stored: it was rewritten in the state "
                               f"store after it was sealed, or sealed with another key than {key.origin}. "

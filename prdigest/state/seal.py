@@ -31,11 +31,19 @@ from prdigest.kernel.keys import check_secret
 from prdigest.state.store import StateLocation
 
 
+#: A secret of before a rotation (``DIGEST_RECORD_SECRET_PREVIOUS``) needs only the length the rule asked before
+#: it was tightened (16): it checks old seals and makes none.
+PREVIOUS_MIN = 16
+
+
 class SealKey:
     """The key records are sealed with, kept outside the state database (see the module docstring)."""
 
-    def __init__(self, key: bytes, origin: str) -> None:
+    def __init__(self, key: bytes, origin: str, previous: tuple[bytes, ...] = ()) -> None:
         self._key = key
+        #: Keys of before a rotation (``DIGEST_RECORD_SECRET_PREVIOUS``): they still check the records they
+        #: sealed; every new seal uses the current key.
+        self._previous = previous
         #: Where the key comes from, for messages (never the key itself).
         self.origin = origin
 
@@ -43,26 +51,36 @@ class SealKey:
         return f"SealKey({self.origin})"
 
     @classmethod
-    def from_secret(cls, secret: str) -> "SealKey":
+    def from_secret(cls, secret: str, previous: str = "") -> "SealKey":
+        """The key of ``DIGEST_RECORD_SECRET`` (refused unless strong: :func:`check_secret`), with the keys of
+        ``previous`` (space-separated secrets of before a rotation) still accepted when a seal is checked. A
+        previous secret needs only the length the rule asked before it was tightened, so a deployment can move
+        off a weak secret without losing the editions sealed with it."""
         check_secret(secret, "DIGEST_RECORD_SECRET")
-        return cls(hashlib.sha256(b"pr-digest/edition-record-seal\0" + secret.encode()).digest(),
-                   "DIGEST_RECORD_SECRET")
+        old = tuple(previous.split())
+        for value in old:
+            if len(value) < PREVIOUS_MIN:
+                raise ConfigError(f"DIGEST_RECORD_SECRET_PREVIOUS holds a secret of {len(value)} characters: each "
+                                  f"must be at least {PREVIOUS_MIN} (secrets are separated by spaces)")
+        return cls(_derive(secret), "DIGEST_RECORD_SECRET", tuple(_derive(value) for value in old))
 
     @staticmethod
-    def check_setting(location: StateLocation, secret: SecretStr | None) -> None:
-        """Refuse, before anything runs, a secret too short or a PostgreSQL state without one (no I/O)."""
+    def check_setting(location: StateLocation, secret: SecretStr | None,
+                      previous: SecretStr | None = None) -> None:
+        """Refuse, before anything runs, a weak secret or a PostgreSQL state without one (no I/O)."""
         if secret is not None and secret.get_secret_value():
-            SealKey.from_secret(secret.get_secret_value())
+            SealKey.from_secret(secret.get_secret_value(), previous.get_secret_value() if previous else "")
         elif location.is_postgres or location.path is None:
             SealKey.for_state(location, None)
 
     @classmethod
-    def for_state(cls, location: StateLocation, secret: SecretStr | None = None) -> "SealKey":
-        """``DIGEST_RECORD_SECRET`` when set; else, for a SQLite file, the key file beside it (``<file>.key``,
-        made on first use, readable by its owner only). PostgreSQL (workers on several machines) needs the
-        secret: refused without it, naming the setting."""
+    def for_state(cls, location: StateLocation, secret: SecretStr | None = None,
+                  previous: SecretStr | None = None) -> "SealKey":
+        """``DIGEST_RECORD_SECRET`` when set (and ``DIGEST_RECORD_SECRET_PREVIOUS``, checking only); else, for a
+        SQLite file, the key file beside it (``<file>.key``, made on first use, readable by its owner only).
+        PostgreSQL (workers on several machines) needs the secret: refused without it, naming the setting."""
         if secret is not None and secret.get_secret_value():
-            return cls.from_secret(secret.get_secret_value())
+            return cls.from_secret(secret.get_secret_value(), previous.get_secret_value() if previous else "")
         if location.is_postgres or location.path is None:
             raise ConfigError(f"--state {location}: a PostgreSQL state database needs DIGEST_RECORD_SECRET (the same "
                               "on every worker and for digest resend): it seals each edition record, so one "
@@ -86,6 +104,19 @@ class SealKey:
         return cls(bytes.fromhex(text), str(path))
 
     def seal(self, key: str, revision: int, status: str, content: str) -> str:
-        """The seal of one record's (edition key, revision, status, content hash)."""
-        message = "\0".join(("pr-digest/edition-record", key, str(revision), status, content)).encode()
-        return "hmac-sha256:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
+        """The seal of one record's (edition key, revision, status, content hash), under the current key."""
+        return _seal(self._key, key, revision, status, content)
+
+    def accepts(self, seal: str, key: str, revision: int, status: str, content: str) -> bool:
+        """Whether ``seal`` is this record's seal under the current key or a previous one (constant time)."""
+        return any([hmac.compare_digest(seal, _seal(k, key, revision, status, content))
+                    for k in (self._key, *self._previous)])
+
+
+def _derive(secret: str) -> bytes:
+    return hashlib.sha256(b"pr-digest/edition-record-seal\0" + secret.encode()).digest()
+
+
+def _seal(secret: bytes, key: str, revision: int, status: str, content: str) -> str:
+    message = "\0".join(("pr-digest/edition-record", key, str(revision), status, content)).encode()
+    return "hmac-sha256:" + hmac.new(secret, message, hashlib.sha256).hexdigest()
