@@ -161,6 +161,8 @@ def fact_line(change: Change, language: Language) -> str:
     if kind == "file-renamed":
         return w["file_renamed"].format(old=code(change.before), new=code(change.after or change.path))
     if kind == "tests":
+        if change.detail == "changed":
+            return w["test_changed"].format(name=name)
         return _presence(change, w, "test")
     if kind == "bases":
         return w["bases"].format(name=name, old=code(change.before), new=code(change.after))

@@ -12,7 +12,7 @@ from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "2"
+FACTS_VERSION = "3"
 
 
 def _python(path: str) -> bool:
@@ -101,14 +101,24 @@ def _renamed_module(before: pyapi.Module, after: pyapi.Module, path: str, old_pa
 
 
 _TEST_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(test\w*)[ \t]*\(|^([ \t]*)class[ \t]+(\w+)", re.MULTILINE)
+_DECORATOR = re.compile(r"^[ \t]*@")
+_COMMENT = re.compile(r"^\s*#|^\s*$")
 
 
 def test_names(text: str | None) -> dict[str, int]:
     """``test_x`` / ``TestY.test_z`` → line, read off the def and class lines (nested by indentation)."""
+    return {name: line for name, (line, _) in _tests(text).items()}
+
+
+def _tests(text: str | None) -> dict[str, tuple[int, int]]:
+    """``test_x`` / ``TestY.test_z`` → (line, a hash of its decorators and body): the lines above the def that
+    start with ``@`` and every line below it indented deeper, each with its whitespace collapsed, comment-only
+    and blank lines left out (so a comment or a re-indent is no change)."""
     if not text:
         return {}
-    found: dict[str, int] = {}
+    found: dict[str, tuple[int, int]] = {}
     classes: list[tuple[int, str]] = []
+    lines = text.splitlines()
     for match in _TEST_DEF.finditer(text):
         indent = len((match[1] if match[2] else match[3]) or "")
         while classes and classes[-1][0] >= indent:
@@ -117,14 +127,37 @@ def test_names(text: str | None) -> dict[str, int]:
             classes.append((indent, match[4]))
             continue
         name = ".".join([*(c for _, c in classes), match[2]])
-        found.setdefault(name, text.count("\n", 0, match.start()) + 1)
+        line = text.count("\n", 0, match.start()) + 1
+        if name not in found:
+            found[name] = (line, hash(tuple(_test_text(lines, line - 1, indent))))
     return found
 
 
+def _test_text(lines: list[str], at: int, indent: int) -> list[str]:
+    """The decorators and body of the test defined on ``lines[at]``, normalised."""
+    above = []
+    i = at - 1
+    while i >= 0 and _DECORATOR.match(lines[i]) and len(lines[i]) - len(lines[i].lstrip()) == indent:
+        above.append(" ".join(lines[i].split()))
+        i -= 1
+    body = [" ".join(lines[at].split())]
+    for line in lines[at + 1:]:
+        if _COMMENT.match(line):
+            continue
+        if len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith(")"):
+            break
+        body.append(" ".join(line.split()))
+    return above[::-1] + body
+
+
 def _test_facts(before: str | None, after: str | None, path: str, old_path: str) -> list[Change]:
-    old, new = test_names(before), test_names(after)
+    """Tests added, removed, and changed in place (their body or decorators: a skip, a new case)."""
+    old, new = _tests(before), _tests(after)
     facts = [Change(kind="tests", symbol=n, path=path, line=line, after=n, detail="added", language="python")
-             for n, line in new.items() if n not in old]
+             for n, (line, _) in new.items() if n not in old]
     facts += [Change(kind="tests", symbol=n, path=old_path, line=line, before=n, detail="removed", language="python")
-              for n, line in old.items() if n not in new]
+              for n, (line, _) in old.items() if n not in new]
+    facts += [Change(kind="tests", symbol=n, path=path, line=line, before=n, after=n, detail="changed",
+                     language="python")
+              for n, (line, body) in new.items() if n in old and old[n][1] != body]
     return facts

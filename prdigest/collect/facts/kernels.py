@@ -41,6 +41,9 @@ class Function:
     kernel: bool = False
     op: bool = False
     public: bool = True
+    #: A hash of the body's tokens (comments and whitespace left out), for definitions: a body fact when only
+    #: it changed; 0 for a declaration.
+    body: int = 0
 
     def signature(self) -> str:
         text = f"({', '.join(self.params)})"
@@ -115,7 +118,29 @@ def _function(node: Any, scope: str, private: bool) -> Function | None:
     static = any(c.type == "storage_class_specifier" and _text(c) == "static" for c in node.children)
     qualified = f"{scope}{name}" if "::" not in name or not scope else f"{scope}{name}"
     return Function(qualified, node.start_point[0] + 1, tuple(params), tuple(names), kernel="__global__" in kinds,
-                    public=not (private or static or name.startswith("_")))
+                    public=not (private or static or name.startswith("_")), body=_body_hash(node))
+
+
+def _body_hash(node: Any) -> int:
+    """The body of a definition as its tokens: comments cut out, whitespace collapsed (a reformat is no change)."""
+    body = node.child_by_field_name("body") if node.type == "function_definition" else None
+    if body is None:
+        return 0
+    raw = body.text
+    cuts: list[tuple[int, int]] = []
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if n.type == "comment":
+            cuts.append((n.start_byte - body.start_byte, n.end_byte - body.start_byte))
+            continue
+        stack.extend(n.children)
+    kept, at = [], 0
+    for start, end in sorted(cuts):
+        kept.append(raw[at:start])
+        at = end
+    kept.append(raw[at:])
+    return hash(" ".join(b" ".join(kept).decode("utf-8", "replace").split()))
 
 
 def functions(text: str | None) -> dict[str, list[Function]] | None:
@@ -233,6 +258,11 @@ def compare(path: str, before: str | None, after: str | None, *, before_path: st
         else:
             bs, as_ = sorted({f.params for f in b}), sorted({f.params for f in a})
             if bs == as_:
+                bodies = [(x.body, y.body) for x, y in zip(b, a) if x.body and y.body]
+                if len(b) == len(a) and any(x != y for x, y in bodies):
+                    # the same parameters, a different body: what the function does changed, not how it is called
+                    facts.append(Change(kind="body", symbol=name, path=path, line=a[0].line, detail="body changed",
+                                        public=sample.public, language=language))
                 continue
             if len(bs) == 1 and len(as_) == 1:
                 detail = _detail(b[0], a[0])

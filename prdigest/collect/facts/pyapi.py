@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -162,12 +163,21 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
     return tuple(out)
 
 
+_TRAILING_COMMENT = re.compile(r"\s+#[^'\"]*$")
+
+
 def _body_hash(node: ast.AST, lines: list[str]) -> int:
+    """The body's lines with whitespace collapsed and comments left out: a comment or a re-indent is no change."""
     body = getattr(node, "body", None)
     if not body:
         return 0
     start, end = body[0].lineno - 1, node.end_lineno or body[-1].lineno
-    return hash("\n".join(line.rstrip() for line in lines[start:end]))
+    kept = []
+    for line in lines[start:end]:
+        text = line.strip()
+        if text and not text.startswith("#"):
+            kept.append(" ".join(_TRAILING_COMMENT.sub("", text).split()))
+    return hash("\n".join(kept))
 
 
 def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str], *, in_class: bool,
@@ -310,7 +320,7 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
 
     Removals, additions and renames only at the outermost level that changed (a removed class, not each of
     its methods); facts about private names only when they can break a caller (removed, renamed,
-    signature)."""
+    signature) or their body changed (where a fix lands)."""
     old = before.defs if before else {}
     new = after.defs if after else {}
     old_path = before_path or path
@@ -362,7 +372,8 @@ def _compare_def(b: Def, a: Def, path: str, *, body_facts: bool) -> Iterator[Cha
                               language="triton")
             else:
                 yield _change("signature", a, path, before=b.signature(), after=a.signature(), detail=detail)
-        elif body_facts and b.body != a.body and a.public:
+        elif body_facts and b.body != a.body:
+            # private ones too: a helper's or a Triton kernel's body is often where a fix lands
             yield _change("body", a, path, detail="body changed", language="triton" if a.triton else "python")
         if a.abstract and not b.abstract:
             yield _change("abstract", a, path, after=a.signature(), detail="made abstract")
