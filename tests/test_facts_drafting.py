@@ -92,7 +92,8 @@ def test_a_public_api_break_weighs_in_the_verdict_and_is_said_with_the_fact() ->
     from prdigest.draft.phrasing import draft_words
 
     english, chinese = reason.text(draft_words("en")), reason.text(draft_words("zh-CN"))
-    assert reason.weight > 0 and "`Int4CPULayout`" in english and "`Int4CPULayout`" in chinese
+    # the reason names the break the title does not already name
+    assert reason.weight > 0 and "`Int4CPUAQTTensorImpl`" in english and "`Int4CPUAQTTensorImpl`" in chinese
 
 
 @pytest.mark.parametrize(("title", "changes", "expected"), [
@@ -136,7 +137,9 @@ def test_the_offline_draft_of_a_pr_with_facts_is_grounded_and_names_them() -> No
     for language in ("zh-CN", "en"):
         d = OfflineDrafter().draft(pr, [], language)
         assert grounding.unsupported(d, pr) == []
-        assert "`Int4CPULayout`" in d.rationale and "`Int4CPULayout`" in d.focus[0]
+        # the rationale names what the title does not; the focus names both breaks
+        assert "`Int4CPUAQTTensorImpl`" in d.rationale
+        assert "`Int4CPULayout`" in d.focus[0] and "`Int4CPUAQTTensorImpl`" in d.focus[0]
 
 
 def test_the_model_prompt_lists_the_facts_breaking_first() -> None:

@@ -16,7 +16,7 @@ from prdigest.draft.phrasing import (
 from prdigest.kernel.prtext.signals import BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, Remark, Signals, clean_line
 from prdigest.collect.discussion import points
 from prdigest.draft.verdict import Assessment
-from prdigest.kernel.factlines import fact_line
+from prdigest.kernel.factlines import fact_line, named_by, news_first
 from prdigest.kernel.i18n import Section
 from prdigest.kernel.models import Language, PullRequest, Verdict
 
@@ -100,6 +100,8 @@ def rationale(s: Signals, a: Assessment, lang: Language) -> str:
     w = draft_words(lang)
     if a.rule is not None:
         why = [a.rule.text(w)]
+        if s.changes:  # the rule says what kind of change; the fact, what it changed
+            why.append(fact_line(news_first(s.changes, s.core_title)[0], w.language))
     elif a.verdict is Verdict.SKIP:
         why = [r.text(w) for r in a.reasons if r.weight < 0][:2] or [w["nothing_new"]]
     else:
@@ -142,12 +144,20 @@ def _file_point(s: Signals, f: FileFact, w: Section, first: bool = True) -> str:
 
 
 def _fact_points(s: Signals, w: Section) -> list[str]:
-    """What the code facts ask of a reader: callers to adapt to what broke, or the new API to know."""
-    if s.breaking_changes:
-        return [w["callers"].format(said=w["fact_join"].join(fact_line(c, w.language) for c in s.breaking_changes[:2]))]
-    api = s.api_changes or s.kernel_changes
-    if api:
-        return [w["api"].format(said=w["fact_join"].join(fact_line(c, w.language) for c in api[:2]))]
+    """What the code facts ask of a reader: callers to adapt to what broke, the new API to know, else what the
+    code did (a body, a test, a file); the facts the title does not name first."""
+    for changes, frame in ((s.breaking_changes, "callers"), (s.api_changes or s.kernel_changes, "api"),
+                           (s.changes, "changed")):
+        if changes:
+            chosen = news_first(changes, s.core_title)[:2]
+            said = list(dict.fromkeys(fact_line(c, w.language) for c in chosen))
+            point = w[frame].format(said=w["fact_join"].join(said))
+            rest = [c for c in news_first(s.changes, s.core_title) if c not in changes]
+            if frame != "changed" and all(named_by(c, s.core_title) for c in chosen) and rest \
+                    and not named_by(rest[0], s.core_title):
+                # the title says these already: the point goes on with what else the code did
+                point = w["then"].format(first=point, second=w["changed"].format(said=fact_line(rest[0], w.language)))
+            return [point]
     return []
 
 

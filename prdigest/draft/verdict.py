@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from prdigest.draft.phrasing import area_names, cjk, code_names
 from prdigest.kernel.i18n import Section
-from prdigest.kernel.factlines import fact_line
+from prdigest.kernel.factlines import fact_line, news_first
 from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals
-from prdigest.kernel.models import Verdict
+from prdigest.kernel.models import Change, Verdict, opt_in_signature
 
 # ── Verdict weights: a PR's score is the sum of the weights whose signal it shows. ──────────────────
 W_SIZE_LARGE = 1.0       # ≥ 500 changed lines: a change that size usually carries design decisions
@@ -44,7 +44,8 @@ W_BREAKING = 1.0         # a breaking change or new default: every operator must
 W_DELETION = -1.0        # mostly deletions: removing code teaches little unless you depended on it
 # Code facts (prdigest/collect/facts/), when the PR has them: they stand in for size, which is not depth.
 W_FACT_BREAKING = 1.0    # a public name removed, renamed, moved or re-signed: every caller must act
-W_FACT_API = 0.5         # a public API or configuration surface added or changed
+W_FACT_API = 0.5         # a public API or configuration surface changed (a default, a base, an abstract method)
+W_FACT_ADDITIVE = 0.25   # ... only added to (a name, a parameter with a default): opt-in, no existing call changes
 W_FACT_KERNEL = 0.75     # a kernel added or its signature changed: a hot path that others dispatch to
 W_FACT_NONE = -0.5       # facts, but none of them about the API or a kernel: an internal change
 # Kinds of change readers study in any repo (prdigest.kernel.prtext.kinds): each names a contract that moved.
@@ -62,6 +63,7 @@ W_KIND = {
 DEEP_READ_AT = 2.25      # a score at or above this is a deep read
 SKIM_AT = 1.0            # a score at or above this is worth skimming
 MIN_SHIPPED_LINES = 40   # a change this big to shipped source (or a fix of a crash there) is never skipped
+SMALL_DIFF = 40          # a diff under this many changed lines is read whole in the time its entry takes
 
 
 
@@ -162,18 +164,31 @@ def _scored(s: Signals) -> list[Reason]:
 
 def _facts(s: Signals, add: Callable[..., None]) -> None:
     """The weights of the code facts, each phrased by its most important fact."""
-    breaking, api, kernels = s.breaking_changes, s.api_changes, s.kernel_changes
+    # Within each kind, the fact the title does not already name: the reason says something the title did not.
+    breaking, api, kernels = (news_first(c, s.core_title) for c in (s.breaking_changes, s.api_changes,
+                                                                    s.kernel_changes))
     if breaking:
         more = len(breaking) - 1
         add("fact-breaking", W_FACT_BREAKING, "fact_breaking_more" if more else "fact_breaking",
             fact=lambda w: fact_line(breaking[0], w.language), more=more, total=len(breaking))
     others = [c for c in api if c not in breaking]
     if others:
-        add("fact-api", W_FACT_API, "fact", fact=lambda w: fact_line(others[0], w.language))
+        additive = all(_additive(c) for c in others)
+        add("fact-api", W_FACT_ADDITIVE if additive else W_FACT_API, "fact",
+            fact=lambda w: fact_line(others[0], w.language))
     if kernels:
         add("fact-kernel", W_FACT_KERNEL, "fact", fact=lambda w: fact_line(kernels[0], w.language))
     if not (breaking or api or kernels):
-        add("fact-internal", W_FACT_NONE, "fact_internal")
+        internal = news_first(s.changes, s.core_title)
+        add("fact-internal", W_FACT_NONE, "fact_internal", fact=lambda w: fact_line(internal[0], w.language))
+
+
+def _additive(c: Change) -> bool:
+    """A fact that only adds to the API: a new name, a new setting, parameters added with a default or required
+    ones given one. Code written before it works and means the same."""
+    if c.kind == "added" or (c.kind in ("env", "argument", "config") and c.after and not c.before):
+        return True
+    return c.kind == "signature" and opt_in_signature(c.detail)
 
 
 def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
@@ -198,6 +213,10 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
         return Verdict.SKIP, Reason("ci", 0, "rule_ci")
     if s.quiet_facts and scored is Verdict.DEEP_READ:
         return Verdict.SKIM, Reason("quiet-facts", 0, "rule_quiet_facts")
+    if (s.changes and scored is Verdict.DEEP_READ and s.size < SMALL_DIFF and not s.breaking_changes
+            and not s.kernel_changes):
+        # A deep read is for what takes study: callers to adapt, a kernel, a change too big to take in at once.
+        return Verdict.SKIM, Reason("small", 0, "rule_small", (("size", s.size),))
     fixes_a_failure = s.is_bugfix and "failure" in s.design
     if scored is Verdict.SKIP and s.of_kind(SOURCE) and (s.size >= MIN_SHIPPED_LINES or fixes_a_failure):
         return Verdict.SKIM, None  # skip is for changes that ship nothing a user would notice

@@ -7,6 +7,7 @@ medium shows them as code; a name is never translated. Each medium escapes the l
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
@@ -68,6 +69,22 @@ def rank(change: Change) -> tuple[int, int]:
 def ordered(changes: Sequence[Change]) -> list[Change]:
     """``changes`` most important first (stable within a rank)."""
     return sorted(changes, key=rank)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]")
+
+
+def named_by(change: Change, text: str) -> bool:
+    """Whether ``text`` (a title) names the fact's symbol, its old or new name, or the symbol's last part."""
+    words = set(_NAME.findall(text.replace("`", "")))
+    return any(v and (v in words or v.rsplit(".", 1)[-1] in words)
+               for v in (change.symbol, change.before, change.after))
+
+
+def news_first(changes: Sequence[Change], text: str) -> list[Change]:
+    """``changes`` most important first, and within a rank those ``text`` (the title) does not name before
+    those it does: what a reader of the title does not know yet."""
+    return sorted(changes, key=lambda c: (rank(c)[0], named_by(c, text), rank(c)[1]))
 
 
 def _signature(change: Change, w: Section) -> str:

@@ -117,6 +117,13 @@ ChangeKind = Literal["added", "removed", "renamed", "moved", "signature", "env",
                      "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body"]
 
 
+def opt_in_signature(detail: str) -> bool:
+    """Whether a signature detail (``+eps=1e-6, scale=required→None``) only adds parameters with a default or
+    gives required ones a default: every call written before still works and means the same."""
+    parts = [p.strip() for p in detail.split(",") if p.strip()]
+    return bool(parts) and all((p.startswith("+") and "=" in p) or "=required→" in p for p in parts)
+
+
 class Change(BaseModel):
     """One code fact: something a PR's diff did to the code, read from a file before and after (never prose).
 
@@ -142,8 +149,9 @@ class Change(BaseModel):
     @property
     def breaks(self) -> bool:
         """True when the fact breaks callers: it removes, renames, moves or changes the signature of a public
-        name (adding only parameters with defaults does not), removes or renames an environment variable, an
-        argument or a config field, or removes a kernel. Such a fact marks its entry ``breaking``."""
+        name (adding only parameters with defaults, or giving a required one a default, does not), removes or
+        renames an environment variable, an argument or a config field, or removes a kernel. Such a fact marks its
+        entry ``breaking``."""
         if not self.public:
             return False
         if self.kind == "moved" and self.detail == "re-exported":  # the old import still works
@@ -151,8 +159,7 @@ class Change(BaseModel):
         if self.kind in ("removed", "renamed", "moved"):
             return True
         if self.kind == "signature":
-            parts = [p.strip() for p in self.detail.split(",") if p.strip()]
-            return not (parts and all(p.startswith("+") and "=" in p for p in parts))
+            return not opt_in_signature(self.detail)
         if self.kind in ("env", "argument", "config"):
             return bool(self.before) and (not self.after or self.detail.startswith("renamed"))
         if self.kind == "kernel":
