@@ -138,15 +138,15 @@ def _test_text(lines: list[str], at: int, indent: int) -> list[str]:
     above = []
     i = at - 1
     while i >= 0 and _DECORATOR.match(lines[i]) and len(lines[i]) - len(lines[i].lstrip()) == indent:
-        above.append(" ".join(lines[i].split()))
+        above.append(pyapi.code_line(lines[i]))
         i -= 1
-    body = [" ".join(lines[at].split())]
+    body = [pyapi.code_line(lines[at])]
     for line in lines[at + 1:]:
         if _COMMENT.match(line):
             continue
         if len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith(")"):
             break
-        body.append(" ".join(line.split()))
+        body.append(pyapi.code_line(line))
     return above[::-1] + body
 
 

@@ -172,12 +172,15 @@ def _body_hash(node: ast.AST, lines: list[str]) -> int:
     if not body:
         return 0
     start, end = body[0].lineno - 1, node.end_lineno or body[-1].lineno
-    kept = []
-    for line in lines[start:end]:
-        text = line.strip()
-        if text and not text.startswith("#"):
-            kept.append(" ".join(_TRAILING_COMMENT.sub("", text).split()))
-    return hash("\n".join(kept))
+    return hash("\n".join(filter(None, map(code_line, lines[start:end]))))
+
+
+def code_line(line: str) -> str:
+    """A line of Python as code alone: whitespace collapsed, a comment cut (empty for a comment-only line)."""
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return ""
+    return " ".join(_TRAILING_COMMENT.sub("", text).split())
 
 
 def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str], *, in_class: bool,
