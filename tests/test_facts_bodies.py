@@ -1,5 +1,6 @@
 """Facts of what changed in place, from a real repository (git init/commit): tests whose body or decorators
-changed, C++/CUDA and Python function bodies; a comment or whitespace change yields none. The offline draft
+changed, C++/CUDA and Python function bodies, CI jobs and triggers, CMake variables; a comment or whitespace
+change yields none. The offline draft
 names those facts in English and zh-CN (in code spans, never mixing languages), and a small change that only
 adds to the API is not sent to a deep read."""
 
@@ -59,6 +60,29 @@ MODULE = '''
         return _round_scale(x, eps)
 '''
 
+WORKFLOW = '''
+    name: tests
+    on:
+      pull_request:
+    jobs:
+      test:
+        runs-on: ubuntu-latest
+        steps:
+          - run: pip install torch
+          - run: pytest
+      lint:
+        runs-on: ubuntu-latest
+        steps:
+          - run: ruff check
+'''
+
+CMAKE = '''
+    cmake_minimum_required(VERSION 3.19)
+    project(pkg)
+    set(CMAKE_CXX_STANDARD 17)
+    option(PKG_BUILD_CPU "Build the CPU kernels" ON)
+'''
+
 #: (number, title, files): one commit per PR on top of the base.
 WEEK: list[tuple[int, str, dict[str, str | None]]] = [
     (201, "Skip test_comm on old GPUs", {"tests/test_comm.py": TEST_FILE.replace(
@@ -72,6 +96,14 @@ WEEK: list[tuple[int, str, dict[str, str | None]]] = [
     (205, "Round the scale with a floor", {"pkg/ops.py": MODULE.replace("return max(x, eps)", "return max(round(x), eps)")}),
     (206, "Comment the rounding", {"pkg/ops.py": MODULE.replace(
         "    return max(x, eps)", "    # never below eps\n    return max(x, eps)  # clamp")}),
+    (207, "Install torchvision in CI, run weekly, drop lint", {".github/workflows/ci.yml": WORKFLOW.replace(
+        "pip install torch", "pip install torch torchvision").replace(
+        "      pull_request:", "      pull_request:\n      schedule:\n        - cron: '0 0 * * 0'").split("      lint:")[0]}),
+    (208, "Comment the workflow", {".github/workflows/ci.yml": WORKFLOW.replace(
+        "    jobs:", "    # the jobs\n    jobs:").replace("runs-on: ubuntu-latest", "runs-on:   ubuntu-latest  # a runner")}),
+    (209, "Build with C++20", {"CMakeLists.txt": CMAKE.replace("STANDARD 17", "STANDARD 20").replace(
+        "ON)", "OFF)")}),
+    (210, "Comment the build", {"CMakeLists.txt": CMAKE.replace("project(pkg)", "project(pkg)  # the project\n# C++")}),
 ]
 
 
@@ -81,9 +113,10 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[int, list[Chang
     repo = root / "upstream"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    write(repo, {"tests/test_comm.py": TEST_FILE, "csrc/scale.cu": KERNEL, "pkg/__init__.py": "", "pkg/ops.py": MODULE})
+    base = {"tests/test_comm.py": TEST_FILE, "csrc/scale.cu": KERNEL, "pkg/ops.py": MODULE,
+            ".github/workflows/ci.yml": WORKFLOW, "CMakeLists.txt": CMAKE}
+    write(repo, {**base, "pkg/__init__.py": ""})
     commit(repo, "Initial layout")
-    base = {"tests/test_comm.py": TEST_FILE, "csrc/scale.cu": KERNEL, "pkg/ops.py": MODULE}
     prs = []
     start = datetime(2026, 11, 16, 9, tzinfo=timezone.utc)
     for i, (number, title, files) in enumerate(WEEK):
@@ -124,8 +157,20 @@ def test_a_private_python_body_changed_is_a_fact_and_a_comment_is_none(week) -> 
     assert changes[206] == []
 
 
+def test_ci_jobs_and_triggers_and_cmake_variables_are_facts_and_comments_are_none(week) -> None:
+    changes, _ = week
+    assert _triples(changes[207]) == {("ci", "ci.yml", "triggers: schedule"), ("ci", "test", "changed: steps"),
+                                      ("ci", "lint", "removed")}
+    assert changes[208] == []
+    by_name = {c.symbol: c for c in changes[209]}
+    assert (by_name["CMAKE_CXX_STANDARD"].before, by_name["CMAKE_CXX_STANDARD"].after) == ("17", "20")
+    assert (by_name["PKG_BUILD_CPU"].before, by_name["PKG_BUILD_CPU"].after) == ("ON", "OFF")
+    assert set(by_name) == {"CMAKE_CXX_STANDARD", "PKG_BUILD_CPU"}
+    assert changes[210] == []
+
+
 @pytest.mark.parametrize("number, name", [(201, "`TestComm.test_comm`"), (203, "`scale_kernel`"),
-                                          (205, "`_round_scale`")])
+                                          (205, "`_round_scale`"), (209, "`CMAKE_CXX_STANDARD`"), (207, "`ci.yml`")])
 def test_the_offline_draft_names_the_fact_in_english_and_chinese(week, number: int, name: str) -> None:
     changes, prs = week
     pr = prs[number].model_copy(update={"changes": changes[number]})

@@ -61,7 +61,7 @@ def rank(change: Change) -> tuple[int, int]:
         return 1, 0 if change.public else 1
     if change.kind == "kernel":
         return 2, 0
-    if change.kind in ("file-deleted", "dependency"):
+    if change.kind in ("file-deleted", "dependency", "build", "ci"):
         return 3, 0
     return 4, 1 if change.kind == "body" else 0
 
@@ -181,6 +181,21 @@ def fact_line(change: Change, language: Language) -> str:
         if change.detail == "changed":
             return w["test_changed"].format(name=name)
         return _presence(change, w, "test")
+    if kind == "ci":
+        if change.detail.startswith("triggers: "):
+            keys = w["joiner"].join(code(k) for k in change.detail[len("triggers: "):].split(", ")[:3] if k)
+            return w["ci_triggers"].format(name=name, keys=keys)
+        if change.detail.startswith("changed: "):
+            keys = w["joiner"].join(code(k) for k in change.detail[len("changed: "):].split(", ")[:3])
+            return w["ci_changed_keys"].format(name=name, keys=keys)
+        return w[{"added": "ci_added", "removed": "ci_removed"}.get(change.detail, "ci_changed")].format(name=name)
+    if kind == "build":
+        if change.before and change.after:
+            return w["build_changed"].format(name=name, old=code(change.before), new=code(change.after))
+        if change.detail == "removed":
+            return w["build_removed"].format(name=name)
+        return w["build_added"].format(name=name, new=code(change.after)) if change.after else \
+            w["build_added_bare"].format(name=name)
     if kind == "bases":
         return w["bases"].format(name=name, old=code(change.before), new=code(change.after))
     return w["body"].format(name=name)

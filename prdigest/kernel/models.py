@@ -114,7 +114,7 @@ class ReviewComment(_Record):
 
 
 ChangeKind = Literal["added", "removed", "renamed", "moved", "signature", "env", "argument", "config", "dependency",
-                     "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body"]
+                     "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body", "ci", "build"]
 
 
 def opt_in_signature(detail: str) -> bool:

@@ -1,11 +1,12 @@
 """Every fact of one merge commit, from the full text of each changed file before and after: the Python API,
-the configuration surface, dependency pins, C++/CUDA functions and kernels, deleted and renamed files, tests."""
+the configuration surface, dependency pins, C++/CUDA functions and kernels, deleted and renamed files, tests,
+CI jobs and CMake variables."""
 
 from __future__ import annotations
 
 import re
 
-from prdigest.collect.facts import kernels, pins, pyapi, settings
+from prdigest.collect.facts import build, kernels, pins, pyapi, settings
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
 from prdigest.kernel.factlines import unique
@@ -48,6 +49,8 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         facts.extend(kernels.compare(f.path, f.before, f.after, before_path=old_path))
     if pins.is_pin_file(f.path):
         facts.extend(pins.compare(f.path, f.before, f.after, before_path=old_path))
+    if build.is_build_file(f.path) or build.is_build_file(old_path):
+        facts.extend(build.compare(f.path, f.before, f.after, before_path=old_path))
     return facts
 
 
@@ -102,7 +105,6 @@ def _renamed_module(before: pyapi.Module, after: pyapi.Module, path: str, old_pa
 
 _TEST_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(test\w*)[ \t]*\(|^([ \t]*)class[ \t]+(\w+)", re.MULTILINE)
 _DECORATOR = re.compile(r"^[ \t]*@")
-_COMMENT = re.compile(r"^\s*#|^\s*$")
 
 
 def test_names(text: str | None) -> dict[str, int]:
@@ -110,16 +112,18 @@ def test_names(text: str | None) -> dict[str, int]:
     return {name: line for name, (line, _) in _tests(text).items()}
 
 
-def _tests(text: str | None) -> dict[str, tuple[int, int]]:
-    """``test_x`` / ``TestY.test_z`` → (line, a hash of its decorators and body): the lines above the def that
-    start with ``@`` and every line below it indented deeper, each with its whitespace collapsed, comment-only
-    and blank lines left out (so a comment or a re-indent is no change)."""
+def _tests(text: str | None) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """``test_x`` / ``TestY.test_z`` → (line, its text): the lines above the def that start with ``@`` and every
+    line below it indented deeper (:func:`_normalised` says whether two texts differ as code)."""
     if not text:
         return {}
-    found: dict[str, tuple[int, int]] = {}
+    found: dict[str, tuple[int, tuple[str, ...]]] = {}
     classes: list[tuple[int, str]] = []
     lines = text.splitlines()
+    line, at = 1, 0
     for match in _TEST_DEF.finditer(text):
+        line += text.count("\n", at, match.start())  # counted from the previous match: linear in the file
+        at = match.start()
         indent = len((match[1] if match[2] else match[3]) or "")
         while classes and classes[-1][0] >= indent:
             classes.pop()
@@ -127,27 +131,30 @@ def _tests(text: str | None) -> dict[str, tuple[int, int]]:
             classes.append((indent, match[4]))
             continue
         name = ".".join([*(c for _, c in classes), match[2]])
-        line = text.count("\n", 0, match.start()) + 1
         if name not in found:
-            found[name] = (line, hash(tuple(_test_text(lines, line - 1, indent))))
+            found[name] = (line, _test_text(lines, line - 1, indent))
     return found
 
 
-def _test_text(lines: list[str], at: int, indent: int) -> list[str]:
-    """The decorators and body of the test defined on ``lines[at]``, normalised."""
-    above = []
-    i = at - 1
-    while i >= 0 and _DECORATOR.match(lines[i]) and len(lines[i]) - len(lines[i].lstrip()) == indent:
-        above.append(pyapi.code_line(lines[i]))
-        i -= 1
-    body = [pyapi.code_line(lines[at])]
-    for line in lines[at + 1:]:
-        if _COMMENT.match(line):
-            continue
-        if len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith(")"):
+def _test_text(lines: list[str], at: int, indent: int) -> tuple[str, ...]:
+    """The decorators and body of the test defined on ``lines[at]``, as written."""
+    start = at
+    while start > 0 and _DECORATOR.match(lines[start - 1]) and len(lines[start - 1]) - len(lines[start - 1].lstrip()) == indent:
+        start -= 1
+    end = at + 1
+    while end < len(lines):
+        line = lines[end]
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith(("#", ")")) and len(line) - len(stripped) <= indent:
             break
-        body.append(pyapi.code_line(line))
-    return above[::-1] + body
+        end += 1
+    return tuple(lines[start:end])
+
+
+def _normalised(text: tuple[str, ...]) -> list[str]:
+    """A test's lines as code: whitespace collapsed, comments and blank lines left out (a comment or a
+    re-indent is no change)."""
+    return [x for x in map(pyapi.code_line, text) if x]
 
 
 def _test_facts(before: str | None, after: str | None, path: str, old_path: str) -> list[Change]:
@@ -159,5 +166,6 @@ def _test_facts(before: str | None, after: str | None, path: str, old_path: str)
               for n, (line, _) in old.items() if n not in new]
     facts += [Change(kind="tests", symbol=n, path=path, line=line, before=n, after=n, detail="changed",
                      language="python")
-              for n, (line, body) in new.items() if n in old and old[n][1] != body]
+              for n, (line, body) in new.items()
+              if n in old and old[n][1] != body and _normalised(old[n][1]) != _normalised(body)]
     return facts

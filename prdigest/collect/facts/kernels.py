@@ -41,9 +41,9 @@ class Function:
     kernel: bool = False
     op: bool = False
     public: bool = True
-    #: A hash of the body's tokens (comments and whitespace left out), for definitions: a body fact when only
-    #: it changed; 0 for a declaration.
-    body: int = 0
+    #: The body as written, for definitions (empty for a declaration): a body fact when only it changed, as
+    #: code (comments and whitespace are no change).
+    body: str = ""
 
     def signature(self) -> str:
         text = f"({', '.join(self.params)})"
@@ -118,29 +118,21 @@ def _function(node: Any, scope: str, private: bool) -> Function | None:
     static = any(c.type == "storage_class_specifier" and _text(c) == "static" for c in node.children)
     qualified = f"{scope}{name}" if "::" not in name or not scope else f"{scope}{name}"
     return Function(qualified, node.start_point[0] + 1, tuple(params), tuple(names), kernel="__global__" in kinds,
-                    public=not (private or static or name.startswith("_")), body=_body_hash(node))
+                    public=not (private or static or name.startswith("_")), body=_body_text(node))
 
 
-def _body_hash(node: Any) -> int:
-    """The body of a definition as its tokens: comments cut out, whitespace collapsed (a reformat is no change)."""
+def _body_text(node: Any) -> str:
+    """A definition's body as written (compared as code by :func:`_as_code` only when it differs)."""
     body = node.child_by_field_name("body") if node.type == "function_definition" else None
-    if body is None:
-        return 0
-    raw = body.text
-    cuts: list[tuple[int, int]] = []
-    stack = [body]
-    while stack:
-        n = stack.pop()
-        if n.type == "comment":
-            cuts.append((n.start_byte - body.start_byte, n.end_byte - body.start_byte))
-            continue
-        stack.extend(n.children)
-    kept, at = [], 0
-    for start, end in sorted(cuts):
-        kept.append(raw[at:start])
-        at = end
-    kept.append(raw[at:])
-    return hash(" ".join(b" ".join(kept).decode("utf-8", "replace").split()))
+    return body.text.decode("utf-8", "replace") if body is not None else ""
+
+
+_COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.DOTALL)
+
+
+def _as_code(body: str) -> str:
+    """A body as its tokens: comments cut out (string literals kept), whitespace collapsed."""
+    return " ".join(_COMMENT_OR_STRING.sub(lambda m: m[0] if m[0][0] in "\"'" else " ", body).split())
 
 
 def functions(text: str | None) -> dict[str, list[Function]] | None:
@@ -258,8 +250,8 @@ def compare(path: str, before: str | None, after: str | None, *, before_path: st
         else:
             bs, as_ = sorted({f.params for f in b}), sorted({f.params for f in a})
             if bs == as_:
-                bodies = [(x.body, y.body) for x, y in zip(b, a) if x.body and y.body]
-                if len(b) == len(a) and any(x != y for x, y in bodies):
+                bodies = [(x.body, y.body) for x, y in zip(b, a) if x.body and y.body and x.body != y.body]
+                if len(b) == len(a) and any(_as_code(x) != _as_code(y) for x, y in bodies):
                     # the same parameters, a different body: what the function does changed, not how it is called
                     facts.append(Change(kind="body", symbol=name, path=path, line=a[0].line, detail="body changed",
                                         public=sample.public, language=language))

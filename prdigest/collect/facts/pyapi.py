@@ -178,9 +178,11 @@ def _body_hash(node: ast.AST, lines: list[str]) -> int:
 def code_line(line: str) -> str:
     """A line of Python as code alone: whitespace collapsed, a comment cut (empty for a comment-only line)."""
     text = line.strip()
-    if not text or text.startswith("#"):
+    if not text or text[0] == "#":
         return ""
-    return " ".join(_TRAILING_COMMENT.sub("", text).split())
+    if "#" in text:
+        text = _TRAILING_COMMENT.sub("", text)
+    return " ".join(text.split()) if "  " in text or "\t" in text else text
 
 
 def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str], *, in_class: bool,

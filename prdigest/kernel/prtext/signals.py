@@ -159,8 +159,9 @@ class Signals:
 
     @property
     def quiet_facts(self) -> bool:
-        """True when the PR has facts and every one is about tests, docs or dependency pins."""
-        return bool(self.changes) and all(c.kind in ("tests", "dependency") or _quiet_path(c.path)
+        """True when the PR has facts and every one is about tests, docs, dependency pins, CI jobs or build
+        variables."""
+        return bool(self.changes) and all(c.kind in ("tests", "dependency", "ci", "build") or _quiet_path(c.path)
                                           for c in self.changes)
 
     @property
