@@ -234,11 +234,12 @@ NOTES = {
                 "Corrected after that measurement: the mixing check excused \"to\" before a version, so #4202's "
                 "\"从 0.17.0 to 0.18.0 升级 version\" counted as Chinese (66 % then; now the title is kept whole). "
                 + SESSION_5 + " The figures above are therefore in-sample.",
-    "2026-W15": "2026-W15 is held out: labelled blind from title, message and file list (commit dd8fa4c, before "
+    "2026-W15": "2026-W15 is held out: labelled blind from title, message and file list (in their own commit, "
+                "'verdict labels for pytorch/ao 2026-W15 … and 2026-W12', before "
                 "any draft or facts of the week and before any change of session 5), measured once after every "
                 "change above. It is a thin week (18 squash merges): an agreement near 0.8 has about ±18 points "
                 "of margin, so 2026-W12 (19) was labelled and measured the same way beside it. " + SESSION_5,
-    "2026-W12": "2026-W12 is held out, labelled with 2026-W15 (commit dd8fa4c, blind, before any change of "
+    "2026-W12": "2026-W12 is held out, labelled with 2026-W15 (same commit, blind, before any change of "
                 "session 5) and measured once after every change above. " + SESSION_5,
 }
 
