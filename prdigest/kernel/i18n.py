@@ -244,6 +244,7 @@ class Catalog(Mapping[str, Any]):
 
     def __init__(self, language: str, own: Mapping[str, Any], reference: Mapping[str, Any]) -> None:
         self.language, self._own, self._reference = language, own, reference
+        self._complete: dict[str, bool] = {}  # per prefix: asked for every line a variant renders
 
     def __getitem__(self, key: str) -> Any:
         if key in self._own:
@@ -271,8 +272,11 @@ class Catalog(Mapping[str, Any]):
     def complete(self, *prefixes: str) -> bool:
         """Whether this language has every message English has under each of ``prefixes`` (a key or an area)."""
         for prefix in prefixes:
-            keys = [k for k in self._reference if k == prefix or k.startswith(prefix + ".")]
-            if not keys or any(k not in self._own for k in keys):
+            done = self._complete.get(prefix)
+            if done is None:
+                keys = [k for k in self._reference if k == prefix or k.startswith(prefix + ".")]
+                done = self._complete[prefix] = bool(keys) and all(k in self._own for k in keys)
+            if not done:
                 return False
         return True
 
