@@ -74,7 +74,10 @@ def connections(edition: Edition, entries: Sequence[Entry], link_hosts: tuple[st
 
     read_first = [FirstView(e.number, truncate(one_line(e.headline), 160) or f"#{e.number}",
                             pr_url(e.url, e.number, link_hosts)) for e in first]
-    headlines = {e.number: truncate(one_line(e.headline), 120) or f"#{e.number}" for e in entries}
+    # Only the entries some story holds need their headline (a variant of 300 entries, a story of three).
+    in_stories = {n for s in edition.stories for n in s.numbers}
+    headlines = {e.number: truncate(one_line(e.headline), 120) or f"#{e.number}" for e in entries
+                 if e.number in in_stories}
     stories = []
     for s in edition.stories:
         shown = [(n, headlines[n]) for n in s.numbers if n in headlines]
