@@ -30,8 +30,8 @@ from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_pro
 from renderers.shared import shared
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
-from renderers.relation_lines import connections, words as connect_words
-from renderers.view import EntryView, action_required, counts, groups, meta, strings, subject, view, window
+from renderers.relation_lines import Connections, connections, words as connect_words
+from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
 from renderers.impact import impact_block
 
 #: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.
@@ -145,18 +145,27 @@ def _fragments(views: list[EntryView], language: str,
     return frags
 
 
+def _group_fragments(frags: list[_Fragments], full: Callable[[EntryView], bool], language: str
+                     ) -> list[tuple[Group, list[Markup]]]:
+    """Each verdict group of ``frags`` with its entries' fragments: ``full(e)`` decides which are in full."""
+    by_number = {f.view.number: f for f in frags}
+    return [(g, [by_number[e.number].full if full(e) else by_number[e.number].line for e in g.entries])
+            for g in groups([f.view for f in frags], language)]
+
+
 def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_Fragments],
           full: Callable[[EntryView], bool], notes: list[str], online: dict[str, str] | None = None,
-          link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, reader_links: tuple[str, ...] = ()) -> str:
-    """The MJML document: ``full(e)`` decides which entries are shown in full."""
+          link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, reader_links: tuple[str, ...] = (), *,
+          marks: list[Markup] | None = None, connect: Connections | None = None,
+          impact: dict[str, object] | None | bool = False) -> str:
+    """The MJML document: ``full(e)`` decides which entries are shown in full. ``marks``: one per group, in
+    place of its entries (:func:`_assembled`); ``connect`` and ``impact``: made already for this variant."""
     lang = edition.language
     ui = strings(lang)
     views = [f.view for f in frags]
-    by_number = {f.view.number: f for f in frags}
     group_ctx = []
-    for g in groups(views, lang):
-        html = Markup("").join(by_number[e.number].full if full(e) else by_number[e.number].line
-                               for e in g.entries)
+    for i, (g, fragments) in enumerate(_group_fragments(frags, full, lang)):
+        html = marks[i] if marks is not None else Markup("").join(fragments)
         group_ctx.append({"verdict": g.verdict.value, "label": g.label, "count": len(g.entries),
                           "accent": ACCENT[g.verdict.value], "html": html})
     badge_style = STYLE["badge"]
@@ -171,10 +180,15 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
         groups=group_ctx, action=action_required(views), footer=footer, online=online, reader_links=footer_links(reader_links, lang),
-        connect=connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first,
-                            variant_filter=variant.filter),
-        cw=connect_words(lang), impact=_impact(edition, variant, link_hosts),
+        connect=connect if connect is not None else variant_connections(edition, variant, link_hosts),
+        cw=connect_words(lang), impact=_impact(edition, variant, link_hosts) if impact is False else impact,
     )
+
+
+def variant_connections(edition: Edition, variant: Variant, link_hosts: tuple[str, ...]) -> Connections:
+    """The connections block of ``variant``'s e-mail."""
+    return connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first,
+                       variant_filter=variant.filter)
 
 
 #: The severity badge of an upstream PR in "Affects your code".
@@ -231,15 +245,74 @@ def compile_isolating(build: Callable[[list[_Fragments]], str], frags: list[_Fra
                           f"({first_error}; then {exc}): fix renderers/templates/email.mjml.j2") from exc
 
 
+#: Marks around a fragment compiled alone, and in place of a group's entries in a variant's document: elements,
+#: so that the text beside them is what it is beside an entry (whose fragment starts and ends with a tag).
+_MARK = "<i>prdigest-mark-{}</i>"
+
+
+def _compiled_fragment(fragment: Markup) -> str | None:
+    """The HTML MJML makes of one entry's fragment (``<br>`` becomes ``<br />``, the line breaks between tags
+    go, ...), compiled alone once per render step (:mod:`renderers.shared`); None when it does not compile
+    alone, or does not start and end with a tag (then its neighbours' text could change how it compiles)."""
+
+    def make() -> str | None:
+        text = str(fragment)
+        if not (text.startswith("<") and text.endswith(">")):
+            return None
+        start, end = _MARK.format("start"), _MARK.format("end")
+        doc = (f"<mjml><mj-body><mj-section><mj-column><mj-text>{start}{text}{end}</mj-text>"
+               "</mj-column></mj-section></mj-body></mjml>")
+        try:
+            html = mjml2html(doc, fonts={})
+        except ValueError:
+            return None
+        first, last = html.find(start), html.rfind(end)
+        if first < 0 or last < first or html.count(start) != 1 or html.count(end) != 1:
+            return None
+        return html[first + len(start):last]
+
+    return shared("email-mjml", (fragment,), (), make)
+
+
+def _assembled(build_groups: Callable[[list[Markup]], str], groups_html: list[list[Markup]]) -> str | None:
+    """A variant's HTML without compiling its entries again: its document compiled with a mark in place of each
+    group's entries, then each mark replaced by the group's fragments as :func:`_compiled_fragment` made them.
+    The same bytes as compiling the whole document (``tests/test_renderers.py`` holds them side by side),
+    at the cost of compiling the header, the connections and the footer. None when an entry's fragment does
+    not compile alone, or the document does not compile: then the caller compiles it whole and finds out."""
+    compiled = []
+    for group in groups_html:
+        parts = [_compiled_fragment(f) for f in group]
+        if any(p is None for p in parts):
+            return None
+        compiled.append("".join(parts))  # type: ignore[arg-type]
+    marks = [_MARK.format(f"group-{i}") for i in range(len(groups_html))]
+    try:
+        skeleton = mjml2html(build_groups([Markup(m) for m in marks]), fonts={})
+    except ValueError:
+        return None
+    pieces, rest = [], skeleton
+    for mark, html in zip(marks, compiled):
+        before, found, rest = rest.partition(mark)
+        if not found or mark in rest:
+            return None
+        pieces += [before, html]
+    if "<i>prdigest-mark-" in rest:
+        return None
+    return "".join(pieces) + rest
+
+
 def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
                  link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None,
-                 reader_links: tuple[str, ...] = ()) -> RenderedEmail:
+                 reader_links: tuple[str, ...] = (), whole: bool = False) -> RenderedEmail:
     """The email for ``variant``: subject, preheader, HTML (under ``budget`` bytes when possible), text.
 
     An entry whose HTML cannot be compiled is left out and reported in ``problems``; the others render.
     ``link_hosts`` adds hosts (GitHub Enterprise) whose PR URLs may become links. ``site_url`` (the
     archive) adds "view in browser" and a permalink per entry. ``reader_links`` (``unsubscribe``,
     ``preferences``) puts each link's placeholder in the footer, for each reader's composer to fill.
+    ``whole``: compile every document whole, entries included (the same bytes, slower: the reference the
+    assembly of compiled entries is tested against).
     """
     lang = edition.language
     ui = strings(lang)
@@ -255,18 +328,29 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
     frags = _fragments(views, lang, links, full=not huge)
     problems: list[RenderProblem] = []
 
+    # The same in every attempt: made once.
+    connect = variant_connections(edition, variant, link_hosts)
+    impact = _impact(edition, variant, link_hosts)
+
     def attempt(full: Callable[[EntryView], bool], note: str | None) -> str:
         nonlocal frags, problems
 
-        def build(fs: list[_Fragments]) -> str:
+        def build(fs: list[_Fragments], marks: list[Markup] | None = None) -> str:
             notes = [note] if note else []
             if problems or len(fs) < len(frags):
                 dropped = sorted({p.number for p in problems} | ({f.view.number for f in frags}
                                                                   - {f.view.number for f in fs}))
                 notes.append(ui["problems"].format(n=len(dropped),
                                                    numbers=", ".join(f"#{n}" for n in dropped)))
-            return _mjml(edition, variant, subj, pre, fs, full, notes, online, link_hosts, reader_links)
+            return _mjml(edition, variant, subj, pre, fs, full, notes, online, link_hosts, reader_links,
+                         marks=marks, connect=connect, impact=impact)
 
+        # Each entry compiled once per render step, the variant's document around them once per attempt; when
+        # an entry does not compile alone (or the document does not), the document is compiled whole as before.
+        assembled = None if whole else _assembled(
+            lambda marks: build(frags, marks), [fragments for _, fragments in _group_fragments(frags, full, lang)])
+        if assembled is not None:
+            return assembled
         html, frags, new = compile_isolating(build, frags, variant.key)
         problems += new
         return html

@@ -222,6 +222,32 @@ def test_a_template_fault_is_a_render_error_not_a_silent_gap(sample_records) -> 
         compile_isolating(lambda fs: "<mjml><mj-body>", frags)
 
 
+@pytest.mark.parametrize("language", ["en", "zh-CN"])
+@pytest.mark.parametrize("n, budget", [(6, BUDGET), (58, BUDGET), (150, BUDGET), (58, 40_000), (58, 25_000),
+                                       (150, 20_000)])
+def test_an_email_assembled_from_its_compiled_entries_is_the_whole_document_compiled(
+        sample_records, language, n, budget) -> None:
+    # Each entry is compiled once per render step and the variant's document around marks in their place: the
+    # bytes must be those of compiling the whole document, in full, compact, with some deep reads or none.
+    from renderers.shared import sharing
+
+    store: dict = {}
+    for flt in (Filter(), Filter(subsystems=frozenset({"kernels", "core"})), Filter(min_verdict=Verdict.SKIM)):
+        ed, var = sample_edition(sample_records, n, language, flt)
+        kwargs = {"budget": budget, "site_url": "https://digest.example.com/", "reader_links": ("unsubscribe",)}
+        with sharing(store):  # entries shared between the variants, as in a render step
+            assembled = render_email(ed, var, **kwargs)
+        whole = render_email(ed, var, whole=True, **kwargs)
+        assert assembled.html == whole.html and assembled.compact == whole.compact
+        assert not assembled.problems
+
+
+def test_hostile_text_assembles_to_the_same_bytes_as_the_whole_compile() -> None:
+    ed, var = huge_edition(40)
+    for budget in (BUDGET, 400_000):
+        assert render_email(ed, var, budget=budget).html == render_email(ed, var, budget=budget, whole=True).html
+
+
 def test_render_problem_reads_as_one_line() -> None:
     assert str(RenderProblem(5, "email", "all", "boom")) == "PR #5 could not be rendered for email (all): boom"
 
