@@ -316,6 +316,69 @@ def test_the_outbox_never_marks_ledger_rows_sent(tmp_path, ledger) -> None:
     assert ledger.rows(ed.key) == {} and not (tmp_path / "outbox").exists()
 
 
+class _WatchedOutbox:
+    """The real outbox channel, noting each row's ledger status (read back from the database) as each file is
+    about to be written; ``crash_at``: the push at which the deliverer stops dead (a KeyboardInterrupt)."""
+
+    def __init__(self, outbox, ledger: Ledger, key: str, crash_at: int | None = None) -> None:
+        self.outbox, self.ledger, self.key, self.crash_at = outbox, ledger, key, crash_at
+        self.name, self.batches, self.seen = outbox.name, outbox.batches, []
+
+    def push(self, message: Message, parts=None) -> str:  # noqa: ANN001 - the Channel protocol
+        self.seen.append({r: (row.status, row.push_started_at is not None)
+                          for (r, _), row in self.ledger.rows(self.key).items()})
+        if len(self.seen) == self.crash_at:
+            raise KeyboardInterrupt
+        return self.outbox.push(message, parts)
+
+    def check(self) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _outbox_run(tmp_path: Path, ledger: Ledger, ed: Edition, crash_at: int | None = None):  # noqa: ANN202
+    from prdigest.deliver.outbox import OutboxChannel
+    from prdigest.deliver.run import outbox_routes
+
+    outbox = OutboxChannel(tmp_path / "outbox", {m.name: m.outbox_file for m in default_media()})
+    channel = _WatchedOutbox(outbox, ledger, ed.key, crash_at)
+    deliveries, channels = outbox_routes(plan(ed, email_readers(5), media=("email",)), {"email": channel})
+    return channel, (lambda: deliver(ed.id, deliveries, channels, ledger))
+
+
+def test_outbox_rows_begin_together_and_are_recorded_sent_together_once_their_files_are_written(
+        tmp_path, ledger) -> None:
+    ed = week()
+    channel, run = _outbox_run(tmp_path, ledger, ed)
+    report = run()
+    assert len(report.sent) == 5 and len(list((tmp_path / "outbox").iterdir())) == 5
+    # Every claimed row's push was recorded as begun before the first file; none was recorded sent before the
+    # last file of the batch was written (one commit for the starts, one for the outcomes).
+    assert all(seen == {f"r{i}": ("sending", True) for i in range(5)} for seen in channel.seen)
+    assert {row.status for row in ledger.rows(ed.key).values()} == {"sent"}
+
+
+def test_a_deliverer_stopping_mid_batch_never_shows_an_unwritten_file_sent_nor_loses_a_row(tmp_path, ledger) -> None:
+    ed = week()
+    channel, run = _outbox_run(tmp_path, ledger, ed, crash_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    written = sorted(p.name for p in (tmp_path / "outbox").iterdir())
+    assert written == ["r0.eml", "r1.eml"]
+    rows = ledger.rows(ed.key)
+    # What was written is recorded sent; the rest had begun, so it is not given back as if never tried.
+    assert {r: row.status for (r, _), row in rows.items()} == {
+        "r0": "sent", "r1": "sent", "r2": "sending", "r3": "sending", "r4": "sending"}
+    # The next run finds the stopped deliverer's begun rows uncertain: never resent unasked, never lost.
+    channel, run = _outbox_run(tmp_path, ledger, ed)
+    report = run()
+    assert not report.sent and channel.seen == []
+    assert sorted(r.reader for r in report.uncertain) == ["r2", "r3", "r4"]
+    assert sorted(r.reader for r in report.already) == ["r0", "r1"]
+
+
 OUTBOX_READERS = """
 readers:
   - {id: kern, name: Kernels team, email: kernels@example.com, min_verdict: skip}

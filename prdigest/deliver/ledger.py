@@ -8,7 +8,8 @@ or ``uncertain`` (it may have reached the provider: never sent again unless an o
 ``digest resend --uncertain``). A message is pushed only under a claim, and only after
 ``push_started_at`` is recorded: a claim whose lease ran out goes back to ``pending`` when its push
 provably never started, and becomes ``uncertain`` otherwise. A transient failure puts the row back to
-``pending`` with the reason, for the next run. Every write commits at once.
+``pending`` with the reason, for the next run. Every write commits at once, except the outcomes of a batch
+pushed to a local channel (the outbox: :meth:`Ledger.outcomes`), which commit together once it is written.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import functools
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TypeVar
@@ -101,6 +103,7 @@ class Ledger:
         self.lease = lease
         self.patience = patience
         self._beats: dict[str, float] = {}  # owner -> when its claims were last renewed (monotonic)
+        self._batch: list[tuple[str, tuple]] | None = None  # outcomes kept for one commit (see outcomes())
         store.migrate(COMPONENT, MIGRATIONS)
 
     def close(self) -> None:
@@ -291,24 +294,31 @@ class Ledger:
     def start(self, edition: str, key: Key, owner: str) -> bool:
         """Record that the push of a claimed row begins (and renew the owner's other claims). False when
         the claim was lost (its lease ran out and another deliverer took it): then it must not be pushed."""
+        return key in self.start_many(edition, [key], owner)
+
+    def start_many(self, edition: str, keys: Sequence[Key], owner: str) -> set[Key]:
+        """:meth:`start` for several claimed rows in one transaction (a batch pushed to a local channel, the
+        outbox): the rows whose push may begin, every one of them recorded as begun before any is pushed."""
+        if not keys:
+            return set()
         now = datetime.now(timezone.utc)
         # The owner's other claims are renewed a few times per lease, not on every message.
         beat = time.monotonic() - self._beats.get(owner, 0.0) > self.lease / 4
 
         stamp = _stamp(now)
 
-        def begin(store: Store) -> bool:
+        def begin(store: Store) -> set[Key]:
             # "Or already ours with this very stamp": run again after a lost connection whose commit went
             # through, the statement still says the push may begin (the store re-runs it after reconnecting).
-            changed = store.execute(
+            started = {key for key in keys if store.execute(
                 "UPDATE delivery_ledger SET push_started_at = ?, lease_until = ?, attempts = attempts + 1, "
                 f"attempted_at = ?, updated_at = ? WHERE {_ROW} AND status = 'sending' AND owner = ? "
                 "AND (push_started_at IS NULL OR push_started_at = ?)",
-                (stamp, self._lease_until(), _now(), _now(), edition, *key, owner, stamp)).rowcount
-            if beat and changed:
+                (stamp, self._lease_until(), _now(), _now(), edition, *key, owner, stamp)).rowcount == 1}
+            if beat and started:
                 store.execute("UPDATE delivery_ledger SET lease_until = ? WHERE edition = ? AND status = 'sending' "
                               "AND owner = ? AND push_started_at IS NULL", (self._lease_until(), edition, owner))
-            return changed == 1
+            return started
 
         started = self._write("recording that a push begins", lambda: self.conn.atomic(begin))
         if beat and started:
@@ -337,9 +347,44 @@ class Ledger:
                  held: str = "'sending'") -> None:
         # Without an owner (direct use, tests), only a row nobody holds changes.
         where = f"status IN ({held}) AND owner = ?" if owner else "status = 'pending'"
-        self._write(what, lambda: self.conn.execute(
-            f"UPDATE delivery_ledger SET {sets}, owner = NULL, lease_until = NULL, updated_at = ? "
-            f"WHERE {_ROW} AND {where}", (*args, _now(), edition, *key, *((owner,) if owner else ()))))
+        statement = (f"UPDATE delivery_ledger SET {sets}, owner = NULL, lease_until = NULL, updated_at = ? "
+                     f"WHERE {_ROW} AND {where}", (*args, _now(), edition, *key, *((owner,) if owner else ())))
+        if self._batch is not None:  # inside outcomes(): committed with the others
+            self._batch.append(statement)
+            return
+        self._write(what, lambda: self.conn.execute(*statement))
+
+    @contextmanager
+    def outcomes(self) -> Iterator[None]:
+        """Record the outcomes written inside the block (:meth:`sent`, :meth:`failed`, :meth:`uncertain`,
+        :meth:`retry_later`) in one transaction when it ends, each as it would be alone: a batch of outbox
+        files written, then one commit saying so. Until then they are not recorded: rows whose push began
+        stay ``sending``, and a crash leaves them ``uncertain`` when their claim is settled (never sent, never
+        lost). When the block raises, the outcomes it knew are still recorded (if the database takes them)."""
+        if self._batch is not None:
+            yield  # nested: the outer block commits
+            return
+        self._batch = batch = []
+
+        def record() -> None:
+            if batch:
+                self._write("recording outcomes",
+                            lambda: self.conn.atomic(lambda store: [store.execute(*st) for st in batch]))
+
+        try:
+            yield
+        except BaseException:
+            self._batch = None
+            ledger_error = None
+            try:
+                record()
+            except LedgerUnavailable as exc:  # the block's own error is the one to tell
+                ledger_error = exc
+            if ledger_error is not None:
+                log.warning("could not record the outcomes of a batch while stopping: %s", ledger_error)
+            raise
+        self._batch = None
+        record()
 
     def sent(self, edition: str, key: Key, provider_id: str, owner: str | None = None) -> None:
         """The provider accepted the message: it is never sent again. The owner's own row that another run

@@ -23,6 +23,9 @@ class OutboxChannel:
     """``DIR/outbox/<reader-id>.<suffix>``, one file per reader and medium, written atomically."""
 
     name = "outbox"
+    #: Pushes are local writes: the delivery loop records a few rows' starts in one commit, writes their files,
+    #: and records their outcomes in one commit (prdigest.deliver.run), instead of two commits per file.
+    batches = True
 
     def __init__(self, directory: Path, files: dict[str, OutboxFile]) -> None:
         self.directory = directory

@@ -1,8 +1,9 @@
 """The delivery loop: one path for every medium and channel, with or without the ledger.
 
-With a ledger (real channels), each pending row is claimed before its message is pushed, so concurrent
-runs and workers share the work and never push the same row; each outcome is recorded the moment it is
-known. Without one (the outbox, a dry run), every message is pushed and nothing is recorded. Messages
+With a ledger, each pending row is claimed before its message is pushed, so concurrent runs and workers
+share the work and never push the same row; each outcome is recorded the moment it is known, except on a
+channel that writes locally (the outbox: ``batches``), whose claimed rows are recorded as begun together,
+written, and recorded together. Without a ledger, every message is pushed and nothing is recorded. Messages
 are composed lazily, one at a time, so 10,000 readers never hold 10,000 e-mails in memory, and a
 message already sent is not even built. Variants go one after another (their rows claimed variant by
 variant): a variant's renderings are made for its first message and dropped before the next variant's. One
@@ -318,17 +319,50 @@ class _Claims:
             mine = [r for r in claimed if r.key in self.by_key and r.key not in self.tried]
             # Rows another run planned (another readers file), or ours already tried in this pass.
             ledger.release(key, [r.key for r in claimed if r not in mine], owner)
+            if mine and all(getattr(channels.get(r.medium), "batches", False) for r in mine):
+                self._batch(mine, channels, owner, down)
+                fresh += len(mine)
+                continue
             for row in mine:  # if this stops midway, the finally of run() gives the rest back
                 k = row.key
                 self.tried.add(k)
                 fresh += 1
                 report = DeliveryReport()
                 _Attempt(self.by_key[k], row, key, ledger, owner, report).run(channels, down)
-                self.results[k] = report.results[0]
-                self.done += 1
-                if self.progress is not None:
-                    self.progress(self.done, max(self.total, self.done))
+                self._result(k, report)
         return fresh
+
+    def _result(self, k: tuple[str, str], report: DeliveryReport) -> None:
+        self.results[k] = report.results[0]
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, max(self.total, self.done))
+
+    def _batch(self, rows: list[LedgerRow], channels: dict[str, Channel], owner: str, down: dict[str, str]) -> None:
+        """Claimed rows whose channels write locally (the outbox: ``batches = True``), in three commits however
+        many rows: every push recorded as begun, the files written, every outcome recorded. A crash between the
+        first and the last leaves the rows begun and not recorded ``uncertain`` (never shown as sent unwritten,
+        never lost), where one row at a time would leave one."""
+        ledger, key = self.ledger, self.key
+        attempts = []
+        for row in rows:
+            self.tried.add(row.key)
+            attempt = _Attempt(self.by_key[row.key], row, key, ledger, owner, DeliveryReport())
+            attempts.append((attempt, attempt.prepare(channels, down)))
+        with ledger.outcomes():
+            started = ledger.start_many(key, [a.delivery.key for a, ready in attempts if ready is not None], owner)
+            for attempt, ready in attempts:
+                if ready is None:
+                    continue  # not attempted or not composed: its outcome is recorded already
+                delivery = attempt.delivery
+                if delivery.key not in started:
+                    attempt.report.add(delivery, Outcome.ELSEWHERE, "the claim ran out and another deliverer took it")
+                elif delivery.medium in down:  # the channel went down earlier in this batch: not pushed
+                    attempt._pending(down[delivery.medium])
+                else:
+                    attempt.push(*ready, down)
+        for attempt, _ in attempts:
+            self._result(attempt.delivery.key, attempt.report)
 
     def _others_left(self, rows: dict[tuple[str, str], LedgerRow]) -> bool:
         """Whether rows of ours went back to pending meanwhile (a claim another deliverer gave back)."""
@@ -371,6 +405,17 @@ class _Attempt:
     report: DeliveryReport
 
     def run(self, channels: dict[str, Channel], down: dict[str, str]) -> None:
+        ready = self.prepare(channels, down)
+        if ready is None:
+            return
+        if self.ledger is not None and not self.ledger.start(self.edition, self.delivery.key, self.owner):
+            self.report.add(self.delivery, Outcome.ELSEWHERE, "the claim ran out and another deliverer took it")
+            return
+        self.push(*ready, down)
+
+    def prepare(self, channels: dict[str, Channel], down: dict[str, str]) -> tuple[Channel, Message] | None:
+        """The channel and the composed message; None (its outcome recorded) when its channel is missing or
+        down, or the message cannot be composed."""
         delivery, ledger = self.delivery, self.ledger
         channel = channels.get(delivery.medium)
         if channel is None or delivery.medium in down:
@@ -378,23 +423,24 @@ class _Attempt:
             if ledger is not None:
                 ledger.release(self.edition, [delivery.key], self.owner, f"not attempted: {reason}")
             self.report.add(delivery, Outcome.PENDING, reason)
-            return
+            return None
         try:
             message = delivery.message(self.row.message_id if self.row else None)
         except Exception as exc:  # noqa: BLE001 - one reader's bad data must not stop the others
             self._failed(f"cannot compose the message: {type(exc).__name__}: {exc}")
             log.warning("%s: composing the %s message failed: %s", delivery.reader.id, delivery.medium, exc)
-            return
+            return None
+        return channel, message
+
+    def push(self, channel: Channel, message: Message, down: dict[str, str]) -> None:
+        """Push the message whose start is recorded, and record the outcome."""
         parts = None
-        if ledger is not None:
-            if not ledger.start(self.edition, delivery.key, self.owner):
-                self.report.add(delivery, Outcome.ELSEWHERE, "the claim ran out and another deliverer took it")
-                return
-            if self.row is not None:
-                # A multi-part message (a Slack thread) resumes after the parts a previous run posted.
-                key, edition, owner = delivery.key, self.edition, self.owner
-                parts = Parts(resume=json.loads(self.row.checkpoint) if self.row.checkpoint else None,
-                              on_part=lambda point, first: ledger.checkpoint(edition, key, point, first, owner))
+        ledger, delivery = self.ledger, self.delivery
+        if ledger is not None and self.row is not None:
+            # A multi-part message (a Slack thread) resumes after the parts a previous run posted.
+            key, edition, owner = delivery.key, self.edition, self.owner
+            parts = Parts(resume=json.loads(self.row.checkpoint) if self.row.checkpoint else None,
+                          on_part=lambda point, first: ledger.checkpoint(edition, key, point, first, owner))
         self._push(channel, message, parts, down)
 
     def _push(self, channel: Channel, message: Message, parts: Parts | None, down: dict[str, str]) -> None:
