@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 from prdigest.deliver.media import RenderContext, Rendering, RenderProblem, link_hosts_for  # noqa: F401
 from prdigest.kernel.models import Edition
 from prdigest.connect.variants import Variant
+from prdigest.kernel.jsontext import pretty
 from renderers.email import render_email
 from renderers.shared import sharing
 from renderers.slack import render_slack
@@ -28,5 +28,5 @@ def slack_rendering(edition: Edition, variant: Variant, context: RenderContext) 
     with sharing(context.shared):
         payloads = render_slack(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
     # A DM reader's own links are added by the composer (prdigest.deliver.slack): a channel gets none.
-    files = {f"slack/{variant.key}.json": json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")}
+    files = {f"slack/{variant.key}.json": pretty(payloads).encode("utf-8")}
     return Rendering("slack", variant.key, payloads, files)

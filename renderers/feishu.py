@@ -16,7 +16,6 @@ shortened until it fits. Untrusted text goes through :mod:`renderers.lark_md`; l
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -26,6 +25,7 @@ from prdigest.kernel.models import Edition
 from prdigest.readers.file import Reader
 from prdigest.kernel.i18n import messages
 from prdigest.connect.variants import Variant
+from prdigest.kernel.jsontext import pretty
 from renderers.relation_lines import connections, words as connect_words
 from renderers.impact import ImpactBlock, impact_block
 from renderers.escape import DEFAULT_LINK_HOSTS, truncate
@@ -253,5 +253,5 @@ def feishu_rendering(edition: Edition, variant: Variant, context: RenderContext)
     """``feishu/<variant>.json``: the cards a group gets, in order (unsigned request bodies)."""
     with sharing(context.shared):  # entries rendered once per render step, not once per variant
         cards = render_feishu(edition, variant, link_hosts=context.link_hosts, site_url=context.site_url)
-    data = json.dumps(cards, ensure_ascii=False, indent=2).encode("utf-8")
+    data = pretty(cards).encode("utf-8")
     return Rendering("feishu", variant.key, cards, {f"feishu/{variant.key}.json": data})

@@ -32,6 +32,7 @@ from prdigest.deliver import Message, Parts
 from prdigest.deliver.failure import MaybeDelivered, RecipientRejected, redact
 from prdigest.kernel.errors import ConfigError, DeliveryError
 from prdigest.readers.file import Reader
+from prdigest.kernel.jsontext import pretty
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +286,7 @@ class FeishuChannel:
 def feishu_outbox_file(message: Message) -> tuple[str, bytes]:
     """``<reader-id>.feishu.json``: the request bodies the group's bot would get (unsigned), in order."""
     data = {"group": message.recipient, "requests": message.payload}
-    return f"{message.reader.id}.feishu.json", json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+    return f"{message.reader.id}.feishu.json", pretty(data).encode("utf-8")
 
 
 def feishu_composer(rendering, context):  # noqa: ANN001, ANN201 - see prdigest.deliver.media.Medium.composer

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-import json
 import re
 from dataclasses import asdict, dataclass, replace
 from http.client import HTTPException
@@ -22,6 +21,7 @@ from prdigest.kernel.errors import ConfigError, DeliveryError
 from prdigest.kernel.i18n import messages
 from prdigest.readers.selfservice.preferences import SLACK_DM
 from prdigest.kernel.text import slack_entities
+from prdigest.kernel.jsontext import pretty
 
 #: Errors that no retry can fix for this destination or this message.
 PERMANENT = frozenset({
@@ -262,7 +262,7 @@ def slack_outbox_file(message: Message) -> tuple[str, bytes]:
          **({"thread_ts": "<ts of the first message>"} if p.get("thread") else {})}
         for p in message.payload
     ]
-    return f"{message.reader.id}.slack.json", json.dumps(payloads, ensure_ascii=False, indent=2).encode("utf-8")
+    return f"{message.reader.id}.slack.json", pretty(payloads).encode("utf-8")
 
 
 _DM = SLACK_DM
