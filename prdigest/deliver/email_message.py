@@ -9,6 +9,7 @@ from io import BytesIO
 from email import policy
 from email.generator import NLCRE, BytesGenerator
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
+from email.policy import EmailPolicy
 from email.message import EmailMessage
 from email.utils import format_datetime, formataddr, make_msgid, parseaddr
 from datetime import datetime, timezone
@@ -51,8 +52,34 @@ class OneLineHeader(UnstructuredHeader):
 _REGISTRY = HeaderRegistry()
 _REGISTRY.map_to_type("list-unsubscribe", OneLineHeader)
 _REGISTRY.map_to_type("list-unsubscribe-post", OneLineHeader)
+
+#: Parsed header values by (registry, name, value): most of a message's headers are every message's (From,
+#: List-Id, MIME-Version, Date within a second, the parts' Content-Type, a variant's Subject). Header objects
+#: are never changed once made (setting a parameter replaces the header), so messages share them.
+_PARSED: dict[tuple[object, str, str], tuple[str, object]] = {}
+#: Folded header lines by (header object, the policy's folding settings), for the shared header objects.
+_FOLDED: dict[tuple[int, str, int | None, str, bool, str], tuple[object, bytes]] = {}
+_CACHED = 1024  # entries kept in each, at most (a run's constant headers are a handful)
+
+
+class _MessagePolicy(EmailPolicy):
+    """The default policy, whose parsed header values are shared between messages (see ``_PARSED``)."""
+
+    def header_store_parse(self, name, value):  # noqa: ANN001, ANN201 - email's signature
+        if type(value) is not str:
+            return super().header_store_parse(name, value)
+        key = (self.header_factory, name, value)
+        found = _PARSED.get(key)
+        if found is None:
+            found = super().header_store_parse(name, value)
+            if len(_PARSED) >= _CACHED:
+                _PARSED.clear()
+            _PARSED[key] = found
+        return found
+
+
 #: The policy every digest e-mail is built with: the default one, but the list headers stay as written.
-MESSAGE_POLICY = policy.default.clone(header_factory=_REGISTRY)
+MESSAGE_POLICY = _MessagePolicy(header_factory=_REGISTRY)
 #: Characters a URL in List-Unsubscribe keeps as they are (printable ASCII but space, ``<`` and ``>``).
 _URL_SAFE = "".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in "<>")
 
@@ -212,7 +239,26 @@ class _Lines(BytesGenerator):
 
 class _SharedParts(_Lines):
     """A BytesGenerator that writes a body part a variant's messages share from the bytes it flattened to
-    the first time (per policy and line ending), instead of flattening it again for every reader."""
+    the first time (per policy and line ending), instead of flattening it again for every reader; and a header
+    object messages share (``_PARSED``) folded once per policy."""
+
+    def _write_headers(self, msg):  # noqa: ANN001, ANN201 - email's signature
+        policy_ = self.policy
+        for name, value in msg.raw_items():
+            if not isinstance(policy_, EmailPolicy) or not hasattr(value, "name"):
+                self._fp.write(policy_.fold_binary(name, value))
+                continue
+            # What EmailPolicy.fold_binary's result depends on: the header, the line length, the line ending,
+            # utf8 (and cte_type, which says whether to refold).
+            key = (id(value), name, policy_.max_line_length, policy_.linesep, policy_.utf8, policy_.cte_type)
+            found = _FOLDED.get(key)
+            if found is None or found[0] is not value:
+                found = (value, policy_.fold_binary(name, value))
+                if len(_FOLDED) >= _CACHED:
+                    _FOLDED.clear()
+                _FOLDED[key] = found
+            self._fp.write(found[1])
+        self.write(self._NL)
 
     def flatten(self, msg, unixfrom=False, linesep=None):  # noqa: ANN001, ANN201 - email's signature
         cache = getattr(msg, "flattened", None)
