@@ -13,7 +13,7 @@ import pickle
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -98,7 +98,10 @@ class RenderedVariant:
 
     @classmethod
     def of(cls, variant: Variant, renderings: dict[str, Rendering]) -> "RenderedVariant":
+        """The variant's renderings packed; their files are written by then and packed without them (an
+        e-mail's HTML and text are in its payload already: packed once, not twice)."""
         problems = [p for r in renderings.values() for p in r.problems]
+        renderings = {name: replace(r, files={}) for name, r in renderings.items()}
         try:
             packed = zlib.compress(pickle.dumps(renderings, protocol=pickle.HIGHEST_PROTOCOL), 1)
         except (pickle.PicklingError, TypeError, AttributeError):
@@ -106,7 +109,7 @@ class RenderedVariant:
         return cls(variant, list(renderings), problems, packed)
 
     def renderings(self) -> dict[str, Rendering]:
-        """The variant's renderings by medium name, as the render step made them."""
+        """The variant's renderings by medium name, as the render step made them (without their files)."""
         if self.unpacked is not None:
             return self.unpacked
         return pickle.loads(zlib.decompress(self.packed)) if self.packed else {}
