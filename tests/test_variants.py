@@ -126,3 +126,26 @@ def test_a_reader_excluding_ci_build_still_gets_the_attention_pr_that_touched_ci
     ed = edition([entry(7, subsystems[7], "deep-read"), entry(8, subsystems[8], "skim")])
     (variant,), idle = plan_variants(ed, [reader("attn", ["attention", "ci-build"], exclude=["ci-build"])])
     assert [e.number for e in variant.entries] == [7] and idle == []
+
+
+def test_a_filter_selects_from_the_facts_of_a_plan_the_entries_it_selects_one_by_one() -> None:
+    # plan_variants reads each entry's fields once for thousands of filters (Filter.select); the test is the one
+    # Filter.selects makes of each entry: followed subsystems, the primary one excluded, the verdict, downstreams.
+    import random
+
+    from prdigest.connect.variants import selection_facts
+    from prdigest.kernel.models import Impact
+
+    rng = random.Random(30)
+    names = ["kernels", "moe", "docs", "attention", "ci-build", "core"]
+    entries = []
+    for n in range(120):
+        e = entry(n + 1, rng.sample(names, rng.randint(0, 3)), rng.choice(["deep-read", "skim", "skip"]))
+        if rng.random() < 0.2:
+            e = e.model_copy(update={"impact": [Impact.model_construct(downstream=rng.choice(["acme/app", "b/c"]))]})
+        entries.append(e)
+    facts = selection_facts(entries)
+    for _ in range(300):
+        flt = Filter(frozenset(rng.sample(names, rng.randint(0, 3))), frozenset(rng.sample(names, rng.randint(0, 2))),
+                     rng.choice(list(Verdict)), downstream=rng.choice([None, None, "acme/app"]))
+        assert flt.select(facts) == [e for e in entries if flt.selects(e)]

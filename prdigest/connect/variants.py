@@ -54,6 +54,14 @@ class Filter:
             return True
         return self._selects(entry.subsystems, entry.verdict)
 
+    def select(self, facts: "list[_Facts]") -> list[Entry]:
+        """The entries this filter :meth:`selects`, in their order, from :func:`selection_facts` of them: the
+        same test, with each entry's fields read once for every filter of a plan instead of once per filter."""
+        follow, exclude, lowest, downstream = self.subsystems, self.exclude, self.min_verdict.rank, self.downstream
+        return [entry for entry, subsystems, primary, rank, downstreams in facts
+                if (downstream is not None and downstream in downstreams)
+                or ((not follow or not follow.isdisjoint(subsystems)) and primary not in exclude and rank >= lowest)]
+
     def _selects(self, subsystems: Sequence[str], verdict: Verdict) -> bool:
         if self.subsystems and not set(subsystems) & self.subsystems:
             return False
@@ -153,6 +161,17 @@ def ordered(entries: list[Entry], vocabulary: Vocabulary | None = None) -> list[
                                           e.number))
 
 
+#: What :meth:`Filter.select` reads of an entry: the entry, its subsystems, its primary one (None without any),
+#: its verdict's rank and the downstreams it affects.
+_Facts = tuple[Entry, frozenset[str], "str | None", int, frozenset[str]]
+
+
+def selection_facts(entries: Sequence[Entry]) -> list[_Facts]:
+    """Each entry's fields :meth:`Filter.select` reads, read once."""
+    return [(e, frozenset(e.subsystems), e.subsystems[0] if e.subsystems else None, e.verdict.rank,
+             frozenset(i.downstream for i in e.impact)) for e in entries]
+
+
 def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabulary | None = None, *,
                   drafts: bool = False) -> tuple[list[Variant], list[Reader]]:
     """Group readers by filter over the edition's published entries (``vocabulary``: the repo's; ``drafts``:
@@ -165,10 +184,11 @@ def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabular
     """
     published = [e for e in edition.entries if e.status is not EntryStatus.REJECTED] if drafts else edition.published
     by_filter: dict[Filter, Variant] = {}
+    facts = selection_facts(published)
     for reader in readers:
         flt = Filter.of(reader, vocabulary)
         if flt not in by_filter:
-            by_filter[flt] = Variant(flt, ordered([e for e in published if flt.selects(e)], vocabulary))
+            by_filter[flt] = Variant(flt, ordered(flt.select(facts), vocabulary))
         by_filter[flt].readers.append(reader)
     served = [v for v in by_filter.values() if v.entries]
     idle = [r for v in by_filter.values() if not v.entries for r in v.readers]
