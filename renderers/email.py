@@ -157,7 +157,7 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
           full: Callable[[EntryView], bool], notes: list[str], online: dict[str, str] | None = None,
           link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, reader_links: tuple[str, ...] = (), *,
           marks: list[Markup] | None = None, connect: Connections | None = None,
-          impact: dict[str, object] | None | bool = False) -> str:
+          impact: dict[str, object] | None | bool = False, badges: list[dict[str, object]] | None = None) -> str:
     """The MJML document: ``full(e)`` decides which entries are shown in full. ``marks``: one per group, in
     place of its entries (:func:`_assembled`); ``connect`` and ``impact``: made already for this variant."""
     lang = edition.language
@@ -168,10 +168,7 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         html = marks[i] if marks is not None else Markup("").join(fragments)
         group_ctx.append({"verdict": g.verdict.value, "label": g.label, "count": len(g.entries),
                           "accent": ACCENT[g.verdict.value], "html": html})
-    badge_style = STYLE["badge"]
-    badges = [{"verdict": v.value, "label": v.label(lang), "count": n,
-               "style": f"{BADGE_SHAPE};{badge_style[v.value]}"}
-              for v, n in counts(variant.entries).items() if n]
+    badges = _badges(variant, lang) if badges is None else badges
     footer = ui["footer"]
     if edition.approver:
         footer += " · " + ui["approved"].format(approver=one_line(edition.approver))
@@ -183,6 +180,14 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         connect=connect if connect is not None else variant_connections(edition, variant, link_hosts),
         cw=connect_words(lang), impact=_impact(edition, variant, link_hosts) if impact is False else impact,
     )
+
+
+def _badges(variant: Variant, language: str) -> list[dict[str, object]]:
+    """The header's count of entries per verdict."""
+    badge_style = STYLE["badge"]
+    return [{"verdict": v.value, "label": v.label(language), "count": n,
+             "style": f"{BADGE_SHAPE};{badge_style[v.value]}"}
+            for v, n in counts(variant.entries).items() if n]
 
 
 def variant_connections(edition: Edition, variant: Variant, link_hosts: tuple[str, ...]) -> Connections:
@@ -331,6 +336,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
     # The same in every attempt: made once.
     connect = variant_connections(edition, variant, link_hosts)
     impact = _impact(edition, variant, link_hosts)
+    badges = _badges(variant, lang)
 
     def attempt(full: Callable[[EntryView], bool], note: str | None) -> str:
         nonlocal frags, problems
@@ -343,7 +349,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
                 notes.append(ui["problems"].format(n=len(dropped),
                                                    numbers=", ".join(f"#{n}" for n in dropped)))
             return _mjml(edition, variant, subj, pre, fs, full, notes, online, link_hosts, reader_links,
-                         marks=marks, connect=connect, impact=impact)
+                         marks=marks, connect=connect, impact=impact, badges=badges)
 
         # Each entry compiled once per render step, the variant's document around them once per attempt; when
         # an entry does not compile alone (or the document does not), the document is compiled whole as before.
@@ -373,7 +379,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
         note = messages(lang, "email")["listed"].format(shown=f"{shown:,}", total=f"{total:,}")
         html = attempt(lambda e: False, note)
         return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(
-            edition, variant, link_hosts=link_hosts, site_url=site_url, reader_links=reader_links), problems=problems, compact=True)
+            edition, variant, link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect), problems=problems, compact=True)
     html = attempt(lambda e: True, None) if full_bytes < budget else ""
     compact = False
     if not html or size(html) > budget:
@@ -395,4 +401,4 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
             # Nothing fits: every entry as one line, over budget (Gmail offers "View entire message").
             html = best if best is not None else attempt(lambda e: False, ui["compact_none"])
     return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(edition, variant,
-                         link_hosts=link_hosts, site_url=site_url, reader_links=reader_links), problems=problems, compact=compact)
+                         link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect), problems=problems, compact=compact)

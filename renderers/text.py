@@ -168,12 +168,13 @@ def render_entry_line(e: EntryView, link: str | None = None) -> list[str]:
 
 def render_text(edition: Edition, variant: Variant, *,
                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None,
-                reader_links: tuple[str, ...] = ()) -> str:
+                reader_links: tuple[str, ...] = (), connect: Connections | None = None) -> str:
     """The plain-text digest of ``variant``: header, then one block per entry grouped by verdict.
 
     Also the email's ``text/plain`` part. Lines are wrapped at 78 columns (CJK characters count as two);
     URLs are never broken. With ``site_url`` the header links the edition's archive page and each entry
     its permalink. ``reader_links`` ends it with a placeholder line per link, filled in per reader.
+    ``connect``: the variant's connections, when made already (the e-mail's HTML part made them).
     """
     base = site_base(site_url)
     lang = edition.language
@@ -187,8 +188,10 @@ def render_text(edition: Edition, variant: Variant, *,
         out.append(_labelled(link_strings(lang)["view_online"], edition_url(base, edition), ui))
     out += impact_lines(impact_block(edition, variant.entries, variant.filter.downstream, link_hosts), lang)
     out += action_lines(views, lang)
-    out += connect_lines(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
-                                     first=variant.read_first, variant_filter=variant.filter), lang)
+    if connect is None:
+        connect = connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
+                              first=variant.read_first, variant_filter=variant.filter)
+    out += connect_lines(connect, lang)
     shown = 0
     for group in groups(views, lang):
         out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]
