@@ -338,13 +338,15 @@ class _WatchedOutbox:
     def close(self) -> None: ...
 
 
-def _outbox_run(tmp_path: Path, ledger: Ledger, ed: Edition, crash_at: int | None = None):  # noqa: ANN202
+def _outbox_run(tmp_path: Path, ledger: Ledger, ed: Edition, crash_at: int | None = None,
+                readers: list[Reader] | None = None):  # noqa: ANN202
     from prdigest.deliver.outbox import OutboxChannel
     from prdigest.deliver.run import outbox_routes
 
     outbox = OutboxChannel(tmp_path / "outbox", {m.name: m.outbox_file for m in default_media()})
     channel = _WatchedOutbox(outbox, ledger, ed.key, crash_at)
-    deliveries, channels = outbox_routes(plan(ed, email_readers(5), media=("email",)), {"email": channel})
+    deliveries, channels = outbox_routes(plan(ed, readers or email_readers(5), media=("email",)),
+                                         {"email": channel})
     return channel, (lambda: deliver(ed.id, deliveries, channels, ledger))
 
 
@@ -358,6 +360,19 @@ def test_outbox_rows_begin_together_and_are_recorded_sent_together_once_their_fi
     # last file of the batch was written (one commit for the starts, one for the outcomes).
     assert all(seen == {f"r{i}": ("sending", True) for i in range(5)} for seen in channel.seen)
     assert {row.status for row in ledger.rows(ed.key).values()} == {"sent"}
+
+
+def test_the_rows_of_small_variants_are_claimed_and_begun_together_in_the_plans_order(tmp_path, ledger) -> None:
+    # Five readers, five variants of one reader each: one claim and one batch for all five (not one per variant),
+    # and still each variant's messages one after another, in the plan's order.
+    ed = week()
+    follows = [["moe"], ["kernels"], ["docs"], ["attention"], ["frontend-api"]]
+    readers = [Reader(id=f"r{i}", name=f"Reader {i}", email=f"r{i}@example.com", subsystems=s)
+               for i, s in enumerate(follows)]
+    channel, run = _outbox_run(tmp_path, ledger, ed, readers=readers)
+    report = run()
+    assert len(report.sent) == 5 and len({r.variant for r in report.sent}) == 5
+    assert channel.seen[0] == {f"r{i}": ("sending", True) for i in range(5)}
 
 
 def test_a_deliverer_stopping_mid_batch_never_shows_an_unwritten_file_sent_nor_loses_a_row(tmp_path, ledger) -> None:

@@ -286,15 +286,41 @@ class _Claims:
     def _pass(self, channels: dict[str, Channel], owner: str, down: dict[str, str]) -> None:
         """Claim and push every pending row of ours not yet tried in this pass (and rows given back meanwhile).
 
-        Variant by variant first, in the plan's order (each variant's readers' rows claimed together), so a
-        variant's renderings are made once for its first message and dropped after its last; then every
+        Variant by variant first, in the plan's order (each variant's readers' rows claimed together, with the
+        next variants' while they fit one claim: :meth:`_chunks`), so a variant's renderings are made once for
+        its first message and dropped after its last; then every
         pending row of the edition in (reader, medium) order, until none of ours is left: rows a stopped or
         concurrent deliverer gave back meanwhile."""
-        for readers in self._variants(self.ledger.rows(self.key)):
-            for start in range(0, len(readers), CLAIM_BATCH):
-                self._claim(channels, owner, down, readers[start:start + CLAIM_BATCH])
+        for readers in self._chunks(self.ledger.rows(self.key)):
+            self._claim(channels, owner, down, readers)
         while self._claim(channels, owner, down) and self._others_left(self.ledger.rows(self.key)):
             pass
+
+    def _chunks(self, rows: dict[tuple[str, str], LedgerRow]) -> list[list[str]]:
+        """The readers to claim for, chunk by chunk, in the plan's order: the readers of consecutive variants
+        together as long as their pending rows fit one claim (:data:`CLAIM_BATCH`), so 10,000 readers in
+        thousands of small variants are not a claim (and, in the outbox, three commits) per variant; a variant
+        with more rows than that alone, :data:`CLAIM_BATCH` readers at a time."""
+        pending: dict[str, int] = {}
+        for k, row in rows.items():
+            if row.status == "pending" and k in self.by_key and k not in self.tried:
+                pending[k[0]] = pending.get(k[0], 0) + 1
+        chunks: list[list[str]] = []
+        current: list[str] = []
+        count = 0
+        for readers in self._variants(rows):
+            n = sum(pending.get(r, 0) for r in readers)
+            if n > CLAIM_BATCH:
+                chunks += [readers[start:start + CLAIM_BATCH] for start in range(0, len(readers), CLAIM_BATCH)]
+                continue
+            if current and count + n > CLAIM_BATCH:
+                chunks.append(current)
+                current, count = [], 0
+            current = current + readers
+            count += n
+        if current:
+            chunks.append(current)
+        return chunks
 
     def _variants(self, rows: dict[tuple[str, str], LedgerRow]) -> list[list[str]]:
         """The readers with a pending row of ours not yet tried, grouped by variant in the plan's order."""
@@ -317,6 +343,7 @@ class _Claims:
         while claimed := ledger.claim(key, owner, after, CLAIM_BATCH, readers=readers):
             after = claimed[-1].key
             mine = [r for r in claimed if r.key in self.by_key and r.key not in self.tried]
+            mine.sort(key=lambda r: self.order[r.key])  # the plan's order: a variant's rows one after another
             # Rows another run planned (another readers file), or ours already tried in this pass.
             ledger.release(key, [r.key for r in claimed if r not in mine], owner)
             if mine and all(getattr(channels.get(r.medium), "batches", False) for r in mine):
