@@ -170,3 +170,17 @@ def test_a_variants_messages_share_one_flattened_body_and_keep_their_bytes() -> 
     assert [message_bytes(m, policy.SMTP.clone(max_line_length=40)) for m in messages] == [
         m.as_bytes(policy=policy.SMTP.clone(max_line_length=40)) for m in messages]
     assert all(b"To: " in d and f"r{i}@example.com".encode() in d for i, d in enumerate(data))
+
+
+def test_message_bytes_writes_any_line_endings_as_as_bytes_does() -> None:
+    from email import policy
+    from email.message import EmailMessage
+
+    from prdigest.deliver.email_message import MESSAGE_POLICY, message_bytes
+
+    for body in ["a\nb\n", "a\r\nb\rc\n", "no ending", "\n\n", "x\r", "=E4\r\n=B8\n"]:
+        msg = EmailMessage(policy=MESSAGE_POLICY)
+        msg["Subject"] = "s"
+        msg.set_payload(body)  # as it is: its line endings reach the generator
+        for p in (policy.SMTP, policy.default):
+            assert message_bytes(msg, p) == msg.as_bytes(policy=p)

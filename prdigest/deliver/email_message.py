@@ -231,10 +231,14 @@ class _Lines(BytesGenerator):
     has ~1,000 lines): the same bytes (each line, then the line ending, as ``Generator._write_lines`` writes them)."""
 
     def _write_lines(self, lines: str) -> None:
-        if lines:
-            # NLCRE.split ends with "" when the text ends with a line break: join writes each line but the last
-            # followed by the line ending, and the last (if any) alone, as the loop it replaces.
-            self.write(self._NL.join(NLCRE.split(lines)))
+        if not lines:
+            return
+        if "\r" not in lines:  # an encoded body's lines end in "\n" alone: the same as splitting at NLCRE
+            self.write(lines.replace("\n", self._NL))
+            return
+        # NLCRE.split ends with "" when the text ends with a line break: join writes each line but the last
+        # followed by the line ending, and the last (if any) alone, as the loop it replaces.
+        self.write(self._NL.join(NLCRE.split(lines)))
 
 
 class _SharedParts(_Lines):
