@@ -27,7 +27,7 @@ from prdigest.kernel.models import Edition, RenderProblem, Verdict
 from prdigest.readers.selfservice.links import footer_links
 from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_prose, truncate
-from renderers.shared import shared
+from renderers.shared import active as shared_active, shared, sharing
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
 from renderers.relation_lines import Connections, connections, words as connect_words
@@ -319,6 +319,11 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
     ``whole``: compile every document whole, entries included (the same bytes, slower: the reference the
     assembly of compiled entries is tested against).
     """
+    if not whole and not shared_active():
+        # Each attempt reuses the entries compiled by the first (called outside a render step's sharing).
+        with sharing({}):
+            return render_email(edition, variant, budget=budget, link_hosts=link_hosts, site_url=site_url,
+                                reader_links=reader_links)
     lang = edition.language
     ui = strings(lang)
     # A week too long for one line per entry in the budget only views what the HTML can hold.

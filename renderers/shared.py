@@ -35,6 +35,11 @@ def sharing(store: dict | None) -> Iterator[None]:
         _STORE.reset(token)
 
 
+def active() -> bool:
+    """Whether fragments are shared here (inside :func:`sharing` with a store)."""
+    return _STORE.get() is not None
+
+
 def shared(kind: str, objects: tuple[object, ...], args: tuple[Hashable, ...], make: Callable[[], T]) -> T:
     """``make()`` once per ``kind``, ``objects`` (by identity) and ``args`` within :func:`sharing`."""
     store = _STORE.get()
