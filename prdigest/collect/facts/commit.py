@@ -25,14 +25,18 @@ def commit_facts(diff: CommitDiff, surface: Surface) -> list[Change]:
     facts: list[Change] = []
     after_modules: dict[str, pyapi.Module | None] = {}
     module_of: dict[str, str] = {}
+    parsed: dict[str, pyapi.Module] = {}
     for f in diff.files:
-        facts.extend(file_facts(f, surface, after_modules, module_of))
+        facts.extend(file_facts(f, surface, after_modules, module_of, parsed))
+    texts = {f.path: f.after for f in diff.files if f.path in parsed and f.after}
+    facts = pyapi.passed_parameters(facts, parsed, texts)
     return unique(pyapi.moves(facts, after_modules, module_of), key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 
 def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
-               module_of: dict[str, str]) -> list[Change]:
-    """The facts of one changed file (``after_modules``/``module_of`` collect what moves are matched on)."""
+               module_of: dict[str, str], parsed: dict[str, pyapi.Module] | None = None) -> list[Change]:
+    """The facts of one changed file (``after_modules``/``module_of`` collect what moves are matched on,
+    ``parsed`` the file's parsed after-version, where upstream call sites are looked for)."""
     facts: list[Change] = []
     old_path = f.before_path
     if f.status == "D":
@@ -44,7 +48,7 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
     if f.skipped:
         return facts
     if _python(f.path) or _python(old_path):
-        facts.extend(_python_facts(f, surface, after_modules, module_of))
+        facts.extend(_python_facts(f, surface, after_modules, module_of, parsed))
     elif kernels.is_kernel_file(f.path) and not surface.is_test(f.path):
         facts.extend(kernels.compare(f.path, f.before, f.after, before_path=old_path))
     if pins.is_pin_file(f.path):
@@ -55,7 +59,7 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
 
 
 def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
-                  module_of: dict[str, str]) -> list[Change]:
+                  module_of: dict[str, str], parsed: dict[str, pyapi.Module] | None = None) -> list[Change]:
     old_path = f.before_path
     if surface.is_test(f.path) or surface.is_test(old_path):
         # Test names are all a test file tells; reading them off the lines is 20 times cheaper than parsing.
@@ -68,6 +72,8 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
     after = pyapi.parse(f.after) if f.after is not None else None
     if (f.before is not None and before is None) or (f.after is not None and after is None):
         return []  # one side is not valid Python: nothing can be said of its names
+    if parsed is not None and after is not None:
+        parsed[f.path] = after
     facts: list[Change] = []
     api = surface.is_api(f.path) or surface.is_api(old_path)
     if api:

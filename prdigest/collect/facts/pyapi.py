@@ -419,3 +419,85 @@ def moves(facts: list[Change], modules_after: dict[str, Module | None], module_o
                 continue
         out.append(f)
     return [f for f in out if id(f) not in used]
+
+
+# who passes a new parameter ------------------------------------------------------------------------------
+
+#: Said after a signature fact's detail when an upstream call site passes a parameter it added with a default.
+PASSES = " (upstream passes {})"
+
+
+def added_with_default(detail: str) -> list[str]:
+    """The parameters a signature detail says were added with a default (``+eps=1e-6`` → ``eps``)."""
+    return [p.strip()[1:].split("=", 1)[0] for p in detail.split(",")
+            if p.strip().startswith("+") and "=" in p and p.strip()[1:].split("=", 1)[0].isidentifier()]
+
+
+def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: dict[str, str]) -> list[Change]:
+    """The facts, each signature fact that adds parameters with a default saying which of them an upstream call
+    site passes (``detail`` + `` (upstream passes eps and x)``): a call in one of the changed files (``modules``
+    by path, ``texts`` their source) to a function or method of that name (a class's name for ``__init__``)
+    passing the parameter by keyword or positionally at its place or beyond. A call through ``super()`` is the
+    upstream's own chain, not a call of an override, and is not counted. Upstream passing it is what breaks an
+    override or a replacement that does not take it; a parameter nobody passes yet only asks for a check."""
+    # callee name → [(fact index, parameter, its position among the non-self positional parameters or -1)]
+    wanted: dict[str, list[tuple[int, str, int]]] = {}
+    for n, fact in enumerate(facts):
+        if fact.kind != "signature":
+            continue
+        names = added_with_default(fact.detail)
+        if not names:
+            continue
+        module = modules.get(fact.path)
+        d = module.defs.get(fact.symbol) if module else None
+        if d is None or d.kind not in ("function", "method"):
+            continue
+        positional = [p.name for p in d.params if p.kind in ("posonly", "pos")]
+        if d.kind == "method" and positional and positional[0] in ("self", "cls"):
+            positional = positional[1:]
+        callee = d.parent.rpartition(".")[2] if d.leaf == "__init__" else d.leaf
+        if not callee or (d.leaf == "__init__" and d.kind != "method"):
+            continue
+        for name in names:
+            wanted.setdefault(callee, []).append((n, name, positional.index(name) if name in positional else -1))
+    if not wanted:
+        return facts
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in sorted(wanted)) + r")\s*\(")
+    passed: dict[int, set[str]] = {}
+    for path, module in modules.items():
+        text = texts.get(path)
+        if module.tree is None or not text or not pattern.search(text):
+            continue
+        for node in ast.walk(module.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                callee = func.attr
+                value = func.value
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
+                    continue
+            elif isinstance(func, ast.Name):
+                callee = func.id
+            else:
+                continue
+            targets = wanted.get(callee)
+            if not targets:
+                continue
+            keywords = {k.arg for k in node.keywords if k.arg}
+            count = 0
+            for arg in node.args:
+                if isinstance(arg, ast.Starred):
+                    break
+                count += 1
+            for n, name, position in targets:
+                if name in keywords or 0 <= position < count:
+                    passed.setdefault(n, set()).add(name)
+    if not passed:
+        return facts
+    out = list(facts)
+    for n, names in passed.items():
+        fact = out[n]
+        order = [p for p in added_with_default(fact.detail) if p in names]
+        out[n] = fact.model_copy(update={"detail": fact.detail + PASSES.format(" and ".join(order))})
+    return out

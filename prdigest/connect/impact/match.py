@@ -117,6 +117,8 @@ class SignatureChange:
     defaults: tuple[str, ...] = ()
     #: The parameters' positions before the change (for positional calls).
     before: tuple[str, ...] = ()
+    #: Of the added parameters, those an upstream call site passes (the facts engine says so in ``detail``).
+    passed: tuple[str, ...] = ()
 
     @property
     def breaking(self) -> bool:
@@ -129,6 +131,11 @@ class SignatureChange:
 
     @classmethod
     def of(cls, change: Change) -> "SignatureChange":
+        detail, passed = change.detail, ()
+        said = _PASSES.search(detail)
+        if said:
+            passed = tuple(said[1].split(" and "))
+            detail = detail[:said.start()] + detail[said.end():]
         old, new = Signature.parse(change.before), Signature.parse(change.after)
         if old is not None and new is not None and (old.names or new.names):
             added = tuple(n for n in new.names if n not in old.names)
@@ -136,9 +143,9 @@ class SignatureChange:
                        removed=tuple(n for n in old.names if n not in new.names),
                        defaults=tuple(n for n in new.names if n in old.names and n in new.defaults
                                       and old.defaults.get(n) != new.defaults[n]),
-                       before=old.names)
+                       before=old.names, passed=passed)
         added, required, removed, defaults = [], [], [], []
-        for token in re.split(r"[,;\s]+", change.detail):
+        for token in re.split(r"[,;\s]+", detail):
             if not token:
                 continue
             if token.startswith("+"):
@@ -150,7 +157,11 @@ class SignatureChange:
                 removed.append(token[1:].split("=")[0])
             elif "=" in token or "→" in token:
                 defaults.append(re.split(r"[=→]", token)[0])
-        return cls(tuple(added), tuple(required), tuple(removed), tuple(defaults))
+        return cls(tuple(added), tuple(required), tuple(removed), tuple(defaults), passed=passed)
+
+
+#: What the facts engine appends to a signature fact's detail (prdigest.collect.facts.pyapi.PASSES).
+_PASSES = re.compile(r" \(upstream passes ([\w ]+)\)")
 
 
 # --- which upstream names a fact touches ------------------------------------------------------------------------
@@ -283,6 +294,9 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
             severity = _signature_severity(use, sig)
             if severity is not None:
                 words = change.detail or sig.words
+                if severity == "check" and use.how in ("overrides", "patches") and sig.added \
+                        and not sig.removed and not sig.added_required and "**" not in use.detail:
+                    words += "; no upstream call passes it yet, yours does not take it"
                 hit(use, severity, f"{symbol}({words})" if words else symbol)
         return _unique(impacts)
     if kind == "body":
@@ -348,8 +362,11 @@ def _signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None
         if sig.removed or sig.added_required:
             return "breaks"
         if sig.added:
-            # Upstream callers may pass the new parameter: an override without **kwargs then fails.
-            return "check" if "**" in use.detail else "breaks"
+            # An override or replacement without **kwargs fails once upstream passes the new parameter: it
+            # breaks when an upstream call site already passes it, else it is a check (upstream may later).
+            if "**" in use.detail:
+                return "check"
+            return "breaks" if set(sig.added) & set(sig.passed) else "check"
         return "check" if sig.defaults else None
     if use.how == "calls":
         keywords, positional = _call_shape(use.detail)

@@ -1,0 +1,156 @@
+"""A parameter added with a default to a method the downstream overrides (or a function it patches) breaks the
+downstream only once upstream passes it: the facts engine reads the upstream's changed files for call sites that
+pass it (by keyword, or positionally at its place), and the match says ``breaks`` then, ``check`` otherwise.
+Real git repositories made here; the downstream is indexed from its files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prdigest.collect.facts import Surface, commit_facts
+from prdigest.collect.git import UpstreamClone, read_commits
+from prdigest.connect.impact.index import resolve_uses, summarize
+from prdigest.connect.impact.match import UseTable, match_changes
+from tests.git_support import commit, git, write
+
+UP = ("up",)
+BEFORE = {
+    "up/__init__.py": "",
+    "up/layers.py": '''
+        class Norm:
+            def forward(self, x):
+                return x
+
+
+        def sample(logits):
+            return logits
+
+
+        class Engine:
+            def __init__(self, norm):
+                self.norm = norm
+
+            def step(self, x):
+                return sample(self.norm.forward(x))
+        ''',
+    "up/other.py": '''
+        class Child:
+            def forward(self, x):
+                return x
+        ''',
+}
+#: The downstream: overrides Norm.forward and Child.forward, replaces up.layers.sample, calls Norm.forward.
+DOWNSTREAM = {
+    "ds/__init__.py": "",
+    "ds/norm.py": '''from up.layers import Norm
+import up.layers
+
+
+class AscendNorm(Norm):
+    def forward(self, x):
+        return x + 1
+
+
+def ascend_sample(logits):
+    return logits
+
+
+up.layers.sample = ascend_sample
+
+
+def run(norm):
+    return Norm.forward(norm, 1)
+''',
+}
+NORM = "ds/norm.py"
+
+
+def _line(marker: str) -> int:
+    return next(i for i, text in enumerate(DOWNSTREAM[NORM].splitlines(), 1) if marker in text)
+
+
+def _facts(tmp_path: Path, after: dict[str, str]):
+    repo = tmp_path / "upstream"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, BEFORE)
+    commit(repo, "before")
+    write(repo, after)
+    sha = commit(repo, "after")
+    diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
+    return commit_facts(diffs[sha], Surface(packages=UP))
+
+
+def _impacts(facts):
+    uses = resolve_uses([summarize(p, t, UP) for p, t in DOWNSTREAM.items()], UP)
+    found = match_changes(facts, UseTable.of("ds", uses, UP), UP)
+    return {(i.line, i.how, i.severity) for i in found if i.fact.startswith("signature")}
+
+
+def _layers(forward_call: str, sample_call: str, *, sample_sig: str = "logits, temperature=1.0") -> dict[str, str]:
+    return {"up/layers.py": f'''
+        class Norm:
+            def forward(self, x, eps=1e-6):
+                return x
+
+
+        def sample({sample_sig}):
+            return logits
+
+
+        class Engine:
+            def __init__(self, norm):
+                self.norm = norm
+
+            def step(self, x):
+                return {sample_call.replace("ARG", f"self.norm.{forward_call}")}
+        '''}
+
+
+OVERRIDE, PATCH, CALL = _line("def forward"), _line("up.layers.sample ="), _line("Norm.forward(norm")
+
+
+def test_added_defaults_nobody_passes_are_checks(tmp_path):
+    facts = _facts(tmp_path, _layers("forward(x)", "sample(ARG)"))
+    details = {f.symbol: f.detail for f in facts if f.kind == "signature"}
+    assert details == {"Norm.forward": "+eps=1e-06", "sample": "+temperature=1.0"}
+    assert _impacts(facts) == {(OVERRIDE, "overrides", "check"), (PATCH, "patches", "check")}
+
+
+@pytest.mark.parametrize("forward_call, sample_call", [
+    pytest.param("forward(x, eps=1e-5)", "sample(ARG, temperature=0.5)", id="by keyword"),
+    pytest.param("forward(x, 1e-5)", "sample(ARG, 0.5)", id="positionally at its place"),
+])
+def test_added_defaults_upstream_passes_break_the_override_and_the_patch(tmp_path, forward_call, sample_call):
+    facts = _facts(tmp_path, _layers(forward_call, sample_call))
+    details = {f.symbol: f.detail for f in facts if f.kind == "signature"}
+    assert details == {"Norm.forward": "+eps=1e-06 (upstream passes eps)",
+                       "sample": "+temperature=1.0 (upstream passes temperature)"}
+    # The call of Norm.forward in the downstream does not pass eps: a new default breaks no caller.
+    assert _impacts(facts) == {(OVERRIDE, "overrides", "breaks"), (PATCH, "patches", "breaks")}
+
+
+def test_a_call_that_passes_another_parameter_or_goes_through_super_does_not_count(tmp_path):
+    after = _layers("forward(x, scale=2)", "sample(ARG, *extra)")
+    # An upstream subclass passing eps up its own chain calls Norm.forward, not the downstream's override.
+    after["up/other.py"] = '''
+        from up.layers import Norm
+
+
+        class Child(Norm):
+            def forward(self, x, eps=1e-6):
+                return super().forward(x, eps=eps)
+        '''
+    facts = _facts(tmp_path, after)
+    details = {f.symbol: f.detail for f in facts if f.kind == "signature"}
+    assert details["Norm.forward"] == "+eps=1e-06" and details["sample"] == "+temperature=1.0"
+    assert _impacts(facts) == {(OVERRIDE, "overrides", "check"), (PATCH, "patches", "check")}
+
+
+def test_a_new_required_parameter_still_breaks_without_any_caller(tmp_path):
+    facts = _facts(tmp_path, _layers("forward(x)", "sample(ARG)", sample_sig="logits, temperature"))
+    got = _impacts(facts)
+    assert (PATCH, "patches", "breaks") in got and (CALL, "calls", "breaks") not in got
+    assert (OVERRIDE, "overrides", "check") in got
