@@ -38,14 +38,18 @@ import zipfile
 from collections import defaultdict
 from pathlib import Path
 
+from benchmarks.report import write_section
 from prdigest.collect.facts import Surface, commit_facts
+from prdigest.collect.facts.pyapi import PASSES, added_with_default
 from prdigest.collect.git import UpstreamClone, read_commits
 from prdigest.connect.impact.downstream import DownstreamSpec, load_index
 from prdigest.connect.impact.match import UseTable, match_changes
-from prdigest.kernel.models import Change
+from prdigest.kernel.models import Change, Impact
 from prdigest.state.store import open_store
 
+TITLE = "Affects your code on real history (vLLM releases against vllm-ascend)"
 DATA = Path(__file__).parent / "data" / "downstream_impact.json"
+PASSES_SAID = PASSES.split("{")[0]
 ASCEND = Path("/work/.mirror/vllm-project+vllm-ascend/repo")
 _ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
         "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
@@ -159,6 +163,179 @@ def _named(impact: object) -> set[str]:
     return names
 
 
+def earlier_rule(facts: list[Change]) -> list[Change]:
+    """The facts as the earlier rule read them: every parameter added with a default counted as passed by
+    upstream (then an override or patch without ``**kwargs`` breaks on any of them, as before)."""
+    out = []
+    for f in facts:
+        names = added_with_default(f.detail) if f.kind == "signature" else []
+        if names:
+            base = f.detail.split(PASSES_SAID)[0]
+            f = f.model_copy(update={"detail": base + PASSES.format(" and ".join(names))})
+        out.append(f)
+    return out
+
+
+def _category(impact: Impact) -> str:
+    """``signature, added default (passed), overrides``: the fact's kind (a signature fact by what it did) and
+    the use."""
+    kind, _, rest = impact.fact.partition(": ")
+    if kind == "signature":
+        if "; no upstream call passes it" in rest or PASSES_SAID in rest:
+            kind += ", added default" + (" (passed)" if PASSES_SAID in rest else "")
+        elif "-" in rest or "→" in rest:
+            kind += ", removed/renamed/changed"
+        else:
+            kind += ", added"
+    return f"{kind} / {impact.how}"
+
+
+def score(impacts: list[Impact], tree: Path, lines: dict[str, set[int]], touched: set[str], changed_text: str,
+          adaptations: list[tuple[str, list[int], set[str]]]) -> dict[str, object]:
+    """Recall and the three precisions of one match, with the breaks by category."""
+    breaks = [i for i in impacts if i.severity == "breaks"]
+    true_lines = [i for i in breaks if i.line in lines.get(i.path, set())]
+    in_region = [i for i in breaks if set(_region(tree, i.path, i.line)) & lines.get(i.path, set())]
+    evidenced = [i for i in breaks if i in in_region or any(re.search(rf"\b{re.escape(n)}\b", changed_text)
+                                                               for n in _named(i))]
+    rows = []
+    for commit, prs, paths in adaptations:
+        for pr in prs:
+            rows.append((commit, pr, sorted(paths), any(i.path in paths for i in breaks),
+                         any(i.path in paths for i in impacts)))
+    categories: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for i in breaks:
+        row = categories[_category(i)]
+        row[0] += 1
+        row[1] += i in evidenced
+        row[2] += i in in_region
+        row[3] += i in true_lines
+    files = {i.path for i in breaks}
+    by_fact = {i.fact for i in breaks}
+    return {"facts": by_fact, "facts_evidenced": {i.fact for i in evidenced},
+            "facts_region": {i.fact for i in in_region},"breaks": breaks, "evidenced": evidenced, "region": in_region, "lines": true_lines, "rows": rows,
+            "files": files, "files_touched": files & touched, "categories": dict(categories),
+            "checks": sum(1 for i in impacts if i.severity == "check")}
+
+
+def _ratio(part: int, whole: int) -> str:
+    return f"{part / whole:.2f} ({part}/{whole})" if whole else "– (0/0)"
+
+
+def _pair(now: dict, then: dict, key: str, whole: str = "breaks") -> str:
+    return f"{_ratio(len(then[key]), len(then[whole]))} → **{_ratio(len(now[key]), len(now[whole]))}**"
+
+
+def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, int], facts_seconds: float,
+           files: int, uses: int, now: dict, then: dict, passes: int, with_default: int, impacts: list[Impact],
+           earlier: list[Impact], index: tuple[float, float, float], big: tuple[int, int, float, float, float],
+           match_all: float, match_week: float, week_impacts: int, load: float) -> str:
+    """The section's body: the figures (the earlier rule → this one, from one run), by category, the PRs."""
+    cold, cold_cpu, warm = index
+    big_files, big_uses, big_cold, big_cpu, big_warm = big
+    n = len(now["rows"])
+    hits_now, hits_then = sum(r[3] for r in now["rows"]), sum(r[3] for r in then["rows"])
+    any_now = sum(r[4] for r in now["rows"])
+    before, after = data["upstream_before"], data["upstream_after"]
+    severity = {(i.path, i.line, i.symbol, i.how): i.severity for i in impacts}
+    moved = [i for i in then["breaks"] if severity.get((i.path, i.line, i.symbol, i.how)) != "breaks"]
+    cats = sorted(set(now["categories"]) | set(then["categories"]))
+    out = [
+        f"Command: `.venv/bin/python -m benchmarks.downstream_impact --wheels DIR --write` (DIR: `pip download "
+        f"--no-deps --only-binary=:all: vllm=={before}` and `=={after}`; vllm-ascend from the search tool's fetch)",
+        "",
+        f"Upstream: vLLM {before} → {after} (the wheels' Python files as two commits): {len(facts)} facts "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in {facts_seconds:.1f} s; of the "
+        f"{with_default} signature facts that add parameters with a default, {passes} say an upstream call site "
+        f"in the changed files passes one. Downstream: vllm-ascend at {d0[:10]} (its main on v{before}), {files} "
+        f"files of vllm_ascend, {uses} uses of vllm; its main reached v{after} at {d1[:10]}.",
+        "",
+        "Each figure is given for the earlier rule (every parameter added with a default to a method the "
+        "downstream overrides or patches breaks it) → this one (it breaks only when an upstream call site passes "
+        "it; else check), both matched in this run on the same facts and index.",
+        "",
+        "| figure | earlier rule → this one | target |",
+        "| --- | ---: | ---: |",
+        f"| recall: named upstream PRs whose fixed files are flagged breaks | {_ratio(hits_then, n)} → "
+        f"**{_ratio(hits_now, n)}** | ≥ 0.70 |",
+        f"| recall: … flagged breaks or check | {_ratio(sum(r[4] for r in then['rows']), n)} → "
+        f"{_ratio(any_now, n)} | |",
+        f"| precision, lenient: uses flagged breaks whose function the downstream changed by D1, or whose "
+        f"changes by D1 name the symbol or a parameter the fact names | {_pair(now, then, 'evidenced')} | ≥ 0.70 |",
+        f"| precision, stricter: … whose function the downstream changed by D1 | {_pair(now, then, 'region')} | |",
+        f"| precision, strictest: … whose very line the downstream changed by D1 | {_pair(now, then, 'lines')} | |",
+        f"| precision per fact: distinct upstream facts flagged breaks, one of whose uses has evidence (lenient) | "
+        f"{_pair(now, then, 'facts_evidenced', 'facts')} | |",
+        f"| precision per fact, stricter | {_pair(now, then, 'facts_region', 'facts')} | |",
+        f"| precision: files flagged breaks that the downstream touched by D1 | "
+        f"{_pair(now, then, 'files_touched', 'files')} | |",
+        f"| uses flagged check | {then['checks']} → {now['checks']} | |",
+        f"| index, vllm-ascend ({files} files), cold wall (CPU) / warm | {cold:.2f} s ({cold_cpu:.2f} s) / "
+        f"{warm:.2f} s | |",
+        f"| index, {big_files} files ({big_uses} uses), cold wall (CPU) / warm | {big_cold:.2f} s "
+        f"({big_cpu:.2f} s) / {big_warm:.2f} s | ≤ 20 s / ≤ 1 s |",
+        f"| match, the release's {len(facts)} facts at once ({len(impacts)} impacts) | {match_all:.2f} s | |",
+        f"| match, those facts as a 300-PR week ({week_impacts} impacts) | {match_week:.2f} s | ≤ 2 s |",
+        "",
+        "Uses flagged breaks by category (fact kind / use): flagged, and of them with evidence lenient / stricter "
+        "/ strictest; the earlier rule → this one.",
+        "",
+        "| category | flagged | lenient | stricter | strictest |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for cat in cats:
+        a, b = then["categories"].get(cat, [0, 0, 0, 0]), now["categories"].get(cat, [0, 0, 0, 0])
+        out.append(f"| {cat} | " + " | ".join(f"{x} → {y}" if x != y else f"{y}" for x, y in zip(a, b)) + " |")
+    out += ["", f"Uses the earlier rule flagged breaks and this one does not ({len(moved)}; evidence lenient / "
+            "stricter):", ""]
+    for i in moved:
+        out.append(f"- {i.path}:{i.line} {i.how} `{i.symbol.rsplit('.', 2)[-2] if '.' in i.symbol else i.symbol}."
+                   f"{i.symbol.rsplit('.', 1)[-1]}` ({i.fact.split(': ', 1)[1][:90]}): "
+                   f"{'yes' if i in then['evidenced'] else 'no'} / {'yes' if i in then['region'] else 'no'}")
+    out += ["", "Named upstream PRs (adaptation commit → PR: flagged breaks / any, this rule):", ""]
+    out += [f"- {c[:10]} → #{pr}: {'yes' if b else 'no'} / {'yes' if a else 'no'} ({', '.join(p[:3])}"
+            f"{' …' if len(p) > 3 else ''})" for c, pr, p, b, a in now["rows"]]
+    groups: dict[tuple[str, tuple[str, ...]], bool] = {}
+    for c, _, p, b, _ in now["rows"]:
+        groups[(c, tuple(p))] = groups.get((c, tuple(p)), False) or b
+    moved_evidence = sum(1 for i in moved if i in then["evidenced"])
+    file_deleted = now["categories"].get("file-deleted / overrides", [0, 0, 0, 0])
+    out += ["", f"Load average: {load:.2f} (2 cores, shared).", "", (
+        "Read with care. The issue asks for recall and precision per upstream PR, on vLLM's history; that history "
+        "(a 1.1 GB snapshot) is over what the search tool's fetch brings, so the upstream side here is two release "
+        f"wheels, one fact set for the whole v{before} → v{after} span (≈ 5 weeks of main), and a fact cannot be "
+        "told apart by PR: one release pair is one sample. Recall is therefore \"the files an adaptation commit "
+        "fixed for a named upstream PR are flagged\", which credits a PR whose file was flagged for another change "
+        "of the span, and for an adaptation commit without a table (eb3548add4, 3636a3dc9e) any flagged file among "
+        "the files it changed credits every PR it names (counting each adaptation commit and its files once, "
+        f"recall is {_ratio(sum(groups.values()), len(groups))}). The earlier rule's recall hit for #35077 "
+        "(`lora/utils.py`) was for the wrong reason: the downstream adapted to `_all_lora_classes` becoming a tuple "
+        "(a module-level value, no fact the match flags), while the flag came from `can_replace_layer`'s new "
+        "`decorate`, which upstream passes only up its own `super()` chain; this rule no longer flags it, so "
+        "recall falls below the target with the truth. The other misses broke through attributes of instances "
+        "(`dp_metadata.max_tokens_across_dp_cpu`, `Indexer.wk`, a config's `language_model`, "
+        "`encoder_compilation_time`) or a keyword upstream now passes to an overridden method under another name "
+        "(`activation`): the index follows names through imports, not the types of instances. Precision has no "
+        "clean ground truth either: a break the downstream fixed elsewhere (the function a patch installs, a "
+        "version guard, the import of a deleted module rather than each method of the class) leaves the flagged "
+        f"line as it was, hence three figures. This rule moved {len(moved)} uses from breaks to check "
+        f"({moved_evidence} of them with evidence): of the {with_default} signature facts that add defaulted "
+        f"parameters, {passes} have an upstream call site in the changed files that passes one, so most such "
+        "breaks stay (the Scheduler's `hash_block_size` and `rejection_sample`'s `synthetic_mode`, which did "
+        "break the downstream, among them). Those left without evidence are passed from a place the downstream "
+        "never reaches (`GPUModelRunner.initialize_kv_cache(is_profiling=True)` from "
+        "`_init_minimal_kv_cache_for_profiling`, which only upstream's own worker calls), or matched by a "
+        "same-named method of another object (`self.drafter.initialize_attn_backend(config, sizes)` counts as "
+        "passing `is_profiling` positionally): telling those apart needs call-chain reachability and receiver "
+        "types, which this one-level rule does not have. The stricter per-use figure is dominated by "
+        f"`file-deleted / overrides` ({file_deleted[0]} uses, {file_deleted[2]} of them with their function "
+        "changed): every method of a subclass of a deleted module's class is a use, so the per-fact figures are "
+        "closer to the issue's per-PR target, but a fact is not a PR either. The index times are wall times on 2 "
+        "shared cores; their CPU time is what an idle machine would take. The 300-PR week is the span's real "
+        "facts dealt out to 300 PRs, not a real week's PRs.")]
+    return "\n".join(out)
+
+
 def big_tree(src: Path, into: Path, files: int) -> tuple[Path, tuple[str, ...]]:
     """A tree of at least ``files`` Python files: vllm-ascend's (package and tests) copied under new names."""
     own = [p for p in src.rglob("*.py") if p.relative_to(src).parts[0] in ("vllm_ascend", "tests")]
@@ -180,7 +357,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--wheels", type=Path, required=True, help="folder with the two vllm wheels")
     parser.add_argument("--ascend", type=Path, default=ASCEND, help="vllm-ascend's git directory")
-    parser.add_argument("--write", action="store_true", help="append the figures to BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="replace the section of BENCHMARKS.md")
+    parser.add_argument("--no-big", action="store_true", help="skip the 3,000-file index (a quicker look)")
     args = parser.parse_args()
     data = json.loads(DATA.read_text(encoding="utf-8"))
     d0, d1 = data["d0"], data["d1"]
@@ -210,82 +388,36 @@ def main() -> None:
         week_impacts = sum(len(match_changes(f, table, ("vllm",), number=n)) for n, f in enumerate(week, 1))
         match_week = time.perf_counter() - t
 
-        big, packages = big_tree(tree, root / "big", 3000)
-        big_files, big_uses, big_cold, big_cpu, big_warm = index_speed(big, packages, root / "big.sqlite")
+        if args.no_big:
+            if args.write:
+                raise SystemExit("--write needs the 3,000-file index: run without --no-big")
+            big_files, big_uses, big_cold, big_cpu, big_warm = 0, 0, 0.0, 0.0, 0.0
+        else:
+            big, packages = big_tree(tree, root / "big", 3000)
+            big_files, big_uses, big_cold, big_cpu, big_warm = index_speed(big, packages, root / "big.sqlite")
 
         lines, touched = changed_lines(args.ascend, d0, d1)
-        breaks = [i for i in impacts if i.severity == "breaks"]
-        flagged_files = {i.path for i in breaks}
-        true_lines = [i for i in breaks if i.line in lines.get(i.path, set())]
-        in_region = [i for i in breaks if set(_region(tree, i.path, i.line)) & lines.get(i.path, set())]
         diff = subprocess.run(["git", "--git-dir", str(args.ascend), "diff", "-U0", d0, d1, "--", "vllm_ascend"],
                               check=True, capture_output=True, text=True).stdout
         changed_text = "\n".join(r[1:] for r in diff.splitlines() if r[:1] in "+-" and not r.startswith(("+++", "---")))
-        evidenced = [i for i in breaks if i in in_region or any(re.search(rf"\b{re.escape(n)}\b", changed_text)
-                                                                   for n in _named(i))]
-        recall_rows = []
-        for adaptation in data["adaptations"]:
-            paths = set(adaptation.get("paths") or commit_files(args.ascend, adaptation["commit"]))
-            for pr in adaptation["upstream_prs"]:
-                hit_breaks = any(i.path in paths for i in breaks)
-                hit_any = any(i.path in paths for i in impacts)
-                recall_rows.append((adaptation["commit"], pr, sorted(paths), hit_breaks, hit_any))
-        n = len(recall_rows)
-        recall_breaks = sum(r[3] for r in recall_rows) / n if n else 0.0
-        recall_any = sum(r[4] for r in recall_rows) / n if n else 0.0
-        precision_lines = len(true_lines) / len(breaks) if breaks else 0.0
-        precision_files = len(flagged_files & touched) / len(flagged_files) if flagged_files else 0.0
+        adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(args.ascend, a["commit"])))
+                       for a in data["adaptations"]]
+        table = UseTable.of("ascend", index.uses, ("vllm",))
+        earlier = match_changes(earlier_rule(facts), table, ("vllm",))
+        now = score(impacts, tree, lines, touched, changed_text, adaptations)
+        then = score(earlier, tree, lines, touched, changed_text, adaptations)
         kinds = defaultdict(int)
         for f in facts:
             kinds[f.kind] += 1
+        passes = sum(1 for f in facts if f.kind == "signature" and PASSES_SAID in f.detail)
+        with_default = sum(1 for f in facts if f.kind == "signature" and added_with_default(f.detail))
         load = os.getloadavg()[0]
-        report = [
-            "## Affects your code on real history (vLLM releases against vllm-ascend)",
-            "",
-            f"Command: `.venv/bin/python -m benchmarks.downstream_impact --wheels DIR --write` (DIR: `pip download "
-            f"--no-deps vllm=={data['upstream_before']}` and `=={data['upstream_after']}`; vllm-ascend from the "
-            "search tool's fetch)",
-            "",
-            f"Upstream: vLLM {data['upstream_before']} → {data['upstream_after']} (the wheels' Python files as two "
-            f"commits): {len(facts)} facts ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
-            f"{facts_seconds:.1f} s. Downstream: vllm-ascend at {d0[:10]} (its main on v{data['upstream_before']}), "
-            f"{files} files of vllm_ascend, {uses} uses of vllm; its main reached v{data['upstream_after']} at "
-            f"{d1[:10]}.",
-            "",
-            "| figure | value | target |",
-            "| --- | ---: | ---: |",
-            f"| recall: named upstream PRs whose fixed files are flagged breaks | {recall_breaks:.2f} "
-            f"({sum(r[3] for r in recall_rows)}/{n}) | ≥ 0.70 |",
-            f"| recall: … flagged breaks or check | {recall_any:.2f} ({sum(r[4] for r in recall_rows)}/{n}) | |",
-            f"| precision: uses flagged breaks whose function the downstream changed by D1, or whose changes by "
-            f"D1 name the symbol or a parameter the fact names | {len(evidenced) / max(1, len(breaks)):.2f} "
-            f"({len(evidenced)}/{len(breaks)}) | ≥ 0.70 |",
-            f"| precision, stricter: … whose function the downstream changed by D1 | "
-            f"{len(in_region) / max(1, len(breaks)):.2f} ({len(in_region)}/{len(breaks)}) | |",
-            f"| precision, strictest: … whose very line the downstream changed by D1 | {precision_lines:.2f} "
-            f"({len(true_lines)}/{len(breaks)}) | |",
-            f"| precision: files flagged breaks that the downstream touched by D1 | {precision_files:.2f} "
-            f"({len(flagged_files & touched)}/{len(flagged_files)}) | |",
-            f"| index, vllm-ascend ({files} files), cold wall (CPU) / warm | {cold:.2f} s ({cold_cpu:.2f} s) / "
-            f"{warm:.2f} s | |",
-            f"| index, {big_files} files ({big_uses} uses), cold wall (CPU) / warm | {big_cold:.2f} s "
-            f"({big_cpu:.2f} s) / {big_warm:.2f} s | ≤ 20 s / ≤ 1 s |",
-            f"| match, the release's {len(facts)} facts at once ({len(impacts)} impacts) | {match_all:.2f} s | |",
-            f"| match, those facts as a 300-PR week ({week_impacts} impacts) | {match_week:.2f} s | ≤ 2 s |",
-            "",
-            "Named upstream PRs (adaptation commit → PR: flagged breaks / any):",
-            "",
-            *[f"- {c[:10]} → #{pr}: {'yes' if b else 'no'} / {'yes' if a else 'no'} ({', '.join(p[:3])}"
-              f"{' …' if len(p) > 3 else ''})" for c, pr, p, b, a in recall_rows],
-            "",
-            f"Load average: {load:.2f} (2 cores, shared).",
-            "",
-        ]
-        text = "\n".join(report)
-        print(text)
+        body = render(data, d0, d1, facts, kinds, facts_seconds, files, uses, now, then, passes, with_default,
+                      impacts, earlier, (cold, cold_cpu, warm), (big_files, big_uses, big_cold, big_cpu, big_warm),
+                      match_all, match_week, week_impacts, load)
+        print(f"## {TITLE}\n\n{body}")
         if args.write:
-            with open(Path(__file__).parent.parent / "BENCHMARKS.md", "a", encoding="utf-8") as out:
-                out.write("\n" + text)
+            write_section(TITLE, body)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

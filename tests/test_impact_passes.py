@@ -83,8 +83,8 @@ def _facts(tmp_path: Path, after: dict[str, str]):
     return commit_facts(diffs[sha], Surface(packages=UP))
 
 
-def _impacts(facts):
-    uses = resolve_uses([summarize(p, t, UP) for p, t in DOWNSTREAM.items()], UP)
+def _impacts(facts, downstream=DOWNSTREAM):
+    uses = resolve_uses([summarize(p, t, UP) for p, t in downstream.items()], UP)
     found = match_changes(facts, UseTable.of("ds", uses, UP), UP)
     return {(i.line, i.how, i.severity) for i in found if i.fact.startswith("signature")}
 
@@ -154,3 +154,33 @@ def test_a_new_required_parameter_still_breaks_without_any_caller(tmp_path):
     got = _impacts(facts)
     assert (PATCH, "patches", "breaks") in got and (CALL, "calls", "breaks") not in got
     assert (OVERRIDE, "overrides", "check") in got
+
+
+SELF_CALL = {"up/layers.py": '''
+    class Norm:
+        def forward(self, x, eps=1e-6):
+            return x
+
+        def run(self, x):
+            return self.forward(x, eps=1e-5)
+
+
+    def sample(logits):
+        return logits
+    '''}
+
+
+def test_a_self_call_reaches_the_override_only_through_a_method_the_subclass_inherits(tmp_path):
+    facts = _facts(tmp_path, SELF_CALL)
+    (forward,) = [f for f in facts if f.kind == "signature"]
+    assert forward.detail == "+eps=1e-06 (upstream passes eps from Norm.run)"
+    # AscendNorm inherits Norm.run, whose self.forward(x, eps=…) now reaches its forward(self, x).
+    assert _impacts(facts) == {(OVERRIDE, "overrides", "breaks")}
+    # A subclass that overrides run as well never gets eps from upstream.
+    both = {**DOWNSTREAM, NORM: DOWNSTREAM[NORM].replace("        return x + 1\n",
+                                                         "        return x + 1\n\n    def run(self, x):\n"
+                                                         "        return self.forward(x)\n")}
+    (impact,) = [i for i in match_changes(facts, UseTable.of("ds", resolve_uses(
+        [summarize(p, t, UP) for p, t in both.items()], UP), UP), UP) if i.fact.startswith("signature")]
+    assert (impact.line, impact.how, impact.severity) == (OVERRIDE, "overrides", "check")
+    assert "only from methods yours overrides too" in impact.fact

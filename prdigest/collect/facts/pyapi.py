@@ -423,7 +423,8 @@ def moves(facts: list[Change], modules_after: dict[str, Module | None], module_o
 
 # who passes a new parameter ------------------------------------------------------------------------------
 
-#: Said after a signature fact's detail when an upstream call site passes a parameter it added with a default.
+#: Said after a signature fact's detail when an upstream call site passes a parameter it added with a default;
+#: `` from C.a and C.b`` when every such call is ``self.m(...)`` in methods of the fact's own class C.
 PASSES = " (upstream passes {})"
 
 
@@ -433,13 +434,33 @@ def added_with_default(detail: str) -> list[str]:
             if p.strip().startswith("+") and "=" in p and p.strip()[1:].split("=", 1)[0].isidentifier()]
 
 
+def _calls(body: Iterable[ast.AST], owner: str, klass: str) -> Iterator[tuple[ast.Call, str]]:
+    """Every call under ``body`` with the ``Class.method`` it sits in (``""`` outside a class's method)."""
+    stack: list[tuple[ast.AST, str, str]] = [(node, owner, klass) for node in body]
+    while stack:
+        node, own, cls = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            name = f"{cls}.{node.name}" if cls else node.name
+            stack.extend((child, "", name) for child in node.body)
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and cls and not own:
+            stack.extend((child, f"{cls}.{node.name}", cls) for child in node.body)
+            continue
+        if isinstance(node, ast.Call):
+            yield node, own
+        stack.extend((child, own, cls) for child in ast.iter_child_nodes(node))
+
+
 def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: dict[str, str]) -> list[Change]:
     """The facts, each signature fact that adds parameters with a default saying which of them an upstream call
     site passes (``detail`` + `` (upstream passes eps and x)``): a call in one of the changed files (``modules``
     by path, ``texts`` their source) to a function or method of that name (a class's name for ``__init__``)
     passing the parameter by keyword or positionally at its place or beyond. A call through ``super()`` is the
-    upstream's own chain, not a call of an override, and is not counted. Upstream passing it is what breaks an
-    override or a replacement that does not take it; a parameter nobody passes yet only asks for a check."""
+    upstream's own chain, not a call of an override, and is not counted. When every such call is
+    ``self.m(...)`` inside methods of the fact's own class, the detail names those methods (`` from
+    Runner.a``): a downstream subclass that overrides all of them never receives the parameter. Upstream
+    passing it is what breaks an override or a replacement that does not take it; a parameter nobody passes
+    yet only asks for a check."""
     # callee name → [(fact index, parameter, its position among the non-self positional parameters or -1)]
     wanted: dict[str, list[tuple[int, str, int]]] = {}
     for n, fact in enumerate(facts):
@@ -464,19 +485,21 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
         return facts
     pattern = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in sorted(wanted)) + r")\s*\(")
     passed: dict[int, set[str]] = {}
+    #: fact index → the methods of its class whose self-calls pass it; None once another call does.
+    callers: dict[int, set[str] | None] = {}
     for path, module in modules.items():
         text = texts.get(path)
         if module.tree is None or not text or not pattern.search(text):
             continue
-        for node in ast.walk(module.tree):
-            if not isinstance(node, ast.Call):
-                continue
+        for node, owner in _calls(module.tree.body, "", ""):
             func = node.func
+            through_self = False
             if isinstance(func, ast.Attribute):
                 callee = func.attr
                 value = func.value
                 if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
                     continue
+                through_self = isinstance(value, ast.Name) and value.id == "self"
             elif isinstance(func, ast.Name):
                 callee = func.id
             else:
@@ -493,11 +516,22 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
             for n, name, position in targets:
                 if name in keywords or 0 <= position < count:
                     passed.setdefault(n, set()).add(name)
+                    fact = facts[n]
+                    own_class = fact.symbol.rpartition(".")[0]
+                    if through_self and path == fact.path and owner.rpartition(".")[0] == own_class \
+                            and fact.symbol.rpartition(".")[2] != "__init__":
+                        if callers.get(n, set()) is not None:
+                            callers.setdefault(n, set()).add(owner)  # type: ignore[union-attr]
+                    else:
+                        callers[n] = None
     if not passed:
         return facts
     out = list(facts)
     for n, names in passed.items():
         fact = out[n]
-        order = [p for p in added_with_default(fact.detail) if p in names]
-        out[n] = fact.model_copy(update={"detail": fact.detail + PASSES.format(" and ".join(order))})
+        said = " and ".join(p for p in added_with_default(fact.detail) if p in names)
+        via = callers.get(n)
+        if via:
+            said += " from " + " and ".join(sorted(via))
+        out[n] = fact.model_copy(update={"detail": fact.detail + PASSES.format(said)})
     return out

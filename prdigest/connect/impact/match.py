@@ -5,7 +5,10 @@ it as ``vllm.a.b.FusedMoE.forward`` or through a package that re-exports it (``v
 ``__init__`` above the module). Severity: a fact that removes, renames or moves something used, or changes
 the signature of something called, overridden or patched, ``breaks``; a changed body of something overridden
 or patched, a new abstract method on a subclassed class, changed bases, a changed default the downstream
-relies on, ``check``. Kinds that no Python import can reach (pins, kernels, tests, docs) match nothing.
+relies on, ``check``. A parameter added with a default to an overridden or patched function breaks only when
+the fact says an upstream call passes it (``(upstream passes eps)``; with `` from C.a`` only ``self`` calls in
+``C.a`` do, which miss a subclass that overrides ``C.a`` too), else ``check``. Kinds that no Python import can
+reach (pins, kernels, tests, docs) match nothing.
 """
 
 from __future__ import annotations
@@ -119,6 +122,8 @@ class SignatureChange:
     before: tuple[str, ...] = ()
     #: Of the added parameters, those an upstream call site passes (the facts engine says so in ``detail``).
     passed: tuple[str, ...] = ()
+    #: When every call passing them is ``self.m(...)`` in the fact's class: those methods (``Runner.a``).
+    callers: tuple[str, ...] = ()
 
     @property
     def breaking(self) -> bool:
@@ -131,10 +136,11 @@ class SignatureChange:
 
     @classmethod
     def of(cls, change: Change) -> "SignatureChange":
-        detail, passed = change.detail, ()
+        detail, passed, callers = change.detail, (), ()
         said = _PASSES.search(detail)
         if said:
             passed = tuple(said[1].split(" and "))
+            callers = tuple(said[2].split(" and ")) if said[2] else ()
             detail = detail[:said.start()] + detail[said.end():]
         old, new = Signature.parse(change.before), Signature.parse(change.after)
         if old is not None and new is not None and (old.names or new.names):
@@ -143,7 +149,7 @@ class SignatureChange:
                        removed=tuple(n for n in old.names if n not in new.names),
                        defaults=tuple(n for n in new.names if n in old.names and n in new.defaults
                                       and old.defaults.get(n) != new.defaults[n]),
-                       before=old.names, passed=passed)
+                       before=old.names, passed=passed, callers=callers)
         added, required, removed, defaults = [], [], [], []
         for token in re.split(r"[,;\s]+", detail):
             if not token:
@@ -157,11 +163,11 @@ class SignatureChange:
                 removed.append(token[1:].split("=")[0])
             elif "=" in token or "→" in token:
                 defaults.append(re.split(r"[=→]", token)[0])
-        return cls(tuple(added), tuple(required), tuple(removed), tuple(defaults), passed=passed)
+        return cls(tuple(added), tuple(required), tuple(removed), tuple(defaults), passed=passed, callers=callers)
 
 
 #: What the facts engine appends to a signature fact's detail (prdigest.collect.facts.pyapi.PASSES).
-_PASSES = re.compile(r" \(upstream passes ([\w ]+)\)")
+_PASSES = re.compile(r" \(upstream passes ([\w ]+?)(?: from ([\w. ]+))?\)")
 
 
 # --- which upstream names a fact touches ------------------------------------------------------------------------
@@ -292,11 +298,15 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
             if _matches(use, prefixes, symbol, deeper=False) is None:
                 continue
             severity = _signature_severity(use, sig)
+            if severity == "breaks" and use.how == "overrides" and not (sig.removed or sig.added_required) \
+                    and sig.callers and all(_overridden(table, use, c) for c in sig.callers):
+                severity = "check"  # upstream passes it only from methods this class overrides as well
             if severity is not None:
                 words = change.detail or sig.words
                 if severity == "check" and use.how in ("overrides", "patches") and sig.added \
                         and not sig.removed and not sig.added_required and "**" not in use.detail:
-                    words += "; no upstream call passes it yet, yours does not take it"
+                    words += ("; upstream passes it only from methods yours overrides too" if sig.passed
+                              else "; no upstream call passes it yet, yours does not take it")
                 hit(use, severity, f"{symbol}({words})" if words else symbol)
         return _unique(impacts)
     if kind == "body":
@@ -385,6 +395,15 @@ def _signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None
     if use.how in ("imports", "reads"):
         return "check" if sig.removed or sig.added_required else None
     return None
+
+
+def _overridden(table: UseTable, use: Use, caller: str) -> bool:
+    """Whether the downstream class holding the override ``use`` overrides the upstream method ``caller``
+    (``Runner.a``, of the same upstream class) as well."""
+    leaf = caller.rpartition(".")[2]
+    symbol = use.symbol.rpartition(".")[0] + "." + leaf
+    return any(u.how == "overrides" and u.path == use.path and u.local == use.local and u.symbol == symbol
+               for u in table.named(leaf))
 
 
 def _call_shape(detail: str) -> tuple[set[str], int]:
