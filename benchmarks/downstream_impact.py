@@ -290,7 +290,7 @@ def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, i
             "stricter):", ""]
     for i in moved:
         out.append(f"- {i.path}:{i.line} {i.how} `{i.symbol.rsplit('.', 2)[-2] if '.' in i.symbol else i.symbol}."
-                   f"{i.symbol.rsplit('.', 1)[-1]}` ({i.fact.split(': ', 1)[1][:90]}): "
+                   f"{i.symbol.rsplit('.', 1)[-1]}` ({i.fact.split(': ', 1)[1].split(PASSES_SAID)[0]})): "
                    f"{'yes' if i in then['evidenced'] else 'no'} / {'yes' if i in then['region'] else 'no'}")
     out += ["", "Named upstream PRs (adaptation commit → PR: flagged breaks / any, this rule):", ""]
     out += [f"- {c[:10]} → #{pr}: {'yes' if b else 'no'} / {'yes' if a else 'no'} ({', '.join(p[:3])}"
@@ -300,6 +300,8 @@ def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, i
         groups[(c, tuple(p))] = groups.get((c, tuple(p)), False) or b
     moved_evidence = sum(1 for i in moved if i in then["evidenced"])
     file_deleted = now["categories"].get("file-deleted / overrides", [0, 0, 0, 0])
+    stricter_misses = len(now["breaks"]) - len(now["region"])
+    default_misses = sum(v[0] - v[2] for k, v in now["categories"].items() if "added default" in k)
     out += ["", f"Load average: {load:.2f} (2 cores, shared).", "", (
         "Read with care. The issue asks for recall and precision per upstream PR, on vLLM's history; that history "
         "(a 1.1 GB snapshot) is over what the search tool's fetch brings, so the upstream side here is two release "
@@ -327,10 +329,13 @@ def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, i
         "`_init_minimal_kv_cache_for_profiling`, which only upstream's own worker calls), or matched by a "
         "same-named method of another object (`self.drafter.initialize_attn_backend(config, sizes)` counts as "
         "passing `is_profiling` positionally): telling those apart needs call-chain reachability and receiver "
-        "types, which this one-level rule does not have. The stricter per-use figure is dominated by "
-        f"`file-deleted / overrides` ({file_deleted[0]} uses, {file_deleted[2]} of them with their function "
-        "changed): every method of a subclass of a deleted module's class is a use, so the per-fact figures are "
-        "closer to the issue's per-PR target, but a fact is not a PR either. The index times are wall times on 2 "
+        "types, which this one-level rule does not have. "
+        f"Of the {stricter_misses} uses without the stricter evidence, "
+        f"{default_misses} are parameters added with a default (a downstream often absorbs those in a wrapper or "
+        "behind a version guard, or never reaches them). The per-fact figures count each upstream fact once (a "
+        "fact is not a PR either) and are lower: the facts with evidence are those with many uses (the deleted "
+        f"`shared_fused_moe` module: {file_deleted[0]} overrides, {file_deleted[2]} of them with their function "
+        "changed; `FusedMoE.__init__`). The index times are wall times on 2 "
         "shared cores; their CPU time is what an idle machine would take. The 300-PR week is the span's real "
         "facts dealt out to 300 PRs, not a real week's PRs.")]
     return "\n".join(out)
