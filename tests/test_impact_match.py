@@ -217,3 +217,34 @@ def test_a_new_abstract_method_in_a_patch_is_a_partial_check_for_subclasses(tabl
     impacts = _impacts(table, *facts, partial=True)
     assert {(i.line, i.how, i.severity, i.partial) for i in impacts} == {(L("class Backend"), "subclasses", "check",
                                                                           True)}
+
+
+DEFAULT_PATCH = """@@ -43,3 +43,3 @@ class FusedMoE(torch.nn.Module):
+ 
+-    def forward(self, x, dtype=None):
++    def forward(self, x, dtype=None, eps=1e-6):
+         return x
+"""
+CALLER_PATCH = """@@ -10,3 +10,3 @@ def run(layer, x):
+-    return layer.forward(x)
++    return layer.forward(x, eps=1e-5)
+"""
+SUPER_PATCH = """@@ -10,3 +10,3 @@ class Child(FusedMoE):
+-        return super().forward(x)
++        return super().forward(x, eps=1e-5)
+"""
+
+
+@pytest.mark.parametrize("caller, severity", [
+    pytest.param(None, "check", id="no added line passes it"),
+    pytest.param(CALLER_PATCH, "breaks", id="an added line passes it by keyword"),
+    pytest.param(SUPER_PATCH, "check", id="only through super()"),
+])
+def test_patches_say_whether_an_added_line_passes_a_new_default(table, caller, severity):
+    files = [FileChange(path=LAYER, patch=DEFAULT_PATCH)]
+    if caller:
+        files.append(FileChange(path="vllm/model_executor/models/llama.py", patch=caller))
+    pr = PullRequest(number=9, url="https://github.com/o/r/pull/9", merged_at="2026-05-01T00:00:00Z", files=files)
+    impacts = _impacts(table, *facts_from_patches(pr, UP), partial=True)
+    assert {(i.line, i.how, i.severity) for i in impacts if i.fact.startswith("signature")} == {
+        (L("def forward"), "overrides", severity)}

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from prdigest.connect.impact.match import WILDCARD
+from prdigest.collect.facts.pyapi import PASSES
+from prdigest.connect.impact.match import WILDCARD, Signature
 from prdigest.kernel.models import Change, PullRequest
 
 _HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$")
@@ -33,7 +34,38 @@ def facts_from_patches(pr: PullRequest, upstream: Sequence[str]) -> list[Change]
         if not f.patch or not _in_upstream(f.path, upstream):
             continue
         facts += _file_facts(f.path, f.patch)
-    return facts
+    added = [raw[1:] for f in pr.files if f.patch and _in_upstream(f.path, upstream)
+             for raw in f.patch.splitlines() if raw.startswith("+") and not raw.startswith("+++")]
+    return [_passed(fact, added) for fact in facts]
+
+
+def _passed(fact: Change, added: list[str]) -> Change:
+    """A signature fact that adds parameters with a default, saying which of them an added line of the PR
+    passes by keyword to a call of that name on the same line (``x.forward(h, eps=…)``; a ``super()`` call
+    is the upstream's own chain) — what a patch shows of the facts engine's reading of call sites."""
+    if fact.kind != "signature":
+        return fact
+    old, new = Signature.parse(fact.before), Signature.parse(fact.after)
+    if old is None or new is None:
+        return fact
+    names = [n for n in new.names if n not in old.names and n in new.defaults]
+    if not names or any(n not in new.names for n in old.names) or any(
+            n not in new.defaults for n in new.names if n not in old.names):
+        return fact
+    leaf = fact.symbol.rsplit(".", 1)[-1]
+    callee = fact.symbol.rsplit(".", 2)[-2] if leaf == "__init__" and "." in fact.symbol else leaf
+    call = re.compile(rf"(?<![\w.])(super\(\)\.)?(?:[\w.]+\.)?{re.escape(callee)}\s*\((.*)")
+    passed = []
+    for name in names:
+        keyword = re.compile(rf"\b{re.escape(name)}\s*=(?!=)")
+        for text in added:
+            m = call.search(text)
+            if m and not m.group(1) and keyword.search(m.group(2)) and not _DEF.match(text):
+                passed.append(name)
+                break
+    if not passed:
+        return fact
+    return fact.model_copy(update={"detail": fact.detail + PASSES.format(" and ".join(passed))})
 
 
 def _qualified(name: str, indent: int, classes: list[tuple[int, str]]) -> str:
