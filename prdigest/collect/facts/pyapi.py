@@ -458,7 +458,7 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
     passing the parameter by keyword or positionally at its place or beyond. A call through ``super()`` is the
     upstream's own chain, not a call of an override, and is not counted. When every such call is
     ``self.m(...)`` inside methods of the fact's own class, the detail names those methods (`` from
-    Runner.a``): a downstream subclass that overrides all of them never receives the parameter. Upstream
+    Runner.a``), for the reader: where upstream passes it. Upstream
     passing it is what breaks an override or a replacement that does not take it; a parameter nobody passes
     yet only asks for a check."""
     # callee name → [(fact index, parameter, its position among the non-self positional parameters or -1)]

@@ -6,8 +6,9 @@ it as ``vllm.a.b.FusedMoE.forward`` or through a package that re-exports it (``v
 the signature of something called, overridden or patched, ``breaks``; a changed body of something overridden
 or patched, a new abstract method on a subclassed class, changed bases, a changed default the downstream
 relies on, ``check``. A parameter added with a default to an overridden or patched function breaks only when
-the fact says an upstream call passes it (``(upstream passes eps)``; with `` from C.a`` only ``self`` calls in
-``C.a`` do, which miss a subclass that overrides ``C.a`` too), else ``check``. Kinds that no Python import can
+the fact says an upstream call passes it (``(upstream passes eps)``, `` from C.a`` when only ``self`` calls in
+``C.a`` do: still breaks, as a downstream's own ``C.a`` is most often upstream's copied and follows it), else
+``check``. Kinds that no Python import can
 reach (pins, kernels, tests, docs) match nothing.
 """
 
@@ -122,7 +123,8 @@ class SignatureChange:
     before: tuple[str, ...] = ()
     #: Of the added parameters, those an upstream call site passes (the facts engine says so in ``detail``).
     passed: tuple[str, ...] = ()
-    #: When every call passing them is ``self.m(...)`` in the fact's class: those methods (``Runner.a``).
+    #: When every call passing them is ``self.m(...)`` in the fact's class: those methods (``Runner.a``), for
+    #: the reader; an override of them is no reason for ``check`` (a downstream copy of ``C.a`` follows it).
     callers: tuple[str, ...] = ()
 
     @property
@@ -298,15 +300,11 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
             if _matches(use, prefixes, symbol, deeper=False) is None:
                 continue
             severity = _signature_severity(use, sig)
-            if severity == "breaks" and use.how == "overrides" and not (sig.removed or sig.added_required) \
-                    and sig.callers and all(_overridden(table, use, c) for c in sig.callers):
-                severity = "check"  # upstream passes it only from methods this class overrides as well
             if severity is not None:
                 words = change.detail or sig.words
                 if severity == "check" and use.how in ("overrides", "patches") and sig.added \
                         and not sig.removed and not sig.added_required and "**" not in use.detail:
-                    words += ("; upstream passes it only from methods yours overrides too" if sig.passed
-                              else "; no upstream call passes it yet, yours does not take it")
+                    words += "; no upstream call passes it yet, yours does not take it"
                 hit(use, severity, f"{symbol}({words})" if words else symbol)
         return _unique(impacts)
     if kind == "body":
@@ -395,15 +393,6 @@ def _signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None
     if use.how in ("imports", "reads"):
         return "check" if sig.removed or sig.added_required else None
     return None
-
-
-def _overridden(table: UseTable, use: Use, caller: str) -> bool:
-    """Whether the downstream class holding the override ``use`` overrides the upstream method ``caller``
-    (``Runner.a``, of the same upstream class) as well."""
-    leaf = caller.rpartition(".")[2]
-    symbol = use.symbol.rpartition(".")[0] + "." + leaf
-    return any(u.how == "overrides" and u.path == use.path and u.local == use.local and u.symbol == symbol
-               for u in table.named(leaf))
 
 
 def _call_shape(detail: str) -> tuple[set[str], int]:
