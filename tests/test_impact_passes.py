@@ -13,6 +13,8 @@ from prdigest.collect.facts import Surface, commit_facts
 from prdigest.collect.git import UpstreamClone, read_commits
 from prdigest.connect.impact.index import resolve_uses, summarize
 from prdigest.connect.impact.match import UseTable, match_changes
+from prdigest.draft.packing import _fact_line
+from prdigest.kernel.factlines import fact_line
 from tests.git_support import commit, git, write
 
 UP = ("up",)
@@ -181,3 +183,14 @@ def test_a_self_call_is_named_and_still_breaks_a_subclass_that_overrides_the_cal
                                                          "        return x + 1\n\n    def run(self, x):\n"
                                                          "        return self.forward(x)\n")}
     assert _impacts(facts, both) == {(OVERRIDE, "overrides", "breaks")}
+
+
+def test_the_note_of_who_passes_a_parameter_stays_out_of_the_digest_prose(tmp_path):
+    facts = _facts(tmp_path, _layers("forward(x, eps=1e-5)", "sample(ARG)"))
+    (forward,) = [f for f in facts if f.symbol == "Norm.forward"]
+    assert "upstream passes" in forward.detail
+    line = fact_line(forward, "en")
+    assert "eps" in line and "upstream passes" not in line
+    two = forward.model_copy(update={"detail": "+eps=1e-06, +scale=2 (upstream passes eps and scale)"})
+    for text in (fact_line(two, "en"), fact_line(two, "zh-CN"), _fact_line(two)):
+        assert "scale" in text and "upstream passes" not in text

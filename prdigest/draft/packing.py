@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from prdigest.collect.discussion.points import Point, points, verdicts
 from prdigest.draft.budget import TokenCounter, centrality, default_counter
 from prdigest.kernel.factlines import ordered
-from prdigest.kernel.models import Change, Coverage, FileChange, PullRequest, Relation
+from prdigest.kernel.models import Change, Coverage, FileChange, PullRequest, Relation, plain_detail
 from prdigest.connect.relations import relation_lines
 
 #: The marker a clipped hunk, description or remark ends with.
@@ -144,7 +144,7 @@ def _pr_section(pr: PullRequest, counter: TokenCounter, limit: int) -> tuple[str
 def _fact_line(c: Change) -> str:
     where = f"{c.path}:{c.line}" if c.line else c.path
     shape = f": {c.before} → {c.after}" if c.before and c.after else f": {c.after or c.before}" if (c.after or c.before) else ""
-    detail = f" ({c.detail})" if c.detail else ""
+    detail = f" ({plain_detail(c.detail)})" if c.detail else ""
     private = "" if c.public else " [private]"
     breaking = " [breaking]" if c.breaks else ""  # the prompt asks the model to lead with these
     return f"- {c.kind} {c.symbol} in {where}{shape}{detail}{private}{breaking}"

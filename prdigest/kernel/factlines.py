@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 from prdigest.kernel.i18n import Section, catalog, messages
-from prdigest.kernel.models import Change, Language
+from prdigest.kernel.models import Change, Language, plain_detail
 from prdigest.kernel.text import one_line
 
 T = TypeVar("T")
@@ -89,7 +89,7 @@ def news_first(changes: Sequence[Change], text: str) -> list[Change]:
 
 def _signature(change: Change, w: Section) -> str:
     name = code(change.symbol)
-    parts = [p.strip() for p in change.detail.split(",") if p.strip()]
+    parts = [p.strip() for p in plain_detail(change.detail).split(",") if p.strip()]
     if len(parts) == 1:
         part = parts[0]
         param = part[1:].split("=", 1)[0]

@@ -117,10 +117,20 @@ ChangeKind = Literal["added", "removed", "renamed", "moved", "signature", "env",
                      "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body", "ci", "build"]
 
 
+#: Appended by the facts engine to a signature fact's detail when an upstream call site passes a parameter the
+#: fact adds with a default (``+eps=1e-6 (upstream passes eps)``): for the downstream match, not for prose.
+UPSTREAM_PASSES = " (upstream passes "
+
+
+def plain_detail(detail: str) -> str:
+    """A fact's detail without the facts engine's note of who passes a new parameter (what prose shows)."""
+    return detail.split(UPSTREAM_PASSES, 1)[0]
+
+
 def opt_in_signature(detail: str) -> bool:
     """Whether a signature detail (``+eps=1e-6, scale=required→None``) only adds parameters with a default or
     gives required ones a default: every call written before still works and means the same."""
-    parts = [p.strip() for p in detail.split(",") if p.strip()]
+    parts = [p.strip() for p in plain_detail(detail).split(",") if p.strip()]
     return bool(parts) and all((p.startswith("+") and "=" in p) or "=required→" in p for p in parts)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from prdigest.kernel.models import Change
+from prdigest.kernel.models import UPSTREAM_PASSES, Change
 
 DefKind = Literal["class", "function", "method", "name"]
 #: Module-level names that are plumbing, never API.
@@ -425,7 +425,7 @@ def moves(facts: list[Change], modules_after: dict[str, Module | None], module_o
 
 #: Said after a signature fact's detail when an upstream call site passes a parameter it added with a default;
 #: `` from C.a and C.b`` when every such call is ``self.m(...)`` in methods of the fact's own class C.
-PASSES = " (upstream passes {})"
+PASSES = UPSTREAM_PASSES + "{})"
 
 
 def added_with_default(detail: str) -> list[str]:
