@@ -11,13 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from flows.media import default_media
-from prdigest.deliver.ledger import end_owner, new_owner
 from prdigest.deliver.media import MediaRegistry, Medium
 from prdigest.kernel.config import load_settings
 from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.pipeline.edition import EditionPipeline
 from renderers.text import WIDTH, wrap
-from tests.factories import open_ledger
 
 READERS = """\
 readers:
@@ -104,9 +102,9 @@ def test_a_variant_whose_readers_use_only_slack_renders_no_email_and_each_varian
 
 
 def _seconds(text: str) -> float:
-    """The best of three wraps of ``text`` (the least disturbed by other processes)."""
+    """The best of five wraps of ``text`` (the least disturbed by other processes)."""
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         started = time.perf_counter()
         wrap(text)
         best = min(best, time.perf_counter() - started)
@@ -115,33 +113,17 @@ def _seconds(text: str) -> float:
 
 def test_wrapping_is_linear_in_the_text() -> None:
     # A run of punctuation that must not start a line never breaks: one line that grows token by token
-    # (it took 12 times as long for 4 times the text when each token copied the line so far).
-    n = 80_000
-    ratio = _seconds("。" * (4 * n)) / _seconds("。" * n)
-    assert ratio < 7, f"4x the text took {ratio:.1f}x as long"
-    mixed = "这是一段中文，夹着 English words 和 https://github.com/o/r/pull/1 链接。" * 2_000
-    ratio = _seconds(mixed * 4) / _seconds(mixed)
-    assert ratio < 7, f"4x the text took {ratio:.1f}x as long"
+    # (it took 12 times as long for 4 times the text when each token copied the line so far). This tells
+    # the growth, not a speed: 8x the text costs 8x when linear, 64x when quadratic; the bound sits far from
+    # both, so a loaded machine (one suite run measured 7.8 for 4x) does not fail it.
+    n = 20_000
+    ratio = _seconds("。" * (8 * n)) / _seconds("。" * n)
+    assert ratio < 24, f"8x the text took {ratio:.1f}x as long"
+    mixed = "这是一段中文，夹着 English words 和 https://github.com/o/r/pull/1 链接。" * 500
+    ratio = _seconds(mixed * 8) / _seconds(mixed)
+    assert ratio < 24, f"8x the text took {ratio:.1f}x as long"
     lines = wrap(mixed)
     assert max(len(line) for line in lines) <= WIDTH and "".join(lines).replace(" ", "") == mixed.replace(" ", "")
-
-
-def test_a_claim_for_some_readers_takes_only_their_pending_rows(state_location: str) -> None:
-    ledger = open_ledger(state_location)
-    a, b = new_owner(), new_owner()
-    try:
-        ledger.register("ed", [(f"r{i}", medium, f"v{i % 2}", f"r{i}@example.com", None)
-                               for i in range(6) for medium in ("email", "slack")])
-        mine = ledger.claim("ed", a, None, 8, readers=["r1", "r3"])
-        assert [r.key for r in mine] == [("r1", "email"), ("r1", "slack"), ("r3", "email"), ("r3", "slack")]
-        assert ledger.claim("ed", b, None, 8, readers=["r1", "r3"]) == []  # already claimed: never twice
-        assert [r.key for r in ledger.claim("ed", b, ("r1", "slack"), 1, readers=["r1", "r5"])] == [("r5", "email")]
-        rest = ledger.claim("ed", b, None, 20)
-        assert {r.reader for r in rest} == {"r0", "r2", "r4", "r5"} and len(rest) == 7
-    finally:
-        end_owner(a)
-        end_owner(b)
-        ledger.close()
 
 
 def test_a_variants_messages_share_one_flattened_body_and_keep_their_bytes() -> None:
