@@ -5,6 +5,7 @@ Real git repositories made here; the downstream is indexed from its files."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -103,7 +104,7 @@ def _layers(forward_call: str, sample_call: str, *, sample_sig: str = "logits, t
 
 
         class Engine:
-            def __init__(self, norm):
+            def __init__(self, norm: Norm):
                 self.norm = norm
 
             def step(self, x):
@@ -194,3 +195,134 @@ def test_the_note_of_who_passes_a_parameter_stays_out_of_the_digest_prose(tmp_pa
     two = forward.model_copy(update={"detail": "+eps=1e-06, +scale=2 (upstream passes eps and scale)"})
     for text in (fact_line(two, "en"), fact_line(two, "zh-CN"), _fact_line(two)):
         assert "scale" in text and "upstream passes" not in text
+
+
+# --- whose method a call reaches: the receiver's class ------------------------------------------------------
+
+#: Norm.forward gains eps; Drafter (another class of the changed files) has a forward of its own.
+NORM_AND_DRAFTER = '''
+    class Norm:
+        def forward(self, x, eps=1e-6):
+            return x
+
+
+    class Drafter:
+        def forward(self, x, eps=0.0):
+            return x
+
+
+    def sample(logits):
+        return logits
+    '''
+
+
+def _with_caller(tmp_path, caller: str, *, layers: str = NORM_AND_DRAFTER, receivers: bool = True):
+    """The facts of a commit whose up/other.py holds ``caller`` (after ``from up.layers import …``)."""
+    after = {"up/layers.py": layers,
+             "up/other.py": "from up.layers import Drafter, Norm\n\n\n" + textwrap.dedent(caller)}
+    repo = tmp_path / "upstream"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, BEFORE)
+    commit(repo, "before")
+    write(repo, after)
+    sha = commit(repo, "after")
+    diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
+    facts = commit_facts(diffs[sha], Surface(packages=UP), receivers=receivers)
+    return {f.symbol: f.detail for f in facts if f.kind == "signature"}, facts
+
+
+@pytest.mark.parametrize("caller", [
+    pytest.param('''
+        class Child(Norm):
+            def run(self, x):
+                return self.forward(x, eps=1e-5)
+        ''', id="self in a subclass"),
+    pytest.param('''
+        class Engine:
+            def step(self, x):
+                norm = Norm()
+                return norm.forward(x, 1e-5)
+        ''', id="a local made by the constructor"),
+    pytest.param('''
+        class Engine:
+            def __init__(self):
+                self.norm = Norm()
+
+            def step(self, x):
+                return self.norm.forward(x, eps=1e-5)
+        ''', id="an attribute made by the constructor in __init__"),
+    pytest.param('''
+        def step(norm: "Norm | None", x):
+            return norm.forward(x, eps=1e-5)
+        ''', id="an annotated parameter"),
+    pytest.param('''
+        def step(norm, x):
+            return Norm.forward(norm, x, 1e-5)
+        ''', id="the class's name, self passed explicitly"),
+])
+def test_a_call_on_a_receiver_of_the_methods_hierarchy_passes(tmp_path, caller):
+    details, facts = _with_caller(tmp_path, caller)
+    assert details["Norm.forward"] == "+eps=1e-06 (upstream passes eps)"
+    assert _impacts(facts) == {(OVERRIDE, "overrides", "breaks")}
+
+
+@pytest.mark.parametrize("caller", [
+    pytest.param('''
+        class Engine:
+            def __init__(self, drafter):
+                self.drafter = drafter
+
+            def step(self, x):
+                return self.drafter.forward(x, eps=1e-5)
+        ''', id="another object's attribute of unknown type"),
+    pytest.param('''
+        class Engine:
+            def step(self, x):
+                drafter = Drafter()
+                return drafter.forward(x, 1e-5)
+        ''', id="a local of another class"),
+    pytest.param('''
+        class Other(Drafter):
+            def run(self, x):
+                return self.forward(x, eps=1e-5)
+        ''', id="self in another class's hierarchy"),
+    pytest.param('''
+        def step(norm, x):
+            return Norm.forward(norm, x)
+        ''', id="the class's name, self and x only"),
+    pytest.param('''
+        def step(x, forward):
+            return forward(x, eps=1e-5)
+        ''', id="a bare name is no method call"),
+])
+def test_a_call_on_another_or_an_unknown_receiver_does_not_pass(tmp_path, caller):
+    details, facts = _with_caller(tmp_path, caller)
+    assert details["Norm.forward"] == "+eps=1e-06"
+    assert _impacts(facts) == {(OVERRIDE, "overrides", "check")}
+
+
+UNTYPED_CALL = '''
+    class Engine:
+        def __init__(self, drafter):
+            self.drafter = drafter
+
+        def step(self, x):
+            return self.drafter.forward(x, eps=1e-5)
+    '''
+
+
+def test_an_unknown_receiver_passes_when_no_other_class_has_the_methods_name(tmp_path):
+    only_norm = NORM_AND_DRAFTER.replace("def forward(self, x, eps=0.0)", "def backward(self, x, eps=0.0)")
+    details, facts = _with_caller(tmp_path, UNTYPED_CALL, layers=only_norm)
+    assert details["Norm.forward"] == "+eps=1e-06 (upstream passes eps to an untyped receiver)"
+    assert _impacts(facts) == {(OVERRIDE, "overrides", "breaks")}
+    # The note stays out of the prose like the others.
+    (forward,) = [f for f in facts if f.symbol == "Norm.forward"]
+    assert "untyped" not in fact_line(forward, "en") and "untyped" not in _fact_line(forward)
+
+
+def test_the_earlier_rule_counts_any_call_of_the_name(tmp_path):
+    details, facts = _with_caller(tmp_path, UNTYPED_CALL, receivers=False)
+    assert details["Norm.forward"] == "+eps=1e-06 (upstream passes eps)"
+    assert _impacts(facts) == {(OVERRIDE, "overrides", "breaks")}

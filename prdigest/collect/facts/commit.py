@@ -13,15 +13,17 @@ from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "4"
+FACTS_VERSION = "5"
 
 
 def _python(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
-def commit_facts(diff: CommitDiff, surface: Surface) -> list[Change]:
-    """The facts of one commit, file by file, with moves between its modules matched across files."""
+def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True) -> list[Change]:
+    """The facts of one commit, file by file, with moves between its modules matched across files
+    (``receivers=False``: who passes a new parameter by the earlier rule, by the method's name alone, for the
+    benchmark's comparison; see pyapi.passed_parameters)."""
     facts: list[Change] = []
     after_modules: dict[str, pyapi.Module | None] = {}
     module_of: dict[str, str] = {}
@@ -29,7 +31,7 @@ def commit_facts(diff: CommitDiff, surface: Surface) -> list[Change]:
     for f in diff.files:
         facts.extend(file_facts(f, surface, after_modules, module_of, parsed))
     texts = {f.path: f.after for f in diff.files if f.path in parsed and f.after}
-    facts = pyapi.passed_parameters(facts, parsed, texts)
+    facts = pyapi.passed_parameters(facts, parsed, texts, receivers=receivers)
     return unique(pyapi.moves(facts, after_modules, module_of), key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 

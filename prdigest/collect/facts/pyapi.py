@@ -424,8 +424,11 @@ def moves(facts: list[Change], modules_after: dict[str, Module | None], module_o
 # who passes a new parameter ------------------------------------------------------------------------------
 
 #: Said after a signature fact's detail when an upstream call site passes a parameter it added with a default;
-#: `` from C.a and C.b`` when every such call is ``self.m(...)`` in methods of the fact's own class C.
+#: `` from C.a and C.b`` when every such call is ``self.m(...)`` in methods of the fact's own class C;
+#: `` to an untyped receiver`` when every such call is on a receiver of unknown type, counted because no class
+#: outside the method's own hierarchy in the changed files defines a method of that name.
 PASSES = UPSTREAM_PASSES + "{})"
+UNTYPED = " to an untyped receiver"
 
 
 def added_with_default(detail: str) -> list[str]:
@@ -434,35 +437,220 @@ def added_with_default(detail: str) -> list[str]:
             if p.strip().startswith("+") and "=" in p and p.strip()[1:].split("=", 1)[0].isidentifier()]
 
 
-def _calls(body: Iterable[ast.AST], owner: str, klass: str) -> Iterator[tuple[ast.Call, str]]:
-    """Every call under ``body`` with the ``Class.method`` it sits in (``""`` outside a class's method)."""
-    stack: list[tuple[ast.AST, str, str]] = [(node, owner, klass) for node in body]
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _calls(body: Iterable[ast.AST], owner: str,
+           klass: str) -> Iterator[tuple[ast.Call, str, str, FunctionNode | None]]:
+    """Every call under ``body`` with the ``Class.method`` it sits in (``""`` outside a class's method), the
+    dotted class it sits in (``""`` outside a class) and the outermost function holding it (a method, a
+    module-level function; None at module or class level)."""
+    stack: list[tuple[ast.AST, str, str, FunctionNode | None]] = [(node, owner, klass, None) for node in body]
     while stack:
-        node, own, cls = stack.pop()
+        node, own, cls, func = stack.pop()
         if isinstance(node, ast.ClassDef):
             name = f"{cls}.{node.name}" if cls else node.name
-            stack.extend((child, "", name) for child in node.body)
+            stack.extend((child, "", name, None) for child in node.body)
             continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and cls and not own:
-            stack.extend((child, f"{cls}.{node.name}", cls) for child in node.body)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and func is None:
+            stack.extend((child, f"{cls}.{node.name}" if cls else "", cls, node) for child in node.body)
             continue
         if isinstance(node, ast.Call):
-            yield node, own
-        stack.extend((child, own, cls) for child in ast.iter_child_nodes(node))
+            yield node, own, cls, func
+        stack.extend((child, own, cls, func) for child in ast.iter_child_nodes(node))
 
 
-def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: dict[str, str]) -> list[Change]:
+def _leaf(text: str) -> str:
+    """``nn.Module`` → ``Module``; ``Generic[T]`` → ``Generic``."""
+    return text.split("[", 1)[0].rpartition(".")[2].strip()
+
+
+class _Classes:
+    """The classes of the changed files by their last name: their bases there, the methods they define, and
+    the hierarchy of one (itself, its ancestors and its descendants among them)."""
+
+    def __init__(self, modules: Iterable[Module]) -> None:
+        self.bases: dict[str, set[str]] = {}
+        self.methods: dict[str, set[str]] = {}  # method name → the classes that define it
+        self.own: dict[str, set[str]] = {}  # class → its methods
+        for module in modules:
+            for d in module.defs.values():
+                if d.kind == "class":
+                    self.bases.setdefault(d.leaf, set()).update(
+                        _leaf(b) for b in d.bases if "=" not in b and _leaf(b) not in ("", "object"))
+                elif d.kind == "method":
+                    cls = _leaf(d.parent)
+                    self.methods.setdefault(d.leaf, set()).add(cls)
+                    self.own.setdefault(cls, set()).add(d.leaf)
+        self._up: dict[str, frozenset[str]] = {}
+        self._tree: dict[str, frozenset[str]] = {}
+
+    def ancestry(self, cls: str) -> frozenset[str]:
+        """The class and every ancestor of it among the changed files' classes (bases followed by name)."""
+        got = self._up.get(cls)
+        if got is None:
+            seen, todo = {cls}, [cls]
+            while todo:
+                for base in self.bases.get(todo.pop(), ()):
+                    if base not in seen:
+                        seen.add(base)
+                        todo.append(base)
+            got = self._up[cls] = frozenset(seen)
+        return got
+
+    def unresolved(self, cls: str) -> bool:
+        """Whether some class of its ancestry has a base the changed files do not define."""
+        return any(b not in self.bases for c in self.ancestry(cls) for b in self.bases.get(c, ()))
+
+    def hierarchy(self, cls: str) -> frozenset[str]:
+        got = self._tree.get(cls)
+        if got is None:
+            got = self._tree[cls] = self.ancestry(cls) | {k for k in self.bases if cls in self.ancestry(k)}
+        return got
+
+
+def _type_name(annotation: ast.expr | None) -> str | None:
+    """The one class an annotation names (``Runner``, ``mod.Runner``, ``"Runner"``, ``Runner | None``,
+    ``Optional[Runner]``), else None."""
+    if annotation is None:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(annotation, ast.Name):
+        return annotation.id
+    if isinstance(annotation, ast.Attribute):
+        return annotation.attr
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        parts = [p for p in (annotation.left, annotation.right)
+                 if not (isinstance(p, ast.Constant) and p.value is None)]
+        return _type_name(parts[0]) if len(parts) == 1 else None
+    if isinstance(annotation, ast.Subscript) and _decorator_name(annotation.value).rpartition(".")[2] == "Optional":
+        return _type_name(annotation.slice)
+    return None
+
+
+def _constructed(value: ast.expr | None, classes: _Classes) -> str | None:
+    """``Runner(...)`` → ``Runner`` when a changed file defines a class of that name."""
+    if isinstance(value, ast.Call):
+        name = _decorator_name(value.func).rpartition(".")[2]
+        if name in classes.bases:
+            return name
+    return None
+
+
+def _typed(func: FunctionNode, classes: _Classes, *, attributes: bool) -> dict[str, str | None]:
+    """The names (``runner``; with ``attributes``, ``self.runner`` as ``runner``) a function gives a type by an
+    annotation or a constructor call (``self.runner = runner`` takes the type of the local ``runner``); None for
+    a name given two different types or a value of unknown type."""
+    found: dict[str, set[str | None]] = {}
+    local = _typed(func, classes, attributes=False) if attributes else {}
+
+    def note(target: ast.expr, kind: str | None) -> None:
+        if attributes:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                found.setdefault(target.attr, set()).add(kind)
+        elif isinstance(target, ast.Name):
+            found.setdefault(target.id, set()).add(kind)
+
+    if not attributes:
+        args = func.args
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            if arg.annotation is not None:
+                found.setdefault(arg.arg, set()).add(_type_name(arg.annotation))
+    for node in ast.walk(func):
+        if isinstance(node, ast.AnnAssign):
+            note(node.target, _type_name(node.annotation))
+        elif isinstance(node, ast.Assign):
+            kind = local.get(node.value.id) if isinstance(node.value, ast.Name) else _constructed(node.value, classes)
+            for target in node.targets:
+                note(target, kind)
+    return {name: kinds.pop() if len(kinds) == 1 else None for name, kinds in found.items()}
+
+
+def _receiver(value: ast.expr, cls: str, func: FunctionNode | None, classes: _Classes,
+              cache: dict[object, dict[str, str | None]],
+              class_nodes: dict[str, ast.ClassDef]) -> tuple[str | None, bool]:
+    """The class a call's receiver is known to be (``self``/``cls`` in a class: it; ``Runner.m``: Runner,
+    unbound; a name or ``self.x`` typed by an annotation or a constructor call in the function or the class's
+    ``__init__``), and whether the call is on the class itself (``self`` passed explicitly); None: unknown."""
+    leaf = cls.rpartition(".")[2]
+    if isinstance(value, ast.Name):
+        if value.id in ("self", "cls") and leaf and func is not None:
+            return leaf, False
+        if func is not None:
+            local = cache.get(id(func))
+            if local is None:
+                local = cache[id(func)] = _typed(func, classes, attributes=False)
+            if value.id in local:
+                return local[value.id], False
+        if value.id in classes.bases:
+            return value.id, True
+        return None, False
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self" \
+            and leaf and func is not None:
+        types: dict[str, str | None] = {}
+        node = class_nodes.get(cls)
+        if node is not None:
+            key = ("class", cls)
+            types = cache.get(key)  # type: ignore[assignment]
+            if types is None:
+                types = {}
+                for item in node.body:
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                        types[item.target.id] = _type_name(item.annotation)
+                    elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
+                        for name, kind in _typed(item, classes, attributes=True).items():
+                            types[name] = kind if types.get(name, kind) == kind else None
+                cache[key] = types
+        mine = cache.get(("attributes", id(func)))
+        if mine is None:
+            mine = cache[("attributes", id(func))] = _typed(func, classes, attributes=True)
+        for name, kind in mine.items():
+            types = {**types, name: kind if types.get(name, kind) == kind else None}
+        return types.get(value.attr), False
+    return None, False
+
+
+def _class_nodes(tree: ast.Module) -> dict[str, ast.ClassDef]:
+    out: dict[str, ast.ClassDef] = {}
+    stack: list[tuple[ast.AST, str]] = [(node, "") for node in tree.body]
+    while stack:
+        node, prefix = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            name = prefix + node.name
+            out.setdefault(name, node)
+            stack.extend((child, name + ".") for child in node.body)
+        elif isinstance(node, (ast.If, ast.Try)):
+            stack.extend((child, prefix) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    return out
+
+
+def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: dict[str, str], *,
+                      receivers: bool = True) -> list[Change]:
     """The facts, each signature fact that adds parameters with a default saying which of them an upstream call
     site passes (``detail`` + `` (upstream passes eps and x)``): a call in one of the changed files (``modules``
-    by path, ``texts`` their source) to a function or method of that name (a class's name for ``__init__``)
-    passing the parameter by keyword or positionally at its place or beyond. A call through ``super()`` is the
-    upstream's own chain, not a call of an override, and is not counted. When every such call is
-    ``self.m(...)`` inside methods of the fact's own class, the detail names those methods (`` from
-    Runner.a``), for the reader: where upstream passes it. Upstream
-    passing it is what breaks an override or a replacement that does not take it; a parameter nobody passes
-    yet only asks for a check."""
-    # callee name → [(fact index, parameter, its position among the non-self positional parameters or -1)]
-    wanted: dict[str, list[tuple[int, str, int]]] = {}
+    by path, ``texts`` their source) passing the parameter by keyword or positionally at its place or beyond.
+
+    A module-level function's call site is any call of that name; a constructor's (``__init__``), a call of the
+    class's name. A method's (with ``receivers``, the default) is a call ``r.m(...)`` on a receiver known to be
+    a class of the method's own hierarchy in the changed files (the class, its ancestors, its descendants):
+    ``self``/``cls`` in a method of such a class, the class's name (``Runner.m(obj, …)``, ``obj`` taking the
+    place of ``self``), a name or ``self.x`` given that type by an annotation or a constructor call in the same
+    function or the class's ``__init__``. A receiver known to be another class does not count; one of unknown
+    type (``self.drafter.m(...)``, an untyped parameter) counts only when no class of the changed files outside
+    that hierarchy defines a method of that name (the fact then says `` to an untyped receiver``). Without
+    ``receivers`` (the earlier rule, for comparison) any call ``m(...)`` or ``x.m(...)`` counts.
+
+    A call through ``super()`` is the upstream's own chain, not a call of an override, and is not counted. When
+    every such call is ``self.m(...)`` inside methods of the fact's own class, the detail names those methods
+    (`` from Runner.a``), for the reader: where upstream passes it. Upstream passing it is what breaks an
+    override or a replacement that does not take it; a parameter nobody passes yet only asks for a check."""
+    # callee name → [(fact index, parameter, its position among the non-self positional parameters or -1,
+    #                 "function" | "init" | "method", the method's class (last name), it takes self)]
+    wanted: dict[str, list[tuple[int, str, int, str, str, bool]]] = {}
     for n, fact in enumerate(facts):
         if fact.kind != "signature":
             continue
@@ -474,26 +662,35 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
         if d is None or d.kind not in ("function", "method"):
             continue
         positional = [p.name for p in d.params if p.kind in ("posonly", "pos")]
+        takes_self = d.kind == "method" and bool(positional) and positional[0] == "self"
         if d.kind == "method" and positional and positional[0] in ("self", "cls"):
             positional = positional[1:]
         callee = d.parent.rpartition(".")[2] if d.leaf == "__init__" else d.leaf
         if not callee or (d.leaf == "__init__" and d.kind != "method"):
             continue
+        role = "init" if d.leaf == "__init__" else d.kind
         for name in names:
-            wanted.setdefault(callee, []).append((n, name, positional.index(name) if name in positional else -1))
+            wanted.setdefault(callee, []).append((n, name, positional.index(name) if name in positional else -1,
+                                                  role, _leaf(d.parent), takes_self))
     if not wanted:
         return facts
+    classes = _Classes(modules.values()) if receivers else None
     pattern = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in sorted(wanted)) + r")\s*\(")
     passed: dict[int, set[str]] = {}
     #: fact index → the methods of its class whose self-calls pass it; None once another call does.
     callers: dict[int, set[str] | None] = {}
+    #: fact index → whether every call passing it is on a receiver of unknown type.
+    untyped: dict[int, bool] = {}
     for path, module in modules.items():
         text = texts.get(path)
         if module.tree is None or not text or not pattern.search(text):
             continue
-        for node, owner in _calls(module.tree.body, "", ""):
+        cache: dict[object, dict[str, str | None]] = {}
+        class_nodes: dict[str, ast.ClassDef] | None = None
+        for node, owner, klass, function in _calls(module.tree.body, "", ""):
             func = node.func
             through_self = False
+            value: ast.expr | None = None
             if isinstance(func, ast.Attribute):
                 callee = func.attr
                 value = func.value
@@ -513,9 +710,35 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
                 if isinstance(arg, ast.Starred):
                     break
                 count += 1
-            for n, name, position in targets:
-                if name in keywords or 0 <= position < count:
+            known: tuple[str | None, bool] | None = None
+            for n, name, position, role, own, takes_self in targets:
+                shift, blind = 0, False
+                if classes is not None and role == "method":
+                    if value is None:
+                        continue  # a bare ``m(...)`` calls a function of that name, not the method
+                    if known is None:
+                        if class_nodes is None:
+                            class_nodes = _class_nodes(module.tree)
+                        known = _receiver(value, klass, function, classes, cache, class_nodes)
+                    kind, unbound = known
+                    family = classes.hierarchy(own)
+                    if kind is not None and kind in classes.bases:
+                        if kind not in family:
+                            ancestry = classes.ancestry(kind)
+                            if any(callee in classes.own.get(c, ()) for c in ancestry) \
+                                    or not classes.unresolved(kind):
+                                continue  # another class's method of that name
+                            kind = None
+                    else:
+                        kind = None
+                    if kind is None:
+                        if not classes.methods.get(callee, set()) <= family:
+                            continue  # the name is also another class's method: the receiver may be either
+                        blind = True
+                    shift = 1 if unbound and takes_self else 0
+                if name in keywords or 0 <= position < count - shift:
                     passed.setdefault(n, set()).add(name)
+                    untyped[n] = untyped.get(n, True) and blind
                     fact = facts[n]
                     own_class = fact.symbol.rpartition(".")[0]
                     if through_self and path == fact.path and owner.rpartition(".")[0] == own_class \
@@ -533,5 +756,7 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
         via = callers.get(n)
         if via:
             said += " from " + " and ".join(sorted(via))
+        elif untyped.get(n):
+            said += UNTYPED
         out[n] = fact.model_copy(update={"detail": fact.detail + PASSES.format(said)})
     return out

@@ -169,7 +169,7 @@ class SignatureChange:
 
 
 #: What the facts engine appends to a signature fact's detail (prdigest.collect.facts.pyapi.PASSES).
-_PASSES = re.compile(r" \(upstream passes ([\w ]+?)(?: from ([\w. ]+))?\)")
+_PASSES = re.compile(r" \(upstream passes ([\w ]+?)(?: from ([\w. ]+)| to an untyped receiver)?\)")
 
 
 # --- which upstream names a fact touches ------------------------------------------------------------------------
