@@ -20,8 +20,9 @@ Figures:
 - the index of vllm-ascend at D0, cold and warm, and of a 3,000-file tree made of its files copied under
   several package names; the match of the release's facts spread over a 300-PR week.
 
-Each figure is printed for the earlier rule (every parameter added with a default to an overridden or patched
-method breaks) → this one (only when an upstream call site passes it), from one run.
+A parameter added with a default to an overridden or patched method breaks only when an upstream call site
+passes it. Each figure is printed for the earlier rule of who is a call site (any call of the method's name) →
+this one (a call on a receiver of the method's own class hierarchy; see pyapi.passed_parameters), from one run.
 
 Run: .venv/bin/python -m benchmarks.downstream_impact --wheels DIR [--ascend GITDIR] [--write] [--no-big]
 """
@@ -44,7 +45,7 @@ from pathlib import Path
 
 from benchmarks.report import write_section
 from prdigest.collect.facts import Surface, commit_facts
-from prdigest.collect.facts.pyapi import PASSES, added_with_default
+from prdigest.collect.facts.pyapi import PASSES, UNTYPED, added_with_default
 from prdigest.collect.git import UpstreamClone, read_commits
 from prdigest.connect.impact.downstream import DownstreamSpec, load_index
 from prdigest.connect.impact.match import UseTable, match_changes
@@ -167,17 +168,10 @@ def _named(impact: object) -> set[str]:
     return names
 
 
-def earlier_rule(facts: list[Change]) -> list[Change]:
-    """The facts as the earlier rule read them: every parameter added with a default counted as passed by
-    upstream (then an override or patch without ``**kwargs`` breaks on any of them, as before)."""
-    out = []
-    for f in facts:
-        names = added_with_default(f.detail) if f.kind == "signature" else []
-        if names:
-            base = f.detail.split(PASSES_SAID)[0]
-            f = f.model_copy(update={"detail": base + PASSES.format(" and ".join(names))})
-        out.append(f)
-    return out
+def earlier_rule(diff: object) -> list[Change]:
+    """The facts as the earlier rule reads who passes a new parameter: any call ``m(...)`` or ``x.m(...)`` of
+    the method's name, whatever the receiver (pyapi.passed_parameters without ``receivers``)."""
+    return commit_facts(diff, Surface(packages=("vllm",)), receivers=False)  # type: ignore[arg-type]
 
 
 def _category(impact: Impact) -> str:
@@ -249,7 +243,7 @@ def other_pair(pair: dict, wheels: Path, ascend: Path, root: Path) -> tuple[dict
     adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(ascend, a["commit"])))
                    for a in pair["adaptations"]]
     now = score(match_changes(facts, table, ("vllm",)), tree, lines, touched, changed_text, adaptations)
-    then = score(match_changes(earlier_rule(facts), table, ("vllm",)), tree, lines, touched, changed_text,
+    then = score(match_changes(earlier_rule(diffs[sha]), table, ("vllm",)), tree, lines, touched, changed_text,
                  adaptations)
     return now, then, len(facts)
 
@@ -281,16 +275,26 @@ def render_pairs(pairs: list[tuple[str, dict, dict, int]]) -> list[str]:
     cells += [_pair(pooled_now, pooled_then, k) for k in ("evidenced", "region", "lines")]
     cells.append(_pair(pooled_now, pooled_then, "facts_evidenced", "facts"))
     out.append("| pooled | " + " | ".join(cells) + " |")
+    for name, now, then, _ in pairs[1:]:
+        kept = {(i.path, i.line, i.symbol, i.how) for i in now["breaks"]}
+        moved = [i for i in then["breaks"] if (i.path, i.line, i.symbol, i.how) not in kept]
+        out += ["", f"Uses the earlier rule flagged breaks and this one does not, {name} ({len(moved)}; evidence "
+                "lenient / stricter):", ""]
+        out += [f"- {i.path}:{i.line} {i.how} `{i.symbol.rsplit('.', 2)[-2] if '.' in i.symbol else i.symbol}."
+                f"{i.symbol.rsplit('.', 1)[-1]}` ({i.fact.split(': ', 1)[1].split(PASSES_SAID)[0]})): "
+                f"{'yes' if i in then['evidenced'] else 'no'} / {'yes' if i in then['region'] else 'no'}"
+                for i in moved]
     return out
 
 
 def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, int], facts_seconds: float,
-           files: int, uses: int, now: dict, then: dict, passes: int, with_default: int, impacts: list[Impact],
+           files: int, uses: int, now: dict, then: dict, passes: tuple[int, int, int], with_default: int, impacts: list[Impact],
            earlier: list[Impact], index: tuple[float, float, float], big: tuple[int, int, float, float, float],
            match_all: float, match_week: float, week_impacts: int, load: float,
            more: list[str] | None = None) -> str:
     """The section's body: the figures (the earlier rule → this one, from one run), by category, the PRs."""
     cold, cold_cpu, warm = index
+    passes_by_name, passes_now, untyped = passes
     big_files, big_uses, big_cold, big_cpu, big_warm = big
     n = len(now["rows"])
     hits_now, hits_then = sum(r[3] for r in now["rows"]), sum(r[3] for r in then["rows"])
@@ -309,13 +313,17 @@ def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, i
         "",
         f"Upstream: vLLM {before} → {after} (the wheels' Python files as two commits): {len(facts)} facts "
         f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in {facts_seconds:.1f} s; of the "
-        f"{with_default} signature facts that add parameters with a default, {passes} say an upstream call site "
-        f"in the changed files passes one. Downstream: vllm-ascend at {d0[:10]} (its main on v{before}), {files} "
+        f"{with_default} signature facts that add parameters with a default, {passes_by_name} say by the earlier rule (a call of that name) that an upstream call site "
+        f"in the changed files passes one, {passes_now} by this one ({untyped} of them only through a receiver of unknown type). Downstream: vllm-ascend at {d0[:10]} (its main on v{before}), {files} "
         f"files of vllm_ascend, {uses} uses of vllm; its main reached v{after} at {d1[:10]}.",
         "",
-        "Each figure is given for the earlier rule (every parameter added with a default to a method the "
-        "downstream overrides or patches breaks it) → this one (it breaks only when an upstream call site passes "
-        "it; else check), both matched in this run on the same facts and index.",
+        "A parameter added with a default to a method the downstream overrides or patches breaks it only when an "
+        "upstream call site passes it (else check). Each figure is given for the earlier rule of what a call site "
+        "of a method is (any call `m(...)` or `x.m(...)` of its name, in the changed files) → this one (a call on "
+        "a receiver known to be of the method's class hierarchy: `self`/`cls` in it, the class's name, a name or "
+        "`self.x` typed by an annotation or a constructor call; an untyped receiver only when no other class of "
+        "the changed files has a method of that name; constructors and module-level functions as before), both "
+        "matched in this run on the same index.",
         "",
         "| figure | earlier rule → this one | target |",
         "| --- | ---: | ---: |",
@@ -375,26 +383,29 @@ def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, i
         "fixed for a named upstream PR are flagged\", which credits a PR whose file was flagged for another change "
         "of the span, and for an adaptation commit without a table (eb3548add4, 3636a3dc9e) any flagged file among "
         "the files it changed credits every PR it names (counting each adaptation commit and its files once, "
-        f"recall is {_ratio(sum(groups.values()), len(groups))}). The earlier rule's recall hit for #35077 "
+        f"recall is {_ratio(sum(groups.values()), len(groups))}). A still earlier rule's recall hit for #35077 "
         "(`lora/utils.py`) was for the wrong reason: the downstream adapted to `_all_lora_classes` becoming a tuple "
         "(a module-level value, no fact the match flags), while the flag came from `can_replace_layer`'s new "
-        "`decorate`, which upstream passes only up its own `super()` chain; this rule no longer flags it, so "
-        "recall falls below the target with the truth. The other misses broke through attributes of instances "
+        "`decorate`, which upstream passes only up its own `super()` chain; neither rule here flags it, so "
+        "recall is below the target with the truth. The other misses broke through attributes of instances "
         "(`dp_metadata.max_tokens_across_dp_cpu`, `Indexer.wk`, a config's `language_model`, "
         "`encoder_compilation_time`) or a keyword upstream now passes to an overridden method under another name "
         "(`activation`): the index follows names through imports, not the types of instances. Precision has no "
         "clean ground truth either: a break the downstream fixed elsewhere (the function a patch installs, a "
         "version guard, the import of a deleted module rather than each method of the class) leaves the flagged "
         f"line as it was, hence three figures. This rule moved {len(moved)} uses from breaks to check "
-        f"({moved_evidence} of them with evidence): of the {with_default} signature facts that add defaulted "
-        f"parameters, {passes} have an upstream call site in the changed files that passes one, so most such "
-        "breaks stay (the Scheduler's `hash_block_size` and `rejection_sample`'s `synthetic_mode`, which did "
-        "break the downstream, among them). Those left without evidence are passed from a place the downstream "
-        "never reaches (`GPUModelRunner.initialize_kv_cache(is_profiling=True)` from "
-        "`_init_minimal_kv_cache_for_profiling`, which only upstream's own worker calls), or matched by a "
-        "same-named method of another object (`self.drafter.initialize_attn_backend(config, sizes)` counts as "
-        "passing `is_profiling` positionally): telling those apart needs call-chain reachability and receiver "
-        "types, which this one-level rule does not have. A finer rule was tried and dropped: demoting a parameter "
+        f"({moved_evidence} of them with evidence) on this pair: of the {with_default} signature facts that add "
+        f"defaulted parameters it says {passes_now} are passed where the earlier said {passes_by_name}, but the "
+        "breaks that remain are constructors' and module-level functions' new parameters (their rule did not "
+        "change: the Scheduler's `hash_block_size`, `rejection_sample`'s `synthetic_mode`, which did break the "
+        "downstream), parameters passed on a receiver of the method's own hierarchy, or two of "
+        "`QuantizationConfig` passed on an untyped receiver whose method name no other class has. "
+        "`self.drafter.initialize_attn_backend(config, sizes)` no longer counts as passing `is_profiling`, yet "
+        "`GPUModelRunner.initialize_kv_cache` passes it by `self.initialize_attn_backend(…)`, so that break stays; "
+        "it and `initialize_kv_cache(is_profiling=True)` (from `_init_minimal_kv_cache_for_profiling`, which only "
+        "upstream's own worker calls) have no evidence: the downstream overrides the calling methods too, or never "
+        "reaches them, which needs call-chain reachability, not receiver types. "
+        "A finer rule was tried and dropped: demoting a parameter "
         "passed only by `self` calls from methods the downstream's class overrides as well demoted "
         "`EagleSpeculator.run_model(mm_inputs)` in 0.18.0 → 0.19.1, which the downstream did adapt (its override "
         "of the caller is a copy of upstream's and follows it); the fact still says where upstream passes it. "
@@ -480,20 +491,23 @@ def main() -> None:
         adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(args.ascend, a["commit"])))
                        for a in data["adaptations"]]
         table = UseTable.of("ascend", index.uses, ("vllm",))
-        earlier = match_changes(earlier_rule(facts), table, ("vllm",))
+        by_name = earlier_rule(diffs[sha])
+        earlier = match_changes(by_name, table, ("vllm",))
         now = score(impacts, tree, lines, touched, changed_text, adaptations)
         then = score(earlier, tree, lines, touched, changed_text, adaptations)
         kinds = defaultdict(int)
         for f in facts:
             kinds[f.kind] += 1
         passes = sum(1 for f in facts if f.kind == "signature" and PASSES_SAID in f.detail)
+        passes_by_name = sum(1 for f in by_name if f.kind == "signature" and PASSES_SAID in f.detail)
+        untyped = sum(1 for f in facts if f.kind == "signature" and UNTYPED + ")" in f.detail)
         with_default = sum(1 for f in facts if f.kind == "signature" and added_with_default(f.detail))
         pairs = [(f"{data['upstream_before']} → {data['upstream_after']}", now, then, len(facts))]
         for n, pair in enumerate(data.get("more_pairs", [])):
             more_now, more_then, count = other_pair(pair, args.wheels, args.ascend, root / f"pair{n}")
             pairs.append((f"{pair['upstream_before']} → {pair['upstream_after']}", more_now, more_then, count))
         load = os.getloadavg()[0]
-        body = render(data, d0, d1, facts, kinds, facts_seconds, files, uses, now, then, passes, with_default,
+        body = render(data, d0, d1, facts, kinds, facts_seconds, files, uses, now, then, (passes_by_name, passes, untyped), with_default,
                       impacts, earlier, (cold, cold_cpu, warm), (big_files, big_uses, big_cold, big_cpu, big_warm),
                       match_all, match_week, week_impacts, load, render_pairs(pairs) if len(pairs) > 1 else None)
         print(f"## {TITLE}\n\n{body}")

@@ -7,8 +7,11 @@ the signature of something called, overridden or patched, ``breaks``; a changed 
 or patched, a new abstract method on a subclassed class, changed bases, a changed default the downstream
 relies on, ``check``. A parameter added with a default to an overridden or patched function breaks only when
 the fact says an upstream call passes it (``(upstream passes eps)``, `` from C.a`` when only ``self`` calls in
-``C.a`` do: still breaks, as a downstream's own ``C.a`` is most often upstream's copied and follows it), else
-``check``. Kinds that no Python import can
+``C.a`` do: still breaks, as a downstream's own ``C.a`` is most often upstream's copied and follows it;
+`` to an untyped receiver`` when only calls on a receiver of unknown type do: also breaks), else ``check``. The
+facts engine counts a method's call only on a receiver known to be of the method's own class hierarchy, or on
+an untyped receiver when no other class of the changed files has a method of that name
+(prdigest.collect.facts.pyapi.passed_parameters). Kinds that no Python import can
 reach (pins, kernels, tests, docs) match nothing.
 """
 
