@@ -4,6 +4,7 @@ parser in between, since a parser decodes what a mailbox provider does not)."""
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,126 @@ def test_smtp_without_an_unsubscribe_link_is_said_at_the_check_and_in_the_summar
         quiet = CliRunner().invoke(app, [*args, "--resend-edition"],
                                    env={**env, "DIGEST_UNSUBSCRIBE_URL": "https://example.com/u/{reader}"})
         assert quiet.exit_code == 0 and "DIGEST_UNSUBSCRIBE_URL" not in quiet.output
+
+
+#: Text a digest's parts could hold: CJK, accents, controls, every kind of line ending, "=" and what looks like
+#: an escape, a lone "." line, spaces and tabs at the ends of lines, a line as long as a whole paragraph.
+_PIECES = ["a", "Z", " ", "\t", "\n", "\r\n", "\r", ".", ".\n", "=", "=2E", "=20", "=09", "=\n", "中", "文，", "é",
+           "\x00", "\x7f", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "~", "_", "<a href=\"https://x/?a=1&b=2\">",
+           "--===============", "x" * 90, "这是一段中文，夹着 English words 和链接。" * 3]
+
+
+def _hostile_texts(n: int, seed: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    texts = ["", "\n", ".", " ", "plain ascii\n", "中" * 400, ("a" * 75 + " \n") * 3, "x" * 77 + "\t"]
+    for _ in range(n):
+        texts.append("".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 120))))
+    return texts
+
+
+def test_the_fast_encoders_write_what_the_email_package_writes() -> None:
+    """Quoted-printable and base64 bodies, and the transfer encoding chosen, equal the standard library's
+    (``quoprimime.body_encode``, ``contentmanager._encode_base64`` and ``_encode_text``) for any text."""
+    from email import contentmanager, policy, quoprimime
+
+    from prdigest.deliver.email_message import MESSAGE_POLICY, base64_body_encode, encode_text, qp_body_encode
+
+    policies = [MESSAGE_POLICY, policy.SMTP, policy.default.clone(max_line_length=40),
+                policy.default.clone(cte_type="7bit"), policy.default.clone(max_line_length=5)]
+    for text in _hostile_texts(3000, seed=7):
+        data = text.encode("utf-8")
+        for width in (4, 5, 40, 76, 78):
+            for eol in ("\n", "\r\n"):
+                assert qp_body_encode(data, width, eol) == quoprimime.body_encode(data.decode("latin-1"), width, eol)
+            assert base64_body_encode(data, width) == contentmanager._encode_base64(data, width)
+        for p in policies:
+            for cte in (None, "quoted-printable", "base64", "7bit", "8bit"):
+                try:
+                    want = contentmanager._encode_text(text, "utf-8", cte, p)
+                except ValueError as error:  # a 7bit text that is not ASCII, on both sides
+                    want = type(error)
+                try:
+                    got = encode_text(text, "utf-8", cte, p)
+                except ValueError as error:
+                    got = type(error)
+                assert got == want, (text, cte)
+
+
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)
+
+
+def test_a_message_built_with_the_fast_encoders_is_byte_for_byte_the_standard_one() -> None:
+    """build_email's parts are set through TEXT_CONTENT; set through the standard content manager instead,
+    every message (en and zh-CN text, hostile bodies, non-ASCII names and subjects) flattens to the same bytes
+    with the same boundary."""
+    import random
+    from email import policy
+
+    from prdigest.deliver.email_message import build_email
+    from tests.factories import edition, entry
+
+    ed = edition([entry(100, ["kernels"], "deep-read")], language="zh-CN")
+    texts = _hostile_texts(150, seed=11)
+    rng = random.Random(3)
+    for i, (text, html) in enumerate(zip(texts, reversed(texts))):
+        reader = Reader(id=f"r-{i}", name=rng.choice(["Reader", "读者 张三", "O'Brien, \"Bob\"", "é" * 90]),
+                        email=f"r{i}@example.com")
+        args = dict(edition=ed, reader=reader, subject=rng.choice(["Weekly digest", "本周摘要：" * 9, "a\r\nBcc: x"]),
+                    preheader=text[:80], html=html, text=text, sender="digest <digest@example.com>",
+                    unsubscribe=f"https://example.com/u/{reader.id}", now=NOW)
+        ours = build_email(**args)
+        standard = build_email(**args)
+        # The same message made through the standard content manager, part by part.
+        standard.clear_content()
+        standard.set_content(text)
+        standard.add_alternative(html, subtype="html")
+        boundary = f"==b{i}=="
+        ours.set_boundary(boundary)
+        standard.set_boundary(boundary)
+        ids = (standard["Message-ID"].encode(), ours["Message-ID"].encode())  # random per message
+        for p in (policy.SMTP, policy.default):
+            assert ours.as_bytes(policy=p) == standard.as_bytes(policy=p).replace(*ids), (text, html)
+
+
+def test_a_next_line_control_in_a_subject_or_preheader_is_a_space_not_a_refused_message() -> None:
+    """Failed before: U+0085 (NEL) passed header_text, and the email package refused the header value
+    ("may not contain linefeed or carriage return characters"), so the reader's message was never made."""
+    from prdigest.deliver.email_message import build_email, header_text
+    from tests.factories import edition, entry
+
+    assert header_text("a\x85b\x9fc") == "a b c"
+    ed = edition([entry(100, ["kernels"], "deep-read")], language="en")
+    msg = build_email(edition=ed, reader=Reader(id="r", name="Ann", email="r@example.com"),
+                      subject="Digest\x85Bcc: victim@example.com", preheader="pre\x85header", html="<p>x</p>",
+                      text="x", sender="digest <digest@example.com>")
+    assert msg["Subject"] == "Digest Bcc: victim@example.com" and "Bcc" not in msg
+    assert msg["X-Digest-Preheader"] == "pre header"
+
+
+def test_a_body_holding_the_drawn_boundary_gets_another_as_the_email_package_gives_it() -> None:
+    """The boundary search is skipped only when no line could be a boundary: a 7bit text holding the very
+    boundary the generator draws makes it pick ``<boundary>.0``, as the email package does (with LF line
+    endings: with CRLF its search, ``^--b(--)?$``, sees no line end before the CR, on both sides alike)."""
+    import random
+    import sys
+    from email import policy
+
+    from prdigest.deliver.email_message import build_email, message_bytes
+    from tests.factories import edition, entry
+
+    ed = edition([entry(100, ["kernels"], "deep-read")], language="en")
+    random.seed(30)
+    drawn = "=" * 15 + "%0*d" % (len(repr(sys.maxsize - 1)), random.randrange(sys.maxsize)) + "=="
+    for text in (f"before\n--{drawn}\nafter\n", f"--{drawn}--\n", "no boundary\n"):
+        for p, boundary in ((policy.default, drawn + ".0" if drawn in text else drawn), (policy.SMTP, drawn)):
+            msgs = [build_email(edition=ed, reader=Reader(id="r", name="R", email="r@example.com"), subject="s",
+                                preheader="p", html="<p>x</p>", text=text, sender="d <d@example.com>", now=NOW)
+                    for _ in range(2)]
+            random.seed(30)
+            ours = message_bytes(msgs[0], p)
+            random.seed(30)
+            standard = msgs[1].as_bytes(policy=p)
+            assert msgs[0].get_boundary() == boundary and msgs[1].get_boundary() == boundary
+            assert ours == standard.replace(msgs[1]["Message-ID"].encode(), msgs[0]["Message-ID"].encode())
