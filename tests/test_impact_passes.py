@@ -74,7 +74,7 @@ def _line(marker: str) -> int:
     return next(i for i, text in enumerate(DOWNSTREAM[NORM].splitlines(), 1) if marker in text)
 
 
-def _facts(tmp_path: Path, after: dict[str, str]):
+def _facts(tmp_path: Path, after: dict[str, str], *, receivers: bool = True):
     repo = tmp_path / "upstream"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -83,7 +83,7 @@ def _facts(tmp_path: Path, after: dict[str, str]):
     write(repo, after)
     sha = commit(repo, "after")
     diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
-    return commit_facts(diffs[sha], Surface(packages=UP))
+    return commit_facts(diffs[sha], Surface(packages=UP), receivers=receivers)
 
 
 def _impacts(facts, downstream=DOWNSTREAM):
@@ -220,15 +220,7 @@ def _with_caller(tmp_path, caller: str, *, layers: str = NORM_AND_DRAFTER, recei
     """The facts of a commit whose up/other.py holds ``caller`` (after ``from up.layers import …``)."""
     after = {"up/layers.py": layers,
              "up/other.py": "from up.layers import Drafter, Norm\n\n\n" + textwrap.dedent(caller)}
-    repo = tmp_path / "upstream"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, BEFORE)
-    commit(repo, "before")
-    write(repo, after)
-    sha = commit(repo, "after")
-    diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
-    facts = commit_facts(diffs[sha], Surface(packages=UP), receivers=receivers)
+    facts = _facts(tmp_path, after, receivers=receivers)
     return {f.symbol: f.detail for f in facts if f.kind == "signature"}, facts
 
 
