@@ -165,34 +165,23 @@ HISTORY = (
     "claimed together; SQLite's claim updates its rows by rowid (it scanned every pending row of the edition per "
     "claim: 4 ms a claim at 10,000 readers); variant planning reads each entry's fields once per plan, not once "
     "per filter. Every medium's output is byte-identical to the code before (the rendered files and the outbox's, "
-    "boundaries, dates and Message-IDs aside, compared over a 400-reader run).\n\n"
-    "Third change (session 5), for delivery: an e-mail's text parts are encoded in C — quoted-printable through "
-    "`binascii.b2a_qp`, whose extra escapes (a space or tab ending a line, a lone \".\") and soft breaks are "
-    "undone exactly, then broken into lines by the standard library's own loop; base64 in one call — through a "
-    "content manager that is the standard `set_text_content` step for step (`prdigest/deliver/email_message.py`: "
-    "`encode_text`, tested equal to `email.contentmanager._encode_text` over random hostile texts for every "
-    "policy and transfer encoding); the generator's search of every message's body for its random boundary is "
-    "skipped when no line can hold one (a quoted-printable or base64 body never can). Every message's bytes are "
-    "the email package's.")
-#: The code before the third change (main at fddf98f), run by this script beside the table's run, at the same
-#: time (one process each on the 2 cores, with the other sessions' load).
-BEFORE_COMMIT = "fddf98f"
-BEFORE = {1000: {"cpu_s": 21.2, "total_s": 27.7, "deliver_s": 16.6, "load": "3.0, 4.0, 3.4"},
-          10000: {"cpu_s": 166.3, "total_s": 240.8, "deliver_s": 93.0, "load": "2.0, 3.2, 3.2"}}
+    "boundaries, dates and Message-IDs aside, compared over a 400-reader run).")
+#: The code before the second change, measured on the machine of the table's runs (same day, quiet machine).
+BEFORE = {1000: {"cpu_s": 37.2, "total_s": 37.5, "load": "2.4, 2.4, 1.5", "note": ""},
+          10000: {"cpu_s": 259.5, "total_s": 387.6, "load": "2.9, 2.4, 1.2",
+                  "note": ", beside a profiled run on the other core"}}
 
 
 def comparison(results: list[dict]) -> str:
-    """Before and after the third change, in the terms of the table, and whether the target is met."""
+    """Before and after the second change, in the terms of the table, and whether the target is met."""
     parts = []
     for r in results:
         b = BEFORE.get(r["readers"])
-        if b is not None and b["cpu_s"]:
-            parts.append(f"{r['readers']:,} readers: {b['cpu_s']:.1f} → **{r['cpu_s']:.1f} CPU s**, deliver "
-                         f"{b['deliver_s']:.1f} → {r['deliver_s']:.1f} s, whole run {b['total_s']:.1f} → "
-                         f"{r['total_s']:.1f} s (before: load {b['load']})")
-    text = (f"Third change, before → after (the code before, commit {BEFORE_COMMIT}, run by this script at the "
-            "same time as the table's run, one process each on the two cores): " + "; ".join(parts) + "."
-            if parts else "")
+        if b is not None:
+            parts.append(f"{r['readers']:,} readers: {b['cpu_s']:.1f} → **{r['cpu_s']:.1f} CPU s**, whole run "
+                         f"{b['total_s']:.1f} → {r['total_s']:.1f} s (before: load {b['load']}, commit a4c77c1{b['note']})")
+    text = ("Second change, before → after (the code before run by this script on this machine the same day): "
+            + "; ".join(parts) + "." if parts else "")
     big = [r for r in results if r["readers"] >= 10000]
     if big:
         r = big[-1]
@@ -206,10 +195,9 @@ def comparison(results: list[dict]) -> str:
                      f"{r['render_s']:.0f} s ({r['render_s'] / r['total_s']:.0%} of the run; per e-mail variant the "
                      "template rendered and its skeleton compiled per attempt, the plain-text part, Slack's blocks "
                      f"and JSON, writing the rendered files), delivering {r['deliver_s']:.0f} s "
-                     f"({r['deliver_s'] / r['total_s']:.0%}; per e-mail message the email package's object model: "
-                     "each reader's headers parsed (the To address chiefly) and folded, the message built and "
-                     "flattened, and per variant its parts' encoding, now in C but for the line breaking; the "
-                     "Slack JSON; writing each file; the ledger's commits), the rest collect, draft, "
+                     f"({r['deliver_s'] / r['total_s']:.0%}; per e-mail message the standard library building it, "
+                     "chiefly the quoted-printable encoding of each variant's HTML, and flattening it; the Slack "
+                     "JSON; writing each file; the ledger's commits are a few seconds now), the rest collect, draft, "
                      "connect (variant planning and ledes, twice: before and after review), publish, and the "
                      "benchmark's own setup and clean-up (counted in CPU s). Next: e-mail messages assembled from a "
                      "variant's encoded body and each reader's headers without the email package's object model "
