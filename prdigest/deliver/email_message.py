@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import binascii
 import re
 from io import BytesIO
-from email import charset as email_charset, policy
-from email.contentmanager import ContentManager, _finalize_set, _prepare_set
+from email import policy
 from email.generator import NLCRE, BytesGenerator
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
 from email.policy import EmailPolicy
@@ -29,147 +27,12 @@ if TYPE_CHECKING:
     from prdigest.deliver.media import ComposeContext, Rendering
 
 SLOTS = (UNSUBSCRIBE_SLOT, PREFERENCES_SLOT)
-#: What could end a header line or is a control: C0 and C1 controls (U+0085 ends a line for str.splitlines, which
-#: the email package refuses in a header value), DEL, and the Unicode line and paragraph separators.
-_HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 #: RFC 5322's limit for one header line, CRLF excluded.
 MAX_LINE = 998
 
 if TYPE_CHECKING:
     from prdigest.kernel.config import Settings
-
-
-#: What quoted-printable leaves as it is in a body (``email.quoprimime``'s body map with CR and LF): printable
-#: ASCII but ``=``, and tab. Every other byte becomes ``=XX``.
-_QP_ESCAPED = re.compile(rb"[^\t\n\r\x20-\x3c\x3e-\x7e]+")
-
-
-def _qp_escape(match: re.Match[bytes]) -> bytes:
-    return b"=" + binascii.hexlify(match.group(), b"=").upper()
-
-
-def qp_body_encode(data: bytes, maxlinelen: int = 76, eol: str = "\n") -> str:
-    """``email.quoprimime.body_encode(data.decode("latin-1"), maxlinelen, eol)``, the same text: the bytes are
-    escaped in C, not looked up one character at a time (``str.translate`` with a 256-entry map: ~8 of the ~11 ms
-    ``body_encode`` takes for 80 KB of zh-CN HTML); the lines are then broken exactly as ``body_encode`` breaks
-    them (its loop, unchanged)."""
-    if maxlinelen < 4:
-        raise ValueError("maxlinelen must be at least 4")
-    if not data:
-        return ""
-    if b"\r" in data:
-        body = _QP_ESCAPED.sub(_qp_escape, data).decode("ascii")
-    else:
-        # binascii.b2a_qp escapes the same bytes, and besides: a space or tab at the end of a line or of the
-        # data, and a "." alone at the start of a line; and breaks lines after 76 characters ("=" and a line
-        # feed, without CR in the data). Every "=" it writes starts a soft break or an escape (a "=" in the data
-        # is "=3D"), so its soft breaks and those escapes ("=20", "=09", "=2E") are undone exactly by replacing them.
-        body = (binascii.b2a_qp(data).replace(b"=\n", b"").replace(b"=20", b" ").replace(b"=09", b"\t")
-                .replace(b"=2E", b".").decode("ascii"))
-    soft_break = "=" + eol
-    maxlinelen1 = maxlinelen - 1
-    encoded_body: list[str] = []
-    append = encoded_body.append
-    for line in body.splitlines():
-        start = 0
-        laststart = len(line) - 1 - maxlinelen
-        while start <= laststart:
-            stop = start + maxlinelen1
-            if line[stop - 2] == "=":
-                append(line[start:stop - 1])
-                start = stop - 2
-            elif line[stop - 1] == "=":
-                append(line[start:stop])
-                start = stop - 1
-            else:
-                append(line[start:stop] + "=")
-                start = stop
-        if line and line[-1] in " \t":
-            room = start - laststart
-            quoted = "=%02X" % ord(line[-1])
-            if room >= 3:
-                q = quoted
-            elif room == 2:
-                q = line[-1] + soft_break
-            else:
-                q = soft_break + quoted
-            append(line[start:-1] + q)
-        else:
-            append(line[start:])
-    if body[-1] in "\r\n":
-        append("")
-    return eol.join(encoded_body)
-
-
-def base64_body_encode(data: bytes, max_line_length: int) -> str:
-    """``email.contentmanager._encode_base64``, the same text: encoded in one call and cut into lines, not
-    one call per 57 bytes (a whole number of 3-byte groups, so the lines are the same)."""
-    per_line = max_line_length // 4 * 3
-    if not data:
-        return ""
-    if per_line <= 0:
-        raise ValueError(f"max_line_length {max_line_length} leaves no room for a base64 line")
-    encoded = binascii.b2a_base64(data, newline=False).decode("ascii")
-    width = per_line // 3 * 4
-    return "".join(encoded[i:i + width] + "\n" for i in range(0, len(encoded), width))
-
-
-def encode_text(string: str, charset: str, cte: str | None, policy_: policy.Policy) -> tuple[str, str]:
-    """``email.contentmanager._encode_text`` (the transfer encoding a text part gets, and its encoded body),
-    the same result, with :func:`qp_body_encode` and :func:`base64_body_encode` doing the encoding."""
-    lines = string.encode(charset).splitlines()
-    linesep = policy_.linesep.encode("ascii")
-
-    def embedded_body(lines: list[bytes]) -> bytes:
-        return linesep.join(lines) + linesep
-
-    def normal_body(lines: list[bytes]) -> bytes:
-        return b"\n".join(lines) + b"\n"
-
-    if cte is None:
-        if max((len(x) for x in lines), default=0) <= policy_.max_line_length:
-            try:
-                return "7bit", normal_body(lines).decode("ascii")
-            except UnicodeDecodeError:
-                pass
-            if policy_.cte_type == "8bit":
-                return "8bit", normal_body(lines).decode("ascii", "surrogateescape")
-        sniff = embedded_body(lines[:10])
-        sniff_qp = qp_body_encode(sniff, policy_.max_line_length)
-        sniff_base64 = binascii.b2a_base64(sniff)
-        if len(sniff_qp) > len(sniff_base64):
-            cte = "base64"
-        else:
-            cte = "quoted-printable"
-            if len(lines) <= 10:
-                return cte, sniff_qp
-    if cte == "7bit":
-        data = normal_body(lines).decode("ascii")
-    elif cte == "8bit":
-        data = normal_body(lines).decode("ascii", "surrogateescape")
-    elif cte == "quoted-printable":
-        data = qp_body_encode(normal_body(lines), policy_.max_line_length)
-    elif cte == "base64":
-        data = base64_body_encode(embedded_body(lines), policy_.max_line_length)
-    else:
-        raise ValueError(f"Unknown content transfer encoding {cte}")
-    return cte, data
-
-
-def _set_text_content(msg, string, subtype="plain", charset="utf-8", cte=None,  # noqa: ANN001, ANN201
-                      disposition=None, filename=None, cid=None, params=None, headers=None):
-    """``email.contentmanager.set_text_content`` with :func:`encode_text` (its steps, in its order)."""
-    _prepare_set(msg, "text", subtype, headers)
-    cte, payload = encode_text(string, charset, cte, msg.policy)
-    msg.set_payload(payload)
-    msg.set_param("charset", email_charset.ALIASES.get(charset, charset), replace=True)
-    msg["Content-Transfer-Encoding"] = cte
-    _finalize_set(msg, disposition, filename, cid, params)
-
-
-#: The content manager digest e-mails' text parts are set with: the standard one's, encoding faster.
-TEXT_CONTENT = ContentManager()
-TEXT_CONTENT.add_set_handler(str, _set_text_content)
 
 
 class OneLineHeader(UnstructuredHeader):
@@ -293,8 +156,8 @@ def build_email(
             msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     msg["X-Digest-Edition"] = edition.key
     msg["X-Digest-Preheader"] = header_text(preheader)
-    msg.set_content(text, content_manager=TEXT_CONTENT)
-    msg.add_alternative(html, subtype="html", content_manager=TEXT_CONTENT)
+    msg.set_content(text)
+    msg.add_alternative(html, subtype="html")
     return msg
 
 
@@ -378,10 +241,6 @@ class _Lines(BytesGenerator):
         self.write(self._NL.join(NLCRE.split(lines)))
 
 
-_BOUNDARY_START_STR = "--" + "=" * 15
-_BOUNDARY_START = _BOUNDARY_START_STR.encode("ascii")
-
-
 class _SharedParts(_Lines):
     """A BytesGenerator that writes a body part a variant's messages share from the bytes it flattened to
     the first time (per policy and line ending), instead of flattening it again for every reader; and a header
@@ -404,14 +263,6 @@ class _SharedParts(_Lines):
                 _FOLDED[key] = found
             self._fp.write(found[1])
         self.write(self._NL)
-
-    @classmethod
-    def _make_boundary(cls, text=None):  # noqa: ANN001, ANN206 - email's signature
-        # A boundary is 15 "=" and digits: it can be on a line of ``text`` only if "--" and 15 "=" are in it
-        # (never, in a quoted-printable or base64 body); otherwise no line is searched. The same random draw.
-        if text is not None and (_BOUNDARY_START if isinstance(text, bytes) else _BOUNDARY_START_STR) not in text:
-            text = None
-        return super()._make_boundary(text)
 
     def flatten(self, msg, unixfrom=False, linesep=None):  # noqa: ANN001, ANN201 - email's signature
         cache = getattr(msg, "flattened", None)
