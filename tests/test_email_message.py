@@ -115,3 +115,18 @@ def test_smtp_without_an_unsubscribe_link_is_said_at_the_check_and_in_the_summar
         quiet = CliRunner().invoke(app, [*args, "--resend-edition"],
                                    env={**env, "DIGEST_UNSUBSCRIBE_URL": "https://example.com/u/{reader}"})
         assert quiet.exit_code == 0 and "DIGEST_UNSUBSCRIBE_URL" not in quiet.output
+
+
+def test_a_next_line_control_in_a_subject_or_preheader_is_a_space_not_a_refused_message() -> None:
+    """Failed before: U+0085 (NEL) passed header_text, and the email package refused the header value
+    ("may not contain linefeed or carriage return characters"), so the reader's message was never made."""
+    from prdigest.deliver.email_message import build_email, header_text
+    from tests.factories import edition, entry
+
+    assert header_text("a\x85b\x9fc") == "a b c"
+    ed = edition([entry(100, ["kernels"], "deep-read")], language="en")
+    msg = build_email(edition=ed, reader=Reader(id="r", name="Ann", email="r@example.com"),
+                      subject="Digest\x85Bcc: victim@example.com", preheader="pre\x85header", html="<p>x</p>",
+                      text="x", sender="digest <digest@example.com>")
+    assert msg["Subject"] == "Digest Bcc: victim@example.com" and "Bcc" not in msg
+    assert msg["X-Digest-Preheader"] == "pre header"

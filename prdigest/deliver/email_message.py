@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from prdigest.deliver.media import ComposeContext, Rendering
 
 SLOTS = (UNSUBSCRIBE_SLOT, PREFERENCES_SLOT)
-_HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+#: What could end a header line or is a control: C0 and C1 controls (U+0085 ends a line for str.splitlines, which
+#: the email package refuses in a header value), DEL, and the Unicode line and paragraph separators.
+_HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 #: RFC 5322's limit for one header line, CRLF excluded.
 MAX_LINE = 998
 
