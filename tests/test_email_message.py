@@ -130,3 +130,161 @@ def test_a_next_line_control_in_a_subject_or_preheader_is_a_space_not_a_refused_
                       text="x", sender="digest <digest@example.com>")
     assert msg["Subject"] == "Digest Bcc: victim@example.com" and "Bcc" not in msg
     assert msg["X-Digest-Preheader"] == "pre header"
+
+
+# -- the body and headers, read back by the email package's own parser -----------------------------------
+
+#: Pieces of hostile texts: CJK and emoji, '=' (and what looks like quoted-printable or an encoded-word), spaces
+#: and tabs ending lines, lone CRs and CRLFs, dots and 'From ' starting lines, the message's own boundary at a
+#: line's start, lines far over 998 octets, and control characters (no NUL).
+_PIECES = ["中文段落，含标点。", "é", "😀", "=", "==", "=3D", "=\n", "=?utf-8?q?x?=", " ", "\t", "  \n", "\t\n", "\r",
+           "\r\n", "\n", "\n\n", ".\n", "\n.\n", "\n..", "From me\n", "\nFrom ", "--", "\n--=_", "x" * 1200,
+           "中" * 700, "\x01", "\x0b", "\x0c", "\x1b", "\x7f", "\x85", "\u2028", '<a href="x?a=1&b=2">', "plain words "]
+
+
+def _hostile(rng, pieces: int = 40) -> str:
+    from prdigest.deliver.email_message import BOUNDARY
+
+    extra = [f"\n--{BOUNDARY}\n", f"\n--{BOUNDARY}--\n"]
+    return "".join(rng.choice(_PIECES + extra) for _ in range(rng.randint(0, pieces)))
+
+
+#: Pieces of hostile reader names (a Reader's name is one line without control characters).
+_NAME_PIECES = ["林伟", "Ann", " ", '"', "\\", "<", ">", "@", ",", ";", ":", "(", ")", ".", "O'Neil", "=?utf-8?q?x?=",
+                "é", "😀", "x" * 90, "读者" * 30]
+
+
+def _name(rng) -> str:
+    return "".join(rng.choice(_NAME_PIECES) for _ in range(rng.randint(1, 8)))[:120].strip() or "Ann"
+
+
+def _want(part, text: str, linesep: str) -> str:
+    """What a part's get_content() gives back for ``text``: base64 carries the text's bytes as they are; 7bit and
+    quoted-printable carry its line breaks as the message's own (CRLF on the SMTP path)."""
+    return text if part["Content-Transfer-Encoding"] == "base64" else text.replace("\n", linesep)
+
+
+def _check_read_back(raw: bytes, *, subject: str, name: str, address: str, text: str, html: str,
+                     linesep: str = "\r\n") -> object:
+    from email import message_from_bytes, policy
+    from email.header import decode_header, make_header
+
+    from prdigest.deliver.email_message import header_text
+
+    assert raw.isascii()  # every header encoded, every body part 7bit, quoted-printable or base64
+    assert raw.endswith(linesep.encode())
+    lines = raw.split(linesep.encode())
+    assert all(b"\r" not in line and b"\n" not in line for line in lines), "a line break other than the message's"
+    assert max(len(line) for line in lines) <= 998
+    msg = message_from_bytes(raw, policy=policy.default)
+    assert not msg.defects and all(not p.defects for p in msg.iter_parts())
+    assert msg["Subject"] == header_text(subject)
+    (to,) = msg["To"].addresses
+    assert to.addr_spec == address
+    value = re.sub(rb"\r?\n", b"", raw_header(raw, b"To")).decode()[len("To: "):]
+    if "=?" in value:
+        # An encoded display name: the email package's parser puts a space between its encoded-words and
+        # collapses runs of spaces within one; RFC 2047 (6.2) says the space between adjacent encoded-words is
+        # ignored and the words' text is the text, as email.header's decoder reads it.
+        assert str(make_header(decode_header(value))) == f"{header_text(name, 120)} <{address}>"
+    else:
+        assert to.display_name == header_text(name, 120)
+    text_part, html_part = msg.iter_parts()
+    assert (text_part.get_content_type(), html_part.get_content_type()) == ("text/plain", "text/html")
+    assert text_part.get_content() == _want(text_part, text, linesep)
+    assert html_part.get_content() == _want(html_part, html, linesep)
+    return msg
+
+
+def test_hostile_texts_and_headers_read_back_exactly_as_rendered() -> None:
+    """Each part's encoding is chosen here (binascii's quoted-printable or base64, or 7bit when nothing needs
+    encoding), so the email package's parser is the judge: every header decodes to what was meant, both parts'
+    content to the rendered text and HTML, and the bytes are ASCII lines of at most 998 octets ending in CRLF."""
+    import random
+    from email import policy
+
+    from prdigest.deliver.email_message import build_email, message_bytes
+
+    rng = random.Random(30)
+    ed = edition([entry(100, ["kernels"], "deep-read")], language="zh-CN")
+    encodings = set()
+    for i in range(300):
+        text, html = _hostile(rng), _hostile(rng)
+        subject, name = _hostile(rng, 12), _name(rng)
+        address = f"reader-{i}@example.com"
+        msg = build_email(edition=ed, reader=Reader(id=f"r{i}", name=name, email=address), subject=subject,
+                          preheader=_hostile(rng, 6), html=html, text=text, sender="digest <digest@example.com>",
+                          unsubscribe=f"https://digest.example.com/u/{'r' * rng.randint(1, 120)}{i}")
+        back = _check_read_back(message_bytes(msg, policy.SMTP), subject=subject, name=name, address=address,
+                                text=text, html=html)
+        encodings |= {p["Content-Transfer-Encoding"] for p in back.iter_parts()}
+        line = raw_header(message_bytes(msg, policy.SMTP), b"List-Unsubscribe")
+        assert re.fullmatch(rb"List-Unsubscribe: <https://digest\.example\.com/u/r+\d+>", line), line
+        assert raw_header(message_bytes(msg, policy.SMTP), b"List-Unsubscribe-Post") == \
+            b"List-Unsubscribe-Post: List-Unsubscribe=One-Click"
+        # Written with "\n" (policy.default), 7bit and quoted-printable parts read back with "\n" too.
+        _check_read_back(message_bytes(msg, policy.default), subject=subject, name=name, address=address,
+                         text=text, html=html, linesep="\n")
+    assert encodings == {"7bit", "quoted-printable", "base64"}
+
+
+def test_a_variants_readers_share_one_body_with_their_own_headers_and_kept_message_ids() -> None:
+    from email import message_from_bytes, policy
+
+    from flows.media import EMAIL
+    from prdigest.deliver.email_message import message_bytes
+    from prdigest.deliver.media import Rendering
+    from renderers import RenderedEmail
+
+    ed = edition([entry(100, ["kernels"], "deep-read")], language="zh-CN")
+    text, html = "纯文本 = 1 \nFrom here\n.\n", "<p>超文本 a=b</p>\n" + "<td>" * 400 + "\n"
+    rendering = Rendering("email", "all", RenderedEmail("周报 vllm-project/vllm：3 篇", "要点", html, text))
+    compose = EMAIL.composer(rendering, ComposeContext(edition=ed, sender="digest <digest@example.com>",
+                                                       unsubscribe_template="https://example.com/u/{reader}"))
+    readers = [Reader(id=f"r{i}", name=name, email=f"r{i}@example.com")
+               for i, name in enumerate(["林伟", 'Ann "the editor" O\'Neil, Jr.', "Bob <admin@example.com>"])]
+    kept = "<1.2.3.first-attempt@example.com>"
+    messages = [compose(readers[0], None), compose(readers[1], kept), compose(readers[2], None)]
+    assert messages[0].get_payload()[1] is messages[2].get_payload()[1]  # one encoded body for the variant
+    for reader, msg in zip(readers, messages):
+        raw = message_bytes(msg)
+        back = _check_read_back(raw, subject=rendering.payload.subject, name=reader.name, address=reader.email,
+                                text=text, html=html)
+        assert back["List-Unsubscribe"] == f"<https://example.com/u/{reader.id}>"
+        assert message_from_bytes(raw, policy=policy.default)["Message-ID"] == msg["Message-ID"]
+    assert messages[1]["Message-ID"] == kept and len({m["Message-ID"] for m in messages}) == 3
+
+
+def test_hostile_bodies_cross_a_real_smtp_server_intact(tmp_path: Path) -> None:
+    """The SMTP path (smtplib's own flattening, dot-stuffing, the server's parsing) carries what the outbox
+    writes: each reader's variant with hostile text and HTML arrives whole, and its outbox file reads the same."""
+    import random
+
+    from flows.media import EMAIL
+    from prdigest.deliver.email_message import email_outbox_file
+    from prdigest.deliver.media import Rendering
+    from renderers import RenderedEmail
+
+    rng = random.Random(7)
+    ed = edition([entry(100, ["kernels"], "deep-read")], language="zh-CN")
+    variants, bodies = [], {}
+    for v in range(6):
+        text, html, subject = _hostile(rng, 80), _hostile(rng, 80), _hostile(rng, 10)
+        readers = [Reader(id=f"v{v}r{i}", name=_name(rng), email=f"v{v}r{i}@example.com")
+                   for i in range(2)]
+        variants.append((readers, {"email": Rendering("email", f"v{v}", RenderedEmail(subject, "p", html, text))}))
+        bodies.update({r.email: (r, subject, text, html) for r in readers})
+    context = ComposeContext(edition=ed, sender=SENDER, unsubscribe_template="https://example.com/u/{reader}")
+    deliveries = plan_deliveries(variants, [EMAIL], context)
+    with SmtpServer(tmp_path / "tls", password=PASSWORD) as smtp:
+        report = deliver(ed.key, deliveries, {"email": smtp_channel(smtp)}, None)
+        assert len(report.sent) == 12 and not report.failed, (report.failed, report.pending)
+        received = {m.rcpt_tos[0]: m for m in smtp.messages}
+    for delivery in deliveries:
+        reader, subject, text, html = bodies[delivery.reader.email]
+        raw = received[reader.email].raw
+        back = _check_read_back(raw, subject=subject, name=reader.name, address=reader.email, text=text, html=html)
+        assert back["Message-ID"] == delivery.message_id
+        _, eml = email_outbox_file(delivery.message())
+        again = _check_read_back(eml, subject=subject, name=reader.name, address=reader.email, text=text, html=html)
+        assert [p.get_content() for p in again.iter_parts()] == [p.get_content() for p in back.iter_parts()]

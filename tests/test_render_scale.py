@@ -145,8 +145,10 @@ def test_a_variants_messages_share_one_flattened_body_and_keep_their_bytes() -> 
     data = [message_bytes(m) for m in messages]
     assert data == [m.as_bytes(policy=policy.SMTP) for m in messages]  # what as_bytes writes, byte for byte
     assert messages[1].get_payload()[0] is messages[2].get_payload()[0]  # one body for the variant
-    # Headers every message has are parsed once and folded once per policy, each policy folding its own way.
-    assert messages[0]["From"] is messages[2]["From"] and messages[0]["Subject"] is messages[1]["Subject"]
+    # Headers every message has are parsed once and folded once per policy, each policy folding its own way; the
+    # variant's Subject is encoded once.
+    subjects = [dict(m.raw_items())["Subject"] for m in messages]
+    assert messages[0]["From"] is messages[2]["From"] and subjects[0] is subjects[1] is subjects[2]
     assert [message_bytes(m, policy.default) for m in messages] == [m.as_bytes(policy=policy.default)
                                                                    for m in messages]
     assert [message_bytes(m, policy.SMTP.clone(max_line_length=40)) for m in messages] == [

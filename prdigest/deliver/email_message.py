@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import base64
+import binascii
 import re
+import secrets
+from dataclasses import dataclass
 from io import BytesIO
 from email import policy
 from email.generator import NLCRE, BytesGenerator
+from email.header import Header
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
 from email.policy import EmailPolicy
-from email.message import EmailMessage
+from email.message import EmailMessage, MIMEPart
 from email.utils import format_datetime, formataddr, make_msgid, parseaddr
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Protocol
@@ -30,6 +35,8 @@ SLOTS = (UNSUBSCRIBE_SLOT, PREFERENCES_SLOT)
 #: What could end a header line or is a control: C0 and C1 controls (U+0085 ends a line for str.splitlines, which
 #: the email package refuses in a header value), DEL, and the Unicode line and paragraph separators.
 _HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+#: A line beginning "From " (what an mbox-guarding generator writes ">From ").
+_FROM_LINE = re.compile(rb"^From ", re.MULTILINE)
 #: RFC 5322's limit for one header line, CRLF excluded.
 MAX_LINE = 998
 
@@ -61,11 +68,23 @@ _REGISTRY.map_to_type("list-unsubscribe-post", OneLineHeader)
 _PARSED: dict[tuple[object, str, str], tuple[str, object]] = {}
 #: Folded header lines by (header object, the policy's folding settings), for the shared header objects.
 _FOLDED: dict[tuple[int, str, int | None, str, bool, str], tuple[object, bytes]] = {}
+#: Encoded unstructured header values by (header name, text): a variant's Subject and preheader are every one
+#: of its messages'.
+_ENCODED: dict[tuple[str, str], str] = {}
+#: Each header class's ``max_count`` by (registry, lower-case name).
+_MAX_COUNT: dict[tuple[object, str], int | None] = {}
 _CACHED = 1024  # entries kept in each, at most (a run's constant headers are a handful)
 
 
 class _MessagePolicy(EmailPolicy):
-    """The default policy, whose parsed header values are shared between messages (see ``_PARSED``)."""
+    """The default policy, whose parsed header values are shared between messages (see ``_PARSED``), and
+    whose header classes' limits are looked up once per header name (the registry makes a class per lookup)."""
+
+    def header_max_count(self, name):  # noqa: ANN001, ANN201 - email's signature
+        key = (self.header_factory, name.lower())
+        if key not in _MAX_COUNT:
+            _MAX_COUNT[key] = super().header_max_count(name)
+        return _MAX_COUNT[key]
 
     def header_store_parse(self, name, value):  # noqa: ANN001, ANN201 - email's signature
         if type(value) is not str:
@@ -98,9 +117,9 @@ def list_unsubscribe(url: str) -> str:
 def email_notice(reader: Reader, subject: str, text: str, context: "ComposeContext") -> EmailMessage:
     """The editors' notice as a plain-text e-mail (its Message-ID names the edition's review)."""
     msg = EmailMessage(policy=MESSAGE_POLICY)
-    msg["Subject"] = header_text(subject)
+    msg.set_raw("Subject", unstructured("Subject", header_text(subject)))
     msg["From"] = context.sender
-    msg["To"] = formataddr((header_text(reader.name), reader.email or ""))
+    msg.set_raw("To", mailbox(header_text(reader.name, 120), reader.email or ""))
     msg["Date"] = format_datetime(context.now or datetime.now(timezone.utc))
     msg["Message-ID"] = make_msgid(idstring=f"review.{context.edition.key}",
                                    domain=parseaddr(context.sender)[1].rpartition("@")[2] or "localhost")
@@ -142,24 +161,155 @@ def build_email(
     now: datetime | None = None,
 ) -> EmailMessage:
     """A multipart/alternative message (text first, HTML preferred) with list headers for one reader."""
+    return addressed(email_body(html, text), edition=edition, reader=reader, subject=subject, preheader=preheader,
+                     sender=sender, unsubscribe=unsubscribe, now=now)
+
+
+def encode_body(content: str) -> tuple[str, str]:
+    """A text part's body encoded for any mail path: (Content-Transfer-Encoding, the encoded lines).
+
+    Each line (the content split at "\n") is quoted-printable encoded by ``binascii.b2a_qp`` (C), soft-broken
+    at 76 characters, with anything else that could not travel as it is escaped: ``=``, bytes over 126, control
+    characters (a lone CR among them), a space or tab ending a line, a dot alone on a line. When that changes
+    nothing, the content is 7bit as it is; when base64 is shorter (text mostly CJK) or a line of the encoded
+    text would begin "From ", base64. Every encoded line is ASCII and at most 76 characters. Decoded, base64
+    gives back the content's bytes exactly, 7bit and quoted-printable the content with each "\n" the message's
+    line ending (CRLF on the SMTP path)."""
+    data = content.encode("utf-8")
+    quoted = b"\n".join(binascii.b2a_qp(line, istext=False) for line in data.split(b"\n"))
+    # A line beginning "From " would be written ">From " by a generator that guards mbox files (smtplib's
+    # send_message uses one): such a text goes as base64, which has no such line.
+    mangled = _FROM_LINE.search(quoted) is not None
+    if quoted == data and not mangled:
+        return "7bit", content
+    # base64's length, its lines of 76 characters each ended by "\n", told before encoding it.
+    chars = 4 * -(-len(data) // 3)
+    if mangled or chars + -(-chars // 76) < len(quoted):
+        return "base64", base64.encodebytes(data).decode("ascii")
+    return "quoted-printable", quoted.decode("ascii")
+
+
+#: The boundary of every message's parts (see :func:`email_body`).
+BOUNDARY = f"=_{secrets.token_hex(8)}"
+
+
+@dataclass(frozen=True)
+class EmailBody:
+    """The body a variant's messages share: the text and the HTML part, encoded once, and the boundary
+    between them."""
+
+    text: MIMEPart
+    html: MIMEPart
+    boundary: str
+
+
+def _text_part(content: str, subtype: str) -> MIMEPart:
+    """A ``text/<subtype>`` part holding ``content`` encoded (its payload set as encoded, its headers saying so)."""
+    transfer, encoded = encode_body(content)
+    part = MIMEPart(policy=MESSAGE_POLICY)
+    part["Content-Type"] = f'text/{subtype}; charset="utf-8"'
+    part["Content-Transfer-Encoding"] = transfer
+    part.set_payload(encoded)
+    part.flattened = {}  # read, never changed, when sent: message_bytes writes it once per policy
+    return part
+
+
+def email_body(html: str, text: str) -> EmailBody:
+    """The text and HTML parts of a message, encoded (:func:`encode_body`), and a boundary none of them can hold:
+    it begins ``=_``, which no encoded line holds (quoted-printable writes ``=`` only before two hex digits or a
+    line break, base64 has neither character, and 7bit content holds no ``=``). So every message can have the
+    same boundary, and with it the same Content-Type header, parsed and folded once."""
+    return EmailBody(_text_part(text, "plain"), _text_part(html, "html"), BOUNDARY)
+
+
+#: The line length headers are folded to (the default policy's).
+MAX_FOLDED = 78
+
+
+def _put(msg: EmailMessage, name: str, value: str) -> None:
+    """Set a header: a value of printable ASCII that fits its line as it is is stored as written (nothing to
+    encode or fold: the generator writes it so, and a parser reads it when asked); any other is parsed by the
+    policy, which folds it when the message is written."""
+    if value.isascii() and value.isprintable() and len(name) + 2 + len(value) <= MAX_FOLDED:
+        msg.set_raw(name, value)
+    else:
+        msg[name] = value
+
+
+def _plain(text: str) -> bool:
+    """Whether header text can be written as it is: printable ASCII holding nothing a decoder would read as an
+    encoded-word (``=?``) and no run of spaces (which a display name's parsing collapses)."""
+    return text.isascii() and text.isprintable() and "=?" not in text and "  " not in text
+
+
+def _words(name: str, text: str) -> str:
+    """``text`` as RFC 2047 encoded-words (UTF-8) by ``email.header.Header``, folded to at most 78 characters
+    a line ("\n" between lines: the generator writes the policy's line ending): a decoder joins adjacent
+    encoded-words without the folding between them, so it reads ``text`` back exactly."""
+    return Header(text, "utf-8", maxlinelen=MAX_FOLDED, header_name=name).encode(linesep="\n")
+
+
+def unstructured(name: str, text: str) -> str:
+    """The value of an unstructured header (Subject, the preheader): ``text`` as it is when it is plain and fits
+    its line, else its encoded-words (:func:`_words`). The email package's own folding is not used: it leaves a
+    literal ``=?…?=`` in a Subject as it is, which every reader then sees decoded."""
+    if _plain(text) and len(name) + 2 + len(text) <= MAX_FOLDED:
+        return text
+    key = (name, text)
+    found = _ENCODED.get(key)
+    if found is None:
+        if len(_ENCODED) >= _CACHED:
+            _ENCODED.clear()
+        found = _ENCODED[key] = _words(name, text)
+    return found
+
+
+def mailbox(name: str, address: str) -> str:
+    """A To value: ``formataddr``'s when the name is plain and it fits one line, else the name as encoded-words
+    followed by the address (on a line of its own when the last word's has no room). The email package's folding
+    of a long quoted name drops the quotes (``Smith, John…`` became two addresses), so it is not used."""
+    pair = formataddr((name, address))
+    if _plain(name) and len("To: ") + len(pair) <= MAX_FOLDED:
+        return pair
+    words = _words("To", name)
+    last = words.rpartition("\n")[2]
+    used = len(last) + (0 if "\n" in words else len("To: "))
+    return f"{words}{' ' if used + len(address) + 3 <= MAX_FOLDED else chr(10) + ' '}<{address}>"
+
+
+def addressed(
+    body: EmailBody,
+    *,
+    edition: Edition,
+    reader: Reader,
+    subject: str,
+    preheader: str,
+    sender: str,
+    unsubscribe: str | None = None,
+    now: datetime | None = None,
+    message_id: str | None = None,
+) -> EmailMessage:
+    """One reader's message around a body (which readers of a variant share): that reader's headers, the list
+    headers, and the body's parts."""
     if not reader.email:
         raise ValueError(f"reader '{reader.id}' has no e-mail address")
     domain = parseaddr(sender)[1].rpartition("@")[2] or "localhost"
     msg = EmailMessage(policy=MESSAGE_POLICY)
-    msg["Subject"] = header_text(subject)
+    msg.set_raw("Subject", unstructured("Subject", header_text(subject)))
     msg["From"] = sender
-    msg["To"] = formataddr((header_text(reader.name, 120), reader.email))
-    msg["Date"] = format_datetime(now or datetime.now(timezone.utc))
-    msg["Message-ID"] = make_msgid(idstring=f"{edition.key}.{reader.id}", domain=domain)
+    msg.set_raw("To", mailbox(header_text(reader.name, 120), reader.email))
+    _put(msg, "Date", format_datetime(now or datetime.now(timezone.utc)))
+    _put(msg, "Message-ID", message_id or make_msgid(idstring=f"{edition.key}.{reader.id}", domain=domain))
     msg["List-Id"] = f"{header_text(edition.repo)} digest <{slug(edition.repo)}.pr-digest.{domain}>"
     if unsubscribe:
-        msg["List-Unsubscribe"] = list_unsubscribe(unsubscribe)
+        _put(msg, "List-Unsubscribe", list_unsubscribe(unsubscribe))
         if unsubscribe.startswith("https://"):
             msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     msg["X-Digest-Edition"] = edition.key
-    msg["X-Digest-Preheader"] = header_text(preheader)
-    msg.set_content(text)
-    msg.add_alternative(html, subtype="html")
+    msg.set_raw("X-Digest-Preheader", unstructured("X-Digest-Preheader", header_text(preheader)))
+    msg["MIME-Version"] = "1.0"
+    msg["Content-Type"] = f'multipart/alternative; boundary="{body.boundary}"'
+    msg.set_payload([body.text, body.html])  # the parts are read, never changed, when sent
     return msg
 
 
@@ -181,51 +331,39 @@ def email_message_id(context: "ComposeContext", reader: Reader) -> str:
 
 class EmailComposer:
     """Composes one variant's e-mails. Every reader's headers are built in full; the body, identical
-    for all readers of a variant, is encoded once (quoted-printable encoding of ~70 KB of HTML costs
-    ~7 ms a message) and flattened once (:func:`message_bytes`). A message's body is made from its HTML and
-    text with the reader's links filled in, nothing else: from the second reader on, those are compared with
-    the first reader's, and should they ever differ (a footer with each reader's own links), every message is
-    composed in full."""
+    for all readers of a variant, is encoded once (:func:`email_body`) and flattened once (:func:`message_bytes`).
+    A message's body is made from its HTML and text with the reader's links filled in, nothing else: from the
+    second reader on, those are compared with the first reader's, and should they ever differ (a footer with
+    each reader's own links), every message gets a body of its own."""
 
     def __init__(self, rendering: "Rendering", context: "ComposeContext") -> None:
         content: EmailContent = rendering.payload
         self.content = content
         self.context = context
-        self.body: list | None = None
+        self.body: EmailBody | None = None
         self.filled: tuple[str, str] | None = None  # the first reader's HTML and text, links filled in
         # A footer with each reader's own links: every message is composed in full.
         self.personal = any(slot in part for slot in SLOTS for part in (content.html, content.text))
-
-    def _full(self, reader: Reader, message_id: str | None, *, headers_only: bool = False) -> EmailMessage:
-        c, ctx = self.content, self.context
-        links = ctx.links_for(reader, "email")
-        html, text = ("", "") if headers_only else self._filled(reader)
-        msg = build_email(edition=ctx.edition, reader=reader, subject=c.subject, preheader=c.preheader,
-                          html=html, text=text, sender=ctx.sender, unsubscribe=links.unsubscribe, now=ctx.now)
-        if message_id:
-            del msg["Message-ID"]
-            msg["Message-ID"] = message_id
-        return msg
 
     def _filled(self, reader: Reader) -> tuple[str, str]:
         links = self.context.links_for(reader, "email")
         return links.fill(self.content.html, for_html=True), links.fill(self.content.text, for_html=False)
 
     def __call__(self, reader: Reader, message_id: str | None = None) -> EmailMessage:
-        if self.personal:
-            return self._full(reader, message_id)
-        if self.body is None:
-            msg = self._full(reader, message_id)
-            self.body, self.filled = msg.get_payload(), self._filled(reader)
-            for part in self.body:
-                part.flattened = {}  # read, never changed, when sent: message_bytes writes it once
-            return msg
-        if self._filled(reader) != self.filled:
+        c, ctx = self.content, self.context
+        if not reader.email:
+            raise ValueError(f"reader '{reader.id}' has no e-mail address")
+        filled = self._filled(reader)
+        if self.personal or (self.filled is not None and filled != self.filled):
             self.personal = True
-            return self._full(reader, message_id)
-        msg = self._full(reader, message_id, headers_only=True)
-        msg.set_payload(list(self.body))  # the parts are read, never changed, when sent
-        return msg
+            body = email_body(*filled)
+        else:
+            if self.body is None:
+                self.body, self.filled = email_body(*filled), filled
+            body = self.body
+        return addressed(body, edition=ctx.edition, reader=reader, subject=c.subject, preheader=c.preheader,
+                         sender=ctx.sender, unsubscribe=ctx.links_for(reader, "email").unsubscribe, now=ctx.now,
+                         message_id=message_id)
 
 
 class _Lines(BytesGenerator):
