@@ -190,6 +190,7 @@ def _check_read_back(raw: bytes, *, subject: str, name: str, address: str, text:
     else:
         assert to.display_name == header_text(name, 120)
     text_part, html_part = msg.iter_parts()
+    assert all(len(line) <= 76 for part in (text_part, html_part) for line in part.get_payload().splitlines())
     assert (text_part.get_content_type(), html_part.get_content_type()) == ("text/plain", "text/html")
     assert text_part.get_content() == _want(text_part, text, linesep)
     assert html_part.get_content() == _want(html_part, html, linesep)
@@ -288,3 +289,28 @@ def test_hostile_bodies_cross_a_real_smtp_server_intact(tmp_path: Path) -> None:
         _, eml = email_outbox_file(delivery.message())
         again = _check_read_back(eml, subject=subject, name=reader.name, address=reader.email, text=text, html=html)
         assert [p.get_content() for p in again.iter_parts()] == [p.get_content() for p in back.iter_parts()]
+
+
+def test_quoted_printable_in_one_call_is_the_same_as_line_by_line_where_it_is_used() -> None:
+    """encode_body encodes a text with no CR and no line ending in a space or tab in one call of b2a_qp, any
+    other line by line: the same bytes where the one call is used."""
+    import binascii
+    import random
+
+    from prdigest.deliver.email_message import encode_body
+
+    rng = random.Random(5)
+    pieces = [p for p in _PIECES if "\r" not in p and not p.endswith((" \n", "\t\n"))]
+    used = 0
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))).replace(" \n", "\n")
+        data = text.encode()
+        if re.search(rb"[ \t](\n|$)", data):
+            continue
+        used += 1
+        lines = b"\n".join(binascii.b2a_qp(line, istext=False) for line in data.split(b"\n"))
+        assert binascii.b2a_qp(data) == lines
+        transfer, encoded = encode_body(text)
+        if transfer == "quoted-printable":
+            assert encoded.encode() == lines
+    assert used > 200

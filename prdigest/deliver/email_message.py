@@ -35,8 +35,8 @@ SLOTS = (UNSUBSCRIBE_SLOT, PREFERENCES_SLOT)
 #: What could end a header line or is a control: C0 and C1 controls (U+0085 ends a line for str.splitlines, which
 #: the email package refuses in a header value), DEL, and the Unicode line and paragraph separators.
 _HEADER_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-#: A line beginning "From " (what an mbox-guarding generator writes ">From ").
-_FROM_LINE = re.compile(rb"^From ", re.MULTILINE)
+#: Bytes over 127 (each one =XX in quoted-printable).
+_HIGH = bytes(range(128, 256))
 #: RFC 5322's limit for one header line, CRLF excluded.
 MAX_LINE = 998
 
@@ -176,17 +176,23 @@ def encode_body(content: str) -> tuple[str, str]:
     gives back the content's bytes exactly, 7bit and quoted-printable the content with each "\n" the message's
     line ending (CRLF on the SMTP path)."""
     data = content.encode("utf-8")
-    quoted = b"\n".join(binascii.b2a_qp(line, istext=False) for line in data.split(b"\n"))
-    # A line beginning "From " would be written ">From " by a generator that guards mbox files (smtplib's
-    # send_message uses one): such a text goes as base64, which has no such line.
-    mangled = _FROM_LINE.search(quoted) is not None
-    if quoted == data and not mangled:
-        return "7bit", content
-    # base64's length, its lines of 76 characters each ended by "\n", told before encoding it.
+    # base64's length, its lines of 76 characters each ended by "\n", told before encoding it; quoted-printable
+    # is longer than the content by two characters at least for every byte over 127 (=XX).
     chars = 4 * -(-len(data) // 3)
-    if mangled or chars + -(-chars // 76) < len(quoted):
-        return "base64", base64.encodebytes(data).decode("ascii")
-    return "quoted-printable", quoted.decode("ascii")
+    chars += -(-chars // 76)
+    if len(data) + 2 * (len(data) - len(data.translate(None, _HIGH))) <= chars:
+        if b"\r" in data or b" \n" in data or b"\t\n" in data or data.endswith((b" ", b"\t")):
+            quoted = b"\n".join(binascii.b2a_qp(line, istext=False) for line in data.split(b"\n"))
+        else:  # the same in one call: the text's line breaks are its only "\n" and no line ends in a space
+            quoted = binascii.b2a_qp(data)
+        # A line beginning "From " would be written ">From " by a generator that guards mbox files (smtplib's
+        # send_message uses one): such a text goes as base64, which has no such line.
+        if not quoted.startswith(b"From ") and b"\nFrom " not in quoted:
+            if quoted == data:
+                return "7bit", content
+            if len(quoted) <= chars:
+                return "quoted-printable", quoted.decode("ascii")
+    return "base64", base64.encodebytes(data).decode("ascii")
 
 
 #: The boundary of every message's parts (see :func:`email_body`).
