@@ -184,11 +184,12 @@ def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabular
     """
     published = [e for e in edition.entries if e.status is not EntryStatus.REJECTED] if drafts else edition.published
     by_filter: dict[Filter, Variant] = {}
-    facts = selection_facts(published)
+    # In reading order once: each filter's selection keeps it (ordered() of the selection, without a sort each).
+    facts = selection_facts(ordered(published, vocabulary))
     for reader in readers:
         flt = Filter.of(reader, vocabulary)
         if flt not in by_filter:
-            by_filter[flt] = Variant(flt, ordered(flt.select(facts), vocabulary))
+            by_filter[flt] = Variant(flt, flt.select(facts))
         by_filter[flt].readers.append(reader)
     served = [v for v in by_filter.values() if v.entries]
     idle = [r for v in by_filter.values() if not v.entries for r in v.readers]
