@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from mjml import mjml2html
 
 from prdigest.kernel.errors import RenderError
@@ -255,6 +255,21 @@ def compile_isolating(build: Callable[[list[_Fragments]], str], frags: list[_Fra
 _MARK = "<i>prdigest-mark-{}</i>"
 
 
+def _compiled_between_marks(text: str) -> str | None:
+    """The HTML MJML makes of ``text`` inside an ``mj-text``, between two marks; None when it does not compile."""
+    start, end = _MARK.format("start"), _MARK.format("end")
+    doc = (f"<mjml><mj-body><mj-section><mj-column><mj-text>{start}{text}{end}</mj-text>"
+           "</mj-column></mj-section></mj-body></mjml>")
+    try:
+        html = mjml2html(doc, fonts={})
+    except ValueError:
+        return None
+    first, last = html.find(start), html.rfind(end)
+    if first < 0 or last < first or html.count(start) != 1 or html.count(end) != 1:
+        return None
+    return html[first + len(start):last]
+
+
 def _compiled_fragment(fragment: Markup) -> str | None:
     """The HTML MJML makes of one entry's fragment (``<br>`` becomes ``<br />``, the line breaks between tags
     go, ...), compiled alone once per render step (:mod:`renderers.shared`); None when it does not compile
@@ -264,44 +279,55 @@ def _compiled_fragment(fragment: Markup) -> str | None:
         text = str(fragment)
         if not (text.startswith("<") and text.endswith(">")):
             return None
-        start, end = _MARK.format("start"), _MARK.format("end")
-        doc = (f"<mjml><mj-body><mj-section><mj-column><mj-text>{start}{text}{end}</mj-text>"
-               "</mj-column></mj-section></mj-body></mjml>")
-        try:
-            html = mjml2html(doc, fonts={})
-        except ValueError:
-            return None
-        first, last = html.find(start), html.rfind(end)
-        if first < 0 or last < first or html.count(start) != 1 or html.count(end) != 1:
-            return None
-        return html[first + len(start):last]
+        return _compiled_between_marks(text)
 
     return shared("email-mjml", (fragment,), (), make)
 
 
-def _assembled(build_groups: Callable[[list[Markup]], str], groups_html: list[list[Markup]]) -> str | None:
+def _compiled_note(note: str) -> str | None:
+    """The HTML MJML makes of a note's text (escaped, as the template writes it), between the tags of its
+    ``div`` as between two marks: compiled once per render step for every variant that shows it."""
+    return shared("email-note", (), (note,), lambda: _compiled_between_marks(str(escape(note))))
+
+
+def _assembled(build_groups: Callable[[list[Markup], list[Markup]], str], groups_html: list[list[Markup]],
+               notes: list[str], skeletons: dict[int, str | None]) -> str | None:
     """A variant's HTML without compiling its entries again: its document compiled with a mark in place of each
-    group's entries, then each mark replaced by the group's fragments as :func:`_compiled_fragment` made them.
-    The same bytes as compiling the whole document (``tests/test_renderers.py`` holds them side by side),
-    at the cost of compiling the header, the connections and the footer. None when an entry's fragment does
-    not compile alone, or the document does not compile: then the caller compiles it whole and finds out."""
+    group's entries and of each note's text, then each mark replaced by what MJML made of the group's
+    fragments (:func:`_compiled_fragment`) or the note (:func:`_compiled_note`). The same bytes as compiling the
+    whole document (``tests/test_renderers.py`` holds them side by side). The document with marks is the same
+    in each of a variant's attempts (only the notes and which entries are in full differ), so it is
+    compiled once per number of notes (``skeletons``, the variant's). None when an entry's fragment or a note
+    does not compile alone, or the document does not compile: then the caller compiles it whole and finds out."""
     compiled = []
     for group in groups_html:
         parts = [_compiled_fragment(f) for f in group]
         if any(p is None for p in parts):
             return None
         compiled.append("".join(parts))  # type: ignore[arg-type]
+    notes_html = [_compiled_note(n) for n in notes]
+    if any(n is None for n in notes_html):
+        return None
+    note_marks = [_MARK.format(f"note-{i}") for i in range(len(notes))]
     marks = [_MARK.format(f"group-{i}") for i in range(len(groups_html))]
-    try:
-        skeleton = mjml2html(build_groups([Markup(m) for m in marks]), fonts={})
-    except ValueError:
+    if len(notes) not in skeletons:
+        try:
+            skeletons[len(notes)] = mjml2html(build_groups([Markup(m) for m in marks],
+                                                           [Markup(m) for m in note_marks]), fonts={})
+        except ValueError:
+            skeletons[len(notes)] = None
+    skeleton = skeletons[len(notes)]
+    if skeleton is None:
+        return None
+    found = [(skeleton.find(m), m, html) for m, html in zip(note_marks + marks, notes_html + compiled)]
+    if any(at < 0 for at, _, _ in found):
         return None
     pieces, rest = [], skeleton
-    for mark, html in zip(marks, compiled):
-        before, found, rest = rest.partition(mark)
-        if not found or mark in rest:
+    for _, mark, html in sorted(found):
+        before, _, rest = rest.partition(mark)
+        if mark in rest:
             return None
-        pieces += [before, html]
+        pieces += [before, html]  # type: ignore[list-item]
     if "<i>prdigest-mark-" in rest:
         return None
     return "".join(pieces) + rest
@@ -343,23 +369,31 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
     impact = _impact(edition, variant, link_hosts)
     badges = _badges(variant, lang)
 
+    skeletons: dict[int, str | None] = {}  # the variant's document with marks, by number of notes
+
     def attempt(full: Callable[[EntryView], bool], note: str | None) -> str:
         nonlocal frags, problems
 
-        def build(fs: list[_Fragments], marks: list[Markup] | None = None) -> str:
+        def notes_of(fs: list[_Fragments]) -> list[str]:
             notes = [note] if note else []
             if problems or len(fs) < len(frags):
                 dropped = sorted({p.number for p in problems} | ({f.view.number for f in frags}
                                                                   - {f.view.number for f in fs}))
                 notes.append(ui["problems"].format(n=len(dropped),
                                                    numbers=", ".join(f"#{n}" for n in dropped)))
-            return _mjml(edition, variant, subj, pre, fs, full, notes, online, link_hosts, reader_links,
-                         marks=marks, connect=connect, impact=impact, badges=badges)
+            return notes
 
-        # Each entry compiled once per render step, the variant's document around them once per attempt; when
-        # an entry does not compile alone (or the document does not), the document is compiled whole as before.
+        def build(fs: list[_Fragments], marks: list[Markup] | None = None,
+                  notes: list[Markup] | None = None) -> str:
+            return _mjml(edition, variant, subj, pre, fs, full, notes_of(fs) if notes is None else notes, online,
+                         link_hosts, reader_links, marks=marks, connect=connect, impact=impact, badges=badges)
+
+        # Each entry and note compiled once per render step, the variant's document around them once; when one
+        # does not compile alone (or the document does not), the document is compiled whole as before.
         assembled = None if whole else _assembled(
-            lambda marks: build(frags, marks), [fragments for _, fragments in _group_fragments(frags, full, lang)])
+            lambda marks, notes: build(frags, marks, notes),
+            [fragments for _, fragments in _group_fragments(frags, full, lang)], notes_of(frags),
+            skeletons if not problems else {})
         if assembled is not None:
             return assembled
         html, frags, new = compile_isolating(build, frags, variant.key)
