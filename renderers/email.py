@@ -291,20 +291,27 @@ def _compiled_note(note: str) -> str | None:
 
 
 def _assembled(build_groups: Callable[[list[Markup], list[Markup]], str], groups_html: list[list[Markup]],
-               notes: list[str], skeletons: dict[int, str | None]) -> str | None:
+               notes: list[str], skeletons: dict[int, str | None],
+               compiled_fragments: dict[int, tuple[Markup, str | None]]) -> str | None:
     """A variant's HTML without compiling its entries again: its document compiled with a mark in place of each
     group's entries and of each note's text, then each mark replaced by what MJML made of the group's
     fragments (:func:`_compiled_fragment`) or the note (:func:`_compiled_note`). The same bytes as compiling the
     whole document (``tests/test_renderers.py`` holds them side by side). The document with marks is the same
     in each of a variant's attempts (only the notes and which entries are in full differ), so it is
-    compiled once per number of notes (``skeletons``, the variant's). None when an entry's fragment or a note
+    compiled once per number of notes (``skeletons``, the variant's; ``compiled_fragments``: its fragments'
+    compiled HTML by id, kept with the fragment). None when an entry's fragment or a note
     does not compile alone, or the document does not compile: then the caller compiles it whole and finds out."""
     compiled = []
     for group in groups_html:
-        parts = [_compiled_fragment(f) for f in group]
-        if any(p is None for p in parts):
-            return None
-        compiled.append("".join(parts))  # type: ignore[arg-type]
+        parts = []
+        for fragment in group:
+            known = compiled_fragments.get(id(fragment))
+            if known is None or known[0] is not fragment:
+                known = compiled_fragments[id(fragment)] = (fragment, _compiled_fragment(fragment))
+            if known[1] is None:
+                return None
+            parts.append(known[1])
+        compiled.append("".join(parts))
     notes_html = [_compiled_note(n) for n in notes]
     if any(n is None for n in notes_html):
         return None
@@ -370,6 +377,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
     badges = _badges(variant, lang)
 
     skeletons: dict[int, str | None] = {}  # the variant's document with marks, by number of notes
+    compiled_fragments: dict[int, tuple[Markup, str | None]] = {}
 
     def attempt(full: Callable[[EntryView], bool], note: str | None) -> str:
         nonlocal frags, problems
@@ -393,7 +401,7 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
         assembled = None if whole else _assembled(
             lambda marks, notes: build(frags, marks, notes),
             [fragments for _, fragments in _group_fragments(frags, full, lang)], notes_of(frags),
-            skeletons if not problems else {})
+            skeletons if not problems else {}, compiled_fragments)
         if assembled is not None:
             return assembled
         html, frags, new = compile_isolating(build, frags, variant.key)
