@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 
 from prdigest.kernel.i18n import Section, catalog, messages
@@ -40,6 +41,21 @@ def _live(edition: Edition) -> list[Entry]:
     return [e for e in edition.entries if e.status is not EntryStatus.REJECTED]
 
 
+@dataclass(frozen=True)
+class LedeBasis:
+    """What every variant's lede of one plan reads of the edition (its live entries and their numbers, and the
+    numbers of the entries the plan selects from), read once for all of them instead of once per variant."""
+
+    live: list[Entry]
+    live_numbers: frozenset[int]
+    everything_numbers: frozenset[int]
+
+    @classmethod
+    def of(cls, edition: Edition, everything: list[Entry]) -> "LedeBasis":
+        live = _live(edition)
+        return cls(live, frozenset(e.number for e in live), frozenset(e.number for e in everything))
+
+
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split()).rstrip("。.;；:：")
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -56,17 +72,19 @@ def _first(entries: list[Entry], ranking: list[int]) -> list[Entry]:
 
 
 def offline_lede(edition: Edition, vocabulary: Vocabulary | None = None, entries: list[Entry] | None = None,
-                 first: list[Entry] | None = None) -> str:
+                 first: list[Entry] | None = None, *, basis: LedeBasis | None = None) -> str:
     """The lede from the first reads (the ranking's two best), the busiest subsystems and the reverts.
 
     ``entries`` narrows it to one variant's entries (default: every live entry of the edition), and
-    ``first`` gives that variant's read-first (default: the edition's ranking over ``entries``).
+    ``first`` gives that variant's read-first (default: the edition's ranking over ``entries``); ``basis``:
+    the edition's live entries, read once for a plan's variants.
     """
     # Sentences put together from many messages: all in the edition's language, or all in English.
     language = catalog(edition.language).whole("lede").language
     words = messages(language, "lede")
-    everything = _live(edition)
-    narrow = entries is not None and {e.number for e in entries} != {e.number for e in everything}
+    everything = _live(edition) if basis is None else basis.live
+    live_numbers = {e.number for e in everything} if basis is None else basis.live_numbers
+    narrow = entries is not None and {e.number for e in entries} != live_numbers
     entries = everything if entries is None else entries
     if not entries:
         return ""
@@ -95,16 +113,18 @@ def offline_lede(edition: Edition, vocabulary: Vocabulary | None = None, entries
 
 
 def variant_lede(edition: Edition, entries: list[Entry], first: list[Entry], vocabulary: Vocabulary | None = None,
-                 *, drafted: str = "", everything: list[Entry] | None = None) -> str:
+                 *, drafted: str = "", everything: list[Entry] | None = None, basis: LedeBasis | None = None) -> str:
     """One variant's lede: the edition's own when the variant holds every entry (the editor may have
     rewritten it), else ``drafted`` (the model's, from the connect step) while it is still grounded in the
-    variant's entries, else the offline lede of the variant."""
-    numbers = {e.number for e in entries}
-    if everything is not None and numbers == {e.number for e in everything} and edition.lede:
-        return edition.lede
+    variant's entries, else the offline lede of the variant. ``basis``: :meth:`LedeBasis.of` the edition and
+    ``everything``, made once for a plan's variants."""
+    if everything is not None and edition.lede:
+        numbers = {e.number for e in entries}
+        if numbers == ({e.number for e in everything} if basis is None else basis.everything_numbers):
+            return edition.lede
     if drafted and not check_lede(drafted, edition, entries):
         return drafted
-    return offline_lede(edition, vocabulary, entries, first)
+    return offline_lede(edition, vocabulary, entries, first, basis=basis)
 
 
 def sentences(text: str) -> list[str]:

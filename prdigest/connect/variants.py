@@ -11,7 +11,7 @@ from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, Verdict, VariantRecord, FilterRecord
 from prdigest.readers.file import DEFAULT_BUDGET, Reader
 from prdigest.kernel.vocabulary import Vocabulary
-from prdigest.connect.lede import variant_lede, write_lede
+from prdigest.connect.lede import LedeBasis, variant_lede, write_lede
 
 if TYPE_CHECKING:
     from prdigest.connect.lede import Complete
@@ -196,10 +196,11 @@ def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabular
     _dedupe_keys(served)
 
     drafted = {v.key: v.lede for v in edition.variants}
+    basis = LedeBasis.of(edition, published)
     for variant in served:
         variant.read_first = pick_read_first(edition.ranking, variant.entries, variant.filter.budget)
         variant.lede = variant_lede(edition, variant.entries, variant.read_first, vocabulary,
-                                    drafted=drafted.get(variant.key, ""), everything=published)
+                                    drafted=drafted.get(variant.key, ""), everything=published, basis=basis)
     return served, idle
 
 
