@@ -448,4 +448,5 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
             # Nothing fits: every entry as one line, over budget (Gmail offers "View entire message").
             html = best if best is not None else attempt(lambda e: False, ui["compact_none"])
     return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(edition, variant,
-                         link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect), problems=problems, compact=compact)
+                         link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect,
+                         views=views), problems=problems, compact=compact)

@@ -64,10 +64,16 @@ def _labelled(label: str, url: str, ui: dict[str, str]) -> str:
     return f"{label}{colon}{'' if colon == '：' else ' '}{url}"
 
 
-def render_entry_text(e: EntryView, language: str, link: str | None = None) -> list[str]:
-    """One entry as plain-text lines (no trailing blank line); ``link`` is its archive permalink, if any.
-    Wrapped once per entry in a render step, however many variants show it (:mod:`renderers.shared`)."""
-    return list(shared("text-entry", (e,), (language, link), lambda: tuple(_entry_text(e, language, link))))
+class _Block(str):
+    """Lines joined by "\n", each stripped of its trailing spaces already: :func:`render_text` writes it as it is."""
+
+
+def render_entry_text(e: EntryView, language: str, link: str | None = None) -> _Block:
+    """One entry as plain-text lines (no trailing blank line), joined, each stripped of trailing spaces; ``link``
+    is its archive permalink, if any. Wrapped once per entry in a render step, however many variants show it
+    (:mod:`renderers.shared`)."""
+    return shared("text-entry", (e,), (language, link),
+                  lambda: _Block("\n".join(line.rstrip() for line in _entry_text(e, language, link))))
 
 
 def _entry_text(e: EntryView, language: str, link: str | None) -> list[str]:
@@ -168,18 +174,21 @@ def render_entry_line(e: EntryView, link: str | None = None) -> list[str]:
 
 def render_text(edition: Edition, variant: Variant, *,
                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None,
-                reader_links: tuple[str, ...] = (), connect: Connections | None = None) -> str:
+                reader_links: tuple[str, ...] = (), connect: Connections | None = None,
+                views: list[EntryView] | None = None) -> str:
     """The plain-text digest of ``variant``: header, then one block per entry grouped by verdict.
 
     Also the email's ``text/plain`` part. Lines are wrapped at 78 columns (CJK characters count as two);
     URLs are never broken. With ``site_url`` the header links the edition's archive page and each entry
     its permalink. ``reader_links`` ends it with a placeholder line per link, filled in per reader.
-    ``connect``: the variant's connections, when made already (the e-mail's HTML part made them).
+    ``connect`` and ``views``: the variant's connections and its entries' views, when made already (the e-mail's
+    HTML part made them).
     """
     base = site_base(site_url)
     lang = edition.language
     ui = strings(lang)
-    views = [view(e, lang, link_hosts, variant.vocabulary, edition.repo) for e in variant.entries]
+    if views is None:
+        views = [view(e, lang, link_hosts, variant.vocabulary, edition.repo) for e in variant.entries]
     out = wrap(f"{one_line(edition.repo)} · {edition.week} {ui['digest']}")
     out += wrap(window(edition))
     out += wrap(summary(edition, variant))
@@ -201,8 +210,8 @@ def render_text(edition: Edition, variant: Variant, *,
                 out += ([""] if i == 0 or shown == FULL_ENTRIES else []) + render_entry_line(e, link)
             else:
                 out += [""] if i == 0 else ["", _rule("-"), ""]
-                out += render_entry_text(e, lang, link)
+                out.append(render_entry_text(e, lang, link))
             shown += 1
     out += ["", "", _rule("-"), ui["footer"]]
     out += [_labelled(label, url, ui) for label, url in footer_links(reader_links, lang)]
-    return "\n".join(line.rstrip() for line in out) + "\n"
+    return "\n".join(line if type(line) is _Block else line.rstrip() for line in out) + "\n"
