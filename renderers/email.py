@@ -30,7 +30,7 @@ from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_pro
 from renderers.shared import active as shared_active, shared, sharing
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import render_text
-from renderers.relation_lines import Connections, connections, words as connect_words
+from renderers.relation_lines import Connections, variant_connections, words as connect_words
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
 from renderers.impact import impact_block
 
@@ -188,12 +188,6 @@ def _badges(variant: Variant, language: str) -> list[dict[str, object]]:
     return [{"verdict": v.value, "label": v.label(language), "count": n,
              "style": f"{BADGE_SHAPE};{badge_style[v.value]}"}
             for v, n in counts(variant.entries).items() if n]
-
-
-def variant_connections(edition: Edition, variant: Variant, link_hosts: tuple[str, ...]) -> Connections:
-    """The connections block of ``variant``'s e-mail."""
-    return connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first,
-                       variant_filter=variant.filter)
 
 
 #: The severity badge of an upstream PR in "Affects your code".

@@ -26,7 +26,7 @@ from prdigest.readers.file import Reader
 from prdigest.kernel.i18n import messages
 from prdigest.connect.variants import Variant
 from prdigest.kernel.jsontext import pretty
-from renderers.relation_lines import connections, words as connect_words
+from renderers.relation_lines import variant_connections, words as connect_words
 from renderers.impact import ImpactBlock, impact_block
 from renderers.escape import DEFAULT_LINK_HOSTS, truncate
 from renderers.lark_md import lark_md, lark_md_prose, plain
@@ -136,8 +136,7 @@ def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tup
             lines.append(lark_md(ui["action_more"].format(n=action.more)))
         elements.append(_md("\n".join(lines)))
     # The reader's variant: its own lede (else the edition's) and its read-first, ranked.
-    c = connections(edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first,
-                    variant_filter=variant.filter)
+    c = variant_connections(edition, variant, link_hosts)
     if c.lede:
         elements.append(_md(lark_md(c.lede)))
     if c.read_first:

@@ -11,8 +11,9 @@ from prdigest.kernel.i18n import Section, messages
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
 from prdigest.kernel.models import Edition, Entry
 from prdigest.connect.relations import relation_line, relation_lines  # noqa: F401  (the media's entry lines)
-from prdigest.connect.variants import Filter
+from prdigest.connect.variants import Filter, Variant
 from renderers.escape import one_line as _one_line, pr_url, truncate
+from renderers.shared import shared
 
 SHOWN_DONE = 10
 SHOWN_OPEN = 3
@@ -55,6 +56,15 @@ class Connections:
     @property
     def any(self) -> bool:
         return bool(self.lede or self.read_first or self.stories or self.done or self.open_count)
+
+
+def variant_connections(edition: Edition, variant: Variant,
+                        link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> "Connections":
+    """A reader variant's connections (its lede, read-first, stories and follow-ups): made once per variant in a
+    render step, whichever media show it (:mod:`renderers.shared`; the block is frozen)."""
+    return shared("variant-connections", (edition, variant), (link_hosts,), lambda: connections(
+        edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first,
+        variant_filter=variant.filter))
 
 
 def connections(edition: Edition, entries: Sequence[Entry], link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, *,

@@ -9,7 +9,7 @@ from prdigest.readers.selfservice.links import footer_links
 from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, display_width, one_line
 from renderers.site.links import edition_url, link_strings, permalink, site_base
-from renderers.relation_lines import Connections, connections, words as connect_words
+from renderers.relation_lines import Connections, variant_connections, words as connect_words
 from renderers.impact import ImpactBlock, impact_block
 # ``view`` is also imported from here by tests (``from renderers.text import view``): keep it importable.
 from renderers.shared import shared
@@ -198,8 +198,7 @@ def render_text(edition: Edition, variant: Variant, *,
     out += impact_lines(impact_block(edition, variant.entries, variant.filter.downstream, link_hosts), lang)
     out += action_lines(views, lang)
     if connect is None:
-        connect = connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
-                              first=variant.read_first, variant_filter=variant.filter)
+        connect = variant_connections(edition, variant, link_hosts)
     out += connect_lines(connect, lang)
     shown = 0
     for group in groups(views, lang):
