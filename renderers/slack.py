@@ -25,7 +25,7 @@ from prdigest.kernel.i18n import messages
 from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, mrkdwn_prose, one_line, slack_plain, truncate
 from renderers.site.links import edition_url, link_strings, permalink, site_base
-from renderers.relation_lines import Connections, connections, words as connect_words
+from renderers.relation_lines import Connections, variant_connections, words as connect_words
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
 from renderers.impact import ImpactBlock, impact_block
 from renderers.shared import shared
@@ -107,9 +107,15 @@ def _entry_blocks(e: EntryView, language: str, link: str | None) -> list[dict[st
 
 
 def _group_header(g: Group, ui: dict[str, str], continued: bool, count: int | None = None) -> dict[str, Any]:
+    """A verdict group's header block (made once per text in a render step, like an entry's blocks)."""
     n = len(g.entries) if count is None else count
     text = f"{MARK[g.verdict.value]} {g.label} · {n}" + (ui["continued"] if continued else "")
-    return _header(text).to_dict()
+    return shared("slack-group-header", (), (text,), lambda: _header(text).to_dict())
+
+
+def _divider() -> dict[str, Any]:
+    """The divider between two entries (one block dictionary, shared like an entry's blocks)."""
+    return shared("slack-divider", (), (), lambda: DividerBlock().to_dict())
 
 
 def _payload(text: str, blocks: list[dict[str, Any]], thread: bool) -> dict[str, Any]:
@@ -205,8 +211,7 @@ def parent(edition: Edition, variant: Variant, base: str | None = None,
     blocks += impact_blocks(impact_block(edition, variant.entries, variant.filter.downstream, link_hosts))
     blocks += action_blocks([view(e, lang, link_hosts, variant.vocabulary, edition.repo)
                              for e in variant.entries if e.breaking], lang)
-    blocks += connect_blocks(connections(edition, variant.entries, link_hosts, lede=variant.lede or None,
-                                         first=variant.read_first, variant_filter=variant.filter), lang)
+    blocks += connect_blocks(variant_connections(edition, variant, link_hosts), lang)
     if base:
         online = f"<{edition_url(base, edition)}|{mrkdwn(link_strings(lang)['view_online'])}>"
         blocks.append(ContextBlock(elements=[_md(online)]))
@@ -239,7 +244,7 @@ def render_slack(edition: Edition, variant: Variant, *, link_hosts: tuple[str, .
         started = False
         for e in g.entries:
             body = entry_blocks(e, lang, permalink(base, edition, e.number) if base else None)
-            lead = [DividerBlock().to_dict()] if cur and cur_group is g else [_group_header(g, ui, started, per_verdict[g.verdict])]
+            lead = [_divider()] if cur and cur_group is g else [_group_header(g, ui, started, per_verdict[g.verdict])]
             if len(cur) + len(lead) + len(body) > MAX_BLOCKS:
                 replies.append((cur, first, index))
                 cur, first = [], index
