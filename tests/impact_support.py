@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from prdigest.collect.facts import Surface, commit_facts
+from prdigest.collect.git import UpstreamClone, read_commits
+from prdigest.kernel.models import Change
 from tests.git_support import commit, git, write
 
 UPSTREAM_BASE = {
@@ -294,3 +297,17 @@ def readers_yaml(world: World, path: Path, *, git_url: bool = True) -> Path:
     ]
     path.write_text("\n".join(lines).replace("\n      ", "\n    ") + "\n", encoding="utf-8")
     return path
+
+
+def facts_between(tmp_path: Path, before: dict[str, str | None], after: dict[str, str | None],
+                  packages: tuple[str, ...], *, receivers: bool = True) -> list[Change]:
+    """The facts of one commit (``after`` written over ``before``) in a real git repository made here."""
+    repo = tmp_path / "upstream"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, before)
+    commit(repo, "before")
+    write(repo, after)
+    sha = commit(repo, "after")
+    diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
+    return commit_facts(diffs[sha], Surface(packages=packages), receivers=receivers)

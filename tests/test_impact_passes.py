@@ -10,13 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.collect.facts import Surface, commit_facts
-from prdigest.collect.git import UpstreamClone, read_commits
 from prdigest.connect.impact.index import resolve_uses, summarize
 from prdigest.connect.impact.match import UseTable, match_changes
 from prdigest.draft.packing import _fact_line
 from prdigest.kernel.factlines import fact_line
-from tests.git_support import commit, git, write
+from tests.impact_support import facts_between
 
 UP = ("up",)
 BEFORE = {
@@ -75,15 +73,7 @@ def _line(marker: str) -> int:
 
 
 def _facts(tmp_path: Path, after: dict[str, str], *, receivers: bool = True):
-    repo = tmp_path / "upstream"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, BEFORE)
-    commit(repo, "before")
-    write(repo, after)
-    sha = commit(repo, "after")
-    diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
-    return commit_facts(diffs[sha], Surface(packages=UP), receivers=receivers)
+    return facts_between(tmp_path, BEFORE, after, UP, receivers=receivers)
 
 
 def _impacts(facts, downstream=DOWNSTREAM):

@@ -198,6 +198,13 @@ def fact_line(change: Change, language: Language) -> str:
             w["build_added_bare"].format(name=name)
     if kind == "bases":
         return w["bases"].format(name=name, old=code(change.before), new=code(change.after))
+    if kind == "attribute":
+        return w["attribute_added" if change.detail == "added" else "attribute_removed"].format(name=name)
+    if kind == "returns":
+        return w["returns"].format(name=name, old=code(change.before), new=code(change.after))
+    if kind == "passes":
+        params = w["joiner"].join(code(k.strip()) for k in change.detail.split(",")[:3] if k.strip())
+        return w["passes"].format(name=name, params=params)
     return w["body"].format(name=name)
 
 

@@ -13,7 +13,7 @@ from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "5"
+FACTS_VERSION = "6"
 
 
 def _python(path: str) -> bool:
@@ -28,17 +28,24 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True) 
     after_modules: dict[str, pyapi.Module | None] = {}
     module_of: dict[str, str] = {}
     parsed: dict[str, pyapi.Module] = {}
+    parsed_before: dict[str, pyapi.Module] = {}
     for f in diff.files:
-        facts.extend(file_facts(f, surface, after_modules, module_of, parsed))
+        facts.extend(file_facts(f, surface, after_modules, module_of, parsed, parsed_before))
     texts = {f.path: f.after for f in diff.files if f.path in parsed and f.after}
     facts = pyapi.passed_parameters(facts, parsed, texts, receivers=receivers)
+    facts = pyapi.attribute_reach(facts, parsed, texts)
+    sides = {f.path: (f.before, f.after) for f in diff.files if f.path in parsed}
+    sides.update({f.before_path: (f.before, f.after) for f in diff.files if f.before_path in parsed_before})
+    facts = pyapi.new_keywords(facts, parsed_before, parsed, sides, module_of)
     return unique(pyapi.moves(facts, after_modules, module_of), key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 
 def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
-               module_of: dict[str, str], parsed: dict[str, pyapi.Module] | None = None) -> list[Change]:
+               module_of: dict[str, str], parsed: dict[str, pyapi.Module] | None = None,
+               parsed_before: dict[str, pyapi.Module] | None = None) -> list[Change]:
     """The facts of one changed file (``after_modules``/``module_of`` collect what moves are matched on,
-    ``parsed`` the file's parsed after-version, where upstream call sites are looked for)."""
+    ``parsed`` the file's parsed after-version, where upstream call sites are looked for, ``parsed_before``
+    its version before, by its old path)."""
     facts: list[Change] = []
     old_path = f.before_path
     if f.status == "D":
@@ -50,7 +57,7 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
     if f.skipped:
         return facts
     if _python(f.path) or _python(old_path):
-        facts.extend(_python_facts(f, surface, after_modules, module_of, parsed))
+        facts.extend(_python_facts(f, surface, after_modules, module_of, parsed, parsed_before))
     elif kernels.is_kernel_file(f.path) and not surface.is_test(f.path):
         facts.extend(kernels.compare(f.path, f.before, f.after, before_path=old_path))
     if pins.is_pin_file(f.path):
@@ -61,7 +68,8 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
 
 
 def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
-                  module_of: dict[str, str], parsed: dict[str, pyapi.Module] | None = None) -> list[Change]:
+                  module_of: dict[str, str], parsed: dict[str, pyapi.Module] | None = None,
+                  parsed_before: dict[str, pyapi.Module] | None = None) -> list[Change]:
     old_path = f.before_path
     if surface.is_test(f.path) or surface.is_test(old_path):
         # Test names are all a test file tells; reading them off the lines is 20 times cheaper than parsing.
@@ -76,6 +84,8 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
         return []  # one side is not valid Python: nothing can be said of its names
     if parsed is not None and after is not None:
         parsed[f.path] = after
+    if parsed_before is not None and before is not None:
+        parsed_before[old_path] = before
     facts: list[Change] = []
     api = surface.is_api(f.path) or surface.is_api(old_path)
     if api:
@@ -98,7 +108,9 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
         facts.extend(settings.compare(settings.config_fields(before, surface) if before else {},
                                       settings.config_fields(after, surface) if after else {}, f.path,
                                       before_path=old_path))
-    return facts
+    # A field of an argument or config class is said once, as that setting.
+    settled = {s.symbol for s in facts if s.kind in ("env", "argument", "config")}
+    return [s for s in facts if s.kind != "attribute" or s.symbol not in settled] if settled else facts
 
 
 def _renamed_module(before: pyapi.Module, after: pyapi.Module, path: str, old_path: str) -> list[Change]:

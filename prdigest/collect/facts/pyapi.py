@@ -10,6 +10,7 @@ parameters written there.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 from collections.abc import Iterable, Iterator
@@ -53,6 +54,8 @@ class Def:
     value: str = ""
     #: A class's direct members (methods and nested classes), for renames of classes.
     members: frozenset[str] = frozenset()
+    #: A function's return annotation as written (``float``, ``CompilationTimes | None``), empty without one.
+    returns: str = ""
 
     @property
     def public(self) -> bool:
@@ -110,6 +113,9 @@ class Module:
     #: Imported name → the module it comes from (``from a.b import X`` → ``a.b``), for re-exports.
     imported: dict[str, str] = field(default_factory=dict)
     tree: ast.Module | None = None
+    #: A class's data attributes (``Class.x`` → line, whether ``__init__`` sets it): names assigned in its body
+    #: (dataclass and NamedTuple fields, enum members, class constants) and ``self.x = …`` in its methods.
+    attributes: dict[str, tuple[int, bool]] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=512)
@@ -124,6 +130,54 @@ def parse(text: str) -> Module | None:
     triton = "triton" in text
     _walk(tree.body, "", module, lines, in_class=False, triton=triton)
     return module
+
+
+def _targets(node: ast.stmt) -> list[ast.expr]:
+    """What an assignment statement binds (a tuple's elements one by one); nothing for another statement."""
+    if isinstance(node, ast.Assign):
+        found = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        found = [node.target]
+    else:
+        return []
+    return [e for t in found for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
+
+
+_BODIES = ("body", "orelse", "finalbody")
+
+
+def _statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement under ``body``, through the bodies of compound ones (expressions are not walked: an
+    assignment is a statement)."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for part in _BODIES:
+            stack.extend(getattr(node, part, ()))
+        for handler in getattr(node, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(node, "cases", ()):
+            stack.extend(case.body)
+
+
+def _attributes(node: ast.ClassDef, name: str, into: dict[str, tuple[int, bool]]) -> None:
+    """A class's data attributes: names its body assigns, and ``self.x`` its methods assign (first line kept)."""
+    for item in node.body:
+        for target in _targets(item):
+            if isinstance(target, ast.Name):
+                into.setdefault(f"{name}.{target.id}", (item.lineno, False))
+    for item in node.body:
+        if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        init = item.name == "__init__"
+        for sub in _statements(item.body):
+            for target in _targets(sub):
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self":
+                    key = f"{name}.{target.attr}"
+                    line, in_init = into.get(key, (target.lineno, False))
+                    into[key] = (line, in_init or init)
 
 
 def _decorator_name(node: ast.expr) -> str:
@@ -199,7 +253,7 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
                 name, "method" if in_class else "function", node.lineno, _params(node.args),
                 abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators),
                 triton=triton and any(d.startswith("triton.") or d in ("jit", "tl.jit") for d in decorators),
-                body=_body_hash(node, lines))
+                body=_body_hash(node, lines), returns=_unparse(node.returns, 120) or "")
         elif isinstance(node, ast.ClassDef):
             name = prefix + node.name
             if name in module.defs:
@@ -211,6 +265,7 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
             members |= frozenset(f"{n.target.id}:" for n in node.body  # fields, so a dataclass has a shape
                                  if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
             module.defs[name] = Def(name, "class", node.lineno, bases=bases, members=members)
+            _attributes(node, name, module.attributes)
             _walk(node.body, name + ".", module, lines, in_class=True, triton=triton)
         elif in_class:
             continue
@@ -361,7 +416,194 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
         if b is None:
             continue
         facts.extend(_compare_def(b, a, path, body_facts=body_facts))
+    if before is not None and after is not None:
+        facts.extend(_attribute_facts(before, after, path, old_path))
     return facts
+
+
+#: Said after an attribute fact's ``removed`` when no class of the commit's changed files (after it) has a member
+#: of that name: a downstream reading ``obj.x`` on an upstream object most likely reads this one.
+ATTRIBUTE_GONE = " (no class of the changed files keeps it)"
+
+
+def _public_name(name: str) -> bool:
+    return all(not part.startswith("_") for part in name.split("."))
+
+
+def _attribute_facts(before: Module, after: Module, path: str, old_path: str) -> list[Change]:
+    """A data attribute of a class both versions define: ``removed`` when the class no longer has it (as an
+    attribute, a method or a property, nor through a base class of the same module); ``added`` when its
+    ``__init__`` now sets one (a subclass whose own ``__init__`` does not call the base's lacks it). Public
+    classes and attributes only."""
+    facts: list[Change] = []
+    classes = {n for n, d in after.defs.items() if d.kind == "class"}
+
+    def keeps(cls: str, leaf: str, seen: frozenset[str] = frozenset()) -> bool:
+        if f"{cls}.{leaf}" in after.attributes or f"{cls}.{leaf}" in after.defs:
+            return True
+        return any(base in classes and base not in seen and keeps(base, leaf, seen | {cls})
+                   for base in (_leaf(b) for b in after.defs[cls].bases))
+
+    for key, (line, _) in before.attributes.items():
+        cls, _, leaf = key.rpartition(".")
+        if cls not in classes or key in before.defs or not _public_name(key) or keeps(cls, leaf):
+            continue
+        facts.append(Change(kind="attribute", symbol=key, path=old_path, line=line, before=key, detail="removed"))
+    for key, (line, in_init) in after.attributes.items():
+        cls, _, leaf = key.rpartition(".")
+        if not in_init or key in before.attributes or key in before.defs or cls not in before.defs \
+                or not _public_name(key):
+            continue
+        facts.append(Change(kind="attribute", symbol=key, path=path, line=line, after=key, detail="added"))
+    return facts
+
+
+def attribute_reach(facts: list[Change], modules: dict[str, Module], texts: dict[str, str]) -> list[Change]:
+    """The facts, with what the commit's changed files (``modules`` by path after it, ``texts`` their source)
+    say of each attribute fact: a removed one whose name no class there keeps as a member says so
+    (:data:`ATTRIBUTE_GONE`); an added one is kept only when some code there reads it (``.x`` not assigned), as
+    what upstream relies on."""
+    wanted = {f.symbol.rpartition(".")[2] for f in facts if f.kind == "attribute"}
+    if not wanted:
+        return facts
+    kept: set[str] = set()
+    for module in modules.values():
+        kept.update(k.rpartition(".")[2] for k in module.attributes)
+        kept.update(d.leaf for d in module.defs.values() if d.parent)
+    read: set[str] = set()
+    added = {f.symbol.rpartition(".")[2] for f in facts if f.kind == "attribute" and f.detail == "added"}
+    if added:
+        names = "|".join(re.escape(n) for n in sorted(added))
+        pattern = re.compile(rf"\.({names})\b(\s*(?:=(?!=)|:[^=\n]*=(?!=)))?")  # group 2: an assignment
+        for text in texts.values():
+            read.update(m[1] for m in pattern.finditer(text) if not m[2])
+    out: list[Change] = []
+    for f in facts:
+        if f.kind == "attribute":
+            leaf = f.symbol.rpartition(".")[2]
+            if f.detail == "added" and leaf not in read:
+                continue
+            if f.detail == "removed" and leaf not in kept:
+                f = f.model_copy(update={"detail": f.detail + ATTRIBUTE_GONE})
+        out.append(f)
+    return out
+
+
+def _changed_lines(text: str, other: str | None) -> list[int]:
+    """The 1-based lines of ``text`` whose code is on no line of ``other`` (every line when there is none)."""
+    kept = {line.strip() for line in other.splitlines()} if other else set()
+    return [i for i, line in enumerate(text.splitlines(), 1) if line.strip() and line.strip() not in kept]
+
+
+def _on_lines(body: Iterable[ast.stmt], lines: list[int]) -> Iterator[ast.AST]:
+    """The parts of ``body`` that hold one of ``lines`` (sorted): the innermost statements, and the headers of
+    compound ones (an ``if``'s test, a ``with``'s items, a class's bases), so a walk costs what the change
+    touched, not the file."""
+    for node in body:
+        start, end = node.lineno, node.end_lineno or node.lineno
+        at = bisect.bisect_left(lines, start)
+        if at == len(lines) or lines[at] > end:
+            continue
+        inner = [part for part in _BODIES if getattr(node, part, None)]
+        if not inner and not getattr(node, "handlers", None) and not getattr(node, "cases", None):
+            yield node
+            continue
+        for field_name, value in ast.iter_fields(node):
+            if field_name in _BODIES:
+                yield from _on_lines(value, lines)
+            elif field_name == "handlers":
+                for handler in value:
+                    yield from _on_lines(handler.body, lines)
+                    if handler.type is not None:
+                        yield handler.type
+            elif field_name == "cases":
+                for case in value:
+                    yield from _on_lines(case.body, lines)
+            elif isinstance(value, ast.AST):
+                yield value
+            elif isinstance(value, list):
+                yield from (v for v in value if isinstance(v, ast.AST))
+
+
+def _constructor_keywords(modules: dict[str, Module], texts: dict[str, str], others: dict[str, str | None],
+                          module_of: dict[str, str], *, added: bool) -> dict[tuple[str, str], set[str]]:
+    """(module, class) → the keywords the modules' calls ``Class(...)`` pass on the lines of their text that
+    ``others`` (the file's other version) does not have (``added``: the keyword's own line is such a line),
+    the class resolved through the calling module's imports (relative ones too) or its own definitions, within
+    the calling module's package."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for path, module in modules.items():
+        here, text = module_of.get(path, ""), texts.get(path)
+        if module.tree is None or not here or not text:
+            continue
+        lines = _changed_lines(text, others.get(path))
+        if not lines:
+            continue
+        wanted = set(lines)
+        package = here.split(".")[0]
+        for part in _on_lines(module.tree.body, lines):
+            for node in ast.walk(part):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.keywords):
+                    continue
+                name = node.func.id
+                keywords = {k.arg for k in node.keywords if k.arg and (not added or k.lineno in wanted)}
+                if not keywords or not name[:1].isupper():
+                    continue
+                source = module.imported.get(name)
+                if source is None:
+                    defined = module.defs.get(name)
+                    if defined is None or defined.kind != "class":
+                        continue
+                    source = here
+                elif source.startswith("."):
+                    level = len(source) - len(source.lstrip("."))
+                    base = here.split(".") if path.endswith("__init__.py") else here.split(".")[:-1]
+                    base = base[:len(base) - (level - 1)] if level > 1 else base
+                    source = ".".join([*base, source[level:]] if source[level:] else base)
+                if source.split(".")[0] == package:
+                    found.setdefault((source, name), set()).update(keywords)
+    return found
+
+
+def new_keywords(facts: list[Change], before: dict[str, Module], after: dict[str, Module],
+                 texts: dict[str, tuple[str | None, str | None]], module_of: dict[str, str]) -> list[Change]:
+    """The facts and a ``passes`` fact for each class whose constructor some call in the commit's changed files
+    passes, on a line the change added (``after`` by path; ``texts``: each path's text before and after), a
+    keyword that no call on the lines it removed passed (``before``, by old path): symbol ``Class.__init__``,
+    path its module's file, detail the keywords. A subclass whose own ``__init__`` does not take them breaks
+    once upstream builds it through the base's name (a registered replacement, a plugin's class). Keywords a
+    signature fact of the same constructor adds are left to it. Only the changed statements are walked."""
+    olds = {path: old for path, (old, _) in texts.items()}
+    news = {path: new for path, (_, new) in texts.items()}
+    then = _constructor_keywords(before, olds, news, module_of, added=False)
+    now = _constructor_keywords(after, news, olds, module_of, added=True)
+    path_of = {module: path for path, module in module_of.items() if path in after}
+    added: dict[str, set[str]] = {}
+    for f in facts:
+        if f.kind == "signature" and f.symbol.endswith(".__init__"):
+            added.setdefault(f.symbol, set()).update(added_with_default(f.detail))
+    out = list(facts)
+    for (module, name), keywords in sorted(now.items()):
+        symbol = f"{name}.__init__"
+        new = sorted(keywords - then.get((module, name), set()) - added.get(symbol, set()))
+        if not new or name.startswith("_"):
+            continue
+        path = path_of.get(module) or module.replace(".", "/") + ".py"
+        out.append(Change(kind="passes", symbol=symbol, path=path, after=", ".join(new), detail=", ".join(new)))
+    return out
+
+
+#: Names an annotation may spell differently without meaning another type.
+_TYPING_NOISE = frozenset({"Optional", "Union", "None", "typing", "t", "typing_extensions"})
+_BUILTIN_GENERICS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset",
+                     "Type": "type", "Sequence": "Sequence"}
+
+
+def type_names(annotation: str) -> frozenset[str]:
+    """The names an annotation is made of, spelling aside: ``Optional[List[int]]`` and ``list[int] | None``
+    both → {list, int}."""
+    names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", annotation)
+    return frozenset(_BUILTIN_GENERICS.get(n, n) for n in names if n not in _TYPING_NOISE)
 
 
 def _compare_def(b: Def, a: Def, path: str, *, body_facts: bool) -> Iterator[Change]:
@@ -382,6 +624,8 @@ def _compare_def(b: Def, a: Def, path: str, *, body_facts: bool) -> Iterator[Cha
             yield _change("body", a, path, detail="body changed", language="triton" if a.triton else "python")
         if a.abstract and not b.abstract:
             yield _change("abstract", a, path, after=a.signature(), detail="made abstract")
+        if b.returns and a.returns and type_names(b.returns) != type_names(a.returns):
+            yield _change("returns", a, path, before=b.returns, after=a.returns, detail=f"{b.returns}→{a.returns}")
     elif a.kind == "class" and b.bases != a.bases:
         yield _change("bases", a, path, before=", ".join(b.bases), after=", ".join(a.bases),
                       detail=", ".join([f"+{x}" for x in a.bases if x not in b.bases]

@@ -5,7 +5,10 @@ assignments, ``setattr`` calls, dotted strings, calls and attribute reads, each 
 resolves every local name to the upstream's dotted name (``from vllm.x import Y as Z``: ``Z`` → ``vllm.x.Y``;
 ``import vllm.x as z``: ``z.f`` → ``vllm.x.f``), following the downstream's own re-exports
 (``from vllm_ascend.compat import FusedMoE`` where ``compat`` imported it from vLLM) and its own subclass chains.
-The result is a list of :class:`Use` rows: what, how and where.
+Attributes read on objects of unknown type (``ctx.meta.max_tokens``) are kept by name (``attribute`` uses,
+one line per file and name), leaving out every name the downstream itself assigns, defines or ``setattr``s:
+what the match can say of them is "an upstream class lost an attribute of that name". The result is a list
+of :class:`Use` rows: what, how and where.
 """
 
 from __future__ import annotations
@@ -19,12 +22,18 @@ from typing import Literal
 
 from prdigest.kernel.factlines import unique
 
-#: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) is shown as
-#: a call (``Impact.how`` has no separate word for it).
-UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads"]
+#: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) and
+#: ``attribute`` (``obj.x`` on an object of unknown type, by the attribute's name alone: symbol ``.x``) are shown
+#: as a call (``Impact.how`` has no separate word for them).
+UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute"]
 
 #: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
-INDEX_VERSION = 1
+INDEX_VERSION = 2
+
+#: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
+#: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
+#: ``__init__`` now sets are missing from its instances.
+OWN_INIT = ";own-init;sets="
 
 Parts = tuple[str, ...]
 
@@ -63,6 +72,10 @@ class ClassDef:
     bases: list[Parts]
     #: (method name, line, parameters as ``a,b=,*args,c=,**kw``)
     methods: list[tuple[str, int, str]]
+    #: Whether it defines an ``__init__`` that calls no ``….__init__`` (``super().__init__``, ``Base.__init__``).
+    own_init: bool = False
+    #: Its last line (the ``self.x`` it sets are the file's assignments between ``line`` and this).
+    end: int = 0
 
 
 @dataclass
@@ -84,6 +97,11 @@ class FileSummary:
     #: (function chain, line, ``kw=a,b;n=2``)
     calls: list[tuple[Parts, int, str]] = field(default_factory=list)
     reads: list[tuple[Parts, int]] = field(default_factory=list)
+    #: (attribute, line): ``f().x``, ``a[0].x``: attributes read on an expression (those on a chain of names are
+    #: in ``reads`` and ``calls``), for attributes of upstream objects of unknown type
+    attributes: list[tuple[str, int]] = field(default_factory=list)
+    #: Attribute names this file defines: assigned (``obj.x = …``), class-level names, methods
+    defines: set[str] = field(default_factory=set)
     error: str = ""
 
 
@@ -125,9 +143,18 @@ def module_name(path: str) -> tuple[str, bool]:
 class _Reader:
     """One walk over a module's tree, filling a :class:`FileSummary`."""
 
-    def __init__(self, summary: FileSummary, dotted: re.Pattern[str]) -> None:
+    def __init__(self, summary: FileSummary, dotted: re.Pattern[str], source: bytes | str) -> None:
         self.s = summary
         self.dotted = dotted
+        self.source = source
+        self._lines: list[str] | None = None
+
+    def lines(self, start: int, end: int) -> str:
+        """The source's lines ``start``..``end`` (1-based, inclusive)."""
+        if self._lines is None:
+            text = self.source.decode("utf-8", "replace") if isinstance(self.source, bytes) else self.source
+            self._lines = text.splitlines()
+        return "\n".join(self._lines[start - 1:end])
 
     def walk(self, node: ast.AST) -> None:
         stack = [node]
@@ -153,9 +180,16 @@ class _Reader:
 
     def _class(self, node: ast.ClassDef) -> list[ast.AST]:
         bases = [c for c in (_chain(b) for b in node.bases) if c]
-        methods = [(n.name, n.lineno, _params(n)) for n in node.body
-                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        self.s.classes.append(ClassDef(node.name, node.lineno, bases, methods))
+        functions = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        methods = [(n.name, n.lineno, _params(n)) for n in functions]
+        init = next((n for n in functions if n.name == "__init__"), None)
+        # read off the source: a walk of the method would cost more than the rest of the class
+        own_init = init is not None and not _CALLS_INIT.search(self.lines(init.lineno, init.end_lineno or init.lineno))
+        self.s.classes.append(ClassDef(node.name, node.lineno, bases, methods, own_init, node.end_lineno or 0))
+        self.s.defines.update(n.name for n in functions)
+        self.s.defines.update(t.id for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                              for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                              if isinstance(t, ast.Name))
         return [*node.decorator_list, *node.keywords, *node.body]
 
     def _assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
@@ -163,6 +197,7 @@ class _Reader:
         for target in targets:
             for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
                 if isinstance(t, ast.Attribute):
+                    self.s.defines.add(t.attr)
                     chain = _chain(t)
                     if chain:
                         self.s.assigns.append((chain, t.lineno))
@@ -176,6 +211,7 @@ class _Reader:
                 obj, name = _chain(args[0]), args[1]
                 if obj and isinstance(name, ast.Constant) and isinstance(name.value, str):
                     self.s.setattrs.append((obj, name.value, node.lineno))
+                    self.s.defines.add(name.value)
             keywords = ",".join(k.arg for k in node.keywords if k.arg)
             self.s.calls.append((func, node.lineno, f"kw={keywords};n={len(args)}"))
             # The function's own chain is recorded as the call; its arguments are walked.
@@ -185,6 +221,8 @@ class _Reader:
     def _attribute(self, node: ast.Attribute) -> list[ast.AST] | None:
         chain = _chain(node)
         if chain is None:
+            if isinstance(node.ctx, ast.Load):
+                self.s.attributes.append((node.attr, node.lineno))
             return None
         if isinstance(node.ctx, ast.Load):
             self.s.reads.append((chain, node.lineno))
@@ -209,6 +247,9 @@ class _Reader:
     }
 
 
+_CALLS_INIT = re.compile(r"\.__init__\s*\(")
+
+
 def dotted_pattern(upstream: Sequence[str]) -> re.Pattern[str]:
     """A string naming something inside an upstream package: ``vllm.x.Y`` (at least one dot)."""
     roots = "|".join(re.escape(u) for u in sorted(upstream))
@@ -227,7 +268,7 @@ def summarize(path: str, source: bytes | str, upstream: Sequence[str]) -> FileSu
     except (SyntaxError, ValueError) as exc:
         summary.error = f"{type(exc).__name__}: {exc}"
         return summary
-    _Reader(summary, dotted_pattern(upstream)).walk(tree)
+    _Reader(summary, dotted_pattern(upstream), source).walk(tree)
     return summary
 
 
@@ -331,6 +372,10 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             if base in direct:
                 uses.append(Use(s.path, c.line, base, "subclasses", local=c.name))
             for name, line, params in c.methods:
+                if name == "__init__" and c.own_init:
+                    sets = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self"
+                            and c.line <= at <= c.end} | {m for m, _, _ in c.methods}
+                    params += OWN_INIT + ",".join(sorted(sets))
                 uses.append(Use(s.path, line, f"{base}.{name}", "overrides", detail=params, local=c.name))
 
     for s in files:
@@ -355,7 +400,31 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             target = resolve(s.path, chain)
             if target is not None and len(chain) > 1:
                 uses.append(Use(s.path, line, target, "reads", local=".".join(chain)))
+    # Attributes read on objects of unknown type, by name: not of a name the file imports (a module, a class:
+    # resolved above, or not the upstream's), not a name the downstream defines anywhere; one line per file.
+    defined = set().union(*(s.defines for s in files)) if files else set()
+    for s in files:
+        imported = {b.split("=", 1)[0] if n is None else b for _, n, b, _, _ in s.imports}
+        seen: set[str] = set()
+        for name, line in _attribute_reads(s, imported):
+            if name in seen or name in defined or name.startswith("__"):
+                continue
+            seen.add(name)
+            uses.append(Use(s.path, line, f".{name}", "attribute", local=name))
     return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))
+
+
+def _attribute_reads(s: FileSummary, imported: set[str]) -> Iterable[tuple[str, int]]:
+    """The attributes a file reads past a chain's root (``a.b.c``: b and c; ``self.x.y``: y, ``x`` being the
+    class's own), in reads and in called functions, unless the root is a name it imports; and those read on an
+    expression. In line order."""
+    found: list[tuple[int, str]] = [(line, name) for name, line in s.attributes]
+    for chain, line in [*s.reads, *((c, ln) for c, ln, _ in s.calls)]:
+        if chain[0] in imported:
+            continue
+        found.extend((line, part) for part in chain[2 if chain[0] in ("self", "cls") else 1:])
+    found.sort()
+    return [(name, line) for line, name in found]
 
 
 def _local_class(s: FileSummary, base: Parts, classes: dict[str, tuple[FileSummary, ClassDef]],

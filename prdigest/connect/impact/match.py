@@ -11,8 +11,13 @@ the fact says an upstream call passes it (``(upstream passes eps)``, `` from C.a
 `` to an untyped receiver`` when only calls on a receiver of unknown type do: also breaks), else ``check``. The
 facts engine counts a method's call only on a receiver known to be of the method's own class hierarchy, or on
 an untyped receiver when no other class of the changed files has a method of that name
-(prdigest.collect.facts.pyapi.passed_parameters). Kinds that no Python import can
-reach (pins, kernels, tests, docs) match nothing.
+(prdigest.collect.facts.pyapi.passed_parameters). Through instances: a removed data attribute breaks a read of
+it through the class's name, and an ``obj.x`` read on an object of unknown type (the index's ``attribute``
+uses, by name) when the fact says no class of the changed files keeps the name; an attribute a base's
+``__init__`` newly sets breaks a subclass whose own ``__init__`` neither calls the base's nor sets it; a return
+type that changed breaks an override or a patch (``check`` when it only widens); a keyword upstream now passes to
+a constructor breaks a subclass ``__init__`` that does not take it. Kinds that no Python import can reach
+(pins, kernels, tests, docs) match nothing.
 """
 
 from __future__ import annotations
@@ -22,13 +27,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from prdigest.connect.impact.index import Use, module_name
+from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, type_names
+from prdigest.connect.impact.index import OWN_INIT, Use, module_name
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change, Impact, ImpactSeverity
 
 #: Shown as ``Impact.how`` (``reads`` is a use through the name, like a call).
 HOW = {"imports": "imports", "subclasses": "subclasses", "overrides": "overrides", "patches": "patches",
-       "calls": "calls", "reads": "calls"}
+       "calls": "calls", "reads": "calls", "attribute": "calls"}
 _SEVERITY_RANK = {"breaks": 2, "check": 1}
 #: A class name (``FusedMoE``) as the step before a method in a dotted name.
 WILDCARD = "*"
@@ -246,10 +252,10 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
     module = fact_module(change.path)
     impacts: list[Impact] = []
 
-    def hit(use: Use, severity: ImpactSeverity, words: str) -> None:
+    def hit(use: Use, severity: ImpactSeverity, words: str, symbol: str = "") -> None:
         if not change.public and severity == "breaks" and use.how == "overrides":
             severity = "check"  # a private method of the same name may be the downstream's own helper
-        impacts.append(Impact(downstream=table.name, path=use.path, line=use.line, symbol=use.symbol,
+        impacts.append(Impact(downstream=table.name, path=use.path, line=use.line, symbol=symbol or use.symbol,
                               how=HOW[use.how], severity=severity, fact=_fact_words(change, words),  # type: ignore[arg-type]
                               number=number, partial=partial))
 
@@ -291,6 +297,27 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
     tail = symbol.rsplit(".", 1)[-1]
     if kind in ("env", "argument", "config"):
         _setting(change, table, prefixes, hit)
+        return _unique(impacts)
+    if kind == "attribute":
+        _attribute(change, table, prefixes, f"{module}.{symbol}", hit)
+        return _unique(impacts)
+    if kind == "passes":
+        keywords = [k.strip() for k in change.detail.split(",") if k.strip()]
+        for use in table.named(tail):
+            if use.how != "overrides" or _matches(use, prefixes, symbol, deeper=False) is None:
+                continue
+            taken = Signature.parse(use.detail.split(";", 1)[0])
+            if taken is None or taken.variadic_kw:
+                continue
+            missing = [k for k in keywords if k not in taken.names]
+            if missing:
+                hit(use, "breaks", f"{symbol}: upstream now passes {', '.join(missing)}, yours does not take it")
+        return _unique(impacts)
+    if kind == "returns":
+        widened = type_names(change.before) <= type_names(change.after)
+        for use in table.named(tail):
+            if use.how in ("overrides", "patches") and _matches(use, prefixes, symbol, deeper=False) is not None:
+                hit(use, "check" if widened else "breaks", f"{symbol} returns {change.after} (was {change.before})")
         return _unique(impacts)
     if kind == "removed":
         for use in table.named(tail):
@@ -356,6 +383,32 @@ def _setting(change: Change, table: UseTable, prefixes: Sequence[str],
             hit(use, "breaks", f"{symbol} → {change.after.rsplit('.', 1)[-1]}")
         elif use.how != "imports":
             hit(use, "check", f"{symbol}: {change.before} → {change.after}")
+
+
+def _attribute(change: Change, table: UseTable, prefixes: Sequence[str], full: str,
+               hit: Callable[..., None]) -> None:
+    """A data attribute of an upstream class. Removed: a read of it through the class's name (``Status.X``) or
+    a patch of it breaks; so does a read ``obj.x`` on an object of unknown type when no class of the changed
+    files keeps a member of that name (the facts say so) and the downstream defines no attribute of that name
+    (the index leaves those out): by name, not by type. Added in the class's ``__init__``: a downstream
+    subclass whose own ``__init__`` does not call the base's and never sets it lacks it."""
+    symbol = change.symbol
+    cls, _, leaf = symbol.rpartition(".")
+    if change.detail.startswith("removed"):
+        for use in table.named(leaf):
+            if use.how != "attribute" and _matches(use, prefixes, symbol, deeper=True) is not None:
+                hit(use, "breaks", f"{symbol} removed")
+            elif use.how == "attribute" and ATTRIBUTE_GONE in change.detail and change.public:
+                hit(use, "breaks", f"{symbol} removed; `.{leaf}` matched by name: no class of the change keeps "
+                    f"`{leaf}`", full)
+        return
+    if change.detail == "added":
+        for use in table.named("__init__"):
+            if use.how == "overrides" and OWN_INIT in use.detail \
+                    and _matches(use, prefixes, f"{cls}.__init__", deeper=False) is not None \
+                    and leaf not in use.detail.split(OWN_INIT, 1)[1].split(","):
+                hit(use, "breaks", f"{symbol} added: {cls}.__init__ sets it, yours does not call it nor set it",
+                    full)
 
 
 def _module_users(table: UseTable, module: str) -> list[Use]:
