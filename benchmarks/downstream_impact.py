@@ -20,9 +20,10 @@ Figures:
 - the index of vllm-ascend at D0, cold and warm, and of a 3,000-file tree made of its files copied under
   several package names; the match of the release's facts spread over a 300-PR week.
 
-A parameter added with a default to an overridden or patched method breaks only when an upstream call site
-passes it. Each figure is printed for the earlier rule of who is a call site (any call of the method's name) →
-this one (a call on a receiver of the method's own class hierarchy; see pyapi.passed_parameters), from one run.
+Each figure is printed for the earlier match (no attribute, return-type or new-keyword facts, no attributes read
+by name) → this one (pyapi's ``attribute``, ``returns`` and ``passes`` facts; the index's attributes read on
+objects of unknown type and ``__init__`` overrides that never call the base's; match._attribute), from one run
+on the same facts and index.
 
 Run: .venv/bin/python -m benchmarks.downstream_impact --wheels DIR [--ascend GITDIR] [--write] [--no-big]
 """
@@ -168,10 +169,17 @@ def _named(impact: object) -> set[str]:
     return names
 
 
-def earlier_rule(diff: object) -> list[Change]:
-    """The facts as the earlier rule reads who passes a new parameter: any call ``m(...)`` or ``x.m(...)`` of
-    the method's name, whatever the receiver (pyapi.passed_parameters without ``receivers``)."""
-    return commit_facts(diff, Surface(packages=("vllm",)), receivers=False)  # type: ignore[arg-type]
+#: What this rule adds: the facts' kinds and the index's uses the earlier match had not.
+NEW_KINDS = ("attribute", "returns", "passes")
+NEW_HOW = "attribute"
+
+
+def earlier(facts: list[Change], uses: list) -> tuple[list[Change], UseTable]:
+    """The facts and the use table as the earlier match saw them: without attribute, return-type and
+    new-keyword facts and without the attributes read by name (an ``__init__`` override's note that it never
+    calls the base's is read by nothing else)."""
+    return ([f for f in facts if f.kind not in NEW_KINDS],
+            UseTable.of("ascend", [u for u in uses if u.how != NEW_HOW], ("vllm",)))
 
 
 def _category(impact: Impact) -> str:
@@ -224,9 +232,9 @@ def _pair(now: dict, then: dict, key: str, whole: str = "breaks") -> str:
     return f"{_ratio(len(then[key]), len(then[whole]))} → **{_ratio(len(now[key]), len(now[whole]))}**"
 
 
-def other_pair(pair: dict, wheels: Path, ascend: Path, root: Path) -> tuple[dict, dict, int]:
-    """One more release pair (the data's ``more_pairs``), scored under the earlier rule and this one; and its
-    fact count."""
+def other_pair(pair: dict, wheels: Path, ascend: Path, root: Path) -> tuple[dict, dict, int, list]:
+    """One more release pair (the data's ``more_pairs``), scored under the earlier match and this one; its
+    fact count, and each rule alone."""
     root.mkdir()
     repo, sha = upstream_repo(root, wheels, pair["upstream_before"], pair["upstream_after"])
     diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
@@ -243,9 +251,51 @@ def other_pair(pair: dict, wheels: Path, ascend: Path, root: Path) -> tuple[dict
     adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(ascend, a["commit"])))
                    for a in pair["adaptations"]]
     now = score(match_changes(facts, table, ("vllm",)), tree, lines, touched, changed_text, adaptations)
-    then = score(match_changes(earlier_rule(diffs[sha]), table, ("vllm",)), tree, lines, touched, changed_text,
-                 adaptations)
-    return now, then, len(facts)
+    then_facts, then_table = earlier(facts, index.uses)
+    then = score(match_changes(then_facts, then_table, ("vllm",)), tree, lines, touched, changed_text, adaptations)
+    rules = each_rule(facts, index.uses, lambda found: score(found, tree, lines, touched, changed_text, adaptations))
+    return now, then, len(facts), rules
+
+
+#: Each rule this match adds, by the facts' kind it reads (the attribute rule also reads the uses by name).
+RULES = (("attribute", "attribute removed or newly set by `__init__`"), ("returns", "return type changed"),
+         ("passes", "keyword newly passed to a constructor"))
+
+
+def each_rule(facts: list[Change], uses: list, scorer) -> list[tuple[str, dict]]:
+    """Every rule alone on top of the earlier match, scored: what each one moved."""
+    then_facts, then_table = earlier(facts, uses)
+    full = UseTable.of("ascend", uses, ("vllm",))
+    out = []
+    for kind, words in RULES:
+        alone = then_facts + [f for f in facts if f.kind == kind]
+        out.append((words, scorer(match_changes(alone, full if kind == "attribute" else then_table, ("vllm",)))))
+    return out
+
+
+def render_rules(rows: list[tuple[str, dict, list[tuple[str, dict]]]]) -> list[str]:
+    """What each rule moved, pair by pair: the uses it adds to breaks (with evidence) and the recall it gives
+    alone on top of the earlier match."""
+    out = ["What each rule moved, alone on top of the earlier match: uses it adds to breaks (of them with evidence "
+           "lenient / stricter), and recall (named PRs; each adaptation commit once).", "",
+           "| pair | rule | uses added to breaks | lenient | stricter | recall | each commit once |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for name, then, rules in rows:
+        known = {(i.path, i.line, i.symbol, i.how) for i in then["breaks"]}
+        for words, result in rules:
+            new = [i for i in result["breaks"] if (i.path, i.line, i.symbol, i.how) not in known]
+            out.append(f"| {name} | {words} | {len(new)} | {sum(1 for i in new if i in result['evidenced'])} | "
+                       f"{sum(1 for i in new if i in result['region'])} | {_ratio(*_recall(then))} → "
+                       f"{_ratio(*_recall(result))} | {_ratio(*_commits(then))} → {_ratio(*_commits(result))} |")
+    return out
+
+
+def _commits(result: dict) -> tuple[int, int]:
+    """Recall counting each adaptation commit and its files once (not each PR it names)."""
+    groups: dict[tuple[str, tuple[str, ...]], bool] = {}
+    for c, _, p, b, _ in result["rows"]:
+        groups[(c, tuple(p))] = groups.get((c, tuple(p)), False) or b
+    return sum(groups.values()), len(groups)
 
 
 def _recall(result: dict) -> tuple[int, int]:
@@ -254,14 +304,16 @@ def _recall(result: dict) -> tuple[int, int]:
 
 def render_pairs(pairs: list[tuple[str, dict, dict, int]]) -> list[str]:
     """Every release pair side by side, and the figures pooled over them (counts summed)."""
-    out = ["Every release pair, the earlier rule → this one (the second pair's adaptation commits have no per-PR "
+    out = ["Every release pair, the earlier match → this one (the second pair's adaptation commits have no per-PR "
            "table: each PR's files are all its commit changed):", "",
-           "| pair (facts) | recall | precision lenient | stricter | strictest | per fact, lenient |",
-           "| --- | ---: | ---: | ---: | ---: | ---: |"]
+           "| pair (facts) | recall | recall, each commit once | precision lenient | stricter | strictest | per fact, "
+           "lenient |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     pooled_now: dict[str, list] = defaultdict(list)
     pooled_then: dict[str, list] = defaultdict(list)
     for name, now, then, n in pairs:
-        cells = [f"{_ratio(*_recall(then))} → **{_ratio(*_recall(now))}**"]
+        cells = [f"{_ratio(*_recall(then))} → **{_ratio(*_recall(now))}**",
+                 f"{_ratio(*_commits(then))} → {_ratio(*_commits(now))}"]
         cells += [_pair(now, then, k) for k in ("evidenced", "region", "lines")]
         cells.append(_pair(now, then, "facts_evidenced", "facts"))
         out.append(f"| {name} ({n}) | " + " | ".join(cells) + " |")
@@ -271,19 +323,33 @@ def render_pairs(pairs: list[tuple[str, dict, dict, int]]) -> list[str]:
         for key in ("facts", "facts_evidenced"):
             pooled_now[key] += [(name, f) for f in now[key]]
             pooled_then[key] += [(name, f) for f in then[key]]
-    cells = [f"{_ratio(*_recall(pooled_then))} → **{_ratio(*_recall(pooled_now))}**"]
+    cells = [f"{_ratio(*_recall(pooled_then))} → **{_ratio(*_recall(pooled_now))}**",
+             f"{_ratio(*_commits(pooled_then))} → {_ratio(*_commits(pooled_now))}"]
     cells += [_pair(pooled_now, pooled_then, k) for k in ("evidenced", "region", "lines")]
     cells.append(_pair(pooled_now, pooled_then, "facts_evidenced", "facts"))
     out.append("| pooled | " + " | ".join(cells) + " |")
     for name, now, then, _ in pairs[1:]:
+        out += ["", *_new_breaks(now, then, name)]
         kept = {(i.path, i.line, i.symbol, i.how) for i in now["breaks"]}
         moved = [i for i in then["breaks"] if (i.path, i.line, i.symbol, i.how) not in kept]
-        out += ["", f"Uses the earlier rule flagged breaks and this one does not, {name} ({len(moved)}; evidence "
+        out += ["", f"Uses the earlier match flagged breaks and this one does not, {name} ({len(moved)}; evidence "
                 "lenient / stricter):", ""]
         out += [f"- {i.path}:{i.line} {i.how} `{i.symbol.rsplit('.', 2)[-2] if '.' in i.symbol else i.symbol}."
                 f"{i.symbol.rsplit('.', 1)[-1]}` ({i.fact.split(': ', 1)[1].split(PASSES_SAID)[0]})): "
                 f"{'yes' if i in then['evidenced'] else 'no'} / {'yes' if i in then['region'] else 'no'}"
                 for i in moved]
+    return out
+
+
+def _new_breaks(now: dict, then: dict, name: str) -> list[str]:
+    """The uses this match flags breaks that the earlier did not, with their evidence (lenient / stricter)."""
+    known = {(i.path, i.line, i.symbol, i.how) for i in then["breaks"]}
+    new = [i for i in now["breaks"] if (i.path, i.line, i.symbol, i.how) not in known]
+    out = [f"Uses this match flags breaks and the earlier did not{', ' + name if name else ''} ({len(new)}; "
+           f"evidence lenient / stricter):", ""]
+    out += [f"- {i.path}:{i.line} {i.how} `{i.symbol.rsplit('.', 2)[-2]}.{i.symbol.rsplit('.', 1)[-1]}` "
+            f"({i.fact.split('; ', 1)[0]}): {'yes' if i in now['evidenced'] else 'no'} / "
+            f"{'yes' if i in now['region'] else 'no'}" for i in new]
     return out
 
 
@@ -294,7 +360,7 @@ def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, i
            more: list[str] | None = None) -> str:
     """The section's body: the figures (the earlier rule → this one, from one run), by category, the PRs."""
     cold, cold_cpu, warm = index
-    passes_by_name, passes_now, untyped = passes
+    by_name, passes_now, untyped = passes
     big_files, big_uses, big_cold, big_cpu, big_warm = big
     n = len(now["rows"])
     hits_now, hits_then = sum(r[3] for r in now["rows"]), sum(r[3] for r in then["rows"])
@@ -313,19 +379,31 @@ def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, i
         "",
         f"Upstream: vLLM {before} → {after} (the wheels' Python files as two commits): {len(facts)} facts "
         f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in {facts_seconds:.1f} s; of the "
-        f"{with_default} signature facts that add parameters with a default, {passes_by_name} say by the earlier rule (a call of that name) that an upstream call site "
-        f"in the changed files passes one, {passes_now} by this one ({untyped} of them only through a receiver of unknown type). Downstream: vllm-ascend at {d0[:10]} (its main on v{before}), {files} "
-        f"files of vllm_ascend, {uses} uses of vllm; its main reached v{after} at {d1[:10]}.",
+        f"{with_default} signature facts that add parameters with a default, {passes_now} say that an upstream call "
+        f"site in the changed files passes one ({untyped} of them only through a receiver of unknown type). "
+        f"Downstream: vllm-ascend at {d0[:10]} (its main on v{before}), {files} files of vllm_ascend, {uses} uses of "
+        f"vllm ({by_name} of them attributes read by name); its main reached v{after} at {d1[:10]}.",
         "",
-        "A parameter added with a default to a method the downstream overrides or patches breaks it only when an "
-        "upstream call site passes it (else check). Each figure is given for the earlier rule of what a call site "
-        "of a method is (any call `m(...)` or `x.m(...)` of its name, in the changed files) → this one (a call on "
-        "a receiver known to be of the method's class hierarchy: `self`/`cls` in it, the class's name, a name or "
-        "`self.x` typed by an annotation or a constructor call; an untyped receiver only when no other class of "
-        "the changed files has a method of that name; constructors and module-level functions as before), both "
-        "matched in this run on the same index.",
+        "Each figure is given for the earlier match → this one, both in this run on the same facts and index. This "
+        "one adds: an `attribute` fact when a class both versions define loses a data attribute (a dataclass or "
+        "NamedTuple field, an enum member, a class-level name, a `self.x = …` in its methods; not one it still has "
+        "as a method, a property or through a base of the same module), saying when no class of the changed files "
+        "keeps a member of that name, or when its `__init__` newly sets one that code in the changed files reads; "
+        "a `returns` fact when a method's return annotation names other types (spelling aside: `Optional[X]` is "
+        "`X | None`, a `None` added or dropped is no change); a `passes` fact when a call `Class(...)` passes, on "
+        "a line the change added, a keyword no call on the lines it removed passed (the class resolved through "
+        "the calling module's imports). The index adds the attributes the downstream reads "
+        "on objects of unknown type (`forward_context.dp_metadata.x`: `dp_metadata` and `x`; not `self.x`, not on "
+        "a name it imports), leaving out every name the downstream itself assigns, defines or `setattr`s, one line "
+        "per file and name; and, for an `__init__` override that calls no `….__init__`, the attributes its class "
+        "sets. The match: a removed attribute read through the class's name (`RequestStatus.WAITING_FOR_FSM`) "
+        "breaks; read by name on an object of unknown type, it breaks only when no class of the changed files "
+        "keeps the name; an attribute a base's `__init__` newly sets breaks a subclass whose own `__init__` "
+        "neither calls the base's nor sets it; a method that now returns another type breaks an override or a "
+        "patch of it, or asks for a check when the new type only widens the old; a keyword upstream now passes to "
+        "a constructor breaks a subclass `__init__` that does not take it (nor `**kwargs`).",
         "",
-        "| figure | earlier rule → this one | target |",
+        "| figure | earlier match → this one | target |",
         "| --- | ---: | ---: |",
         f"| recall: named upstream PRs whose fixed files are flagged breaks | {_ratio(hits_then, n)} → "
         f"**{_ratio(hits_now, n)}** | ≥ 0.70 |",
@@ -349,7 +427,7 @@ def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, i
         f"| match, those facts as a 300-PR week ({week_impacts} impacts) | {match_week:.2f} s | ≤ 2 s |",
         "",
         "Uses flagged breaks by category (fact kind / use): flagged, and of them with evidence lenient / stricter "
-        "/ strictest; the earlier rule → this one.",
+        "/ strictest; the earlier match → this one.",
         "",
         "| category | flagged | lenient | stricter | strictest |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -357,70 +435,71 @@ def render(data: dict, d0: str, d1: str, facts: list[Change], kinds: dict[str, i
     for cat in cats:
         a, b = then["categories"].get(cat, [0, 0, 0, 0]), now["categories"].get(cat, [0, 0, 0, 0])
         out.append(f"| {cat} | " + " | ".join(f"{x} → {y}" if x != y else f"{y}" for x, y in zip(a, b)) + " |")
-    out += ["", f"Uses the earlier rule flagged breaks and this one does not ({len(moved)}; evidence lenient / "
+    out += ["", f"Uses the earlier match flagged breaks and this one does not ({len(moved)}; evidence lenient / "
             "stricter):", ""]
     for i in moved:
         out.append(f"- {i.path}:{i.line} {i.how} `{i.symbol.rsplit('.', 2)[-2] if '.' in i.symbol else i.symbol}."
                    f"{i.symbol.rsplit('.', 1)[-1]}` ({i.fact.split(': ', 1)[1].split(PASSES_SAID)[0]})): "
                    f"{'yes' if i in then['evidenced'] else 'no'} / {'yes' if i in then['region'] else 'no'}")
+    out += ["", *_new_breaks(now, then, "")]
     out += ["", "Named upstream PRs (adaptation commit → PR: flagged breaks / any, this rule):", ""]
     out += [f"- {c[:10]} → #{pr}: {'yes' if b else 'no'} / {'yes' if a else 'no'} ({', '.join(p[:3])}"
             f"{' …' if len(p) > 3 else ''})" for c, pr, p, b, a in now["rows"]]
-    groups: dict[tuple[str, tuple[str, ...]], bool] = {}
-    for c, _, p, b, _ in now["rows"]:
-        groups[(c, tuple(p))] = groups.get((c, tuple(p)), False) or b
-    moved_evidence = sum(1 for i in moved if i in then["evidenced"])
     file_deleted = now["categories"].get("file-deleted / overrides", [0, 0, 0, 0])
-    stricter_misses = len(now["breaks"]) - len(now["region"])
     default_misses = sum(v[0] - v[2] for k, v in now["categories"].items() if "added default" in k)
     if more:
         out += ["", *more]
+    known = {(i.path, i.line, i.symbol, i.how) for i in then["breaks"]}
+    new = [i for i in now["breaks"] if (i.path, i.line, i.symbol, i.how) not in known]
     out += ["", f"Load average: {load:.2f} (2 cores, shared).", "", (
         "Read with care. The issue asks for recall and precision per upstream PR, on vLLM's history; that history "
         "(a 1.1 GB snapshot) is over what the search tool's fetch brings, so the upstream side here is two release "
         f"wheels, one fact set for the whole v{before} → v{after} span (≈ 5 weeks of main), and a fact cannot be "
-        "told apart by PR: each release pair is one sample (two here, the second below). Recall is therefore \"the files an adaptation commit "
-        "fixed for a named upstream PR are flagged\", which credits a PR whose file was flagged for another change "
-        "of the span, and for an adaptation commit without a table (eb3548add4, 3636a3dc9e) any flagged file among "
-        "the files it changed credits every PR it names (counting each adaptation commit and its files once, "
-        f"recall is {_ratio(sum(groups.values()), len(groups))}). A still earlier rule's recall hit for #35077 "
-        "(`lora/utils.py`) was for the wrong reason: the downstream adapted to `_all_lora_classes` becoming a tuple "
-        "(a module-level value, no fact the match flags), while the flag came from `can_replace_layer`'s new "
-        "`decorate`, which upstream passes only up its own `super()` chain; neither rule here flags it, so "
-        "recall is below the target with the truth. The other misses broke through attributes of instances "
-        "(`dp_metadata.max_tokens_across_dp_cpu`, `Indexer.wk`, a config's `language_model`, "
-        "`encoder_compilation_time`) or a keyword upstream now passes to an overridden method under another name "
-        "(`activation`): the index follows names through imports, not the types of instances. Precision has no "
-        "clean ground truth either: a break the downstream fixed elsewhere (the function a patch installs, a "
-        "version guard, the import of a deleted module rather than each method of the class) leaves the flagged "
-        f"line as it was, hence three figures. This rule moved {len(moved)} uses from breaks to check "
-        f"({moved_evidence} of them with evidence) on this pair: of the {with_default} signature facts that add "
-        f"defaulted parameters it says {passes_now} are passed where the earlier said {passes_by_name}, but the "
-        "breaks that remain are constructors' and module-level functions' new parameters (their rule did not "
-        "change: the Scheduler's `hash_block_size`, `rejection_sample`'s `synthetic_mode`, which did break the "
-        "downstream), parameters passed on a receiver of the method's own hierarchy, or two of "
-        "`QuantizationConfig` passed on an untyped receiver whose method name no other class has. "
-        "`self.drafter.initialize_attn_backend(config, sizes)` no longer counts as passing `is_profiling`, yet "
-        "`GPUModelRunner.initialize_kv_cache` passes it by `self.initialize_attn_backend(…)`, so that break stays; "
-        "it and `initialize_kv_cache(is_profiling=True)` (from `_init_minimal_kv_cache_for_profiling`, which only "
-        "upstream's own worker calls) have no evidence: the downstream overrides the calling methods too, or never "
-        "reaches them, which needs call-chain reachability, not receiver types. "
-        "A finer rule was tried and dropped: demoting a parameter "
-        "passed only by `self` calls from methods the downstream's class overrides as well demoted "
-        "`EagleSpeculator.run_model(mm_inputs)` in 0.18.0 → 0.19.1, which the downstream did adapt (its override "
-        "of the caller is a copy of upstream's and follows it); the fact still says where upstream passes it. "
-        f"Of the {stricter_misses} uses without the stricter evidence, "
-        f"{default_misses} are parameters added with a default (a downstream often absorbs those in a wrapper or "
-        "behind a version guard, or never reaches them). The per-fact figures count each upstream fact once (a "
-        "fact is not a PR either) and are lower: the facts with evidence are those with many uses (the deleted "
+        "told apart by PR: each release pair is one sample (two here, the second below). Recall is therefore \"the "
+        "files an adaptation commit fixed for a named upstream PR are flagged\", which credits a PR whose file was "
+        "flagged for another change of the span, and for an adaptation commit without a table (eb3548add4, "
+        "3636a3dc9e) any flagged file among the files it changed credits every PR it names (counting each "
+        f"adaptation commit and its files once, recall is {_ratio(*_commits(then))} → {_ratio(*_commits(now))}). "
+        f"On this pair the match now flags {len(new)} more uses breaks, "
+        f"{sum(1 for i in new if i in now['evidenced'])} of them with the lenient evidence and "
+        f"{sum(1 for i in new if i in now['region'])} with the stricter: the worker's `compile_or_warm_up_model` "
+        "override, which returns a float where `WorkerBase`'s now returns `CompilationTimes` (#39240: "
+        "\"'float' object has no attribute 'language_model'\"), `DPMetadata.max_tokens_across_dp_cpu` read by name "
+        "in `ascend_forward_context.py` and `platform.py` (#39107), `AscendRMSNormGated.__init__`, which does not "
+        "take the `activation` that `GatedDeltaNetAttention` now passes to `RMSNormGated(…)` (#40245: upstream's "
+        "`RMSNormGated.__init__` already took it in 0.19.1, so no signature fact could say it), and "
+        "`FusedMoEMethodBase.apply`, whose return type narrowed to a tensor. `worker/worker.py` is #39240's file in "
+        "7fd2cede36's table and one of the files eb3548add4 changed, which credits that commit's three PRs; "
+        "#39107's own break is flagged too, #38928's (`Indexer.wk`) is not: the downstream sets a `wk` of its own "
+        "(`self.wk = self.indexer.wk`), so the by-name rule leaves the name out rather than guess. Still missed: "
+        "#35077, whose `_all_lora_classes` became a tuple (a module-level value no fact describes). "
+        "Alone on top of the earlier match (the last table), the attribute rule credits eb3548add4's three PRs "
+        "(through `ascend_forward_context.py` and `platform.py`), the return-type rule those and 7fd2cede36's "
+        "#39240 (through `worker/worker.py`), the new-keyword rule #40245; on the second pair all of the gain is "
+        "the attribute rule's. "
+        "Precision has no clean ground truth either: a break the downstream fixed elsewhere (the function a patch "
+        "installs, a version guard, the import of a deleted module rather than each method of the class) leaves "
+        "the flagged line as it was, hence three figures. A parameter added with a default breaks an override or "
+        "a patch only when an upstream call site passes it (a call on a receiver of the method's own class "
+        f"hierarchy), as before; of the {len(now['breaks']) - len(now['region'])} uses without the stricter "
+        f"evidence, {default_misses} are such parameters (a downstream often absorbs those in a wrapper or behind a "
+        "version guard, or never reaches them). The per-fact figures count each upstream fact once (a fact is not "
+        "a PR either) and are lower: the facts with evidence are those with many uses (the deleted "
         f"`shared_fused_moe` module: {file_deleted[0]} overrides, {file_deleted[2]} of them with their function "
-        "changed; `FusedMoE.__init__`). The index times are wall times on 2 "
-        "shared cores; their CPU time is what an idle machine would take. The second pair (0.18.0 → 0.19.1) is "
-        "scored the same way on its own facts and index; its adaptation commits are vllm-ascend's main2main "
-        "upgrades, whose messages link PRs without a per-PR table, so every PR of a commit is credited by any "
-        "flagged file the commit changed (generous to recall), and the later ones tracked vLLM's main past the "
-        "v0.19 branch, so some PRs they name may not be in the v0.19.1 wheel at all (harsh to it). The 300-PR week is the span's real "
-        "facts dealt out to 300 PRs, not a real week's PRs.")]
+        "changed; `FusedMoE.__init__`). The index times are wall times on 2 shared cores; their CPU time is what "
+        "an idle machine would take; the 3,000-file tree's uses include the attributes read by name. The second "
+        "pair (0.18.0 → 0.19.1) is scored the same way on its own facts and index; its adaptation commits are "
+        "vllm-ascend's main2main upgrades, whose messages link PRs without a per-PR table, so every PR of a commit "
+        "is credited by any flagged file the commit changed (generous to recall), and the later ones tracked "
+        "vLLM's main past the v0.19 branch, so some PRs they name are not in the v0.19.1 wheel at all (harsh to "
+        "it: 3ada044db0's `override_quantization_method(hf_config)` and 3736ad849c's FusedMoE runner refactor "
+        "are 0.20.1's). There the new breaks are `RequestStatus.WAITING_FOR_FSM` (#38048, read through the class "
+        "name in two schedulers and a scheduler patch), `ForwardContext.virtual_engine` read by name in three "
+        "files, and "
+        "`InputBatch.num_prompt_tokens_cpu_tensor` (#37303), which `InputBatch.__init__` now sets and "
+        "`NPUInputBatch`'s own `__init__` never does; `npu_input_batch.py` is also one of 3736ad849c's files, so "
+        "that flag credits its four PRs as well, though their own fix is not flagged (generous). The 300-PR week "
+        "is the span's real facts dealt out to 300 PRs, not a real week's PRs.")]
     return "\n".join(out)
 
 
@@ -491,25 +570,29 @@ def main() -> None:
         adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(args.ascend, a["commit"])))
                        for a in data["adaptations"]]
         table = UseTable.of("ascend", index.uses, ("vllm",))
-        by_name = earlier_rule(diffs[sha])
-        earlier = match_changes(by_name, table, ("vllm",))
+        then_facts, then_table = earlier(facts, index.uses)
+        before = match_changes(then_facts, then_table, ("vllm",))
         now = score(impacts, tree, lines, touched, changed_text, adaptations)
-        then = score(earlier, tree, lines, touched, changed_text, adaptations)
+        then = score(before, tree, lines, touched, changed_text, adaptations)
         kinds = defaultdict(int)
         for f in facts:
             kinds[f.kind] += 1
         passes = sum(1 for f in facts if f.kind == "signature" and PASSES_SAID in f.detail)
-        passes_by_name = sum(1 for f in by_name if f.kind == "signature" and PASSES_SAID in f.detail)
+        by_name = sum(1 for u in index.uses if u.how == NEW_HOW)
         untyped = sum(1 for f in facts if f.kind == "signature" and UNTYPED + ")" in f.detail)
         with_default = sum(1 for f in facts if f.kind == "signature" and added_with_default(f.detail))
         pairs = [(f"{data['upstream_before']} → {data['upstream_after']}", now, then, len(facts))]
+        rules = [(pairs[0][0], then, each_rule(facts, index.uses, lambda found: score(
+            found, tree, lines, touched, changed_text, adaptations)))]
         for n, pair in enumerate(data.get("more_pairs", [])):
-            more_now, more_then, count = other_pair(pair, args.wheels, args.ascend, root / f"pair{n}")
+            more_now, more_then, count, more_rules = other_pair(pair, args.wheels, args.ascend, root / f"pair{n}")
             pairs.append((f"{pair['upstream_before']} → {pair['upstream_after']}", more_now, more_then, count))
+            rules.append((pairs[-1][0], more_then, more_rules))
         load = os.getloadavg()[0]
-        body = render(data, d0, d1, facts, kinds, facts_seconds, files, uses, now, then, (passes_by_name, passes, untyped), with_default,
-                      impacts, earlier, (cold, cold_cpu, warm), (big_files, big_uses, big_cold, big_cpu, big_warm),
-                      match_all, match_week, week_impacts, load, render_pairs(pairs) if len(pairs) > 1 else None)
+        body = render(data, d0, d1, facts, kinds, facts_seconds, files, uses, now, then, (by_name, passes, untyped),
+                      with_default,
+                      impacts, before, (cold, cold_cpu, warm), (big_files, big_uses, big_cold, big_cpu, big_warm),
+                      match_all, match_week, week_impacts, load, [*(render_pairs(pairs) if len(pairs) > 1 else []), "", *render_rules(rules)])
         print(f"## {TITLE}\n\n{body}")
         if args.write:
             write_section(TITLE, body)
