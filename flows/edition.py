@@ -189,7 +189,8 @@ def flow_parameters(options: RunOptions) -> dict[str, Any]:
 # UI's custom-run form shows them one by one ("" rather than None for unset text: the UI renders an optional
 # type as a type switcher). No secret and no state URL here: parameters are shown in the UI; DIGEST_STATE and
 # the tokens come from the worker's environment.
-@flow(name="digest-edition", log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=8))
+@flow(name="digest-edition", log_prints=False,
+      task_runner=ThreadPoolTaskRunner(max_workers=8))  # type: ignore[arg-type]  # prefect's generic runner type
 def digest_edition(
     repo: str = "",
     since: str = "",
@@ -274,5 +275,5 @@ def digest_edition(
     if summary.pending:  # the run gave up on some readers: not Completed (the CLI prints the summary it carries)
         undelivered = Undelivered(summary)
         logger.error(str(undelivered))
-        return Failed(message=str(undelivered), data=undelivered)
+        return Failed(message=str(undelivered), data=undelivered)  # type: ignore[return-value]  # a Prefect state ends the flow run as Failed
     return summary

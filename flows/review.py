@@ -18,7 +18,7 @@ and the draft's markdown are plain Python in :mod:`prdigest.review`.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 from prefect import get_run_logger
@@ -178,7 +178,7 @@ def _wait(form: type[ReviewForm], key: str, timeout: int, suspend: bool, live: b
     if suspend and not live:
         # A resumed run replays its review from the top. The input of a pause key that already fired is read
         # as it is: suspend_flow_run would first log "Suspending flow run…", after the resume, out of order.
-        return decision_of(form.load(keyset_from_base_key(f"suspended-{key}")))
+        return decision_of(cast(ReviewForm, form.load(keyset_from_base_key(f"suspended-{key}"))))  # sync call
     if suspend:
         result = suspend_flow_run(wait_for_input=form, timeout=timeout, key=key)
     else:

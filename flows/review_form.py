@@ -56,7 +56,7 @@ def review_form(edition: Edition, description: str) -> type[ReviewForm]:
                      pydantic.Field(default=value, title=ReviewForm.model_fields[name].title,
                                     description=help or ReviewForm.model_fields[name].description))
               for name, (value, help) in overrides.items()}
-    model = pydantic.create_model("ReviewForm", __base__=ReviewForm, **fields)
+    model = pydantic.create_model("ReviewForm", __base__=ReviewForm, **fields)  # type: ignore[call-overload]  # fields built at run time
     model._description = description
     return model
 
@@ -66,7 +66,7 @@ def decision_of(form_input: ReviewForm) -> ReviewDecision:
     changes, errors = parse_changes(form_input.changes)
     if errors:
         raise ReviewRejected([f"changes {e}" for e in errors])
-    return ReviewDecision(decision=HOLD if form_input.decision == HOLD else SEND, approver=form_input.approver,
+    return ReviewDecision(decision="hold" if form_input.decision == HOLD else "send", approver=form_input.approver,
                           approve_all=True, include_flagged=form_input.decision == SEND_FLAGGED,
                           snapshot=form_input.snapshot, **changes)  # type: ignore[arg-type]
 

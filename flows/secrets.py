@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any, cast
 
 from prefect.blocks.system import Secret
 from pydantic import AliasChoices, SecretStr, ValidationError
@@ -34,7 +35,7 @@ SECRET_BLOCKS: dict[str, str] = {
 def _block(name: str) -> str | None:
     """The Secret block's value, stripped; None when there is no such block or it is empty."""
     try:
-        value = Secret.load(name).get()
+        value = cast(Secret, Secret.load(name)).get()  # called synchronously: a block, not a coroutine
     except ValueError:  # no such block: the setting stays unset, and the step that needs it says so
         return None
     return value.strip() if isinstance(value, str) and value.strip() else None
@@ -87,7 +88,7 @@ def _feishu_bots(settings: Settings) -> dict[str, FeishuBot] | None:
     """The environment's group bots plus those only the ``feishu-bots`` block has (the environment wins
     group by group); None when the block is missing or adds nothing."""
     try:
-        value = Secret.load(FEISHU_BLOCK).get()
+        value: Any = cast(Secret, Secret.load(FEISHU_BLOCK)).get()  # called synchronously; JSON of any shape
     except ValueError:
         return None
     try:

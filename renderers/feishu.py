@@ -17,6 +17,7 @@ shortened until it fits. Untrusted text goes through :mod:`renderers.lark_md`; l
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from prdigest.deliver.feishu import CARD_BUDGET, body_bytes
@@ -65,7 +66,7 @@ def card(title: str, elements: list[dict[str, Any]]) -> dict[str, Any]:
                      "elements": elements}}
 
 
-def _entry_text(e: EntryView, ui: dict[str, str], rationale: int, item: int) -> str:
+def _entry_text(e: EntryView, ui: Mapping[str, Any], rationale: int, item: int) -> str:
     lines = [f"**{lark_md_prose(e.headline)}**"]
     lines += [f"*{lark_md(r)}*" for r in e.relations]
     if e.rationale and rationale:
@@ -187,7 +188,7 @@ def _impact_prs(block: ImpactBlock, shown: int) -> list[dict[str, Any]]:
     return [_md("\n".join(lines))]
 
 
-def _group_heading(g: Group, ui: dict[str, str], count: int, continued: bool) -> dict[str, Any]:
+def _group_heading(g: Group, ui: Mapping[str, Any], count: int, continued: bool) -> dict[str, Any]:
     text = f"{MARK[g.verdict.value]} {lark_md(g.label)} · {count}" + (lark_md(ui["continued"]) if continued else "")
     return _md(f"**{text}**")
 

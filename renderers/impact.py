@@ -120,7 +120,7 @@ def impact_block(edition: Edition, entries: Sequence[Entry], downstream: str | N
             number=number, url=pr_url(entry.url, number, link_hosts),
             headline=truncate(defang(one_line(entry.headline), link_hosts, edition.repo), 160) or f"#{number}",
             severity=worst, lines=tuple(impact_line(i, lang) for i in impacts[:LINES_PER_PR]),
-            more=more_words.format(n=more) if more > 0 else "",  # type: ignore[union-attr]
+            more=more_words.format(n=more) if more > 0 else "",
             todo=str(w[f"do_{worst}"]).format(n=number), partial=any(i.partial for i in impacts)))
     return ImpactBlock(downstream=downstream, title=f"{w['title']} · {_code(downstream, 40)}", prs=tuple(prs),
                        none=str(w["none"]).format(name=_code(downstream, 40)), partial_note=str(w["partial"]),

@@ -14,6 +14,7 @@ but with its `` `code` `` spans kept as Slack code spans; headers are ``plain_te
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from slack_sdk.errors import SlackObjectFormationError
@@ -50,7 +51,7 @@ def _header(text: str) -> HeaderBlock:
     return HeaderBlock(text=PlainTextObject(text=truncate(slack_plain(one_line(text)), HEADER_MAX), emoji=True))
 
 
-def _entry_text(e: EntryView, ui: dict[str, str], rationale: int, item: int, headline: int) -> str:
+def _entry_text(e: EntryView, ui: Mapping[str, Any], rationale: int, item: int, headline: int) -> str:
     # Drafter prose (and PR titles, in entry_meta): `code` spans become Slack code spans (mrkdwn_prose).
     lines = [f"*{mrkdwn_prose(truncate(e.headline, headline))}*"]
     lines += [f"_{mrkdwn(r)}_" for r in e.relations]  # reverts / follow-ups: before the why
@@ -106,7 +107,7 @@ def _entry_blocks(e: EntryView, language: str, link: str | None) -> list[dict[st
         return [SectionBlock(text=_md(f"{ref} {mrkdwn(truncate(e.headline, 200))}")).to_dict()]
 
 
-def _group_header(g: Group, ui: dict[str, str], continued: bool, count: int | None = None) -> dict[str, Any]:
+def _group_header(g: Group, ui: Mapping[str, Any], continued: bool, count: int | None = None) -> dict[str, Any]:
     """A verdict group's header block (made once per text in a render step, like an entry's blocks)."""
     n = len(g.entries) if count is None else count
     text = f"{MARK[g.verdict.value]} {g.label} · {n}" + (ui["continued"] if continued else "")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from prdigest.kernel.models import Edition
 from prdigest.readers.selfservice.links import footer_links
@@ -58,7 +60,7 @@ def _rule(char: str) -> str:
     return char * WIDTH
 
 
-def _labelled(label: str, url: str, ui: dict[str, str]) -> str:
+def _labelled(label: str, url: str, ui: Mapping[str, Any]) -> str:
     """``Permalink: URL`` / ``本条链接：URL`` (a full-width colon needs no space)."""
     colon = ui["colon"]
     return f"{label}{colon}{'' if colon == '：' else ' '}{url}"

@@ -159,11 +159,11 @@ def run_edition(options: RunOptions, verbose: bool, *, fresh_state: bool = False
             logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     except DigestError as exc:
         raise fail(exc) from None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, transient=False) as bar:
-        bar_tasks: dict[str, int] = {}
+        bar_tasks: dict[str, TaskID] = {}
         starting = bar.add_task("Starting Prefect and collecting PRs" if prefect else "Collecting PRs", total=None)
 
         def on_progress(step: str, done: int, total: int) -> None:

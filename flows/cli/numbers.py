@@ -44,7 +44,8 @@ class NumbersCommand(TyperCommand):
 
     number_options: ClassVar[tuple[str, ...]] = ("--reject", "--approve")
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[Any]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[Any]:
+        # typer vendors its own click types; the context is whichever click the command runs under
         return super().parse_args(ctx, spread(list(args), self.number_options))
 
 

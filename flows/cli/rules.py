@@ -135,7 +135,7 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
         window = window or Window.last_full_week()
         return sorted((p for p in prs if p.merged_at in window), key=lambda p: (p.merged_at, p.number))
     try:
-        options = RunOptions(source=source, **({"repo": repo} if repo else {}))
+        options = RunOptions(source=source, repo=repo) if repo else RunOptions(source=source)
     except ValidationError as exc:
         problem = first_problem(exc)
         raise ConfigError(f"--{problem.top}: {problem.message}") from None

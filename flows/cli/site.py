@@ -87,7 +87,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
                       ".json": "application/json", ".xml": "application/atom+xml", ".js": "text/javascript"}
 
-    def send_head(self):  # type: ignore[no-untyped-def]  # the base class's untyped signature
+    def send_head(self):  # the base class's untyped signature
         path = self.translate_path(self.path)
         shown = os.path.join(path, "index.html") if os.path.isdir(path) else path
         root = os.path.realpath(self.directory)
@@ -97,7 +97,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             return None
         return super().send_head()
 
-    def list_directory(self, path: str | os.PathLike[str]) -> None:  # type: ignore[override]
+    def list_directory(self, path: str | os.PathLike[str]) -> None:
         self.send_error(404, "File not found")
         return None
 

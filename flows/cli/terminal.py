@@ -9,7 +9,8 @@ that reads differently from what it is). Everything the CLI prints goes through 
 from __future__ import annotations
 
 import typer
-from rich.console import Console
+from typing import TypeVar, cast
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -35,11 +36,14 @@ def fail(error: object) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _cell(value: object) -> object:
+_R = TypeVar("_R", bound=RenderableType)
+
+
+def _cell(value: _R) -> _R:
     if isinstance(value, Text):
-        return Text(for_terminal(value.plain), style=value.style, justify=value.justify)
+        return cast(_R, Text(for_terminal(value.plain), style=value.style, justify=value.justify))
     if isinstance(value, str):
-        return safe(value)
+        return cast(_R, safe(value))
     return value
 
 
@@ -47,6 +51,6 @@ def safe_table(table: Table) -> Table:
     """``table`` with every cell, its title and caption cleaned by :func:`safe` (cells keep their style)."""
     for column in table.columns:
         column._cells = [_cell(c) for c in column._cells]  # Rich keeps a column's cells in _cells
-    table.title = _cell(table.title) if table.title is not None else None  # type: ignore[assignment]
-    table.caption = _cell(table.caption) if table.caption is not None else None  # type: ignore[assignment]
+    table.title = _cell(table.title) if table.title is not None else None
+    table.caption = _cell(table.caption) if table.caption is not None else None
     return table

@@ -194,7 +194,7 @@ class Rules(BaseModel):
         hints = DraftingHints(
             core=frozenset(self.drafting.core), features=frozenset(self.drafting.features),
             kernel_files=tuple(compile_rule(p) for p in self.drafting.kernel_files),
-            file_kinds=dict(self.drafting.file_kinds),
+            file_kinds={str(kind): name for kind, name in self.drafting.file_kinds.items()},
             path_areas=tuple((n, boundary(p)) for n, r in self.subsystems.items() for p in r.drafter.paths),
             word_areas=tuple((n, boundary(p)) for n, r in self.subsystems.items() for p in r.drafter.words),
         )

@@ -22,7 +22,7 @@ class Embedder:
     def __init__(self, model: object) -> None:
         self.model = model
 
-    def encode(self, texts: Sequence[str]):  # type: ignore[no-untyped-def]
+    def encode(self, texts: Sequence[str]) -> Any:
         """One normalised 384-dimension vector per text (a numpy array)."""
         return self.model.encode(list(texts), normalize_embeddings=True, batch_size=64,  # type: ignore[attr-defined]
                                  show_progress_bar=False, convert_to_numpy=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from typing import Any
 from datetime import datetime, timedelta, timezone
 
 from prdigest.kernel.models import EarlierFollowup, Edition, EditionId, PullRequest, utc
@@ -121,7 +122,7 @@ def _referenced(pr: PullRequest, repo: str) -> set[int]:
 
 
 def resolve(items: Sequence[EarlierFollowup], prs: Sequence[PullRequest], numbers: set[int], repo: str = "",
-            embedder=None, texts: dict[int, list[str]] | None = None) -> list[EarlierFollowup]:  # type: ignore[no-untyped-def]
+            embedder: Any = None, texts: dict[int, list[str]] | None = None) -> list[EarlierFollowup]:
     """``items`` with ``status``/``by_number`` set where a PR of this edition (in ``numbers``) references the
     original PR, and ``proposed_by`` where the embedder finds a close match among the other PRs' ``texts``
     (number → its title, its headline). Explicit references decide; a proposal changes no status."""

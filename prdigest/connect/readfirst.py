@@ -91,7 +91,7 @@ def features(entry: Entry, signals: Signals | None) -> list[Feature]:
     """The evidence for reading ``entry`` first; ``signals`` None (a PR not at hand) leaves the verdict."""
     out = [Feature("verdict", W_VERDICT.get(entry.verdict, 0.0), entry.verdict.label("en").lower())]
     if any(r.kind == "reverted-by" for r in entry.relations) and not any(
-            r.kind == "relanded-by" for r in entry.relations):  # type: ignore[comparison-overlap]
+            r.kind == "relanded-by" for r in entry.relations):
         out.append(Feature("reverted", W_REVERTED, "reverted since"))
     if signals is None:
         return out

@@ -19,10 +19,12 @@ window, so a 65 KB body costs milliseconds.
 from __future__ import annotations
 
 import re
+from typing import cast
 from dataclasses import dataclass
 
 from prdigest.connect.cues import POST, PRE, TITLE_TAG
 from prdigest.kernel.links import page_pattern
+from prdigest.kernel.models import RelationKind
 
 #: The kinds a PR's prose can give a reference, strongest first: a number named twice keeps the strongest.
 STRENGTH = ("reverts", "relands", "ports", "fixes", "part-of-series", "followed-up-by", "follow-up-of")
@@ -64,7 +66,7 @@ class Reference:
     """One PR number a text names, with the kind of link the words around it give."""
 
     number: int
-    kind: str
+    kind: RelationKind
     #: True when a cue decided the kind; False for the default (a plain mention).
     cued: bool = True
 
@@ -174,7 +176,7 @@ def find_references(title: str, body: str, repo: str) -> list[Reference]:
             kinds = [tagged]
         kind = min(kinds, key=STRENGTH.index) if kinds else DEFAULT_KIND
         for hit in group:
-            ref = Reference(hit.number, kind, bool(kinds))
+            ref = Reference(hit.number, cast(RelationKind, kind), bool(kinds))  # the cue tables' keys are kinds
             old = best.get(hit.number)
             if old is None or (ref.cued, -STRENGTH.index(ref.kind)) > (old.cued, -STRENGTH.index(old.kind)):
                 best[hit.number] = ref

@@ -28,7 +28,7 @@ from datetime import datetime
 
 from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.prtext.restate import restated
-from prdigest.kernel.models import Edition, EditionId, Entry, PullRequest, Relation, Verdict
+from prdigest.kernel.models import Edition, EditionId, Entry, PullRequest, Relation, RelationKind, Verdict
 from prdigest.connect.references import STRENGTH, find_references
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ REVERTS_COMMIT = re.compile(r"^\s*This reverts commit (?P<sha>[0-9a-f]{7,40})\b"
 #: Most relation lines shown under one entry; the rest are counted in one more line.
 MAX_LINES = 8
 #: The relation the other PR gets; a port or a fix is, seen from the original, a follow-up.
-INVERSE = {"reverts": "reverted-by", "relands": "relanded-by", "follow-up-of": "followed-up-by",
+INVERSE: dict[RelationKind, RelationKind] = {"reverts": "reverted-by", "relands": "relanded-by", "follow-up-of": "followed-up-by",
            "fixes": "followed-up-by", "ports": "followed-up-by", "followed-up-by": "follow-up-of",
            "part-of-series": "part-of-series"}
 #: Kinds that only point back in time: a PR cannot revert, re-land or fix one merged after it.
@@ -95,11 +95,11 @@ def is_revert(pr: PullRequest, repo: str) -> bool:
     return bool(numbers or quoted is not None or REVERTS_COMMIT.search(pr.body))
 
 
-def references(pr: PullRequest, repo: str) -> list[tuple[str, int]]:
+def references(pr: PullRequest, repo: str) -> list[tuple[RelationKind, int]]:
     """(kind, number) pairs ``pr``'s title and body name, one per number (its strongest kind), GitHub's
     revert formats first; numbers unchecked (an issue's number is dropped by :func:`find_relations`)."""
     targets, quoted = revert_targets(pr, repo)
-    kinds = {n: "reverts" for n in targets}
+    kinds: dict[int, RelationKind] = {n: "reverts" for n in targets}
     for n in _relanded(quoted):
         kinds.setdefault(n, "relands")
     for ref in find_references(pr.title, pr.body, repo):
@@ -138,7 +138,7 @@ def find_relations(edition: Edition, prs: Sequence[PullRequest], past: Iterable[
     numbers = {e.number for e in edition.entries}
     relations: dict[int, list[Relation]] = {n: [] for n in numbers}
 
-    def link(source: PullRequest | Entry, kind: str, target: int) -> None:
+    def link(source: PullRequest | Entry, kind: RelationKind, target: int) -> None:
         other = known.get(target)
         if other is None or target == source.number:
             return  # an issue, an unknown number, or itself: nothing to link

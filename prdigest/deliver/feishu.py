@@ -143,7 +143,7 @@ class FeishuChannel:
                  clock: Callable[[], float] = time.time) -> None:
         self.bots = bots
         self.retries, self.backoff, self.clock = retries, backoff, clock
-        self._pace = {"per_second": per_second, "per_minute": per_minute}
+        self._pace = (per_second, per_minute)
         self._pacers: dict[str, _Pacer] = {}
         # A URL's token (its last path segment) is redacted wherever it appears, the whole URL too.
         urls = [b.url.get_secret_value() for b in bots.values() if b.url]
@@ -206,7 +206,7 @@ class FeishuChannel:
         assert bot.url is not None
         which = f"card {index + 1}/{total} to {self._where(group)}"
         # Feishu limits each bot: two group names for one webhook share its pace.
-        pacer = self._pacers.setdefault(bot.url.get_secret_value(), _Pacer(**self._pace))
+        pacer = self._pacers.setdefault(bot.url.get_secret_value(), _Pacer(*self._pace))
         for attempt in range(self.retries + 1):
             body = dict(card)
             if bot.secret is not None:

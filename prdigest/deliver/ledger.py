@@ -29,7 +29,8 @@ from prdigest.deliver.ledger_schema import COMPONENT, MIGRATIONS, STATUSES, Key
 from prdigest.deliver.owners import end_owner, new_owner, owner_gone, stamp as _stamp
 from prdigest.kernel.errors import ConfigError, DigestError
 from prdigest.kernel.models import EditionId
-from prdigest.state.store import Store, StoreUnavailable
+from prdigest.kernel.storage import Store
+from prdigest.state.store import StoreUnavailable
 from prdigest.kernel.text import slug
 
 log = logging.getLogger(__name__)
@@ -367,7 +368,7 @@ class Ledger:
         if self._batch is not None:
             yield  # nested: the outer block commits
             return
-        self._batch = batch = []
+        self._batch = batch = list[tuple[str, tuple]]()
 
         def record() -> None:
             if batch:

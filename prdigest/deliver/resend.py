@@ -10,18 +10,19 @@ a Slack thread resumes after the parts the ledger recorded as posted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from prdigest.kernel.config import Settings
 from prdigest.deliver.ledger import Key, Ledger
-from prdigest.deliver.run import DeliveryReport, Retry, deliver, plan_deliveries
+from prdigest.deliver.run import Deferred, DeliveryReport, Retry, deliver, plan_deliveries
 from prdigest.kernel.errors import ConfigError
-from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, link_hosts_for
+from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, Rendering, link_hosts_for
 from prdigest.kernel.models import Edition
+from prdigest.readers.file import Reader
 from prdigest.state.record import SealKey
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 from prdigest.connect.variants import kept_variants
 from prdigest.deliver.email_message import sender
 from prdigest.readers.selfservice import audience
@@ -112,7 +113,8 @@ def resend_rows(asked: str, statuses: Iterable[str], *, state: Callable[[], Stor
     # be rendered as it was) and the reader's own links (digest web, or DIGEST_UNSUBSCRIBE_URL).
     context = RenderContext(link_hosts=link_hosts_for(settings.github_url), site_url=settings.site_url,
                             reader_links=link_kinds(settings))
-    rendered = [(v.readers, {m.name: m.render(edition, v, context) for m in delivered}) for v in variants]
+    rendered: list[tuple[list[Reader], Mapping[str, Rendering] | Deferred]] = [
+        (v.readers, {m.name: m.render(edition, v, context) for m in delivered}) for v in variants]
     compose = ComposeContext(edition=edition, sender=sender(settings),
                              unsubscribe_template=settings.unsubscribe_url, links=linker(settings, edition.repo))
     chosen = [d for d in plan_deliveries(rendered, delivered, compose) if d.key in chosen_rows]

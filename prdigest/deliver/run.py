@@ -104,9 +104,12 @@ def plan_deliveries(variants: list[tuple[list[Reader], Mapping[str, Rendering] |
         return composers[medium](reader, message_id)
 
     for readers, renderings in variants:
-        planned = renderings if isinstance(renderings, Deferred) else Deferred(
-            next((r.variant for r in renderings.values()), ""), frozenset(renderings),
-            lambda made=renderings: made)
+        if isinstance(renderings, Deferred):
+            planned = renderings
+        else:
+            def made(renderings: Mapping[str, Rendering] = renderings) -> Mapping[str, Rendering]:
+                return renderings
+            planned = Deferred(next((r.variant for r in renderings.values()), ""), frozenset(renderings), made)
         for reader in readers:
             for medium in media:
                 address = medium.address(reader)
@@ -223,7 +226,7 @@ def deliver(
         log.info("%s: nothing to deliver (no reader's filter selects an approved entry)", name)
     try:
         if ledger is None:
-            report, down = DeliveryReport(), {}
+            report, down = DeliveryReport(), dict[str, str]()
             for done, delivery in enumerate(deliveries, start=1):
                 _Attempt(delivery, None, "", None, "", report).run(channels, down)
                 if progress is not None:

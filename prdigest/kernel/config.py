@@ -191,7 +191,7 @@ def load_settings(**overrides: object) -> Settings:
 
     A bad value is a ConfigError naming every bad setting at once, each by its flag (when it has one) and
     environment variable."""
-    given = {k: v for k, v in overrides.items() if v is not None}
+    given: dict[str, Any] = {k: v for k, v in overrides.items() if v is not None}
     try:
         return Settings(**given)
     except ValidationError as exc:

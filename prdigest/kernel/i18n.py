@@ -144,8 +144,8 @@ def _load(where: tuple[Path, ...]) -> _Loaded:
             given.setdefault(key.rpartition(".")[0], set()).update(_fields(value))
     # Fields the code gives an area that no English message there needs ("area: field, field").
     for line in reference.get("meta.also_given", []):
-        area, _, names = str(line).partition(":")
-        given.setdefault(area.strip(), set()).update(n.strip() for n in names.split(",") if n.strip())
+        area, _, listed = str(line).partition(":")
+        given.setdefault(area.strip(), set()).update(n.strip() for n in listed.split(",") if n.strip())
     own: dict[str, dict[str, Any]] = {}
     names: dict[str, str] = {}
     for language, messages in raw.items():

@@ -50,7 +50,8 @@ class Window:
         start = parse_instant(since, flag="--since") if since else None
         end = parse_instant(until, flag="--until") if until else None
         if start is None:
-            start = end - timedelta(days=7)  # type: ignore[operator]
+            assert end is not None  # one of the two flags was given
+            start = end - timedelta(days=7)
         if end is None:
             end = start + timedelta(days=7)
         return cls(start, end)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from prdigest.state import record as records
 from prdigest.deliver.run import DeliveryReport, Outcome
@@ -75,7 +75,9 @@ def next_step(record: EditionRecord | None, *, run_id: str | None = None, run_ag
 
 #: The pipeline's own types (Collected, Rendered, EditionSummary) pass through the loop untouched: the loop only
 #: hands them from one step to the next, so it names them ``Any`` rather than import the pipeline that runs it.
-Collected = Rendered = EditionSummary = Any
+Collected: TypeAlias = Any
+Rendered: TypeAlias = Any
+EditionSummary: TypeAlias = Any
 
 
 class Pipeline(Protocol):

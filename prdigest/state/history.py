@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 
 from prdigest.state import record as records
 from prdigest.kernel.models import Edition, EditionId, Entry, utc
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 COMPONENT = "history"
 
@@ -91,7 +91,8 @@ def ensure_schema(store: Store) -> None:
 
 def _adopt_legacy(store: Store) -> None:
     """Editions the history stored in full (schema v1) become delivered records, unless recorded already."""
-    if store.fetchone("SELECT version FROM schema_versions WHERE component = ?", (COMPONENT,))[0] != 1:
+    row = store.fetchone("SELECT version FROM schema_versions WHERE component = ?", (COMPONENT,))
+    if row is None or row[0] != 1:
         return  # another process adopted them meanwhile
     for repo, since, until, meta in store.fetchall(
             "SELECT repo, since, until, edition_json FROM history_editions").copy():

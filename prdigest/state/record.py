@@ -30,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 from prdigest.kernel.errors import ReviewError
 from prdigest.kernel.models import Edition, EditionId
 from prdigest.state.seal import SealKey  # re-exported: callers seal and check through this module
-from prdigest.state.store import Store
+from prdigest.kernel.storage import Store
 
 
 COMPONENT = "record"

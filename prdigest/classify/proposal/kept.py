@@ -94,7 +94,7 @@ def load_kept(store: Store, repo: str) -> KeptProposal | None:
     if row is None:
         return None
     shown = [tuple(x) for x in json.loads(row[3])]
-    return KeptProposal(repo, row[1], row[2], shown, datetime.fromisoformat(row[4]))  # type: ignore[arg-type]
+    return KeptProposal(repo, row[1], row[2], shown, datetime.fromisoformat(row[4]))
 
 
 def keep(store: Store, proposal: Proposal, *, now: datetime | None = None) -> KeptProposal:

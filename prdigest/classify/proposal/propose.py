@@ -115,21 +115,23 @@ def _read(snapshot: RepoSnapshot, notes: list[str], read: list[str]) -> tuple[li
     """Label areas (labeler, then mergify, merged by label) and CODEOWNERS sections."""
     labels: dict[str, Area] = {}
     sections: list[Area] = []
-    for kind, reader in (("labeler", read_labeler), ("mergify", read_mergify), ("codeowners", read_codeowners)):
+    for kind in ("labeler", "mergify", "codeowners"):
         if kind not in snapshot.configs:
             continue
         path, text = snapshot.configs[kind]
         try:
-            found = reader(text, path)
+            if kind == "labeler":
+                found, shape = read_labeler(text, path)
+            else:
+                found = (read_mergify if kind == "mergify" else read_codeowners)(text, path)
         except ConfigError as exc:
             notes.append(f"{exc} (left out)")
             continue
         if kind == "labeler":
-            found, shape = found  # type: ignore[misc]
             read.append(f"{path} (actions/labeler {shape}, {len(found)} labels)")
         else:
             read.append(f"{path} ({len(found)} {'sections' if kind == 'codeowners' else 'labels'})")
-        for area in found:  # type: ignore[union-attr]
+        for area in found:
             if kind == "codeowners":
                 sections.append(area)
             elif area.written.lower() in labels:
@@ -174,7 +176,7 @@ def _unique(base: str, taken: set[str]) -> str:
 
 def propose(snapshot: RepoSnapshot) -> Proposal:
     """The rules a repository's own conventions suggest (see the module docstring)."""
-    notes, read = list(snapshot.notes), []
+    notes, read = list(snapshot.notes), list[str]()
     labels, sections = _read(snapshot, notes, read)
     missing = [k for k in ("labeler", "mergify", "codeowners") if k not in snapshot.configs]
     if missing and snapshot.files and not snapshot.where.startswith("the changed files"):
@@ -205,9 +207,9 @@ def propose(snapshot: RepoSnapshot) -> Proposal:
         probe = _alternation(list(kind.paths))
         files = [p for p in tree if any(x.search(p) for x in probe)]
         share = sum(1 for p in files if p in covered) / len(files) if files else 0.0
-        area = kind_area(kind, tree, share) if (files or not tree) else None
-        if area is not None:
-            kinds.append(area)
+        found = kind_area(kind, tree, share) if (files or not tree) else None
+        if found is not None:
+            kinds.append(found)
     folders = folder_areas(snapshot.files, covered.__contains__)
     if not (named or pr_areas or kinds or folders):
         # A rules file needs one subsystem: the conventional kinds, for the files the repo will grow.

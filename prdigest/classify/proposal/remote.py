@@ -3,6 +3,8 @@ the config files found in it (contents), and the labels of its recently closed P
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections import Counter
 
 from github import GithubException
@@ -53,6 +55,7 @@ def _read(clients: Clients, repo: str) -> RepoSnapshot:
             raise ConfigError(f"{repo}:{found}: not UTF-8 text") from None
     labels: Counter[str] = Counter()
     seen = 0
+    pr: Any  # PyGithub's PaginatedList slice is untyped
     try:
         for pr in remote.get_pulls(state="closed", sort="updated", direction="desc")[:RECENT_PRS]:
             if pr.merged_at is None:

@@ -193,7 +193,9 @@ class Store:
                               f"newer than this pr-digest knows ({len(migrations)}): upgrade pr-digest or use "
                               "another state database")
         for version in range(current, len(migrations)):
-            self.atomic(lambda store, v=version: store._step(component, v, migrations[v]))
+            def step(store: "Store", v: int = version) -> None:
+                store._step(component, v, migrations[v])
+            self.atomic(step)
 
     def _step(self, component: str, version: int, migration: Migration) -> None:
         if self.dialect == "postgresql":
