@@ -29,7 +29,7 @@ from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_prose, truncate
 from renderers.shared import active as shared_active, shared, sharing
 from renderers.site.links import edition_url, link_strings, permalink, site_base
-from renderers.text import render_text
+from renderers.text import MESSAGE_BUDGET, render_text
 from renderers.relation_lines import Connections, variant_connections, words as connect_words
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
 from renderers.impact import impact_block
@@ -420,7 +420,8 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
         note = messages(lang, "email")["listed"].format(shown=f"{shown:,}", total=f"{total:,}")
         html = attempt(lambda e: False, note)
         return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(
-            edition, variant, link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect), problems=problems, compact=True)
+            edition, variant, link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect,
+            budget=_text_budget(html)), problems=problems, compact=True)
     html = attempt(lambda e: True, None) if full_bytes < budget else ""
     compact = False
     if not html or size(html) > budget:
@@ -443,4 +444,11 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
             html = best if best is not None else attempt(lambda e: False, ui["compact_none"])
     return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(edition, variant,
                          link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect,
-                         views=views), problems=problems, compact=compact)
+                         views=views, budget=_text_budget(html)), problems=problems, compact=compact)
+
+
+def _text_budget(html: str) -> int:
+    """Most bytes of the text part: no more than the HTML part, nor more than the HTML part leaves of
+    :data:`MESSAGE_BUDGET` (a whole message, both parts encoded, then stays under 200 KB)."""
+    size = len(html.encode("utf-8"))
+    return max(0, min(size, MESSAGE_BUDGET - size))
