@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
@@ -29,7 +30,7 @@ from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_prose, truncate
 from renderers.shared import active as shared_active, shared, sharing
 from renderers.site.links import edition_url, link_strings, permalink, site_base
-from renderers.text import render_text
+from renderers.text import MESSAGE_BUDGET, render_text
 from renderers.relation_lines import Connections, variant_connections, words as connect_words
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
 from renderers.impact import impact_block
@@ -54,7 +55,7 @@ _BADGE = {"deep-read": ("#dafbe1", "#116329"), "skim": ("#fff8c5", "#7d4e00"), "
 
 #: Inline styles: only what must survive clients that drop <style> (colours, sizes, rules between entries),
 #: kept short because each is paid once per entry; spacing lives in the template's mj-style classes.
-STYLE = {
+STYLE: dict[str, Any] = {
     "badge": {k: f"background:{bg};color:{fg}" for k, (bg, fg) in _BADGE.items()},
     "entry_first": "",
     "entry": "border-top:1px solid #e5e7eb",
@@ -123,7 +124,7 @@ def _fragments(views: list[EntryView], language: str,
     ``links`` maps PR numbers to archive permalinks: the full entry shows one, the one-line entry's
     headline links to it.
     """
-    macros = _env.get_template("email_entry.html.j2").module
+    macros: Any = _env.get_template("email_entry.html.j2").module  # the template's macros, by name
     ui = strings(language)
     label = link_strings(language)["permalink"]
     firsts = {g.entries[0].number for g in groups(views, language)}
@@ -154,7 +155,7 @@ def _group_fragments(frags: list[_Fragments], full: Callable[[EntryView], bool],
 
 
 def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_Fragments],
-          full: Callable[[EntryView], bool], notes: list[str], online: dict[str, str] | None = None,
+          full: Callable[[EntryView], bool], notes: Sequence[str], online: dict[str, str] | None = None,
           link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, reader_links: tuple[str, ...] = (), *,
           marks: list[Markup] | None = None, connect: Connections | None = None,
           impact: dict[str, object] | None | bool = False, badges: list[dict[str, object]] | None = None) -> str:
@@ -184,7 +185,7 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
 
 def _badges(variant: Variant, language: str) -> list[dict[str, object]]:
     """The header's count of entries per verdict."""
-    badge_style = STYLE["badge"]
+    badge_style: dict[str, str] = STYLE["badge"]
     return [{"verdict": v.value, "label": v.label(language), "count": n,
              "style": f"{BADGE_SHAPE};{badge_style[v.value]}"}
             for v, n in counts(variant.entries).items() if n]
@@ -306,8 +307,9 @@ def _assembled(build_groups: Callable[[list[Markup], list[Markup]], str], groups
                 return None
             parts.append(known[1])
         compiled.append("".join(parts))
-    notes_html = [_compiled_note(n) for n in notes]
-    if any(n is None for n in notes_html):
+    maybe_notes = [_compiled_note(n) for n in notes]
+    notes_html = [n for n in maybe_notes if n is not None]
+    if len(notes_html) < len(maybe_notes):
         return None
     note_marks = [_MARK.format(f"note-{i}") for i in range(len(notes))]
     marks = [_MARK.format(f"group-{i}") for i in range(len(groups_html))]
@@ -328,7 +330,7 @@ def _assembled(build_groups: Callable[[list[Markup], list[Markup]], str], groups
         before, _, rest = rest.partition(mark)
         if mark in rest:
             return None
-        pieces += [before, html]  # type: ignore[list-item]
+        pieces += [before, html or ""]  # every compiled note and group is a string (checked above)
     if "<i>prdigest-mark-" in rest:
         return None
     return "".join(pieces) + rest
@@ -420,7 +422,8 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
         note = messages(lang, "email")["listed"].format(shown=f"{shown:,}", total=f"{total:,}")
         html = attempt(lambda e: False, note)
         return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(
-            edition, variant, link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect), problems=problems, compact=True)
+            edition, variant, link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect,
+            budget=_text_budget(html)), problems=problems, compact=True)
     html = attempt(lambda e: True, None) if full_bytes < budget else ""
     compact = False
     if not html or size(html) > budget:
@@ -432,8 +435,12 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
             lo, hi, best = 0, len(deep) - 1, None
             while lo <= hi:
                 k = (lo + hi) // 2
-                shown = set(deep[:k])
-                candidate = attempt(lambda e, shown=shown: e.number in shown,
+                chosen = set(deep[:k])
+
+                def in_full(e: EntryView, chosen: set[int] = chosen) -> bool:
+                    return e.number in chosen
+
+                candidate = attempt(in_full,
                                     ui["compact_some"].format(full=k) if k else ui["compact_none"])
                 if size(candidate) <= budget:
                     best, lo = candidate, k + 1
@@ -443,4 +450,11 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
             html = best if best is not None else attempt(lambda e: False, ui["compact_none"])
     return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(edition, variant,
                          link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect,
-                         views=views), problems=problems, compact=compact)
+                         views=views, budget=_text_budget(html)), problems=problems, compact=compact)
+
+
+def _text_budget(html: str) -> int:
+    """Most bytes of the text part: no more than the HTML part, nor more than the HTML part leaves of
+    :data:`MESSAGE_BUDGET` (a whole message, both parts encoded, then stays under 200 KB)."""
+    size = len(html.encode("utf-8"))
+    return max(0, min(size, MESSAGE_BUDGET - size))

@@ -20,6 +20,10 @@ from renderers.view import EntryView, action_required, groups, meta, strings, su
 WIDTH = 78
 #: Entries shown in full; after these, one line each (20,000 entries in full would be ~14 MB of text).
 FULL_ENTRIES = 500
+#: Most bytes of an e-mail's two parts together, before transfer encoding: base64 (at worst, ×4/3 and line
+#: breaks) makes ~192 KB of it, so a whole message stays under 200 KB. The HTML part stays under ~95 KB (Gmail
+#: clips past ~102 KB); the text part gets at most the HTML part's size and what is left of this.
+MESSAGE_BUDGET = 140_000
 _CJK = r"\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u201c\u2018"
 #: Spaces; or a word (a run without CJK characters, e.g. a URL); or one CJK character. Opening brackets
 #: and quotes stick to what follows them, so they never end a line.
@@ -177,14 +181,15 @@ def render_entry_line(e: EntryView, link: str | None = None) -> list[str]:
 def render_text(edition: Edition, variant: Variant, *,
                 link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, site_url: str | None = None,
                 reader_links: tuple[str, ...] = (), connect: Connections | None = None,
-                views: list[EntryView] | None = None) -> str:
+                views: list[EntryView] | None = None, budget: int | None = None) -> str:
     """The plain-text digest of ``variant``: header, then one block per entry grouped by verdict.
 
     Also the email's ``text/plain`` part. Lines are wrapped at 78 columns (CJK characters count as two);
     URLs are never broken. With ``site_url`` the header links the edition's archive page and each entry
     its permalink. ``reader_links`` ends it with a placeholder line per link, filled in per reader.
     ``connect`` and ``views``: the variant's connections and its entries' views, when made already (the e-mail's
-    HTML part made them).
+    HTML part made them). ``budget``: most bytes of the result (the e-mail's text part: at most its HTML part
+    and :data:`TEXT_BUDGET`); entries become one line each from the end of the reading order to fit.
     """
     base = site_base(site_url)
     lang = edition.language
@@ -202,17 +207,79 @@ def render_text(edition: Edition, variant: Variant, *,
     if connect is None:
         connect = variant_connections(edition, variant, link_hosts)
     out += connect_lines(connect, lang)
-    shown = 0
-    for group in groups(views, lang):
-        out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]
-        for i, e in enumerate(group.entries):
-            link = permalink(base, edition, e.number) if base else None
-            if shown >= FULL_ENTRIES:  # a very long week: the rest one line each, every entry still here
-                out += ([""] if i == 0 or shown == FULL_ENTRIES else []) + render_entry_line(e, link)
-            else:
-                out += [""] if i == 0 else ["", _rule("-"), ""]
-                out.append(render_entry_text(e, lang, link))
-            shown += 1
-    out += ["", "", _rule("-"), ui["footer"]]
-    out += [_labelled(label, url, ui) for label, url in footer_links(reader_links, lang)]
+    tail = ["", "", _rule("-"), ui["footer"]]
+    tail += [_labelled(label, url, ui) for label, url in footer_links(reader_links, lang)]
+    room = None if budget is None else budget - _size(out) - _size(tail)
+    out += _entries(views, edition, base, lang, room)
+    out += tail
     return "\n".join(line if type(line) is _Block else line.rstrip() for line in out) + "\n"
+
+
+def _size(lines: list[str]) -> int:
+    """Bytes of ``lines`` joined by newlines, with the last newline (UTF-8; an upper bound before stripping)."""
+    return sum(len(line.encode("utf-8")) + 1 for line in lines)
+
+
+def _entries(views: list[EntryView], edition: Edition, base: str | None, lang: str, room: int | None) -> list[str]:
+    """The entries grouped by verdict, each in full or as one line, within ``room`` bytes when given.
+
+    In reading order (deep reads first) entries are shown in full while they fit, the rest one line each;
+    when not even one line each fits, the lines that fit and a last line counting the others (with the
+    archive's link when there is one). Sizes are counted with every separator an entry may bring, so the
+    result never exceeds ``room``."""
+    ui = strings(lang)
+    grouped = groups(views, lang)
+    ordered = [e for g in grouped for e in g.entries]
+    links = {e.number: permalink(base, edition, e.number) if base else None for e in ordered}
+    line = {e.number: render_entry_line(e, links[e.number]) for e in ordered}
+    full: set[int] = set()
+    kept = len(ordered)
+    if room is not None:
+        headers = sum(_size(["", "", _rule("="), f"{g.label} ({len(g.entries)})", _rule("=")]) for g in grouped)
+        spent = headers + sum(_size(["", *line[e.number]]) for e in ordered)
+        if spent > room:
+            # Not even one line each: the first lines that fit, then one line saying how many are left out.
+            more = _more_lines(len(ordered), edition, base, lang)
+            spent, kept = headers + _size(more), 0
+            for e in ordered:
+                cost = _size(["", *line[e.number]])
+                if spent + cost > room:
+                    break
+                spent, kept = spent + cost, kept + 1
+        else:
+            for e in ordered[:FULL_ENTRIES]:
+                extra = _size(["", _rule("-"), "", render_entry_text(e, lang, links[e.number])]) - _size(
+                    line[e.number])
+                if spent + extra > room:
+                    break
+                spent += extra
+                full.add(e.number)
+    else:
+        full = {e.number for e in ordered[:FULL_ENTRIES]}
+    shown = set(e.number for e in ordered[:kept])
+    out: list[str] = []
+    for group in grouped:
+        members = [e for e in group.entries if e.number in shown]
+        if not members:
+            continue
+        out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]
+        previous_full = None
+        for i, e in enumerate(members):
+            if e.number in full:
+                out += [""] if i == 0 else ["", _rule("-"), ""]
+                out.append(render_entry_text(e, lang, links[e.number]))
+            else:  # one line each, every entry still here while there is room
+                out += ([""] if i == 0 or previous_full else []) + line[e.number]
+            previous_full = e.number in full
+    if kept < len(ordered):
+        out += _more_lines(len(ordered) - kept, edition, base, lang)
+    return out
+
+
+def _more_lines(n: int, edition: Edition, base: str | None, lang: str) -> list[str]:
+    """The line that counts the entries a text part left out, and the archive's link when there is one."""
+    ui = strings(lang)
+    out = ["", *wrap(ui["text_more"].format(n=n))]
+    if base:
+        out.append(_labelled(link_strings(lang)["view_online"], edition_url(base, edition), ui))
+    return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from typing import Any
 from functools import lru_cache
 
 log = logging.getLogger(__name__)

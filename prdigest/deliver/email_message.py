@@ -11,7 +11,7 @@ import secrets
 from dataclasses import dataclass
 from io import BytesIO
 from email import policy
-from email.generator import NLCRE, BytesGenerator
+from email.generator import NLCRE, BytesGenerator  # type: ignore[attr-defined]  # NLCRE: the generator's own line splitter
 from email.header import Header
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
 from email.policy import EmailPolicy
@@ -59,8 +59,9 @@ class OneLineHeader(UnstructuredHeader):
 
 
 _REGISTRY = HeaderRegistry()
-_REGISTRY.map_to_type("list-unsubscribe", OneLineHeader)
-_REGISTRY.map_to_type("list-unsubscribe-post", OneLineHeader)
+# typeshed types a header class as BaseHeader's subclass; the registry takes any class with parse/init (as ours)
+_REGISTRY.map_to_type("list-unsubscribe", OneLineHeader)  # type: ignore[arg-type]
+_REGISTRY.map_to_type("list-unsubscribe-post", OneLineHeader)  # type: ignore[arg-type]
 
 #: Parsed header values by (registry, name, value): most of a message's headers are every message's (From,
 #: List-Id, MIME-Version, Date within a second, the parts' Content-Type, a variant's Subject). Header objects
@@ -216,7 +217,7 @@ def _text_part(content: str, subtype: str) -> MIMEPart:
     part["Content-Type"] = f'text/{subtype}; charset="utf-8"'
     part["Content-Transfer-Encoding"] = transfer
     part.set_payload(encoded)
-    part.flattened = {}  # read, never changed, when sent: message_bytes writes it once per policy
+    part.flattened = {}  # type: ignore[attr-defined]  # read, never changed, when sent: message_bytes writes it once per policy
     return part
 
 
@@ -380,11 +381,11 @@ class _Lines(BytesGenerator):
         if not lines:
             return
         if "\r" not in lines:  # an encoded body's lines end in "\n" alone: the same as splitting at NLCRE
-            self.write(lines.replace("\n", self._NL))
+            self.write(lines.replace("\n", self._NL))  # type: ignore[attr-defined]  # the generator's line ending
             return
         # NLCRE.split ends with "" when the text ends with a line break: join writes each line but the last
         # followed by the line ending, and the last (if any) alone, as the loop it replaces.
-        self.write(self._NL.join(NLCRE.split(lines)))
+        self.write(self._NL.join(NLCRE.split(lines)))  # type: ignore[attr-defined]
 
 
 class _SharedParts(_Lines):

@@ -40,7 +40,7 @@ class _Phases:
     def data(self, msg):  # noqa: ANN001, ANN201 - smtplib's signature
         self._data_replies = 1
         try:
-            return super().data(msg)  # type: ignore[misc]
+            return super().data(msg)
         finally:
             self._data_replies = 0
 
@@ -50,7 +50,7 @@ class _Phases:
             self._data_replies = 2
         elif self._data_replies == 2:
             self.body_out = True
-        return super().getreply()  # type: ignore[misc]
+        return super().getreply()
 
 
 class _SMTP(_Phases, smtplib.SMTP):
@@ -120,7 +120,7 @@ class SmtpChannel:
             problems.append(f"DIGEST_SMTP_USER is '{settings.smtp_user}' but DIGEST_SMTP_PASSWORD is not set")
         if has_password and not settings.smtp_user:
             problems.append("DIGEST_SMTP_PASSWORD is set but DIGEST_SMTP_USER is not: set both or neither")
-        if problems:
+        if problems or not settings.smtp_host or not settings.from_address:
             raise ConfigError("; ".join(problems))
         sender = check_from(settings.from_address)
         if settings.smtp_user and settings.smtp_security == "none":
