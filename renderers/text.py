@@ -226,54 +226,67 @@ def _entries(views: list[EntryView], edition: Edition, base: str | None, lang: s
     In reading order (deep reads first) entries are shown in full while they fit, the rest one line each;
     when not even one line each fits, the lines that fit and a last line counting the others (with the
     archive's link when there is one). Sizes are counted with every separator an entry may bring, so the
-    result never exceeds ``room``."""
-    ui = strings(lang)
+    result never exceeds ``room``. An entry's text, line and sizes are made once per render step."""
     grouped = groups(views, lang)
     ordered = [e for g in grouped for e in g.entries]
     links = {e.number: permalink(base, edition, e.number) if base else None for e in ordered}
-    line = {e.number: render_entry_line(e, links[e.number]) for e in ordered}
-    full: set[int] = set()
+    full = {e.number for e in ordered[:FULL_ENTRIES]}
     kept = len(ordered)
     if room is not None:
         headers = sum(_size(["", "", _rule("="), f"{g.label} ({len(g.entries)})", _rule("=")]) for g in grouped)
-        spent = headers + sum(_size(["", *line[e.number]]) for e in ordered)
-        if spent > room:
-            # Not even one line each: the first lines that fit, then one line saying how many are left out.
-            more = _more_lines(len(ordered), edition, base, lang)
-            spent, kept = headers + _size(more), 0
-            for e in ordered:
-                cost = _size(["", *line[e.number]])
-                if spent + cost > room:
-                    break
-                spent, kept = spent + cost, kept + 1
-        else:
-            for e in ordered[:FULL_ENTRIES]:
-                extra = _size(["", _rule("-"), "", render_entry_text(e, lang, links[e.number])]) - _size(
-                    line[e.number])
-                if spent + extra > room:
-                    break
-                spent += extra
-                full.add(e.number)
-    else:
-        full = {e.number for e in ordered[:FULL_ENTRIES]}
-    shown = set(e.number for e in ordered[:kept])
+        whole = headers + sum(_full_size(e, lang, links[e.number]) if e.number in full
+                              else _line_size(e, links[e.number]) for e in ordered)
+        if whole > room:  # the common case is within budget: one line each is only worked out past it
+            full = set()
+            spent = headers + sum(_line_size(e, links[e.number]) for e in ordered)
+            if spent > room:
+                # Not even one line each: the first lines that fit, then one line saying how many are left out.
+                spent, kept = headers + _size(_more_lines(len(ordered), edition, base, lang)), 0
+                for e in ordered:
+                    cost = _line_size(e, links[e.number])
+                    if spent + cost > room:
+                        break
+                    spent, kept = spent + cost, kept + 1
+            else:
+                for e in ordered[:FULL_ENTRIES]:
+                    extra = _full_size(e, lang, links[e.number]) - _line_size(e, links[e.number])
+                    if spent + extra > room:
+                        break
+                    spent += extra
+                    full.add(e.number)
+    shown = {e.number for e in ordered[:kept]}
     out: list[str] = []
     for group in grouped:
         members = [e for e in group.entries if e.number in shown]
         if not members:
             continue
         out += ["", "", _rule("="), f"{group.label} ({len(group.entries)})", _rule("=")]
-        previous_full = None
+        previous_full = False
         for i, e in enumerate(members):
             if e.number in full:
                 out += [""] if i == 0 else ["", _rule("-"), ""]
                 out.append(render_entry_text(e, lang, links[e.number]))
-            else:  # one line each, every entry still here while there is room
-                out += ([""] if i == 0 or previous_full else []) + line[e.number]
+            else:  # one line each
+                out += ([""] if i == 0 or previous_full else []) + _line(e, links[e.number])
             previous_full = e.number in full
     if kept < len(ordered):
         out += _more_lines(len(ordered) - kept, edition, base, lang)
     return out
+
+
+def _line(e: EntryView, link: str | None) -> list[str]:
+    return shared("text-line", (e,), (link,), lambda: render_entry_line(e, link))
+
+
+def _line_size(e: EntryView, link: str | None) -> int:
+    """Bytes of the entry's one-line form with the blank line that may come before it."""
+    return shared("text-line-size", (e,), (link,), lambda: _size(["", *_line(e, link)]))
+
+
+def _full_size(e: EntryView, lang: str, link: str | None) -> int:
+    """Bytes of the entry in full with the separator before it (the larger of the two it may get)."""
+    return shared("text-full-size", (e,), (lang, link),
+                  lambda: _size(["", _rule("-"), "", render_entry_text(e, lang, link)]))
 
 
 def _more_lines(n: int, edition: Edition, base: str | None, lang: str) -> list[str]:
