@@ -20,9 +20,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 import threading
 
+from prdigest.collect.git.argv import PROTOCOL_CONFIG, Remote, git_env, location_problem, ref_problem, sha_problem
 from prdigest.connect.impact.index import INDEX_VERSION, Use, resolve_uses, summarize
 from prdigest.kernel.errors import DownstreamError
 from prdigest.kernel.storage import Store
+from prdigest.kernel.text import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +81,12 @@ class DownstreamIndex:
                    cached=True)
 
 
-def _git(args: Sequence[str], cwd: Path | None = None, what: str = "git") -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+def _git(args: Sequence[str], cwd: Path | None = None, what: str = "git", remote: Remote | None = None) -> str:
+    remote = remote or Remote("")
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT,
-                              env=env, check=False)
+        # Pinned transports; a URL's credentials through the environment only; files the operator's alone.
+        done = subprocess.run(["git", *PROTOCOL_CONFIG, *remote.config(), *args], cwd=cwd, capture_output=True,
+                              text=True, timeout=GIT_TIMEOUT, env=remote.env(git_env()), check=False, umask=0o077)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise DownstreamError(f"{what}: git {' '.join(args[:2])} failed: {exc}") from exc
     if done.returncode != 0:
@@ -118,7 +121,9 @@ def checkout_files(root: Path, packages: Sequence[str]) -> Iterator[tuple[str, b
 def clone_files(clone: Path, commit: str, packages: Sequence[str]) -> Iterator[tuple[str, bytes]]:
     """(path, content) of every ``.py`` file under the packages at ``commit`` of a bare clone: one
     ``ls-tree`` and one ``cat-file --batch`` for all of them."""
-    listing = _git(["ls-tree", "-r", "-z", commit], cwd=clone, what=str(clone))
+    if sha_problem(commit):
+        raise DownstreamError(f"{clone}: {sha_problem(commit)}")
+    listing = _git(["ls-tree", "-r", "-z", "--end-of-options", commit], cwd=clone, what=str(clone))
     wanted: list[tuple[str, str]] = []
     tops = [p.replace(".", "/") for p in packages]
     for row in listing.split("\0"):
@@ -135,8 +140,8 @@ def clone_files(clone: Path, commit: str, packages: Sequence[str]) -> Iterator[t
         wanted.append((path, sha))
     if not wanted:
         return
-    proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=clone, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
+    proc = subprocess.Popen(["git", *PROTOCOL_CONFIG, "cat-file", "--batch"], cwd=clone, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=git_env())
     assert proc.stdin is not None and proc.stdout is not None
 
     def feed() -> None:
@@ -169,11 +174,17 @@ def fetch_clone(spec: DownstreamSpec, state_dir: Path) -> tuple[Path, str]:
     run), and the commit ``ref`` now names."""
     assert spec.git
     clone = clone_dir(state_dir, spec.name)
-    what = f"downstream '{spec.name}' ({spec.git})"
+    remote = Remote.parse(spec.git)
+    what = f"downstream '{spec.name}' ({redact_url(spec.git)})"
+    # The readers file's checks ran already; these guard every other way in (``digest impact``).
+    if problem := location_problem(spec.git) or ref_problem(spec.ref):
+        raise DownstreamError(f"{what}: {problem}")
     if not (clone / "HEAD").is_file():
-        clone.mkdir(parents=True, exist_ok=True)
-        _git(["init", "--bare", "--quiet", str(clone)], what=what)
-    _git(["fetch", "--quiet", "--depth", "1", "--no-tags", spec.git, spec.ref], cwd=clone, what=what)
+        clone.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        clone.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _git(["init", "--bare", "--quiet", "--", str(clone)], what=what)
+    _git(["fetch", "--quiet", "--depth", "1", "--no-tags", "--", remote.url, spec.ref], cwd=clone, what=what,
+         remote=remote)
     commit = _git(["rev-parse", "FETCH_HEAD^{commit}"], cwd=clone, what=what).strip()
     _git(["update-ref", "refs/heads/digest-current", commit], cwd=clone, what=what)  # kept from gc
     return clone, commit
