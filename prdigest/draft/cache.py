@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 
 from prdigest.kernel.models import DraftEntry, PullRequest
 from prdigest.kernel.storage import Store
+from prdigest.kernel.surrogates import hash_bytes
 
 MIGRATIONS = [
     """CREATE TABLE drafts (
@@ -56,7 +57,7 @@ def draft_key(pr: PullRequest, subsystems: list[str], *, prompt_version: str, mo
     if context:
         content["context"] = context
     blob = json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(hash_bytes(blob)).hexdigest()
 
 
 class DraftCache:
@@ -103,7 +104,7 @@ def answer_key(messages: Sequence[Mapping[str, str]], model: str) -> str:
     the entries it carries are all in them)."""
     blob = json.dumps({"model": model, "messages": [dict(m) for m in messages]}, ensure_ascii=False,
                       sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(hash_bytes(blob)).hexdigest()
 
 
 class AnswerCache:
