@@ -1,4 +1,4 @@
-"""One hostile file never stops a run (prdigest/kernel/safe_parse.py, prdigest/connect/impact/tree.py): an
+"""One hostile file never stops a run (prdigest/kernel/safe_parse.py, prdigest/connect/impact/checkout.py): an
 expression nested 100,000 deep in a patch, a ``setup.py`` or a string annotation, and a downstream tree with links
 out of it, a FIFO, ``/dev/zero``, a 9 MB generated module or a name that is not UTF-8 — each is skipped and named,
 the rest is still read, and the run completes."""

@@ -21,7 +21,7 @@ from pathlib import Path
 import threading
 
 from prdigest.collect.git.argv import PROTOCOL_CONFIG, Remote, git_env, location_problem, ref_problem, sha_problem
-from prdigest.connect.impact import tree
+from prdigest.connect.impact import checkout
 from prdigest.connect.impact.index import INDEX_VERSION, Use, resolve_uses, summarize
 from prdigest.kernel.errors import DownstreamError
 from prdigest.kernel.storage import Store
@@ -104,8 +104,8 @@ def checkout_files(root: Path, packages: Sequence[str], skipped: list[str] | Non
                    ) -> Iterator[tuple[str, bytes]]:
     """(path relative to ``root``, content) of every ``.py`` file under the packages of a checkout; what is not
     read (a link out of the tree, a FIFO, a file over the cap) is appended to ``skipped`` (prdigest/connect/
-    impact/tree.py)."""
-    return tree.checkout_files(root, packages, skipped)
+    impact/checkout.py)."""
+    return checkout.checkout_files(root, packages, skipped)
 
 
 def clone_files(clone: Path, commit: str, packages: Sequence[str], skipped: list[str] | None = None
@@ -150,11 +150,11 @@ def clone_files(clone: Path, commit: str, packages: Sequence[str], skipped: list
     for path, _ in wanted:
         header = proc.stdout.readline().split()
         size = int(header[2])
-        if size > tree.MAX_FILE:  # read past in chunks, never held whole
+        if size > checkout.MAX_FILE:  # read past in chunks, never held whole
             left = size + 1
             while left > 0:
                 left -= len(proc.stdout.read(min(left, 1 << 20)) or b"\0" * left)
-            skipped.append(f"{path}: larger than {tree.MAX_FILE:,} bytes ({size:,})")
+            skipped.append(f"{path}: larger than {checkout.MAX_FILE:,} bytes ({size:,})")
             continue
         data = proc.stdout.read(size)
         proc.stdout.read(1)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
