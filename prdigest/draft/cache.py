@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 from prdigest.kernel.models import DraftEntry, PullRequest
 from prdigest.kernel.storage import Store
-from prdigest.kernel.surrogates import hash_bytes
+from prdigest.kernel.surrogates import hash_bytes, scrub
 
 MIGRATIONS = [
     """CREATE TABLE drafts (
@@ -139,7 +139,7 @@ def cached_complete(complete: Callable[[list[dict[str, str]]], str], store: Stor
         found = cache.get(key)
         if found is not None:
             return found
-        text = complete(messages)
+        text = scrub(complete(messages))  # a model's "\\ud800" would stop the store's write and every use after
         cache.put(key, text, model=model)
         return text
 
