@@ -171,7 +171,7 @@ def test_a_github_week_of_lone_surrogates_is_collected_and_run(tmp_path: Path,
     assert _all_utf8(tmp_path / "out") > 3
 
 
-def test_a_models_answers_with_lone_surrogates_never_stop_the_run(tmp_path: Path) -> None:
+def test_a_models_answers_with_lone_surrogates_are_drafted_cached_and_sent(tmp_path: Path) -> None:
     from tests.servers.openai_server import OpenAIServer
     from tests.test_packing import MODEL, run_week
 
@@ -179,8 +179,10 @@ def test_a_models_answers_with_lone_surrogates_never_stop_the_run(tmp_path: Path
     with OpenAIServer(models=(MODEL,), default="surrogates") as server:
         digest = run_week(rows, tmp_path, server)
         again = run_week(rows, tmp_path, server, resend_edition=True)  # from the draft and answer caches
-    # The SDK's JSON parser refuses a lone-surrogate escape inside the entry: the PR falls back to the offline
-    # draft (named in a warning), the run goes on. The lede is plain text: read with U+FFFD, cached, sent.
-    assert {e["drafter"] for e in digest["entries"]} == {"offline-fallback"}
+    # The SDK's strict JSON parser refuses a lone-surrogate escape: the entry is read again by json, with U+FFFD.
+    headlines = [e["headline"] for e in digest["entries"]]
+    assert {e["drafter"] for e in digest["entries"]} != {"offline-fallback"}
+    assert all(h.endswith("\ufffd") for h in headlines), headlines
+    assert [e["headline"] for e in again["entries"]] == headlines  # from the draft cache
     assert digest["lede"].startswith("This \ufffdweek") and again["lede"] == digest["lede"]
     assert _all_utf8(tmp_path / "out") > 1
