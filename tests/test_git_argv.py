@@ -229,3 +229,21 @@ def test_a_downstream_clone_is_kept_for_the_operator_alone(tmp_path: Path) -> No
     assert len(sha) == 40
     assert stat.S_IMODE(os.stat(tmp_path / "state" / "downstreams").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(clone / "config").st_mode) & 0o077 == 0
+
+
+def test_a_token_in_a_downstream_git_url_never_lands_in_its_clone(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "ds"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"ds/__init__.py": "", "ds/a.py": "import vllm\n"})
+    commit(repo, "one")
+    config = tmp_path / "gitconfig"
+    config.write_text(f'[url "{repo.as_uri()}"]\n\tinsteadOf = https://git.example.test/team/ds.git\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    token = "ghp_DownstreamToken77"
+    clone, sha = fetch_clone(DownstreamSpec("ascend", git=f"https://{token}@git.example.test/team/ds.git",
+                                            packages=("ds",)), tmp_path / "state")
+    assert len(sha) == 40
+    for path in [p for p in clone.rglob("*") if p.is_file()]:
+        assert token.encode() not in path.read_bytes(), path
