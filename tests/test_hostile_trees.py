@@ -179,3 +179,14 @@ def test_a_run_with_a_hostile_downstream_completes(tmp_path: Path, deadline: Non
     assert result.exit_code == 0, result.output
     digest = (tmp_path / "out" / "digest.json").read_text(encoding="utf-8")
     assert '"downstream": "ascend"' in digest  # the impact on the real modules is still there
+
+
+def test_rules_init_from_a_checkout_skips_a_fifo_and_a_device(tmp_path: Path, deadline: None) -> None:
+    from prdigest.classify.proposal.repo import from_checkout
+
+    root = tmp_path / "checkout"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("x = 1\n", encoding="utf-8")
+    os.mkfifo(root / "pkg" / "wait.py")
+    snapshot = from_checkout(root, "acme/pkg")
+    assert [f.path for f in snapshot.files] == ["pkg/a.py"]
