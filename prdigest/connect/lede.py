@@ -20,6 +20,7 @@ from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.prompts import load_prompt
+from prdigest.kernel.surrogates import scrub
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +179,7 @@ def write_lede(edition: Edition, complete: Complete | None = None, vocabulary: V
     if complete is None or not (_live(edition) if entries is None else entries):
         return fallback
     try:
-        text = " ".join(complete(lede_messages(edition, entries)).split())
+        text = scrub(" ".join(complete(lede_messages(edition, entries)).split()))  # set by model_copy: unchecked
     except Exception as exc:  # the lede is never worth failing an edition for: say why, use the offline one
         log.warning("lede: the model failed (%s): the offline lede is used", type(exc).__name__)
         return fallback

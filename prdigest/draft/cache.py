@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 
 from prdigest.kernel.models import DraftEntry, PullRequest
 from prdigest.kernel.storage import Store
+from prdigest.kernel.surrogates import hash_bytes, scrub
 
 MIGRATIONS = [
     """CREATE TABLE drafts (
@@ -56,7 +57,7 @@ def draft_key(pr: PullRequest, subsystems: list[str], *, prompt_version: str, mo
     if context:
         content["context"] = context
     blob = json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(hash_bytes(blob)).hexdigest()
 
 
 class DraftCache:
@@ -103,7 +104,7 @@ def answer_key(messages: Sequence[Mapping[str, str]], model: str) -> str:
     the entries it carries are all in them)."""
     blob = json.dumps({"model": model, "messages": [dict(m) for m in messages]}, ensure_ascii=False,
                       sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(hash_bytes(blob)).hexdigest()
 
 
 class AnswerCache:
@@ -138,7 +139,7 @@ def cached_complete(complete: Callable[[list[dict[str, str]]], str], store: Stor
         found = cache.get(key)
         if found is not None:
             return found
-        text = complete(messages)
+        text = scrub(complete(messages))  # a model's "\\ud800" would stop the store's write and every use after
         cache.put(key, text, model=model)
         return text
 

@@ -36,6 +36,7 @@ from prdigest.kernel.errors import ConfigError, problems
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.storage import Store
 from prdigest.kernel.text import CODE_SPAN, redact_url
+from prdigest.kernel.surrogates import scrub, scrub_data
 from prdigest.draft.offline import OfflineDrafter
 
 log = logging.getLogger(__name__)
@@ -248,7 +249,10 @@ class OpenAIDrafter:
         except openai.ContentFilterFinishReasonError:
             raise InvalidOutput("the answer was stopped by the content filter", content) from None
         except ValidationError as exc:
-            raise InvalidOutput(_validation_summary(exc), content) from None
+            draft = _with_lone_surrogates(content)
+            if draft is None:
+                raise InvalidOutput(_validation_summary(exc), content) from None
+            return draft
         message = completion.choices[0].message
         if message.parsed is None:
             raise InvalidOutput(f"the model refused: {(message.refusal or 'no content')[:200]}", content)
@@ -299,6 +303,17 @@ def _suspicious(draft: DraftEntry) -> str | None:
         if match:
             return text[max(0, match.start() - 10):match.end() + 20]
     return None
+
+
+def _with_lone_surrogates(content: str) -> "EntryDraft | None":
+    """The entry in ``content`` when only a lone-surrogate escape (``\\ud800``) made the SDK's strict JSON parser
+    refuse it: read by ``json`` (which keeps it), each made U+FFFD; None when it is not a valid entry anyway."""
+    if "\\ud" not in content.lower() and scrub(content) == content:
+        return None
+    try:
+        return EntryDraft.model_validate(scrub_data(json.loads(content)))
+    except (ValueError, ValidationError):
+        return None
 
 
 def _json_or_empty(text: str) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from prdigest.collect.discussion.points import Point, points, verdicts
 from prdigest.draft.budget import TokenCounter, centrality, default_counter
+from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import ordered
 from prdigest.kernel.models import Change, Coverage, FileChange, PullRequest, Relation, plain_detail
 from prdigest.connect.relations import relation_lines
@@ -247,9 +248,8 @@ def widen(patch: str, after: str, path: str) -> tuple[str, bool]:
     any function. Returns the patch and whether any hunk was widened."""
     if not path.endswith((".py", ".pyi")) or not after:
         return patch, False
-    try:
-        tree = ast.parse(after)
-    except (SyntaxError, ValueError, RecursionError):
+    tree, _ = safe_parse.parse(after, filename=path)  # too large, too deep or not Python: the hunks as they are
+    if tree is None:
         return patch, False
     lines = after.splitlines()
     out: list[str] = []

@@ -13,6 +13,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.gitvalues import location_problem
 from prdigest.kernel.i18n import DEFAULT
 from prdigest.kernel.models import Language
 from prdigest.kernel.location import DEFAULT_STATE, StateLocation
@@ -156,6 +157,15 @@ class Settings(BaseSettings):
                                    file_secret_settings: PydanticBaseSettingsSource,
                                    ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _FeishuBotsSource(settings_cls), dotenv_settings, file_secret_settings)
+
+    @field_validator("git")
+    @classmethod
+    def _git_location(cls, value: str | None) -> str | None:
+        # It reaches git's argv: refused here, before anything runs, when git would read it as an option or
+        # as a transport that runs a command.
+        if value and (problem := location_problem(value)):
+            raise ValueError(problem)
+        return value
 
     @field_validator("github_url", "slack_base_url", "llm_base_url", "site_url")
     @classmethod

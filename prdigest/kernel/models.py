@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from prdigest.kernel.i18n import DEFAULT, catalog, known_language, messages
+from prdigest.kernel.surrogates import scrub_data
 from prdigest.kernel.text import slug
 
 T = TypeVar("T")
@@ -67,6 +68,12 @@ class EntryStatus(str, enum.Enum):
 MAX_BODY = 65_536
 
 
+def _whole(cls: type, value: object) -> object:
+    """A field's input with every lone surrogate made U+FFFD (a ``\\ud800`` escape in a JSONL line, GitHub's JSON
+    or a model's answer): one PR's text can then never stop a run where it is written, hashed or sent."""
+    return scrub_data(value)
+
+
 def _capped(value: object) -> object:
     if value is None:
         return ""
@@ -77,6 +84,8 @@ class _Record(BaseModel):
     """Records read from sources: unknown keys (e.g. the fixture's ``gold``) are ignored."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
+
+    _whole = field_validator("*", mode="before")(classmethod(_whole))
 
 
 class FileChange(_Record):
@@ -146,6 +155,7 @@ class Change(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    _whole = field_validator("*", mode="before")(classmethod(_whole))
 
     kind: ChangeKind
     symbol: str
@@ -365,6 +375,7 @@ class Story(BaseModel):
     """Related entries of one edition shown as one block (prdigest/connect/stories.py)."""
 
     model_config = ConfigDict(extra="forbid")
+    _whole = field_validator("*", mode="before")(classmethod(_whole))
 
     title: str
     numbers: list[int]
@@ -374,6 +385,7 @@ class EarlierFollowup(BaseModel):
     """A follow-up an earlier edition's entry suggested, and whether a PR of this edition did it."""
 
     model_config = ConfigDict(extra="forbid")
+    _whole = field_validator("*", mode="before")(classmethod(_whole))
 
     from_number: int
     from_edition: str
@@ -424,6 +436,7 @@ class DraftEntry(BaseModel):
     """What a drafter writes for one PR; the editor may change any of it."""
 
     model_config = ConfigDict(extra="forbid")
+    _whole = field_validator("*", mode="before")(classmethod(_whole))
 
     number: int
     headline: str
@@ -479,6 +492,7 @@ class Entry(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", ignored_types=(_FromDraft,))
+    _whole = field_validator("*", mode="before")(classmethod(_whole))
 
     url: str
     title: str
@@ -582,6 +596,7 @@ class Edition(BaseModel):
     """One digest for one repo and one window: the content of ``digest.json``."""
 
     model_config = ConfigDict(extra="forbid")
+    _whole = field_validator("*", mode="before")(classmethod(_whole))
 
     repo: str
     since: datetime

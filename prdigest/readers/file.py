@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from prdigest.kernel.gitvalues import checked
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Verdict
 from prdigest.kernel.text import clean
@@ -67,6 +68,11 @@ class Downstream(BaseModel):
     packages: tuple[PackageName, ...] = ()
     #: The upstream's import packages (default: from the upstream repository's name).
     upstream: tuple[PackageName, ...] = ()
+
+    # Both reach git's argv: a value git would read as an option (``--upload-pack=CMD``) or a transport that
+    # runs a command (``ext::``) stops the run here, before anything is fetched.
+    _git = field_validator("git")(classmethod(lambda cls, v: v if v is None else checked("location", v)))
+    _ref = field_validator("ref")(classmethod(lambda cls, v: checked("ref", v)))
 
     @model_validator(mode="after")
     def _one_place(self) -> "Downstream":

@@ -16,12 +16,13 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rapidfuzz.distance import Levenshtein
 
 from prdigest.kernel.prtext.restate import restated, without_label
 from prdigest.kernel.errors import ReviewError
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
+from prdigest.kernel.surrogates import scrub_data
 from prdigest.connect.followups import confirm
 from prdigest.connect.lede import check_lede, offline_lede
 
@@ -49,6 +50,8 @@ class EntryEdit(BaseModel):
     """One entry the editor changes: empty fields keep the draft's value."""
 
     model_config = ConfigDict(extra="forbid")
+    # The resume form's JSON may carry a lone surrogate (``\\ud800``): made U+FFFD before it is stored or sent.
+    _whole = field_validator("*", mode="before")(classmethod(lambda cls, v: scrub_data(v)))
 
     number: int = Field(description="PR number of the entry to change")
     verdict: VerdictChoice = Field(default="keep", description="keep = the drafted verdict")
@@ -64,6 +67,8 @@ class ReviewDecision(BaseModel):
     """What an editor decides about one edition (the fields of the resume form, in order)."""
 
     model_config = ConfigDict(extra="forbid")
+    # The resume form's JSON may carry a lone surrogate (``\\ud800``): made U+FFFD before it is stored or sent.
+    _whole = field_validator("*", mode="before")(classmethod(lambda cls, v: scrub_data(v)))
 
     decision: Literal["send", "hold"] = Field(
         description="send: deliver the approved entries. hold: send nothing this week.")

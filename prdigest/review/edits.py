@@ -25,6 +25,7 @@ from typing import Any
 
 from prdigest.kernel.models import Edition, Entry, PullRequest, Verdict
 from prdigest.kernel.storage import Store
+from prdigest.kernel.surrogates import hash_bytes
 
 COMPONENT = "entry-edits"
 MIGRATIONS = [
@@ -45,7 +46,7 @@ FIELDS = ("headline", "verdict", "rationale", "focus", "followups")
 
 def _hash(value: Any) -> str:
     blob = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(hash_bytes(blob)).hexdigest()
 
 
 def pr_hash(pr: PullRequest) -> str:

@@ -31,6 +31,7 @@ from prdigest.kernel.errors import ReviewError
 from prdigest.kernel.models import Edition, EditionId
 from prdigest.state.seal import SealKey  # re-exported: callers seal and check through this module
 from prdigest.kernel.storage import Store
+from prdigest.kernel.surrogates import hash_bytes
 
 
 COMPONENT = "record"
@@ -122,7 +123,7 @@ def content_hash_of_json(text: str) -> str:
 
 
 def _digest(body: str) -> str:
-    return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(hash_bytes(body)).hexdigest()
 
 
 def short(value: str) -> str:

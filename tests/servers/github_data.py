@@ -212,7 +212,7 @@ def make_state(records: list[dict[str, Any]], repo: str, **kwargs: Any) -> GitHu
 def user_json(login: str | None) -> dict[str, Any] | None:
     if not login:
         return None  # a deleted account: GitHub sends "user": null
-    return {"login": login, "id": int(hashlib.md5(login.encode()).hexdigest()[:7], 16), "type": "User",
+    return {"login": login, "id": int(hashlib.md5(login.encode("utf-8", "surrogatepass")).hexdigest()[:7], 16), "type": "User",
             "url": f"https://api.github.com/users/{login}", "html_url": f"https://github.com/{login}"}
 
 

@@ -255,7 +255,7 @@ class Handler(BaseHTTPRequestHandler):
             for depth in range(1, len(parts)):  # the folders, as git lists them
                 folder = "/".join(parts[:depth])
                 entries.setdefault(folder, {"path": folder, "mode": "040000", "type": "tree",
-                                            "sha": hashlib.sha1(folder.encode()).hexdigest(),
+                                            "sha": hashlib.sha1(folder.encode("utf-8", "surrogatepass")).hexdigest(),
                                             "url": f"{base}/git/trees/{folder}"})
             sha = hashlib.sha1(content).hexdigest()
             entries[path] = {"path": path, "mode": "100644", "type": "blob", "sha": sha, "size": len(content),
@@ -311,7 +311,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _file_json(self, f: dict[str, Any]) -> dict[str, Any]:
         adds, dels = f.get("additions", 0), f.get("deletions", 0)
-        data = {"sha": hashlib.sha1(f["path"].encode()).hexdigest(), "filename": f["path"],
+        data = {"sha": hashlib.sha1(f["path"].encode("utf-8", "surrogatepass")).hexdigest(), "filename": f["path"],
                 "status": f.get("status", "modified"), "additions": adds, "deletions": dels,
                 "changes": adds + dels, "patch": f.get("patch", patch_text(adds, dels))}
         if f.get("previous_path"):

@@ -14,6 +14,7 @@ Each chat call is answered by a *behaviour*, scripted per PR (the PR number is r
 - ``deep-read``, ``skim``, ``skip``: a valid entry with that verdict (another model's judgement)
 - for the edition's own prompts (a lede, a read-first ranking: no ``PR #N`` line), ``valid`` answers a grounded
   lede citing the first two PRs listed, or the listed deep reads ordered by number, highest first
+- ``surrogates``: a valid entry (or lede) whose text holds lone surrogates, sent as JSON ``\\ud800`` escapes
 - ``obey``: what a model that followed a prompt injection would answer (a valid-looking entry plus the
   extra fields and text the injection asked for);  ``obey_valid``: the same hostile text (markup,
   ``<!channel>``, a Slack link) inside a schema-valid entry
@@ -205,7 +206,18 @@ class _Handler(BaseHTTPRequestHandler):
             content = json.dumps({"headline": "x", "verdict": "must-read", "summary": "missing fields"})
             return self._send(200, _completion(content, model=model, prompt_tokens=prompt_tokens))
         system = body["messages"][0].get("content") or ""
-        if behaviour == "valid" and system.startswith(("You write the opening", "You rank the deep-read")):
+        if behaviour == "surrogates" and not system.startswith("You rank the deep-read"):
+            # A model whose answer holds lone surrogates: JSON "\ud800" escapes, as a real server sends them.
+            if system.startswith("You write the opening"):
+                content = lede_from_request(user).replace("This week", "This \ud800week")
+            else:
+                surrogate = entry_from_request(body)
+                surrogate["headline"] += " \udfff"
+                surrogate["focus"].append("\ud800 focus")
+                content = json.dumps(surrogate)
+            return self._send(200, json.dumps(_completion(content, model=model, prompt_tokens=prompt_tokens)))
+        if behaviour in ("valid", "surrogates") and system.startswith(("You write the opening",
+                                                                       "You rank the deep-read")):
             content = lede_from_request(user) if system.startswith("You write") else ranking_from_request(user)
             return self._send(200, _completion(content, model=model, prompt_tokens=prompt_tokens))
         entry = entry_from_request(body)

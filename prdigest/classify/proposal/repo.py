@@ -5,6 +5,7 @@ checkout (nothing fetched), from PR records (what a week's changes show), or thr
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,9 +103,12 @@ def from_checkout(root: Path, repo: str) -> RepoSnapshot:
                 continue
             rel = path.relative_to(root).as_posix()
             try:
-                size = path.stat().st_size
+                info = path.stat()
             except OSError:
                 continue
+            if not stat.S_ISREG(info.st_mode):  # a FIFO would block the line count for ever; a device never ends
+                continue
+            size = info.st_size
             snapshot.files.append(TreeFile(rel, _lines(path, size, is_source(rel))))
             if len(snapshot.files) >= MAX_TREE_FILES:
                 snapshot.notes.append(f"the tree was read up to {MAX_TREE_FILES} files")

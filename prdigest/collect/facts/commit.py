@@ -4,13 +4,17 @@ CI jobs and CMake variables."""
 
 from __future__ import annotations
 
+import logging
 import re
 
 from prdigest.collect.facts import build, kernels, pins, pyapi, settings
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
+from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change
+
+log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
 FACTS_VERSION = "6"
@@ -81,6 +85,7 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
     before = pyapi.parse(f.before) if f.before is not None else None
     after = pyapi.parse(f.after) if f.after is not None else None
     if (f.before is not None and before is None) or (f.after is not None and after is None):
+        _name_refused(f, before is None and f.before is not None, after is None and f.after is not None)
         return []  # one side is not valid Python: nothing can be said of its names
     if parsed is not None and after is not None:
         parsed[f.path] = after
@@ -111,6 +116,16 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
     # A field of an argument or config class is said once, as that setting.
     settled = {s.symbol for s in facts if s.kind in ("env", "argument", "config")}
     return [s for s in facts if s.kind != "attribute" or s.symbol not in settled] if settled else facts
+
+
+def _name_refused(f: FileDiff, before: bool, after: bool) -> None:
+    """Log a side of ``f`` that was refused for its size or depth (a hostile or generated file), not merely
+    invalid Python (which is common and says nothing): the operator sees which file gave no facts and why."""
+    for side, text, failed in (("before", f.before, before), ("after", f.after, after)):
+        if failed and text is not None:
+            _, problem = safe_parse.parse(text)  # again, for the reason: only for a side that did not parse
+            if problem and not problem.startswith("SyntaxError"):
+                log.warning("%s (%s the change): skipped for code facts: %s", f.path, side, problem)
 
 
 def _renamed_module(before: pyapi.Module, after: pyapi.Module, path: str, old_path: str) -> list[Change]:

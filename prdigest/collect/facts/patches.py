@@ -10,6 +10,7 @@ import re
 
 from prdigest.collect.facts import pins, pyapi
 from prdigest.collect.facts.surface import Surface
+from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change, PullRequest
 
 _DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*?)\)\s*(?:->[^:]*)?:\s*(?:#.*)?$")
@@ -19,9 +20,8 @@ _KERNEL = re.compile(r"__global__\s+(?:[\w:<>]+\s+)*?(?:__launch_bounds__\([^)]*
 
 
 def _params(text: str) -> tuple[pyapi.Param, ...] | None:
-    try:
-        tree = ast.parse(f"def f({text}): pass")
-    except (SyntaxError, ValueError):
+    tree, _ = safe_parse.parse(f"def f({text}): pass")  # a hunk line: not Python is no fact, never an error
+    if not isinstance(tree, ast.Module):
         return None
     node = tree.body[0]
     return pyapi._params(node.args) if isinstance(node, ast.FunctionDef) else None

@@ -5,11 +5,15 @@ of each, and which were added, removed or re-pinned between two versions (kind `
 from __future__ import annotations
 
 import ast
+import logging
 import re
 import tomllib
 from collections.abc import Iterable
 
+from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change
+
+log = logging.getLogger(__name__)
 
 _REQUIREMENTS = re.compile(r"(^|/)requirements[^/]*\.(txt|in)$|(^|/)requirements/[^/]+\.(txt|in)$")
 #: A requirement's name (PEP 508), optional extras, then the rest (specifier, URL, marker).
@@ -65,6 +69,9 @@ def pins(path: str, text: str | None) -> dict[str, str]:
             data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, ValueError):
             return {}
+        except (RecursionError, MemoryError):  # tomllib recurses into nested arrays and tables
+            log.warning("%s: skipped for its pins: nested too deeply to parse", path)
+            return {}
         project = data.get("project") or {}
         lines: list[str] = [d for d in project.get("dependencies") or [] if isinstance(d, str)]
         for extra in (project.get("optional-dependencies") or {}).values():
@@ -72,15 +79,15 @@ def pins(path: str, text: str | None) -> dict[str, str]:
         lines += [d for d in (data.get("build-system") or {}).get("requires") or [] if isinstance(d, str)]
         return _from_lines(lines)
     if name == "setup.py":
-        return _from_lines(_setup_requirements(text))
+        return _from_lines(_setup_requirements(text, path))
     return _from_lines(text.splitlines())
 
 
-def _setup_requirements(text: str) -> list[str]:
+def _setup_requirements(text: str, path: str = "setup.py") -> list[str]:
     """The string literals of ``install_requires=[...]`` / ``extras_require={...}`` in a setup.py."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree, problem = safe_parse.parse(text, filename=path)
+    if tree is None:  # too large, too deep or not Python: no pins from it, named
+        log.warning("%s: skipped for its pins: %s", path, problem)
         return []
     out: list[str] = []
     for node in ast.walk(tree):

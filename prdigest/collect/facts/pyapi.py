@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+from prdigest.kernel import safe_parse
 from prdigest.kernel.models import UPSTREAM_PASSES, Change
 
 DefKind = Literal["class", "function", "method", "name"]
@@ -121,9 +122,8 @@ class Module:
 @functools.lru_cache(maxsize=512)
 def parse(text: str) -> Module | None:
     """The module's definitions, or None when it is not valid Python (then it has no API facts)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree, _ = safe_parse.parse(text)  # too large, too deep or not Python: the file has no API facts
+    if not isinstance(tree, ast.Module):
         return None
     lines = text.splitlines()
     module = Module(tree=tree)
@@ -759,10 +759,10 @@ def _type_name(annotation: ast.expr | None) -> str | None:
     if annotation is None:
         return None
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
+        parsed, _ = safe_parse.parse(annotation.value, mode="eval", max_source=1000)
+        if not isinstance(parsed, ast.Expression):
             return None
+        annotation = parsed.body
     if isinstance(annotation, ast.Name):
         return annotation.id
     if isinstance(annotation, ast.Attribute):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import shutil
 
+from prdigest.collect.git.argv import PROTOCOL_CONFIG, Remote, git_env, location_problem
 from prdigest.kernel.errors import DigestError
 from prdigest.kernel.text import redact_url, slug
 
@@ -47,7 +48,7 @@ def clone_folder(spec: str, state_dir: Path) -> Path:
 
 
 def _environment() -> dict[str, str]:
-    env = dict(os.environ)
+    env = git_env()
     # Never ask for a password on a terminal (a private URL without credentials fails at once instead), never
     # read the operator's global hooks or pagers.
     env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_ASKPASS="true", LC_ALL="C")
@@ -77,9 +78,13 @@ class UpstreamClone:
             what: str = "") -> bytes:
         """``git ARGS`` in this clone; its stdout. A failure is :class:`GitUnavailable` naming the clone."""
         self.commands += 1
+        # The URL's credentials (if any) reach git through its environment, asked by a constant helper: never
+        # in argv, never in the clone's config. umask: what git writes in the state folder is the operator's.
+        remote = Remote.parse(self.url or "")
         try:
-            done = subprocess.run(["git", "--git-dir", str(self.git_dir), *args], input=stdin, capture_output=True,
-                                  timeout=timeout, env=_environment(), check=False)
+            done = subprocess.run(["git", *PROTOCOL_CONFIG, *remote.config(), "--git-dir", str(self.git_dir), *args],
+                                  input=stdin, capture_output=True, timeout=timeout, env=remote.env(_environment()),
+                                  check=False, umask=0o077)
         except FileNotFoundError:
             raise GitUnavailable(f"{SETTING} {self.name}: the git command is not installed; "
                                  "install git or leave --git unset") from None
@@ -94,7 +99,7 @@ class UpstreamClone:
         """Bring the kept clone up to date (once per run: later calls do nothing). A local clone is not fetched."""
         if self.fetched or self.url is None:
             return
-        self.run(["fetch", "--quiet", "--prune", "--no-tags", "origin"], timeout=NETWORK_TIMEOUT, what="fetch")
+        self.run(["fetch", "--quiet", "--prune", "--no-tags", "--", "origin"], timeout=NETWORK_TIMEOUT, what="fetch")
         self.fetched = True
 
     def fetch_blobs(self, oids: Iterable[str]) -> None:
@@ -105,7 +110,7 @@ class UpstreamClone:
         # What git itself runs to fill a partial clone, but for the whole batch at once (git would fetch each
         # missing blob on its own when read).
         self.run(["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-                  "--recurse-submodules=no", "--filter=blob:none", "--stdin", self.remote],
+                  "--recurse-submodules=no", "--filter=blob:none", "--stdin", "--", self.remote],
                  stdin="".join(f"{oid}\n" for oid in wanted).encode(), timeout=NETWORK_TIMEOUT, what="fetch (blobs)")
 
 
@@ -114,9 +119,11 @@ def _last_line(stderr: bytes) -> str:
     return redact_url(lines[-1])[:300] if lines else "no message"
 
 
-def _run_plain(args: Sequence[str], *, timeout: float, name: str, what: str) -> None:
+def _run_plain(args: Sequence[str], *, timeout: float, name: str, what: str, remote: Remote | None = None) -> None:
+    remote = remote or Remote("")
     try:
-        done = subprocess.run(["git", *args], capture_output=True, timeout=timeout, env=_environment(), check=False)
+        done = subprocess.run(["git", *PROTOCOL_CONFIG, *remote.config(), *args], capture_output=True, timeout=timeout,
+                              env=remote.env(_environment()), check=False, umask=0o077)
     except FileNotFoundError:
         raise GitUnavailable(f"{SETTING} {name}: the git command is not installed; install git or leave "
                              "--git unset") from None
@@ -133,29 +140,35 @@ def open_clone(spec: str, *, state_dir: Path) -> UpstreamClone:
     every later time; a folder must already be a git repository (a checkout or a bare clone).
     """
     spec = spec.strip()
+    if problem := location_problem(spec):
+        # Settings refuse such a value before anything runs; this guards every other way in.
+        raise GitUnavailable(f"{SETTING} {redact_url(spec)[:80]!r}: {problem}")
     if is_url(spec):
         folder = clone_folder(spec, state_dir)
         name = redact_url(spec)
+        remote = Remote.parse(spec)
         if not (folder / "HEAD").is_file():
-            folder.parent.mkdir(parents=True, exist_ok=True)
+            folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             partial = folder.with_name(folder.name + ".partial")
             _remove(partial)
-            _run_plain(["clone", "--quiet", "--bare", "--filter=blob:none", "--no-tags", spec, str(partial)],
-                       timeout=NETWORK_TIMEOUT, name=name, what="clone")
+            # The clone's config keeps the URL without its credentials (they are passed per command).
+            _run_plain(["clone", "--quiet", "--bare", "--filter=blob:none", "--no-tags", "--", remote.url,
+                        str(partial)], timeout=NETWORK_TIMEOUT, name=name, what="clone", remote=remote)
             clone = UpstreamClone(partial, url=spec, partial=True)
             # A bare clone fetches no branches by itself: keep every branch (merge commits land on them).
             clone.run(["config", "remote.origin.fetch", "+refs/heads/*:refs/heads/*"], what="config")
             os.replace(partial, folder)  # a clone cut short is never taken for a finished one
             return UpstreamClone(folder, url=spec, partial=True, fetched=True, commands=clone.commands + 1)
+        _forget_credentials(folder, remote)
         clone = UpstreamClone(folder, url=spec, partial=True)
         clone.fetch()
         return clone
-    folder = Path(spec).expanduser()
+    folder = Path(spec).expanduser().absolute()  # absolute: never read as an option by ``-C``
     if not folder.is_dir():
         raise GitUnavailable(f"{SETTING} {spec}: no such folder; give a local clone or a URL to clone")
     try:
-        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "--absolute-git-dir"], capture_output=True,
-                             timeout=LOCAL_TIMEOUT, env=_environment(), check=False)
+        out = subprocess.run(["git", *PROTOCOL_CONFIG, "-C", str(folder), "rev-parse", "--absolute-git-dir"],
+                             capture_output=True, timeout=LOCAL_TIMEOUT, env=_environment(), check=False)
     except FileNotFoundError:
         raise GitUnavailable(f"{SETTING} {spec}: the git command is not installed") from None
     if out.returncode:
@@ -176,6 +189,22 @@ def _has_promisor(git_dir: Path) -> bool:
         return "promisor" in (git_dir / "config").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
+
+
+def _forget_credentials(folder: Path, remote: Remote) -> None:
+    """Take the credentials out of a clone kept by an earlier version (which wrote the URL as given into its
+    config) and make its config the operator's alone."""
+    config = folder / "config"
+    try:
+        text = config.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return
+    lines = text.splitlines()
+    kept = [f"\turl = {remote.url}" if remote.has_credentials and line.strip().startswith("url = ") else line
+            for line in lines]
+    if kept != lines:
+        config.write_text("\n".join(kept) + "\n", encoding="utf-8", errors="surrogateescape")
+    os.chmod(config, 0o600)
 
 
 def _remove(path: Path) -> None:

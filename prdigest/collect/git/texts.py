@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prdigest.collect.git.argv import sha_problem
 from prdigest.collect.git.clone import GitUnavailable, UpstreamClone
 from prdigest.collect.git.diff import blob_texts
 from prdigest.kernel.models import PullRequest
@@ -25,12 +26,13 @@ def after_texts(clone: UpstreamClone, prs: Sequence[PullRequest], max_files: int
     wanted: dict[int, tuple[str, list[str]]] = {}
     for pr in prs:
         paths = [f.path for f in pr.files if f.patch and f.path.endswith(_WIDENED) and f.status != "removed"]
-        if pr.merge_commit and paths:
+        # The sha reaches git's argv: only a commit id (a PR built by model_copy skipped the model's check).
+        if pr.merge_commit and paths and sha_problem(pr.merge_commit) is None:
             wanted[pr.number] = (pr.merge_commit, paths[:max_files])
     oids: dict[tuple[int, str], str] = {}
     for number, (sha, paths) in wanted.items():
         try:
-            listing = clone.run(["ls-tree", "-z", sha, "--", *paths], what="ls-tree")
+            listing = clone.run(["ls-tree", "-z", "--end-of-options", sha, "--", *paths], what="ls-tree")
         except GitUnavailable:
             continue  # the commit is not in the clone: the facts step said so already
         for item in listing.split(b"\0"):

@@ -17,6 +17,7 @@ from prdigest.kernel.config import DEFAULT_GITHUB_URL
 from prdigest.collect.github.cache import CachedPR, PullCache
 from prdigest.collect.github.client import DEFAULT_REQUESTS_PER_MINUTE, SEARCH_REQUESTS_PER_MINUTE, Clients, default_retry, github_errors, is_loopback
 from prdigest.collect.github.fetch import DEFAULT_PATCH_BUDGET, Fetched, fetch_pr
+from prdigest.collect.git.argv import sha_problem
 from prdigest.collect.git.upstream import present_commits
 from prdigest.collect.github.search import Hit, search_merged
 from prdigest.kernel.models import PullRequest
@@ -202,7 +203,12 @@ def merge_commits(clients: Clients, repo: str, window: Window) -> tuple[dict[int
         items = page.items if isinstance(page.items, list) else []
         for item in items:
             if item.get("merge_commit_sha") and item.get("merged_at"):
-                found[int(item["number"])] = str(item["merge_commit_sha"])
+                sha = str(item["merge_commit_sha"])
+                if sha_problem(sha):  # it would reach git: a PR whose sha is not one is read from its patches
+                    log.warning("%s#%s: merge_commit_sha %s; its facts come from the REST patches", repo,
+                                item.get("number"), sha_problem(sha))
+                    continue
+                found[int(item["number"])] = sha
         oldest = items[-1].get("updated_at") if items else None
         if not page.next_url or not oldest or datetime.fromisoformat(oldest.replace("Z", "+00:00")) < window.since:
             return found, pages

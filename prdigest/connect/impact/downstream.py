@@ -20,9 +20,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 import threading
 
+from prdigest.collect.git.argv import PROTOCOL_CONFIG, Remote, git_env, location_problem, ref_problem, sha_problem
+from prdigest.connect.impact import checkout
 from prdigest.connect.impact.index import INDEX_VERSION, Use, resolve_uses, summarize
 from prdigest.kernel.errors import DownstreamError
 from prdigest.kernel.storage import Store
+from prdigest.kernel.text import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +82,13 @@ class DownstreamIndex:
                    cached=True)
 
 
-def _git(args: Sequence[str], cwd: Path | None = None, what: str = "git") -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+def _git(args: Sequence[str], cwd: Path | None = None, what: str = "git", remote: Remote | None = None) -> str:
+    remote = remote or Remote("")
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT,
-                              env=env, check=False)
+        # Pinned transports; a URL's credentials through the environment only; files the operator's alone.
+        done = subprocess.run(["git", *PROTOCOL_CONFIG, *remote.config(), *args], cwd=cwd, capture_output=True,
+                              text=True, errors="replace", timeout=GIT_TIMEOUT, env=remote.env(git_env()), check=False,
+                              umask=0o077)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise DownstreamError(f"{what}: git {' '.join(args[:2])} failed: {exc}") from exc
     if done.returncode != 0:
@@ -95,30 +100,23 @@ def _git(args: Sequence[str], cwd: Path | None = None, what: str = "git") -> str
 # --- the files -------------------------------------------------------------------------------------------------
 
 
-def _packages(root: Path, packages: Sequence[str]) -> list[str]:
-    if packages:
-        return list(packages)
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").is_file())
+def checkout_files(root: Path, packages: Sequence[str], skipped: list[str] | None = None
+                   ) -> Iterator[tuple[str, bytes]]:
+    """(path relative to ``root``, content) of every ``.py`` file under the packages of a checkout; what is not
+    read (a link out of the tree, a FIFO, a file over the cap) is appended to ``skipped`` (prdigest/connect/
+    impact/checkout.py)."""
+    return checkout.checkout_files(root, packages, skipped)
 
 
-def checkout_files(root: Path, packages: Sequence[str]) -> Iterator[tuple[str, bytes]]:
-    """(path relative to ``root``, content) of every ``.py`` file under the packages of a checkout."""
-    for package in _packages(root, packages):
-        top = root / package.replace(".", "/")
-        if top.with_suffix(".py").is_file():
-            yield top.with_suffix(".py").relative_to(root).as_posix(), top.with_suffix(".py").read_bytes()
-        for dirpath, dirnames, filenames in os.walk(top):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-            for name in sorted(filenames):
-                if name.endswith(".py"):
-                    path = Path(dirpath) / name
-                    yield path.relative_to(root).as_posix(), path.read_bytes()
-
-
-def clone_files(clone: Path, commit: str, packages: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+def clone_files(clone: Path, commit: str, packages: Sequence[str], skipped: list[str] | None = None
+                ) -> Iterator[tuple[str, bytes]]:
     """(path, content) of every ``.py`` file under the packages at ``commit`` of a bare clone: one
-    ``ls-tree`` and one ``cat-file --batch`` for all of them."""
-    listing = _git(["ls-tree", "-r", "-z", commit], cwd=clone, what=str(clone))
+    ``ls-tree`` and one ``cat-file --batch`` for all of them. A link or a blob over the size cap is appended
+    to ``skipped``, not read."""
+    skipped = skipped if skipped is not None else []
+    if sha_problem(commit):
+        raise DownstreamError(f"{clone}: {sha_problem(commit)}")
+    listing = _git(["ls-tree", "-r", "-z", "--end-of-options", commit], cwd=clone, what=str(clone))
     wanted: list[tuple[str, str]] = []
     tops = [p.replace(".", "/") for p in packages]
     for row in listing.split("\0"):
@@ -132,11 +130,14 @@ def clone_files(clone: Path, commit: str, packages: Sequence[str]) -> Iterator[t
             continue
         if not tops and "/" not in path:
             continue
+        if mode == "120000":  # a symlink: its blob is a path, maybe out of the tree; never a module to read
+            skipped.append(f"{path}: a link")
+            continue
         wanted.append((path, sha))
     if not wanted:
         return
-    proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=clone, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
+    proc = subprocess.Popen(["git", *PROTOCOL_CONFIG, "cat-file", "--batch"], cwd=clone, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=git_env())
     assert proc.stdin is not None and proc.stdout is not None
 
     def feed() -> None:
@@ -149,6 +150,12 @@ def clone_files(clone: Path, commit: str, packages: Sequence[str]) -> Iterator[t
     for path, _ in wanted:
         header = proc.stdout.readline().split()
         size = int(header[2])
+        if size > checkout.MAX_FILE:  # read past in chunks, never held whole
+            left = size + 1
+            while left > 0:
+                left -= len(proc.stdout.read(min(left, 1 << 20)) or b"\0" * left)
+            skipped.append(f"{path}: larger than {checkout.MAX_FILE:,} bytes ({size:,})")
+            continue
         data = proc.stdout.read(size)
         proc.stdout.read(1)
         yield path, data
@@ -169,11 +176,17 @@ def fetch_clone(spec: DownstreamSpec, state_dir: Path) -> tuple[Path, str]:
     run), and the commit ``ref`` now names."""
     assert spec.git
     clone = clone_dir(state_dir, spec.name)
-    what = f"downstream '{spec.name}' ({spec.git})"
+    remote = Remote.parse(spec.git)
+    what = f"downstream '{spec.name}' ({redact_url(spec.git)})"
+    # The readers file's checks ran already; these guard every other way in (``digest impact``).
+    if problem := location_problem(spec.git) or ref_problem(spec.ref):
+        raise DownstreamError(f"{what}: {problem}")
     if not (clone / "HEAD").is_file():
-        clone.mkdir(parents=True, exist_ok=True)
-        _git(["init", "--bare", "--quiet", str(clone)], what=what)
-    _git(["fetch", "--quiet", "--depth", "1", "--no-tags", spec.git, spec.ref], cwd=clone, what=what)
+        clone.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        clone.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _git(["init", "--bare", "--quiet", "--", str(clone)], what=what)
+    _git(["fetch", "--quiet", "--depth", "1", "--no-tags", "--", remote.url, spec.ref], cwd=clone, what=what,
+         remote=remote)
     commit = _git(["rev-parse", "FETCH_HEAD^{commit}"], cwd=clone, what=what).strip()
     _git(["update-ref", "refs/heads/digest-current", commit], cwd=clone, what=what)  # kept from gc
     return clone, commit
@@ -191,14 +204,16 @@ def _key(spec: DownstreamSpec, upstream: Sequence[str], content: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def build(name: str, commit: str, files: list[tuple[str, bytes]], upstream: Sequence[str]) -> DownstreamIndex:
-    """The index of ``files`` (path, content): summaries, then uses resolved across them."""
+def build(name: str, commit: str, files: list[tuple[str, bytes]], upstream: Sequence[str],
+          skipped: Sequence[str] = ()) -> DownstreamIndex:
+    """The index of ``files`` (path, content): summaries, then uses resolved across them; ``skipped`` (files not
+    read, ``path: reason``) are named among its errors."""
     started = time.perf_counter()
     # One process: parsing in worker processes was measured slower in CPU on a shared 2-core machine (pickling
     # every file's summary back costs about what the parse saves; benchmarks/downstream_impact.py).
     summaries = [summarize(path, data, upstream) for path, data in files]
     uses = resolve_uses(summaries, upstream)
-    errors = [f"{s.path}: {s.error}" for s in summaries if s.error]
+    errors = [*skipped, *(f"{s.path}: {s.error}" for s in summaries if s.error)]
     return DownstreamIndex(name, commit, len(files), uses, errors, time.perf_counter() - started)
 
 
@@ -221,24 +236,39 @@ def _keep(store: Store | None, key: str, index: DownstreamIndex) -> None:
 def load_index(spec: DownstreamSpec, upstream: Sequence[str], *, store: Store | None = None,
                state_dir: Path | None = None) -> DownstreamIndex:
     """The downstream's index at its current commit: from the state store when this commit (a checkout:
-    these file contents) was indexed before, else built and kept. Raises :class:`DownstreamError`."""
+    these file contents) was indexed before, else built and kept. Raises :class:`DownstreamError`, and only it:
+    whatever one downstream's tree does, the other readers' downstreams are still read."""
+    try:
+        return _load_index(spec, upstream, store=store, state_dir=state_dir)
+    except DownstreamError:
+        raise
+    except (OSError, ValueError, RecursionError, MemoryError, subprocess.SubprocessError) as exc:
+        raise DownstreamError(f"downstream '{spec.name}': cannot be indexed ({type(exc).__name__}: "
+                              f"{str(exc)[:200]})") from exc
+
+
+def _load_index(spec: DownstreamSpec, upstream: Sequence[str], *, store: Store | None,
+                state_dir: Path | None) -> DownstreamIndex:
     started = time.perf_counter()
     upstream = tuple(spec.upstream or upstream)
     if spec.path:
         root = Path(spec.path).expanduser()
         if not root.is_dir():
             raise DownstreamError(f"downstream '{spec.name}': folder {root} not found")
-        files = list(checkout_files(root, spec.packages))
+        skipped: list[str] = []
+        files = list(checkout_files(root, spec.packages, skipped))
         digest = hashlib.sha256()
         for path, data in files:
-            digest.update(path.encode() + b"\0" + hashlib.sha1(data).digest())
+            digest.update(os.fsencode(path) + b"\0" + hashlib.sha1(data).digest())
+        for line in skipped:  # what was skipped is named by the index: a change there is a new index
+            digest.update(b"skipped\0" + os.fsencode(line))
         commit = _head(root) or "worktree"
         key = _key(spec, upstream, digest.hexdigest())
         cached = _cached(store, key)
         if cached is not None and (index := DownstreamIndex.from_data(spec.name, commit, cached)) is not None:
             index.seconds, index.upstream = time.perf_counter() - started, upstream
             return index
-        index = build(spec.name, commit, files, upstream)
+        index = build(spec.name, commit, files, upstream, skipped)
     elif spec.git:
         clone, commit = fetch_clone(spec, state_dir or Path(".digest"))
         key = _key(spec, upstream, commit)
@@ -247,7 +277,8 @@ def load_index(spec: DownstreamSpec, upstream: Sequence[str], *, store: Store | 
             index.seconds, index.upstream = time.perf_counter() - started, upstream
             return index
         packages = list(spec.packages)
-        index = build(spec.name, commit, list(clone_files(clone, commit, packages)), upstream)
+        skipped = []
+        index = build(spec.name, commit, list(clone_files(clone, commit, packages, skipped)), upstream, skipped)
     else:
         raise DownstreamError(f"downstream '{spec.name}' has neither path nor git")
     _keep(store, key, index)

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
 
 #: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) and
@@ -261,12 +261,9 @@ def summarize(path: str, source: bytes | str, upstream: Sequence[str]) -> FileSu
     not parse gets ``error`` set and nothing else."""
     module, is_package = module_name(path)
     summary = FileSummary(path, module, is_package)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences in the downstream's strings
-            tree = ast.parse(source, filename=path)
-    except (SyntaxError, ValueError) as exc:
-        summary.error = f"{type(exc).__name__}: {exc}"
+    tree, problem = safe_parse.parse(source, filename=path)  # too large, too deep or not Python: named, skipped
+    if tree is None:
+        summary.error = problem
         return summary
     _Reader(summary, dotted_pattern(upstream), source).walk(tree)
     return summary

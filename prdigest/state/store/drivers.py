@@ -7,6 +7,7 @@ runs one statement and returns its rows, and says which errors are transient (sa
 from __future__ import annotations
 
 import random
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -56,7 +57,10 @@ class SqliteDriver:
     def __init__(self, location: StateLocation, busy_timeout: float) -> None:
         assert location.path is not None
         try:
-            location.path.parent.mkdir(parents=True, exist_ok=True)
+            location.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # A new state file is its owner's alone (it holds addresses and drafts); SQLite gives its -wal and
+            # -shm files the same mode. An existing file keeps the mode its operator chose.
+            os.close(os.open(location.path, os.O_RDWR | os.O_CREAT, 0o600))
             self.conn = sqlite3.connect(location.path, timeout=busy_timeout, isolation_level=None,
                                         check_same_thread=False)
             self._wal(busy_timeout)
