@@ -173,6 +173,11 @@ def defang_url(url: str) -> str:
     return lead + host + rest[end:]
 
 
+def all_urls(text: str) -> list[str]:
+    """Every URL in ``text`` as a linkifier sees one (allowed or not), in order."""
+    return [url for _, _, url in _spans(text)]
+
+
 def foreign_urls(text: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str | None = None) -> list[str]:
     """The URLs in ``text`` that :func:`is_allowed` refuses, in order."""
     return [url for _, _, url in _spans(text) if not is_allowed(url, hosts, repo)]
