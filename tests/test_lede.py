@@ -199,3 +199,21 @@ def test_a_variant_lede_linking_a_pr_the_editor_rejects_is_remade_after_review()
     served = {v.readers[0].id: v for v in plan_variants(reviewed, readers)[0]}
     assert "pull/12" not in served["kernels"].lede and check_lede(served["kernels"].lede, reviewed,
                                                                    served["kernels"].entries) == []
+
+
+def test_the_review_shows_each_readers_lede_with_who_gets_it() -> None:
+    from prdigest.connect.variants import draft_variants
+    from prdigest.readers.file import Reader
+    from prdigest.review import review_markdown
+
+    ed = edition()
+    ed = ed.model_copy(update={"lede": offline_lede(ed)})  # the edition's lede is shown once, above
+    readers = [Reader(id="kernels", name="Kernels", email="k@example.com", subsystems=("kernels",)),
+               Reader(id="all", name="All", email="a@example.com")]
+    drafted = "Two kernel PRs reach you. Read #12 before #10."
+    ed = ed.model_copy(update={"variants": draft_variants(ed, readers, complete=lambda messages: drafted)})
+    text = review_markdown(ed)
+    assert "### Readers' ledes (1)" in text and f"- kernels: {drafted}" in text
+    # A lede recorded unchecked (an older run, a hand-edited record) shows its problems to the editor.
+    bad = [v.model_copy(update={"lede": v.lede + " Read #14 too."}) for v in ed.variants]
+    assert "⚠ cites #14" in review_markdown(ed.model_copy(update={"variants": bad}))
