@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from prdigest.kernel.models import Edition, Entry, PullRequest, Verdict
+from prdigest.kernel.rowseal import RowSealer
 from prdigest.kernel.storage import Store
 
 COMPONENT = "entry-edits"
@@ -37,6 +38,8 @@ MIGRATIONS = [
         fields TEXT NOT NULL, editor TEXT, edited_at TEXT NOT NULL, edition TEXT NOT NULL,
         PRIMARY KEY (repo, number))
     """,
+    # Each kept edit sealed (prdigest.kernel.rowseal): one written into the table by hand is never applied.
+    "ALTER TABLE entry_edits ADD COLUMN seal TEXT",
 ]
 
 #: The entry fields an edit may change, as stored.
@@ -78,6 +81,8 @@ class KeptEdit:
     editor: str | None
     edited_at: str
     edition: str
+    #: Whether its seal checked (True when the store was opened without a key: a dry run checks nothing).
+    sealed: bool = True
 
     @property
     def first(self) -> int | None:
@@ -87,11 +92,13 @@ class KeptEdit:
 
 
 class EditStore:
-    """The two tables over the run's state store."""
+    """The two tables over the run's state store; with ``seal`` (the run's record key) each kept edit is sealed
+    when stored and checked when read."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, seal: RowSealer | None = None) -> None:
         store.migrate(COMPONENT, MIGRATIONS)
         self._store = store
+        self._seal = seal
 
     def note_drafts(self, repo: str, drafted: Iterable[tuple[PullRequest, Entry]]) -> None:
         """Record, for each PR, the hash of its new draft (before any edit is applied) and of its content."""
@@ -116,21 +123,28 @@ class EditStore:
         for start in range(0, len(numbers), 400):
             chunk = numbers[start:start + 400]
             rows = self._store.execute(
-                "SELECT number, draft_hash, pr_hash, fields, editor, edited_at, edition FROM entry_edits "
+                "SELECT number, draft_hash, pr_hash, fields, editor, edited_at, edition, seal FROM entry_edits "
                 f"WHERE repo = ? AND number IN ({', '.join('?' for _ in chunk)})", (repo.lower(), *chunk)).fetchall()
-            for number, dh, ph, fields, editor, at, edition in rows:
-                found[int(number)] = KeptEdit(repo, int(number), dh, ph, json.loads(fields), editor, at, edition)
+            for number, dh, ph, fields, editor, at, edition, seal in rows:
+                sealed = self._seal is None or self._seal.accepts_row(
+                    seal, "entry_edits", _sealed_values(repo, int(number), dh, ph, fields, editor, at, edition))
+                found[int(number)] = KeptEdit(repo, int(number), dh, ph, json.loads(fields), editor, at, edition,
+                                              sealed)
         return found
 
     def put(self, edit: KeptEdit) -> None:
-        """Keep ``edit`` (replacing the PR's earlier one)."""
+        """Keep ``edit`` (replacing the PR's earlier one), sealed when the store has a key."""
+        fields = json.dumps(edit.fields, ensure_ascii=False, sort_keys=True)
+        values = _sealed_values(edit.repo, edit.number, edit.draft_hash, edit.pr_hash, fields, edit.editor,
+                                edit.edited_at, edit.edition)
+        seal = self._seal.seal_row("entry_edits", values) if self._seal is not None else None
         self._store.execute(
-            "INSERT INTO entry_edits (repo, number, draft_hash, pr_hash, fields, editor, edited_at, edition) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repo, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
-            "pr_hash = excluded.pr_hash, fields = excluded.fields, editor = excluded.editor, "
-            "edited_at = excluded.edited_at, edition = excluded.edition",
-            (edit.repo.lower(), edit.number, edit.draft_hash, edit.pr_hash,
-             json.dumps(edit.fields, ensure_ascii=False, sort_keys=True), edit.editor, edit.edited_at, edit.edition))
+            "INSERT INTO entry_edits (repo, number, draft_hash, pr_hash, fields, editor, edited_at, edition, seal) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repo, number) DO UPDATE SET "
+            "draft_hash = excluded.draft_hash, pr_hash = excluded.pr_hash, fields = excluded.fields, "
+            "editor = excluded.editor, edited_at = excluded.edited_at, edition = excluded.edition, seal = excluded.seal",
+            (edit.repo.lower(), edit.number, edit.draft_hash, edit.pr_hash, fields, edit.editor, edit.edited_at,
+             edit.edition, seal))
 
     def count(self, repo: str | None = None) -> int:
         """How many edits are kept (of ``repo``, or of every repo)."""
@@ -139,13 +153,15 @@ class EditStore:
         return int(row[0]) if row else 0
 
 
-def remember(store: Store, draft: Edition, reviewed: Edition, first: Sequence[int] = ()) -> list[int]:
+def remember(store: Store, draft: Edition, reviewed: Edition, first: Sequence[int] = (),
+             seal: RowSealer | None = None) -> list[int]:
     """Keep what the editor changed in ``reviewed`` against ``draft`` (the edition the editor was shown), and
     the read-first order ``first`` the editor gave; returns the PR numbers whose edit was kept or updated.
 
-    An entry shown with an earlier edit already applied keeps that edit's fields and gains the new changes.
+    An entry shown with an earlier edit already applied keeps that edit's fields and gains the new changes (an
+    earlier edit whose seal does not check is not carried over). ``seal``: the run's record key.
     """
-    edits = EditStore(store)
+    edits = EditStore(store, seal)
     shown = {e.number: e for e in draft.entries}
     numbers = [e.number for e in reviewed.entries]
     kept = edits.get(reviewed.repo, numbers)
@@ -164,10 +180,16 @@ def remember(store: Store, draft: Edition, reviewed: Edition, first: Sequence[in
         old = kept.get(entry.number)
         source = edits.source(reviewed.repo, entry.number)
         dh, ph = source if source else (draft_hash(before), "")
-        merged = {**(old.fields if old else {}), **fields}
+        merged = {**(old.fields if old and old.sealed else {}), **fields}
         edits.put(KeptEdit(reviewed.repo, entry.number, dh, ph, merged, reviewed.approver, now, reviewed.key))
         changed.append(entry.number)
     return changed
+
+
+def _sealed_values(repo: str, number: int, dh: str, ph: str, fields: str, editor: str | None, at: str,
+                   edition: str) -> tuple[object, ...]:
+    """A kept edit's values as stored, in the order its seal covers them."""
+    return (repo.lower(), number, dh, ph, fields, editor, at, edition)
 
 
 def _marked(entry: Entry, edit: KeptEdit, changed: bool) -> list[str]:
@@ -179,10 +201,13 @@ def _marked(entry: Entry, edit: KeptEdit, changed: bool) -> list[str]:
     return []
 
 
-def apply_edits(store: Store, repo: str, drafted: Sequence[tuple[PullRequest, Entry]]) -> list[Entry]:
+def apply_edits(store: Store, repo: str, drafted: Sequence[tuple[PullRequest, Entry]],
+                seal: RowSealer | None = None) -> list[Entry]:
     """The entries with every kept edit of their PR applied; an edit made when the PR was different is applied
-    and marked for the editor. Records each new draft's hashes first (:meth:`EditStore.note_drafts`)."""
-    edits = EditStore(store)
+    and marked for the editor. Records each new draft's hashes first (:meth:`EditStore.note_drafts`). A kept
+    edit whose seal does not check (``seal``: the run's record key) is not applied: the entry keeps its draft
+    and is marked for the editor, so nothing written into the table outside pr-digest reaches a reader."""
+    edits = EditStore(store, seal)
     edits.note_drafts(repo, drafted)
     kept = edits.get(repo, [pr.number for pr, _ in drafted])
     out: list[Entry] = []
@@ -190,6 +215,12 @@ def apply_edits(store: Store, repo: str, drafted: Sequence[tuple[PullRequest, En
         edit = kept.get(pr.number)
         if edit is None:
             out.append(entry)
+            continue
+        if not edit.sealed:
+            out.append(entry.model_copy(update={"needs_editing": True, "warnings": [*entry.warnings, (
+                f"a kept edit of PR #{pr.number} in the state store is not sealed with this deployment's record key "
+                "(written outside pr-digest, or by a run without the key): not applied; edit the entry again "
+                "if the change is wanted")]}))
             continue
         update: dict[str, Any] = {}
         for name in FIELDS:
@@ -209,10 +240,11 @@ def apply_edits(store: Store, repo: str, drafted: Sequence[tuple[PullRequest, En
     return out
 
 
-def apply_first(store: Store, edition: Edition) -> Edition:
-    """The edition's read-first ranking with the PRs an editor put first at its head, in the editor's order."""
-    kept = EditStore(store).get(edition.repo, [e.number for e in edition.entries])
-    first = sorted((e.first, n) for n, e in kept.items() if e.first is not None)
+def apply_first(store: Store, edition: Edition, seal: RowSealer | None = None) -> Edition:
+    """The edition's read-first ranking with the PRs an editor put first at its head, in the editor's order
+    (from kept edits whose seal checks)."""
+    kept = EditStore(store, seal).get(edition.repo, [e.number for e in edition.entries])
+    first = sorted((e.first, n) for n, e in kept.items() if e.first is not None and e.sealed)
     if not first:
         return edition
     head = [n for _, n in first]

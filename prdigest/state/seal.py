@@ -22,12 +22,14 @@ import hashlib
 import hmac
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import SecretStr
 
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.keys import check_secret
+from prdigest.kernel.rowseal import row_content
 from prdigest.state.store import StateLocation
 
 
@@ -112,9 +114,22 @@ class SealKey:
         return any([hmac.compare_digest(seal, _seal(k, key, revision, status, content))
                     for k in (self._key, *self._previous)])
 
+    def seal_row(self, table: str, values: Sequence[object]) -> str:
+        """The seal of one row of a state table that later runs deliver from (:mod:`prdigest.kernel.rowseal`)."""
+        return _row_seal(self._key, table, values)
+
+    def accepts_row(self, seal: str | None, table: str, values: Sequence[object]) -> bool:
+        """Whether ``seal`` is that row's seal under the current key or a previous one; None never is."""
+        return seal is not None and any([hmac.compare_digest(seal, _row_seal(k, table, values))
+                                         for k in (self._key, *self._previous)])
+
 
 def _derive(secret: str) -> bytes:
     return hashlib.sha256(b"pr-digest/edition-record-seal\0" + secret.encode()).digest()
+
+
+def _row_seal(secret: bytes, table: str, values: Sequence[object]) -> str:
+    return "hmac-sha256:" + hmac.new(secret, row_content(table, values), hashlib.sha256).hexdigest()
 
 
 def _seal(secret: bytes, key: str, revision: int, status: str, content: str) -> str:
