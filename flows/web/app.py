@@ -36,7 +36,7 @@ from flows.web.pages import CSP, Switch, message_page, preferences_page, strings
 from flows.web.ratelimit import RateLimiter
 from prdigest.kernel.i18n import DEFAULT, language_name, languages
 from prdigest.readers.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef
-from prdigest.readers.selfservice.form import FormProblem, preferences_from_form
+from prdigest.readers.selfservice.form import FormProblem, preferences_from_form, shared_link
 from prdigest.readers.selfservice.tokens import Purpose
 from prdigest.state.store import Store
 
@@ -167,7 +167,7 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
         return endpoint
 
     async def unsubscribe(request: Request, token: str, ref: ReaderRef, default_lang: str) -> Response:
-        prefs_token = signer.token(ReaderRef(ref.repo, ref.reader), "preferences")  # per reader, not per medium
+        prefs_token = signer.token(ref, "preferences")  # the same medium: a shared channel's link stays one
         if request.method == "POST":
             form = await _form(request)
             lang = language(request, default_lang, form)
@@ -198,7 +198,7 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
             choice = await run_in_threadpool(choices.choice, ref.repo, ref.reader)
             return html(preferences_page(lang, ref.repo, profile, choice, listing, action=token,
                                          csrf=signer.csrf(token), notice=notice, notice_kind=kind,
-                                         switch=switch(lang)), status)
+                                         switch=switch(lang), medium=ref.medium), status)
 
         if request.method == "GET":
             done = request.query_params.get("done")
@@ -208,11 +208,12 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
         if not signer.check_csrf(token, (form.get("csrf") or [None])[0]):
             return await page(403, ui["stale_form"], "bad")
         action = (form.get("action") or ["save"])[0]
-        if action not in ACTIONS:
+        if action not in ACTIONS or (action in ("unsubscribe", "resubscribe") and shared_link(profile, ref.medium)):
+            # A link everyone in a shared channel or group holds never unsubscribes the reader.
             return await page(400, ui["bad_request"], "bad")
         if action == "save":
             try:
-                prefs = preferences_from_form(form, profile, listing)
+                prefs = preferences_from_form(form, profile, listing, ref.medium)
             except FormProblem as problem:
                 return await page(400, ui.get(problem.key, ui["bad_request"]), "bad")
             await run_in_threadpool(choices.set_preferences, ref.repo, ref.reader, prefs)
