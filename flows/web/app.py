@@ -18,6 +18,7 @@ per reader (forged tokens: per client), gets ``429``; a body over 32 KiB ``413``
 
 from __future__ import annotations
 
+import email.errors
 import email.parser
 import logging
 import email.policy
@@ -75,6 +76,8 @@ class SecurityHeaders:
 
 #: Most fields a form may have: the preferences form of a repo with a hundred subsystems has ~110.
 MAX_FIELDS = 200
+#: Most comment parentheses a form's header may carry (a browser sends none).
+MAX_COMMENTS = 16
 
 
 class BodyTooLarge(Exception):
@@ -95,22 +98,36 @@ async def _form(request: Request) -> dict[str, list[str]]:
             raise BodyTooLarge()
     kind = request.headers.get("content-type", "")
     if kind.startswith("multipart/form-data"):
-        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-            b"Content-Type: " + kind.encode("latin-1") + b"\r\n\r\n" + body)
-        fields: dict[str, list[str]] = {}
-        parts = list(message.iter_parts()) if message.is_multipart() else []
-        if len(parts) > MAX_FIELDS:
-            raise BadForm()
-        for part in parts:
-            name = part.get_param("name", header="content-disposition")
-            if name:
-                payload = part.get_payload(decode=True) or b""
-                fields.setdefault(str(name), []).append(payload.decode("utf-8", "replace"))
-        return fields
+        try:
+            return _multipart(kind, body)
+        except (RecursionError, ValueError, LookupError, email.errors.MessageError):
+            # The header parser recurses into nested comments ("name=x ((((...))))"): a bad form, not a 500.
+            raise BadForm() from None
     try:
         return parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FIELDS)
     except ValueError:  # more fields than max_num_fields
         raise BadForm() from None
+
+
+def _multipart(kind: str, body: bytes) -> dict[str, list[str]]:
+    """The fields of a ``multipart/form-data`` body; raises :class:`BadForm` for too many, or for headers nested
+    past what a form needs (comments in parentheses: the parser recurses once per level)."""
+    if kind.count("(") > MAX_COMMENTS:
+        raise BadForm()
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + kind.encode("latin-1") + b"\r\n\r\n" + body)
+    fields: dict[str, list[str]] = {}
+    parts = list(message.iter_parts()) if message.is_multipart() else []
+    if len(parts) > MAX_FIELDS:
+        raise BadForm()
+    for part in parts:
+        if str(part.get("content-disposition", "")).count("(") > MAX_COMMENTS:
+            raise BadForm()
+        name = part.get_param("name", header="content-disposition")
+        if name:
+            payload = part.get_payload(decode=True) or b""
+            fields.setdefault(str(name), []).append(payload.decode("utf-8", "replace"))
+    return fields
 
 
 def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None = None,
