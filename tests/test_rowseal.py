@@ -105,3 +105,24 @@ def test_rows_of_a_run_without_the_key_are_misses_for_a_run_with_it(tmp_path: Pa
                                        seal=seal)
             assert complete([{"role": "user", "content": "x"}]) == "Fresh. Answer."
             assert complete([{"role": "user", "content": "x"}]) == "Fresh. Answer." and asked == [1]
+
+
+def test_an_edit_binds_to_the_draft_its_edition_showed_not_the_prs_latest(tmp_path: Path) -> None:
+    """Failed before the fix: the edit took the hashes of the PR's latest draft, here one another run made of
+    the PR's new content after this edition was drafted, so the edit looked made for that content and was
+    later applied to it unmarked."""
+    from prdigest.review.edits import pr_hash
+
+    old, new = pr(7, "[Core] Lazy frees", "v1"), pr(7, "[Core] Lazy frees", "v1, and frees on preemption too")
+    drafted = entry_of(old, "skim")
+    shown = week_edition(0, [drafted])
+    with open_store(tmp_path / "state.sqlite") as store:
+        apply_edits(store, REPO, [(old, drafted)], edition=shown.key)
+        apply_edits(store, REPO, [(new, entry_of(new, "skim"))], edition=week_edition(1, []).key)  # another run
+        reviewed = apply_decision(shown, ReviewDecision(decision="send", approver="lin", edits=[
+            EntryEdit(number=7, headline="BlockPool frees lazily")]))
+        record_review(store, shown, reviewed)
+        assert EditStore(store).get(REPO, [7])[7].pr_hash == pr_hash(old)
+        [again] = apply_edits(store, REPO, [(new, entry_of(new, "skim"))])
+    assert again.headline == "BlockPool frees lazily"
+    assert any("the PR changed since" in w for w in again.warnings), again.warnings

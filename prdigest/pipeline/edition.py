@@ -326,7 +326,8 @@ class EditionPipeline:
             entries = [e.model_copy(update={"coverage": cover(by_number[e.number], given.get(e.number),
                                                               services.settings)}) for e in entries]
         entries = [_facts_coverage(e, by_number[e.number]) for e in entries]
-        return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)), services.seal_key())
+        return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)), services.seal_key(),
+                           self.edition_id().key)
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
         """The edition awaiting review: token totals and cost summed from its entries."""

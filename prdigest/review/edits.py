@@ -40,6 +40,11 @@ MIGRATIONS = [
     """,
     # Each kept edit sealed (prdigest.kernel.rowseal): one written into the table by hand is never applied.
     "ALTER TABLE entry_edits ADD COLUMN seal TEXT",
+    # The draft each edition showed its editor, per PR: an edit binds to that draft, not to the PR's latest one
+    # (another week's run may have drafted the PR again meanwhile).
+    """CREATE TABLE edition_sources (
+        edition TEXT NOT NULL, number INTEGER NOT NULL, draft_hash TEXT NOT NULL, pr_hash TEXT NOT NULL,
+        drafted_at TEXT NOT NULL, PRIMARY KEY (edition, number))""",
 ]
 
 #: The entry fields an edit may change, as stored.
@@ -100,8 +105,9 @@ class EditStore:
         self._store = store
         self._seal = seal
 
-    def note_drafts(self, repo: str, drafted: Iterable[tuple[PullRequest, Entry]]) -> None:
-        """Record, for each PR, the hash of its new draft (before any edit is applied) and of its content."""
+    def note_drafts(self, repo: str, drafted: Iterable[tuple[PullRequest, Entry]], edition: str | None = None) -> None:
+        """Record, for each PR, the hash of its new draft (before any edit is applied) and of its content; with
+        ``edition`` (its key), also as the draft of that edition."""
         now = datetime.now(timezone.utc).isoformat()
         rows = [(repo.lower(), pr.number, draft_hash(entry), pr_hash(pr), now) for pr, entry in drafted]
         if rows:
@@ -109,6 +115,18 @@ class EditStore:
                 "INSERT INTO draft_sources (repo, number, draft_hash, pr_hash, drafted_at) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (repo, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
                 "pr_hash = excluded.pr_hash, drafted_at = excluded.drafted_at", rows)
+        if rows and edition is not None:
+            self._store.executemany(
+                "INSERT INTO edition_sources (edition, number, draft_hash, pr_hash, drafted_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (edition, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
+                "pr_hash = excluded.pr_hash, drafted_at = excluded.drafted_at",
+                [(edition, number, dh, ph, at) for _, number, dh, ph, at in rows])
+
+    def shown(self, edition: str, number: int) -> tuple[str, str] | None:
+        """(draft hash, PR hash) of the PR's draft in ``edition`` (its key), or None (drafted before this was kept)."""
+        row = self._store.fetchone("SELECT draft_hash, pr_hash FROM edition_sources WHERE edition = ? AND number = ?",
+                                   (edition, number))
+        return (row[0], row[1]) if row else None
 
     def source(self, repo: str, number: int) -> tuple[str, str] | None:
         """(draft hash, PR hash) of the PR's latest draft, or None."""
@@ -178,7 +196,8 @@ def remember(store: Store, draft: Edition, reviewed: Edition, first: Sequence[in
         if not fields:
             continue
         old = kept.get(entry.number)
-        source = edits.source(reviewed.repo, entry.number)
+        # The draft this edition showed, else (an edition drafted before that was kept) the PR's latest.
+        source = edits.shown(draft.key, entry.number) or edits.source(reviewed.repo, entry.number)
         dh, ph = source if source else (draft_hash(before), "")
         merged = {**(old.fields if old and old.sealed else {}), **fields}
         edits.put(KeptEdit(reviewed.repo, entry.number, dh, ph, merged, reviewed.approver, now, reviewed.key))
@@ -202,13 +221,14 @@ def _marked(entry: Entry, edit: KeptEdit, changed: bool) -> list[str]:
 
 
 def apply_edits(store: Store, repo: str, drafted: Sequence[tuple[PullRequest, Entry]],
-                seal: RowSealer | None = None) -> list[Entry]:
+                seal: RowSealer | None = None, edition: str | None = None) -> list[Entry]:
     """The entries with every kept edit of their PR applied; an edit made when the PR was different is applied
     and marked for the editor. Records each new draft's hashes first (:meth:`EditStore.note_drafts`). A kept
     edit whose seal does not check (``seal``: the run's record key) is not applied: the entry keeps its draft
-    and is marked for the editor, so nothing written into the table outside pr-digest reaches a reader."""
+    and is marked for the editor, so nothing written into the table outside pr-digest reaches a reader. ``edition``:
+    the key of the edition being drafted, so that an edit made in its review binds to these drafts."""
     edits = EditStore(store, seal)
-    edits.note_drafts(repo, drafted)
+    edits.note_drafts(repo, drafted, edition)
     kept = edits.get(repo, [pr.number for pr, _ in drafted])
     out: list[Entry] = []
     for pr, entry in drafted:
