@@ -103,7 +103,7 @@ def review_edition(record: EditionRecord, pipeline: EditionPipeline, options: Ru
     record.check_shown(_shown_hash(run_id), decision.snapshot)
     edition = record.edition
     reviewed = apply_decision(edition, decision)  # checked before: applies in full or raises, never in part
-    record_review(services.store(), edition, reviewed, run_id,
+    record_review(services.store(), edition, reviewed, run_id, seal=services.seal_key(),
                   first=parse_numbers(decision.first, "first")[0])  # edits and read-first order kept per PR
     counts = decision_summary(reviewed)
     get_run_logger().info("%s reviewed by %s (%s): %d approved, %d edited, %d rejected", edition.name,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from prdigest.kernel.links import ascii_host, defang, flag_foreign_links, foreign_urls, is_allowed, resolved_path
+from prdigest.kernel.links import ascii_host, defang, host_of, flag_foreign_links, foreign_urls, is_allowed, resolved_path
 from renderers.escape import pr_url
 from prdigest.kernel.models import Story
 from renderers.feishu import render_feishu
@@ -120,9 +120,15 @@ LINK_TABLE = [
     ("https://github.com/vllm-project/vllm/pull/41", "https://github.com/vllm-project/vllm/pull/41"),
     ("https://github.com/vllm-project/vllm/issues/77", "https://github.com/vllm-project/vllm/issues/77"),
     ("https://github.com/vllm-project/vllm/commit/0a1b2c3d", "https://github.com/vllm-project/vllm/commit/0a1b2c3d"),
+    # Scheme-relative and colon-only schemes: an href, Slack and mail clients follow them too.
+    ("//evil.example/x", "//evil[.]example/x"),
+    ("//github.com/login/device", "//github[.]com/login/device"),
+    ("mailto:security@evil.example?subject=token", "mailto[:]security[@]evil[.]example?subject=token"),
+    ("javascript:alert(document.cookie)", "javascript[:]alert(document[.]cookie)"),
 ]
 #: Text that must stay as it is: file names and module paths are no links.
-KEPT_TEXT = ["setup.py", "vllm.config", "torch.nn.functional", "csrc/moe/topk.cu", "v0.6.3"]
+KEPT_TEXT = ["setup.py", "vllm.config", "torch.nn.functional", "csrc/moe/topk.cu", "v0.6.3", "std::vector",
+             "a/b//c.py", "// comment", "file: x"]
 
 
 @pytest.mark.parametrize(("written", "shown"), LINK_TABLE)
@@ -164,7 +170,7 @@ def test_every_medium_shows_the_link_table_defanged_and_keeps_the_repos_own_link
             if written == defanged:
                 assert written in shown, (medium, written)
                 continue
-            host = written.split("://")[-1].split("/")[0]
+            host = host_of(written) or written.split("://")[-1].split("/")[0]
             # The defanged form is shown (HTML escapes the query's &); the live host never is, as a link.
             assert defanged.split("?")[0] in shown, (medium, written)
             assert f"{host}/" not in shown.replace("github.com/vllm-project/vllm/", "") or host == "github.com", \

@@ -163,3 +163,30 @@ def test_the_record_secret_can_be_rotated_without_losing_the_editions_it_sealed(
         SealKey.check_setting(location, SecretStr(old_secret))
     with pytest.raises(ConfigError, match="DIGEST_RECORD_SECRET_PREVIOUS holds a secret of 5 characters"):
         SealKey.check_setting(location, SecretStr(new_secret), SecretStr(f"{old_secret} short"))
+
+
+def _key_in_child(args: tuple[str, object]) -> str:
+    """One process's key for the state file, made or read as every run makes it, after the others are ready."""
+    from prdigest.state.record import SealKey
+
+    path, barrier = args
+    barrier.wait()  # type: ignore[attr-defined]
+    try:
+        return SealKey.for_state(StateLocation.parse(path)).seal("k", 1, "approved", "sha256:x")
+    except ConfigError as exc:
+        return f"refused: {exc}"
+
+
+def test_processes_racing_on_a_fresh_key_file_all_get_the_one_whole_key(tmp_path: Path) -> None:
+    """Before the fix the file was created empty and then written: a process racing in between read it empty
+    and was refused ("not a pr-digest record key"), or a torn key."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    with context.Manager() as manager, context.Pool(6) as pool:
+        for attempt in range(60):
+            barrier = manager.Barrier(6)
+            path = str(tmp_path / f"s{attempt}" / "state.sqlite")
+            seals = pool.map(_key_in_child, [(path, barrier)] * 6)
+            assert len(set(seals)) == 1 and seals[0].startswith("hmac-sha256:"), seals
+            assert [p.name for p in (tmp_path / f"s{attempt}").iterdir()] == ["state.sqlite.key"]  # no leftovers

@@ -156,7 +156,7 @@ VOCAB = Vocabulary.open()  # open: any name goes; a known set is tested with app
 
 
 def test_preferences_override_the_file_and_drop_what_became_impossible() -> None:
-    reader = Reader(id="k", name="K", email="k@example.com", slack="#k", subsystems=("kernels", "moe"),
+    reader = Reader(id="k", name="K", email="k@example.com", slack="U0KAAAAAA", subsystems=("kernels", "moe"),
                     exclude=("docs",))
     narrowed = apply(reader, Preferences(subsystems=("moe",), min_verdict=Verdict.DEEP_READ, media=("email",)),
                      frozenset({"kernels", "moe", "rocm"}))
@@ -164,8 +164,11 @@ def test_preferences_override_the_file_and_drop_what_became_impossible() -> None
         ("moe",), Verdict.DEEP_READ, "k@example.com", None, ("docs",))
     # Subsystems the rules no longer name, or media the reader no longer has: the file's values stay.
     kept = apply(reader, Preferences(subsystems=("gone",), media=("feishu",)), frozenset({"kernels", "moe"}))
-    assert (kept.subsystems, kept.email, kept.slack) == (("kernels", "moe"), "k@example.com", "#k")
+    assert (kept.subsystems, kept.email, kept.slack) == (("kernels", "moe"), "k@example.com", "U0KAAAAAA")
     assert apply(reader, Preferences()) is reader
+    # A shared channel is never left out by a reader's choice (only by the readers file).
+    team = reader.model_copy(update={"slack": "#k"})
+    assert apply(team, Preferences(media=("email",))).slack == "#k"
 
 
 def test_a_readers_own_budget_overrides_the_files_and_is_bounded() -> None:
@@ -244,7 +247,8 @@ def test_the_next_edition_honours_an_unsubscribe_and_narrowed_preferences(tmp_pa
     after = _run(tmp_path, "two", settings)
     # Unsubscribed without naming a medium (the form): the e-mail stops, the team's shared channels do not.
     assert "kernels-team.eml" not in after and "kernels-team.slack.json" in after
-    assert "lin.slack.json" in before and "lin.slack.json" not in after  # Lin kept e-mail only
+    # Lin kept e-mail only, but her Slack address is a channel others share (#vllm-digest): it stays.
+    assert "lin.slack.json" in before and "lin.slack.json" in after
     digest = json.loads((tmp_path / "two" / "digest.json").read_text(encoding="utf-8"))
     published = [e for e in digest["entries"] if e["status"] in ("approved", "edited")]
     assert 0 < _entries(after["lin.eml"]) < len(published)  # Lin follows everything in the readers file

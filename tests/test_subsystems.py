@@ -521,3 +521,36 @@ def test_the_shipped_rules_match_the_same_on_both_engines() -> None:
         for text in texts:
             a, b = ours.search(text), python.search(text)
             assert (a and (a.start(), a.group(0))) == (b and (b.start(), b.group(0))), (pattern, text)
+
+
+#: No nesting and no ambiguous repeat, so :func:`check` lets it through; eight adjacent ``\w*`` over the same
+#: letters make Python's engine try every way to share a title among them (n^8: 40 characters took 14-41 s,
+#: 60 take minutes).
+POLYNOMIAL = r"\b" + r"\w*" * 8 + "!"
+
+
+def test_a_polynomial_title_pattern_passes_the_load_check_and_still_runs_in_bounded_time(tmp_path: Path) -> None:
+    path = write(tmp_path, BACKTRACKING_RULES.format(pattern=POLYNOMIAL))
+    started = time.perf_counter()
+    assert _classify_in_child(path, "a" * 60) == ["other"]  # Python's engine: minutes, past the child's 30 s
+    assert _classify_in_child(path, "fix it!") == ["docs"]
+    assert time.perf_counter() - started < 25
+
+
+def test_a_rule_that_runs_out_of_time_is_no_match_is_named_and_given_up_on(caplog) -> None:
+    import logging
+
+    from prdigest.kernel.patterns import GIVE_UP, Bounded, check
+
+    pattern = r"(?<!x)\w*\w*\d"  # passes the load check; ~8 s on a long description on Python's engine
+    assert check(pattern) == pattern
+    rule = Bounded(pattern, ignore_case=True)
+    body = "a" * 65_536
+    started = time.perf_counter()
+    with caplog.at_level(logging.WARNING, logger="prdigest.kernel.patterns"):
+        assert rule.search(body) is None and list(rule.finditer(body)) == []
+        assert rule.search(body) is None and rule.given_up
+    assert time.perf_counter() - started < GIVE_UP * 3.0
+    assert repr(pattern) in caplog.text and "65536 characters" in caplog.text and "matches nothing more" in caplog.text
+    assert rule.search("a1") is None  # given up: nothing more, at once
+    assert Bounded(pattern).search("ab1").group(0) == "ab1"  # a short text is found as Python's engine finds it

@@ -61,8 +61,8 @@ def test_each_unsubscribe_stops_its_own_medium_and_never_a_shared_channel(tmp_pa
                 assert done.status_code == 200
             again = client.get(f"/u/{team_unsub}", params={"lang": "en"})  # says so when asked again
             assert again.status_code == 200 and "You are already unsubscribed" in again.text
-            # The preferences link of a reader is the same whichever medium's unsubscribe page leads to it.
-            prefs = signer.token(ReaderRef(REPO, "team"), "preferences")
+            # The unsubscribe page leads to the preferences link of the same medium.
+            prefs = signer.token(ReaderRef(REPO, "team", "email"), "preferences")
             assert f"../p/{prefs}?" in again.text
         choices = ReaderChoices(store)
         assert choices.choice(REPO, "team").unsubscribed_media == ("email",)
@@ -78,3 +78,56 @@ def test_each_unsubscribe_stops_its_own_medium_and_never_a_shared_channel(tmp_pa
                                      str(tmp_path / "state.sqlite")], env={"COLUMNS": "250"})
     assert shown.exit_code == 0, shown.output
     assert "UNSUBSCRIBED (email)" in shown.output and "UNSUBSCRIBED (slack)" in shown.output
+
+
+def prefs_of(url_text: str) -> str:
+    (token,) = set(re.findall(re.escape(PUBLIC) + r"/p/([\w.-]+)", url_text))
+    return token
+
+
+def test_no_preferences_link_switches_off_a_shared_channel_or_unsubscribes_from_one(tmp_path: Path) -> None:
+    """Failed before the fix: the preferences token named the reader only, its form offered every medium, and
+    the e-mail's link (or the channel's, which everyone in it holds) could leave the team's channel out."""
+    from tests.test_web import csrf_of
+
+    (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
+    run(tmp_path, "one")
+    outbox = tmp_path / "one" / "outbox"
+    mail = email.message_from_bytes((outbox / "team.eml").read_bytes(), policy=policy.default)
+    by_mail = prefs_of(mail.get_body(("plain",)).get_content())
+    # A channel's messages carry no reader links; a link that names the channel (as a later medium or a
+    # forwarded message might carry) is still held by everyone there, so it is checked the same way.
+    assert "/p/" not in (outbox / "team.slack.json").read_text(encoding="utf-8")
+    signer = LinkSigner(SECRET)
+    by_channel = signer.token(ReaderRef(REPO, "team", "slack"), "preferences")
+    assert signer.reader(by_mail, "preferences") == ReaderRef(REPO, "team", "email")
+    assert signer.reader(by_channel, "preferences") == ReaderRef(REPO, "team", "slack")
+    store = open_store(tmp_path / "state.sqlite")
+    try:
+        with LiveApp(create_app(store, signer)) as live, httpx.Client(base_url=live.url, timeout=30) as client:
+            # The e-mail's form: the shared channel is no box to untick; a crafted post leaving it out keeps it.
+            page = client.get(f"/p/{by_mail}", params={"lang": "en"}).text
+            assert 'name="media" value="slack"' not in page
+            saved = client.post(f"/p/{by_mail}", data={"csrf": csrf_of(page), "action": "save",
+                                                        "min_verdict": "skim", "media": "email"})
+            assert saved.status_code == 303
+            # The channel's form: no media at all, and no unsubscribe (everyone in the channel holds the link).
+            page = client.get(f"/p/{by_channel}", params={"lang": "en"}).text
+            assert 'name="media"' not in page and 'value="unsubscribe"' not in page
+            csrf = csrf_of(page)
+            refused = client.post(f"/p/{by_channel}", data={"csrf": csrf, "action": "unsubscribe"})
+            assert refused.status_code == 400
+            saved = client.post(f"/p/{by_channel}", data={"csrf": csrf, "action": "save", "min_verdict": "skim",
+                                                           "media": "slack"})
+            assert saved.status_code == 303
+        # Stored before the fix, or posted by hand: choices that leave the shared channel out keep it all the same.
+        from prdigest.readers.selfservice import Preferences
+        ReaderChoices(store).set_preferences(REPO, "dm", Preferences(media=("slack",)))
+        ReaderChoices(store).set_preferences(REPO, "old", Preferences(media=("email",)))
+        choice = ReaderChoices(store).choice(REPO, "team")
+        assert not choice.unsubscribed and not choice.unsubscribed_media
+    finally:
+        store.close()
+    second = run(tmp_path, "two")
+    assert {"team.eml", "team.slack.json", "old.eml", "old.slack.json", "dm.slack.json"} <= second
+    assert "dm.eml" not in second  # a personal medium can still be left out by its own reader

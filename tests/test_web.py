@@ -418,3 +418,24 @@ def test_digest_web_over_a_shared_postgresql_state(pg_url: str) -> None:
         stored = ReaderChoices(store).choice(REPO, "lin")
     assert stored.unsubscribed
     assert stored.preferences == Preferences(min_verdict=Verdict.DEEP_READ, media=("email",), budget=2)
+
+
+@pytest.mark.parametrize("where", ["request", "part"])
+def test_a_multipart_form_with_nested_header_comments_is_a_clean_400(tmp_path: Path, where: str) -> None:
+    """Failed before the fix: the e-mail header parser recursed once per nested '(' and the RecursionError was a
+    500 (the one-click POST and the preferences form both read multipart bodies)."""
+    store, app = _app(tmp_path)
+    unsub = LinkSigner(SECRET).token(ReaderRef(REPO, "lin"), "unsubscribe")
+    nested = "(" * 2000 + ")" * 2000
+    kind = "multipart/form-data; boundary=XX" + (f" {nested}" if where == "request" else "")
+    disposition = 'form-data; name="List-Unsubscribe"' + (f" {nested}" if where == "part" else "")
+    body = f"--XX\r\nContent-Disposition: {disposition}\r\n\r\nOne-Click\r\n--XX--\r\n".encode()
+    with LiveApp(app) as live, httpx.Client(base_url=live.url, timeout=30) as client:
+        sent = client.post(f"/u/{unsub}", content=body, headers={"Content-Type": kind})
+        plain = client.post(f"/u/{unsub}", content=b"--XX\r\nContent-Disposition: form-data; "
+                            b'name="List-Unsubscribe"\r\n\r\nOne-Click\r\n--XX--\r\n',
+                            headers={"Content-Type": "multipart/form-data; boundary=XX"})
+    assert sent.status_code == 400 and "Traceback" not in sent.text and "<html" in sent.text.lower()
+    assert plain.status_code == 200  # the same form without the comments still unsubscribes
+    assert ReaderChoices(store).choice(REPO, "lin").any_unsubscribed
+    store.close()

@@ -18,6 +18,7 @@ per reader (forged tokens: per client), gets ``429``; a body over 32 KiB ``413``
 
 from __future__ import annotations
 
+import email.errors
 import email.parser
 import logging
 import email.policy
@@ -36,7 +37,7 @@ from flows.web.pages import CSP, Switch, message_page, preferences_page, strings
 from flows.web.ratelimit import RateLimiter
 from prdigest.kernel.i18n import DEFAULT, language_name, languages
 from prdigest.readers.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef
-from prdigest.readers.selfservice.form import FormProblem, preferences_from_form
+from prdigest.readers.selfservice.form import FormProblem, preferences_from_form, shared_link
 from prdigest.readers.selfservice.tokens import Purpose
 from prdigest.state.store import Store
 
@@ -75,6 +76,8 @@ class SecurityHeaders:
 
 #: Most fields a form may have: the preferences form of a repo with a hundred subsystems has ~110.
 MAX_FIELDS = 200
+#: Most comment parentheses a form's header may carry (a browser sends none).
+MAX_COMMENTS = 16
 
 
 class BodyTooLarge(Exception):
@@ -95,22 +98,36 @@ async def _form(request: Request) -> dict[str, list[str]]:
             raise BodyTooLarge()
     kind = request.headers.get("content-type", "")
     if kind.startswith("multipart/form-data"):
-        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-            b"Content-Type: " + kind.encode("latin-1") + b"\r\n\r\n" + body)
-        fields: dict[str, list[str]] = {}
-        parts = list(message.iter_parts()) if message.is_multipart() else []
-        if len(parts) > MAX_FIELDS:
-            raise BadForm()
-        for part in parts:
-            name = part.get_param("name", header="content-disposition")
-            if name:
-                payload = part.get_payload(decode=True) or b""
-                fields.setdefault(str(name), []).append(payload.decode("utf-8", "replace"))
-        return fields
+        try:
+            return _multipart(kind, body)
+        except (RecursionError, ValueError, LookupError, email.errors.MessageError):
+            # The header parser recurses into nested comments ("name=x ((((...))))"): a bad form, not a 500.
+            raise BadForm() from None
     try:
         return parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FIELDS)
     except ValueError:  # more fields than max_num_fields
         raise BadForm() from None
+
+
+def _multipart(kind: str, body: bytes) -> dict[str, list[str]]:
+    """The fields of a ``multipart/form-data`` body; raises :class:`BadForm` for too many, or for headers nested
+    past what a form needs (comments in parentheses: the parser recurses once per level)."""
+    if kind.count("(") > MAX_COMMENTS:
+        raise BadForm()
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + kind.encode("latin-1") + b"\r\n\r\n" + body)
+    fields: dict[str, list[str]] = {}
+    parts = list(message.iter_parts()) if message.is_multipart() else []
+    if len(parts) > MAX_FIELDS:
+        raise BadForm()
+    for part in parts:
+        if str(part.get("content-disposition", "")).count("(") > MAX_COMMENTS:
+            raise BadForm()
+        name = part.get_param("name", header="content-disposition")
+        if name:
+            payload = part.get_payload(decode=True) or b""
+            fields.setdefault(str(name), []).append(payload.decode("utf-8", "replace"))
+    return fields
 
 
 def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None = None,
@@ -167,7 +184,7 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
         return endpoint
 
     async def unsubscribe(request: Request, token: str, ref: ReaderRef, default_lang: str) -> Response:
-        prefs_token = signer.token(ReaderRef(ref.repo, ref.reader), "preferences")  # per reader, not per medium
+        prefs_token = signer.token(ref, "preferences")  # the same medium: a shared channel's link stays one
         if request.method == "POST":
             form = await _form(request)
             lang = language(request, default_lang, form)
@@ -198,7 +215,7 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
             choice = await run_in_threadpool(choices.choice, ref.repo, ref.reader)
             return html(preferences_page(lang, ref.repo, profile, choice, listing, action=token,
                                          csrf=signer.csrf(token), notice=notice, notice_kind=kind,
-                                         switch=switch(lang)), status)
+                                         switch=switch(lang), medium=ref.medium), status)
 
         if request.method == "GET":
             done = request.query_params.get("done")
@@ -208,11 +225,12 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
         if not signer.check_csrf(token, (form.get("csrf") or [None])[0]):
             return await page(403, ui["stale_form"], "bad")
         action = (form.get("action") or ["save"])[0]
-        if action not in ACTIONS:
+        if action not in ACTIONS or (action in ("unsubscribe", "resubscribe") and shared_link(profile, ref.medium)):
+            # A link everyone in a shared channel or group holds never unsubscribes the reader.
             return await page(400, ui["bad_request"], "bad")
         if action == "save":
             try:
-                prefs = preferences_from_form(form, profile, listing)
+                prefs = preferences_from_form(form, profile, listing, ref.medium)
             except FormProblem as problem:
                 return await page(400, ui.get(problem.key, ui["bad_request"]), "bad")
             await run_in_threadpool(choices.set_preferences, ref.repo, ref.reader, prefs)

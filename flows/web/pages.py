@@ -61,12 +61,14 @@ def _masked(address: str) -> str:
 
 
 def preferences_page(language: str, repo: str, reader: Reader, choice: Choice, listing: Listing, *, action: str,
-                     csrf: str, notice: str | None = None, notice_kind: str = "ok", switch: Switch | None = None) -> str:
-    """The preferences form, filled with what the next edition would use for this reader."""
+                     csrf: str, notice: str | None = None, notice_kind: str = "ok", switch: Switch | None = None,
+                     medium: str | None = None) -> str:
+    """The preferences form, filled with what the next edition would use for this reader (``medium``: where the
+    link came; a shared channel's link offers no media and no unsubscribe)."""
     ui = strings(language)
     known = frozenset(s[0] for s in listing.subsystems)
     now = apply(reader, choice.preferences, known)
-    offered = offer(reader, listing)
+    offered = offer(reader, listing, medium)
     subsystems = [{"name": s[0], "label": listing.label(s, language), "checked": s[0] in now.subsystems}
                   for s in offered.subsystems]
     by_name = {s[0]: listing.label(s, language) for s in listing.subsystems}
@@ -83,4 +85,4 @@ def preferences_page(language: str, repo: str, reader: Reader, choice: Choice, l
     return _page("preferences.html.j2", language, switch, repo=repo, name=reader.name, action=action, csrf=csrf,
                  notice=notice, notice_kind=notice_kind, unsubscribed=choice.any_unsubscribed, subsystems=subsystems,
                  file_subsystems=file_subsystems, verdicts=verdicts, file_verdict=reader.min_verdict.label(language),
-                 numbers=numbers, media=media)
+                 numbers=numbers, media=media, subscription=offered.subscription)

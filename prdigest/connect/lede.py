@@ -16,7 +16,9 @@ from collections import Counter
 from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 
+from prdigest.kernel.hostile import hostile_span
 from prdigest.kernel.i18n import Section, catalog, messages
+from prdigest.kernel.links import NAME, all_urls, allowed_parts
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.prompts import load_prompt
@@ -27,6 +29,8 @@ log = logging.getLogger(__name__)
 MAX_CHARS = 700
 _CITED = re.compile(r"(?<![\w&])#(\d+)\b")
 _NAMED = re.compile(r"(?<![\w.])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))")
+#: A PR's or issue's page (any sub-page) as :func:`prdigest.kernel.links.allowed_parts` resolves it.
+_PAGE = re.compile(rf"^/(?P<repo>{NAME}/{NAME})/(?:pull|issues)/(?P<n>[1-9][0-9]{{0,9}})(?:/[\w./-]*)?$")
 #: A sentence ends at Chinese end punctuation, or at Latin end punctuation before a space ("3.0" does not end one).
 _SENTENCE_END = re.compile(r"(?<=[。！？])\s*|(?<=[.!?][”\"’)）])\s+|(?<=[.!?])\s+")
 
@@ -134,9 +138,10 @@ def sentences(text: str) -> list[str]:
 
 
 def check_lede(text: str, edition: Edition, entries: list[Entry] | None = None) -> list[str]:
-    """Why ``text`` cannot open ``edition`` (empty when it can): a PR number or @name not of this edition's
-    live entries (of ``entries``, one variant's, when given), fewer than two or more than four sentences,
-    more than :data:`MAX_CHARS` characters."""
+    """Why ``text`` cannot open ``edition`` (empty when it can): a PR number, PR link or @name not of this
+    edition's live entries (of ``entries``, one variant's, when given), a link anywhere else, markup, a mass
+    mention, injected instructions or a command to run (the checks an entry passes), fewer than two or more
+    than four sentences, more than :data:`MAX_CHARS` characters."""
     where = edition.name if entries is None else f"this reader's part of {edition.name}"
     entries = _live(edition) if entries is None else entries
     numbers = {e.number for e in entries}
@@ -145,6 +150,9 @@ def check_lede(text: str, edition: Edition, entries: list[Entry] | None = None) 
                 dict.fromkeys(int(m) for m in _CITED.findall(text)) if n not in numbers]
     problems += [f"names @{n}, who wrote no PR of {where}" for n in
                  dict.fromkeys(_NAMED.findall(text)) if n.lower() not in names]
+    problems += _link_problems(text, edition.repo, numbers, where)
+    if (hostile := hostile_span(text)) is not None:
+        problems.append(f"contains markup, a mass mention, injected instructions or a command: {hostile!r}")
     count = len(sentences(text))
     if not 2 <= count <= 4:
         problems.append(f"has {count} sentences (two to four)")
@@ -152,6 +160,20 @@ def check_lede(text: str, edition: Edition, entries: list[Entry] | None = None) 
         problems.append(f"has {len(text)} characters (at most {MAX_CHARS})")
     if "\n" in text.strip() or "<" in text:
         problems.append("is not plain prose (line breaks or markup)")
+    return problems
+
+
+def _link_problems(text: str, repo: str, numbers: set[int], where: str) -> list[str]:
+    """A lede cites PRs as ``#N``; a link may only be to one of its own PRs (or issues) of ``repo``: a link to a
+    rejected PR, to another page of the host or to any other host is refused, named as the reader would see it."""
+    problems = []
+    for url in dict.fromkeys(all_urls(text)):
+        parts = allowed_parts(url)
+        page = _PAGE.match(parts.path) if parts is not None else None
+        if page is None or page["repo"].lower() != repo.lower():
+            problems.append(f"links to {url[:80]}, which is not a PR of {repo}")
+        elif int(page["n"]) not in numbers:
+            problems.append(f"links to #{page['n']}, which is not in {where}")
     return problems
 
 

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 
 from prdigest.kernel.models import DraftEntry, PullRequest
+from prdigest.kernel.rowseal import RowSealer
 from prdigest.kernel.storage import Store
 from prdigest.kernel.surrogates import hash_bytes, scrub
+
+log = logging.getLogger(__name__)
 
 MIGRATIONS = [
     """CREATE TABLE drafts (
@@ -32,6 +36,8 @@ MIGRATIONS = [
          created_at TEXT NOT NULL
        );
        CREATE INDEX drafts_number ON drafts(number)""",
+    # Each row sealed (prdigest.kernel.rowseal): a draft written into the table by hand is not reused as it is.
+    "ALTER TABLE drafts ADD COLUMN seal TEXT",
 ]
 
 
@@ -61,27 +67,40 @@ def draft_key(pr: PullRequest, subsystems: list[str], *, prompt_version: str, mo
 
 
 class DraftCache:
-    """Drafts by key in the ``drafts`` table; safe to share between drafting threads (the store is)."""
+    """Drafts by key in the ``drafts`` table; safe to share between drafting threads (the store is).
 
-    def __init__(self, store: Store) -> None:
+    With ``seal`` (the run's record key), each row is sealed when stored and a row whose seal does not check (written
+    outside pr-digest, or by a run without the key) is a miss: the PR is drafted again and its row replaced.
+    """
+
+    def __init__(self, store: Store, seal: RowSealer | None = None) -> None:
         store.migrate("drafts", MIGRATIONS)
         self._conn = store
+        self._seal = seal
 
     def get(self, key: str) -> DraftEntry | None:
-        """The stored draft for ``key``, or None."""
-        row = self._conn.fetchone("SELECT entry FROM drafts WHERE key = ?", (key,))
-        return DraftEntry.model_validate_json(row[0]) if row else None
+        """The stored draft for ``key``, or None (also when its seal does not check)."""
+        row = self._conn.fetchone("SELECT entry, seal FROM drafts WHERE key = ?", (key,))
+        if not row:
+            return None
+        if self._seal is not None and not self._seal.accepts_row(row[1], "drafts", (key, row[0])):
+            log.warning("draft cache: the stored draft %s… is not sealed with this deployment's record key "
+                        "(written outside pr-digest, or by a run without the key): the PR is drafted again", key[:12])
+            return None
+        return DraftEntry.model_validate_json(row[0])
 
     def put(self, key: str, draft: DraftEntry, *, model: str, language: str, prompt_version: str) -> None:
-        """Store ``draft`` under ``key`` (replacing any older one)."""
+        """Store ``draft`` under ``key`` (replacing any older one), sealed when the cache has a key."""
+        entry = draft.model_dump_json()
+        seal = self._seal.seal_row("drafts", (key, entry)) if self._seal is not None else None
         self._conn.execute(
             "INSERT INTO drafts (key, number, model, language, prompt_version, entry, tokens_in, tokens_out,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET"
+            " created_at, seal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET"
             " number = excluded.number, model = excluded.model, language = excluded.language,"
             " prompt_version = excluded.prompt_version, entry = excluded.entry, tokens_in = excluded.tokens_in,"
-            " tokens_out = excluded.tokens_out, created_at = excluded.created_at",
-            (key, draft.number, model, language, prompt_version, draft.model_dump_json(), draft.tokens_in,
-             draft.tokens_out, datetime.now(timezone.utc).isoformat()),
+            " tokens_out = excluded.tokens_out, created_at = excluded.created_at, seal = excluded.seal",
+            (key, draft.number, model, language, prompt_version, entry, draft.tokens_in,
+             draft.tokens_out, datetime.now(timezone.utc).isoformat(), seal),
         )
 
     def __len__(self) -> int:
@@ -96,6 +115,7 @@ ANSWER_MIGRATIONS = [
          answer TEXT NOT NULL,
          created_at TEXT NOT NULL
        )""",
+    "ALTER TABLE answers ADD COLUMN seal TEXT",
 ]
 
 
@@ -109,30 +129,39 @@ def answer_key(messages: Sequence[Mapping[str, str]], model: str) -> str:
 
 class AnswerCache:
     """Model answers to edition-level prompts (ledes, read-first rankings) by request, in the ``answers`` table:
-    a warm re-run of the same edition asks the model nothing."""
+    a warm re-run of the same edition asks the model nothing. Sealed like :class:`DraftCache` when given ``seal``."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, seal: RowSealer | None = None) -> None:
         store.migrate("answers", ANSWER_MIGRATIONS)
         self._conn = store
+        self._seal = seal
 
     def get(self, key: str) -> str | None:
-        """The stored answer for ``key``, or None."""
-        row = self._conn.fetchone("SELECT answer FROM answers WHERE key = ?", (key,))
-        return str(row[0]) if row else None
+        """The stored answer for ``key``, or None (also when its seal does not check: the model is asked again)."""
+        row = self._conn.fetchone("SELECT answer, seal FROM answers WHERE key = ?", (key,))
+        if not row:
+            return None
+        if self._seal is not None and not self._seal.accepts_row(row[1], "answers", (key, row[0])):
+            log.warning("answer cache: the stored answer %s… is not sealed with this deployment's record key: "
+                        "the model is asked again", key[:12])
+            return None
+        return str(row[0])
 
     def put(self, key: str, answer: str, *, model: str) -> None:
-        """Store ``answer`` under ``key`` (replacing any older one)."""
+        """Store ``answer`` under ``key`` (replacing any older one), sealed when the cache has a key."""
+        seal = self._seal.seal_row("answers", (key, answer)) if self._seal is not None else None
         self._conn.execute(
-            "INSERT INTO answers (key, model, answer, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE"
-            " SET model = excluded.model, answer = excluded.answer, created_at = excluded.created_at",
-            (key, model, answer, datetime.now(timezone.utc).isoformat()))
+            "INSERT INTO answers (key, model, answer, created_at, seal) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key)"
+            " DO UPDATE SET model = excluded.model, answer = excluded.answer, created_at = excluded.created_at,"
+            " seal = excluded.seal",
+            (key, model, answer, datetime.now(timezone.utc).isoformat(), seal))
 
 
 def cached_complete(complete: Callable[[list[dict[str, str]]], str], store: Store, *,
-                    model: str) -> Callable[[list[dict[str, str]]], str]:
+                    model: str, seal: RowSealer | None = None) -> Callable[[list[dict[str, str]]], str]:
     """``complete`` answering from the cache first; a new answer is stored (a rejected one too: the same
-    request would get the same answer, and the caller falls back the same way)."""
-    cache = AnswerCache(store)
+    request would get the same answer, and the caller falls back the same way). ``seal``: the run's record key."""
+    cache = AnswerCache(store, seal)
 
     def answer(messages: list[dict[str, str]]) -> str:
         key = answer_key(messages, model)

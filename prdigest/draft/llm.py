@@ -35,8 +35,9 @@ from prdigest.draft.usage import usage_markdown  # noqa: F401  (re-exported for 
 from prdigest.kernel.errors import ConfigError, problems
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.storage import Store
-from prdigest.kernel.text import CODE_SPAN, redact_url
+from prdigest.kernel.hostile import hostile_span
 from prdigest.kernel.surrogates import scrub, scrub_data
+from prdigest.kernel.text import redact_url
 from prdigest.draft.offline import OfflineDrafter
 
 log = logging.getLogger(__name__)
@@ -286,22 +287,12 @@ class OpenAIDrafter:
         return sum(self.counter.count(m["content"]) + 4 for m in messages)
 
 
-_TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")     # an HTML/XML tag, outside code spans
-_SUSPICIOUS = re.compile(
-    r"<[!@#]|<https?:"                                   # Slack mentions, channel links, link markup
-    r"|(?<![\w.])@(?:channel|here|everyone)\b"
-    r"|\b(?:ignore|disregard) (?:all |any )?(?:the )?(?:previous|prior|above) instructions", re.I)
-
-
 def _suspicious(draft: DraftEntry) -> str | None:
-    """The first piece of markup, mass mention or injection phrase in the draft's text, if any.
-
-    Tags inside backticks are code (``std::vector<int>``) and allowed; mentions are flagged anywhere.
-    """
+    """The first piece of markup, mass mention, injection phrase or piped download in the draft's text, if any
+    (:func:`prdigest.kernel.hostile.hostile_span`: the checks a lede passes too)."""
     for text in (draft.headline, draft.rationale, *draft.focus, *draft.followups, draft.audience):
-        match = _SUSPICIOUS.search(text) or _TAG.search(CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text))
-        if match:
-            return text[max(0, match.start() - 10):match.end() + 20]
+        if (span := hostile_span(text)) is not None:
+            return span
     return None
 
 

@@ -33,6 +33,7 @@ from prdigest.draft.budget import TokenCounter, centrality, default_counter
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import ordered
 from prdigest.kernel.models import Change, Coverage, FileChange, PullRequest, Relation, plain_detail
+from prdigest.kernel.promptdata import defuse_tags
 from prdigest.connect.relations import relation_lines
 
 #: The marker a clipped hunk, description or remark ends with.
@@ -172,7 +173,8 @@ def _point_line(p: Point) -> str:
     who = {"changes-requested": ", changes requested", "approved": ", approving", "review": ", review",
            "inline": f" on {p.path}" if p.path else "", "comment": ""}[p.kind]
     author = " (the author)" if p.own else ""
-    return f"[@{p.author}{author}{who}] {' '.join(p.text.split())}"
+    # The remark's words may name a reviewer but never write a tag of this form ("[@maintainer, approving]").
+    return f"[@{p.author}{author}{who}] {defuse_tags(' '.join(p.text.split()))}"
 
 
 def _shared(counter: TokenCounter, heading: str, lines: list[str], limit: int, parts: int, floor: int

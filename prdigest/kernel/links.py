@@ -39,6 +39,8 @@ _LH = rf"(?:{_L}|-)"  # a label's inner characters (a hyphen too); _L at its end
 _BARE_TLDS = ("com|net|org|io|co|app|dev|xyz|info|biz|me|ai|online|site|top|club|live|link|click|shop|"
               "page|cloud|tech|store|ru|cn|tk|ml|ga|cf|gq|uk|de|fr|jp|us|au|ca|eu|nl|br|it|es|pl|kr|ch|se|tw|hk|sg|ly|"
               "gg|to|tv|ws|su|pw|cx|example")
+#: Schemes written without ``//`` that a mail client, Slack or a browser still follows.
+_COLON_SCHEMES = "mailto|javascript|vbscript|data|tel|sms|file|callto|skype|facetime|intent"
 #: A URL as linkifiers see one: a scheme (any letters before ``://``, so ``javascript://`` too), ``www.``
 #: (``www2.`` too), or a scheme-less domain (``evil.example``) followed by a path or ending in a common
 #: top-level domain; then everything up to a space, a quote or an angle bracket. Trailing punctuation is
@@ -46,6 +48,10 @@ _BARE_TLDS = ("com|net|org|io|co|app|dev|xyz|info|biz|me|ai|online|site|top|club
 _URL = re.compile(
     rf"(?i)(?<![_.@/-])(?<!{_L})(?:"
     rf"(?:[a-z][a-z0-9+.-]{{1,15}}://|www\d{{0,3}}\.){_REST}+"
+    # A scheme that needs no "//" (mail clients and Slack link mailto:, a browser runs javascript:).
+    rf"|(?:{_COLON_SCHEMES}):{_REST}+"
+    # Scheme-relative (``//evil.example/x``): an href or a markdown link opens it on the page's own scheme.
+    rf"|(?<![:\w])//(?:{_L}(?:{_LH}{{0,62}}{_L})?\.)+{_L}{_LH}{{0,62}}{_L}(?::\d{{1,5}})?(?:/{_REST}*)?"
     rf"|(?:{_L}(?:{_LH}{{0,62}}{_L})?\.)+{_L}{_LH}{{0,62}}{_L}(?::\d{{1,5}})?/{_REST}*"
     rf"|(?:{_L}(?:{_LH}{{0,62}}{_L})?\.)+(?:{_BARE_TLDS})(?::\d{{1,5}})?(?![\w-]|\.[a-z0-9])"
     rf")")
@@ -80,7 +86,7 @@ def _spans(text: str) -> Iterable[tuple[int, int, str]]:
 
 def host_of(url: str) -> str:
     """The URL's host, lower-cased ('' when there is none)."""
-    target = url if "://" in url else "http://" + url
+    target = url if "://" in url else "http:" + url if url.startswith("//") else "http://" + url
     try:
         return (urlsplit(target.replace("\\", "/")).hostname or "").lower()
     except ValueError:
@@ -160,6 +166,11 @@ def defang_url(url: str) -> str:
     and a host that is not ASCII is shown by its punycode (``xn--gthub-n4a[.]com``): what it really is.
     """
     scheme, sep, rest = url.partition("://")
+    if not sep and url.startswith("//"):  # scheme-relative: the slashes stay, the host is defanged
+        return "//" + defang_url(url[2:])
+    colon = re.match(rf"(?i)({_COLON_SCHEMES}):", url) if not sep else None
+    if colon:  # mailto:boss@evil.example → mailto[:]boss[@]evil[.]example
+        return colon[1] + "[:]" + re.sub(r"[.@:]", lambda m: f"[{m[0]}]", url[colon.end():])
     if not sep:
         scheme, rest = "", url
     end = next((i for i, c in enumerate(rest) if c in "/?#\\"), len(rest))
@@ -171,6 +182,11 @@ def defang_url(url: str) -> str:
     else:
         lead = scheme + "[:]//"
     return lead + host + rest[end:]
+
+
+def all_urls(text: str) -> list[str]:
+    """Every URL in ``text`` as a linkifier sees one (allowed or not), in order."""
+    return [url for _, _, url in _spans(text)]
 
 
 def foreign_urls(text: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str | None = None) -> list[str]:

@@ -5,11 +5,16 @@ A rules file is data a team writes, and ``^\\[(\\w+\\s?)+\\]:`` against a title 
 Python's backtracking engine longer than two minutes. So a pattern runs on RE2 (``google-re2``, linear
 time in the text) whenever RE2 can compile it with Python's meaning: ``\\w``, ``\\d`` and ``\\s`` are
 translated to their Unicode classes (RE2's are ASCII). What RE2 cannot run the same way (lookarounds, which
-the shipped vLLM rules use; ``\\b``, whose RE2 meaning is ASCII-only; backreferences) stays on Python's
-engine, and there a pattern is refused when the file is loaded (:func:`check`) if it has either shape that
+the shipped vLLM rules use; ``\\b``, whose RE2 meaning is ASCII-only; backreferences) needs a backtracking engine,
+and there a pattern is refused when the file is loaded (:func:`check`) if it has either shape that
 backtracks exponentially: nested quantifiers (``(a+)+``, ``(\\w+\\s?)*``), or a repeated part that can read
 the same text in two ways (``(\\w\\w|\\w)*``, ``(\\w\\w?)+``: :mod:`prdigest.kernel.ambiguity`). With neither,
-the work per starting point is polynomial in the text's length.
+the work per starting point is still polynomial in the text's length, and the degree is the pattern's to choose:
+``\\b`` and ``\\w*`` eight times took Python's engine 41 s on a 40-character title, and one ``(?<!x)\\w*\\d`` 8 s
+on a 20,000-character description. So such a pattern runs on the ``regex`` engine (Python's syntax, with a
+time limit per call, :data:`MATCH_SECONDS`): a call that runs out of time counts as no match and is logged
+naming the pattern, and a pattern that runs out :data:`GIVE_UP` times matches nothing more in this process
+(said once, as an error): a slow rule costs a run seconds, never minutes.
 """
 
 from __future__ import annotations
@@ -19,11 +24,22 @@ import re._constants as sre_constants  # the parsed form of a pattern, for _nest
 import re._parser as sre_parser
 from collections.abc import Iterator
 from functools import lru_cache
+import logging
+import threading
 from typing import Any, Protocol
 
+import regex
 import re2
 
 from prdigest.kernel.ambiguity import ambiguous_repeat
+
+log = logging.getLogger(__name__)
+
+#: The most one search of a backtracking-engine pattern may take (the ``regex`` engine's own clock: it looks at
+#: it as it goes, so a call may overrun it by a few times under load).
+MATCH_SECONDS = 0.25
+#: After this many calls that ran out of time, a pattern matches nothing more in this process.
+GIVE_UP = 3
 
 #: Python's ``\s`` (``str.isspace``) as a list for a character class.
 _SPACE = r"\t\n\x0b\f\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
@@ -166,10 +182,72 @@ def check(pattern: str, *, always_python: bool = False) -> str:
     return pattern
 
 
+class Bounded:
+    """A pattern that needs a backtracking engine (lookarounds, ``\\b``, backreferences), run on ``regex`` (Python's
+    syntax and meaning) with each call bounded by :data:`MATCH_SECONDS`; see the module docstring."""
+
+    def __init__(self, pattern: str, ignore_case: bool = False) -> None:
+        self.pattern = pattern
+        self._compiled = regex.compile(pattern, regex.VERSION0 | (regex.IGNORECASE if ignore_case else 0))
+        self._lock = threading.Lock()
+        self._timeouts = 0
+
+    def __repr__(self) -> str:
+        return f"Bounded({self.pattern!r})"
+
+    @property
+    def given_up(self) -> bool:
+        """Whether the pattern ran out of time :data:`GIVE_UP` times and now matches nothing."""
+        return self._timeouts >= GIVE_UP
+
+    def search(self, text: str) -> Match | None:
+        """The first match in ``text``, or None (also when the search ran out of time)."""
+        if self.given_up:
+            return None
+        try:
+            return self._compiled.search(text, timeout=MATCH_SECONDS)  # type: ignore[no-any-return]
+        except TimeoutError:
+            self._ran_out(len(text))
+            return None
+
+    def finditer(self, text: str) -> Iterator[Match]:
+        """The matches in ``text``, in order, up to where the search ran out of time."""
+        if self.given_up:
+            return
+        try:
+            yield from self._compiled.finditer(text, timeout=MATCH_SECONDS)
+        except TimeoutError:
+            self._ran_out(len(text))
+
+    def _ran_out(self, length: int) -> None:
+        with self._lock:
+            self._timeouts += 1
+            count = self._timeouts
+        if count < GIVE_UP:
+            log.warning("rule pattern %r ran out of time (%.2f s) on a text of %d characters: taken as no match; "
+                        "rewrite it so that it backtracks less (fewer adjacent '*' or '+' over the same characters)",
+                        self.pattern, MATCH_SECONDS, length)
+        elif count == GIVE_UP:
+            log.error("rule pattern %r ran out of time %d times: it matches nothing more in this run; rewrite it in "
+                      "the rules file (fewer adjacent '*' or '+' over the same characters, or no lookaround, so "
+                      "that it runs on RE2)", self.pattern, GIVE_UP)
+
+
+def bounded(pattern: str, ignore_case: bool = False) -> Bounded:
+    """``pattern`` on the backtracking engine, bounded in time: for a pattern wrapped in a lookaround by its caller."""
+    return _bounded(pattern, ignore_case)
+
+
+@lru_cache(maxsize=4096)
+def _bounded(pattern: str, ignore_case: bool) -> Bounded:
+    return Bounded(pattern, ignore_case)
+
+
 @lru_cache(maxsize=4096)
 def compile_rule(pattern: str, ignore_case: bool = False) -> Pattern:
-    """The pattern on RE2 when it means the same there, else on Python's engine (checked by :func:`check`)."""
+    """The pattern on RE2 when it means the same there, else bounded in time on ``regex`` (checked by
+    :func:`check`)."""
     fast = _re2(pattern, ignore_case)
     if fast is not None:
         return fast  # type: ignore[no-any-return]
-    return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    return _bounded(pattern, ignore_case)

@@ -9,7 +9,6 @@ Untrusted PR text enters templates only through the ``data`` filter, which neutr
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,16 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field
 import prompts as _prompts_package
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.i18n import language_name
+from prdigest.kernel.promptdata import defuse_fence
 from prdigest.kernel.yamlfile import load_yaml_model
 
 PROMPTS_DIR = Path(_prompts_package.__file__).resolve().parent
 
-_DELIMITER = re.compile(r"<\s*(/?)\s*pr-data\b", re.IGNORECASE)
-
-
 def data(value: object) -> str:
-    """Untrusted text for a prompt: the ``<pr-data>`` delimiters it contains are defused."""
-    return _DELIMITER.sub(lambda m: f"‹{m.group(1)}pr-data", str(value))
+    """Untrusted text for a prompt: the ``<pr-data>`` delimiters it contains, ASCII or look-alike, are defused
+    (:func:`prdigest.kernel.promptdata.defuse_fence`)."""
+    return defuse_fence(str(value))
 
 
 _env = jinja2.Environment(

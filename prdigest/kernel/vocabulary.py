@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from prdigest.kernel.i18n import FALLBACK, catalog, languages, messages
-from prdigest.kernel.patterns import Pattern
+from prdigest.kernel.patterns import Pattern, bounded
 
 #: Every subsystem name, in every rules file, readers file and folder fallback.
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
@@ -87,18 +87,19 @@ class DraftingHints:
     #: File kind → the subsystem a file of that kind points to when the classifier gave none.
     file_kinds: dict[str, str] = field(default_factory=dict)
     #: (subsystem, pattern) found at a boundary in a source or test file's lower-cased path.
-    path_areas: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    path_areas: tuple[tuple[str, Pattern], ...] = ()
     #: (subsystem, pattern) found at a word start in the title's tags, labels and words.
-    word_areas: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    word_areas: tuple[tuple[str, Pattern], ...] = ()
 
     def is_kernel_path(self, path: str) -> bool:
         """Whether ``path`` is kernel code in this repo."""
         return any(p.search(path) for p in self.kernel_files)
 
 
-def boundary(pattern: str) -> re.Pattern[str]:
-    """``pattern`` anchored at a token start, so "tpu" does not match "output" nor "hip" "ship"."""
-    return re.compile(r"(?<![a-z0-9])(?:" + pattern + ")")
+def boundary(pattern: str) -> Pattern:
+    """``pattern`` anchored at a token start, so "tpu" does not match "output" nor "hip" "ship" (a lookbehind:
+    bounded in time, :func:`prdigest.kernel.patterns.bounded`)."""
+    return bounded(r"(?<![a-z0-9])(?:" + pattern + ")")
 
 
 @dataclass(frozen=True)

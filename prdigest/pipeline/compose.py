@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -14,6 +15,7 @@ from prdigest.deliver.email_message import DEFAULT_SENDER, sender  # noqa: F401 
 from prdigest.deliver.ledger import Ledger
 from prdigest.deliver.outbox import OutboxChannel
 from prdigest.draft import Drafter
+from prdigest.draft.cache import DraftCache
 from prdigest.draft.registry import DRAFTERS, DrafterKind, DraftingContext
 from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.media import MediaRegistry, Medium
@@ -125,10 +127,14 @@ def make_downstreams(readers: ReadersFile, repo: str, settings: Settings, store:
 
 
 def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary | None = None,
-                 store: LazyStore | None = None) -> Drafter:
+                 store: LazyStore | None = None, seal: SealKey | None = None) -> Drafter:
     """The drafter the options name (``prdigest.draft.registry``; no I/O: call its ``check`` before
-    drafting); ``vocabulary`` is the repo's, ``store`` the run's state store."""
-    return DRAFTERS[options.drafter].build(DraftingContext(settings, vocabulary, store))
+    drafting); ``vocabulary`` is the repo's, ``store`` the run's state store, ``seal`` the record key its draft
+    cache seals and checks rows with (None: a dry run, rows unsealed)."""
+    if seal is None:
+        return DRAFTERS[options.drafter].build(DraftingContext(settings, vocabulary, store))
+    return DRAFTERS[options.drafter].build(DraftingContext(settings, vocabulary, store,
+                                                           cache=partial(DraftCache, seal=seal)))
 
 
 def make_channels(options: RunOptions, settings: Settings, out: Path, media: MediaRegistry) -> dict[str, Channel]:
@@ -214,7 +220,8 @@ class Services:
     def drafter(self) -> Drafter:
         """The drafter, checked (``--drafter openai``: the endpoint answers, the model is served) on first use."""
         if self._drafter is None:
-            drafter = make_drafter(self.options, self.settings, self.classifier.vocabulary, self.state)
+            drafter = make_drafter(self.options, self.settings, self.classifier.vocabulary, self.state,
+                                   self.seal_key())
             try:
                 drafter.check()
             except BaseException:

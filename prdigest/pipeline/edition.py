@@ -326,7 +326,8 @@ class EditionPipeline:
             entries = [e.model_copy(update={"coverage": cover(by_number[e.number], given.get(e.number),
                                                               services.settings)}) for e in entries]
         entries = [_facts_coverage(e, by_number[e.number]) for e in entries]
-        return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)))
+        return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)), services.seal_key(),
+                           self.edition_id().key)
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
         """The edition awaiting review: token totals and cost summed from its entries."""
@@ -352,14 +353,14 @@ class EditionPipeline:
             edition = edition.model_copy(update={"entries": services.downstreams().apply(edition.entries, prs)})
         # The model's ledes and ranking are cached by request like drafts: a warm re-run asks nothing.
         make_complete = services.drafter_kind.complete
-        complete = (cached_complete(make_complete(settings), services.store(), model=settings.model)
-                    if make_complete else None)
+        complete = (cached_complete(make_complete(settings), services.store(), model=settings.model,
+                                    seal=services.seal_key()) if make_complete else None)
 
         connected = connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
                                     embedder=load_embedder if settings.followup_semantic else None,
                                     complete=complete, vocabulary=services.classifier.vocabulary,
                                     readers=services.audience())
-        return apply_first(services.store(), connected)  # the read-first order an editor gave this PR before
+        return apply_first(services.store(), connected, services.seal_key())  # the read-first order an editor gave this PR before
 
     def drafter_name(self, entries: list[Entry]) -> str:
         """The drafter asked for, as its registration names it (some entries may be marked fallbacks)."""

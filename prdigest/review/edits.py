@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from prdigest.kernel.models import Edition, Entry, PullRequest, Verdict
+from prdigest.kernel.rowseal import RowSealer
 from prdigest.kernel.storage import Store
 from prdigest.kernel.surrogates import hash_bytes
 
@@ -38,6 +39,13 @@ MIGRATIONS = [
         fields TEXT NOT NULL, editor TEXT, edited_at TEXT NOT NULL, edition TEXT NOT NULL,
         PRIMARY KEY (repo, number))
     """,
+    # Each kept edit sealed (prdigest.kernel.rowseal): one written into the table by hand is never applied.
+    "ALTER TABLE entry_edits ADD COLUMN seal TEXT",
+    # The draft each edition showed its editor, per PR: an edit binds to that draft, not to the PR's latest one
+    # (another week's run may have drafted the PR again meanwhile).
+    """CREATE TABLE edition_sources (
+        edition TEXT NOT NULL, number INTEGER NOT NULL, draft_hash TEXT NOT NULL, pr_hash TEXT NOT NULL,
+        drafted_at TEXT NOT NULL, PRIMARY KEY (edition, number))""",
 ]
 
 #: The entry fields an edit may change, as stored.
@@ -79,6 +87,8 @@ class KeptEdit:
     editor: str | None
     edited_at: str
     edition: str
+    #: Whether its seal checked (True when the store was opened without a key: a dry run checks nothing).
+    sealed: bool = True
 
     @property
     def first(self) -> int | None:
@@ -88,14 +98,17 @@ class KeptEdit:
 
 
 class EditStore:
-    """The two tables over the run's state store."""
+    """The two tables over the run's state store; with ``seal`` (the run's record key) each kept edit is sealed
+    when stored and checked when read."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, seal: RowSealer | None = None) -> None:
         store.migrate(COMPONENT, MIGRATIONS)
         self._store = store
+        self._seal = seal
 
-    def note_drafts(self, repo: str, drafted: Iterable[tuple[PullRequest, Entry]]) -> None:
-        """Record, for each PR, the hash of its new draft (before any edit is applied) and of its content."""
+    def note_drafts(self, repo: str, drafted: Iterable[tuple[PullRequest, Entry]], edition: str | None = None) -> None:
+        """Record, for each PR, the hash of its new draft (before any edit is applied) and of its content; with
+        ``edition`` (its key), also as the draft of that edition."""
         now = datetime.now(timezone.utc).isoformat()
         rows = [(repo.lower(), pr.number, draft_hash(entry), pr_hash(pr), now) for pr, entry in drafted]
         if rows:
@@ -103,6 +116,18 @@ class EditStore:
                 "INSERT INTO draft_sources (repo, number, draft_hash, pr_hash, drafted_at) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (repo, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
                 "pr_hash = excluded.pr_hash, drafted_at = excluded.drafted_at", rows)
+        if rows and edition is not None:
+            self._store.executemany(
+                "INSERT INTO edition_sources (edition, number, draft_hash, pr_hash, drafted_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (edition, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
+                "pr_hash = excluded.pr_hash, drafted_at = excluded.drafted_at",
+                [(edition, number, dh, ph, at) for _, number, dh, ph, at in rows])
+
+    def shown(self, edition: str, number: int) -> tuple[str, str] | None:
+        """(draft hash, PR hash) of the PR's draft in ``edition`` (its key), or None (drafted before this was kept)."""
+        row = self._store.fetchone("SELECT draft_hash, pr_hash FROM edition_sources WHERE edition = ? AND number = ?",
+                                   (edition, number))
+        return (row[0], row[1]) if row else None
 
     def source(self, repo: str, number: int) -> tuple[str, str] | None:
         """(draft hash, PR hash) of the PR's latest draft, or None."""
@@ -117,21 +142,28 @@ class EditStore:
         for start in range(0, len(numbers), 400):
             chunk = numbers[start:start + 400]
             rows = self._store.execute(
-                "SELECT number, draft_hash, pr_hash, fields, editor, edited_at, edition FROM entry_edits "
+                "SELECT number, draft_hash, pr_hash, fields, editor, edited_at, edition, seal FROM entry_edits "
                 f"WHERE repo = ? AND number IN ({', '.join('?' for _ in chunk)})", (repo.lower(), *chunk)).fetchall()
-            for number, dh, ph, fields, editor, at, edition in rows:
-                found[int(number)] = KeptEdit(repo, int(number), dh, ph, json.loads(fields), editor, at, edition)
+            for number, dh, ph, fields, editor, at, edition, seal in rows:
+                sealed = self._seal is None or self._seal.accepts_row(
+                    seal, "entry_edits", _sealed_values(repo, int(number), dh, ph, fields, editor, at, edition))
+                found[int(number)] = KeptEdit(repo, int(number), dh, ph, json.loads(fields), editor, at, edition,
+                                              sealed)
         return found
 
     def put(self, edit: KeptEdit) -> None:
-        """Keep ``edit`` (replacing the PR's earlier one)."""
+        """Keep ``edit`` (replacing the PR's earlier one), sealed when the store has a key."""
+        fields = json.dumps(edit.fields, ensure_ascii=False, sort_keys=True)
+        values = _sealed_values(edit.repo, edit.number, edit.draft_hash, edit.pr_hash, fields, edit.editor,
+                                edit.edited_at, edit.edition)
+        seal = self._seal.seal_row("entry_edits", values) if self._seal is not None else None
         self._store.execute(
-            "INSERT INTO entry_edits (repo, number, draft_hash, pr_hash, fields, editor, edited_at, edition) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repo, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
-            "pr_hash = excluded.pr_hash, fields = excluded.fields, editor = excluded.editor, "
-            "edited_at = excluded.edited_at, edition = excluded.edition",
-            (edit.repo.lower(), edit.number, edit.draft_hash, edit.pr_hash,
-             json.dumps(edit.fields, ensure_ascii=False, sort_keys=True), edit.editor, edit.edited_at, edit.edition))
+            "INSERT INTO entry_edits (repo, number, draft_hash, pr_hash, fields, editor, edited_at, edition, seal) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repo, number) DO UPDATE SET "
+            "draft_hash = excluded.draft_hash, pr_hash = excluded.pr_hash, fields = excluded.fields, "
+            "editor = excluded.editor, edited_at = excluded.edited_at, edition = excluded.edition, seal = excluded.seal",
+            (edit.repo.lower(), edit.number, edit.draft_hash, edit.pr_hash, fields, edit.editor, edit.edited_at,
+             edit.edition, seal))
 
     def count(self, repo: str | None = None) -> int:
         """How many edits are kept (of ``repo``, or of every repo)."""
@@ -140,13 +172,15 @@ class EditStore:
         return int(row[0]) if row else 0
 
 
-def remember(store: Store, draft: Edition, reviewed: Edition, first: Sequence[int] = ()) -> list[int]:
+def remember(store: Store, draft: Edition, reviewed: Edition, first: Sequence[int] = (),
+             seal: RowSealer | None = None) -> list[int]:
     """Keep what the editor changed in ``reviewed`` against ``draft`` (the edition the editor was shown), and
     the read-first order ``first`` the editor gave; returns the PR numbers whose edit was kept or updated.
 
-    An entry shown with an earlier edit already applied keeps that edit's fields and gains the new changes.
+    An entry shown with an earlier edit already applied keeps that edit's fields and gains the new changes (an
+    earlier edit whose seal does not check is not carried over). ``seal``: the run's record key.
     """
-    edits = EditStore(store)
+    edits = EditStore(store, seal)
     shown = {e.number: e for e in draft.entries}
     numbers = [e.number for e in reviewed.entries]
     kept = edits.get(reviewed.repo, numbers)
@@ -163,12 +197,19 @@ def remember(store: Store, draft: Edition, reviewed: Edition, first: Sequence[in
         if not fields:
             continue
         old = kept.get(entry.number)
-        source = edits.source(reviewed.repo, entry.number)
+        # The draft this edition showed, else (an edition drafted before that was kept) the PR's latest.
+        source = edits.shown(draft.key, entry.number) or edits.source(reviewed.repo, entry.number)
         dh, ph = source if source else (draft_hash(before), "")
-        merged = {**(old.fields if old else {}), **fields}
+        merged = {**(old.fields if old and old.sealed else {}), **fields}
         edits.put(KeptEdit(reviewed.repo, entry.number, dh, ph, merged, reviewed.approver, now, reviewed.key))
         changed.append(entry.number)
     return changed
+
+
+def _sealed_values(repo: str, number: int, dh: str, ph: str, fields: str, editor: str | None, at: str,
+                   edition: str) -> tuple[object, ...]:
+    """A kept edit's values as stored, in the order its seal covers them."""
+    return (repo.lower(), number, dh, ph, fields, editor, at, edition)
 
 
 def _marked(entry: Entry, edit: KeptEdit, changed: bool) -> list[str]:
@@ -180,17 +221,27 @@ def _marked(entry: Entry, edit: KeptEdit, changed: bool) -> list[str]:
     return []
 
 
-def apply_edits(store: Store, repo: str, drafted: Sequence[tuple[PullRequest, Entry]]) -> list[Entry]:
+def apply_edits(store: Store, repo: str, drafted: Sequence[tuple[PullRequest, Entry]],
+                seal: RowSealer | None = None, edition: str | None = None) -> list[Entry]:
     """The entries with every kept edit of their PR applied; an edit made when the PR was different is applied
-    and marked for the editor. Records each new draft's hashes first (:meth:`EditStore.note_drafts`)."""
-    edits = EditStore(store)
-    edits.note_drafts(repo, drafted)
+    and marked for the editor. Records each new draft's hashes first (:meth:`EditStore.note_drafts`). A kept
+    edit whose seal does not check (``seal``: the run's record key) is not applied: the entry keeps its draft
+    and is marked for the editor, so nothing written into the table outside pr-digest reaches a reader. ``edition``:
+    the key of the edition being drafted, so that an edit made in its review binds to these drafts."""
+    edits = EditStore(store, seal)
+    edits.note_drafts(repo, drafted, edition)
     kept = edits.get(repo, [pr.number for pr, _ in drafted])
     out: list[Entry] = []
     for pr, entry in drafted:
         edit = kept.get(pr.number)
         if edit is None:
             out.append(entry)
+            continue
+        if not edit.sealed:
+            out.append(entry.model_copy(update={"needs_editing": True, "warnings": [*entry.warnings, (
+                f"a kept edit of PR #{pr.number} in the state store is not sealed with this deployment's record key "
+                "(written outside pr-digest, or by a run without the key): not applied; edit the entry again "
+                "if the change is wanted")]}))
             continue
         update: dict[str, Any] = {}
         for name in FIELDS:
@@ -210,10 +261,11 @@ def apply_edits(store: Store, repo: str, drafted: Sequence[tuple[PullRequest, En
     return out
 
 
-def apply_first(store: Store, edition: Edition) -> Edition:
-    """The edition's read-first ranking with the PRs an editor put first at its head, in the editor's order."""
-    kept = EditStore(store).get(edition.repo, [e.number for e in edition.entries])
-    first = sorted((e.first, n) for n, e in kept.items() if e.first is not None)
+def apply_first(store: Store, edition: Edition, seal: RowSealer | None = None) -> Edition:
+    """The edition's read-first ranking with the PRs an editor put first at its head, in the editor's order
+    (from kept edits whose seal checks)."""
+    kept = EditStore(store, seal).get(edition.repo, [e.number for e in edition.entries])
+    first = sorted((e.first, n) for n, e in kept.items() if e.first is not None and e.sealed)
     if not first:
         return edition
     head = [n for _, n in first]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from prdigest.kernel.models import Edition
+from prdigest.kernel.rowseal import RowSealer
 from prdigest.review.edits import remember
 from prdigest.review.decision import decision_summary, entry_text
 from prdigest.kernel.storage import Store
@@ -53,11 +54,12 @@ _ENTRY = (
 
 
 def record_review(store: Store, draft: Edition, reviewed: Edition, run_id: str | None = None, *,
-                  prompt_version: str | None = None, first: Sequence[int] = ()) -> None:
+                  prompt_version: str | None = None, first: Sequence[int] = (),
+                  seal: RowSealer | None = None) -> None:
     """Store who approved the edition, when, and per entry its status, the drafted and the final verdict and
     text, and the edit distance (the drafter's signal, scored by ``digest eval --from-reviews``), in one
     transaction; then keep each entry's edit, and the read-first order ``first`` the editor gave, so that later
-    drafts of the same PRs get them again (:mod:`prdigest.review.edits`)."""
+    drafts of the same PRs get them again (:mod:`prdigest.review.edits`), sealed with ``seal`` (the run's record key)."""
     store.migrate("review", MIGRATIONS)
     counts = decision_summary(reviewed)
     drafted = {e.number: e for e in draft.entries}
@@ -76,4 +78,4 @@ def record_review(store: Store, draft: Edition, reviewed: Edition, run_id: str |
         tx.executemany(_ENTRY, entry_rows)
 
     store.atomic(write)
-    remember(store, draft, reviewed, first)  # a held edition's entries are rejected: nothing to keep
+    remember(store, draft, reviewed, first, seal)  # a held edition's entries are rejected: nothing to keep

@@ -12,8 +12,9 @@ from datetime import datetime
 
 from prdigest.kernel.factlines import breaking_lines, fact_lines
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang, is_allowed
-from prdigest.kernel.models import Edition, Entry, Impact, Verdict
+from prdigest.kernel.models import Edition, Entry, EntryStatus, Impact, Verdict
 from prdigest.kernel.text import clean, code_spans
+from prdigest.connect.lede import check_lede
 from prdigest.connect.relations import relation_lines
 
 _MD_SPECIAL = re.compile(r"([\\*_\[\]<>|~`])")
@@ -242,6 +243,7 @@ def connections_markdown(edition: Edition) -> list[str]:
     if edition.lede:
         lines += ["", "### Lede", "", md(edition.lede, 1200), "",
                   "To rewrite it, add a line `lede Your two to four sentences` under *Changes*."]
+    lines += variant_ledes_markdown(edition)
     items = edition.earlier_followups
     if items:
         done = sum(1 for i in items if i.status == "done")
@@ -255,6 +257,31 @@ def connections_markdown(edition: Edition) -> list[str]:
         shown_open = sum(1 for i in items if i.status == "open" and i.proposed_by is None)
         if shown_open:
             lines.append(f"- {shown_open} still open")
+    return lines
+
+
+#: The most readers' ledes the review lists in full (a week with many reader filters has as many ledes).
+REVIEW_LEDES = 12
+
+
+def variant_ledes_markdown(edition: Edition) -> list[str]:
+    """The ledes drafted for readers who get part of the edition, with who gets each: they are sent too, so the
+    editor reads them. Each is checked again after the decision and written offline if it no longer passes."""
+    live = {e.number: e for e in edition.entries if e.status is not EntryStatus.REJECTED}
+    own = [v for v in edition.variants if v.lede and v.lede != edition.lede]
+    if not own:
+        return []
+    lines = ["", f"### Readers' ledes ({len(own)})", "",
+             "Each opens the message of the readers named; after your decision, one that cites, links or names a "
+             "rejected PR (or no longer passes the lede checks) is written again offline."]
+    for variant in own[:REVIEW_LEDES]:
+        entries = [live[n] for n in variant.numbers if n in live]
+        problems = check_lede(variant.lede, edition, entries)
+        readers = ", ".join(variant.readers[:5]) + (f" +{len(variant.readers) - 5}" if len(variant.readers) > 5 else "")
+        lines.append(f"- {md(readers, 160)}: {md(variant.lede, 1200)}"
+                     + (f" ⚠ {md('; '.join(problems), 300)}" if problems else ""))
+    if len(own) > REVIEW_LEDES:
+        lines.append(f"- … and {len(own) - REVIEW_LEDES} more")
     return lines
 
 

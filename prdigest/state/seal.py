@@ -22,12 +22,15 @@ import hashlib
 import hmac
 import os
 import secrets
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import SecretStr
 
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.keys import check_secret
+from prdigest.kernel.rowseal import row_content
 from prdigest.state.store import StateLocation
 
 
@@ -90,13 +93,8 @@ class SealKey:
     @classmethod
     def _from_file(cls, path: Path) -> "SealKey":
         path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:  # first use: a new random key (another process racing here finds the file and reads it)
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(secrets.token_hex(32) + "\n")
+        if not path.exists():
+            _publish_new_key(path)
         text = path.read_text(encoding="ascii").strip()
         if len(text) != 64:
             raise ConfigError(f"{path}: not a pr-digest record key (64 hex digits); restore it, or delete it only "
@@ -112,9 +110,41 @@ class SealKey:
         return any([hmac.compare_digest(seal, _seal(k, key, revision, status, content))
                     for k in (self._key, *self._previous)])
 
+    def seal_row(self, table: str, values: Sequence[object]) -> str:
+        """The seal of one row of a state table that later runs deliver from (:mod:`prdigest.kernel.rowseal`)."""
+        return _row_seal(self._key, table, values)
+
+    def accepts_row(self, seal: str | None, table: str, values: Sequence[object]) -> bool:
+        """Whether ``seal`` is that row's seal under the current key or a previous one; None never is."""
+        return seal is not None and any([hmac.compare_digest(seal, _row_seal(k, table, values))
+                                         for k in (self._key, *self._previous)])
+
+
+def _publish_new_key(path: Path) -> None:
+    """Make a new random key at ``path`` unless another process made one first. The key is written whole to a file
+    of its own, then linked to ``path`` (which fails if ``path`` exists): ``path`` never holds a partial key, so a
+    process racing here reads the winner's whole key, never an empty or half-written file."""
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(secrets.token_hex(32) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process published its key first: everyone uses that one
+    finally:
+        os.unlink(temporary)
+
 
 def _derive(secret: str) -> bytes:
     return hashlib.sha256(b"pr-digest/edition-record-seal\0" + secret.encode()).digest()
+
+
+def _row_seal(secret: bytes, table: str, values: Sequence[object]) -> str:
+    return "hmac-sha256:" + hmac.new(secret, row_content(table, values), hashlib.sha256).hexdigest()
 
 
 def _seal(secret: bytes, key: str, revision: int, status: str, content: str) -> str:

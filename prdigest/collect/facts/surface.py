@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from prdigest.kernel.patterns import check
+from prdigest.kernel.patterns import Pattern, check, compile_rule
 
 #: A path pattern of the ``code:`` section, checked at load like every rule pattern (RE2, or a bounded one).
 Regex = Annotated[str, Field(min_length=1), AfterValidator(check)]
@@ -66,12 +65,13 @@ class Surface:
     config_decorators: tuple[str, ...] = ("dataclass", "config")
     tests: str = DEFAULT_TESTS
     not_api: str = DEFAULT_NOT_API
-    _compiled: dict[str, re.Pattern[str]] = field(default_factory=dict, compare=False, repr=False)
+    _compiled: dict[str, Pattern] = field(default_factory=dict, compare=False, repr=False)
 
-    def _any(self, key: str, patterns: tuple[str, ...] | str) -> re.Pattern[str] | None:
+    def _any(self, key: str, patterns: tuple[str, ...] | str) -> Pattern | None:
         if key not in self._compiled:
             items = (patterns,) if isinstance(patterns, str) else patterns
-            self._compiled[key] = re.compile("|".join(f"(?:{p})" for p in items)) if items else re.compile(r"(?!)")
+            # A rules file's patterns: on RE2, or bounded in time (prdigest.kernel.patterns).
+            self._compiled[key] = compile_rule("|".join(f"(?:{p})" for p in items) if items else r"(?!)")
         return self._compiled[key]
 
     def is_test(self, path: str) -> bool:

@@ -17,7 +17,7 @@ from prdigest.kernel.errors import first_problem
 from prdigest.kernel.models import Verdict
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.choices import Listing
-from prdigest.readers.selfservice.preferences import Preferences, addresses
+from prdigest.readers.selfservice.preferences import Preferences, addresses, personal_media
 
 #: Fields shown as a number input: every ``int`` field of Preferences (a reader's ``budget``).
 NUMBER_FIELDS = tuple(name for name, f in Preferences.model_fields.items() if int in get_args(f.annotation))
@@ -44,17 +44,28 @@ class FormProblem(ValueError):
 
 @dataclass(frozen=True)
 class Offer:
-    """What the form offers one reader: subsystems (name, zh, en) they may follow, media they may keep."""
+    """What the form offers one reader: subsystems (name, zh, en) they may follow, media they may keep, and
+    whether the link may unsubscribe or resubscribe the reader."""
 
     subsystems: list[tuple[str, str, str]]
     media: list[str]
+    subscription: bool = True
 
 
-def offer(reader: Reader, listing: Listing) -> Offer:
-    """The repo's subsystems minus those an editor excluded for the reader; media only if several."""
+def shared_link(reader: Reader, medium: str | None) -> bool:
+    """Whether a link came in one of the reader's shared media (a Slack channel, a Feishu group): everyone there
+    holds it, so it may not switch off the reader's media nor unsubscribe them."""
+    return medium is not None and medium in addresses(reader) and medium not in personal_media(reader)
+
+
+def offer(reader: Reader, listing: Listing, medium: str | None = None) -> Offer:
+    """The repo's subsystems minus those an editor excluded for the reader; the reader's personal media to keep or
+    leave out, only if the reader has several media and the link (``medium``: where it came) is not a shared one."""
     subsystems = [s for s in listing.subsystems if s[0] not in reader.exclude]
-    media = list(addresses(reader))
-    return Offer(subsystems, media if len(media) > 1 else [])
+    if shared_link(reader, medium):
+        return Offer(subsystems, [], subscription=False)
+    media = [m for m in addresses(reader) if m in personal_media(reader)]
+    return Offer(subsystems, media if len(addresses(reader)) > 1 else [])
 
 
 def _one(form: Mapping[str, Sequence[str]], name: str) -> str | None:
@@ -64,9 +75,11 @@ def _one(form: Mapping[str, Sequence[str]], name: str) -> str | None:
     return values[0].strip() if values else None
 
 
-def preferences_from_form(form: Mapping[str, Sequence[str]], reader: Reader, listing: Listing) -> Preferences:
-    """The reader's new preferences from a submitted form; raises :class:`FormProblem` on a bad value."""
-    offered = offer(reader, listing)
+def preferences_from_form(form: Mapping[str, Sequence[str]], reader: Reader, listing: Listing,
+                          medium: str | None = None) -> Preferences:
+    """The reader's new preferences from a submitted form (from a link that came in ``medium``); raises
+    :class:`FormProblem` on a bad value. A medium the form did not offer (a shared one) is never left out."""
+    offered = offer(reader, listing, medium)
     names = [s[0] for s in offered.subsystems]
     values: dict[str, object] = {}
     if names:
@@ -82,9 +95,10 @@ def preferences_from_form(form: Mapping[str, Sequence[str]], reader: Reader, lis
         values["min_verdict"] = None if verdict == reader.min_verdict.value else Verdict(verdict)
     if offered.media:
         kept = tuple(m for m in offered.media if m in set(form.get("media") or []))
-        if not kept:
+        shared = tuple(m for m in addresses(reader) if m not in offered.media)
+        if not kept and not shared:
             raise FormProblem("media", "no_medium")
-        values["media"] = None if len(kept) == len(offered.media) else kept
+        values["media"] = None if len(kept) == len(offered.media) else kept + shared
     for name in NUMBER_FIELDS:
         raw = _one(form, name)
         if raw:

@@ -97,9 +97,10 @@ def linker(settings: Settings, repo: str) -> Linker | None:
         base, signer = web
 
         def links(reader: Reader, medium: str | None = None) -> ReaderLinks:
-            # The unsubscribe link names its medium: the e-mail's stops the e-mail, not a shared Slack channel.
-            ref = ReaderRef(repo, reader.id)
-            return ReaderLinks(base + unsubscribe_path(signer.token(ReaderRef(repo, reader.id, medium), "unsubscribe")),
+            # Each link names its medium: the e-mail's unsubscribe stops the e-mail, not a shared Slack channel,
+            # and a preferences link posted in a shared channel or group cannot switch any medium off.
+            ref = ReaderRef(repo, reader.id, medium)
+            return ReaderLinks(base + unsubscribe_path(signer.token(ref, "unsubscribe")),
                                base + preferences_path(signer.token(ref, "preferences")))
         return links
     template = settings.unsubscribe_url

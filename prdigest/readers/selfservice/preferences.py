@@ -3,7 +3,9 @@
 A field of :class:`Preferences` that is None leaves the readers file's value; any other value replaces it
 for the next edition. A field named like a :class:`~prdigest.readers.file.Reader` field overrides it as is, so a
 new choice (a reader's ``budget``) is one line here. ``media`` is the exception: it names which of the
-reader's addresses (e-mail, Slack, ...) still receive the digest, and the others are left out.
+reader's addresses (e-mail, Slack, ...) still receive the digest, and the others are left out; only the reader's
+personal media (:func:`personal_media`) can be left out so: a shared Slack channel or Feishu group stays, whatever a
+preferences link sends (changing it is the readers file's job).
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ def apply(reader: Reader, prefs: Preferences, known: frozenset[str] = frozenset(
                 continue
         update[name] = value
     if prefs.media is not None:
-        kept = [m for m in addresses(reader) if m in prefs.media]
+        personal = personal_media(reader)
+        kept = [m for m in addresses(reader) if m in prefs.media or m not in personal]
         if kept and len(kept) < len(addresses(reader)):
             reader = reader.without({m for m in addresses(reader) if m not in kept})  # type: ignore[assignment]
     if not update:

@@ -1,0 +1,45 @@
+"""One rule for every HMAC key (prdigest/kernel/keys.py): long, varied, and not guessable by its runs and repeats."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+from pydantic import SecretStr
+
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.keys import MIN_BITS, check_secret, entropy_bits
+from prdigest.kernel.location import StateLocation
+
+
+@pytest.mark.parametrize("weak", [
+    "0123456789abcdefghijklmnopqrstuv",             # two runs: long and varied, guessed at once
+    "abcdefghijabcdefghijabcdefghij12",              # one run, then copies of it
+    "zyxwvutsrqponmlkjihgfedcba9876543210",          # runs going down
+    "Winter2026!" * 4,                                # a password repeated
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop",    # the alphabet
+])
+def test_a_long_varied_but_guessable_secret_is_refused_naming_the_setting(weak: str, tmp_path) -> None:
+    from prdigest.readers.selfservice import LinkSigner
+    from prdigest.state.seal import SealKey
+
+    assert entropy_bits(weak) < MIN_BITS
+    with pytest.raises(ConfigError, match="DIGEST_WEB_SECRET is .* guessable") as refused:
+        LinkSigner(weak)
+    assert weak not in str(refused.value)
+    with pytest.raises(ConfigError, match="DIGEST_RECORD_SECRET is .* guessable"):
+        SealKey.check_setting(StateLocation.parse(tmp_path / "s.sqlite"), SecretStr(weak))
+
+
+def test_random_secrets_pass_whatever_their_alphabet() -> None:
+    for _ in range(300):
+        for secret in (secrets.token_urlsafe(32), secrets.token_hex(16), secrets.token_urlsafe(24)):
+            check_secret(secret, "DIGEST_WEB_SECRET")
+
+
+def test_the_estimate_stays_quick_on_a_huge_secret() -> None:
+    import time
+
+    started = time.perf_counter()
+    assert entropy_bits(secrets.token_urlsafe(100_000)) > MIN_BITS
+    assert time.perf_counter() - started < 2.0
