@@ -578,4 +578,22 @@ def test_the_review_form_starts_with_an_empty_approver() -> None:
     from tests.factories import edition, entry
 
     form = review_form(edition([entry(1, ["docs"], status="draft")]), "draft")
-    assert form.model_fields["approver"].default == ""
+    assert form.model_fields["approver"].is_required()
+
+
+def test_the_review_form_marks_the_approver_required_as_the_run_does() -> None:
+    """The UI drew "Approver (Optional)" (the field had a default) while the run refused a blank one: the editor
+    lost a resume and a new pause (25 s) to find out. The schema Prefect stores for the UI now requires it."""
+    import pydantic
+    from prefect._internal.pydantic.v2_schema import create_v2_schema
+
+    from flows.review_form import review_form
+    from tests.factories import edition, entry
+
+    form = review_form(edition([entry(1, ["docs"], status="draft")]), "draft")
+    schema = create_v2_schema(form.__name__, model_base=form)  # what RunInput.save_schema stores for the UI
+    assert "approver" in schema["required"] and schema["properties"]["approver"]["minLength"] == 1
+    for blank in ("", "   "):
+        with pytest.raises(pydantic.ValidationError, match="approver"):
+            form(decision="send", approver=blank)
+    assert form(decision="hold", approver="Ann").approver == "Ann"
