@@ -107,6 +107,18 @@ def test_review_and_approve_without_a_prefect_api_say_so_at_once(tmp_path: Path,
     assert len(lines) == 1 and lines[0].startswith("error: no Prefect API configured: set PREFECT_API_URL")
 
 
+@pytest.mark.parametrize("command", [["review"], ["approve", "--all"]])
+def test_review_and_approve_with_the_prefect_api_down_say_so_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    """They printed a 99-line traceback (Prefect's client, after its retries)."""
+    env = {**_env(tmp_path), "PREFECT_API_URL": "http://127.0.0.1:9/api"}  # port 9 (discard): nothing listens
+    result = subprocess.run([sys.executable, "-m", "flows.cli", command[0], str(uuid.uuid4()), *command[1:]],
+                            cwd=tmp_path, env=env, text=True, capture_output=True, timeout=300)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "PREFECT_API_URL=http://127.0.0.1:9/api is not reachable" in lines[0]
+    assert "the server the run waits on" in lines[0] and "run without Prefect" not in lines[0]
+
+
 def test_a_prefect_api_set_in_the_active_profile_counts_as_configured(tmp_path: Path) -> None:
     env = _env(tmp_path)
     (tmp_path / "prefect-home" / "profiles.toml").write_text(
