@@ -263,3 +263,42 @@ def test_a_new_state_file_is_pointed_out_with_the_state_files_beside_it(tmp_path
     assert typo.returncode == 0, typo.stderr
     note = next(line for line in typo.stderr.splitlines() if line.startswith("note: no state database"))
     assert "at stat.sqlite yet" in note and "beside it: state.sqlite (pass --state with one of them" in note
+
+
+# --- what a new user hit (issue 37) ---------------------------------------------------------------------
+def _sample_lines() -> list[str]:
+    sample = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
+    return [line for line in sample.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_a_window_with_nothing_merged_is_an_error_and_no_edition(tmp_path: Path) -> None:
+    """It exited 0, stored an empty edition and published its page in the archive."""
+    (tmp_path / "week.jsonl").write_text("\n".join(_sample_lines()) + "\n", encoding="utf-8")
+    done = _digest(tmp_path, "run", "--source", "jsonl:week.jsonl", "--since", "2020-01-06", "--until", "2020-01-13",
+                   "--out", "out")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    error = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert error == ["error: nothing merged into vllm-project/vllm 2020-W02 ([2020-01-06T00:00:00+00:00, "
+                     "2020-01-13T00:00:00+00:00) UTC): no edition is made and nothing is sent; check --repo and "
+                     "--since/--until"]
+    assert not (tmp_path / "out" / "digest.json").exists() and not (tmp_path / "out" / "site").exists()
+
+
+def test_a_jsonl_of_many_weeks_without_a_window_is_refused_naming_the_span(tmp_path: Path) -> None:
+    """A 19-month file went out as one week ("2025-W04", "this week"): the window must be chosen."""
+    import json
+
+    lines = _sample_lines()
+    old = json.loads(lines[0])
+    old.update(number=1, url="https://github.com/vllm-project/vllm/pull/1", merged_at="2025-04-22T10:00:00Z",
+               created_at="2025-04-20T10:00:00Z")
+    (tmp_path / "long.jsonl").write_text("\n".join([json.dumps(old), *lines]) + "\n", encoding="utf-8")
+    done = _digest(tmp_path, "run", "--source", "jsonl:long.jsonl", "--out", "out")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"error: long.jsonl: its {len(lines) + 1} PRs were merged over 19 months (2025-04-22 to 2026-11-")
+    assert "pass --since and --until" in done.stderr and "--since 2026-11-16 --until 2026-11-23" in done.stderr
+    assert not (tmp_path / "out").exists()
+    chosen = _digest(tmp_path, "run", "--source", "jsonl:long.jsonl", "--since", "2026-11-16", "--until", "2026-11-23",
+                     "--out", "out")
+    assert chosen.returncode == 0, chosen.stderr

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from prdigest.kernel.writes import out_path, write_atomic, write_inside, write_tree
 from prdigest.deliver.run import Deferred, DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
 from prdigest.draft.concurrent import draft_entries
-from prdigest.kernel.errors import ConfigError, DigestError
+from prdigest.kernel.errors import ConfigError, DigestError, SourceError
 from prdigest.kernel.links import flag_foreign_links
 from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.kernel import progress as progress_hook
@@ -270,6 +270,11 @@ class EditionPipeline:
         source = self.services.source
         window = self.window()
         prs = source.collect(window)
+        if not prs:  # else an empty edition is stored, published in the archive, and the run exits 0
+            name = EditionId(source.repo, window.since, window.until).name
+            raise SourceError(f"nothing merged into {name} ([{window.since.isoformat()}, "
+                              f"{window.until.isoformat()}) UTC): no edition is made and nothing is sent; "
+                              "check --repo and --since/--until")
         if self.services.options.no_discussion:
             prs = [pr.model_copy(update={"reviews": [], "comments": [], "linked_issues": []}) for pr in prs]
         return Collected(source.repo, window, self.code_facts(prs))
