@@ -302,3 +302,28 @@ def test_a_jsonl_of_many_weeks_without_a_window_is_refused_naming_the_span(tmp_p
     chosen = _digest(tmp_path, "run", "--source", "jsonl:long.jsonl", "--since", "2026-11-16", "--until", "2026-11-23",
                      "--out", "out")
     assert chosen.returncode == 0, chosen.stderr
+
+
+def test_a_missing_state_folder_is_refused_unless_it_is_the_default_on_a_first_run(tmp_path: Path) -> None:
+    """A mistyped (or unmounted) state folder was created, with a new ledger: every reader was sent the week again."""
+    (tmp_path / "week.jsonl").write_text("\n".join(_sample_lines()) + "\n", encoding="utf-8")
+    run = ("run", "--source", "jsonl:week.jsonl", "--deliver", "outbox", "--out", "out")
+    typo = _digest(tmp_path, *run, "--state", "stat/state.sqlite")
+    assert typo.returncode == 2 and "Traceback" not in typo.stderr, typo.stderr
+    assert typo.stderr.strip().splitlines() == [
+        "error: the state folder stat does not exist (only the default .digest/ is created by a first run): pass "
+        "--state (or DIGEST_STATE) with the state database of the earlier runs, or create the folder (mkdir -p "
+        "stat) to start a new one; nothing was collected or sent"]
+    assert not (tmp_path / "stat").exists() and not (tmp_path / "out").exists()
+    env = {k: v for k, v in _env(tmp_path).items() if k != "DIGEST_STATE"}  # the default: .digest/state.sqlite
+    first = subprocess.run([sys.executable, "-m", "flows.cli", *run], cwd=tmp_path, env=env, text=True,
+                           capture_output=True, timeout=300)
+    assert first.returncode == 0 and (tmp_path / ".digest" / "state.sqlite").is_file(), first.stderr
+    sent = sorted(p.name for p in (tmp_path / "out" / "outbox").iterdir())
+    moved = tmp_path / "elsewhere"
+    (tmp_path / ".digest").rename(moved)  # the state folder is gone; out/ holds the earlier run's edition
+    again = subprocess.run([sys.executable, "-m", "flows.cli", *run], cwd=tmp_path, env=env, text=True,
+                           capture_output=True, timeout=300)
+    assert again.returncode == 2 and not (tmp_path / ".digest").exists(), again.stderr
+    assert "the state folder .digest does not exist (out/digest.json is from an earlier run" in again.stderr
+    assert sorted(p.name for p in (tmp_path / "out" / "outbox").iterdir()) == sent and sent
