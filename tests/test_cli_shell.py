@@ -327,3 +327,35 @@ def test_a_missing_state_folder_is_refused_unless_it_is_the_default_on_a_first_r
     assert again.returncode == 2 and not (tmp_path / ".digest").exists(), again.stderr
     assert "the state folder .digest does not exist (out/digest.json is from an earlier run" in again.stderr
     assert sorted(p.name for p in (tmp_path / "out" / "outbox").iterdir()) == sent and sent
+
+
+def _files_under(out: Path) -> set[str]:
+    return {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.parts[len(out.parts)] != "site"}
+
+
+def test_the_output_folder_holds_exactly_the_last_edition(tmp_path: Path) -> None:
+    """Last week's variants and readers that this week has not (a reader left the readers file) stayed in out/
+    (email/, slack/, feishu/, outbox/) beside this week's, and were opened as this week's."""
+    import json
+    from datetime import datetime, timedelta
+
+    import yaml
+
+    lines = _sample_lines()
+    (tmp_path / "w1.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    later = [json.loads(line) for line in lines]
+    for pr in later:  # the same PRs two weeks later
+        pr["merged_at"] = (datetime.fromisoformat(pr["merged_at"].replace("Z", "+00:00")) + timedelta(days=14)
+                           ).isoformat()
+    (tmp_path / "w2.jsonl").write_text("\n".join(json.dumps(pr) for pr in later) + "\n", encoding="utf-8")
+    readers = yaml.safe_load(READERS.read_text(encoding="utf-8"))
+    readers["readers"] = [r for r in readers["readers"] if r["id"] == "lin"]
+    (tmp_path / "one.yaml").write_text(yaml.safe_dump(readers), encoding="utf-8")
+    for week, out, who in (("w1", "out", str(READERS)), ("w2", "out", "one.yaml"), ("w2", "alone", "one.yaml")):
+        done = _digest(tmp_path, "run", "--source", f"jsonl:{week}.jsonl", "--deliver", "outbox", "--out", out,
+                       "--state", f"{out}.sqlite", "--readers", who)
+        assert done.returncode == 0, done.stderr
+    alone = json.loads((tmp_path / "alone" / "digest.json").read_text(encoding="utf-8"))
+    assert json.loads((tmp_path / "out" / "digest.json").read_text(encoding="utf-8"))["key"] == alone["key"]
+    assert _files_under(tmp_path / "out") == _files_under(tmp_path / "alone")
+    assert {p.split("/")[1].split(".")[0] for p in _files_under(tmp_path / "out") if p.startswith("outbox/")} == {"lin"}

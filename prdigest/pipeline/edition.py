@@ -45,6 +45,7 @@ from prdigest.connect.embedding import load_embedder
 from prdigest.connect.step import connect_edition, known_relations
 from prdigest.draft.cache import cached_complete
 from prdigest.pipeline.loop import run_edition
+from prdigest.pipeline.outfolder import prune, start_edition
 from prdigest.review.edits import apply_edits, apply_first
 
 log = logging.getLogger(__name__)
@@ -248,7 +249,11 @@ class EditionPipeline:
                             run_id=run_id, seal=self.services.seal_key())
 
     def write_view(self, edition: Edition) -> Path:
-        """``DIR/digest.json``, the record's view for people and scripts."""
+        """``DIR/digest.json``, the record's view for people and scripts. An edition with nothing to send (held,
+        or every entry rejected) was not rendered: the renderings an earlier edition left in DIR go."""
+        if not edition.published:
+            start_edition(self.services.out, edition.key, self.services.media.names())
+            prune(self.services.out, self.services.media.names(), [])
         return write_digest_json(self.services.out, edition)
 
     @staticmethod
@@ -387,12 +392,16 @@ class EditionPipeline:
                                 site_url=services.settings.site_url,
                                 reader_links=link_kinds(services.settings))
         rendered = Rendered([], idle)
+        start_edition(services.out, edition.key, services.media.names())  # DIR holds this edition only
         for i, variant in enumerate(variants, start=1):
             renderings = render_variant(edition, variant, used_media(services.media, variant.readers), context)
             for rendering in renderings.values():
                 rendered.files += [write_inside(services.out, rel, data) for rel, data in rendering.files.items()]
             rendered.variants.append(RenderedVariant.of(variant, renderings))
             (progress or _reported("render"))(i, len(variants))
+        # A variant an earlier rendering of this edition had (readers or review changed since) is gone too.
+        written = {Path(f).relative_to(services.out).parts[0] for f in rendered.files}
+        prune(services.out, {*services.media.names(), *written}, rendered.files)
         return rendered
 
     # --- publish --------------------------------------------------------------------------------
