@@ -169,6 +169,8 @@ class EditionSummary(BaseModel):
     files: list[str]
     #: Why the run stopped before collecting (the edition was already delivered), or "".
     skipped: str = ""
+    #: The editor held the edition in its review (nothing sent, the entries left as drafted): who, and what next.
+    held: str = ""
     #: What the run says before its results (subsystems proposed for a repo without a rules file).
     notices: list[str] = []
 
