@@ -130,8 +130,9 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
         with open_state(settings.state) as store:
             prs = PullCache(store(), _repo(repo)).stored()
         if not prs:
-            raise ConfigError(f"the state store {settings.state} holds no PRs of {repo}: collect a week first "
-                              "(digest run --source github) or use --source github")
+            raise ConfigError(f"the state store {settings.state} holds no PRs of {repo} collected from GitHub "
+                              "(only digest run --source github keeps them; a JSONL run keeps none): run one first, "
+                              "or check a file with --source jsonl:FILE, or the API with --source github")
         window = window or Window.last_full_week()
         return sorted((p for p in prs if p.merged_at in window), key=lambda p: (p.merged_at, p.number))
     try:
