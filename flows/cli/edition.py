@@ -22,6 +22,7 @@ from flows.cli.summary import print_summary
 from flows.cli.terminal import err_console, fail, safe
 from prdigest.kernel import progress as progress_hook
 from prdigest.kernel.errors import ConfigError, DigestError
+from prdigest.kernel.location import DEFAULT_STATE
 from prdigest.kernel.options import RunOptions
 
 if TYPE_CHECKING:
@@ -129,8 +130,6 @@ def missing_state_folder(settings: Settings, out: Path) -> str | None:
     (``.digest/``) is created, and only by a first run: one whose output folder holds no earlier edition's
     ``digest.json``. A mistyped or unmounted folder would otherwise start an empty ledger and send every reader
     the week again."""
-    from prdigest.kernel.location import DEFAULT_STATE
-
     path = settings.state.path
     if settings.state.is_postgres or path is None or path.parent.is_dir():
         return None
