@@ -263,8 +263,9 @@ def test_no_two_core_modules_share_a_name_that_means_two_things() -> None:
     assert twice == {}, twice
 
 
-#: The store's implementation, and the one place that opens it.
-STORE_OPENERS = ("open_store", "state_store", "LazyStore")
+#: The store's implementation, and the one place that opens it: a command outside compose.py takes its store
+#: through ``compose.command`` (one command context), never by calling the opener itself.
+STORE_OPENERS = ("open_store", "state_store", "LazyStore", "open_state")
 
 
 def test_the_store_is_opened_only_in_the_composition_root() -> None:
