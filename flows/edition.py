@@ -268,6 +268,8 @@ def digest_edition(
     if summary.skipped:
         logger.warning(summary.skipped)
         return summary
+    if summary.held:
+        logger.warning(summary.held)
     create_markdown_artifact(summary_markdown(summary), key="edition-summary",
                              description=f"{summary.edition}: what was rendered and delivered")
     logger.info("%s: %d entries, %d variants, %d messages sent, %d failed", summary.edition, summary.entries,

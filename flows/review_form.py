@@ -35,7 +35,9 @@ class ReviewForm(RunInput):
 
     decision: Literal["send", "send, flagged too", "hold"] = pydantic.Field(
         description="send: every unflagged entry not rejected under Changes · hold: nothing")
-    approver: str = pydantic.Field(default="", description="Your name, recorded in digest.json")
+    #: Required, never pre-filled: the UI marks a field with a default "(Optional)", yet the run refuses a send
+    #: without a name (check_decision), so a blank one cost the editor a resume and a new pause.
+    approver: str = pydantic.Field(min_length=1, pattern=r"\S", description="Your name, recorded in digest.json")
     changes: str = pydantic.Field(default="", description="A line each: reject 41873 41902 · approve 41910 (⚠) "
                                   "· #41873 verdict=skim headline=… text=… points=… | … followups=… "
                                   "· first 41873 (read first) · nobreak 41873 (not breaking) · note …")
@@ -46,9 +48,10 @@ class ReviewForm(RunInput):
 
 def review_form(edition: Edition, description: str) -> type[ReviewForm]:
     """The form for this edition: the flagged count in the decision's help text (like ``with_initial_data``, but
-    keeping and adapting each field's help text). The approver starts empty: whoever submits names themself."""
+    keeping and adapting each field's help text). The approver is required and starts empty: whoever submits
+    names themself."""
     flagged = len(flagged_numbers(edition))
-    overrides: dict[str, tuple[Any, str | None]] = {"approver": ("", None)}
+    overrides: dict[str, tuple[Any, str | None]] = {}
     if flagged:
         overrides["decision"] = (..., f"send: unflagged entries not rejected; the {flagged} flagged ⚠ only if "
                                       f"approved under Changes · {SEND_FLAGGED}: all {flagged} too · hold: nothing")

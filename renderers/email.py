@@ -32,7 +32,9 @@ from renderers.shared import active as shared_active, shared, sharing
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import MESSAGE_BUDGET, render_text
 from renderers.relation_lines import Connections, variant_connections, words as connect_words
-from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
+from renderers.view import (
+    EntryView, Group, action_required, counts, groups, meta, read_first_order, strings, subject, view, window,
+)
 from renderers.impact import impact_block
 
 #: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.
@@ -355,6 +357,8 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
                                 reader_links=reader_links)
     lang = edition.language
     ui = strings(lang)
+    # The body in read-first order (HTML and text alike): the entries the top list names lead their verdict.
+    variant = replace(variant, entries=read_first_order(variant.entries, variant.read_first))
     # A week too long for one line per entry in the budget only views what the HTML can hold.
     huge = len(variant.entries) > budget // MIN_LINE_BYTES
     listed = variant.entries[: budget // MIN_LINE_BYTES] if huge else variant.entries

@@ -8,7 +8,7 @@ entries to read first; then the entries by verdict, each with its verdict, headl
 at, follow-ups, a link to the PR and its archive permalink.
 
 Feishu takes at most 20 KB per request (the UTF-8 bytes of the JSON body), so a week is split into several
-cards, in order, each within the limit once signed (:data:`prdigest.deliver.feishu.CARD_BUDGET`): a verdict
+cards, in order, each within the limit once signed (:data:`prdigest.deliver.feishu_limits.CARD_BUDGET`): a verdict
 group that spans cards repeats its heading as "continued", and an entry too long for a card on its own is
 shortened until it fits. Untrusted text goes through :mod:`renderers.lark_md`; links are only made for URLs
 :func:`renderers.escape.pr_url` and :func:`renderers.site.links.site_base` accept, with labels we write.
@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from prdigest.deliver.feishu import CARD_BUDGET, body_bytes
+from prdigest.deliver.feishu_limits import CARD_BUDGET, body_bytes
 from prdigest.deliver.media import ComposeContext, RenderContext, Rendering
 from prdigest.kernel.models import Edition
 from prdigest.readers.file import Reader

@@ -166,6 +166,13 @@ class Group:
     entries: list[EntryView]
 
 
+def read_first_order(entries: list[Entry], first: list[Entry]) -> list[Entry]:
+    """``entries`` with the read-first ones ahead, best first, and the rest in their order: under each verdict
+    the body then opens with what the numbered read-first list at its top names, in that list's order."""
+    rank = {e.number: i for i, e in enumerate(first)}
+    return sorted(entries, key=lambda e: rank.get(e.number, len(rank)))  # stable: the rest keep their order
+
+
 def groups(entries: list[EntryView], language: str) -> list[Group]:
     """Entries grouped by verdict, most important first; empty groups left out."""
     order = sorted(Verdict, key=lambda v: -v.rank)

@@ -107,6 +107,18 @@ def test_review_and_approve_without_a_prefect_api_say_so_at_once(tmp_path: Path,
     assert len(lines) == 1 and lines[0].startswith("error: no Prefect API configured: set PREFECT_API_URL")
 
 
+@pytest.mark.parametrize("command", [["review"], ["approve", "--all"]])
+def test_review_and_approve_with_the_prefect_api_down_say_so_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    """They printed a 99-line traceback (Prefect's client, after its retries)."""
+    env = {**_env(tmp_path), "PREFECT_API_URL": "http://127.0.0.1:9/api"}  # port 9 (discard): nothing listens
+    result = subprocess.run([sys.executable, "-m", "flows.cli", command[0], str(uuid.uuid4()), *command[1:]],
+                            cwd=tmp_path, env=env, text=True, capture_output=True, timeout=300)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "PREFECT_API_URL=http://127.0.0.1:9/api is not reachable" in lines[0]
+    assert "the server the run waits on" in lines[0] and "run without Prefect" not in lines[0]
+
+
 def test_a_prefect_api_set_in_the_active_profile_counts_as_configured(tmp_path: Path) -> None:
     env = _env(tmp_path)
     (tmp_path / "prefect-home" / "profiles.toml").write_text(
@@ -251,3 +263,99 @@ def test_a_new_state_file_is_pointed_out_with_the_state_files_beside_it(tmp_path
     assert typo.returncode == 0, typo.stderr
     note = next(line for line in typo.stderr.splitlines() if line.startswith("note: no state database"))
     assert "at stat.sqlite yet" in note and "beside it: state.sqlite (pass --state with one of them" in note
+
+
+# --- what a new user hit (issue 37) ---------------------------------------------------------------------
+def _sample_lines() -> list[str]:
+    sample = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
+    return [line for line in sample.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_a_window_with_nothing_merged_is_an_error_and_no_edition(tmp_path: Path) -> None:
+    """It exited 0, stored an empty edition and published its page in the archive."""
+    (tmp_path / "week.jsonl").write_text("\n".join(_sample_lines()) + "\n", encoding="utf-8")
+    done = _digest(tmp_path, "run", "--source", "jsonl:week.jsonl", "--since", "2020-01-06", "--until", "2020-01-13",
+                   "--out", "out")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    error = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert error == ["error: nothing merged into vllm-project/vllm 2020-W02 ([2020-01-06T00:00:00+00:00, "
+                     "2020-01-13T00:00:00+00:00) UTC): no edition is made and nothing is sent; check --repo and "
+                     "--since/--until"]
+    assert not (tmp_path / "out" / "digest.json").exists() and not (tmp_path / "out" / "site").exists()
+
+
+def test_a_jsonl_of_many_weeks_without_a_window_is_refused_naming_the_span(tmp_path: Path) -> None:
+    """A 19-month file went out as one week ("2025-W04", "this week"): the window must be chosen."""
+    import json
+
+    lines = _sample_lines()
+    old = json.loads(lines[0])
+    old.update(number=1, url="https://github.com/vllm-project/vllm/pull/1", merged_at="2025-04-22T10:00:00Z",
+               created_at="2025-04-20T10:00:00Z")
+    (tmp_path / "long.jsonl").write_text("\n".join([json.dumps(old), *lines]) + "\n", encoding="utf-8")
+    done = _digest(tmp_path, "run", "--source", "jsonl:long.jsonl", "--out", "out")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"error: long.jsonl: its {len(lines) + 1} PRs were merged over 19 months (2025-04-22 to 2026-11-")
+    assert "pass --since and --until" in done.stderr and "--since 2026-11-16 --until 2026-11-23" in done.stderr
+    assert not (tmp_path / "out").exists()
+    chosen = _digest(tmp_path, "run", "--source", "jsonl:long.jsonl", "--since", "2026-11-16", "--until", "2026-11-23",
+                     "--out", "out")
+    assert chosen.returncode == 0, chosen.stderr
+
+
+def test_a_missing_state_folder_is_refused_unless_it_is_the_default_on_a_first_run(tmp_path: Path) -> None:
+    """A mistyped (or unmounted) state folder was created, with a new ledger: every reader was sent the week again."""
+    (tmp_path / "week.jsonl").write_text("\n".join(_sample_lines()) + "\n", encoding="utf-8")
+    run = ("run", "--source", "jsonl:week.jsonl", "--deliver", "outbox", "--out", "out")
+    typo = _digest(tmp_path, *run, "--state", "stat/state.sqlite")
+    assert typo.returncode == 2 and "Traceback" not in typo.stderr, typo.stderr
+    assert typo.stderr.strip().splitlines() == [
+        "error: the state folder stat does not exist (only the default .digest/ is created by a first run): pass "
+        "--state (or DIGEST_STATE) with the state database of the earlier runs, or create the folder (mkdir -p "
+        "stat) to start a new one; nothing was collected or sent"]
+    assert not (tmp_path / "stat").exists() and not (tmp_path / "out").exists()
+    env = {k: v for k, v in _env(tmp_path).items() if k != "DIGEST_STATE"}  # the default: .digest/state.sqlite
+    first = subprocess.run([sys.executable, "-m", "flows.cli", *run], cwd=tmp_path, env=env, text=True,
+                           capture_output=True, timeout=300)
+    assert first.returncode == 0 and (tmp_path / ".digest" / "state.sqlite").is_file(), first.stderr
+    sent = sorted(p.name for p in (tmp_path / "out" / "outbox").iterdir())
+    moved = tmp_path / "elsewhere"
+    (tmp_path / ".digest").rename(moved)  # the state folder is gone; out/ holds the earlier run's edition
+    again = subprocess.run([sys.executable, "-m", "flows.cli", *run], cwd=tmp_path, env=env, text=True,
+                           capture_output=True, timeout=300)
+    assert again.returncode == 2 and not (tmp_path / ".digest").exists(), again.stderr
+    assert "the state folder .digest does not exist (out/digest.json is from an earlier run" in again.stderr
+    assert sorted(p.name for p in (tmp_path / "out" / "outbox").iterdir()) == sent and sent
+
+
+def _files_under(out: Path) -> set[str]:
+    return {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.parts[len(out.parts)] != "site"}
+
+
+def test_the_output_folder_holds_exactly_the_last_edition(tmp_path: Path) -> None:
+    """Last week's variants and readers that this week has not (a reader left the readers file) stayed in out/
+    (email/, slack/, feishu/, outbox/) beside this week's, and were opened as this week's."""
+    import json
+    from datetime import datetime, timedelta
+
+    import yaml
+
+    lines = _sample_lines()
+    (tmp_path / "w1.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    later = [json.loads(line) for line in lines]
+    for pr in later:  # the same PRs two weeks later
+        pr["merged_at"] = (datetime.fromisoformat(pr["merged_at"].replace("Z", "+00:00")) + timedelta(days=14)
+                           ).isoformat()
+    (tmp_path / "w2.jsonl").write_text("\n".join(json.dumps(pr) for pr in later) + "\n", encoding="utf-8")
+    readers = yaml.safe_load(READERS.read_text(encoding="utf-8"))
+    readers["readers"] = [r for r in readers["readers"] if r["id"] == "lin"]
+    (tmp_path / "one.yaml").write_text(yaml.safe_dump(readers), encoding="utf-8")
+    for week, out, who in (("w1", "out", str(READERS)), ("w2", "out", "one.yaml"), ("w2", "alone", "one.yaml")):
+        done = _digest(tmp_path, "run", "--source", f"jsonl:{week}.jsonl", "--deliver", "outbox", "--out", out,
+                       "--state", f"{out}.sqlite", "--readers", who)
+        assert done.returncode == 0, done.stderr
+    alone = json.loads((tmp_path / "alone" / "digest.json").read_text(encoding="utf-8"))
+    assert json.loads((tmp_path / "out" / "digest.json").read_text(encoding="utf-8"))["key"] == alone["key"]
+    assert _files_under(tmp_path / "out") == _files_under(tmp_path / "alone")
+    assert {p.split("/")[1].split(".")[0] for p in _files_under(tmp_path / "out") if p.startswith("outbox/")} == {"lin"}

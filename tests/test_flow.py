@@ -123,7 +123,9 @@ def test_a_week_with_no_merged_prs_sends_nothing_and_says_so(prefect_api, tmp_pa
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["run", "--source", f"jsonl:{SAMPLE}", "--since", "2026-01-05",
                                       "--until", "2026-01-12", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "No approved entries: nothing was sent" in result.output
-    assert json.loads((out / "digest.json").read_text(encoding="utf-8"))["entries"] == []
+    # Through the flow too: an error naming the window (issue 37: it exited 0 with an empty edition stored,
+    # its page published and an empty digest.json), nothing written.
+    assert result.exit_code == 2, result.output
+    assert "error: nothing merged into vllm-project/vllm 2026-W02" in result.output
+    assert not (out / "digest.json").exists() and not (out / "site").exists()
     assert not (out / "outbox").exists() and not list(out.glob("email/*"))

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from prdigest.kernel.errors import ConfigError
-from prdigest.classify.proposal.codeowners import read_codeowners, section_title
+from prdigest.classify.proposal.codeowners import commented_rule, read_codeowners, section_title
 from prdigest.classify.proposal.labeler import read_labeler
 from prdigest.classify.proposal.mergify import read_mergify
 
@@ -185,3 +185,44 @@ def test_codeowners_sections_name_areas_and_prose_comments_do_not() -> None:
 ])
 def test_section_titles_are_short_names(comment: str, title: str | None) -> None:
     assert section_title(comment) == title
+
+
+# vllm-ascend's CODEOWNERS switches rules off by commenting them out; each used to head a section of its own
+# (an "eplb" subsystem holding lora and kv_offload), splitting "python source code" into four.
+SWITCHED_OFF = """
+# python source code
+/vllm_ascend/attention @weijinqian0
+# /vllm_ascend/core
+/vllm_ascend/distributed @LCAIZJ
+# /vllm_ascend/eplb
+/vllm_ascend/distributed/kv_transfer/kv_pool/kv_offload @nalinaly
+/vllm_ascend/lora @paulyu12
+# vllm_ascend/patch/platform
+# setup.py @wangxiyuan
+# docs/
+# *.md
+
+# # tests
+# /tests
+
+# c++ source code
+/csrc @zzzzwwjj
+"""
+
+
+def test_commented_out_rules_neither_name_a_section_nor_end_one() -> None:
+    by = {a.written: a.written_patterns for a in read_codeowners(SWITCHED_OFF)}
+    assert by == {"python source code": ["/vllm_ascend/attention", "/vllm_ascend/distributed",
+                                         "/vllm_ascend/distributed/kv_transfer/kv_pool/kv_offload",
+                                         "/vllm_ascend/lora"],
+                  "c++ source code": ["/csrc"]}
+
+
+@pytest.mark.parametrize("comment,rule", [
+    ("# /vllm_ascend/eplb", True), ("# vllm_ascend/eplb", True), ("# docs/", True), ("# *.md", True),
+    ("# setup.py", True), ("# /tests @alice", True), ("# Dockerfile* @a", True),
+    ("# CI/CD", False), ("# ROCm/HIP", False), ("# Infra, CI", False), ("# # example", False),
+    ("## === KV cache ===", False), ("# ---- Speculative decoding ----", False), ("#", False),
+])
+def test_a_commented_out_rule_is_told_from_a_title(comment: str, rule: bool) -> None:
+    assert commented_rule(comment) is rule

@@ -367,3 +367,21 @@ def test_enterprise_pr_links_follow_the_github_url(api_url: str, hosts: tuple[st
     slack_linked = json.dumps(slack_rendering(ghe, variant, ghe_context).payload)
     slack_plain = json.dumps(slack_rendering(ghe, variant, RenderContext()).payload)
     assert "<https://ghe.example.com/acme/widgets/pull/7|#7>" in slack_linked and "<https://ghe" not in slack_plain
+
+
+def test_the_email_body_follows_the_read_first_order_under_each_verdict() -> None:
+    """The read-first list named #30, #10, #20 (best first) at the top; the body below showed them by subsystem
+    and number (#10, #20, #30), so the first read was the last one met. HTML and text alike."""
+    entries = [entry(n, ["kernels"], "deep-read") for n in (10, 20, 30, 40)] + [entry(50, ["docs"], "skim"),
+                                                                              entry(60, ["docs"], "skim")]
+    by = {e.number: e for e in entries}
+    variant = Variant(Filter(), ordered(entries), read_first=[by[30], by[10], by[60], by[20]])
+    email = render_email(edition(entries, "en"), variant)
+
+    def body_order(text: str, marker: str) -> list[int]:
+        found = {n: text.rfind(marker.format(n)) for n in by}  # the last mention: the entry, past the top list
+        return sorted(by, key=lambda n: found[n])
+
+    assert body_order(email.html, "/pull/{}\"") == [30, 10, 20, 40, 60, 50]
+    assert body_order(email.text, "/pull/{}") == [30, 10, 20, 40, 60, 50]
+    assert [e.number for e in variant.entries] == [10, 20, 30, 40, 50, 60]  # the variant itself is left as is

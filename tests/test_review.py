@@ -78,8 +78,17 @@ def test_reject_edit_and_hold_are_applied_with_edit_distance() -> None:
     assert four.edit_distance == edit_distance("Headline 4\nWhy 4 matters.", "Better headline\nWhy 4 matters.") > 0
     assert reviewed.entries[1].edit_distance is None
     assert [e.number for e in reviewed.published] == [1, 4, 5] and reviewed.review_note == "short week"
-    held = apply_decision(_edition(), ReviewDecision(decision="hold"))
-    assert held.published == [] and held.review_note.startswith("held")
+    held = apply_decision(_edition(), ReviewDecision(decision="hold", approver="Ann", reject="2", note="no"))
+    assert held.published == [] and held.review_note == "held: nothing sent. no" and held.approver == "Ann"
+
+
+def test_hold_holds_the_edition_and_leaves_every_entry_as_drafted() -> None:
+    """Hold used to reject every entry: the record said the editor rejected the week's PRs, entry by entry."""
+    drafted = _edition()
+    held = apply_decision(drafted, ReviewDecision(decision="hold", reject="2",
+                                                  edits=[EntryEdit(number=4, headline="Better")]))
+    assert [e.status for e in held.entries] == [e.status for e in drafted.entries] == [EntryStatus.DRAFT] * 5
+    assert held.entries == drafted.entries
 
 
 def _flagged_edition() -> Edition:
@@ -578,4 +587,22 @@ def test_the_review_form_starts_with_an_empty_approver() -> None:
     from tests.factories import edition, entry
 
     form = review_form(edition([entry(1, ["docs"], status="draft")]), "draft")
-    assert form.model_fields["approver"].default == ""
+    assert form.model_fields["approver"].is_required()
+
+
+def test_the_review_form_marks_the_approver_required_as_the_run_does() -> None:
+    """The UI drew "Approver (Optional)" (the field had a default) while the run refused a blank one: the editor
+    lost a resume and a new pause (25 s) to find out. The schema Prefect stores for the UI now requires it."""
+    import pydantic
+    from prefect._internal.pydantic.v2_schema import create_v2_schema
+
+    from flows.review_form import review_form
+    from tests.factories import edition, entry
+
+    form = review_form(edition([entry(1, ["docs"], status="draft")]), "draft")
+    schema = create_v2_schema(form.__name__, model_base=form)  # what RunInput.save_schema stores for the UI
+    assert "approver" in schema["required"] and schema["properties"]["approver"]["minLength"] == 1
+    for blank in ("", "   "):
+        with pytest.raises(pydantic.ValidationError, match="approver"):
+            form(decision="send", approver=blank)
+    assert form(decision="hold", approver="Ann").approver == "Ann"

@@ -278,3 +278,25 @@ def test_the_proposal_says_where_code_facts_find_envs_arguments_and_configs(tmp_
     assert load_rules(written).code == code  # the written file loads into the same section
     bare = propose(RepoSnapshot("o/r", "a synthetic tree", files=[TreeFile("lib/a.py", 10)]))
     assert bare.code is None and "code:" not in render(bare)
+
+
+def test_check_names_a_subsystem_shown_as_a_folder_it_does_not_hold(tmp_path: Path, week) -> None:
+    """What `rules init` made of vllm-ascend's commented-out `# /vllm_ascend/eplb`, and `rules check` called
+    healthy: a subsystem shown as that folder, holding lora and kv_offload."""
+    written = tmp_path / "ascend.yaml"
+    written.write_text(
+        "subsystems:\n"
+        "  vllm-ascend-eplb:\n"
+        "    display: {en: /vllm_ascend/eplb}\n"
+        "    paths: ['^vllm_ascend/distributed/kv_transfer/kv_pool/kv_offload(?:/|$)', '^vllm_ascend/lora(?:/|$)']\n"
+        "  vllm-ascend-ops:\n"
+        "    display: {en: /vllm_ascend/ops}\n"
+        "    paths: ['^vllm_ascend/ops(?:/|$)']\n"
+        "  infra-ci:\n"
+        "    display: {en: 'Infra, CI'}\n"
+        "    paths: ['^\\.github/']\n", encoding="utf-8")
+    problems = check_rules(load_rules(written), week).problems()
+    named = [p for p in problems if "is shown as the folder" in p]
+    assert named == ["'vllm-ascend-eplb' is shown as the folder /vllm_ascend/eplb but none of its paths is in that "
+                     "folder: it holds another area's files (a commented-out CODEOWNERS rule taken for a section?); "
+                     "rename it or move its paths"]

@@ -304,3 +304,16 @@ def test_many_processes_opening_a_new_sqlite_file_at_once_all_open_it(tmp_path: 
                                   text=True) for _ in range(12)]
         failures += [err for p in procs if (err := p.communicate(timeout=120)[1]) and p.returncode != 0]
     assert failures == []
+
+
+def test_libpqs_postgres_scheme_opens_the_same_database_as_postgresql(pg_url: str) -> None:
+    """``postgres://`` is accepted on purpose: libpq (and so psycopg, Heroku, most hosted databases) spells its
+    URLs either way. Accepted means it works: a row written through one spelling is read through the other."""
+    assert pg_url.startswith("postgresql://")
+    alias = "postgres://" + pg_url.removeprefix("postgresql://")
+    with open_store(alias) as store:
+        assert store.dialect == "postgresql"
+        store.execute("CREATE TABLE spelled (v TEXT)")
+        store.execute("INSERT INTO spelled VALUES (?)", ("either way",))
+    with open_store(pg_url) as store:
+        assert store.execute("SELECT v FROM spelled").fetchall() == [("either way",)]

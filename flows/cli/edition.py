@@ -22,6 +22,7 @@ from flows.cli.summary import print_summary
 from flows.cli.terminal import err_console, fail, safe
 from prdigest.kernel import progress as progress_hook
 from prdigest.kernel.errors import ConfigError, DigestError
+from prdigest.kernel.location import DEFAULT_STATE
 from prdigest.kernel.options import RunOptions
 
 if TYPE_CHECKING:
@@ -124,6 +125,24 @@ def new_state_note(settings: Settings) -> str | None:
     return note
 
 
+def missing_state_folder(settings: Settings, out: Path) -> str | None:
+    """Why the run must not create its SQLite state folder (one line), or None. Only the default folder
+    (``.digest/``) is created, and only by a first run: one whose output folder holds no earlier edition's
+    ``digest.json``. A mistyped or unmounted folder would otherwise start an empty ledger and send every reader
+    the week again."""
+    path = settings.state.path
+    if settings.state.is_postgres or path is None or path.parent.is_dir():
+        return None
+    earlier = out / "digest.json"
+    if path == DEFAULT_STATE and not earlier.exists():
+        return None
+    why = (f"{earlier} is from an earlier run, whose state is elsewhere" if earlier.exists()
+           else "only the default .digest/ is created by a first run")
+    return (f"the state folder {path.parent} does not exist ({why}): pass --state (or DIGEST_STATE) with the state "
+            f"database of the earlier runs, or create the folder (mkdir -p {path.parent}) to start a new one; "
+            "nothing was collected or sent")
+
+
 def run_edition(options: RunOptions, verbose: bool, *, fresh_state: bool = False) -> EditionSummary:
     """Check the configuration, then run the edition with a progress bar; user-facing errors become one line.
 
@@ -134,6 +153,9 @@ def run_edition(options: RunOptions, verbose: bool, *, fresh_state: bool = False
         if options.approve == "ui" and api_url() is None:
             raise ConfigError(UI_NEEDS_SERVER)
         settings = _settings(options)
+        problem = None if fresh_state else missing_state_folder(settings, Path(options.out))
+        if problem:
+            raise ConfigError(problem)
         note = None if fresh_state else new_state_note(settings)  # before anything opens the state store
         services = None
         if prefect:  # the flow builds the services itself (secrets may come from Prefect Secret blocks)

@@ -47,18 +47,21 @@ def api_url() -> str | None:
     return str(value).strip() or None if value else None
 
 
-def unreachable(url: str, timeout: float = 5.0) -> str | None:
-    """Why the Prefect API at ``url`` cannot be reached (one line), or None when it answers anything at all
-    (an HTTP error is an answer: Prefect Cloud asks for a key, and Prefect's client says so itself)."""
+#: What to do about an unreachable API when running an edition (it can run without Prefect).
+RUN_ADVICE = ("start it (`prefect server start`) or unset PREFECT_API_URL (environment, prefect.toml or the active "
+              "profile) to run without Prefect")
+
+
+def unreachable(url: str, timeout: float = 5.0, advice: str = RUN_ADVICE) -> str | None:
+    """Why the Prefect API at ``url`` cannot be reached (one line, ending with ``advice``), or None when it answers
+    anything at all (an HTTP error is an answer: Prefect Cloud asks for a key, and Prefect's client says so)."""
     import httpx
 
     try:
         httpx.get(url.rstrip("/") + "/health", timeout=timeout)
     except httpx.TransportError as exc:
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return (f"the Prefect API at PREFECT_API_URL={url} is not reachable ({why}): start it (`prefect server "
-                "start`) or unset PREFECT_API_URL (environment, prefect.toml or the active profile) to run "
-                "without Prefect")
+        return f"the Prefect API at PREFECT_API_URL={url} is not reachable ({why}): {advice}"
     return None
 
 

@@ -30,14 +30,14 @@ def readers(
     from prdigest.kernel.config import load_settings
     from prdigest.readers.file import ReadersFile, example_readers_path
     from prdigest.readers.selfservice import ReaderChoices, addresses
-    from prdigest.pipeline.compose import open_state
+    from prdigest.pipeline.compose import command
 
     try:
         settings = load_settings(state=state)
         path = readers_file or example_readers_path()
         listed = load_yaml_model(path, ReadersFile, what="readers").readers
-        with open_state(settings.state) as store:
-            stored = ReaderChoices(store()).all_choices()
+        with command(settings) as core:
+            stored = ReaderChoices(core.store()).all_choices()
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None

@@ -39,7 +39,7 @@ def resend(
     from prdigest.kernel.config import load_settings
     from prdigest.deliver.resend import resend_rows
     from prdigest.deliver.run import Outcome
-    from prdigest.pipeline.compose import RunOptions, make_classifier, make_readers, open_state
+    from prdigest.pipeline.compose import RunOptions, command
 
     statuses = [s for s, asked in (("uncertain", uncertain), ("pending", pending), ("failed", failed)) if asked]
     if not statuses:
@@ -48,16 +48,11 @@ def resend(
         raise typer.Exit(2)
     options = RunOptions(readers=str(readers) if readers else None, rules=str(rules) if rules else None)
 
-    def readers_of(repo: str):  # noqa: ANN202
-        # A repo without rules: the subsystems its runs were proposed and kept in the state store.
-        classifier = make_classifier(options, repo, settings, store=store)
-        return make_readers(options, classifier), classifier.vocabulary
-
     try:
         settings = load_settings(state=state, slack_base_url=slack_base_url)
-        with open_state(settings.state) as store:  # one store for the record, the ledger and the readers' choices
-            done = resend_rows(edition, statuses, state=store, settings=settings, media=default_media(),
-                               readers_of=readers_of, only=reader)
+        with command(settings) as core:  # one store for the record, the ledger and the readers' choices
+            done = resend_rows(edition, statuses, state=core.store, settings=settings, media=default_media(),
+                               readers_of=lambda repo: core.readers(options, repo), only=reader)
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None

@@ -2,7 +2,8 @@
 
 Both talk to the Prefect API the environment names (PREFECT_API_URL, PREFECT_API_AUTH_STRING); the Prefect
 calls are in :mod:`flows.cli.approval`. Without a configured API they say so at once, before importing
-Prefect: a temporary server could never hold the run an editor is asked about.
+Prefect: a temporary server could never hold the run an editor is asked about; a configured API that does not
+answer is said in one line too.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from uuid import UUID
 import typer
 
 from flows.cli.numbers import pr_numbers
-from flows.cli.prefect_env import api_url, quiet_prefect
+from flows.cli.prefect_env import api_url, quiet_prefect, unreachable
 from flows.cli.terminal import err_console, fail
 from prdigest.kernel.errors import DigestError, ReviewError
 from prdigest.kernel.text import for_terminal
 
 NO_API = ("no Prefect API configured: set PREFECT_API_URL to the server the run waits on (e.g. "
           "PREFECT_API_URL=http://127.0.0.1:4200/api), with PREFECT_API_AUTH_STRING if it asks for one")
+DOWN = ("start it (`prefect server start`) or point PREFECT_API_URL at the server the run waits on; the run keeps "
+        "waiting meanwhile")
 
 
 def _connect(run_id: str) -> None:
@@ -30,8 +33,12 @@ def _connect(run_id: str) -> None:
     except ValueError:
         raise ReviewError(f"'{run_id}' is not a flow run id (copy it from the run's page or the "
                           "notification)") from None
-    if api_url() is None:
+    url = api_url()
+    if url is None:
         raise ReviewError(NO_API)
+    problem = unreachable(url, advice=DOWN)
+    if problem:  # else Prefect's client retries, then a 99-line traceback
+        raise ReviewError(problem)
     quiet_prefect(False)
 
 

@@ -117,7 +117,7 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
           github_url: str | None):
     """The PRs of the week the flags name."""
     from prdigest.kernel.config import load_settings
-    from prdigest.pipeline.compose import RunOptions, make_source, open_state
+    from prdigest.pipeline.compose import RunOptions, command, make_source
     from prdigest.kernel.window import Window
 
     settings = load_settings(state=state, github_url=github_url)
@@ -127,11 +127,12 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
 
         if not repo:
             raise ConfigError("--source stored needs --repo OWNER/NAME")
-        with open_state(settings.state) as store:
-            prs = PullCache(store(), _repo(repo)).stored()
+        with command(settings) as core:
+            prs = PullCache(core.store(), _repo(repo)).stored()
         if not prs:
-            raise ConfigError(f"the state store {settings.state} holds no PRs of {repo}: collect a week first "
-                              "(digest run --source github) or use --source github")
+            raise ConfigError(f"the state store {settings.state} holds no PRs of {repo} collected from GitHub "
+                              "(only digest run --source github keeps them; a JSONL run keeps none): run one first, "
+                              "or check a file with --source jsonl:FILE, or the API with --source github")
         window = window or Window.last_full_week()
         return sorted((p for p in prs if p.merged_at in window), key=lambda p: (p.merged_at, p.number))
     try:
@@ -139,7 +140,7 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
     except ValidationError as exc:
         problem = first_problem(exc)
         raise ConfigError(f"--{problem.top}: {problem.message}") from None
-    with open_state(settings.state) as store:
-        src = make_source(options, settings, store)
+    with command(settings) as core:
+        src = make_source(options, settings, core.store)
         return src.collect(window if window is not None else src.default_window())
 

@@ -31,7 +31,7 @@ def site(
 ) -> None:
     """Rebuild the archive site (every edition in the state store) into OUT/site/."""
     from prdigest.kernel.config import load_settings
-    from prdigest.pipeline.compose import open_state
+    from prdigest.pipeline.compose import command
     from prdigest.publish.site import publish_site
     from renderers.bundle import link_hosts_for
     from renderers.site import build_site, site_base
@@ -42,8 +42,8 @@ def site(
             # Opening would create an empty database, and an empty archive pushed over the public one wipes it.
             raise ConfigError(f"state {settings.state}: no such file; give the state the runs wrote (--state / "
                               "$DIGEST_STATE): nothing was created or written")
-        with open_state(settings.state) as store:
-            result = publish_site(store(), out, settings.site_url, build=build_site, check_url=site_base,
+        with command(settings) as core:
+            result = publish_site(core.store(), out, settings.site_url, build=build_site, check_url=site_base,
                                   link_hosts=link_hosts_for(settings.github_url), repo=repo,
                                   impact=settings.site_impact)
     except DigestError as exc:

@@ -40,10 +40,10 @@ def candidates(state: str | StateLocation, explicit: bool) -> list[StateLocation
 
 def _editions(location: StateLocation) -> list[str]:
     from prdigest.deliver.ledger import Ledger
-    from prdigest.pipeline.compose import open_state
+    from prdigest.pipeline.compose import command
 
-    with open_state(location) as store:
-        return Ledger(store()).editions()
+    with command(location) as core:
+        return Ledger(core.store()).editions()
 
 
 def find_status(edition: str, state: str | StateLocation, explicit: bool,

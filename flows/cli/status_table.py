@@ -17,7 +17,7 @@ from prdigest.deliver.ledger import LedgerRow
 from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.status import LedgerReport, ledger_report
 from prdigest.state.store import StateLocation
-from prdigest.pipeline.compose import open_state
+from prdigest.pipeline.compose import command
 
 #: Columns from which every field has its own column.
 WIDE = 140
@@ -79,8 +79,8 @@ def status_table(state: StateLocation | str | Path, edition: str, width: int = W
     location = StateLocation.parse(state)
     if not location.exists():
         raise ConfigError(f"--state {location}: no state database here, so nothing was delivered from it")
-    with open_state(location) as store:
-        report = ledger_report(store(), edition)
+    with command(location) as core:
+        report = ledger_report(core.store(), edition)
     table = _wide(report) if width >= WIDE else _narrow(report)
     if report.notes:
         table.caption = Text("\n".join(report.notes))

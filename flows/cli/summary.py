@@ -49,7 +49,9 @@ def print_summary(summary: EditionSummary, seconds: float) -> None:
         out.print(safe(problem, "yellow"))
     for rid, medium, err in summary.failed:
         out.print(safe(f"{rid} ({medium}) failed: {err}", "red"))
-    if not summary.published:
+    if summary.held:
+        out.print(safe(summary.held, "bold"))
+    elif not summary.published:
         out.print("[bold]No approved entries: nothing was sent[/bold] (readers are spared an empty digest).")
     for rid, medium, err in summary.pending:
         out.print(safe(f"{rid} ({medium}) stays pending after every retry: {err}", "yellow"))

@@ -28,7 +28,7 @@ def web(
     from flows.web.app import create_app
     from prdigest.kernel.config import load_settings
     from prdigest.readers.selfservice import web_base
-    from prdigest.pipeline.compose import open_state
+    from prdigest.pipeline.compose import command
 
     try:
         settings = load_settings(state=state)
@@ -36,18 +36,18 @@ def web(
         if web is None:
             raise ConfigError("digest web needs DIGEST_WEB_URL (its public URL, e.g. https://digest.example.com/"
                               "reader) and DIGEST_WEB_SECRET (the secret the runs sign links with)")
-        store = open_state(settings.state)
-        app = create_app(store(), web[1])
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    console.print(f"Serving reader self-service for {web[0]} on http://{host}:{port}/ (state {settings.state}; "
-                  "Ctrl-C to stop)", highlight=False, markup=False)
-    try:
+    with command(settings) as core:  # closed when the server stops
+        try:
+            app = create_app(core.store(), web[1])
+        except DigestError as exc:
+            print_error(exc, console)
+            raise typer.Exit(2) from None
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+        console.print(f"Serving reader self-service for {web[0]} on http://{host}:{port}/ (state {settings.state}; "
+                      "Ctrl-C to stop)", highlight=False, markup=False)
         # No access log: every path holds a reader's token, which must not end up in log files.
         uvicorn.run(app, host=host, port=port, access_log=False, proxy_headers=True, server_header=False,
                     log_level="warning")
-    finally:
-        store.close()
-

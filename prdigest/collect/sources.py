@@ -39,6 +39,16 @@ def sample_week_path() -> Path:
     return Path(__file__).parent / "data" / "vllm-sample-week.jsonl"
 
 
+def _span(length: timedelta) -> str:
+    """A duration as people say it: ``9 days``, ``5 weeks``, ``19 months``."""
+    days = length.days + (1 if length.seconds else 0)
+    if days < 14:
+        return f"{days} days"
+    if days < 62:
+        return f"{days // 7} weeks"
+    return f"{round(days / 30.44)} months"
+
+
 def _first_error(exc: ValidationError) -> str:
     problem = first_problem(exc, empty="(record)")
     return f"field '{problem.field}': {problem.message}{problem.and_more()}"
@@ -103,10 +113,18 @@ class JsonlSource:
         return sorted(prs, key=lambda pr: (pr.merged_at, pr.number))
 
     def default_window(self) -> Window:
-        """The window an edition of the whole file covers: first merge to just after the last."""
+        """The window an edition of the whole file covers: the Monday-to-Monday week of its merges. A file whose
+        merges run past that week is refused: its edition would be named and worded as one week ("2025-W04 …
+        this week") while holding months; ``--since``/``--until`` choose the window instead."""
         first = min(pr.merged_at for pr in self._prs)
         last = max(pr.merged_at for pr in self._prs)
         start = datetime.combine(first.date() - timedelta(days=first.weekday()), datetime.min.time(),
                                  tzinfo=first.tzinfo)
-        end = max(start + timedelta(days=7), last + timedelta(seconds=1))
-        return Window(start, end)
+        if last >= start + timedelta(days=7):
+            last_week = datetime.combine(last.date() - timedelta(days=last.weekday()), datetime.min.time())
+            raise SourceError(
+                f"{self.path}: its {len(self._prs)} PRs were merged over {_span(last - first)} ({first.date()} to "
+                f"{last.date()}), more than one week: pass --since and --until for the edition's window (the "
+                f"last week: --since {last_week.date()} --until {(last_week + timedelta(days=7)).date()}; all of "
+                f"it: --since {start.date()} --until {(last + timedelta(days=1)).date()})")
+        return Window(start, start + timedelta(days=7))

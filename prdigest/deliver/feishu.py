@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import logging
 import time
 from collections import deque
@@ -33,16 +32,11 @@ from prdigest.deliver.failure import MaybeDelivered, RecipientRejected, redact
 from prdigest.kernel.errors import ConfigError, DeliveryError
 from prdigest.readers.file import Reader
 from prdigest.kernel.jsontext import pretty
+# The request's size limits and encoding live beside the channel, for the card renderer (re-exported here).
+from prdigest.deliver.feishu_limits import CARD_BUDGET, MAX_BODY, SIGN_RESERVE, body_bytes, encode  # noqa: F401
 
 log = logging.getLogger(__name__)
 
-#: Feishu's limit on one request: 20 KB, the UTF-8 bytes of the JSON body. Read as 20,000 bytes: whether
-#: Feishu means 1,000 or 1,024 is not documented, and a card refused for its size is a failed row.
-MAX_BODY = 20_000
-#: What signing adds to a body: ``"timestamp":"<10 digits>","sign":"<44 base64 chars>",`` (75 bytes), and margin.
-SIGN_RESERVE = 128
-#: Bytes a card may take before it is signed.
-CARD_BUDGET = MAX_BODY - SIGN_RESERVE
 RATE_LIMITED = 11232
 #: Refusals that name what to fix; any other non-zero code fails the row with Feishu's own message.
 REFUSED = {
@@ -52,16 +46,6 @@ REFUSED = {
     19001: "the webhook is not valid (a deleted bot or a mistyped token): check {url}",
     9499: "Feishu could not read the request (bad JSON, or over 20 KB)",
 }
-
-
-def encode(body: object) -> bytes:
-    """The exact bytes sent: compact JSON, UTF-8 (Chinese text is 3 bytes a character, not a 6-byte escape)."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def body_bytes(body: object) -> int:
-    """The size Feishu's 20 KB limit counts."""
-    return len(encode(body))
 
 
 def sign(secret: str, timestamp: int) -> str:

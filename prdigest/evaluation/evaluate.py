@@ -18,7 +18,7 @@ from prdigest.evaluation.results import EvalConfig, load_run
 from prdigest.evaluation.reviews import kept_edits, read_reviews, reviews_markdown, reviews_report
 from prdigest.evaluation.runner import run_eval
 from prdigest.evaluation.summary import summarize
-from prdigest.pipeline.compose import open_state
+from prdigest.pipeline.compose import command
 
 
 @dataclass
@@ -52,7 +52,8 @@ def compare_runs(a: Path, b: Path, out: Path) -> Outcome:
 def evaluate_reviews(settings: Settings, out: Path, since: datetime | None = None) -> Outcome:
     """Score the recorded drafts against what editors decided; write reviews.json and reviews.md, and the
     editors' verdicts on PRs the collector cached as labels.jsonl (for ``digest eval --gold``)."""
-    with open_state(settings.state) as store:
+    with command(settings) as core:
+        store = core.store
         entries = read_reviews(store(), since)
         labels = reviewed_labels(store(), entries)
         kept = kept_edits(store())

@@ -28,7 +28,7 @@ from prdigest.evaluation.results import EvalConfig, EvalRow, EvalRun, RunInfo
 from prdigest.kernel.models import DraftEntry, Language
 from prdigest.collect.sources import repo_of
 from prdigest.evaluation.shipped import shipped_rows
-from prdigest.pipeline.compose import open_state
+from prdigest.pipeline.compose import command
 from prdigest.state.store import LazyStore, Store, migrate
 from prdigest.classify.subsystems import Classifier, classifier_for, rules_for_repo
 
@@ -192,7 +192,8 @@ def run_eval(config: EvalConfig, settings: Settings, progress: Progress | None =
     language: Language = config.language or settings.language
     subsystems = [classifier.classify(item.pr) for item in gold.items]
     started = datetime.now(timezone.utc)
-    with open_state(settings.state) as store:  # one store for the draft cache and the connect step
+    with command(settings) as core:  # one store for the draft cache and the connect step
+        store = core.store
         with candidate(config, settings, classifier, store) as cand:
             rows = draft_rows(gold, subsystems, cand, language, progress)
             info = RunInfo(drafter=DRAFTERS[config.drafter].title(settings),

@@ -4,6 +4,8 @@ and builds them once per run into a :class:`Services` bundle (closed at the end 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -287,8 +289,33 @@ class Services:
 
 def open_state(location: StateLocation | str | os.PathLike[str]) -> LazyStore:
     """The one opener of the state store: a run's or a command's store, opened on first use and closed by
-    ``with`` (or :meth:`Services.close`). Every component takes the store it is handed; none opens one."""
+    ``with`` (or :meth:`Services.close`). Every component takes the store it is handed; none opens one.
+    Outside this module, a command takes it through :func:`command`."""
     return LazyStore(location)
+
+
+@dataclass
+class Command:
+    """What a command that is not a run gets from the composition root: its state store (opened on first use,
+    closed when the ``with`` ends) and the settings it was built from (None when given only a location)."""
+
+    store: LazyStore
+    settings: Settings | None = None
+
+    def readers(self, options: RunOptions, repo: str) -> tuple[ReadersFile, Vocabulary]:
+        """The readers file and ``repo``'s vocabulary as a run of it builds them (a repo without rules: the
+        subsystems its runs were proposed and kept in this store)."""
+        classifier = make_classifier(options, repo, self.settings, store=self.store)
+        return make_readers(options, classifier), classifier.vocabulary
+
+
+@contextmanager
+def command(source: Settings | StateLocation | str | os.PathLike[str]) -> Iterator[Command]:
+    """``with command(settings) as core:``: every command that is not a run takes its state store here, one
+    store for all it reads and writes, closed when the block ends."""
+    settings = source if isinstance(source, Settings) else None
+    with open_state(settings.state if settings is not None else source) as store:
+        yield Command(store, settings)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from prdigest.kernel.writes import out_path, write_atomic, write_inside, write_tree
 from prdigest.deliver.run import Deferred, DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
 from prdigest.draft.concurrent import draft_entries
-from prdigest.kernel.errors import ConfigError, DigestError
+from prdigest.kernel.errors import ConfigError, DigestError, SourceError
 from prdigest.kernel.links import flag_foreign_links
 from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.kernel import progress as progress_hook
@@ -45,6 +45,7 @@ from prdigest.connect.embedding import load_embedder
 from prdigest.connect.step import connect_edition, known_relations
 from prdigest.draft.cache import cached_complete
 from prdigest.pipeline.loop import run_edition
+from prdigest.pipeline.outfolder import prune, start_edition
 from prdigest.review.edits import apply_edits, apply_first
 
 log = logging.getLogger(__name__)
@@ -168,6 +169,8 @@ class EditionSummary(BaseModel):
     files: list[str]
     #: Why the run stopped before collecting (the edition was already delivered), or "".
     skipped: str = ""
+    #: The editor held the edition in its review (nothing sent, the entries left as drafted): who, and what next.
+    held: str = ""
     #: What the run says before its results (subsystems proposed for a repo without a rules file).
     notices: list[str] = []
 
@@ -248,7 +251,11 @@ class EditionPipeline:
                             run_id=run_id, seal=self.services.seal_key())
 
     def write_view(self, edition: Edition) -> Path:
-        """``DIR/digest.json``, the record's view for people and scripts."""
+        """``DIR/digest.json``, the record's view for people and scripts. An edition with nothing to send (held,
+        or every entry rejected) was not rendered: the renderings an earlier edition left in DIR go."""
+        if not edition.published:
+            start_edition(self.services.out, edition.key, self.services.media.names())
+            prune(self.services.out, self.services.media.names(), [])
         return write_digest_json(self.services.out, edition)
 
     @staticmethod
@@ -270,6 +277,11 @@ class EditionPipeline:
         source = self.services.source
         window = self.window()
         prs = source.collect(window)
+        if not prs:  # else an empty edition is stored, published in the archive, and the run exits 0
+            name = EditionId(source.repo, window.since, window.until).name
+            raise SourceError(f"nothing merged into {name} ([{window.since.isoformat()}, "
+                              f"{window.until.isoformat()}) UTC): no edition is made and nothing is sent; "
+                              "check --repo and --since/--until")
         if self.services.options.no_discussion:
             prs = [pr.model_copy(update={"reviews": [], "comments": [], "linked_issues": []}) for pr in prs]
         return Collected(source.repo, window, self.code_facts(prs))
@@ -383,12 +395,16 @@ class EditionPipeline:
                                 site_url=services.settings.site_url,
                                 reader_links=link_kinds(services.settings))
         rendered = Rendered([], idle)
+        start_edition(services.out, edition.key, services.media.names())  # DIR holds this edition only
         for i, variant in enumerate(variants, start=1):
             renderings = render_variant(edition, variant, used_media(services.media, variant.readers), context)
             for rendering in renderings.values():
                 rendered.files += [write_inside(services.out, rel, data) for rel, data in rendering.files.items()]
             rendered.variants.append(RenderedVariant.of(variant, renderings))
             (progress or _reported("render"))(i, len(variants))
+        # A variant an earlier rendering of this edition had (readers or review changed since) is gone too.
+        written = {Path(f).relative_to(services.out).parts[0] for f in rendered.files}
+        prune(services.out, {*services.media.names(), *written}, rendered.files)
         return rendered
 
     # --- publish --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from prdigest.collect.git import GitUnavailable, open_clone
 from prdigest.collect.registry import SOURCES, SourceContext
 from prdigest.kernel.config import load_settings
 from prdigest.kernel.window import Window
-from prdigest.pipeline.compose import open_state
+from prdigest.pipeline.compose import command
 
 
 @dataclass
@@ -50,7 +50,8 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
     bad flag, source or downstream (one line)."""
     settings = load_settings(state=state, language=language)
     state_dir = settings.clone_home()
-    with open_state(settings.state) as store:
+    with command(settings) as core:
+        store = core.store
         src = SOURCES.build(source, SourceContext(settings, repo, store))
         window = Window.from_flags(since, until) or src.default_window()
         prs = src.collect(window)

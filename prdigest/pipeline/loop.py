@@ -174,7 +174,12 @@ def _run(pipeline: Pipeline, steps: Steps, record: EditionRecord | None, decisio
         record = steps.review(record)
         if record.status == Status.HELD:
             digest_json = pipeline.write_view(record.edition)
-            return pipeline.summarize(record.edition, None, DeliveryReport(), [digest_json])
+            summary = pipeline.summarize(record.edition, None, DeliveryReport(), [digest_json])
+            edition = record.edition
+            return summary.model_copy(update={"held": (
+                f"{edition.name} is held by {edition.approver or 'its editor'}: nothing is sent, and its "
+                f"{len(edition.entries)} entries stay as drafted (digest.json). To review it again, run it again "
+                "with --resend-edition")})
     seal = services.seal_key()
     if seal is not None:  # what is delivered is what pr-digest sealed after the review, not a rewrite since
         record.check_seal(seal)

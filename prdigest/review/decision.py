@@ -254,7 +254,11 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     if reasons:
         raise ReviewRejected(reasons)
     now = now or datetime.now(timezone.utc)
-    chosen = _selected(edition, decision) if decision.decision == "send" else set()
+    if decision.decision == "hold":  # the edition is held, not its entries rejected: they stay as drafted
+        note = f"held: nothing sent. {decision.note.strip()}".strip()
+        return edition.model_copy(update={"approver": decision.approver.strip() or None, "approved_at": now,
+                                          "review_note": note})
+    chosen = _selected(edition, decision)
     edits = {e.number: e for e in decision.edits}
     cleared = set(parse_numbers(decision.nobreak, "nobreak")[0])
     entries: list[Entry] = []
@@ -269,8 +273,6 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
         status = EntryStatus.EDITED if distance or _shape(final) != _shape(entry) else EntryStatus.APPROVED
         entries.append(final.model_copy(update={"status": status, "edit_distance": distance}))
     note = decision.note.strip()
-    if decision.decision == "hold":
-        note = f"held: nothing sent. {note}".strip()
 
     first = parse_numbers(decision.first, "first")[0]
     reviewed = edition.model_copy(update={

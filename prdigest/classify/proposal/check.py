@@ -3,10 +3,12 @@ catch-all, and the largest subsystem's share, so a team can tune a file before i
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from prdigest.kernel.models import PullRequest
+from prdigest.kernel.patterns import compile_rule
 from prdigest.classify.rulesfile import Rules
 from prdigest.classify.subsystems import RulesClassifier
 
@@ -29,6 +31,8 @@ class CheckReport:
     catch_all: list[tuple[int, str]]
     #: PR number → its subsystems, primary first.
     classified: dict[int, list[str]] = field(default_factory=dict)
+    #: Subsystems shown as a folder path that none of their own path patterns covers, one line each.
+    misnamed: list[str] = field(default_factory=list)
 
     @property
     def largest(self) -> tuple[str, float]:
@@ -54,7 +58,7 @@ class CheckReport:
         if self.catch_all_share > MAX_CATCH_ALL_SHARE:
             out.append(f"{len(self.catch_all)} PRs ({self.catch_all_share:.0%}) are in the catch-all "
                        f"'{self.fallback}' (target ≤ {MAX_CATCH_ALL_SHARE:.0%}): add paths for what they change")
-        return out
+        return out + self.misnamed
 
     def as_json(self) -> dict[str, object]:
         """The report as plain data (``--json``)."""
@@ -80,7 +84,27 @@ def check_rules(rules: Rules, prs: list[PullRequest]) -> CheckReport:
         if names == [rules.fallback]:
             catch_all.append((pr.number, pr.title))
     ordered = dict(sorted(per.items(), key=lambda x: (-x[1], x[0])))
-    return CheckReport(len(prs), rules.fallback, ordered, dict(primary), catch_all, classified)
+    return CheckReport(len(prs), rules.fallback, ordered, dict(primary), catch_all, classified, misnamed(rules))
+
+
+#: A subsystem shown as a folder path (``/vllm_ascend/eplb``, ``src/pkg/``): one word with a ``/``, no spaces.
+_PATH_SHOWN = re.compile(r"^/?[\w.-]+(?:/[\w.-]+)+/?$|^/[\w.-]+/?$")
+
+
+def misnamed(rules: Rules) -> list[str]:
+    """A line per subsystem shown as a folder whose files none of its own path patterns recognise: what a
+    commented-out CODEOWNERS rule read as a section title makes (an "eplb" holding lora and kv_offload)."""
+    out = []
+    for name, rule in rules.subsystems.items():
+        shown = rule.display["en"] if rule.display else ""
+        if not rule.paths or not _PATH_SHOWN.match(shown):
+            continue
+        probe = shown.strip("/") + "/__init__.py"
+        if not any(compile_rule(p).search(probe) for p in rule.paths):
+            out.append(f"'{name}' is shown as the folder {shown} but none of its paths is in that folder: it holds "
+                       "another area's files (a commented-out CODEOWNERS rule taken for a section?); rename it or "
+                       "move its paths")
+    return out
 
 
 @dataclass(frozen=True)

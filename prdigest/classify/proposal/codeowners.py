@@ -2,7 +2,8 @@
 ``[Section]`` header names the patterns that follow it, up to the next header.
 
 Long comments are prose (a licence, "this file lists…"), not names: only a comment of a few words heads
-a section. Patterns before any section have no name and are left to the tree.
+a section. A commented-out rule (``# /vllm_ascend/eplb``, ``# *.md @docs``) is a rule switched off, neither a
+name nor the end of the section around it. Patterns before any section have no name and are left to the tree.
 """
 
 from __future__ import annotations
@@ -16,6 +17,18 @@ MAX_TITLE_WORDS = 5
 MAX_TITLE = 40
 _GITLAB = re.compile(r"^\^?\[(?P<name>[^\]]{1,80})\](?:\[\d+\])?(?:\s+@.*)?$")
 _DECORATION = re.compile(r"^[#=\-*~_\s]+|[#=\-*~_:\s]+$")
+#: The first word of a rule: a path from the root (``/x``), a folder (``x/``), a glob, or a nested path with a
+#: file or folder name of the kind titles do not use (``vllm_ascend/eplb``, ``a/b/c``, ``setup.py``).
+_RULE = re.compile(r"^(?:[/*!]\S*|\S+/|\S*[*?\[]\S*|[^\s/]+/[^\s/]+/\S*|\S*/\S*[_.]\S*|\S*[_.]\S*/\S*|[\w-]+\.\w{1,5})$")
+
+
+def commented_rule(comment: str) -> bool:
+    """Whether a comment line is a CODEOWNERS rule switched off (``# /docs @a``): its first word is a pattern."""
+    text = comment.lstrip("#").strip()
+    if not text:
+        return False
+    first = text.split()[0]
+    return bool(_RULE.match(first)) or (len(text.split()) > 1 and text.split()[1].startswith("@"))
 
 
 def section_title(comment: str) -> str | None:
@@ -44,6 +57,8 @@ def read_codeowners(text: str, path: str = "CODEOWNERS") -> list[Area]:
             current = areas[current.written.lower()]
             continue
         if stripped.startswith("#"):
+            if commented_rule(stripped):  # switched off: the section around it goes on
+                continue
             title = section_title(stripped)
             if title is not None:
                 pending = title
