@@ -4,6 +4,7 @@ followed, and a slow-drip answer given up at the entry's and the run's deadline 
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -134,3 +135,22 @@ def test_past_the_runs_deadline_every_entry_left_is_the_marked_offline_draft(tmp
     assert [e.drafter for e in entries] == ["offline-fallback"] * 6 and all(e.needs_editing for e in entries)
     assert all(any("run's 1 s deadline" in w for w in e.warnings) for e in entries)
     assert server.chat_calls == 2  # the two in flight at the deadline; the others never called
+
+
+def test_every_prompt_of_a_run_opens_with_the_same_bytes_for_provider_caching(tmp_path: Path) -> None:
+    # A provider caches a prompt's prefix only while it stays byte-identical: the system part and the user
+    # part's fixed text come first, the PR's own data (its subsystems first) after them.
+    week = _week(2)
+    week[1] = week[1].model_copy(update={"title": "[Docs] Fix a typo", "body": "Typo.", "files": [
+        FileChange(path="docs/usage.md", additions=1, deletions=1)]})
+    with OpenAIServer(models=(MODEL,)) as server:
+        drafter = openai_drafter(_settings(server, tmp_path))
+        try:
+            for pr, subsystems in zip(week, (["scheduler-core"], ["docs"])):
+                drafter.draft(pr, subsystems, "zh-CN")
+        finally:
+            drafter.close()
+    first, second = ([(m["role"], m["content"]) for m in body["messages"]] for body in server.requests)
+    assert first[0] == second[0]  # the system part, whole
+    shared = os.path.commonprefix([first[1][1], second[1][1]])
+    assert "The data comes in sections" in shared and shared.endswith("Subsystems (from our path rules): ")

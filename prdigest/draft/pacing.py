@@ -5,7 +5,7 @@ OpenAI (and gateways in front of other providers) announce their limits on every
 reset as a duration (``1s``, ``6m0s``, ``20ms``). A team's own vLLM server announces none, and then nothing
 here waits: the drafts go as fast as the concurrency allows. A 429 pauses every request for its
 ``retry-after-ms`` / ``retry-after`` (the SDK retries the one that got it). ``rpm`` is an optional ceiling of
-our own on top (``--llm-rpm``), for an endpoint that limits without saying so.
+our own on top (``DIGEST_LLM_RPM``), for an endpoint that limits without saying so.
 """
 
 from __future__ import annotations
