@@ -640,3 +640,20 @@ def test_a_conversation_from_the_repo_wide_listing_is_each_prs_own(serve, tmp_pa
     kinds = st(server).stats()["kinds"]
     assert kinds["repo_issue_comments"] + kinds["repo_review_comments"] <= 4
     assert not {"issue_comments", "review_comments", "reviews"} & set(kinds)
+
+
+def test_switching_git_off_fetches_only_the_files_the_clone_gave(serve, tmp_path: Path) -> None:
+    from prdigest.collect.git import open_clone
+    from tests.git_support import build_upstream
+
+    upstream = build_upstream(tmp_path / "up")
+    records = [json.loads(pr.model_dump_json(exclude={"changes", "facts_source"})) for pr in upstream.prs]
+    server = serve(records)
+    state = tmp_path / "s.sqlite"
+    clone = open_clone(str(upstream.path), state_dir=tmp_path / "clones")
+    with_git = source(server, state, upstream=lambda: clone).collect(WEEK)
+    assert len(with_git) == len(records) and "files" not in st(server).stats()["kinds"]  # git gives the files
+    st(server).reset_counters()
+    without = source(server, state).collect(WEEK)
+    assert st(server).stats()["kinds"] == {"repo": 1, "search": 1, "files": len(records)}  # nothing else again
+    assert without == source(server, tmp_path / "cold.sqlite").collect(WEEK)  # as a cold run without --git
