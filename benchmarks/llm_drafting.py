@@ -45,10 +45,11 @@ class ServerProcess:
     """The local server in a child process (the model server is another process in production too, and
     this keeps its CPU off the client's GIL); call counts come from its ``/_stats`` endpoint."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, rate_limit: str = "") -> None:
         self.latency = latency
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.servers.openai_server", "--latency", str(latency), "--model", MODEL],
+            [sys.executable, "-m", "tests.servers.openai_server", "--latency", str(latency), "--model", MODEL,
+             *(["--rate-limit", rate_limit] if rate_limit else [])],
             cwd=ROOT, stdout=subprocess.PIPE, text=True)
         line = self._proc.stdout.readline()  # "OPENAI_BASE_URL=… OPENAI_API_KEY=… DIGEST_MODEL=…"
         values = dict(part.split("=", 1) for part in line.split())
@@ -59,6 +60,11 @@ class ServerProcess:
     def chat_calls(self) -> int:
         with urllib.request.urlopen(f"{self._root}/_stats") as response:
             return json.load(response)["calls"].get("/v1/chat/completions", 0)
+
+    @property
+    def throttled(self) -> int:
+        with urllib.request.urlopen(f"{self._root}/_stats") as response:
+            return int(json.load(response).get("throttled", 0))
 
     def reset_counts(self) -> None:
         urllib.request.urlopen(urllib.request.Request(f"{self._root}/_reset", data=b"{}", method="POST")).close()
@@ -96,6 +102,7 @@ def run(prs: list[PullRequest], server: OpenAIServer | ServerProcess, state: Pat
     entries = draft_entries(prs, classifier.classify, drafter.draft, language,
                                          lambda done, total: None, concurrency=concurrency)
     wall = time.perf_counter() - started
+    pacer = drafter.pacer
     drafter.close()
     if lazy is not None:
         lazy.close()
@@ -106,6 +113,8 @@ def run(prs: list[PullRequest], server: OpenAIServer | ServerProcess, state: Pat
         "llm": sum(e.drafter == f"openai:{MODEL}" for e in entries),
         "fallback": sum(e.drafter != f"openai:{MODEL}" for e in entries),
         "flagged": sum(bool(e.grounding) for e in entries),
+        "throttled": server.throttled, "waits": pacer.waits if pacer else 0,
+        "waited": pacer.waited if pacer else 0.0,
     }
 
 
@@ -118,8 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-process", action="store_true", help="run the server in a thread of this process")
     parser.add_argument("--store", default="shared", choices=["shared", "own"],
                         help="the draft cache over the run's one store (shared, as an edition) or its own connection")
+    parser.add_argument("--rate-limit", default="", help="N/SECONDS: the server states a limit of N requests "
+                        "per SECONDS and answers 429 over it (its own section: LLM drafting: a stated rate limit)")
     parser.add_argument("--write", action="store_true", help="replace the section in BENCHMARKS.md")
     args = parser.parse_args(argv)
+    if args.rate_limit:
+        return stated_limit(args)
     levels = [int(c) for c in args.concurrency.split(",")]
     latencies = [float(x) for x in args.latency.split(",")]
     prs = synthetic_week(args.prs)
@@ -193,6 +206,46 @@ def main(argv: list[str] | None = None) -> int:
     print(body)
     if args.write:
         write_section("LLM drafting", body)
+    return 0
+
+
+def stated_limit(args: argparse.Namespace) -> int:
+    """N PRs against a server that states a rate limit: how close to the limit, and how many 429s."""
+    n_limit, per = args.rate_limit.split("/")
+    rate = int(n_limit) / float(per)
+    prs = synthetic_week(args.prs)
+    latency = float(args.latency.split(",")[0])
+    rows = []
+    load_before = os.getloadavg()[0]
+    with ServerProcess(latency, args.rate_limit) as server, tempfile.TemporaryDirectory() as tmp:
+        for c in [int(x) for x in args.concurrency.split(",")]:
+            cold = run(prs, server, Path(tmp) / f"state-{c}.sqlite", c, args.language, args.store)
+            ideal = max(args.prs / rate, args.prs * latency / c)
+            rows.append((c, ideal, cold))
+            print(f"concurrency {c}: {cold['wall']:.2f} s (ideal {ideal:.2f}), {cold['throttled']} answered 429, "
+                  f"{cold['waits']} requests waited {cold['waited']:.1f} s", flush=True)
+    command = (f".venv/bin/python -m benchmarks.llm_drafting --prs {args.prs} --latency {latency} --concurrency "
+               f"{args.concurrency} --rate-limit {args.rate_limit}" + (" --write" if args.write else ""))
+    lines = [
+        f"{args.prs} PRs against the local server stating a limit of {n_limit} requests per {per} s "
+        f"(`x-ratelimit-*-requests` on every answer, 429 with `retry-after-ms` over it), {latency * 1000:.0f} ms "
+        "an answer; the drafter's default pacing, which follows what the endpoint states (no `DIGEST_LLM_RPM`). "
+        "Ideal: the larger of N ÷ rate and N × latency ÷ concurrency.",
+        "", f"Command: `{command}`", "",
+        "| concurrency | ideal (s) | wall (s) | wall / ideal | answered 429 | requests that waited | seconds waited "
+        "| LLM drafts | fallbacks |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c, ideal, cold in rows:
+        lines.append(f"| {c} | {ideal:.2f} | {cold['wall']:.2f} | {cold['wall'] / ideal:.2f} | {cold['throttled']} "
+                     f"| {cold['waits']} | {cold['waited']:.1f} | {cold['llm']} | {cold['fallback']} |")
+    lines += ["", f"Load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (`os.getloadavg`, 1 "
+              f"minute), {os.cpu_count()} CPUs. The 429s are the first burst, sent before any answer stated the "
+              "limit; each makes every request pause for its retry-after, and the SDK retries the one that got it."]
+    body = "\n".join(lines)
+    print(body)
+    if args.write:
+        write_section("LLM drafting: a stated rate limit", body)
     return 0
 
 

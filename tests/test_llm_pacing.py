@@ -52,7 +52,7 @@ def test_a_stated_limit_spaces_requests_once_its_remaining_is_spent() -> None:
     pacer = EndpointPacer()
     pacer.observe(200, {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "2",
                         "x-ratelimit-reset-requests": "58s"})  # 58 used, refilled over 58 s: one a second
-    assert pacer.acquire() == 0 and pacer.acquire() == 0
+    assert pacer.acquire().waited == 0 and pacer.acquire().waited == 0
     assert pacer.delay() == pytest.approx(1.0, abs=0.05)
 
 
@@ -62,6 +62,19 @@ def test_a_stated_token_budget_holds_a_request_bigger_than_what_remains() -> Non
                         "X-RateLimit-Reset-Tokens": "9s"})  # 1,000 tokens a second
     assert pacer.delay(500) == 0
     assert pacer.delay(3_000) == pytest.approx(2.0, abs=0.05)
+
+
+def test_an_answer_counts_what_was_sent_after_its_request_and_an_older_answer_teaches_nothing() -> None:
+    pacer = EndpointPacer()
+    first, second, third = pacer.acquire(), pacer.acquire(), pacer.acquire()
+    stated = {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "3",
+              "x-ratelimit-reset-requests": "57s"}  # one a second
+    pacer.observe(200, stated, first)  # 3 remained when the first was admitted; two more went since
+    assert pacer.acquire().waited == 0
+    assert pacer.delay() == pytest.approx(1.0, abs=0.05)
+    pacer.observe(200, {**stated, "x-ratelimit-remaining-requests": "50"}, second)  # newer, but stale: taken
+    pacer.observe(200, {**stated, "x-ratelimit-remaining-requests": "59"}, first)  # older than one read: ignored
+    assert pacer.delay() == 0 and third.requests_before == 2
 
 
 def test_a_429_pauses_every_request_for_its_retry_after() -> None:

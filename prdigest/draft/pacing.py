@@ -6,6 +6,10 @@ reset as a duration (``1s``, ``6m0s``, ``20ms``). A team's own vLLM server annou
 here waits: the drafts go as fast as the concurrency allows. A 429 pauses every request for its
 ``retry-after-ms`` / ``retry-after`` (the SDK retries the one that got it). ``rpm`` is an optional ceiling of
 our own on top (``DIGEST_LLM_RPM``), for an endpoint that limits without saying so.
+
+An answer's headers say what remained when the endpoint admitted the request, which is when it was sent, not
+when the answer (a model's seconds later) arrives: what was sent since is taken off again, and an answer older
+than one already read teaches nothing.
 """
 
 from __future__ import annotations
@@ -65,6 +69,16 @@ class _Bucket:
         self.level -= cost
 
 
+@dataclass(frozen=True)
+class Ticket:
+    """One request's turn: when it went, how many requests and tokens had gone before it, the seconds it waited."""
+
+    sent: float
+    requests_before: int
+    tokens_before: float
+    waited: float
+
+
 def _bucket(headers: Mapping[str, str], kind: str, old: _Bucket | None, now: float) -> _Bucket | None:
     limit = _number(headers, f"x-ratelimit-limit-{kind}")
     remaining = _number(headers, f"x-ratelimit-remaining-{kind}")
@@ -100,6 +114,8 @@ class EndpointPacer:
         self.waits = 0
         self.waited = 0.0
         self.throttled = 0
+        self._sent, self._tokens_sent = 0, 0.0
+        self._latest = -1  # the newest request whose answer has been read
 
     @property
     def announced(self) -> bool:
@@ -118,8 +134,8 @@ class EndpointPacer:
                 delay = max(delay, bucket.wait(cost, now))
         return delay
 
-    def acquire(self, tokens: float = 0.0, *, until: float | None = None) -> float:
-        """Wait until a request of about ``tokens`` tokens may go and take its share; the seconds waited.
+    def acquire(self, tokens: float = 0.0, *, until: float | None = None) -> Ticket:
+        """Wait until a request of about ``tokens`` tokens may go and take its share; its :class:`Ticket`.
 
         With ``until`` (a ``time.monotonic()`` instant), raise :class:`TimeoutError` instead of waiting past it."""
         waited = 0.0
@@ -134,7 +150,10 @@ class EndpointPacer:
                     if waited:
                         self.waits += 1
                         self.waited += waited
-                    return waited
+                    ticket = Ticket(now, self._sent, self._tokens_sent, waited)
+                    self._sent += 1
+                    self._tokens_sent += tokens
+                    return ticket
             if until is not None and now + delay > until:
                 raise TimeoutError(f"the endpoint's rate limit asks for a {delay:.1f} s wait, past the deadline")
             # Sleep a little at most: another thread's answer may say more has been refilled meanwhile.
@@ -142,13 +161,23 @@ class EndpointPacer:
             time.sleep(step)
             waited += step
 
-    def observe(self, status: int, headers: Mapping[str, str]) -> None:
-        """Learn from one answer: the limits it states and, for a 429, the pause it asks of every request."""
+    def observe(self, status: int, headers: Mapping[str, str], ticket: Ticket | None = None) -> None:
+        """Learn from the answer to ``ticket``'s request: the limits it states (as of when it was sent, less what
+        went since) and, for a 429, the pause it asks of every request."""
         lowered = {k.lower(): v for k, v in headers.items()}
         with self._lock:
             now = time.monotonic()
-            self._requests = _bucket(lowered, "requests", self._requests, now)
-            self._tokens = _bucket(lowered, "tokens", self._tokens, now)
+            if ticket is None or ticket.requests_before > self._latest:  # None: an answer to nothing paced here
+                sent = now if ticket is None else ticket.sent
+                requests = _bucket(lowered, "requests", self._requests, sent)
+                tokens = _bucket(lowered, "tokens", self._tokens, sent)
+                if ticket is not None:
+                    self._latest = ticket.requests_before
+                    if requests is not self._requests and requests is not None:
+                        requests.take(self._sent - ticket.requests_before - 1, now)
+                    if tokens is not self._tokens and tokens is not None:
+                        tokens.take(self._tokens_sent - ticket.tokens_before, now)
+                self._requests, self._tokens = requests, tokens
             if status == 429:
                 self.throttled += 1
                 pause = retry_after(lowered)

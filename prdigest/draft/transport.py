@@ -70,11 +70,11 @@ class PacedTransport(httpx2.BaseTransport):
             raise DeadlineExceeded(request=request)  # type: ignore[arg-type]
         size = len(request.content) if request.method == "POST" else 0
         try:
-            self.pacer.acquire(size / BYTES_PER_TOKEN, until=at)
+            ticket = self.pacer.acquire(size / BYTES_PER_TOKEN, until=at)
         except TimeoutError:
             raise DeadlineExceeded(request=request) from None  # type: ignore[arg-type]
         response = self._inner.handle_request(request)
-        self.pacer.observe(response.status_code, response.headers)
+        self.pacer.observe(response.status_code, response.headers, ticket)
         if at is not None and isinstance(response.stream, httpx2.SyncByteStream):
             response.stream = _Bounded(response.stream, request, at)
         return response
