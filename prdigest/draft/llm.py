@@ -225,6 +225,8 @@ class OpenAIDrafter:
         except DeadlineExceeded:
             return self._fall_back(pr, subsystems, language, spent, self._deadline_reason(), context)
         except openai.APIError as exc:
+            if isinstance(exc.__cause__, DeadlineExceeded):  # SDKs before 3 wrap it (after their retries)
+                return self._fall_back(pr, subsystems, language, spent, self._deadline_reason(), context)
             return self._fall_back(pr, subsystems, language, spent, f"LLM call failed: {_describe(exc)}", context)
 
         verdict = Verdict(parsed.verdict)
