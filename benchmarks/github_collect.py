@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -39,6 +40,8 @@ from prdigest.kernel.window import Window  # noqa: E402
 from tests.servers.github_server import iso, synthetic_week  # noqa: E402
 
 REPO = "acme/widgets"
+ROUTES = ("repo", "search", "files", "graphql", "pulls/comments (repo-wide)", "issues/comments (repo-wide)",
+          "review_comments", "issue_comments", "reviews", "issue", "pull")
 TOKEN = "bench-token"
 WEEK = Window(datetime(2026, 11, 16, tzinfo=timezone.utc), datetime(2026, 11, 23, tzinfo=timezone.utc))
 
@@ -99,22 +102,28 @@ def naive(url: str) -> list[PullRequest]:
     return prs
 
 
-def measure(n: int, workdir: Path, concurrency: int, latency: float) -> dict[str, Any]:
+def measure(n: int, workdir: Path, concurrency: int, latency: float, naive_loop: bool = True) -> dict[str, Any]:
     data = workdir / f"week-{n}.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records(n)), encoding="utf-8")
     server = Server(data, latency)
     try:
-        def run(state: Path) -> tuple[list[PullRequest], float, int]:
+        routes: dict[str, dict[str, int]] = {}
+
+        def run(state: Path, discussion: bool = True, label: str = "") -> tuple[list[PullRequest], float, int]:
             server.reset()
             src = GitHubSource(REPO, token=TOKEN, base_url=server.url, state=LazyStore(state), concurrency=concurrency,
-                               retry=default_retry(backoff_factor=0.01))
+                               retry=default_retry(backoff_factor=0.01), discussion=discussion)
             started = time.perf_counter()
             prs = src.collect(WEEK)
+            if label:
+                routes[label] = dict(src.stats.routes)
             return prs, time.perf_counter() - started, server.stats()["requests"]
 
         # Median of three runs each: the machine is shared and noisy.
-        colds = [run(workdir / f"state-{n}-{i}.sqlite") for i in range(3)]
-        warms = [run(workdir / f"state-{n}-0.sqlite") for _ in range(3)]
+        colds = [run(workdir / f"state-{n}-{i}.sqlite", label="cold" if i == 0 else "") for i in range(3)]
+        warms = [run(workdir / f"state-{n}-0.sqlite", label="warm") for _ in range(3)]
+        _, _, bare_req = run(workdir / f"state-{n}-bare.sqlite", discussion=False, label="cold, --no-discussion")
+        _, _, switched_req = run(workdir / f"state-{n}-bare.sqlite", label="then with the discussion")
         cold, _, cold_req = colds[0]
         assert len(cold) == n and all(w[0] == cold for w in warms), (len(cold), n)
         cold_s = statistics.median(c[1] for c in colds)
@@ -125,48 +134,64 @@ def measure(n: int, workdir: Path, concurrency: int, latency: float) -> dict[str
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
 
-        server.reset()
-        started = time.perf_counter()
-        naive_prs = naive(server.url)
-        naive_s = time.perf_counter() - started
-        naive_req = server.stats()["requests"]
-        assert sorted(p.number for p in naive_prs) == sorted(p.number for p in cold)
+        naive_s, naive_req = float("nan"), 0
+        if naive_loop:
+            server.reset()
+            started = time.perf_counter()
+            naive_prs = naive(server.url)
+            naive_s = time.perf_counter() - started
+            naive_req = server.stats()["requests"]
+            assert sorted(p.number for p in naive_prs) == sorted(p.number for p in cold)
     finally:
         server.stop()
     return {"n": n, "cold_s": cold_s, "cold_req": cold_req, "warm_s": warm_s, "warm_req": warm_req,
-            "peak_mb": peak / 2**20, "naive_s": naive_s, "naive_req": naive_req}
+            "peak_mb": peak / 2**20, "naive_s": naive_s, "naive_req": naive_req, "bare_req": bare_req,
+            "switched_req": switched_req, "routes": routes}
 
 
 def table(rows: list[dict[str, Any]], concurrency: int, latency: float) -> str:
     lines = [
         "| PRs | cold requests (/PR) | cold wall s (ms/PR) | warm requests (/PR) | warm wall s | peak MB (cold) "
+        "| cold `--no-discussion` (/PR) | then with the discussion (/PR) "
         "| naive requests (/PR) | naive wall s | naive/ours requests, cold | naive/ours wall, cold "
         "| naive/ours requests, re-run |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         n = r["n"]
+        naive = (f"| {r['naive_req']} ({r['naive_req'] / n:.2f}) | {r['naive_s']:.2f} "
+                 f"| {r['naive_req'] / r['cold_req']:.2f}× | {r['naive_s'] / r['cold_s']:.1f}× "
+                 f"| {r['naive_req'] / max(r['warm_req'], 1):.0f}× |") if r["naive_req"] else "| – | – | – | – | – |"
         lines.append(
             f"| {n} | {r['cold_req']} ({r['cold_req'] / n:.2f}) | {r['cold_s']:.2f} ({1000 * r['cold_s'] / n:.1f}) "
             f"| {r['warm_req']} ({r['warm_req'] / n:.3f}) | {r['warm_s']:.2f} | {r['peak_mb']:.1f} "
-            f"| {r['naive_req']} ({r['naive_req'] / n:.2f}) | {r['naive_s']:.2f} "
-            f"| {r['naive_req'] / r['cold_req']:.2f}× | {r['naive_s'] / r['cold_s']:.1f}× "
-            f"| {r['naive_req'] / max(r['warm_req'], 1):.0f}× |")
+            f"| {r['bare_req']} ({r['bare_req'] / n:.2f}) | {r['switched_req']} ({r['switched_req'] / n:.3f}) "
+            + naive)
+    lines += ["", "Requests by route (the collector's own count, equal to the server's):", "",
+              "| PRs | run | " + " | ".join(ROUTES) + " |", "| ---: | --- |" + " ---: |" * len(ROUTES)]
+    for r in rows:
+        for label, counts in r["routes"].items():
+            lines.append(f"| {r['n']} | {label} | " + " | ".join(str(counts.get(k, 0)) for k in ROUTES) + " |")
     first, last = rows[0], rows[-1]
     scale = (last["cold_s"] / last["n"]) / (first["cold_s"] / first["n"])
     return "\n".join(lines) + (
         f"\n\nScaling: ms per PR at {last['n']} PRs is {scale:.2f}× that at {first['n']} (1.00 = linear). "
         f"Concurrency {concurrency} workers, each with its own PyGithub client; no pacing on loopback; "
         f"the server adds {1000 * latency:.0f} ms to every request (a stand-in for the network)."
-        "\nCold requests = 1 repository check + search pages (100 per page) + per PR: files (1 per 100 files), "
-        "inline review comments (1), conversation comments (1, only when the search hit counts some)."
-        " Warm = repository check + search pages only: every PR's `updated_at` matches the store."
+        "\nCold requests = 1 repository check + search pages (100 per page) + per PR: files (1 per 100 files); "
+        "for the week: GraphQL queries (reviews, linked issues and each PR's count of inline comments, 50 PRs a "
+        "query) and the repo-wide listings of inline review comments and conversation comments (100 a page, "
+        "newest first, read back while they complete PRs, within a page per 4 PRs); a PR the listings do not "
+        "complete asks for its own. "
+        "Warm = repository check + search pages only: every PR's `updated_at` matches the store. "
+        "\"Then with the discussion\": the same state after a `--no-discussion` run; only the discussion is asked."
         "\nThe naive loop (`get_pulls(state=\"closed\", sort=\"updated\")`, then `get_files()`, "
         "`get_review_comments()`, `get_issue_comments()` per PR) also walks the PRs merged after the week and "
         "the closed-unmerged ones, and has no cache: its warm run costs what its cold run does."
         "\nWith production pacing (600 requests/min across workers, search 30/min) a cold 1,000-PR week needs "
-        f"at least {last['cold_req'] / 10:.0f} s of pacing; PyGithub's default 0.25 s per request would make the "
-        f"naive loop at least {last['naive_req'] * 0.25:.0f} s.")
+        f"at least {last['cold_req'] / 10:.0f} s of pacing"
+        + (f"; PyGithub's default 0.25 s per request would make the naive loop at least "
+           f"{last['naive_req'] * 0.25:.0f} s." if last["naive_req"] else "."))
 
 
 def main() -> None:
@@ -175,13 +200,16 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency", type=float, default=0.01,
                         help="seconds the server adds to each request (api.github.com: ~0.1-0.3)")
+    parser.add_argument("--no-naive", action="store_true", help="skip the naive PyGithub loop")
     parser.add_argument("--write", action="store_true", help="replace the GitHub collection section of BENCHMARKS.md")
     args = parser.parse_args()
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        measure(20, Path(tmp), args.concurrency, args.latency)  # warm-up: imports, first connections
-        rows = [measure(n, Path(tmp), args.concurrency, args.latency) for n in args.sizes]
+        measure(20, Path(tmp), args.concurrency, args.latency, False)  # warm-up: imports, first connections
+        rows = [measure(n, Path(tmp), args.concurrency, args.latency, not args.no_naive) for n in args.sizes]
     command = ".venv/bin/python -m benchmarks.github_collect " + " ".join(sys.argv[1:])
-    body = f"Command: `{command.strip()}`\n\n{table(rows, args.concurrency, args.latency)}"
+    body = (f"Command: `{command.strip()}` (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after, "
+            f"{os.cpu_count()} CPUs)\n\n{table(rows, args.concurrency, args.latency)}")
     print(body)
     if args.write:
         write_section("GitHub collection", body)

@@ -111,25 +111,42 @@ def test_github_source_yields_the_same_prs_as_the_jsonl_source(serve, fixture_re
     assert [_same_edition_view(p) for p in from_github] == [_same_edition_view(p) for p in from_jsonl]
 
 
-def test_cold_run_stays_within_four_requests_per_pr_with_the_discussion(serve, fixture_records,
-                                                                         tmp_path: Path) -> None:
+def test_cold_run_with_the_discussion_is_the_files_and_a_few_batched_requests(serve, fixture_records,
+                                                                               tmp_path: Path) -> None:
     server = serve(fixture_records)
     src = source(server, tmp_path / "s.sqlite")
     prs = src.collect(WEEK)
-    assert st(server).requests == src.stats.requests
-    # files, inline comments, reviews, the conversation when there is one, and the issues the bodies name
-    assert st(server).requests / len(prs) <= 4.0
-    assert st(server).stats()["kinds"]["reviews"] == len(prs)
+    assert st(server).requests == src.stats.requests == sum(src.stats.routes.values())
+    kinds = st(server).stats()["kinds"]
+    # the files, one request a PR; reviews and linked issues in one GraphQL query per 50 PRs; the inline
+    # comments from the repo-wide listing, except PRs whose remarks it does not reach (this fixture's server
+    # dates a PR's remarks at its creation, up to 2.7 years before the merge: 14 PRs ask for their own)
+    assert kinds["files"] == len(prs) and kinds["graphql"] == 2 and kinds["repo_review_comments"] == 1
+    assert not {"reviews", "issue"} & set(kinds) and kinds.get("review_comments", 0) <= 14
+    assert st(server).requests / len(prs) <= 1.4  # 4.97 before, on the same fixture 3.4
+    assert src.stats.routes["graphql"] == 2 and src.stats.routes["pulls/comments (repo-wide)"] == 1
 
 
-def test_no_discussion_is_two_requests_per_pr(serve, fixture_records, tmp_path: Path) -> None:
+def test_no_discussion_asks_for_no_review_conversation_or_issue(serve, fixture_records, tmp_path: Path) -> None:
     server = serve(fixture_records)
     src = source(server, tmp_path / "s.sqlite", discussion=False)
     prs = src.collect(WEEK)
     kinds = st(server).stats()["kinds"]
-    assert st(server).requests == src.stats.requests == 2 + 2 * len(prs)
-    assert not {"reviews", "issue_comments", "issue", "not_found"} & set(kinds)
+    assert st(server).requests == src.stats.requests <= 2 + 2 * len(prs)
+    assert not {"reviews", "issue_comments", "repo_issue_comments", "graphql", "issue", "not_found"} & set(kinds)
     assert not any(pr.reviews or pr.comments or pr.linked_issues for pr in prs)
+
+
+def test_switching_the_discussion_or_git_fetches_only_what_is_missing(serve, fixture_records, tmp_path: Path) -> None:
+    server = serve(fixture_records)
+    state = tmp_path / "s.sqlite"
+    without = source(server, state, discussion=False).collect(WEEK)
+    st(server).reset_counters()
+    with_discussion = source(server, state).collect(WEEK)  # the files and inline comments are kept
+    assert st(server).stats()["kinds"] == {"repo": 1, "search": 1, "graphql": 2}
+    st(server).reset_counters()
+    assert source(server, state, discussion=False).collect(WEEK) == without and st(server).requests == 2
+    assert source(server, tmp_path / "cold.sqlite").collect(WEEK) == with_discussion  # as a cold run has it
 
 
 @pytest.mark.parametrize(("merged_at", "collected"), [
@@ -220,7 +237,8 @@ def test_window_over_the_1000_result_cap_is_split_until_complete(serve) -> None:
 def test_fault_injected_run_still_collects_every_pr(serve, fixture_records, tmp_path: Path) -> None:
     clean = serve(fixture_records)
     expected = [_same_edition_view(p) for p in source(clean, tmp_path / "clean.sqlite").collect(WEEK)]
-    faulty = serve(fixture_records, faults=Faults(rate_502=0.10, rate_secondary=0.05, rate_429=0.03, seed=3))
+    # rates high enough that each fault is met in the ~80 requests a cold run of this week makes
+    faulty = serve(fixture_records, faults=Faults(rate_502=0.15, rate_secondary=0.08, rate_429=0.05, seed=3))
     prs = source(faulty, tmp_path / "faulty.sqlite").collect(WEEK)
     assert [_same_edition_view(p) for p in prs] == expected
     statuses = st(faulty).stats()["statuses"]
@@ -328,20 +346,22 @@ def test_changed_pr_is_refetched_with_conditional_requests(serve, fixture_record
     assert changed.comments[-1].body == "a remark after the merge"
     log = st(server).stats()["log"]
     per_pr = [(path, status) for path, status in log if "/56269" in path]
-    assert ("/repos/vllm-project/vllm/pulls/56269/files?per_page=100", 304) in per_pr  # files unchanged: 304
-    assert ("/repos/vllm-project/vllm/pulls/56269/reviews?per_page=100", 304) in per_pr
-    assert len(per_pr) == 4 and len(log) == 2 + 4  # files, inline comments, reviews, the conversation
+    assert per_pr == [("/repos/vllm-project/vllm/pulls/56269/files?per_page=100", 304)]  # files unchanged: 304
+    # the rest from the week's batched requests: GraphQL (reviews, issues, counts), the conversation listing
+    assert st(server).stats()["kinds"] == {"repo": 1, "search": 1, "files": 1, "graphql": 1,
+                                           "repo_issue_comments": 1}
 
 
 @pytest.mark.slow  # among the slowest (pytest --durations)
-def test_prs_stored_with_other_options_are_fetched_again(serve, fixture_records, tmp_path: Path) -> None:
+def test_prs_stored_with_another_hunk_budget_fetch_their_files_again_and_nothing_else(serve, fixture_records,
+                                                                                      tmp_path: Path) -> None:
     server = serve(fixture_records)
     state = tmp_path / "s.sqlite"
-    source(server, state, discussion=False).collect(WEEK)
+    source(server, state).collect(WEEK)
     st(server).reset_counters()
-    src = source(server, state)
+    src = source(server, state, patch_budget=2_000)
     src.collect(WEEK)
-    assert src.stats.fetched == 58 and st(server).stats()["kinds"]["reviews"] == 58
+    assert src.stats.fetched == 58 and st(server).stats()["kinds"] == {"repo": 1, "search": 1, "files": 58}
 
 
 @pytest.mark.slow  # among the slowest (pytest --durations)
@@ -368,7 +388,9 @@ def test_enterprise_base_url_with_api_v3_prefix(serve, fixture_records, tmp_path
     assert server.url.endswith("/api/v3")
     prs = source(server, tmp_path / "s.sqlite").collect(WEEK)
     assert len(prs) == 58
-    assert all(path.startswith("/api/v3/") for path in st(server).paths())
+    # REST under /api/v3, GraphQL at /api/graphql, as GitHub Enterprise Server serves them
+    assert all(path.startswith("/api/v3/") or path == "/api/graphql" for path in st(server).paths())
+    assert "/api/graphql" in st(server).paths()
 
 
 @pytest.mark.parametrize(("kwargs", "error", "words"), [
@@ -445,7 +467,7 @@ def test_inline_review_comments_reviews_and_ghost_authors(serve, tmp_path: Path)
     # An approval without a summary is kept (it says who approved); an empty COMMENTED review is a container.
     assert [(r.author, r.state, r.body) for r in pr.reviews] == [("rev", "APPROVED", "LGTM with one nit"),
                                                                  ("rev2", "APPROVED", "")]
-    assert st(server).stats()["kinds"]["reviews"] == 1
+    assert st(server).stats()["kinds"]["graphql"] == 1 and "reviews" not in st(server).stats()["kinds"]
 
 
 def test_bots_are_left_out_of_the_discussion(serve, tmp_path: Path) -> None:
@@ -474,8 +496,9 @@ def test_the_issues_a_pr_closes_or_names_are_collected_and_prs_among_them_left_t
     pr = next(p for p in prs if p.number == records[0]["number"])
     assert [(i.number, i.state) for i in pr.linked_issues] == [(31913, "open"), (31001, "closed")]
     assert len(pr.linked_issues[0].body) == 1000  # the opening of the description
-    issue_paths = [p for p in st(server).paths() if re.search(r"/issues/\d+(\?|$)", p)]
-    assert len(issue_paths) == 4  # 31913, 31000 (gone: skipped), 31001, and the PR, which is no issue
+    # 31913, 31000 (gone: skipped), 31001, and the PR, which is no issue: all in the week's GraphQL query
+    assert not [p for p in st(server).paths() if re.search(r"/issues/\d+(\?|$)", p)]
+    assert st(server).stats()["kinds"]["graphql"] == 1
     st(server).reset_counters()
     again = source(server, tmp_path / "s.sqlite").collect(WEEK)
     assert again == prs and st(server).requests == 2  # warm: the repo check and the search
@@ -496,7 +519,7 @@ def test_cache_schema_is_registered_in_the_state_store(serve, fixture_records, t
     conn = sqlite3.connect(tmp_path / "s.sqlite")
     assert conn.execute("SELECT version FROM schema_versions WHERE component = 'github'").fetchone() == (1,)
     row = conn.execute("SELECT updated_at, etags_json FROM github_pulls WHERE number = 56269").fetchone()
-    assert row[0].startswith("2026-11-16") and set(json.loads(row[1])) >= {"files", "review_comments"}
+    assert row[0].startswith("2026-11-16") and set(json.loads(row[1])) >= {"files", "_profile"}
 
 
 # ---- the issue's "done when": the same edition from GitHub as from the JSONL --------------------------
@@ -589,3 +612,48 @@ def test_token_from_a_prefect_secret_block_and_never_in_the_runs_logs(prefect_ap
     messages = asyncio.run(logs())
     assert any("secrets from Prefect Secret blocks: github-token" in m for m in messages)
     assert not any(TOKEN in m for m in messages)
+
+
+def test_a_github_without_graphql_gives_the_same_prs_with_reviews_and_issues_asked_pr_by_pr(
+        serve, fixture_records, tmp_path: Path) -> None:
+    server = serve(fixture_records)
+    with_graphql = source(server, tmp_path / "a.sqlite").collect(WEEK)
+    st(server).graphql = False
+    st(server).reset_counters()
+    src = source(server, tmp_path / "b.sqlite")
+    without = src.collect(WEEK)
+    assert without == with_graphql
+    assert src.stats.routes["graphql"] == 1 and "/graphql" in st(server).paths()  # one try: 404
+    assert st(server).stats()["kinds"]["reviews"] == len(without)  # then REST, PR by PR
+
+
+def test_a_conversation_from_the_repo_wide_listing_is_each_prs_own(serve, tmp_path: Path) -> None:
+    records = synthetic_week(40, repo=REPO, since=WEEK.since)
+    server = serve(records)
+    prs = source(server, tmp_path / "s.sqlite").collect(WEEK)
+    by_number = {r["number"]: r for r in records}
+    for pr in prs:
+        assert [(c.author, c.body) for c in pr.comments] == [
+            (c["author"], c["body"]) for c in by_number[pr.number].get("comments", [])]
+        assert [(c.author, c.body) for c in pr.review_comments] == [
+            (c["author"], c["body"]) for c in by_number[pr.number].get("inline_comments", [])]
+    kinds = st(server).stats()["kinds"]
+    assert kinds["repo_issue_comments"] + kinds["repo_review_comments"] <= 4
+    assert not {"issue_comments", "review_comments", "reviews"} & set(kinds)
+
+
+def test_switching_git_off_fetches_only_the_files_the_clone_gave(serve, tmp_path: Path) -> None:
+    from prdigest.collect.git import open_clone
+    from tests.git_support import build_upstream
+
+    upstream = build_upstream(tmp_path / "up")
+    records = [json.loads(pr.model_dump_json(exclude={"changes", "facts_source"})) for pr in upstream.prs]
+    server = serve(records)
+    state = tmp_path / "s.sqlite"
+    clone = open_clone(str(upstream.path), state_dir=tmp_path / "clones")
+    with_git = source(server, state, upstream=lambda: clone).collect(WEEK)
+    assert len(with_git) == len(records) and "files" not in st(server).stats()["kinds"]  # git gives the files
+    st(server).reset_counters()
+    without = source(server, state).collect(WEEK)
+    assert st(server).stats()["kinds"] == {"repo": 1, "search": 1, "files": len(records)}  # nothing else again
+    assert without == source(server, tmp_path / "cold.sqlite").collect(WEEK)  # as a cold run without --git

@@ -10,6 +10,7 @@ from typing import NamedTuple, Protocol
 from prdigest.kernel.prtext.prose import MAX_SCAN, sentences, strip_template
 from prdigest.kernel.models import PullRequest
 from prdigest.kernel.patterns import Pattern, compile_rule
+from prdigest.classify.pathmatch import PathMatcher
 from prdigest.classify.rulesfile import RULES_DIR, Rules, SubsystemRule, load_rules, rules_for_repo
 from prdigest.kernel.text import slug
 from prdigest.kernel.vocabulary import Vocabulary
@@ -100,6 +101,8 @@ class RulesClassifier:
             )
             for name, rule in rules.subsystems.items()
         )
+        # every subsystem's path rules over a path at once (the _Compiled ones, one by one, were the PR's cost)
+        self._paths = PathMatcher([(rule.paths, rule.exclude_paths) for rule in rules.subsystems.values()])
 
     @property
     def known_subsystems(self) -> set[str]:
@@ -122,11 +125,15 @@ class RulesClassifier:
         body = description(pr.body) if pr.body else ""
         rules = self.rules
         found: list[_Evidence] = []
+        weights = [0] * len(self._subsystems)
+        for f in files:  # one pass over the files: each path against every rule at once
+            taken = self._paths.matching(f.path)
+            if f.previous_path is not None:
+                taken = taken | self._paths.matching(f.previous_path)
+            for index in taken:
+                weights[index] += _weight(f.changes)
         for order, sub in enumerate(self._subsystems):
-            weight = sum(
-                _weight(f.changes) for f in files
-                if sub.matches_path(f.path) or (f.previous_path is not None and sub.matches_path(f.previous_path))
-            )
+            weight = weights[order]
             position = sub.title_position(pr.title)
             declared = position is not None or bool(sub.labels & labels)
             hits = sub.body_hits(body, rules.body_max_hits) if sub.body else 0

@@ -152,7 +152,8 @@ def _fact_points(s: Signals, w: Section) -> list[str]:
             chosen = news_first(changes, s.core_title)[:2]
             said = list(dict.fromkeys(fact_line(c, w.language) for c in chosen))
             point = w[frame].format(said=w["fact_join"].join(said))
-            rest = [c for c in news_first(s.changes, s.core_title) if c not in changes]
+            framed = set(changes)  # a set: ``in`` on the list compared every pair of facts (quadratic)
+            rest = [c for c in news_first(s.changes, s.core_title) if c not in framed]
             if frame != "changed" and all(named_by(c, s.core_title) for c in chosen) and rest \
                     and not named_by(rest[0], s.core_title):
                 # the title says these already: the point goes on with what else the code did

@@ -7,7 +7,10 @@ raises for anything the model or the network does. Either the entry is a validat
 needs-editing with the reason in ``warnings`` (``drafter = "offline-fallback"``, not cached, so the next
 run tries again). Invalid output (not JSON, wrong fields, cut off by the length limit, a refusal or a
 content filter) gets one repair attempt first. Transient HTTP failures (timeouts, connection errors,
-408/409/429/5xx) are retried by the SDK, honouring ``Retry-After``/``retry-after-ms`` up to 120 s.
+408/409/429/5xx) are retried by the SDK, honouring ``Retry-After``/``retry-after-ms`` up to 120 s. Requests
+are paced only as the endpoint's rate-limit headers and 429s say (:mod:`~prdigest.draft.pacing`), and each
+entry, retries and repair included, has a deadline (and the run one for all of them): past it the entry
+is the marked offline draft (:mod:`~prdigest.draft.transport`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,7 +32,8 @@ from prdigest.draft import grounding
 from prdigest.draft.packing import DraftContext, coverage_line, pack
 from prdigest.draft.budget import TokenCounter, default_counter
 from prdigest.draft.cache import DraftCache, draft_key
-from prdigest.draft.concurrent import RateLimiter
+from prdigest.draft.pacing import EndpointPacer
+from prdigest.draft.transport import DeadlineExceeded, PacedTransport, deadline
 from prdigest.draft.cost import cost_usd  # noqa: F401  (re-exported for callers)
 from prdigest.kernel.prompts import Prompt, load_prompt
 from prdigest.kernel.prtext.restate import restated
@@ -107,8 +113,16 @@ class OpenAIDrafter:
     def __init__(self, client: openai.OpenAI, model: str, *, timeout: float = 60.0, input_budget: int = 12_000,
                  cache: DraftCache | None = None, counter: TokenCounter | None = None,
                  entry_prompt: Prompt | None = None, repair_prompt: Prompt | None = None,
-                 fallback: Any = None, temperature: float = 0.2) -> None:
+                 fallback: Any = None, temperature: float = 0.2, pacer: EndpointPacer | None = None,
+                 entry_deadline: float | None = None, run_deadline: float | None = None) -> None:
         self.client, self.model, self.timeout, self.input_budget = client, model, timeout, input_budget
+        #: The pace the endpoint set (its figures: waits, 429s); None when the client was built elsewhere.
+        self.pacer = pacer
+        # Seconds for one entry (every call, retry and repair) and for all of the run's entries, counted
+        # from the first draft; past either, the entry is the offline draft, marked.
+        self.entry_deadline, self.run_deadline = entry_deadline, run_deadline
+        self._run_end: float | None = None
+        self._started = threading.Lock()
         self.name = f"openai:{model}"
         self.cache = cache
         self.counter = counter or default_counter()
@@ -121,9 +135,9 @@ class OpenAIDrafter:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, conn: Store,
-                      limiter: RateLimiter | None = None, fallback: Any = None,
+                      pacer: EndpointPacer | None = None, fallback: Any = None,
                       cache: Callable[[Store], DraftCache] = DraftCache) -> "OpenAIDrafter":
-        """A drafter built from settings: client, rate limiter on every HTTP request, cache in the state store.
+        """A drafter built from settings: client, the endpoint's pace on every HTTP request, cache in the state store.
 
         ``conn`` is the run's state store (the composition root's). ``cache`` builds the draft cache over it
         (``digest eval`` records hits). No network I/O
@@ -132,14 +146,15 @@ class OpenAIDrafter:
         if settings.openai_api_key is None or not settings.openai_api_key.get_secret_value().strip():
             raise ConfigError("--drafter openai needs OPENAI_API_KEY (for a vLLM server started without "
                               "--api-key, any value such as EMPTY will do)")
-        limiter = limiter or RateLimiter(settings.llm_rpm)
-        http_client = openai.DefaultHttpxClient(event_hooks={"request": [lambda request: limiter.acquire()]})
+        pacer = pacer or EndpointPacer(settings.llm_rpm)
+        http_client = openai.DefaultHttpxClient(transport=PacedTransport(pacer, settings.llm_concurrency))
         client = openai.OpenAI(
             api_key=settings.openai_api_key.get_secret_value(), base_url=settings.llm_base_url,
             timeout=settings.llm_timeout, max_retries=MAX_RETRIES, http_client=http_client,
         )
         drafter = cls(client, settings.model, timeout=settings.llm_timeout, input_budget=settings.llm_input_budget,
-                      cache=cache(conn), fallback=fallback)
+                      cache=cache(conn), fallback=fallback, pacer=pacer, entry_deadline=settings.llm_entry_deadline,
+                      run_deadline=settings.llm_run_deadline)
         return drafter
 
     def close(self) -> None:
@@ -191,21 +206,29 @@ class OpenAIDrafter:
             # This run spent nothing on it: the edition's tokens and cost count this run only.
             return hit.model_copy(update={"number": pr.number, "tokens_in": 0, "tokens_out": 0})
 
+        spent = _Spent()
+        end, late = self._deadline()
+        if late:
+            return self._fall_back(pr, subsystems, language, spent, late, context)
         packed = pack(pr, self.input_budget, context, counter=self.counter)
         context = {"language": language, "pr": packed, "subsystems": subsystems}
         messages = self.entry_prompt.messages(context)
-        spent = _Spent()
         try:
-            try:
-                parsed = self._call(messages, spent)
-            except InvalidOutput as first:
-                log.info("PR #%s: invalid LLM output (%s); one repair attempt", pr.number, first)
-                spent.notes.append(f"first answer invalid: {first}")
-                parsed = self._call(self._repair_messages(messages, first, language), spent)
+            with deadline(end):
+                try:
+                    parsed = self._call(messages, spent, end)
+                except InvalidOutput as first:
+                    log.info("PR #%s: invalid LLM output (%s); one repair attempt", pr.number, first)
+                    spent.notes.append(f"first answer invalid: {first}")
+                    parsed = self._call(self._repair_messages(messages, first, language), spent, end)
         except InvalidOutput as second:
             return self._fall_back(pr, subsystems, language, spent,
                                    f"LLM output invalid after one repair: {second}", context)
+        except DeadlineExceeded:
+            return self._fall_back(pr, subsystems, language, spent, self._deadline_reason(), context)
         except openai.APIError as exc:
+            if isinstance(exc.__cause__, DeadlineExceeded):  # SDKs before 3 wrap it (after their retries)
+                return self._fall_back(pr, subsystems, language, spent, self._deadline_reason(), context)
             return self._fall_back(pr, subsystems, language, spent, f"LLM call failed: {_describe(exc)}", context)
 
         verdict = Verdict(parsed.verdict)
@@ -231,11 +254,30 @@ class OpenAIDrafter:
             self.cache.put(key, draft, model=self.model, language=language, prompt_version=self.prompt_version)
         return draft
 
-    def _call(self, messages: list[dict[str, str]], spent: _Spent) -> EntryDraft:
-        """One chat completion (with the SDK's transport retries), parsed as :class:`EntryDraft`."""
+    def _deadline(self) -> tuple[float | None, str]:
+        """This entry's end (a ``time.monotonic()`` instant, None for none), or why it has no time left."""
+        now = time.monotonic()
+        with self._started:
+            if self._run_end is None and self.run_deadline is not None:
+                self._run_end = now + self.run_deadline
+        ends = [e for e in (self._run_end, None if self.entry_deadline is None else now + self.entry_deadline)
+                if e is not None]
+        if self._run_end is not None and now >= self._run_end:
+            return None, f"the run's {self.run_deadline:.0f} s deadline for LLM drafting had passed"
+        return (min(ends) if ends else None), ""
+
+    def _deadline_reason(self) -> str:
+        if self._run_end is not None and time.monotonic() >= self._run_end:
+            return f"LLM drafting did not finish within the run's {self.run_deadline:.0f} s deadline"
+        return f"LLM call did not finish within the entry's {self.entry_deadline:.0f} s deadline"
+
+    def _call(self, messages: list[dict[str, str]], spent: _Spent, end: float | None = None) -> EntryDraft:
+        """One chat completion (with the SDK's transport retries), parsed as :class:`EntryDraft`; each read
+        waits no longer than the time left before ``end``."""
+        timeout = self.timeout if end is None else max(0.01, min(self.timeout, end - time.monotonic()))
         raw = self.client.chat.completions.with_raw_response.parse(
             model=self.model, messages=messages, response_format=EntryDraft, temperature=self.temperature,
-            max_completion_tokens=MAX_OUTPUT_TOKENS, timeout=self.timeout,
+            max_completion_tokens=MAX_OUTPUT_TOKENS, timeout=timeout,
         )
         spent.calls += 1
         body = _json_or_empty(raw.text)

@@ -171,7 +171,8 @@ def _facts(s: Signals, add: Callable[..., None]) -> None:
         more = len(breaking) - 1
         add("fact-breaking", W_FACT_BREAKING, "fact_breaking_more" if more else "fact_breaking",
             fact=lambda w: fact_line(breaking[0], w.language), more=more, total=len(breaking))
-    others = [c for c in api if c not in breaking]
+    breaks = set(breaking)  # a set: ``in`` on the list compared every pair of facts (quadratic)
+    others = [c for c in api if c not in breaks]
     if others:
         additive = all(_additive(c) for c in others)
         add("fact-api", W_FACT_ADDITIVE if additive else W_FACT_API, "fact",

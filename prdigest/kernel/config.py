@@ -78,11 +78,17 @@ class Settings(BaseSettings):
     )
     model: str = "gpt-4.1-mini"
     openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
-    #: Drafts in flight at once, and the requests-per-minute ceiling of the LLM endpoint.
+    #: Drafts in flight at once.
     llm_concurrency: int = Field(default=8, ge=1, le=256)
-    llm_rpm: int = Field(default=600, ge=1)
-    #: Seconds one LLM call may take before it is abandoned (and retried).
+    #: A requests-per-minute ceiling of our own, for an endpoint that limits without saying so; by default
+    #: requests are paced only by the limits the endpoint announces (its rate-limit headers and 429s).
+    llm_rpm: int | None = Field(default=None, ge=1)
+    #: Seconds one LLM read may wait before the call is abandoned (and retried).
     llm_timeout: float = Field(default=60.0, gt=0)
+    #: Seconds one entry's drafting may take in all (calls, retries, repair), and all of the run's entries;
+    #: past either the entry is the offline draft, marked for the editor.
+    llm_entry_deadline: float = Field(default=180.0, gt=0)
+    llm_run_deadline: float = Field(default=3600.0, gt=0)
     #: Tokens of PR data packed into one prompt (prdigest/draft/packing.py).
     llm_input_budget: int = Field(default=12_000, ge=500)
     #: USD per million tokens in / out, for the edition's cost estimate.

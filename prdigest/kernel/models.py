@@ -269,6 +269,8 @@ class PullRequest(_Record):
     #: Where ``changes`` came from: ``git`` (the files before and after, from the clone) or ``patches`` (the
     #: REST hunks only: partial); None before the facts step ran.
     facts_source: Literal["git", "patches"] | None = None
+    #: Code facts the facts step counted but did not keep (a PR over its cap of facts: a giant commit).
+    changes_omitted: int = Field(default=0, ge=0)
 
     @field_validator("author", mode="before")
     @classmethod

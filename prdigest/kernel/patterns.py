@@ -112,6 +112,12 @@ def _translated(pattern: str) -> str | None:
     return "".join(out)
 
 
+def re2_form(pattern: str) -> str | None:
+    """``pattern`` as RE2 runs it with Python's meaning (what :func:`compile_rule` puts on RE2), else None."""
+    translated = _translated(pattern)
+    return translated if translated is not None and _re2(pattern, False) is not None else None
+
+
 def _re2(pattern: str, ignore_case: bool) -> Any | None:
     translated = _translated(pattern)
     if translated is None:

@@ -97,6 +97,8 @@ class GitHubState:
         #: Seconds each API request takes before it is answered (a stand-in for the network and GitHub).
         self.latency = latency
         self.prs = {pr.number: pr for pr in prs}
+        #: Whether ``POST /graphql`` is served (a GitHub Enterprise without it answers 404).
+        self.graphql = True
         self.token = token
         self.prefix = prefix.rstrip("/")
         self.faults = faults or Faults()

@@ -4,7 +4,11 @@ It speaks the JSON shapes PyGithub reads (absolute ``url`` fields, ``Link`` pagi
 collector and the naive loop use: ``/search/issues`` (1,000-result cap), ``/repos/{o}/{r}``,
 ``/repos/{o}/{r}/pulls`` (list), ``/pulls/{n}``, ``/pulls/{n}/files`` (3,000-file cap), ``/pulls/{n}/comments``,
 ``/pulls/{n}/reviews``, ``/issues/{n}/comments``, ``/issues/{n}`` (the issues PRs link: ``linked_issues``), and the default branch's files through ``/git/trees/{ref}``
-(``recursive=1``) and ``/contents/{path}`` (base64). It adds ETag/304, rate-limit headers, a primary limit that
+(``recursive=1``) and ``/contents/{path}`` (base64); the repo-wide listings of every PR's review comments and
+every conversation comment (``/pulls/comments``, ``/issues/comments``, with ``since``, ``sort``, ``direction``),
+and ``POST /graphql`` (``/api/graphql`` under ``/api/v3``) for the one query shape the collector sends: a
+repository's ``pullRequest(number:)`` reviews and ``issueOrPullRequest(number:)``, by alias, as GitHub answers
+them (a number that is nothing: ``null`` and a ``NOT_FOUND`` error beside the data). It adds ETag/304, rate-limit headers, a primary limit that
 resets, and fault injection by rate (502, 403 secondary limit, 429), optionally under ``/api/v3``.
 
 Run standalone (for benchmarks): ``python -m tests.servers.github_server --synthetic 1000 --port 8765``;
@@ -130,6 +134,8 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- dispatch ---------------------------------------------------------------------------------
     def do_POST(self) -> None:
+        if self._graphql_path():
+            return self._graphql()
         if self.path.startswith("/_test/reset"):
             self.st.reset_counters()
             body = b"{}"
@@ -216,6 +222,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, self._repo_json(), kind="repo")
         if rest == "/pulls":
             return self._pull_list(path, query)
+        if rest in ("/pulls/comments", "/issues/comments"):
+            return self._repo_comments(path, query, inline=rest == "/pulls/comments")
         if rest.startswith("/git/trees/"):
             return self._tree(rest.removeprefix("/git/trees/"), query)
         if rest.startswith("/contents/"):
@@ -359,6 +367,91 @@ class Handler(BaseHTTPRequestHandler):
                              "diff_url": pr.html_url + ".diff", "patch_url": pr.html_url + ".patch",
                              "merged_at": iso(pr.merged_at)},
         }
+
+    # ---- repo-wide comment listings and GraphQL ----------------------------------------------------
+    def _repo_comments(self, path: str, query: dict[str, str], *, inline: bool) -> None:
+        """Every PR's inline review comments (or conversation comments) updated since ``since``, as GitHub lists
+        them repo-wide: each names its PR by URL."""
+        base = f"{self._base()}/repos/{self.st.repo}"
+        since = parse_time(query["since"]) if query.get("since") else None
+        items: list[dict[str, Any]] = []
+        for pr in self.st.prs.values():
+            for item in self._comments(pr, pr.inline_comments if inline else pr.issue_comments, inline=inline):
+                if since is not None and parse_time(item["updated_at"]) < since:
+                    continue
+                if inline:
+                    item["pull_request_url"] = f"{base}/pulls/{pr.number}"
+                else:
+                    item["issue_url"] = f"{base}/issues/{pr.number}"
+                items.append(item)
+        key = "created_at" if query.get("sort", "created") == "created" else "updated_at"
+        items.sort(key=lambda c: (c[key], c["id"]), reverse=query.get("direction", "asc") == "desc")
+        self._paginate(items, path, query, "repo_review_comments" if inline else "repo_issue_comments")
+
+    def _graphql_path(self) -> bool:
+        path = urlsplit(self.path).path
+        prefix = self.st.prefix.removesuffix("/v3") if self.st.prefix else ""
+        return path == f"{prefix}/graphql"
+
+    def _graphql(self) -> None:
+        st = self.st
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if st.token is not None and (self.headers.get("Authorization") or "").split(" ", 1)[-1] != st.token:
+            return self._error(401, "Bad credentials", kind="auth")
+        if not st.graphql:
+            return self._error(404, "Not Found", kind="not_found")
+        if st.latency:
+            time.sleep(st.latency)
+        if self._fault() or self._primary_exhausted():
+            return
+        query, variables = body.get("query") or "", body.get("variables") or {}
+        repo = f"{variables.get('owner')}/{variables.get('name')}"
+        if repo.lower() != st.repo.lower():
+            return self._send(200, {"data": {"repository": None}, "errors": [
+                {"type": "NOT_FOUND", "path": ["repository"], "message": f"Could not resolve to a Repository "
+                                                                         f"with the name '{repo}'."}]}, kind="graphql")
+        data: dict[str, Any] = {}
+        errors: list[dict[str, Any]] = []
+        for alias, field, number in re.findall(r"(\w+): (pullRequest|issueOrPullRequest)\(number: (\d+)\)", query):
+            n = int(number)
+            pr = st.prs.get(n)
+            if field == "pullRequest" and pr is not None:
+                reviews = [self._graphql_review(r) for r in self._reviews(pr)]
+                # Inline comments belong to a review (pull_request_review_id: the PR's first review's id); a
+                # PR with inline comments and no review has the review GitHub makes to hold them.
+                if pr.inline_comments and not reviews:
+                    reviews = [{"author": None, "state": "COMMENTED", "body": "",
+                                "submittedAt": iso(pr.created_at), "comments": {"totalCount": 0}}]
+                if reviews:
+                    reviews[0]["comments"]["totalCount"] = len(pr.inline_comments)
+                data[alias] = {"number": n, "comments": {"totalCount": len(pr.issue_comments)},
+                               "reviews": {"nodes": reviews[:100], "pageInfo": {
+                                   "hasNextPage": len(reviews) > 100, "endCursor": None}}}
+            elif field == "issueOrPullRequest" and pr is not None:
+                data[alias] = {"__typename": "PullRequest", "number": n}
+            elif field == "issueOrPullRequest" and n in st.issues:
+                issue = st.issues[n]
+                data[alias] = {"__typename": "Issue", "number": n, "title": issue.get("title", ""),
+                               "body": issue.get("body", ""), "state": issue.get("state", "open").upper()}
+            else:
+                data[alias] = None
+                errors.append({"type": "NOT_FOUND", "path": ["repository", alias],
+                               "message": f"Could not resolve to an issue or pull request with the number of {n}."})
+        answer: dict[str, Any] = {"data": {"repository": data}}
+        if errors:
+            answer["errors"] = errors
+        self._send(200, answer, kind="graphql")
+
+    @staticmethod
+    def _graphql_review(review: dict[str, Any]) -> dict[str, Any]:
+        user = review.get("user")
+        author = None
+        if user:  # GraphQL names an app by its slug, typed Bot, where REST says "name[bot]"
+            login = user["login"]
+            bot = login.endswith("[bot]")
+            author = {"__typename": "Bot" if bot else "User", "login": login.removesuffix("[bot]")}
+        return {"author": author, "state": review["state"], "body": review["body"],
+                "submittedAt": review["submitted_at"], "comments": {"totalCount": 0}}
 
     # ---- search and list --------------------------------------------------------------------------
     def _search(self, query: dict[str, str]) -> None:

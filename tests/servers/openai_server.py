@@ -10,6 +10,8 @@ Each chat call is answered by a *behaviour*, scripted per PR (the PR number is r
 - ``length``: a cut-off answer with ``finish_reason = "length"``
 - ``429``: HTTP 429 with ``Retry-After`` (:attr:`retry_after`);  ``500``: HTTP 500
 - ``slow``: a valid answer after :attr:`slow_seconds`
+- ``drip``: a valid answer whose body trickles in one byte every :attr:`drip_seconds` (every read is quick,
+  the whole answer is not: what a stalled proxy or an overloaded server does)
 - ``ungrounded``: a valid entry that also cites ``vllm/not_in_this_pr.py``
 - ``deep-read``, ``skim``, ``skip``: a valid entry with that verdict (another model's judgement)
 - for the edition's own prompts (a lede, a read-first ranking: no ``PR #N`` line), ``valid`` answers a grounded
@@ -21,6 +23,11 @@ Each chat call is answered by a *behaviour*, scripted per PR (the PR number is r
 
 Every answer waits :attr:`latency` seconds first (the benchmark's model time). Calls are counted per
 path and per PR; chat request bodies are kept in :attr:`requests`.
+
+With :attr:`rate_limit` ``(n, seconds)`` the server limits chat calls as OpenAI does: a bucket of ``n``
+requests refilled over ``seconds``, stated on every answer (``x-ratelimit-limit-requests``,
+``-remaining-requests``, ``-reset-requests`` like ``1.5s``), a call over it answered 429 with
+``retry-after-ms`` (counted in :attr:`throttled`). Without it, the server states no limit (a vLLM server).
 """
 
 from __future__ import annotations
@@ -145,15 +152,24 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
 
+    limit_headers: dict[str, str] = {}
+    drip: float = 0.0
+
     def _send(self, status: int, payload: dict[str, Any] | str, headers: dict[str, str] | None = None) -> None:
         data = (payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
+        for key, value in {**self.limit_headers, **(headers or {})}.items():
             self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(data)
+        if not self.drip:
+            self.wfile.write(data)
+            return
+        for i in range(len(data)):  # every byte its own write: each read is quick, the answer is not
+            self.wfile.write(data[i:i + 1])
+            self.wfile.flush()
+            time.sleep(self.drip)
 
     def _error(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> None:
         self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": None}}, headers)
@@ -169,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         if self.path == "/_stats":  # for a server in another process (the benchmark): its call counts
             with owner._lock:
-                return self._send(200, {"calls": dict(owner.calls)})
+                return self._send(200, {"calls": dict(owner.calls), "throttled": owner.throttled})
         owner._count(self.path, None)
         if self.path.rstrip("/") != "/v1/models":
             return self._error(404, f"no route {self.path}", "not_found")
@@ -180,6 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         owner = self.server.owner
+        self.limit_headers, self.drip = {}, 0.0  # one handler serves every request of a kept-alive connection
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
         if self.path == "/_reset":
             owner.reset_counts()
@@ -196,6 +213,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if body.get("model") not in owner.models:
             return self._error(404, f"The model `{body.get('model')}` does not exist.", "invalid_request_error")
+        if owner.rate_limit is not None:
+            self.limit_headers, wait = owner._take()
+            if wait:
+                return self._error(429, "Rate limit reached for requests", "requests",
+                                   {"retry-after-ms": str(max(1, round(wait * 1000)))})
         if owner.latency:
             time.sleep(owner.latency)
         prompt_tokens = sum(count_tokens(m.get("content") or "") + 4 for m in body["messages"])
@@ -207,6 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(500, "The server had an error", "server_error")
         if behaviour == "slow":
             time.sleep(owner.slow_seconds)
+        if behaviour == "drip":
+            self.drip = owner.drip_seconds
         if behaviour == "invalid":
             content = "Sure! Here is the entry: headline = faster kernels, verdict: deep-read"
             return self._send(200, _completion(content, model=model, prompt_tokens=prompt_tokens))
@@ -268,9 +292,14 @@ class OpenAIServer(LoopbackServer):
 
     def __init__(self, *, api_key: str = "sk-local-test", models: tuple[str, ...] = ("local-model",),
                  latency: float = 0.0, default: str = "valid", retry_after: str = "1",
-                 slow_seconds: float = 2.0) -> None:
+                 slow_seconds: float = 2.0, drip_seconds: float = 0.05,
+                 rate_limit: tuple[int, float] | None = None) -> None:
         self.api_key, self.models, self.latency, self.default = api_key, models, latency, default
-        self.retry_after, self.slow_seconds = retry_after, slow_seconds
+        self.retry_after, self.slow_seconds, self.drip_seconds = retry_after, slow_seconds, drip_seconds
+        self.rate_limit = rate_limit
+        self._level, self._at = float(rate_limit[0]) if rate_limit else 0.0, time.monotonic()
+        #: Chat calls answered 429 because they came over :attr:`rate_limit`.
+        self.throttled = 0
         self._plans: dict[int | None, deque[str]] = defaultdict(deque)
         self._lock = threading.Lock()
         self.calls: Counter[str] = Counter()
@@ -289,6 +318,26 @@ class OpenAIServer(LoopbackServer):
             queue = self._plans.get(number)
             return queue.popleft() if queue else self.default
 
+    def _take(self) -> tuple[dict[str, str], float]:
+        """One request out of the bucket: the headers stating the limit, and the wait when it is empty."""
+        assert self.rate_limit is not None
+        limit, seconds = self.rate_limit
+        rate = limit / seconds
+        with self._lock:
+            now = time.monotonic()
+            self._level = min(float(limit), self._level + (now - self._at) * rate)
+            self._at = now
+            wait = 0.0
+            if self._level < 1:
+                wait = (1 - self._level) / rate
+                self.throttled += 1
+            else:
+                self._level -= 1
+            remaining = int(self._level)
+            reset = (limit - self._level) / rate
+        return {"x-ratelimit-limit-requests": str(limit), "x-ratelimit-remaining-requests": str(remaining),
+                "x-ratelimit-reset-requests": f"{reset:.3f}s"}, wait
+
     def _count(self, path: str, number: int | None, body: dict[str, Any] | None = None) -> None:
         with self._lock:
             self.calls[path.rstrip("/")] += 1
@@ -302,6 +351,7 @@ class OpenAIServer(LoopbackServer):
 
     def reset_counts(self) -> None:
         with self._lock:
+            self.throttled = 0
             self.calls.clear()
             self.calls_per_pr.clear()
             self.requests.clear()
@@ -324,8 +374,13 @@ if __name__ == "__main__":  # a standalone server for trying `digest run --draft
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--model", default="local-model")
+    parser.add_argument("--rate-limit", default="", help="N/SECONDS: a stated limit of N requests per SECONDS")
     args = parser.parse_args()
-    with OpenAIServer(latency=args.latency, models=(args.model,)) as srv:
+    limit = None
+    if args.rate_limit:
+        n, per = args.rate_limit.split("/")
+        limit = (int(n), float(per))
+    with OpenAIServer(latency=args.latency, models=(args.model,), rate_limit=limit) as srv:
         print(f"OPENAI_BASE_URL={srv.base_url} OPENAI_API_KEY={srv.api_key} DIGEST_MODEL={args.model}", flush=True)
         try:
             while True:

@@ -39,7 +39,8 @@ def attach_facts(prs: Sequence[PullRequest], *, settings: Settings, surface: Sur
         log.warning("%s", problem)
         week.problems.insert(0, problem)
     out = [pr.model_copy(update={"changes": week.changes.get(pr.number, []),
-                                 "facts_source": week.source.get(pr.number, "patches"), **_files(pr, week)})
+                                 "facts_source": week.source.get(pr.number, "patches"),
+                                 "changes_omitted": week.omitted.get(pr.number, 0), **_files(pr, week)})
            for pr in prs]
     log.info("code facts: %d PRs, %d commits computed, %d cached, %.1f s", len(prs), week.computed, week.cached,
              week.seconds)

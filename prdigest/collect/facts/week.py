@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from prdigest.collect.facts.cache import FactsCache
+from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
 from prdigest.collect.facts.patches import patch_facts
 from prdigest.collect.facts.surface import Surface
@@ -29,6 +30,8 @@ class WeekFacts:
     source: dict[int, Source] = field(default_factory=dict)
     #: The changed files of each PR read from git (path, status, line counts; no hunks).
     files: dict[int, list[FileChange]] = field(default_factory=dict)
+    #: Facts left out of a PR by the cap (:data:`~prdigest.collect.facts.cap.MAX_FACTS`), by PR number.
+    omitted: dict[int, int] = field(default_factory=dict)
     computed: int = 0
     cached: int = 0
     #: The one-line problems met (the clone unreachable, commits missing): logged as warnings.
@@ -85,6 +88,11 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
         else:
             result.changes[pr.number] = patch_facts(pr, surface)
             result.source[pr.number] = "patches"
+        result.changes[pr.number], left_out = capped(result.changes[pr.number])
+        if left_out:
+            result.omitted[pr.number] = left_out
+            result.problems.append(f"#{pr.number}: {MAX_FACTS + left_out:,} code facts; the {MAX_FACTS:,} a reader "
+                                   f"acts on first are kept, {left_out:,} more are counted, not kept")
     for problem in result.problems:
         log.warning("%s", problem)
     result.seconds = time.perf_counter() - started

@@ -84,8 +84,10 @@ class Clients:
 
     def make(self, seconds_between_requests: float | None) -> Github:
         auth = Auth.Token(self._token) if self._token else None
+        # The collector's only POST is a GraphQL query, a read: paced as reads, not as PyGithub's writes (1 s).
         gh = Github(base_url=self.base_url, auth=auth, timeout=int(self._timeout), per_page=PER_PAGE,
-                    retry=self._retry, seconds_between_requests=seconds_between_requests)
+                    retry=self._retry, seconds_between_requests=seconds_between_requests,
+                    seconds_between_writes=seconds_between_requests)
         with self._lock:
             self._all.append(gh)
         return gh

@@ -3,7 +3,9 @@ with as few requests as GitHub allows and conditionally when a stored copy exist
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from prdigest.collect.github.cache import CachedPR
@@ -26,28 +28,41 @@ class Fetched:
     parts: dict[str, list[dict[str, Any]]]
     etags: dict[str, str]
     requests: int
+    #: The requests by route (``files``, ``reviews``, ``issue``, …), for the run's figures.
+    routes: Counter[str] = field(default_factory=Counter)
 
 
 def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
              patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True, files: bool = True,
-             merge_commit: str | None = None) -> Fetched:
+             merge_commit: str | None = None, prefetched: Mapping[str, list[dict[str, Any]]] | None = None,
+             reuse: Collection[str] = ()) -> Fetched:
     """Fetch what the search hit lacks. Requests per PR: 1 for files (+1 per further 100; none when ``files`` is
     False: the upstream clone gives them), 1 for inline review
     comments; with the discussion (the default) also 1 for reviews, 1 for conversation comments only when the
     hit counts some, and 1 per issue the PR closes or names (at most
     :data:`~prdigest.collect.discussion.MAX_LINKED`). A list or issue whose stored copy still has the same ETag
-    answers 304 and is reused (free on GitHub's limit). Bots' remarks are dropped here."""
+    answers 304 and is reused (free on GitHub's limit). Bots' remarks are dropped here.
+
+    A kind in ``prefetched`` (raw items from the week's batched listings, :mod:`.batch`) costs no request; a
+    part in ``reuse`` (``files`` or a kind of remark) is taken as ``cached`` holds it, with no request either."""
     pulls = f"/repos/{repo}/pulls/{hit.number}"
     prior_etags = cached.etags if cached else {}
-    etags: dict[str, str] = {}
+    prefetched = prefetched or {}
+    reuse = set(reuse) if cached is not None else set()
+    etags: dict[str, str] = {key: value for key, value in prior_etags.items()
+                             if key in reuse or (key.startswith("issue:") and "linked_issues" in reuse)}
+    routes: Counter[str] = Counter()
     calls = 0
 
-    if files:
+    if "files" in reuse and cached is not None:
+        raw_files, etag, single, n = None, prior_etags.get("files"), False, 0
+    elif files:
         raw_files, etag, single, n = clients.get_all(f"{pulls}/files", etag=prior_etags.get("files"),
                                                      limit=FILES_CAP)
     else:  # the upstream clone gives the files (prdigest/collect/facts/step.py): no request for them
         raw_files, etag, single, n = [], None, False, 0
     calls += n
+    routes["files"] += n
     if raw_files is None and cached is not None:
         listed, truncated = cached.pr.files, cached.pr.files_truncated
         additions, deletions = cached.pr.additions, cached.pr.deletions
@@ -60,6 +75,7 @@ def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
             # The listing stops at 3,000 files: ask the PR itself for the true totals.
             page = clients.get_page(pulls)
             calls += 1
+            routes["pull"] += 1
             detail = page.items if isinstance(page.items, dict) else {}
             truncated = int(detail.get("changed_files", len(listed))) > len(listed)
             additions = int(detail.get("additions", additions))
@@ -72,11 +88,18 @@ def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
              ("issue_comments", f"/repos/{repo}/issues/{hit.number}/comments", discussion and hit.comments > 0),
              ("reviews", f"{pulls}/reviews", discussion)]
     for kind, url, wanted in lists:
+        if kind in reuse and cached is not None:
+            parts[kind] = cached.parts.get(kind, [])
+            continue
         if not wanted:
             parts[kind] = []
             continue
+        if kind in prefetched:
+            parts[kind] = [_remark(c, kind) for c in prefetched[kind] if _kept(c, kind)]
+            continue
         items, etag, single, n = clients.get_all(url, etag=prior_etags.get(kind))
         calls += n
+        routes[kind] += n
         if items is None and cached is not None:
             parts[kind] = cached.parts.get(kind, [])
         else:
@@ -84,13 +107,19 @@ def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
         if single and etag:
             etags[kind] = etag
     parts["linked_issues"] = []
-    if discussion:
-        calls += _linked_issues(clients, repo, hit, cached, prior_etags, etags, parts)
+    if "linked_issues" in reuse and cached is not None:
+        parts["linked_issues"] = cached.parts.get("linked_issues", [])
+    elif discussion and "linked_issues" in prefetched:
+        parts["linked_issues"] = list(prefetched["linked_issues"])
+    elif discussion:
+        n = _linked_issues(clients, repo, hit, cached, prior_etags, etags, parts)
+        calls += n
+        routes["issue"] += n
 
     pr = build_pr(hit, listed, additions, deletions, truncated, parts)
     if merge_commit:
         pr = pr.model_copy(update={"merge_commit": merge_commit})
-    return Fetched(pr, parts, etags, calls)
+    return Fetched(pr, parts, etags, calls, routes)
 
 
 def _linked_issues(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, prior: dict[str, str],

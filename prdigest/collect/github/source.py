@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib3 import Retry
 
 from prdigest.kernel.config import DEFAULT_GITHUB_URL
+from prdigest.collect.github.batch import WeekRemarks, week_remarks
 from prdigest.collect.github.cache import CachedPR, PullCache
 from prdigest.collect.github.client import DEFAULT_REQUESTS_PER_MINUTE, SEARCH_REQUESTS_PER_MINUTE, Clients, default_retry, github_errors, is_loopback
 from prdigest.collect.github.fetch import DEFAULT_PATCH_BUDGET, Fetched, fetch_pr
@@ -45,12 +47,16 @@ class CollectStats:
     detail_requests: int = 0
     #: Pages of the closed-PR list read for merge commit shas (with an upstream clone only).
     list_requests: int = 0
+    #: Pages of the repo-wide comment listings and GraphQL queries (the week's remarks, reviews and issues).
+    batch_requests: int = 0
     seconds: float = 0.0
     per_pr: dict[int, int] = field(default_factory=dict)
+    #: Every request by route (``search``, ``files``, ``pulls/comments (repo-wide)``, ``graphql``, …).
+    routes: Counter[str] = field(default_factory=Counter)
 
     @property
     def requests(self) -> int:
-        return 1 + self.search_requests + self.detail_requests + self.list_requests  # 1: the repository check
+        return 1 + self.search_requests + self.detail_requests + self.list_requests + self.batch_requests
 
 
 class GitHubSource:
@@ -95,9 +101,24 @@ class GitHubSource:
         self._in_clone: set[str] = set()
         self.stats = CollectStats()
 
-    @property
-    def _profile(self) -> str:
-        return f"discussion={int(self.discussion)};patch_budget={self.patch_budget};git={int(self.git_files)}"
+    def _profile(self, parts: set[str]) -> str:
+        """What a stored copy holds: its discussion, and its files (``git=1``: none, the clone gave them)."""
+        return f"discussion={int('discussion' in parts)};patch_budget={self.patch_budget};git={int('files' not in parts)}"
+
+    def _holds(self, cached: CachedPR) -> set[str]:
+        """The parts a stored copy holds: ``discussion``, and ``files`` when listed with this hunk budget."""
+        fields = dict(f.split("=", 1) for f in cached.etags.get(PROFILE_KEY, "").split(";") if "=" in f)
+        held = {"discussion"} if fields.get("discussion") == "1" else set()
+        if fields.get("git") == "0" and fields.get("patch_budget") == str(self.patch_budget):
+            held.add("files")
+        return held
+
+    def _needs(self, hit: Hit) -> set[str]:
+        """The parts this run wants of ``hit``: the discussion (unless ``--no-discussion``), and the files unless
+        the clone has the PR's merge commit."""
+        sha = self._merge_commits.get(hit.number)
+        files = not (sha and sha.lower() in self._in_clone)
+        return ({"discussion"} if self.discussion else set()) | ({"files"} if files else set())
 
     def __repr__(self) -> str:  # never shows the token
         return f"GitHubSource(repo={self.repo!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
@@ -131,6 +152,7 @@ class GitHubSource:
                 if clone is not None:
                     self._merge_commits, stats.list_requests = merge_commits(clients, self.repo, window)
                     self._in_clone = present_commits(clone, self._merge_commits.values())
+                stats.routes.update({"repo": 1, "search": stats.search_requests, "pulls (closed)": stats.list_requests})
                 prs = self._details(clients, cache, hits, stats)
         finally:
             clients.close()
@@ -142,54 +164,87 @@ class GitHubSource:
     def _details(self, clients: Clients, cache: PullCache, hits: list[Hit], stats: CollectStats
                  ) -> list[PullRequest]:
         stats.merged = total = len(hits)
-        # A PR stored with other options (the discussion, hunk budget) is fetched again, from scratch.
-        stored = {n: c for n, c in cache.get_many([h.number for h in hits]).items()
-                  if c.etags.get(PROFILE_KEY) == self._profile}
+        stored = cache.get_many([h.number for h in hits])
         prs: list[PullRequest] = []
-        todo: list[Hit] = []
+        todo: list[tuple[Hit, set[str]]] = []  # a hit and the parts of its stored copy to reuse
         for hit in hits:
             old = stored.get(hit.number)
-            if old is not None and old.updated_at == hit.updated_at:
-                prs.append(old.pr)  # unchanged since stored: no request at all
-            else:
-                todo.append(hit)
+            if old is None or old.updated_at != hit.updated_at:
+                todo.append((hit, set()))
+                continue
+            held, needs = self._holds(old), self._needs(hit)
+            if needs <= held:  # unchanged since stored, and it holds all this run wants: no request at all
+                prs.append(old.pr if self.discussion else _without_discussion(old.pr))
+            else:  # unchanged, but another --no-discussion / --git: only the missing part is asked for
+                todo.append((hit, _reused(held)))
         stats.reused = len(prs)
         report("collect", len(prs), total)
         if not todo:
             return prs
+        # The week's remarks, reviews and issues in a few requests, for the PRs that lack them.
+        week = week_remarks(clients, self.repo, [h for h, keep in todo if "review_comments" not in keep],
+                            [h for h, keep in todo if self.discussion and "reviews" not in keep])
+        stats.batch_requests = sum(week.requests.values())
+        stats.routes.update(week.requests)
         pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo)), thread_name_prefix="github")
-        pending: dict[Future[Fetched], Hit] = {}
+        pending: dict[Future[Fetched], tuple[Hit, set[str]]] = {}
         queue = iter(todo)
         try:
             # Keep at most 2 × concurrency PRs in flight so a kill abandons little work and memory stays flat.
-            for hit in queue:
-                pending[pool.submit(self._fetch_one, clients, hit, stored.get(hit.number))] = hit
+            for hit, keep in queue:
+                pending[pool.submit(self._fetch_one, clients, hit, stored.get(hit.number), week, keep)] = (hit, keep)
                 if len(pending) >= 2 * self.concurrency:
                     break
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    hit = pending.pop(future)
+                    hit, keep = pending.pop(future)
                     fetched = future.result()  # re-raises the worker's error, mapped by github_errors
-                    etags = {**fetched.etags, PROFILE_KEY: self._profile}
+                    held = {"discussion"} if self.discussion or "reviews" in keep else set()
+                    if "files" in keep or "files" in self._needs(hit):
+                        held.add("files")
+                    etags = {**fetched.etags, PROFILE_KEY: self._profile(held)}
                     cache.put(hit.updated_at, fetched.pr, fetched.parts, etags)
-                    prs.append(fetched.pr)
+                    prs.append(fetched.pr if self.discussion else _without_discussion(fetched.pr))
                     stats.fetched += 1
                     stats.detail_requests += fetched.requests
+                    stats.routes.update(fetched.routes)
                     stats.per_pr[hit.number] = fetched.requests
                     report("collect", len(prs), total)
                     nxt = next(queue, None)
                     if nxt is not None:
-                        pending[pool.submit(self._fetch_one, clients, nxt, stored.get(nxt.number))] = nxt
+                        pending[pool.submit(self._fetch_one, clients, nxt[0], stored.get(nxt[0].number), week,
+                                            nxt[1])] = nxt
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return prs
 
-    def _fetch_one(self, clients: Clients, hit: Hit, cached: CachedPR | None) -> Fetched:
+    def _fetch_one(self, clients: Clients, hit: Hit, cached: CachedPR | None, week: WeekRemarks,
+                   keep: set[str]) -> Fetched:
         sha = self._merge_commits.get(hit.number)
         # Files from git only for a PR whose merge commit the clone has; any other is listed by GitHub.
-        return fetch_pr(clients, self.repo, hit, cached, patch_budget=self.patch_budget, discussion=self.discussion,
-                        files=not (sha and sha.lower() in self._in_clone), merge_commit=sha)
+        # A stored copy's discussion is kept even by a --no-discussion run (shown without it), so that
+        # switching back costs nothing.
+        return fetch_pr(clients, self.repo, hit, cached, patch_budget=self.patch_budget,
+                        discussion=self.discussion or "reviews" in keep,
+                        files=not (sha and sha.lower() in self._in_clone), merge_commit=sha,
+                        prefetched=week.of(hit.number), reuse=keep)
+
+
+#: The remark kinds of the discussion (``--no-discussion`` leaves them out; inline comments stay).
+_DISCUSSION = ("issue_comments", "reviews", "linked_issues")
+
+
+def _reused(held: set[str]) -> set[str]:
+    """The parts of a stored copy holding ``held`` that a fetch takes as they are (inline comments always)."""
+    return {"review_comments"} | (set(_DISCUSSION) if "discussion" in held else set()) | (held & {"files"})
+
+
+def _without_discussion(pr: PullRequest) -> PullRequest:
+    """``pr`` as a ``--no-discussion`` run shows it: without reviews, conversation or linked issues."""
+    if not (pr.reviews or pr.comments or pr.linked_issues):
+        return pr
+    return pr.model_copy(update={"reviews": [], "comments": [], "linked_issues": []})
 
 
 def merge_commits(clients: Clients, repo: str, window: Window) -> tuple[dict[int, str], int]:
