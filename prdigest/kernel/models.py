@@ -142,7 +142,9 @@ class Change(BaseModel):
     ``torch`` for a pin); ``path`` the file after the change (before it, for a removal); ``line`` the 1-based
     line in that version; ``before``/``after`` the compact old and new shape (a signature, a bound, a name,
     a module path), empty when there is none. ``detail`` says what changed in a signature (``+layer_names``,
-    ``-dtype``, ``block_size=16→32``); ``public`` is False for names starting with ``_``.
+    ``-dtype``, ``block_size=16→32``); ``public`` is False for names starting with ``_``. ``reach`` says who can
+    see the change (``public``: what the repo exports, documents or requires; ``internal``: what only the repo
+    itself uses) and ``reach_how`` how that was decided (prdigest/collect/facts/reach.py).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -156,15 +158,20 @@ class Change(BaseModel):
     detail: str = ""
     public: bool = True
     language: Literal["python", "cpp", "cuda", "triton", "config", "text"] = "python"
+    reach: Literal["public", "internal"] = "public"
+    reach_how: str = ""
 
     @property
     def breaks(self) -> bool:
         """True when the fact breaks callers: it removes, renames, moves or changes the signature of a public
         name (adding only parameters with defaults, or giving a required one a default, does not), removes or
-        renames an environment variable, an argument or a config field, or removes a kernel. Such a fact marks its
-        entry ``breaking``."""
-        if not self.public:
+        renames an environment variable, an argument or a config field, removes a kernel, or deletes a module
+        whose reach is public. An internal fact never breaks. Such a fact marks its entry ``breaking``."""
+        if not self.public or self.reach == "internal":
             return False
+        if self.kind == "file-deleted":
+            # A module removed is an interface change once its reach was read and found public.
+            return self.path.endswith((".py", ".pyi")) and bool(self.reach_how)
         if self.kind == "moved" and self.detail == "re-exported":  # the old import still works
             return False
         if self.kind in ("removed", "renamed", "moved"):

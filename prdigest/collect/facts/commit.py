@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 
-from prdigest.collect.facts import build, kernels, pins, pyapi, settings
+from prdigest.collect.facts import build, kernels, pins, pyapi, settings, toolchain
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "6"
+FACTS_VERSION = "7"
 
 
 def _python(path: str) -> bool:
@@ -64,6 +64,8 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         facts.extend(pins.compare(f.path, f.before, f.after, before_path=old_path))
     if build.is_build_file(f.path) or build.is_build_file(old_path):
         facts.extend(build.compare(f.path, f.before, f.after, before_path=old_path))
+    if toolchain.is_toolchain_file(f.path) or toolchain.is_toolchain_file(old_path):
+        facts.extend(toolchain.compare(f.path, f.before, f.after, before_path=old_path))
     return facts
 
 
