@@ -474,7 +474,7 @@ ENTRY_KEYS: tuple[str, ...] = (
     "number", "url", "title", "author", "merged_at", "subsystems", "verdict", "headline", "rationale", "focus",
     "followups", "audience", "additions", "deletions", "files_changed", "status", "drafter", "grounding",
     "needs_editing", "warnings", "tokens_in", "tokens_out", "edit_distance", "relations", "changes", "breaking",
-    "impact", "coverage",
+    "action", "impact", "coverage",
 )
 
 
@@ -507,6 +507,9 @@ class Entry(BaseModel):
     #: True when a fact removes, renames, moves or changes the signature of something public (the editor may
     #: clear it); such entries open each variant's "Action required" block.
     breaking: bool = False
+    #: What a reader must do, one sentence each (prdigest/kernel/actions.py; the editor may clear them): the
+    #: "Action required" block shows exactly these.
+    action: list[str] = Field(default_factory=list)
     #: The facts matched against the readers' downstream repositories (prdigest/connect/impact/).
     impact: list[Impact] = Field(default_factory=list)
     #: What the drafter was given of the PR (files, comments, issues), None when not recorded.
