@@ -57,3 +57,10 @@ def test_a_cleared_item_stays_cleared_until_the_symbol_changes_again() -> None:
 def test_a_pin_moved_back_says_so() -> None:
     down = NPU.model_copy(update={"before": "==2.10.0", "after": "==2.9.0"})
     assert actions([down], "en") == ["Downgrade `torch-npu` to `2.9.0` before pulling main."]
+
+
+def test_a_new_runtime_requirement_is_installed_not_upgraded() -> None:
+    new = Change(kind="dependency", symbol="torchaudio", path="requirements.txt", after="==2.9.0", detail="added",
+                 language="config")
+    assert actions([new, NPU], "en") == ["Upgrade `torch-npu` to `2.10.0.post4` before pulling main.",
+                                         "Install `torchaudio` `2.9.0` before pulling main."]

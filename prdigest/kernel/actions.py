@@ -56,9 +56,9 @@ def product(change: Change) -> str:
     return _DOCKER_SUFFIX.sub("", last) or last
 
 
-def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool]]:
-    """(thing, version, newer) for each public runtime pin whose version moved or that was added."""
-    out: list[tuple[str, str, bool]] = []
+def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
+    """(thing, version, newer) for each public runtime pin whose version moved (newer None: newly required)."""
+    out: list[tuple[str, str, bool | None]] = []
     seen: set[tuple[str, str]] = set()
     for c in changes:
         if c.kind != "dependency" or c.reach != "public" or not c.after:
@@ -69,7 +69,7 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool]]:
         key = (product(c).lower(), new)
         if key not in seen:
             seen.add(key)
-            out.append((product(c), new, not old or _numbers(new) >= _numbers(old)))
+            out.append((product(c), new, None if not old else _numbers(new) >= _numbers(old)))
     return out
 
 
@@ -80,12 +80,11 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     out: list[str] = []
     moves = upgrades(live)
     if moves:
-        up = [w["to"].format(name=code(n), version=code(v)) for n, v, newer in moves if newer]
-        down = [w["to"].format(name=code(n), version=code(v)) for n, v, newer in moves if not newer]
-        if up:
-            out.append(w["upgrade"].format(items=w["joiner"].join(up[:6])))
-        if down:
-            out.append(w["downgrade"].format(items=w["joiner"].join(down[:6])))
+        for verb, wanted in (("upgrade", True), ("downgrade", False), ("install", None)):
+            items = [w["to" if wanted is not None else "at"].format(name=code(n), version=code(v))
+                     for n, v, newer in moves if newer is wanted]
+            if items:
+                out.append(w[verb].format(items=w["joiner"].join(items[:6])))
     items = unique([s for s in (_item(c, w) for c in live if c.reach == "public") if s], key=lambda s: s)
     return out + items[:MAX_ITEMS]
 
