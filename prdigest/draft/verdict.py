@@ -243,6 +243,8 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
             and not s.kernel_changes):
         # A deep read is for what takes study: callers to adapt, a kernel, a change too big to take in at once.
         return Verdict.SKIM, Reason("small", 0, "rule_small", (("size", s.size),))
+    if scored is Verdict.SKIP and upgrades([c for c in s.changes if c.kind == "dependency"]):
+        return Verdict.SKIM, None  # a runtime requirement moved or was added: its readers must know
     fixes_a_failure = s.is_bugfix and "failure" in s.design
     if scored is Verdict.SKIP and s.of_kind(SOURCE) and (s.size >= MIN_SHIPPED_LINES or fixes_a_failure):
         return Verdict.SKIM, None  # skip is for changes that ship nothing a user would notice
