@@ -201,3 +201,9 @@ def test_the_patches_give_the_dockerfile_pin_that_changed(week: tuple[dict[int, 
 def test_reach_survives_the_facts_cache(tmp_path: Path) -> None:
     fact = Change(kind="renamed", symbol="helper", path="lib/worker.py", reach="internal", reach_how="why")
     assert Change.model_validate(fact.model_dump(mode="json")) == fact
+
+
+def test_a_module_an_init_imports_for_its_effects_is_not_re_exported() -> None:
+    from prdigest.collect.facts.reach import _init_names
+    names = _init_names("import lib.patch.patch_sched  # noqa: F401\nimport lib.x as x\nfrom lib.api import Engine\n")
+    assert {"Engine", "x"} <= names and "patch_sched" not in names

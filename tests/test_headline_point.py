@@ -42,3 +42,7 @@ def test_a_title_the_phrasebook_cannot_say_is_not_kept_in_english() -> None:
     title = "Recompute scheduler output leaks when the draft stalls midway"
     head = _head(title)
     assert title not in head and "Recompute scheduler" not in head
+
+
+def test_code_names_beside_chinese_are_backticked_one_by_one() -> None:
+    assert "新增 `fiav2` 至 `acl_graph`" in _head("[Feature]add fiav2 into acl_graph")

@@ -15,7 +15,7 @@ from functools import lru_cache
 from prdigest.kernel.i18n import Section
 
 _CLAUSE = re.compile(r"\s*(?:[:;]|\s-\s|\(|（|，|,\s)")
-_TOKEN = re.compile(r"`[^`]+`|[A-Za-z_][\w.+/-]*[A-Za-z0-9_+]|[A-Za-z]|\d[\w.+-]*")
+_TOKEN = re.compile(r"`[^`]+`|[A-Za-z_][A-Za-z0-9_.+/-]*[A-Za-z0-9_+]|[A-Za-z]|\d[A-Za-z0-9_.+-]*")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 #: Small words that carry no point on their own (the frames say places; here they just go).
 _GLUE = frozenset({"a", "an", "the", "to", "for", "in", "on", "of", "and", "or", "with", "by", "at", "from", "into",
@@ -78,7 +78,7 @@ def compose(words: list[str], verb: str, w: Section) -> tuple[str, int, int]:
     return verb + " ".join(out), kept, dropped
 
 
-_SPAN_OR_WORD = re.compile(r"`[^`]*`|[A-Za-z_][\w.+/-]*[A-Za-z0-9_+]")
+_SPAN_OR_WORD = re.compile(r"`[^`]*`|[A-Za-z_][A-Za-z0-9_.+/-]*[A-Za-z0-9_+]")  # ASCII: \w is CJK too
 
 
 def backticked(text: str) -> str:

@@ -71,8 +71,8 @@ def _init_names(text: str) -> set[str]:
             names.update(a.asname or a.name for a in node.names)
             if node.module:
                 names.update(node.module.split("."))
-        elif isinstance(node, ast.Import):
-            names.update((a.asname or a.name).split(".")[-1] for a in node.names)
+        elif isinstance(node, ast.Import):  # ``import a.b.c`` runs a module for its effects; only an alias names
+            names.update(a.asname for a in node.names if a.asname)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in tree.body:
             names.add(node.name)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
