@@ -201,15 +201,24 @@ def runtime_pin_file(path: str) -> bool:
     return not _DEV_REQUIREMENTS.search(path)
 
 
-def _alls(diff: CommitDiff | None) -> dict[str, tuple[set[str], set[str]]]:
-    """Each changed Python file's ``__all__`` and abstract classes (before and after, joined)."""
-    out: dict[str, tuple[set[str], set[str]]] = {}
+_SUBCLASS = re.compile(r"^class\s+([A-Za-z_]\w*)\s*\(\s*([A-Za-z_][\w.]*)", re.MULTILINE)
+_NOT_A_BASE = frozenset({"object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum", "str",
+                         "int", "Exception"})
+
+Shapes = dict[str, tuple[set[str], set[str], dict[str, str]]]
+
+
+def _alls(diff: CommitDiff | None) -> Shapes:
+    """Each changed Python file's ``__all__``, abstract classes, and the first base of each class that has one
+    (after the change: a method removed there may still be inherited)."""
+    out: Shapes = {}
     for f in diff.files if diff is not None else ():
         if f.path.endswith((".py", ".pyi")) or f.before_path.endswith((".py", ".pyi")):
             texts = [t for t in (f.before, f.after) if t]
-            pair = (set().union(*map(_module_all, texts)) if texts else set(),
-                    {m for t in texts for m in _ABSTRACT_CLASS.findall(t)})
-            out[f.path] = out[f.before_path] = pair
+            bases = {m[1]: m[2] for m in _SUBCLASS.finditer(f.after or "") if m[2].rsplit(".", 1)[-1] not in _NOT_A_BASE}
+            shape = (set().union(*map(_module_all, texts)) if texts else set(),
+                     {m for t in texts for m in _ABSTRACT_CLASS.findall(t)}, bases)
+            out[f.path] = out[f.before_path] = shape
     return out
 
 
@@ -262,8 +271,7 @@ def _said(names: Iterable[str], evidence: Evidence, path: str) -> str:
     return ""
 
 
-def _reach(c: Change, surface: Surface, evidence: Evidence | None,
-           alls: dict[str, tuple[set[str], set[str]]]) -> tuple[str, str]:
+def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes) -> tuple[str, str]:
     if c.kind in ("tests", "ci", "build"):
         return "internal", {"tests": "a test", "ci": "a CI job", "build": "a build variable"}[c.kind]
     if surface.is_test(c.path):
@@ -285,19 +293,27 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None,
         return "internal", private
     top = [n.split(".", 1)[0] for n in _python_names(c)]
     last = [n.rsplit(".", 1)[-1] for n in _python_names(c)]
-    listed, abstract = alls.get(c.path, (set(), set()))
+    listed, abstract, bases = alls.get(c.path, (set(), set(), {}))
     if c.path.endswith("__init__.py"):
         return "public", f"defined in the package's `{c.path}`"
     if any(t in listed for t in top):
         return "public", f"listed in `__all__` of `{c.path}`"
     if any(t in abstract for t in top):
         return "public", f"an abstract base class of `{c.path}`, meant to be subclassed"
+    method = any("." in n for n in _python_names(c)) and c.kind != "moved"
+    if method and c.kind == "removed" and top[0] in bases:
+        return "internal", (f"a method of `{top[0]}`, a subclass of `{bases[top[0]]}`: callers may still "
+                            "reach the base's")
     if evidence is not None:
         found = _said(top, evidence, c.path)
-        # A method of an exported class is public; of a class the docs merely name, only when they name it too.
-        if found and (not found.startswith("named") or c.kind == "moved" or top == last
-                      or _said(last, evidence, c.path)):
+        if found and not method:
             return "public", found
+        # A method is the contract of an abstract base (above), or public where the docs name it with its class.
+        named = next((n for n in (*_python_names(c), *last) if n in evidence.documented), "")
+        if found and named:
+            return "public", f"`{named}` is named in `{evidence.documented[named]}`"
+        if found:
+            return "internal", f"a method of `{top[0]}` ({found}) that no doc names"
     if evidence is None or not evidence.whole_tree:
         return "public", "from the patches alone (no clone): not shown to be internal"
     return "internal", "not exported, documented nor an entry point: used only inside the repository"
