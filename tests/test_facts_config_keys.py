@@ -49,3 +49,9 @@ def test_they_ask_the_reader_to_act() -> None:
         "Stop setting the config key `old_flag`; it was removed.",
         "Set the config key `depth` to `2` if you relied on its default: it is now `4`.",
         "Stop setting the environment variable `ASCEND_OLD`; it was removed."]
+
+
+def test_a_mapping_read_from_checkpoint_files_is_not_user_config() -> None:
+    text = 'def load(quant_config, hf_config):\n    return quant_config.get("quant_method"), hf_config["x"]\n'
+    diff = CommitDiff(sha="a" * 40, parent="b" * 40, files=(FileDiff(status="D", path="vllm_ascend/q.py", before=text),))
+    assert not [c for c in commit_facts(diff, Surface()) if c.kind == "config"]

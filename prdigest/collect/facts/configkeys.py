@@ -1,6 +1,6 @@
 """Config keys a repo reads from a mapping users fill: ``additional_config.get("enable_kv_nz", False)`` or
-``self.kv_transfer_config["backend"]``, where the mapping's name says it is configuration (ends in ``config``
-or ``_cfg``). Each key is a ``config`` setting with its default as written, compared like every other setting
+``self.kv_connector_extra_config["backend"]``, where the mapping's name says users fill it (``additional_config``,
+``*_extra_config``). Each key is a ``config`` setting with its default as written, compared like every other setting
 (prdigest/collect/facts/settings.py: added, removed, renamed, default changed)."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import re
 from prdigest.collect.facts.pyapi import Module, _decorator_name, _unparse
 from prdigest.collect.facts.settings import Setting
 
-_CONFIG_NAME = re.compile(r"(config|_cfg|_conf|options)$", re.IGNORECASE)
+#: Mappings users fill: vLLM's ``additional_config`` and ``*_extra_config`` (a model's ``hf_config`` or a
+#: ``quant_config`` read from checkpoint files is not set by the reader).
+_CONFIG_NAME = re.compile(r"^(additional|extra|user)_?config$|_extra_config$|^additional_\w*config$", re.IGNORECASE)
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{1,80}")
 
 
