@@ -126,7 +126,7 @@ def _intro(edition: Edition, variant: Variant, base: str | None, link_hosts: tup
                                 room // 3)
     # "Action required" first (its breaking entries and what broke), then the lede and read-first.
     action = action_required([view(e, lang, link_hosts, variant.vocabulary, edition.repo)
-                              for e in variant.entries if e.breaking])
+                              for e in variant.entries if e.action])
     if action:
         lines = [f"**\U0001f6a8 {lark_md(ui['action'])} · {action.total}**", lark_md(ui["action_note"])]
         for e in action.entries:

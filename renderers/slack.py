@@ -211,7 +211,7 @@ def parent(edition: Edition, variant: Variant, base: str | None = None,
     ]
     blocks += impact_blocks(impact_block(edition, variant.entries, variant.filter.downstream, link_hosts))
     blocks += action_blocks([view(e, lang, link_hosts, variant.vocabulary, edition.repo)
-                             for e in variant.entries if e.breaking], lang)
+                             for e in variant.entries if e.action], lang)
     blocks += connect_blocks(variant_connections(edition, variant, link_hosts), lang)
     if base:
         online = f"<{edition_url(base, edition)}|{mrkdwn(link_strings(lang)['view_online'])}>"

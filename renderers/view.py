@@ -55,9 +55,10 @@ class EntryView:
     relations: tuple[str, ...] = ()
     #: The code facts, at most five lines then "+N more" (prdigest/kernel/factlines.py); `code` spans inside.
     facts: tuple[str, ...] = ()
-    #: True when a fact breaks callers and the editor left the mark: the entry is in "Action required".
+    #: True when the entry asks something of a reader (its ``action[]``, not cleared by the editor): the entry is in
+    #: "Action required".
     breaking: bool = False
-    #: The breaking facts, for the Action required block.
+    #: The entry's actions, one sentence each, for the Action required block.
     breaking_facts: tuple[str, ...] = ()
     #: What the drafter saw of the PR (``7 of 41 files, 3 clipped; …``), "" when not recorded (the archive shows it).
     coverage: str = ""
@@ -124,10 +125,9 @@ def _view(entry: Entry, language: str, link_hosts: tuple[str, ...], vocabulary: 
         subsystems=[s for s in (one_line(s) for s in shown) if s],
         relations=tuple(one_line(line) for line in relation_lines(entry.relations, language)),
         facts=tuple(fact_lines(entry.changes, language)),
-        breaking=entry.breaking,
-        # A breaking fact the headline already says is not said twice.
-        breaking_facts=tuple(line for line in breaking_lines(entry.changes, language)
-                             if line not in headline) if entry.breaking else (),
+        # The Action required block shows exactly the entry's actions (prdigest/kernel/actions.py).
+        breaking=bool(entry.action),
+        breaking_facts=tuple(one_line(a) for a in entry.action),
         coverage=entry.coverage.summary(language) if entry.coverage is not None else "",
     )
 

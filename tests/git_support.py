@@ -41,7 +41,9 @@ def commit(repo: Path, message: str) -> str:
 
 
 BASE = {
-    "pkg/__init__.py": '"""pkg."""\n',
+    # The package's public surface (prdigest/collect/facts/reach.py): what users import, the kernels the docs name.
+    "pkg/__init__.py": '"""pkg."""\n__all__ = ["Base", "FusedMoE", "old_name", "moved_func", "clamp", "legacy"]\n',
+    "docs/api.md": "# API\n\nThe `rms_norm` op runs `rms_kernel`.\n",
     "pkg/layers.py": '''
         import abc
 

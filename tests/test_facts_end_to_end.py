@@ -13,6 +13,7 @@ from prdigest.collect.facts import week_facts
 from prdigest.collect.git import open_clone
 from prdigest.draft.language import mixes_languages
 from prdigest.draft.offline import OfflineDrafter
+from prdigest.kernel.actions import actions
 from prdigest.kernel.models import Edition, Entry, EntryStatus
 from prdigest.connect.variants import plan_variants
 from prdigest.publish.screenshot import chromium, screenshot
@@ -41,7 +42,8 @@ def _edition(upstream: Upstream, state: Path) -> Edition:
     for pr in upstream.prs:
         pr = pr.model_copy(update={"changes": week.changes[pr.number]})  # attached before drafting
         subsystems = ["documentation"] if all(f.path.startswith("docs/") for f in pr.files) else ["layers"]
-        entry = Entry.from_draft(pr, subsystems, drafter.draft(pr, subsystems, "zh-CN"))
+        entry = Entry.from_draft(pr, subsystems, drafter.draft(pr, subsystems, "zh-CN")).model_copy(
+            update={"action": actions(pr.changes, "zh-CN")})  # as the draft step makes them
         entries.append(entry.model_copy(update={"status": EntryStatus.APPROVED}))
     return Edition(repo="acme/pkg", since=WEEK, until=WEEK.replace(day=23), language="zh-CN", generated_at=WEEK,
                    entries=entries, ranking=[e.number for e in entries])
@@ -54,7 +56,7 @@ def test_the_follower_is_told_what_to_act_on_and_the_other_reader_is_not(upstrea
     by_reader = {v.readers[0].id: v for v in plan_variants(edition, READERS)[0]}
     text = render_text(edition, by_reader["layers"])
     block = text[text.index("需要处理"):text.index("先读这些")]
-    assert "重命名 `old_name` 为 `new_name`" in block and "移除环境变量 `PKG_OLD_FLAG`" in block
+    assert "在使用处将 `old_name` 改名为 `new_name`。" in block and "不再设置环境变量 `PKG_OLD_FLAG`：它已被移除。" in block
     assert "需要处理" not in render_text(edition, by_reader["docs"])
     # The rename's headline is Chinese composed from its facts, in one language.
     rename = next(e for e in edition.entries if e.number == 101)
@@ -115,4 +117,5 @@ def test_a_whole_run_with_git_tells_the_core_reader_only(upstream: Upstream, tmp
     assert core.index("需要处理") < core.index('<div class="e"')  # before the entries
     assert "需要处理" not in docs
     heads = {e["number"]: e["headline"] for e in digest["entries"]}
-    assert "`" in heads[101] and not mixes_languages(heads[101]), heads[101]
+    said = heads[101].split("：", 1)[-1]  # after the subsystem's label, which the rules file names ("core")
+    assert "`" in said and not mixes_languages(said), heads[101]

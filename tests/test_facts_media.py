@@ -7,6 +7,7 @@ import json
 import pytest
 
 from prdigest.kernel.factlines import fact_line, fact_lines
+from prdigest.kernel.actions import actions
 from prdigest.kernel.models import Change, PullRequest, Entry, DraftEntry, Verdict
 from prdigest.readers.file import Reader
 from prdigest.review import apply_decision, changes_text, check_decision, parse_changes, review_markdown
@@ -87,7 +88,8 @@ def test_an_entry_drafted_from_a_pr_with_facts_carries_them_and_its_breaking_mar
 
 def _week(language: str = "en"):
     return edition([
-        entry(1, ["moe"], "deep-read", changes=[RENAME, PIN], breaking=True),
+        # The block shows exactly an entry's actions (prdigest/kernel/actions.py), made from its facts when drafted.
+        entry(1, ["moe"], "deep-read", changes=[RENAME, PIN], breaking=True, action=actions([RENAME], language)),
         entry(2, ["moe"], "skim", changes=[PIN]),
         entry(3, ["documentation"], "skip"),
     ], language).model_copy(update={"ranking": [1, 2, 3]})
@@ -182,7 +184,7 @@ def test_the_review_lists_breaking_entries_and_nobreak_clears_a_mark() -> None:
     # Not marked, or not in the edition: one reason each, nothing applied.
     bad = ReviewDecision(decision="send", approver="ed", nobreak="2 99")
     reasons = check_decision(ed, bad)
-    assert any("#99 is not in" in r for r in reasons) and any("#2 is not marked breaking" in r for r in reasons)
+    assert any("#99 is not in" in r for r in reasons) and any("#2 is neither marked breaking" in r for r in reasons)
 
 
 def test_the_prefect_form_and_digest_approve_carry_nobreak() -> None:
@@ -198,14 +200,16 @@ def test_the_prefect_form_and_digest_approve_carry_nobreak() -> None:
 
 
 def test_a_week_of_many_breaking_entries_lists_twenty_and_counts_the_rest() -> None:
-    ed = edition([entry(n, ["moe"], "skim", changes=[RENAME], breaking=True) for n in range(1, 26)], "en")
+    ed = edition([entry(n, ["moe"], "skim", changes=[RENAME], breaking=True, action=actions([RENAME], "en"))
+                  for n in range(1, 26)], "en")
     variant = plan_variants(ed, READERS[:1])[0][0]
     text = render_text(ed, variant)
     start = text.index("Action required (25):")
     block = text[start:text.index("=" * 20, start)]
     assert block.count("  - #") == 20 and "5 more breaking entries below." in block
     assert "5 more breaking entries below." in render_email(ed, variant).html
-    zh = edition([entry(n, ["moe"], "skim", changes=[RENAME], breaking=True) for n in range(1, 26)])
+    zh = edition([entry(n, ["moe"], "skim", changes=[RENAME], breaking=True, action=actions([RENAME], "zh-CN"))
+                  for n in range(1, 26)])
     assert "另有 5 个需要处理的条目，见下文。" in render_text(zh, plan_variants(zh, READERS[:1])[0][0])
 
 

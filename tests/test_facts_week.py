@@ -70,7 +70,8 @@ def test_details_name_what_changed_in_the_signature(upstream: Upstream, tmp_path
 def test_breaking_is_a_public_removal_rename_move_signature_or_a_removed_setting(upstream: Upstream,
                                                                                 tmp_path: Path) -> None:
     week = week_facts(upstream.prs, surface=SURFACE, clone=open_clone(upstream.url, state_dir=tmp_path))
-    # 104 changes the C++ signature of rms_norm (+eps, no default): a C++ caller breaks
+    # 104 changes the C++ signature of rms_norm (+eps, no default), which the docs name: a C++ caller breaks.
+    # Each is public because pkg/__init__.py exports it or docs/api.md names it (tests/test_facts_reach.py).
     assert {n for n, changes in week.changes.items() if is_breaking(changes)} == {101, 102, 103, 104, 105}
     assert {(c.kind, c.symbol) for c in breaking_facts(week.changes[103])} == {
         ("env", "PKG_OLD_FLAG"), ("argument", "EngineArgs.block_size")}

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from prdigest.kernel import progress as progress_hooks
+from prdigest.kernel.actions import actions
 from prdigest.kernel.models import DraftEntry, Entry, Language, PullRequest, Verdict
 
 log = logging.getLogger(__name__)
@@ -109,4 +110,5 @@ def draft_entries(
         drafts[i] = placeholder_draft(prs[i], f"drafting did not finish within the {deadline:.0f} s deadline")
         done_count += 1
         report(done_count, total)
-    return [Entry.from_draft(pr, subs, d) for pr, subs, d in zip(prs, subsystems, drafts) if d is not None]
+    return [Entry.from_draft(pr, subs, d).model_copy(update={"action": actions(pr.changes, language)})
+            for pr, subs, d in zip(prs, subsystems, drafts) if d is not None]

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from prdigest.draft.language import code_words, mixes_languages
 from prdigest.draft.phrasing import MAX_HEADLINE, cjk, draft_words, spaced
+from prdigest.draft.point import backticked, point
 from prdigest.kernel.factlines import brief_line, fact_line, rank
 from prdigest.kernel.models import Change
 from prdigest.kernel.prtext.signals import Signals, clean_line
@@ -29,7 +30,7 @@ _VERBS = (
     "constrain", "trim", "skip", "revert", "move", "migrate", "rename", "allow", "avoid", "clean up",
     "simplify", "handle", "validate", "reduce", "increase", "pin", "unify", "register", "port", "replace",
     "disable", "restore", "drop", "make", "set", "document", "cache", "expose", "split", "widen", "sync",
-    "adjust",
+    "adjust", "align", "refresh", "parameterize", "apply", "adapt", "check", "prevent", "change", "rework", "reuse", "enhance", "modify", "initialize", "release", "upstream", "recompute", "bypass", "lower", "raise", "rewrite", "prune", "postpone", "defer", "tune", "guard",
 )
 
 
@@ -48,6 +49,7 @@ _NOUN_VERBS = {"support": "support", "refactor": "refactor", "refactoring": "ref
 #: The prepositions a title's place phrase opens with, where a composed headline splits it (``draft.frames``).
 _PREPOSITIONS = ("under", "for", "from", "in", "on", "at", "to", "with", "via", "into", "between", "across")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_SPAN = re.compile(r"`[^`]+`")
 _TITLE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _LONG_ASIDE = re.compile(r"\s*\([^()]{24,}\)\s*$")  # "(/inference does NOT bypass …)" goes; "(SM100)" stays
@@ -158,10 +160,9 @@ def from_facts(s: Signals, limit: int = MAX_HEADLINE, language: str = DEFAULT) -
         both = h["facts_two"].format(first=fact_line(facts[0], language), second=fact_line(facts[1], language))
         if len(both) <= limit:
             return both
-    more = h["facts_more"].format(n=len(facts)) if len(facts) > 1 else ""
     for say in (fact_line, brief_line):  # a long first fact (a module path) gives way to one that fits
         for fact in facts[:10]:
-            line = say(fact, language) + more
+            line = say(fact, language)  # the main fact; the entry's facts list the others
             if len(line) <= limit:
                 return line
     return None
@@ -183,11 +184,19 @@ def headline(s: Signals, lang: Language) -> str:
     for short in (0, 1, 2):
         text, verbed = _statement(s, w, short)
         if zh and (mixes_languages(text, code) or not _CJK.search(text)):
-            composed = from_facts(s, MAX_HEADLINE - len(label) - 1, lang)
+            # The title's point in Chinese (its verb, names and known terms), else its main code fact, else the
+            # files it changed: never the English title (kept in the link line) nor a count of changes.
+            verb = _parse_title(s, short > 0)[0] if not s.is_revert else None
+            said, fact = point(s.core_title, verb, w, _verb), from_facts(s, MAX_HEADLINE - len(label) - 1, lang)
+            names = set(_SPAN.findall(said or ""))
+            # The main fact first when it names everything the title's point names, and says more of it.
+            candidates = (fact, said) if fact and names and names <= set(_SPAN.findall(fact)) else (said, fact)
+            composed = next((c for c in candidates if c is not None and not mixes_languages(c, code)), None)
             if composed is not None:
-                text, verbed = composed, True  # what the code did, in Chinese, names as code
-            elif mixes_languages(text, code):
-                text, verbed, whole = s.core_title, False, True  # half-translated: the title, whole, reads better
+                text, verbed = composed, True
+            elif s.files:
+                text, verbed = h["changes_to"].format(label=fallback, path=s.files[0].path), False
+                label = ""
         if whole:
             text = h["labelled"].format(label=fallback, text=text)  # the area, then the title as its author wrote it
         elif label and label.lower() not in text.lower():
@@ -200,6 +209,8 @@ def headline(s: Signals, lang: Language) -> str:
         suffix = h["up_to"].format(factor=s.max_factor, times=s.max_factor[:-1])
         if len(text) + len(suffix) <= MAX_HEADLINE:
             text += suffix
+    if zh and not s.is_revert:
+        text = backticked(text)  # code names as code, whatever composed the headline
     text = spaced(text, w)
     if text.strip().lower() == s.title.strip().lower():
         text = h["labelled"].format(label=fallback, text=text)

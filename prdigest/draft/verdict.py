@@ -14,6 +14,7 @@ from prdigest.draft.phrasing import area_names, cjk, code_names
 from prdigest.kernel.i18n import Section
 from prdigest.kernel.factlines import fact_line, news_first
 from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals
+from prdigest.kernel.actions import upgrades
 from prdigest.kernel.models import Change, Verdict, opt_in_signature
 
 # ── Verdict weights: a PR's score is the sum of the weights whose signal it shows. ──────────────────
@@ -192,10 +193,33 @@ def _additive(c: Change) -> bool:
     return c.kind == "signature" and opt_in_signature(c.detail)
 
 
+#: Kinds of fact a mechanical change is made of: names moved or renamed, files moved, tests.
+_MECHANICAL = frozenset({"renamed", "moved", "file-renamed", "tests", "passes"})
+
+
+def platform_upgrades(s: Signals) -> list[str]:
+    """The toolchain pins the PR moves up that everyone running main must follow: an exact runtime pin
+    (``torch-npu==2.10.0``) or a Dockerfile / version-file value (``CANN_VERSION``), as ``name version``."""
+    exact = [c for c in s.changes if c.kind == "dependency" and c.reach == "public"
+             and ("==" in c.after or not c.path.endswith((".txt", ".in", ".toml", ".py")))]
+    return [f"{name} {version}" for name, version, newer in upgrades(exact) if newer]
+
+
+def _mechanical(s: Signals) -> Change | None:
+    """The first fact of a PR whose facts are all internal renames, moves and tests (no body, no setting), or
+    None: moving code teaches a reader nothing they will meet."""
+    if not s.changes or s.kinds or any(c.kind not in _MECHANICAL or c.reach == "public" for c in s.changes):
+        return None
+    return next((c for c in s.changes if c.kind != "tests"), None)
+
+
 def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
     """Kinds of PR whose verdict the score does not decide; ``None`` as reason when the score stands."""
     if s.advisories:
         return Verdict.DEEP_READ, Reason("advisory", 0, "rule_advisory", (("advisory", s.advisories[0]),))
+    platform = platform_upgrades(s)
+    if platform and not s.is_revert:
+        return Verdict.DEEP_READ, Reason("platform", 0, "rule_platform", (("what", ", ".join(platform[:3])),))
     if s.is_typo:
         return Verdict.SKIP, Reason("typo", 0, "rule_typo")
     if s.is_revert:
@@ -212,12 +236,16 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
         return Verdict.SKIM, Reason("bump", 0, "rule_bump")
     if s.ci_only:
         return Verdict.SKIP, Reason("ci", 0, "rule_ci")
+    if _mechanical(s) is not None:
+        return Verdict.SKIM if scored is Verdict.DEEP_READ else Verdict.SKIP, Reason("mechanical", 0, "rule_mechanical")
     if s.quiet_facts and scored is Verdict.DEEP_READ:
         return Verdict.SKIM, Reason("quiet-facts", 0, "rule_quiet_facts")
     if (s.changes and scored is Verdict.DEEP_READ and s.size < SMALL_DIFF and not s.breaking_changes
             and not s.kernel_changes):
         # A deep read is for what takes study: callers to adapt, a kernel, a change too big to take in at once.
         return Verdict.SKIM, Reason("small", 0, "rule_small", (("size", s.size),))
+    if scored is Verdict.SKIP and upgrades([c for c in s.changes if c.kind == "dependency"]):
+        return Verdict.SKIM, None  # a runtime requirement moved or was added: its readers must know
     fixes_a_failure = s.is_bugfix and "failure" in s.design
     if scored is Verdict.SKIP and s.of_kind(SOURCE) and (s.size >= MIN_SHIPPED_LINES or fixes_a_failure):
         return Verdict.SKIM, None  # skip is for changes that ship nothing a user would notice

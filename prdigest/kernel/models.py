@@ -151,7 +151,9 @@ class Change(BaseModel):
     ``torch`` for a pin); ``path`` the file after the change (before it, for a removal); ``line`` the 1-based
     line in that version; ``before``/``after`` the compact old and new shape (a signature, a bound, a name,
     a module path), empty when there is none. ``detail`` says what changed in a signature (``+layer_names``,
-    ``-dtype``, ``block_size=16→32``); ``public`` is False for names starting with ``_``.
+    ``-dtype``, ``block_size=16→32``); ``public`` is False for names starting with ``_``. ``reach`` says who can
+    see the change (``public``: what the repo exports, documents or requires; ``internal``: what only the repo
+    itself uses) and ``reach_how`` how that was decided (prdigest/collect/facts/reach.py).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -166,15 +168,20 @@ class Change(BaseModel):
     detail: str = ""
     public: bool = True
     language: Literal["python", "cpp", "cuda", "triton", "config", "text"] = "python"
+    reach: Literal["public", "internal"] = "public"
+    reach_how: str = ""
 
     @property
     def breaks(self) -> bool:
         """True when the fact breaks callers: it removes, renames, moves or changes the signature of a public
         name (adding only parameters with defaults, or giving a required one a default, does not), removes or
-        renames an environment variable, an argument or a config field, or removes a kernel. Such a fact marks its
-        entry ``breaking``."""
-        if not self.public:
+        renames an environment variable, an argument or a config field, removes a kernel, or deletes a module
+        whose reach is public. An internal fact never breaks. Such a fact marks its entry ``breaking``."""
+        if not self.public or self.reach == "internal":
             return False
+        if self.kind == "file-deleted":
+            # A module removed is an interface change once its reach was read and found public.
+            return self.path.endswith((".py", ".pyi")) and bool(self.reach_how)
         if self.kind == "moved" and self.detail == "re-exported":  # the old import still works
             return False
         if self.kind in ("removed", "renamed", "moved"):
@@ -482,7 +489,7 @@ ENTRY_KEYS: tuple[str, ...] = (
     "number", "url", "title", "author", "merged_at", "subsystems", "verdict", "headline", "rationale", "focus",
     "followups", "audience", "additions", "deletions", "files_changed", "status", "drafter", "grounding",
     "needs_editing", "warnings", "tokens_in", "tokens_out", "edit_distance", "relations", "changes", "breaking",
-    "impact", "coverage",
+    "action", "impact", "coverage",
 )
 
 
@@ -516,6 +523,9 @@ class Entry(BaseModel):
     #: True when a fact removes, renames, moves or changes the signature of something public (the editor may
     #: clear it); such entries open each variant's "Action required" block.
     breaking: bool = False
+    #: What a reader must do, one sentence each (prdigest/kernel/actions.py; the editor may clear them): the
+    #: "Action required" block shows exactly these.
+    action: list[str] = Field(default_factory=list)
     #: The facts matched against the readers' downstream repositories (prdigest/connect/impact/).
     impact: list[Impact] = Field(default_factory=list)
     #: What the drafter was given of the PR (files, comments, issues), None when not recorded.

@@ -162,9 +162,9 @@ def _check_connections(edition: Edition, decision: ReviewDecision) -> list[str]:
     unknown = sorted(set(nobreak) - set(entries))
     if unknown:
         reasons.append(f"nobreak: PR {', '.join(f'#{n}' for n in unknown)} is not in {edition.name}")
-    unmarked = sorted(n for n in set(nobreak) & set(entries) if not entries[n].breaking)
+    unmarked = sorted(n for n in set(nobreak) & set(entries) if not (entries[n].breaking or entries[n].action))
     if unmarked:
-        reasons.append(f"nobreak: PR {', '.join(f'#{n}' for n in unmarked)} is not marked breaking "
+        reasons.append(f"nobreak: PR {', '.join(f'#{n}' for n in unmarked)} is neither marked breaking nor asks an action "
                        f"(the review lists the marked ones under Action required)")
     items = edition.earlier_followups
     for n in positions:
@@ -264,7 +264,7 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     entries: list[Entry] = []
     for entry in edition.entries:
         if entry.number in cleared:
-            entry = entry.model_copy(update={"breaking": False})
+            entry = entry.model_copy(update={"breaking": False, "action": []})
         if entry.number not in chosen:
             entries.append(entry.model_copy(update={"status": EntryStatus.REJECTED, "edit_distance": None}))
             continue

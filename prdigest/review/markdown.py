@@ -188,12 +188,12 @@ REVIEW_ACTION = 20
 def action_markdown(edition: Edition) -> list[str]:
     """The entries marked breaking (each variant opens with them as "Action required"), their breaking facts,
     and how to clear a mark the editor disagrees with (``nobreak …``)."""
-    marked = [e for e in edition.entries if e.breaking]
+    marked = [e for e in edition.entries if e.breaking or e.action]
     if not marked:
         return []
-    lines = ["", f"### Action required ({len(marked)}): breaking changes readers are told to act on", ""]
+    lines = ["", f"### Action required ({len(marked)}): what readers are told to do", ""]
     for e in marked[:REVIEW_ACTION]:
-        facts = "; ".join(md(line, 200) for line in breaking_lines(e.changes, "en"))
+        facts = "; ".join(md(line, 200) for line in (e.action or breaking_lines(e.changes, "en")))
         lines.append(f"- {_link(e.url, f'#{e.number}')} {md(e.headline, 160)}" + (f": {facts}" if facts else ""))
     if len(marked) > REVIEW_ACTION:  # the form's description stays short: the entries below say "breaking"
         lines.append(f"- … and {len(marked) - REVIEW_ACTION} more, each marked **breaking** with its facts below")

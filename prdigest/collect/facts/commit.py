@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 
-from prdigest.collect.facts import build, kernels, pins, pyapi, settings
+from prdigest.collect.facts import build, configkeys, kernels, pins, pyapi, settings, toolchain
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
 from prdigest.kernel import safe_parse
@@ -17,7 +17,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "6"
+FACTS_VERSION = "8"
 
 
 def _python(path: str) -> bool:
@@ -41,7 +41,16 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True) 
     sides = {f.path: (f.before, f.after) for f in diff.files if f.path in parsed}
     sides.update({f.before_path: (f.before, f.after) for f in diff.files if f.before_path in parsed_before})
     facts = pyapi.new_keywords(facts, parsed_before, parsed, sides, module_of)
+    facts = _kept_keys(facts)
     return unique(pyapi.moves(facts, after_modules, module_of), key=lambda f: (f.kind, f.symbol, f.path, f.detail))
+
+
+def _kept_keys(facts: list[Change]) -> list[Change]:
+    """Settings read in one file and no longer in another were moved, not added and removed: both go."""
+    added = {(c.kind, c.symbol) for c in facts if c.kind in ("config", "env") and c.detail == "added"}
+    removed = {(c.kind, c.symbol) for c in facts if c.kind in ("config", "env") and c.detail == "removed"}
+    moved = added & removed
+    return [c for c in facts if (c.kind, c.symbol) not in moved or c.detail not in ("added", "removed")] if moved else facts
 
 
 def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
@@ -68,6 +77,8 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         facts.extend(pins.compare(f.path, f.before, f.after, before_path=old_path))
     if build.is_build_file(f.path) or build.is_build_file(old_path):
         facts.extend(build.compare(f.path, f.before, f.after, before_path=old_path))
+    if toolchain.is_toolchain_file(f.path) or toolchain.is_toolchain_file(old_path):
+        facts.extend(toolchain.compare(f.path, f.before, f.after, before_path=old_path))
     return facts
 
 
@@ -109,6 +120,9 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
             settings.arguments(before, surface, argument_file=argument_file) if before else {},
             settings.arguments(after, surface, argument_file=argument_file) if after else {}, f.path,
             before_path=old_path))
+    if api:  # keys read from a config mapping users fill (``additional_config.get("key", default)``)
+        facts.extend(settings.compare(configkeys.config_keys(before) if before else {},
+                                      configkeys.config_keys(after) if after else {}, f.path, before_path=old_path))
     if surface.is_config_file(f.path) or surface.is_config_file(old_path):
         facts.extend(settings.compare(settings.config_fields(before, surface) if before else {},
                                       settings.config_fields(after, surface) if after else {}, f.path,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from prdigest.collect.facts import pins, pyapi
+from prdigest.collect.facts import pins, pyapi, toolchain
 from prdigest.collect.facts.surface import Surface
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change, PullRequest
@@ -75,6 +75,8 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
                       for n in sorted(old - new)]
         if pins.is_pin_file(f.path) and not f.path.endswith((".toml", ".py")):
             facts.extend(pins.compare(f.path, "\n".join(removed), "\n".join(added)))
+        if toolchain.is_toolchain_file(f.path):
+            facts.extend(toolchain.compare(f.path, "\n".join(removed), "\n".join(added), changed_only=True))
     return facts
 
 

@@ -22,6 +22,8 @@ Regex = Annotated[str, Field(min_length=1), AfterValidator(check)]
 
 #: Test files: under a tests/ or test/ folder, or named test_*.py / *_test.py / conftest.py.
 DEFAULT_TESTS = r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$"
+#: Environment-variable registries when the ``code:`` section names none.
+DEFAULT_ENV = re.compile(r"(^|/)envs?\.py$")
 #: Python files that are not importable API: docs, examples, benchmarks, scripts, tools, build files.
 DEFAULT_NOT_API = (r"^(docs?|examples?|benchmarks?|scripts?|tools?|\.github|\.buildkite|ci)/|"
                    r"(^|/)(setup|noxfile|conftest)\.py$")
@@ -78,6 +80,10 @@ class Surface:
         return bool(self._any("tests", self.tests).search(path))  # type: ignore[union-attr]
 
     def is_env_file(self, path: str) -> bool:
+        """A declared env file; without a declaration, a module named ``envs.py`` / ``env.py`` (vLLM's and its
+        plugins' registry of environment variables)."""
+        if not self.env_files:
+            return bool(DEFAULT_ENV.search(path)) and not self.is_test(path)
         return bool(self._any("env", self.env_files).search(path))  # type: ignore[union-attr]
 
     def is_argument_file(self, path: str) -> bool:

@@ -13,6 +13,7 @@ from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
 from prdigest.collect.facts.patches import patch_facts
+from prdigest.collect.facts.reach import TreeReader, classify, pr_evidence
 from prdigest.collect.facts.surface import Surface
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone, read_commits
 from prdigest.kernel.models import Change, FileChange, PullRequest
@@ -74,8 +75,9 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                                    "facts come from the REST patches")
             for sha in missing:
                 by_commit.pop(sha, None)
+        reader = TreeReader(clone, surface)  # who can see each change: the tree at its merge commit
         for sha, diff in diffs.items():
-            fresh[sha] = (commit_facts(diff, surface), files_of(diff))
+            fresh[sha] = (classify(commit_facts(diff, surface), surface, reader.of(diff), diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
             cache.put_many(fresh, version)
@@ -86,7 +88,7 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
             result.changes[pr.number], result.files[pr.number] = list(changes), list(files)
             result.source[pr.number] = "git"
         else:
-            result.changes[pr.number] = patch_facts(pr, surface)
+            result.changes[pr.number] = classify(patch_facts(pr, surface), surface, pr_evidence(pr))
             result.source[pr.number] = "patches"
         result.changes[pr.number], left_out = capped(result.changes[pr.number])
         if left_out:

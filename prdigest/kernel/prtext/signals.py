@@ -147,7 +147,8 @@ class Signals:
     @property
     def api_changes(self) -> tuple[Change, ...]:
         """Public Python API and configuration-surface facts (what callers and operators use)."""
-        return tuple(c for c in self.changes if c.public and c.kind in API_KINDS and not _quiet_path(c.path))
+        return tuple(c for c in self.changes if c.public and c.reach == "public" and c.kind in API_KINDS
+                     and not _quiet_path(c.path))
 
     @property
     def kernel_changes(self) -> tuple[Change, ...]:

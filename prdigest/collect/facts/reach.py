@@ -1,0 +1,341 @@
+"""Who can see a change: each fact's reach, ``public`` (what the repo exports, documents or requires of its
+users) or ``internal`` (what only the repo itself uses), decided from the repository and said in the fact.
+
+With a clone (``--git``) the tree at the merge commit is read: every package ``__init__`` (re-exports, lazy
+``__getattr__`` tables), the changed module's own ``__all__`` and abstract base classes, the docs, examples and
+READMEs, and the entry points of ``setup.py`` / ``pyproject.toml`` / ``setup.cfg``. A Python name none of those
+name is internal: a rename of it breaks no reader. Without a clone only the PR's own files can tell, so a name
+is internal only when the patches show it (a leading underscore, a private module, a test) and public
+otherwise, said as such. Settings (environment variables, arguments, config fields) and runtime pins are
+public by kind; tests, CI jobs, build variables and development requirements internal.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from prdigest.collect.facts.surface import Surface, module_name
+from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone
+from prdigest.collect.git.diff import blob_texts
+from prdigest.kernel.models import Change, PullRequest
+
+#: Kinds whose symbol is a Python name (``Scheduler.schedule``): their reach is the name's.
+PYTHON_KINDS = frozenset({"added", "removed", "renamed", "moved", "signature", "abstract", "bases", "body",
+                          "attribute", "returns", "passes"})
+#: Requirement files users install from (not development, lint, test, docs or benchmark requirements).
+_DEV_REQUIREMENTS = re.compile(r"(^|/)(tests?|docs?|benchmarks?|examples?|\.github|ci|tools?)/|"
+                               r"requirements[-_/.]?(dev|lint|test|tests|docs?|bench\w*|ci|build)\b", re.IGNORECASE)
+#: What users read: docs, examples, READMEs (translations' .po files say the same again).
+_DOCS = re.compile(r"^(docs?|examples?)/.+\.(md|rst|txt|py|ya?ml|sh)$|(^|/)README[^/]*\.(md|rst)$", re.IGNORECASE)
+#: Docs written for contributors name internals: they do not make a name something users see.
+_CONTRIBUTOR_DOCS = re.compile(r"(^|/)(developer[_-]?guide|contributing|contribut\w*|design|internals?|dev)(/|\.)",
+                               re.IGNORECASE)
+_CODE_SPAN = re.compile(r"```.*?```|``[^`\n]+``|`[^`\n]+`", re.DOTALL)
+_IMPORTED = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)\)?|^\s*import\s+([\w.]+)", re.MULTILINE)
+_PACKAGING = re.compile(r"^(setup\.py|setup\.cfg|pyproject\.toml)$")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_ENTRY = re.compile(r"([A-Za-z_][\w.]*)\s*:\s*([A-Za-z_][\w.]*)")
+_ABSTRACT_CLASS = re.compile(r"^class\s+([A-Za-z_]\w*)\s*\([^)]*\b(?:ABC|ABCMeta|Protocol)\b", re.MULTILINE)
+#: Files read per commit for the evidence at most (a huge docs tree is read in part, said by the count).
+MAX_EVIDENCE_FILES = 4_000
+
+
+@dataclass
+class Evidence:
+    """What the tree (or, without one, the PR) says users see: each name with the file that says it."""
+
+    #: Names a package ``__init__`` imports, lists in ``__all__`` or maps lazily, with every such ``__init__``.
+    exported: dict[str, list[str]] = field(default_factory=dict)
+    #: Names (and dotted module paths) the docs, examples and READMEs write, by the first file that does.
+    documented: dict[str, str] = field(default_factory=dict)
+    #: Modules and names entry points load (``vllm_ascend:register``), by the packaging file.
+    entry_points: dict[str, str] = field(default_factory=dict)
+    #: True when read from the whole tree; False for what one PR's patches show.
+    whole_tree: bool = True
+
+
+def _init_names(text: str) -> set[str]:
+    """The names a package ``__init__`` makes importable: what it imports or defines, ``__all__``, and the
+    identifiers of its string constants (lazy import tables such as ``"vllm.entrypoints.llm:LLM"``)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set(_TOKEN.findall(text))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names)
+            if node.module:
+                names.update(node.module.split("."))
+        elif isinstance(node, ast.Import):  # ``import a.b.c`` runs a module for its effects; only an alias names
+            names.update(a.asname for a in node.names if a.asname)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in tree.body:
+            names.add(node.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+            names.update(_TOKEN.findall(node.value))
+    return {n for n in names if not n.startswith("_")}
+
+
+def doc_names(path: str, text: str) -> frozenset[str]:
+    """The code names a doc or example gives users: in prose files, what is written as code (backticks, fenced
+    blocks); in example scripts, what they import (a word of prose or a local variable is no evidence)."""
+    if path.endswith(".py"):
+        names: set[str] = set()
+        for match in _IMPORTED.finditer(text):
+            module = match[1] or match[3]
+            names.add(module)
+            for name in (match[2] or "").replace("\n", ",").split(","):
+                if name.strip():
+                    names.update((name.strip().split()[0], f"{module}.{name.strip().split()[0]}"))
+        return frozenset(names)
+    spans = " ".join(_CODE_SPAN.findall(text)) if path.endswith((".md", ".rst")) else text
+    return frozenset(_TOKEN.findall(spans)) | frozenset(_DOTTED.findall(spans))
+
+
+def _module_all(text: str | None) -> set[str]:
+    """The strings of a module's ``__all__ = [...]``."""
+    if not text or "__all__" not in text:
+        return set()
+    found: set[str] = set()
+    for match in re.finditer(r"__all__\s*(?:\+?=|:\s*[^=]+=)\s*[\[(]([^\])]*)[\])]", text):
+        found.update(re.findall(r"[\"']([A-Za-z_]\w*)[\"']", match[1]))
+    return found
+
+
+class TreeReader:
+    """Reads the evidence of each merge commit's tree from a clone, each blob once for the whole run."""
+
+    def __init__(self, clone: UpstreamClone, surface: Surface) -> None:
+        self.clone, self.surface = clone, surface
+        self._tokens: dict[str, frozenset[str]] = {}
+        self._inits: dict[str, frozenset[str]] = {}
+        self._entries: dict[str, frozenset[tuple[str, str]]] = {}
+
+    def of(self, diff: CommitDiff) -> Evidence | None:
+        """The evidence of the trees before and after a commit: a name removed was public if it was exported."""
+        after = self.at(diff.sha)
+        before = self.at(diff.parent) if diff.parent else None
+        if after is None or before is None:
+            return after or before
+        for name, paths in before.exported.items():
+            after.exported.setdefault(name, []).extend(p for p in paths if p not in after.exported[name])
+        for mine, theirs in ((after.documented, before.documented), (after.entry_points, before.entry_points)):
+            for name, path in theirs.items():
+                mine.setdefault(name, path)
+        return after
+
+    def at(self, sha: str) -> Evidence | None:
+        """The evidence of the tree at ``sha``; None when git cannot list it (the facts keep their reach)."""
+        try:
+            listing = self.clone.run(["ls-tree", "-r", "--full-tree", sha], what="ls-tree").decode("utf-8", "replace")
+        except GitUnavailable:
+            return None
+        files: list[tuple[str, str]] = []
+        for line in listing.splitlines():
+            meta, _, path = line.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob" and self._wanted(path):
+                files.append((parts[2], path))
+        files = files[:MAX_EVIDENCE_FILES]
+        self._read({oid: path for oid, path in files})
+        evidence = Evidence()
+        for oid, path in sorted(files, key=lambda f: f[1]):
+            if path.endswith("__init__.py"):
+                for name in self._inits.get(oid, ()):
+                    evidence.exported.setdefault(name, []).append(path)
+            elif _PACKAGING.match(path):
+                for module, attr in self._entries.get(oid, ()):
+                    for name in (module, *module.split("."), attr):
+                        evidence.entry_points.setdefault(name, path)
+            else:
+                for name in self._tokens.get(oid, ()):
+                    evidence.documented.setdefault(name, path)
+        return evidence
+
+    def _wanted(self, path: str) -> bool:
+        if self.surface.is_test(path) or path.endswith(".po") or _CONTRIBUTOR_DOCS.search(path):
+            return False
+        return path.endswith("/__init__.py") or path == "__init__.py" or bool(_DOCS.search(path) or _PACKAGING.match(path))
+
+    def _read(self, paths: dict[str, str]) -> None:
+        todo = {o for o in paths if o not in self._tokens and o not in self._inits and o not in self._entries}
+        if not todo:
+            return
+        if self.clone.partial:
+            self.clone.fetch_blobs(todo)
+        try:
+            texts = blob_texts(self.clone, todo)
+        except GitUnavailable:
+            texts = {}
+        for oid in todo:
+            text = (texts.get(oid) or (None, ""))[0] or ""
+            self._tokens[oid] = doc_names(paths.get(oid, ""), text)
+            self._inits[oid] = frozenset(_init_names(text)) if "import" in text or "__all__" in text else frozenset()
+            self._entries[oid] = frozenset(_ENTRY.findall(text)) if "entry" in text else frozenset()
+
+
+def pr_evidence(pr: PullRequest) -> Evidence:
+    """What the PR's own patches show users see: the lines its package ``__init__`` and docs files add or keep."""
+    evidence = Evidence(whole_tree=False)
+    for f in pr.files:
+        if not f.patch:
+            continue
+        lines = "\n".join(line[1:] for line in f.patch.splitlines() if line[:1] in ("+", " ", "-"))
+        if f.path.endswith("__init__.py"):
+            for name in _TOKEN.findall(lines):
+                if not name.startswith("_"):
+                    evidence.exported.setdefault(name, []).append(f.path)
+        elif _DOCS.search(f.path) and not _CONTRIBUTOR_DOCS.search(f.path):
+            for name in doc_names(f.path, lines):
+                evidence.documented.setdefault(name, f.path)
+    return evidence
+
+
+def runtime_pin_file(path: str) -> bool:
+    """Whether a pin in ``path`` is something users install with (requirements, pyproject, setup.py, a
+    Dockerfile, a toolchain version file), not a development or CI requirement."""
+    return not _DEV_REQUIREMENTS.search(path)
+
+
+_SUBCLASS = re.compile(r"^class\s+([A-Za-z_]\w*)\s*\(\s*([A-Za-z_][\w.]*)", re.MULTILINE)
+_NOT_A_BASE = frozenset({"object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum", "str",
+                         "int", "Exception"})
+
+Shapes = dict[str, tuple[set[str], set[str], dict[str, str]]]
+
+
+def _alls(diff: CommitDiff | None) -> Shapes:
+    """Each changed Python file's ``__all__``, abstract classes, and the first base of each class that has one
+    (after the change: a method removed there may still be inherited)."""
+    out: Shapes = {}
+    for f in diff.files if diff is not None else ():
+        if f.path.endswith((".py", ".pyi")) or f.before_path.endswith((".py", ".pyi")):
+            texts = [t for t in (f.before, f.after) if t]
+            bases = {m[1]: m[2] for m in _SUBCLASS.finditer(f.after or "") if m[2].rsplit(".", 1)[-1] not in _NOT_A_BASE}
+            shape = (set().union(*map(_module_all, texts)) if texts else set(),
+                     {m for t in texts for m in _ABSTRACT_CLASS.findall(t)}, bases)
+            out[f.path] = out[f.before_path] = shape
+    return out
+
+
+def classify(facts: Sequence[Change], surface: Surface, evidence: Evidence | None,
+             diff: CommitDiff | None = None) -> list[Change]:
+    """``facts`` with their reach and how it was decided (:class:`Evidence` None: patches without evidence)."""
+    alls = _alls(diff)
+    return [f.model_copy(update=dict(zip(("reach", "reach_how"), _reach(f, surface, evidence, alls))))
+            for f in facts]
+
+
+def _python_names(c: Change) -> list[str]:
+    names = [c.symbol]
+    if c.kind == "renamed" and c.before and c.before != c.symbol:
+        names.append(c.before)
+    return names
+
+
+def _private(c: Change) -> str:
+    """Why a Python fact is private as written, or ""."""
+    for name in _python_names(c):
+        if any(part.startswith("_") and not part.startswith("__") for part in name.split(".")):
+            return f"a private name (`{name}`: leading underscore)"
+    module = module_name(c.path)
+    if any(part.startswith("_") and not part.startswith("__") for part in module.split(".")):
+        return f"a private module (`{module}`)"
+    if not c.public:
+        return f"a private name (`{c.symbol}`)"
+    return ""
+
+
+def _packages(path: str) -> list[str]:
+    """The ``__init__.py`` of every package above ``path``, nearest first (``a/b/c.py`` → ``a/b/…``, ``a/…``)."""
+    parts = path.split("/")[:-1]
+    return [("/".join(parts[:i]) + "/__init__.py") for i in range(len(parts), 0, -1)]
+
+
+def _said(names: Iterable[str], evidence: Evidence, path: str) -> str:
+    """Where the evidence names one of ``names`` as something users see, or "": a package ``__init__`` above
+    ``path`` that imports it, an entry point, the docs."""
+    above = _packages(path)
+    for name in names:
+        inits = [p for p in evidence.exported.get(name, ()) if p in above or not evidence.whole_tree]
+        if inits:
+            return f"re-exported by `{inits[0]}`"
+        if name in evidence.entry_points:
+            return f"an entry point in `{evidence.entry_points[name]}`"
+        if name in evidence.documented:
+            return f"named in `{evidence.documented[name]}`"
+    return ""
+
+
+def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes) -> tuple[str, str]:
+    if c.kind in ("tests", "ci", "build"):
+        return "internal", {"tests": "a test", "ci": "a CI job", "build": "a build variable"}[c.kind]
+    if surface.is_test(c.path):
+        return "internal", f"a test file (`{c.path}`)"
+    if c.kind == "dependency":
+        if runtime_pin_file(c.path):
+            return "public", f"a runtime requirement (`{c.path}`)"
+        return "internal", f"a development or CI requirement (`{c.path}`)"
+    if c.kind in ("env", "argument", "config"):
+        return "public", {"env": "an environment variable the code reads", "argument": "a command-line or engine "
+                          "argument", "config": "a configuration field users set"}[c.kind]
+    if c.kind in ("file-deleted", "file-renamed"):
+        return _file_reach(c, evidence)
+    if c.kind == "kernel":
+        found = _said([c.symbol], evidence, c.path) if evidence else ""
+        return ("public", found) if found else ("internal", "a kernel only the repository's own code calls")
+    private = _private(c)
+    if private:
+        return "internal", private
+    top = [n.split(".", 1)[0] for n in _python_names(c)]
+    last = [n.rsplit(".", 1)[-1] for n in _python_names(c)]
+    listed, abstract, bases = alls.get(c.path, (set(), set(), {}))
+    if c.path.endswith("__init__.py"):
+        return "public", f"defined in the package's `{c.path}`"
+    if any(t in listed for t in top):
+        return "public", f"listed in `__all__` of `{c.path}`"
+    if any(t in abstract for t in top):
+        return "public", f"an abstract base class of `{c.path}`, meant to be subclassed"
+    method = any("." in n for n in _python_names(c)) and c.kind != "moved"
+    if method and c.kind == "removed" and top[0] in bases:
+        return "internal", (f"a method of `{top[0]}`, a subclass of `{bases[top[0]]}`: callers may still "
+                            "reach the base's")
+    if evidence is not None:
+        found = _said(top, evidence, c.path)
+        if found and not method:
+            return "public", found
+        # A method is the contract of an abstract base (above), or public where the docs name it with its class.
+        named = next((n for n in (*_python_names(c), *last) if n in evidence.documented), "")
+        if found and named:
+            return "public", f"`{named}` is named in `{evidence.documented[named]}`"
+        if found:
+            return "internal", f"a method of `{top[0]}` ({found}) that no doc names"
+    if evidence is None or not evidence.whole_tree:
+        return "public", "from the patches alone (no clone): not shown to be internal"
+    return "internal", "not exported, documented nor an entry point: used only inside the repository"
+
+
+def _file_reach(c: Change, evidence: Evidence | None) -> tuple[str, str]:
+    path = c.before or c.path
+    if not path.endswith((".py", ".pyi")):
+        if "Dockerfile" in path.rsplit("/", 1)[-1] or re.search(r"(^|/)requirements[^/]*\.txt$", path):
+            if runtime_pin_file(path):
+                return "public", f"a file users build or install from (`{path}`)"
+        return "internal", "not a Python module"
+    module = module_name(path)
+    if any(p.startswith("_") and not p.startswith("__") for p in module.split(".")):
+        return "internal", f"a private module (`{module}`)"
+    if evidence is None:
+        return "public", "from the patches alone (no clone): not shown to be internal"
+    parent = _packages(path)[:1]
+    found = ("re-exported by `" + parent[0] + "`" if parent and parent[0] in evidence.exported.get(
+        module.rsplit(".", 1)[-1], ()) else _said([module], evidence, path))
+    if found:
+        return "public", f"the module is {found}"
+    if not evidence.whole_tree:
+        return "public", "from the patches alone (no clone): not shown to be internal"
+    return "internal", "a module no package `__init__`, doc or entry point names"

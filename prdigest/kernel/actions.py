@@ -1,0 +1,118 @@
+"""Action required: what a reader must do because of a PR, one sentence per item, from its public facts.
+
+A runtime or toolchain requirement moved (requirements, pyproject, setup.py, Dockerfiles, version files: one
+sentence naming every upgrade with its version), a setting (environment variable, argument, config field)
+removed, renamed or given a new default, a public name removed, renamed, moved or re-signed. Internal facts ask
+nothing of a reader (prdigest/collect/facts/reach.py); items the editor cleared (``nobreak``) are left out for
+as long as the upstream leaves that symbol as it was (:func:`action_key`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from prdigest.kernel.factlines import code, unique
+from prdigest.kernel.i18n import Section, messages
+from prdigest.kernel.models import Change
+
+#: Items one entry lists at most besides its upgrade sentence: a PR renaming forty names asks one thing of a
+#: reader many times, and its facts list them all.
+MAX_ITEMS = 3
+_VERSION = re.compile(r"v?\d+(?:\.[0-9A-Za-z]+)+|v?\d+")
+_FLOOR = re.compile(r"(===?|~=|>=|>)\s*(v?\d[\w.+-]*)")
+_DOCKER_SUFFIX = re.compile(r"_(?:VERSION|TAG|VER)$", re.IGNORECASE)
+
+
+def action_key(change: Change) -> str:
+    """What a cleared item is remembered by: the symbol and what it became (a later change to it asks again)."""
+    return f"{change.kind}:{change.symbol}:{change.after}"
+
+
+def _words(language: str) -> Section:
+    return messages(language, "action")
+
+
+def version_of(spec: str) -> str:
+    """The version a pin or tag asks for: ``==2.10.0.post4`` → ``2.10.0.post4``, ``>=2.6,<3`` → ``2.6``,
+    ``9.1.0-910b-ubuntu22.04`` → ``9.1.0``; "" for a ceiling alone or no version."""
+    spec = spec.split(";", 1)[0].strip()
+    floor = _FLOOR.search(spec)
+    if floor:
+        return floor[2].rstrip(",")
+    if spec[:1] in "<!" or not spec:
+        return ""
+    found = _VERSION.match(spec)
+    return found[0] if found and any(ch.isdigit() for ch in found[0]) else ""
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", version)[:4])
+
+
+def product(change: Change) -> str:
+    """What a pin is of, as users name it: ``CANN_VERSION`` → ``CANN``, ``quay.io/ascend/cann`` → ``cann``."""
+    last = change.symbol.rsplit("/", 1)[-1]
+    return _DOCKER_SUFFIX.sub("", last) or last
+
+
+def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
+    """(thing, version, newer) for each public runtime pin whose version moved (newer None: newly required)."""
+    out: list[tuple[str, str, bool | None]] = []
+    seen: set[tuple[str, str]] = set()
+    for c in changes:
+        if c.kind != "dependency" or c.reach != "public" or not c.after:
+            continue
+        new, old = version_of(c.after), version_of(c.before) if c.before else ""
+        if not new or (c.before and (not old or old == new)):
+            continue  # a ceiling or a URL moved, or the same floor: nothing to install
+        key = (product(c).lower(), new)
+        if key not in seen:
+            seen.add(key)
+            out.append((product(c), new, None if not old else _numbers(new) >= _numbers(old)))
+    return out
+
+
+def actions(changes: Sequence[Change], language: str, cleared: Collection[str] = ()) -> list[str]:
+    """The entry's ``action[]``: the sentences a reader must act on, in ``language`` (empty when nothing)."""
+    w = _words(language)
+    live = [c for c in changes if action_key(c) not in cleared]
+    out: list[str] = []
+    moves = upgrades(live)
+    if moves:
+        for verb, wanted in (("upgrade", True), ("downgrade", False), ("install", None)):
+            items = [w["to" if wanted is not None else "at"].format(name=code(n), version=code(v))
+                     for n, v, newer in moves if newer is wanted]
+            if items:
+                out.append(w[verb].format(items=w["joiner"].join(items[:6])))
+    items = unique([s for s in (_item(c, w) for c in live if c.reach == "public") if s], key=lambda s: s)
+    return out + items[:MAX_ITEMS]
+
+
+def _item(c: Change, w: Section) -> str:
+    """One fact's action, or "" when the fact asks nothing of a reader."""
+    if c.kind in ("env", "argument", "config"):
+        noun = w[f"noun_{c.kind}"]
+        if c.detail.startswith("renamed") and c.before and c.after:
+            return w["rename_setting"].format(noun=noun, old=code(c.before), new=code(c.after))
+        if c.detail == "removed":
+            return w["remove_setting"].format(noun=noun, name=code(c.symbol))
+        if c.detail == "default" and c.before and c.after:
+            return w["default"].format(noun=noun, name=code(c.symbol), old=code(c.before), new=code(c.after))
+        return ""
+    if not c.breaks:
+        return ""
+    name = code(c.symbol)
+    if c.kind == "renamed":
+        return w["rename_name"].format(old=code(c.before or c.symbol), new=code(c.after or c.symbol))
+    if c.kind == "moved":
+        return w["move_name"].format(name=name, old=code(c.before), new=code(c.after))
+    if c.kind == "removed":
+        return w["remove_name"].format(name=name)
+    if c.kind == "signature":
+        return w["signature"].format(name=name, detail=code(c.detail) if c.detail else "")
+    if c.kind == "file-deleted":
+        return w["remove_module"].format(path=code(c.path))
+    if c.kind == "kernel":
+        return w["kernel"].format(name=name)
+    return ""

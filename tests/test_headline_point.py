@@ -1,0 +1,48 @@
+"""zh-CN headlines say the point of a PR in Chinese: the title's verb, names and known terms (code in
+backticks), a purpose clause, the main fact at most; never a count of changes nor the English title."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from prdigest.draft.language import mixes_languages
+from prdigest.draft.offline import OfflineDrafter
+from prdigest.kernel.models import Change, FileChange, PullRequest
+
+WHEN = datetime(2026, 3, 20, tzinfo=timezone.utc)
+
+
+def _head(title: str, changes: list[Change] = (), path: str = "vllm_ascend/x.py") -> str:  # type: ignore[assignment]
+    pr = PullRequest(number=1, url="https://github.com/o/r/pull/1", title=title, author="a", merged_at=WHEN,
+                     body="Body.", files=[FileChange(path=path, status="modified", additions=300, deletions=20)],
+                     additions=300, deletions=20, changes=list(changes))
+    return OfflineDrafter().draft(pr, [], "zh-CN").headline
+
+
+@pytest.mark.parametrize(("title", "expected"), [
+    ("[Feat] Add Mooncake layerwise connector for PD disaggregation", "为 PD 分离新增 Mooncake 逐层连接器"),
+    ("Optimize prefix caching validation: focus on prefill TTFT gains", "优化前缀缓存校验"),
+    ("[Misc] add enable_sparse_c8 option in configuration options", "`enable_sparse_c8`"),
+    ("Bump version from 0.17.0 to 0.18.0", "版本由 0.17.0 升级至 0.18.0"),
+])
+def test_the_title_s_point_in_chinese(title: str, expected: str) -> None:
+    head = _head(title)
+    assert expected in head and not mixes_languages(head)
+
+
+def test_many_facts_are_never_counted_in_the_headline() -> None:
+    facts = [Change(kind="added", symbol=f"Connector{i}", path="vllm_ascend/c.py") for i in range(160)]
+    head = _head("[Feat] Add Mooncake layerwise connector for PD disaggregation", facts)
+    assert "项改动" not in head and "等" not in head
+
+
+def test_a_title_the_phrasebook_cannot_say_is_not_kept_in_english() -> None:
+    title = "Recompute scheduler output leaks when the draft stalls midway"
+    head = _head(title)
+    assert title not in head and "Recompute scheduler" not in head
+
+
+def test_code_names_beside_chinese_are_backticked_one_by_one() -> None:
+    assert "新增 `fiav2` 至 `acl_graph`" in _head("[Feature]add fiav2 into acl_graph")

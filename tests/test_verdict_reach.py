@@ -1,0 +1,54 @@
+"""Verdicts weigh a change by who can see it: a platform upgrade is a deep read for those who run it, internal
+renames and moves are mechanical, an internal rename is no API change (prdigest/draft/verdict.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from prdigest.draft.offline import OfflineDrafter
+from prdigest.kernel.models import Change, FileChange, PullRequest, Verdict
+
+WHEN = datetime(2026, 3, 20, tzinfo=timezone.utc)
+BODY = ("This change upgrades the toolchain the plugin is built and tested against. The new release fixes the "
+        "graph capture of dynamic shapes, which the model runner needs for the next feature.")
+
+
+def _pr(title: str, files: list[FileChange], changes: list[Change], body: str = BODY) -> PullRequest:
+    return PullRequest(number=1, url="https://github.com/o/r/pull/1", title=title, author="a", merged_at=WHEN,
+                       body=body, files=files, changes=changes,
+                       additions=sum(f.additions for f in files), deletions=sum(f.deletions for f in files))
+
+
+def test_a_platform_upgrade_is_a_deep_read_and_says_what_moves() -> None:
+    pr = _pr("Upgrade CANN to 9.1.0 and torch-npu to 2.10.0.post4",
+             [FileChange(path="Dockerfile", status="modified", additions=2, deletions=2),
+              FileChange(path="requirements.txt", status="modified", additions=1, deletions=1)],
+             [Change(kind="dependency", symbol="CANN_VERSION", path="Dockerfile", before="9.0.0", after="9.1.0",
+                     language="config", reach="public", reach_how="a runtime requirement (`Dockerfile`)"),
+              Change(kind="dependency", symbol="torch-npu", path="requirements.txt", before="==2.10.0",
+                     after="==2.10.0.post4", language="config", reach="public", reach_how="a runtime requirement")])
+    draft = OfflineDrafter().draft(pr, [], "en")
+    assert draft.verdict is Verdict.DEEP_READ
+    assert "CANN 9.1.0" in draft.rationale and "torch-npu 2.10.0.post4" in draft.rationale
+
+
+def test_internal_renames_and_moves_are_mechanical() -> None:
+    renames = [Change(kind="renamed", symbol=f"Runner.step_{i}", path="pkg/worker/runner.py", before=f"Runner.go_{i}",
+                      after=f"Runner.step_{i}", reach="internal", reach_how="not exported") for i in range(6)]
+    pr = _pr("Refactor the model runner: rename the step methods across the worker and the attention backends",
+             [FileChange(path=f"pkg/worker/m{i}.py", status="modified", additions=120, deletions=110) for i in range(5)],
+             renames, body=BODY + " Interfaces are restructured for the next design; the trade-off is discussed.")
+    draft = OfflineDrafter().draft(pr, [], "en")
+    assert draft.verdict is not Verdict.DEEP_READ
+    assert "mechanical" in draft.rationale
+
+
+def test_an_internal_rename_is_not_weighed_as_an_api_change() -> None:
+    fact = Change(kind="renamed", symbol="helper", path="pkg/util.py", before="help", after="helper")
+    files = [FileChange(path="pkg/util.py", status="modified", additions=30, deletions=20)]
+    public = OfflineDrafter().draft(_pr("Rename help to helper", files, [fact.model_copy(
+        update={"reach": "public", "reach_how": "re-exported by `pkg/__init__.py`"})]), [], "en")
+    internal = OfflineDrafter().draft(_pr("Rename help to helper", files, [fact.model_copy(
+        update={"reach": "internal", "reach_how": "not exported"})]), [], "en")
+    assert public.verdict is Verdict.SKIM and "(breaking)" in public.rationale
+    assert internal.verdict is Verdict.SKIP and "breaking" not in internal.rationale
