@@ -28,7 +28,7 @@ from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Render
 from prdigest.kernel import progress as progress_hook
 from prdigest.state import history, record as records
 from prdigest.collect.discussion import comments_total
-from prdigest.collect.git import GitUnavailable, UpstreamClone
+from prdigest.collect.git import UpstreamClone
 from prdigest.draft.packing import DraftContext
 from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
 from prdigest.state.record import EditionRecord, Status
@@ -38,13 +38,13 @@ from prdigest.pipeline.compose import Services, sender
 from prdigest.connect.variants import Variant, plan_variants
 from prdigest.kernel.window import Window
 from prdigest.collect.facts.step import attach_facts
-from prdigest.collect.git.texts import after_texts
 from prdigest.collect.git.upstream import Upstream
 from prdigest.connect import followups
 from prdigest.connect.embedding import load_embedder
-from prdigest.connect.step import connect_edition, known_relations
+from prdigest.connect.step import connect_edition
 from prdigest.draft.cache import cached_complete
 from prdigest.pipeline.loop import run_edition
+from prdigest.pipeline.prepare import draft_contexts
 from prdigest.review.edits import apply_edits, apply_first
 
 log = logging.getLogger(__name__)
@@ -289,20 +289,12 @@ class EditionPipeline:
         return with_facts
 
     # --- classify and draft --------------------------------------------------------------------
-    def draft_contexts(self, prs: list[PullRequest], *, texts: Mapping[int, Mapping[str, str]] | None = None
-                       ) -> dict[int, DraftContext]:
+    def draft_contexts(self, prs: list[PullRequest]) -> dict[int, DraftContext]:
         """What each PR's drafter is given besides the PR (whose code facts it carries): its relations from the
-        cheap reference pass (this edition and the published history), and, when a clone gives them, its files'
-        full text after the change (``texts``: PR number → path → text)."""
-        if texts is None and self._clone is not None:
-            try:
-                texts = after_texts(self._clone, prs)
-            except GitUnavailable as exc:  # the hunks stay as they are
-                log.warning("the files' text for the prompts: %s", exc)
-        found = known_relations(self.services.source.repo, self.window(), prs, self.services.store())
-        return {pr.number: DraftContext(relations=tuple(found.get(pr.number, [])),
-                                        texts=dict((texts or {}).get(pr.number, {})))
-                for pr in prs}
+        cheap reference pass (this edition and the published history), and, when a clone gives them, the hunks of
+        its files and their full text after the change (:func:`prdigest.pipeline.prepare.draft_contexts`, which
+        ``digest eval`` calls too)."""
+        return draft_contexts(self.services.source.repo, self.window(), prs, self.services.store(), self._clone)
 
     def draft(self, prs: list[PullRequest], progress: Progress | None = None, *,
               contexts: Mapping[int, DraftContext] | None = None) -> list[Entry]:
