@@ -34,11 +34,13 @@ class EvalConfig(BaseModel):
     repo: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
     state: str | None = None
     no_cache: bool = False
+    #: The upstream's clone (a folder or URL), as ``digest run --git``: the facts and hunks come from it.
+    git: str | None = None
 
     def settings_overrides(self) -> dict[str, object]:
         """The flags that override environment settings."""
         return {"language": self.language, "state": self.state, "llm_base_url": self.llm_base_url,
-                "model": self.model}
+                "model": self.model, **({"git": self.git} if self.git else {})}
 
     @field_validator("drafter")
     @classmethod
