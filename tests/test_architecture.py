@@ -317,6 +317,10 @@ LAZY_OURS = {
     ("flows/cli/evaluate.py", "prdigest.evaluation.results"): _HELP,
     ("flows/cli/evaluate.py", "prdigest.kernel.config"): _HELP,
     ("flows/cli/evaluate.py", "prdigest.kernel.window"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.evaluation"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.evaluation.results"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.kernel.window"): _HELP,
     ("flows/cli/impact.py", "prdigest.pipeline.impact_report"): _HELP,
     ("flows/cli/impact.py", "renderers.impact"): _HELP,
     ("flows/cli/impact.py", "renderers.text"): _HELP,
@@ -359,6 +363,7 @@ LAZY_OURS = {
     ("prdigest/draft/registry.py", "prdigest.draft.packing"): _PLUGIN,
     ("prdigest/classify/proposal/init.py", "prdigest.classify.proposal.remote"): _GITHUB,
     ("prdigest/evaluation/labels.py", "prdigest.collect.github.cache"): _GITHUB,
+    ("prdigest/evaluation/calibrate.py", "prdigest.collect.github.cache"): _GITHUB,
 }
 
 

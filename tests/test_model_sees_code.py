@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from prdigest.collect.git import open_clone
-from prdigest.collect.git.hunks import clone_hunks
+from prdigest.collect.git.clone_hunks import clone_hunks
 from prdigest.draft.packing import DraftContext, pack
 from prdigest.kernel.models import FileChange, PullRequest
 from prdigest.kernel.prtext.pointing import ranked_files, tier

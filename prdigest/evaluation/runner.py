@@ -29,11 +29,13 @@ from prdigest.kernel.models import DraftEntry, Language
 from prdigest.collect.sources import repo_of
 from prdigest.evaluation.shipped import shipped_rows
 from prdigest.pipeline.compose import open_state
+from prdigest.draft import calibrations
 from prdigest.state.store import LazyStore, Store, migrate
 from prdigest.classify.subsystems import Classifier, RulesClassifier, classifier_for, rules_for_repo
 from prdigest.collect.facts.step import attach_facts
 from prdigest.collect.facts.surface import surface_for
 from prdigest.collect.git.upstream import Upstream
+from prdigest.draft.calibration import Calibration, calibrated
 from prdigest.draft.packing import DraftContext
 from prdigest.kernel.window import Window
 from prdigest.pipeline.prepare import draft_contexts
@@ -153,10 +155,11 @@ def _row(item: LabelledPR, subsystems: list[str], draft: DraftEntry, seconds: fl
 
 
 def draft_rows(gold: GoldSet, subsystems: list[list[str]], cand: Candidate, language: Language,
-               progress: Progress | None = None, contexts: Mapping[int, DraftContext] | None = None
-               ) -> list[EvalRow]:
+               progress: Progress | None = None, contexts: Mapping[int, DraftContext] | None = None,
+               calibration: Calibration | None = None) -> list[EvalRow]:
     """Draft every labelled PR (``cand.concurrency`` at a time), in file order, with its cost, each given its
-    context as a run gives it (``contexts``: PR number → relations, the clone's hunks and texts)."""
+    context as a run gives it (``contexts``: PR number → relations, the clone's hunks and texts) and its verdict
+    calibrated as a run's is (the drafter's own kept in ``uncalibrated_verdict``)."""
     contexts = contexts or {}
     done = 0
     lock = threading.Lock()
@@ -178,7 +181,10 @@ def draft_rows(gold: GoldSet, subsystems: list[list[str]], cand: Candidate, lang
                 made = (tokens_in, tokens_out)
             elif draft.drafter == cand.drafter.name:  # a fresh model draft (not a fallback), now in the draft cache
                 cand.costs.put(key, seconds or 0.0, *made)
-        row = _row(item, subsystems[i], draft, seconds, cached, made, cand.price)
+        final = calibrated(draft, item.pr, subsystems[i], language, calibration)
+        row = _row(item, subsystems[i], final, seconds, cached, made, cand.price)
+        if calibration is not None:
+            row = row.model_copy(update={"uncalibrated_verdict": draft.verdict})
         with lock:
             done += 1
             if progress:
@@ -205,15 +211,22 @@ def run_eval(config: EvalConfig, settings: Settings, progress: Progress | None =
         # The run's steps before drafting: the code facts (from --git, else the patches), then each PR's context.
         gold, contexts = prepared(gold, repo, settings, classifier, store())
         subsystems = [classifier.classify(item.pr) for item in gold.items]
+        calibration = None if config.no_calibration else calibrations.latest(store(), repo)
         with candidate(config, settings, classifier, store) as cand:
-            rows = draft_rows(gold, subsystems, cand, language, progress, contexts)
+            rows = draft_rows(gold, subsystems, cand, language, progress, contexts, calibration)
             info = RunInfo(drafter=DRAFTERS[config.drafter].title(settings),
                            model=cand.model, prompt_version=cand.prompt_version, llm_base_url=cand.base_url,
                            language=language, repo=repo, rules=config.rules, gold=str(gold.path),
                            gold_sha256=gold.sha256, started_at=started, no_cache=config.no_cache,
-                           rules_sha256=_sha256(Path(config.rules) if config.rules else rules_for_repo(repo)))
+                           rules_sha256=_sha256(Path(config.rules) if config.rules else rules_for_repo(repo)),
+                           calibration=_described(calibration))
         # Scored as it ships: after the connect step (relations, reverted PRs demoted), the drafter's verdict kept.
-        rows = shipped_rows(rows, gold, repo, language, store(), classifier.vocabulary)
+        shipped = shipped_rows(rows, gold, repo, language, store(), classifier.vocabulary)
+        if calibration is not None:  # and what would have shipped without the calibration, through the same step
+            plain = shipped_rows([r.model_copy(update={"verdict": r.uncalibrated_verdict}) for r in rows], gold, repo,
+                                 language, store(), classifier.vocabulary)
+            shipped = [r.model_copy(update={"uncalibrated_verdict": p.verdict}) for r, p in zip(shipped, plain)]
+        rows = shipped
     return EvalRun(info=info, rows=rows)
 
 
@@ -233,6 +246,12 @@ def prepared(gold: GoldSet, repo: str, settings: Settings, classifier: Classifie
     since = min(pr.merged_at for pr in prs)
     window = Window(since, max(pr.merged_at for pr in prs) + timedelta(microseconds=1))
     return gold, draft_contexts(repo, window, prs, store, clone)
+
+
+def _described(calibration: Calibration | None) -> str | None:
+    if calibration is None:
+        return None
+    return f"fitted {calibration.created_at[:16]} on {calibration.labels} labels ({calibration.source})"
 
 
 def _sha256(path: Path | None) -> str | None:

@@ -21,11 +21,13 @@ from pydantic import BaseModel
 
 from prdigest.kernel.writes import out_path, write_atomic, write_inside, write_tree
 from prdigest.deliver.run import Deferred, DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
+from prdigest.draft.calibration import Calibration, calibrated
 from prdigest.draft.concurrent import draft_entries
 from prdigest.kernel.errors import ConfigError, DigestError
 from prdigest.kernel.links import flag_foreign_links
 from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.kernel import progress as progress_hook
+from prdigest.draft import calibrations
 from prdigest.state import history, record as records
 from prdigest.collect.discussion import comments_total
 from prdigest.collect.git import UpstreamClone
@@ -305,9 +307,11 @@ class EditionPipeline:
         services = self.services
         given = dict(contexts) if contexts is not None else self.draft_contexts(prs)
         drafter = services.drafter()  # --drafter openai: the preflight check runs here
+        calibration = self.calibration()
 
         def one(pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
-            return drafter.draft(pr, subsystems, language, given.get(pr.number))
+            return calibrated(drafter.draft(pr, subsystems, language, given.get(pr.number)), pr, subsystems,
+                              language, calibration)
 
         entries = draft_entries(prs, services.classifier.classify, one, services.language,
                                 progress or _reported("draft"),
@@ -319,6 +323,12 @@ class EditionPipeline:
                                                               services.settings)}) for e in entries]
         entries = [_facts_coverage(e, by_number[e.number]) for e in entries]
         return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)))
+
+    def calibration(self) -> Calibration | None:
+        """The repo's latest verdict calibration (``digest calibrate``), None with ``--no-calibration`` or none."""
+        if self.services.options.no_calibration:
+            return None
+        return calibrations.latest(self.services.store(), self.services.source.repo)
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
         """The edition awaiting review: token totals and cost summed from its entries."""

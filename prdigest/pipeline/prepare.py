@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 
 from prdigest.collect.git import GitUnavailable, UpstreamClone
-from prdigest.collect.git.hunks import clone_hunks
+from prdigest.collect.git.clone_hunks import clone_hunks
 from prdigest.collect.git.texts import after_texts
 from prdigest.connect.step import known_relations
 from prdigest.draft.packing import DraftContext

@@ -1,6 +1,6 @@
 """Which of a PR's changed files say most about it: the ones its title, description and code facts point to, the
 core code before tests, docs, CI, build and data files. The prompt's hunks (prdigest/draft/packing.py) and the
-hunks read from a clone (prdigest/collect/git/hunks.py) follow this one order."""
+hunks read from a clone (prdigest/collect/git/clone_hunks.py) follow this one order."""
 
 from __future__ import annotations
 
