@@ -138,3 +138,33 @@ def test_a_context_hunk_never_replaces_the_sources_own_patch() -> None:
                      files=[FileChange(path="pkg/a.py", additions=1, deletions=0, patch="@@ -1 +1,2 @@\n x\n+SOURCE")])
     packed = pack(pr, 2000, DraftContext(hunks={"pkg/a.py": "@@ -1 +1,2 @@\n x\n+CLONE"}))
     assert "+SOURCE" in packed.text and "+CLONE" not in packed.text
+
+
+def test_the_github_collector_keeps_the_codes_hunks_when_large_data_files_fill_its_budget(tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from prdigest.collect.github import GitHubSource
+    from prdigest.kernel.window import Window
+    from prdigest.state.store import LazyStore
+    from tests.servers.github_server import GitHubServer, make_state
+
+    def patch(prefix: str, n: int) -> str:
+        return f"@@ -1,0 +1,{n} @@\n" + "".join(f"+{prefix} {i}\n" for i in range(n))
+
+    record = {"number": 42, "url": "https://github.com/acme/pkg/pull/42", "title": "[Platform] Upgrade CANN to 9.1",
+              "author": "amy", "merged_at": "2026-11-17T10:00:00Z", "labels": [], "review_comments": [],
+              "body": "Bump the CANN runtime the platform accepts.", "additions": 714, "deletions": 1,
+              "files": [{"path": "pkg/data/ops.json", "additions": 400, "deletions": 0, "status": "modified",
+                         "patch": patch('"op": 1,', 400)},
+                        {"path": "version.info", "additions": 300, "deletions": 0, "status": "modified",
+                         "patch": patch("cann 9.1", 300)},
+                        {"path": "pkg/platform.py", "additions": 14, "deletions": 1, "status": "modified",
+                         "patch": patch("        if version >= (10, 0): warn()", 14)}]}
+    budget = len(record["files"][0]["patch"]) + len(record["files"][1]["patch"])  # the two largest fill it
+    with GitHubServer(make_state([record], "acme/pkg", token="t")) as server:
+        source = GitHubSource("acme/pkg", token="t", base_url=server.url, state=LazyStore(tmp_path / "s.sqlite"),
+                              patch_budget=budget)
+        (pr,) = source.collect(Window(datetime(2026, 11, 16, tzinfo=timezone.utc),
+                                      datetime(2026, 11, 23, tzinfo=timezone.utc)))
+    kept = {f.path for f in pr.files if f.patch}
+    assert "pkg/platform.py" in kept and len(kept) == 2  # before: the JSON and the version file, never the code

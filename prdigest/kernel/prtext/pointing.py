@@ -40,30 +40,36 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def pointed(pr: PullRequest, changes: Iterable[Change]) -> dict[str, int]:
+def pointed(files: Sequence[FileChange], title: str, body: str, changes: Iterable[Change]) -> dict[str, int]:
     """Path → how strongly the PR points at it: 2 per code fact read in the file, 1 when the title or description
     names the file (its name or its stem) or a symbol a fact found in it."""
     score: dict[str, int] = {}
-    prose = _words(f"{pr.title}\n{pr.body[:8000]}")
+    prose = _words(f"{title}\n{body[:8000]}")
     symbols: dict[str, set[str]] = {}
     for c in changes:
         if c.kind == "tests":
             continue
         score[c.path] = score.get(c.path, 0) + 2
         symbols.setdefault(c.path, set()).update(p.lower() for p in re.split(r"[.:]", c.symbol) if len(p) > 3)
-    for f in pr.files:
+    for f in files:
         name = f.path.rsplit("/", 1)[-1]
         stem = name.split(".", 1)[0].lower()
-        named = (stem not in _COMMON and stem in prose) or name.lower() in pr.title.lower() \
+        named = (stem not in _COMMON and stem in prose) or name.lower() in title.lower() \
             or bool(symbols.get(f.path, set()) & prose)
         if named:
             score[f.path] = score.get(f.path, 0) + 1
     return score
 
 
+def ranked(files: Sequence[FileChange], title: str = "", body: str = "", changes: Sequence[Change] = ()
+           ) -> list[FileChange]:
+    """``files``, most telling first: by tier (code first), then how strongly the title, description and facts point
+    at each, then changed lines, then path."""
+    points = pointed(files, title, body, changes)
+    return sorted(files, key=lambda f: (tier(f.path), -min(points.get(f.path, 0), 3),
+                                        -(f.additions + f.deletions), f.path))
+
+
 def ranked_files(pr: PullRequest, changes: Sequence[Change] = ()) -> list[FileChange]:
-    """The PR's files, most telling first: by tier (code first), then how strongly the title, description and
-    facts point at each, then changed lines, then path."""
-    points = pointed(pr, changes or pr.changes)
-    return sorted(pr.files, key=lambda f: (tier(f.path), -min(points.get(f.path, 0), 3),
-                                           -(f.additions + f.deletions), f.path))
+    """The PR's files, most telling first (:func:`ranked`), pointed at by its own title, description and facts."""
+    return ranked(pr.files, pr.title, pr.body, changes or pr.changes)
