@@ -60,6 +60,8 @@ def upgrade(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, PullRequest
     repo = tmp_path_factory.mktemp("upgrade") / "upstream"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "uploadpack.allowFilter", "true")  # served to a blob-less partial clone too
+    git(repo, "config", "uploadpack.allowAnySHA1InWant", "true")
     write(repo, {"pkg/platform.py": PLATFORM_BEFORE, "version.info": "cann 8.0\n", "docs/install.md": "# Install\n",
                  "pkg/data/ops.json": "{}\n", ODD: "x = 1\n", "tests/test_platform.py": "def test_it():\n    pass\n"})
     commit(repo, "Initial layout")
@@ -105,6 +107,17 @@ def test_the_clone_gives_the_hunks_a_git_source_lacks(upgrade) -> None:
     assert "+            warn_untested_cann(version)" in hunks["pkg/platform.py"]
     assert hunks[ODD].endswith("-x = 1\n+x = 2")  # a quoted path and pathspec magic: read literally
     assert set(hunks) == {f.path for f in pr.files}
+
+
+def test_a_blobless_partial_clone_gives_the_same_hunks_fetching_the_blobs_in_one_batch(upgrade, tmp_path: Path
+                                                                                      ) -> None:
+    repo, pr = upgrade
+    local = clone_hunks(open_clone(str(repo), state_dir=tmp_path / "local"), [pr])
+    partial = open_clone(repo.as_uri(), state_dir=tmp_path / "kept")
+    assert partial.partial
+    before = partial.commands
+    assert clone_hunks(partial, [pr]) == local
+    assert partial.commands - before == 3  # the blob ids, one fetch of them all, the diff
 
 
 def test_without_a_clone_the_rest_patches_are_ranked_the_same_way(upgrade) -> None:
