@@ -317,6 +317,7 @@ LAZY_OURS = {
     ("flows/cli/evaluate.py", "prdigest.evaluation.results"): _HELP,
     ("flows/cli/evaluate.py", "prdigest.kernel.config"): _HELP,
     ("flows/cli/evaluate.py", "prdigest.kernel.window"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.draft.calibration"): _HELP,
     ("flows/cli/calibrate.py", "prdigest.evaluation"): _HELP,
     ("flows/cli/calibrate.py", "prdigest.evaluation.results"): _HELP,
     ("flows/cli/calibrate.py", "prdigest.kernel.config"): _HELP,

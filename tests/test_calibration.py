@@ -155,3 +155,13 @@ def test_too_few_labels_or_a_foreign_model_are_refused_with_what_to_do(tmp_path:
         store.close()
     both = CliRunner().invoke(app, ["calibrate"])
     assert both.exit_code == 2 and "give exactly one of --gold FILE, --from-reviews" in both.output
+
+
+def test_labels_that_agree_with_the_drafter_keep_its_verdicts() -> None:
+    from prdigest.draft.calibration import KEEP
+
+    examples = [(features(_pr(f"[Core] Change {i}", f"vllm/c{i}.py"), [], v), v)
+                for i, v in zip(range(30), [Verdict.SKIM, Verdict.DEEP_READ, Verdict.SKIP] * 10)]
+    calibration = fit(examples)
+    assert calibration.strength == KEEP and calibration.cv_calibrated == calibration.cv_drafter == 1.0
+    assert all(calibration.verdict(f) is v for f, v in examples)

@@ -62,6 +62,11 @@ def calibrate(
     c = fitted.calibration
     typer.echo(f"{fitted.repo}: calibration fitted on {c.labels} labels ({c.source}; {fitted.disagreements} differ "
                f"from the drafter), kept in the state store at {c.created_at}")
-    if c.cv_calibrated is not None and c.cv_drafter is not None:
+    from prdigest.draft.calibration import KEEP
+
+    if c.strength == KEEP:
+        typer.echo(f"cross-validated verdict agreement: nothing beat the drafter's own {c.cv_drafter:.1%}, so the "
+                   "calibration keeps its verdicts; label more PRs, or PRs where your editors disagree with it")
+    elif c.cv_calibrated is not None and c.cv_drafter is not None:
         typer.echo(f"cross-validated verdict agreement: {c.cv_calibrated:.1%} calibrated, {c.cv_drafter:.1%} the "
                    f"drafter's own (regularisation {c.strength:g})")

@@ -29,6 +29,8 @@ PRIOR = 2.0
 #: Regularisation strengths tried by cross-validation, weakest first (a tie goes to the stronger: less moved).
 STRENGTHS = (0.003, 0.03, 0.3)
 FOLDS = 5
+#: The strength that stands for "keep the drafter's verdicts" (the prior alone) when nothing beats it.
+KEEP = 1e9
 _TAG = re.compile(r"\[([^\[\]]{1,40})\]")
 _WORDS = frozenset({"fix", "fixes", "bug", "bugfix", "revert", "add", "adds", "support", "refactor", "remove",
                     "deprecate", "perf", "optimize", "speed", "doc", "docs", "test", "tests", "ci", "bump",
@@ -164,7 +166,9 @@ def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "") -> Ca
         raise ValueError(f"{len(examples)} labelled PRs: a calibration needs at least 10")
     folds = [list(range(i, len(examples), FOLDS)) for i in range(min(FOLDS, len(examples)))]
     drafter = sum(_drafted(f) is v for f, v in examples) / len(examples)
-    best: tuple[float, float] | None = None
+    # The drafter's own verdicts are a candidate too (infinite strength: the prior alone), and win ties: a
+    # calibration that does not beat the drafter in cross-validation keeps its verdicts.
+    best: tuple[float, float] = (drafter, KEEP)
     for strength in STRENGTHS:
         right = 0
         for held in folds:
@@ -172,10 +176,10 @@ def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "") -> Ca
             weights = _fit([e for i, e in enumerate(examples) if i not in out], strength, iterations=100)
             right += sum(Calibration(weights, 0.0, 0).verdict(examples[i][0]) is examples[i][1] for i in held)
         score = right / len(examples)
-        if best is None or score >= best[0]:
+        if score > best[0] or (score == best[0] and best[1] != KEEP and strength > best[1]):
             best = (score, strength)
-    assert best is not None
-    weights = _fit(examples, best[1])
+    names = {f for feats, _ in examples for f in feats} | {f"drafted:{c.value}" for c in CLASSES}
+    weights = {n: _prior(n) for n in sorted(names)} if best[1] == KEEP else _fit(examples, best[1])
     return Calibration(weights, best[1], len(examples), cv_calibrated=best[0], cv_drafter=drafter, source=source,
                        meta={"train_agreement": _agreement(weights, examples)})
 
