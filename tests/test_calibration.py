@@ -88,6 +88,11 @@ def test_a_labelled_week_teaches_the_next_run_the_teams_taste(tmp_path: Path, st
     assert figures["verdict_agreement"] == 1.0
     assert figures["uncalibrated_verdict_agreement"] < 0.7 and figures["changed_by_calibration"] > 0
     assert figures["calibration"].endswith("on 36 labels (gold week1.jsonl)")
+    alone = CliRunner().invoke(app, ["eval", "--gold", str(nxt), "--state", state_location, "--language", "en",
+                                     "--out", str(tmp_path / "alone"), "--no-calibration"])
+    assert alone.exit_code == 0, alone.output
+    drafter = json.loads((tmp_path / "alone" / "eval.json").read_text())
+    assert drafter["verdict_agreement"] == figures["uncalibrated_verdict_agreement"] and drafter["calibration"] is None
 
 
 def test_the_editors_changed_verdicts_are_labels(tmp_path: Path) -> None:
