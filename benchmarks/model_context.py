@@ -2,13 +2,15 @@
 discussion on (cold and warm) and off, the prompt's share of the budget per section, and the LLM calls of a warm
 re-run of the whole edition.
 
-    .venv/bin/python -m benchmarks.model_context [--budget 12000] [--write]
+    .venv/bin/python -m benchmarks.model_context [--budget 12000] [--weeks] [--write]
 
 Everything real: PyGithub over HTTP against ``tests/servers/github_server.py`` serving the shipped week (its review
 comments as review comments, one review per PR added here, and an issue for every number the bodies name that is
 no PR of the week), the SQLite cache, the packing with the offline tokenizer, and a full ``EditionPipeline`` run
 twice with the OpenAI drafter against ``tests/servers/openai_server.py``. ``--write`` replaces this benchmark's
-section of BENCHMARKS.md.
+section of BENCHMARKS.md. ``--weeks`` measures instead whether the model sees the code on real weeks (pytorch/ao and
+vllm-project/vllm-ascend clones under /work/.mirror: ``benchmarks/code_in_prompt.py``), with and without ``--git``,
+and writes its own section.
 """
 
 from __future__ import annotations
@@ -125,11 +127,78 @@ def _load() -> str:
         return "n/a"
 
 
+#: Real weeks for ``--weeks``: (repo, clone, week, the code surface's package); vllm-ascend's history up to
+#: 2026-05-31 only, and never its weeks 2026-W14 and 2026-W20 (held out for the lead's labels).
+WEEKS = [("vllm-project/vllm-ascend", Path("/work/.mirror/vllm-project+vllm-ascend/repo"), "2026-W10", "vllm_ascend"),
+         ("vllm-project/vllm-ascend", Path("/work/.mirror/vllm-project+vllm-ascend/repo"), "2026-W11", "vllm_ascend"),
+         ("pytorch/ao", Path("/work/.mirror/pytorch+ao/repo"), "2026-W13", "torchao"),
+         ("pytorch/ao", Path("/work/.mirror/pytorch+ao/repo"), "2026-W14", "torchao")]
+
+
+def weeks(budget: int, write: bool) -> None:
+    """The model sees the code: real weeks, with and without --git, before and after."""
+    from benchmarks.code_in_prompt import measure_week
+    from prdigest.collect.facts.surface import Surface
+
+    started = time.perf_counter()
+    results = [(repo, week, measure_week(clone, repo, week, Surface(packages=(package,)), budget))
+               for repo, clone, week, package in WEEKS if clone.exists()]
+    names = [k for k in results[0][2] if k not in ("prs", "coders")] if results else []
+    table = ["| week | PRs | adding code | " + " | ".join(names) + " |", "| --- | ---: | ---: |" + " ---: |" * len(names)]
+    totals = {name: 0 for name in names}
+    coders = 0
+    for repo, week, r in results:
+        cells = []
+        for name in names:
+            seen = r[name]["seen"]  # type: ignore[index]
+            totals[name] += seen
+            cells.append(f"{seen} ({seen / r['coders']:.0%})" if r["coders"] else "n/a")  # type: ignore[operator]
+        coders += r["coders"]  # type: ignore[operator]
+        table.append(f"| {repo} {week} | {r['prs']} | {r['coders']} | " + " | ".join(cells) + " |")
+    table.append("| **all** | | " + f"{coders} | " + " | ".join(
+        f"**{totals[n]} ({totals[n] / coders:.0%})**" if coders else "n/a" for n in names) + " |")
+    shares = ["| section | " + " | ".join(names[:1] + names[2:3]) + " |", "| --- | ---: | ---: |"]
+    for section in SECTIONS:
+        values = [statistics.fmean(r[name]["shares"][section] for _, _, r in results)  # type: ignore[index]
+                  for name in names[:1] + names[2:3]]
+        shares.append(f"| {section} | " + " | ".join(f"{v:.1%}" for v in values) + " |")
+    fills = [statistics.fmean(r[name]["fill"] for _, _, r in results) for name in names[:1] + names[2:3]]  # type: ignore[index]
+    shares.append("| **all** | " + " | ".join(f"{v:.1%}" for v in fills) + " |")
+    body = f"""
+Command: `.venv/bin/python -m benchmarks.model_context --weeks --budget {budget}{' --write' if write else ''}` (load
+average {_load()}; the clones: the search tool's fetch of each repo, history up to 2026-05-31; {time.perf_counter() - started:.0f} s)
+
+PRs that add code (a core code file gains lines) whose prompt shows an added line of core code, at a
+{budget:,}-token budget (`benchmarks/code_in_prompt.py`; target ≥ 90 %):
+
+{chr(10).join(table)}
+
+"--git before" is the prompt as it was: the GitHub source lists files without hunks when a clone gives them, and
+nothing read hunks from the clone, so no prompt held a diff. "REST patches before" keeps the hunks of the largest
+files first within the collector's 16,000 characters (version files, JSON tables and docs crowd out the code);
+now the collector keeps them in the prompt's order (core code, then what the title and body name, then size).
+Both REST rows are packed by today's prompt order and carry the clone's facts, so they differ by the collector's
+choice of hunks alone.
+
+Mean share of the budget per section over the PRs adding code (the prompt's fill per section; coverage records
+files and lines seen per entry):
+
+{chr(10).join(shares)}
+"""
+    print(body)
+    if write:
+        write_section("The model sees the code (real weeks, with and without --git)", body)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=int, default=12_000)
+    parser.add_argument("--weeks", action="store_true", help="measure the code in the prompts of real weeks")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    if args.weeks:
+        weeks(args.budget, args.write)
+        return
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         on = collect(True, tmp / "on.sqlite")

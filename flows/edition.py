@@ -213,6 +213,7 @@ def digest_edition(
     no_discussion: bool = False,
     input_budget: str = "",
     site_impact: bool = False,
+    no_calibration: bool = False,
     resend_edition: bool = False,
 ) -> EditionSummary:
     """One edition of the digest, from collection to delivery.
@@ -243,6 +244,7 @@ def digest_edition(
         input_budget: Tokens of PR data packed into one prompt. Empty: DIGEST_LLM_INPUT_BUDGET (12000).
         site_impact: Show "Affects your code" (the downstreams' file paths) on the archive pages. Off:
             DIGEST_SITE_IMPACT on the worker (those paths are the teams' own, not public).
+        no_calibration: Keep the drafter's verdicts (the repo's calibration from digest calibrate is not applied).
         resend_edition: Run an edition the ledger shows as delivered again (review included). Off: such a run
             stops before collecting and keeps digest.json as delivered.
     """

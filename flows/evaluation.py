@@ -63,6 +63,7 @@ def digest_evaluation(
     repo: str | None = None,
     state: str | None = None,
     no_cache: bool = False,
+    no_calibration: bool = False,
     compare: list[str] | None = None,
     from_reviews: bool = False,
     since: str | None = None,
@@ -84,7 +85,8 @@ def digest_evaluation(
         outcome = reviews_task(state, since, out)
     else:
         config = EvalConfig(gold=str(gold), drafter=drafter, llm_base_url=llm_base_url, model=model,
-                            language=language, rules=rules, repo=repo, state=state, no_cache=no_cache)
+                            language=language, rules=rules, repo=repo, state=state, no_cache=no_cache,
+                            no_calibration=no_calibration)
         outcome = evaluate_task(config, out)
     text = outcome.markdown
     if len(text) > ARTIFACT_LIMIT:

@@ -323,6 +323,11 @@ LAZY_OURS = {
     ("flows/cli/evaluate.py", "prdigest.evaluation.results"): _HELP,
     ("flows/cli/evaluate.py", "prdigest.kernel.config"): _HELP,
     ("flows/cli/evaluate.py", "prdigest.kernel.window"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.draft.calibration"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.evaluation"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.evaluation.results"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.kernel.config"): _HELP,
+    ("flows/cli/calibrate.py", "prdigest.kernel.window"): _HELP,
     ("flows/cli/impact.py", "prdigest.pipeline.impact_report"): _HELP,
     ("flows/cli/impact.py", "renderers.impact"): _HELP,
     ("flows/cli/impact.py", "renderers.text"): _HELP,
@@ -365,6 +370,7 @@ LAZY_OURS = {
     ("prdigest/draft/registry.py", "prdigest.draft.packing"): _PLUGIN,
     ("prdigest/classify/proposal/init.py", "prdigest.classify.proposal.remote"): _GITHUB,
     ("prdigest/evaluation/labels.py", "prdigest.collect.github.cache"): _GITHUB,
+    ("prdigest/evaluation/calibrate.py", "prdigest.collect.github.cache"): _GITHUB,
 }
 
 

@@ -17,10 +17,8 @@ from prdigest.evaluation.gold import load_gold
 from prdigest.evaluation.results import EvalConfig
 from prdigest.evaluation.runner import run_eval
 from prdigest.evaluation.summary import summarize
-from prdigest.kernel.models import PullRequest
 from tests.conftest import ROOT, SAMPLE
 from tests.servers.openai_server import OpenAIServer
-from tests.factories import openai_drafter
 
 MODEL = "local-model"
 
@@ -151,20 +149,20 @@ def test_digest_has_the_eval_command() -> None:
 
 @pytest.mark.slow
 def test_drafts_an_edition_cached_are_reused_with_their_tokens(tmp_path: Path, server, sample_records) -> None:
-    from prdigest.draft.llm import OpenAIDrafter
-    from prdigest.classify.subsystems import classifier_for
+    from flows.media import default_media
+    from prdigest.pipeline.compose import RunOptions, build_services
+    from prdigest.pipeline.edition import EditionPipeline
 
     gold = write_gold(tmp_path / "gold.jsonl", sample_records[:3])
     settings = settings_for(server, tmp_path / "state.sqlite")
-    classifier = classifier_for("vllm-project/vllm")
-    edition_drafter = openai_drafter(settings)  # as an edition drafts: the same cache and keys
+    # A real edition of the same PRs: its drafts (given the run's facts and context) fill the draft cache.
+    options = RunOptions(source=f"jsonl:{gold}", drafter="openai", language="en", out=str(tmp_path / "out"))
+    services = build_services(options, settings, default_media())
     try:
-        made = {}
-        for record in sample_records[:3]:
-            pr = PullRequest.model_validate(record)
-            made[pr.number] = edition_drafter.draft(pr, classifier.classify(pr), "en").tokens_in
+        EditionPipeline(services).run()
     finally:
-        edition_drafter.close()
+        services.close()
+    made = {e["number"]: e["tokens_in"] for e in json.loads((tmp_path / "out" / "digest.json").read_text())["entries"]}
     calls = server.chat_calls
     run = run_eval(EvalConfig(gold=str(gold), drafter="openai", language="en"), settings)
     assert server.chat_calls == calls  # nothing drafted: the edition's drafts were reused

@@ -18,7 +18,7 @@ from prdigest.kernel.errors import ConfigError, SourceError
 from prdigest.collect.github import GitHubSource
 from prdigest.collect.github.client import Clients, default_retry
 from prdigest.collect.github.search import search_merged
-from prdigest.kernel.models import PullRequest
+from prdigest.kernel.models import FileChange, PullRequest
 from prdigest.kernel.progress import reporting
 from prdigest.pipeline.compose import RunOptions, make_source
 from prdigest.state.store import LazyStore
@@ -205,12 +205,17 @@ def test_pr_over_githubs_3000_file_limit_records_the_truncation(serve, tmp_path:
     assert pr.additions == sum(f["additions"] for f in records[0]["files"])  # totals from /pulls/N, not the list
 
 
-def test_diff_hunks_kept_for_the_most_changed_files_within_the_budget(serve, tmp_path: Path) -> None:
+def test_diff_hunks_kept_for_the_most_telling_files_within_the_budget(serve, tmp_path: Path) -> None:
+    from prdigest.kernel.prtext.pointing import ranked
+
     records = synthetic_week(1, repo=REPO, since=WEEK.since, big_files={0: 30})
     server = serve(records)
     (pr,) = source(server, tmp_path / "s.sqlite", patch_budget=2000).collect(WEEK)
     expected, left = set(), 2000
-    for f in sorted(records[0]["files"], key=lambda f: -(f["additions"] + f["deletions"])):
+    # the prompt's order (code first, then what the title and body name, then the most changed), not size alone
+    order = ranked([FileChange(path=f["path"], additions=f["additions"], deletions=f["deletions"])
+                    for f in records[0]["files"]], records[0]["title"], records[0]["body"])
+    for f in ({"path": c.path, "additions": c.additions, "deletions": c.deletions} for c in order):
         size = len(patch_text(f["additions"], f["deletions"]))
         if size <= left:
             expected.add(f["path"])

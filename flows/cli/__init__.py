@@ -8,7 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from flows.cli import edition, evaluate, impact, readers, resend, review, rules, screenshot, site, status, web
+from flows.cli import calibrate, edition, evaluate, impact, readers, resend, review, rules, screenshot, site, status, web
 from flows.cli.numbers import NumbersCommand
 
 app = typer.Typer(
@@ -46,6 +46,7 @@ app.command("resend")(resend.resend)
 app.command("site")(site.site)
 app.command("serve")(site.serve)
 app.command("eval")(evaluate.eval_command)
+app.command("calibrate")(calibrate.calibrate)
 app.command("readers")(readers.readers)
 app.command("impact")(impact.impact)
 app.command("web")(web.web)

@@ -20,7 +20,7 @@ from flows.review_form import form_input
 from prdigest.kernel.errors import ReviewError
 from prdigest.kernel.models import Edition
 from prdigest.review import (
-    ReviewDecision, ReviewRejected, apply_decision, check_decision, flagged_left_out, flagged_numbers, review_markdown,
+    EntryEdit, ReviewDecision, ReviewRejected, apply_decision, check_decision, flagged_left_out, flagged_numbers, review_markdown,
 )
 from prdigest.state.record import content_hash_of_json
 
@@ -69,12 +69,13 @@ def review_text(run_id: str) -> str:
 
 def approve_run(run_id: str, all: bool = False, reject: list[int] | None = None, approver: str = "",
                 note: str = "", approve: list[int] | None = None, include_flagged: bool = False,
-                nobreak: list[int] | None = None) -> str:
+                nobreak: list[int] | None = None, verdicts: list[tuple[int, str]] | None = None) -> str:
     """Resume a waiting run with "send" and return a one-line summary: every unflagged entry except ``reject``
     (``--all`` or ``--reject``), plus the flagged entries named in ``approve`` or all of them with
     ``include_flagged``; or only the ``approve`` numbers (``--approve`` without ``--all``). A flagged entry is
     never sent unless named or included; the summary says how many were left out. ``nobreak`` clears the
-    breaking mark of those entries (they leave the readers' "Action required" block).
+    breaking mark of those entries (they leave the readers' "Action required" block). ``verdicts`` changes entries'
+    verdicts (PR number, new verdict), as the form's edits do.
 
     Raises ReviewError (shown to the user) when the run is not waiting, or when the input fails the same
     checks as the form (unknown PR numbers, no approver, nothing left to send).
@@ -88,7 +89,8 @@ def approve_run(run_id: str, all: bool = False, reject: list[int] | None = None,
     decision = ReviewDecision(decision="send", approver=approver.strip(),
                               approve_all=all or include_flagged or not approve,
                               reject=" ".join(str(n) for n in reject), approve=" ".join(str(n) for n in approve),
-                              include_flagged=include_flagged, note=note, edits=[], snapshot=_draft_hash(run.id),
+                              include_flagged=include_flagged, note=note, snapshot=_draft_hash(run.id),
+                              edits=[EntryEdit.model_validate({"number": n, "verdict": v}) for n, v in verdicts or []],
                               nobreak=" ".join(str(n) for n in nobreak or []))
     reasons = check_decision(draft, decision)
     if reasons:

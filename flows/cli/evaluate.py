@@ -53,6 +53,10 @@ def eval_command(
     repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (inferred from the PR URLs)."),
     state: Optional[str] = state_option("draft cache, review record"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Draft afresh instead of reusing cached LLM drafts."),
+    no_calibration: bool = typer.Option(False, "--no-calibration", help="Score the drafter's verdicts alone (by "
+                                        "default the repo's calibration is applied and both are reported)."),
+    git: Optional[str] = typer.Option(None, "--git", help="The upstream's git clone (folder or URL), as digest run "
+                                      "--git: code facts and hunks from it; or $DIGEST_GIT."),
     out: Path = typer.Option(Path("eval"), "--out", help="Output folder for the report files."),
 ) -> None:
     """Measure drafts: verdict agreement, deep-read precision/recall, subsystem P/R/F1, grounding failures,
@@ -81,7 +85,8 @@ def eval_command(
                 config = EvalConfig.model_validate({
                     "gold": str(gold), "drafter": drafter, "llm_base_url": llm_base_url, "model": model,
                     "language": language, "rules": str(rules) if rules else None, "repo": repo,
-                    "state": str(state) if state else None, "no_cache": no_cache})
+                    "state": str(state) if state else None, "no_cache": no_cache,
+                    "git": git, "no_calibration": no_calibration})
             except ValidationError as exc:
                 problem = first_problem(exc)
                 raise ConfigError(f"{flag(problem.top)}: {problem.message}") from None

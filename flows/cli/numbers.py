@@ -61,3 +61,22 @@ def pr_numbers(values: list[str], flag: str) -> list[int]:
                                   f"or {flag} 41873,41902)")
             numbers.append(int(token.lstrip("#")))
     return numbers
+
+
+def verdict_changes(values: list[str], flag: str = "--set") -> list[tuple[int, str]]:
+    """Verdict changes from an option's values (``['41873=skim', '41902=deep-read,7=skip']``), checked as the review
+    form checks them; ReviewError names a bad one and says how to write it."""
+    changes: list[tuple[int, str]] = []
+    for value in values:
+        for token in re.split(r"[\s,]+", value.strip()):
+            if not token:
+                continue
+            match = re.fullmatch(r"#?(\d{1,9})=(deep-read|skim|skip)", token)
+            if match is None:
+                raise ReviewError(f"{flag} {token[:40]!r} is not a verdict change (write {flag} 41873=skim: a PR "
+                                  "number, '=', then deep-read, skim or skip)")
+            changes.append((int(match.group(1)), match.group(2)))
+    numbers = [n for n, _ in changes]
+    if twice := sorted({n for n in numbers if numbers.count(n) > 1}):
+        raise ReviewError(f"{flag}: PR {', '.join(f'#{n}' for n in twice)} is given more than one verdict")
+    return changes

@@ -14,7 +14,7 @@ from uuid import UUID
 
 import typer
 
-from flows.cli.numbers import pr_numbers
+from flows.cli.numbers import pr_numbers, verdict_changes
 from flows.cli.prefect_env import api_url, quiet_prefect, unreachable
 from flows.cli.terminal import err_console, fail
 from prdigest.kernel.errors import DigestError, ReviewError
@@ -72,18 +72,22 @@ def approve(
     note: str = typer.Option("", "--note", help="A note for the record."),
     nobreak: list[str] = typer.Option([], "--nobreak", help="PR numbers whose breaking mark to clear (they leave "
                                       "the Action required block), written like --reject."),
+    set_verdicts: list[str] = typer.Option([], "--set", help="Change an entry's verdict, as the form's edits do: "
+                                           "--set 41873=skim (repeat, or separate with commas); each change is a "
+                                           "label digest calibrate --from-reviews learns from."),
 ) -> None:
     """Approve a run waiting for review and resume it (Prefect has no resume command). Checked like the
     UI form: unknown PR numbers or nothing left to send are refused and the run keeps waiting."""
     try:
         rejected, approved = pr_numbers(reject, "--reject"), pr_numbers(approve_numbers, "--approve")
         cleared = pr_numbers(nobreak, "--nobreak")
+        verdicts = verdict_changes(set_verdicts)
         _connect(run_id)
         from flows.cli.approval import approve_run
 
         message = approve_run(run_id, all=all_entries, reject=rejected, approve=approved,
                               approver=approver or getpass.getuser(), note=note, include_flagged=include_flagged,
-                              nobreak=cleared)
+                              nobreak=cleared, verdicts=verdicts)
     except DigestError as exc:
         raise fail(exc) from None
     err_console.print(message, markup=False, highlight=False)

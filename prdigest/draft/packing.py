@@ -9,7 +9,8 @@ Sections, in the order the prompt shows them and the budget serves them:
    (``prdigest.collect.discussion.points``), bots never;
 5. ``issues``: the issues the PR closes or names (title, the opening of the description, state);
 6. ``files``: the changed files, most central first;
-7. ``hunks``: diff hunks by priority (files with facts, then core code before tests, docs and config), each
+7. ``hunks``: diff hunks by priority (core code before tests, docs, CI and data; within each the files the title,
+   description and facts point at), from the source's patches or, with ``--git``, read from the clone; each
    widened to its enclosing function or class when the file's full text after the change is known (a git
    clone), long ones clipped with a marker.
 
@@ -29,11 +30,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prdigest.collect.discussion.points import Point, points, verdicts
-from prdigest.draft.budget import TokenCounter, centrality, default_counter
+from prdigest.draft.budget import TokenCounter, default_counter
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import ordered
 from prdigest.kernel.models import Change, Coverage, FileChange, PullRequest, Relation, plain_detail
 from prdigest.kernel.promptdata import defuse_tags
+from prdigest.kernel.prtext.pointing import ranked_files
 from prdigest.connect.relations import relation_lines
 
 #: The marker a clipped hunk, description or remark ends with.
@@ -60,12 +62,14 @@ class DraftContext:
     """What the drafter is given besides the PR: its relations, the files' full text, and code facts.
 
     ``texts`` maps a path to the file's text after the change (the git reader's; empty without a clone);
+    ``hunks`` maps a path to its diff hunks read from the clone, for files the source listed without a patch;
     ``changes`` overrides the facts the PR carries (``PullRequest.changes``), empty: the PR's own.
     """
 
     changes: Sequence[Change] = ()
     relations: Sequence[Relation] = ()
     texts: Mapping[str, str] = field(default_factory=dict)
+    hunks: Mapping[str, str] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
         """A stable hash of the context (part of the draft cache key): facts, relations, file texts."""
@@ -73,6 +77,8 @@ class DraftContext:
             "changes": [c.model_dump(mode="json") for c in self.changes],
             "relations": [r.model_dump(mode="json") for r in self.relations],
             "texts": {p: hashlib.sha256(t.encode("utf-8", "replace")).hexdigest() for p, t in sorted(self.texts.items())},
+            **({"hunks": {p: hashlib.sha256(t.encode("utf-8", "replace")).hexdigest()
+                          for p, t in sorted(self.hunks.items())}} if self.hunks else {}),
         }, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -228,9 +234,9 @@ def _issues(pr: PullRequest, counter: TokenCounter, limit: int) -> tuple[str, li
 
 # ---- hunks ----------------------------------------------------------------------------------------------
 def _ranked(pr: PullRequest, changes: Sequence[Change]) -> list[FileChange]:
-    """Files with facts first, then by centrality (core code before tests, docs and config), then path."""
-    with_facts = {c.path for c in changes}
-    return sorted(pr.files, key=lambda f: (f.path not in with_facts, -centrality(f), f.path))
+    """Core code before tests, docs, CI and data; within each, the files the title, description and facts point
+    at first (:func:`prdigest.kernel.prtext.pointing.ranked_files`)."""
+    return ranked_files(pr, changes)
 
 
 def _enclosing(tree: ast.AST, start: int, end: int) -> tuple[int, int, str] | None:
@@ -338,7 +344,9 @@ def pack(pr: PullRequest, budget: int = DEFAULT_BUDGET, context: DraftContext | 
     file_lines = [f"- {f.path} (+{f.additions}/-{f.deletions}, {f.status}"
                   f"{', from ' + f.previous_path if f.previous_path else ''})" for f in ranked]
     files_heading = f"Files changed ({len(pr.files)}{'+' if pr.files_truncated else ''}, most telling first):"
-    hunk_items = [(f, widen(f.patch, context.texts.get(f.path, ""), f.path)[0]) for f in ranked if f.patch]
+    patches = {f.path: f.patch or context.hunks.get(f.path, "") for f in ranked}  # the source's, else the clone's
+    hunk_items = [(f, widen(patches[f.path], context.texts.get(f.path, ""), f.path)[0]) for f in ranked
+                  if patches[f.path]]
 
     # What each section would need whole, for the grants.
     need = {

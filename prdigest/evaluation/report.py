@@ -37,6 +37,7 @@ def headline_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
         ("deep-read recall (as shipped)", num(figures["deep_read_recall"])),
         ("drafter's own: agreement / deep-read P / R", _drafter(figures)),
         ("verdicts changed by the connect step", str(figures.get("changed_by_connect", 0))),
+        ("without the repo's calibration: agreement", _uncalibrated(figures)),
         ("subsystem precision (micro)", num(figures["subsystem_precision"])),
         ("subsystem recall (micro)", num(figures["subsystem_recall"])),
         ("subsystem F1 (micro)", num(figures["subsystem_f1"])),
@@ -50,6 +51,13 @@ def headline_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
         ("from cache / drafted now", f"{figures['cached']} / {figures['fresh']}"),
         ("tokens spent by this run", f"{figures['spent_tokens_in']} in, {figures['spent_tokens_out']} out"),
     ]
+
+
+def _uncalibrated(figures: dict[str, Any]) -> str:
+    if not figures.get("calibration"):
+        return "n/a (no calibration applied)"
+    return (f"{pct(figures['uncalibrated_verdict_agreement'])} ({figures.get('changed_by_calibration', 0)} verdicts "
+            f"changed by the calibration {figures['calibration']})")
 
 
 def _drafter(figures: dict[str, Any]) -> str:

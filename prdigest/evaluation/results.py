@@ -34,11 +34,15 @@ class EvalConfig(BaseModel):
     repo: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
     state: str | None = None
     no_cache: bool = False
+    #: The upstream's clone (a folder or URL), as ``digest run --git``: the facts and hunks come from it.
+    git: str | None = None
+    #: Keep the drafter's verdicts: do not apply the repo's calibration (then nothing is reported beside them).
+    no_calibration: bool = False
 
     def settings_overrides(self) -> dict[str, object]:
         """The flags that override environment settings."""
         return {"language": self.language, "state": self.state, "llm_base_url": self.llm_base_url,
-                "model": self.model}
+                "model": self.model, **({"git": self.git} if self.git else {})}
 
     @field_validator("drafter")
     @classmethod
@@ -68,6 +72,9 @@ class RunInfo(BaseModel):
     no_cache: bool = False
     #: SHA-256 of the rules file that classified the PRs (the shipped one when none was given).
     rules_sha256: str | None = None
+    #: The repo's verdict calibration applied (``digest calibrate``): when it was fitted, on how many labels, from
+    #: what; None when none was (none kept, or ``--no-calibration``).
+    calibration: str | None = None
 
     @property
     def label(self) -> str:
@@ -94,6 +101,8 @@ class EvalRow(BaseModel):
     verdict: Verdict
     #: The drafter's own verdict, before the connect step (None in runs written before it was recorded).
     drafted_verdict: Verdict | None = None
+    #: What would ship without the repo's calibration (after the connect step); None when no calibration applied.
+    uncalibrated_verdict: Verdict | None = None
     #: The relations the connect step found (``reverts #41234``), as shipped.
     relations: list[str] = Field(default_factory=list)
     subsystems: list[str]

@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from prdigest.kernel.config import Settings
@@ -29,8 +29,16 @@ from prdigest.kernel.models import DraftEntry, Language
 from prdigest.collect.sources import repo_of
 from prdigest.evaluation.shipped import shipped_rows
 from prdigest.pipeline.compose import command
+from prdigest.draft import calibrations
 from prdigest.state.store import LazyStore, Store, migrate
-from prdigest.classify.subsystems import Classifier, classifier_for, rules_for_repo
+from prdigest.classify.subsystems import Classifier, RulesClassifier, classifier_for, rules_for_repo
+from prdigest.collect.facts.step import attach_facts
+from prdigest.collect.facts.surface import surface_for
+from prdigest.collect.git.upstream import Upstream
+from prdigest.draft.calibration import Calibration, calibrated
+from prdigest.draft.packing import DraftContext
+from prdigest.kernel.window import Window
+from prdigest.pipeline.prepare import draft_contexts
 
 MIGRATIONS = [
     """CREATE TABLE eval_drafts (
@@ -147,8 +155,12 @@ def _row(item: LabelledPR, subsystems: list[str], draft: DraftEntry, seconds: fl
 
 
 def draft_rows(gold: GoldSet, subsystems: list[list[str]], cand: Candidate, language: Language,
-               progress: Progress | None = None) -> list[EvalRow]:
-    """Draft every labelled PR (``cand.concurrency`` at a time), in file order, with its cost."""
+               progress: Progress | None = None, contexts: Mapping[int, DraftContext] | None = None,
+               calibration: Calibration | None = None) -> list[EvalRow]:
+    """Draft every labelled PR (``cand.concurrency`` at a time), in file order, with its cost, each given its
+    context as a run gives it (``contexts``: PR number → relations, the clone's hunks and texts) and its verdict
+    calibrated as a run's is (the drafter's own kept in ``uncalibrated_verdict``)."""
+    contexts = contexts or {}
     done = 0
     lock = threading.Lock()
 
@@ -156,19 +168,23 @@ def draft_rows(gold: GoldSet, subsystems: list[list[str]], cand: Candidate, lang
         nonlocal done
         item = gold.items[i]
         started = time.perf_counter()
-        draft = cand.drafter.draft(item.pr, subsystems[i], language)
+        context = contexts.get(item.pr.number)
+        draft = cand.drafter.draft(item.pr, subsystems[i], language, context)
         seconds: float | None = time.perf_counter() - started
         made = (draft.tokens_in, draft.tokens_out)
         cached = False
         if cand.key is not None and cand.cache is not None and cand.costs is not None:
-            key = cand.key(item.pr, subsystems[i], language)
+            key = cand.key(item.pr, subsystems[i], language, context)
             cached = key in cand.cache.hits
             if cached:  # an edition's draft has its tokens but no timing; one made by digest eval has both
                 seconds, tokens_in, tokens_out = cand.costs.get(key) or (None, *cand.cache.hits[key])
                 made = (tokens_in, tokens_out)
             elif draft.drafter == cand.drafter.name:  # a fresh model draft (not a fallback), now in the draft cache
                 cand.costs.put(key, seconds or 0.0, *made)
-        row = _row(item, subsystems[i], draft, seconds, cached, made, cand.price)
+        final = calibrated(draft, item.pr, subsystems[i], language, calibration)
+        row = _row(item, subsystems[i], final, seconds, cached, made, cand.price)
+        if calibration is not None:
+            row = row.model_copy(update={"uncalibrated_verdict": draft.verdict})
         with lock:
             done += 1
             if progress:
@@ -190,20 +206,53 @@ def run_eval(config: EvalConfig, settings: Settings, progress: Progress | None =
     if classifier.known_subsystems:  # the folder fallback knows its names only after classifying
         check_vocabulary(gold, classifier.known_subsystems)
     language: Language = config.language or settings.language
-    subsystems = [classifier.classify(item.pr) for item in gold.items]
     started = datetime.now(timezone.utc)
-    with command(settings) as core:  # one store for the draft cache and the connect step
+    with command(settings) as core:  # one store for the draft cache, the facts and the connect step
         store = core.store
+        # The run's steps before drafting: the code facts (from --git, else the patches), then each PR's context.
+        gold, contexts = prepared(gold, repo, settings, classifier, store())
+        subsystems = [classifier.classify(item.pr) for item in gold.items]
+        calibration = None if config.no_calibration else calibrations.latest(store(), repo)
         with candidate(config, settings, classifier, store) as cand:
-            rows = draft_rows(gold, subsystems, cand, language, progress)
+            rows = draft_rows(gold, subsystems, cand, language, progress, contexts, calibration)
             info = RunInfo(drafter=DRAFTERS[config.drafter].title(settings),
                            model=cand.model, prompt_version=cand.prompt_version, llm_base_url=cand.base_url,
                            language=language, repo=repo, rules=config.rules, gold=str(gold.path),
                            gold_sha256=gold.sha256, started_at=started, no_cache=config.no_cache,
-                           rules_sha256=_sha256(Path(config.rules) if config.rules else rules_for_repo(repo)))
+                           rules_sha256=_sha256(Path(config.rules) if config.rules else rules_for_repo(repo)),
+                           calibration=_described(calibration))
         # Scored as it ships: after the connect step (relations, reverted PRs demoted), the drafter's verdict kept.
-        rows = shipped_rows(rows, gold, repo, language, store(), classifier.vocabulary)
+        shipped = shipped_rows(rows, gold, repo, language, store(), classifier.vocabulary)
+        if calibration is not None:  # and what would have shipped without the calibration, through the same step
+            plain = shipped_rows([r.model_copy(update={"verdict": r.uncalibrated_verdict}) for r in rows], gold, repo,
+                                 language, store(), classifier.vocabulary)
+            shipped = [r.model_copy(update={"uncalibrated_verdict": p.verdict}) for r, p in zip(shipped, plain)]
+        rows = shipped
     return EvalRun(info=info, rows=rows)
+
+
+def prepared(gold: GoldSet, repo: str, settings: Settings, classifier: Classifier, store: Store
+             ) -> tuple[GoldSet, dict[int, DraftContext]]:
+    """The labelled PRs as a run drafts them: with their code facts (the ``--git`` clone's, cached by merge commit,
+    else the REST patches') and each one's draft context (relations, the clone's hunks and texts), the labelled
+    PRs taken as one edition over the window their merges span."""
+    upstream = Upstream(settings.git, settings.clone_home())
+    clone = upstream()
+    if upstream.problem:  # said once when it was opened; the facts come from the patches
+        settings = settings.model_copy(update={"git": None})
+    rules = classifier.rules if isinstance(classifier, RulesClassifier) else None
+    prs, _ = attach_facts([i.pr for i in gold.items], settings=settings, surface=surface_for(rules.code if rules else None),
+                          store=store if clone is not None else None, clone=clone)
+    gold = replace(gold, items=[replace(item, pr=pr) for item, pr in zip(gold.items, prs)])
+    since = min(pr.merged_at for pr in prs)
+    window = Window(since, max(pr.merged_at for pr in prs) + timedelta(microseconds=1))
+    return gold, draft_contexts(repo, window, prs, store, clone)
+
+
+def _described(calibration: Calibration | None) -> str | None:
+    if calibration is None:
+        return None
+    return f"fitted {calibration.created_at[:16]} on {calibration.labels} labels ({calibration.source})"
 
 
 def _sha256(path: Path | None) -> str | None:

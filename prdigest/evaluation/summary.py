@@ -51,6 +51,11 @@ def summarize(run: EvalRun) -> dict[str, Any]:
         "drafter_deep_read_precision": drafted_deep.precision,
         "drafter_deep_read_recall": drafted_deep.recall,
         "changed_by_connect": sum(1 for r in rows if r.drafted is not r.verdict),
+        # Without the repo's calibration (digest calibrate), beside the calibrated verdicts that ship: both figures.
+        "calibration": run.info.calibration,
+        "uncalibrated_verdict_agreement": (agreement(confusion((r.gold_verdict, r.uncalibrated_verdict or r.verdict)
+                                                               for r in rows)) if run.info.calibration else None),
+        "changed_by_calibration": sum(1 for r in rows if r.uncalibrated_verdict not in (None, r.verdict)),
         "subsystem_precision": micro.precision,
         "subsystem_recall": micro.recall,
         "subsystem_f1": micro.f1,

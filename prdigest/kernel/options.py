@@ -62,6 +62,8 @@ class RunOptions(BaseModel):
                                      "into one prompt (default 12000); or $DIGEST_LLM_INPUT_BUDGET.")
     site_impact: bool = Field(default=False, description="Show 'Affects your code' (the downstreams' file "
                               "paths) on the archive pages; or $DIGEST_SITE_IMPACT (off: those paths are private).")
+    no_calibration: bool = Field(default=False, description="Keep the drafter's verdicts: do not apply the repo's "
+                                 "verdict calibration (digest calibrate) kept in the state store.")
     resend_edition: bool = Field(default=False, description="Run an edition the ledger shows as delivered "
                                  "again, review included (without it such a run stops before collecting and "
                                  "keeps digest.json).")

@@ -21,14 +21,16 @@ from pydantic import BaseModel
 
 from prdigest.kernel.writes import out_path, write_atomic, write_inside, write_tree
 from prdigest.deliver.run import Deferred, DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
+from prdigest.draft.calibration import Calibration, calibrated
 from prdigest.draft.concurrent import draft_entries
 from prdigest.kernel.errors import ConfigError, DigestError, SourceError
 from prdigest.kernel.links import flag_foreign_links
 from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Rendering, RenderProblem, link_hosts_for
 from prdigest.kernel import progress as progress_hook
+from prdigest.draft import calibrations
 from prdigest.state import history, record as records
 from prdigest.collect.discussion import comments_total
-from prdigest.collect.git import GitUnavailable, UpstreamClone
+from prdigest.collect.git import UpstreamClone
 from prdigest.draft.packing import DraftContext
 from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
 from prdigest.state.record import EditionRecord, Status
@@ -38,14 +40,14 @@ from prdigest.pipeline.compose import Services, sender
 from prdigest.connect.variants import Variant, plan_variants
 from prdigest.kernel.window import Window
 from prdigest.collect.facts.step import attach_facts
-from prdigest.collect.git.texts import after_texts
 from prdigest.collect.git.upstream import Upstream
 from prdigest.connect import followups
 from prdigest.connect.embedding import load_embedder
-from prdigest.connect.step import connect_edition, known_relations
+from prdigest.connect.step import connect_edition
 from prdigest.draft.cache import cached_complete
 from prdigest.pipeline.loop import run_edition
 from prdigest.pipeline.outfolder import prune, start_edition
+from prdigest.pipeline.prepare import draft_contexts
 from prdigest.review.edits import apply_edits, apply_first
 
 log = logging.getLogger(__name__)
@@ -301,20 +303,12 @@ class EditionPipeline:
         return with_facts
 
     # --- classify and draft --------------------------------------------------------------------
-    def draft_contexts(self, prs: list[PullRequest], *, texts: Mapping[int, Mapping[str, str]] | None = None
-                       ) -> dict[int, DraftContext]:
+    def draft_contexts(self, prs: list[PullRequest]) -> dict[int, DraftContext]:
         """What each PR's drafter is given besides the PR (whose code facts it carries): its relations from the
-        cheap reference pass (this edition and the published history), and, when a clone gives them, its files'
-        full text after the change (``texts``: PR number → path → text)."""
-        if texts is None and self._clone is not None:
-            try:
-                texts = after_texts(self._clone, prs)
-            except GitUnavailable as exc:  # the hunks stay as they are
-                log.warning("the files' text for the prompts: %s", exc)
-        found = known_relations(self.services.source.repo, self.window(), prs, self.services.store())
-        return {pr.number: DraftContext(relations=tuple(found.get(pr.number, [])),
-                                        texts=dict((texts or {}).get(pr.number, {})))
-                for pr in prs}
+        cheap reference pass (this edition and the published history), and, when a clone gives them, the hunks of
+        its files and their full text after the change (:func:`prdigest.pipeline.prepare.draft_contexts`, which
+        ``digest eval`` calls too)."""
+        return draft_contexts(self.services.source.repo, self.window(), prs, self.services.store(), self._clone)
 
     def draft(self, prs: list[PullRequest], progress: Progress | None = None, *,
               contexts: Mapping[int, DraftContext] | None = None) -> list[Entry]:
@@ -325,9 +319,11 @@ class EditionPipeline:
         services = self.services
         given = dict(contexts) if contexts is not None else self.draft_contexts(prs)
         drafter = services.drafter()  # --drafter openai: the preflight check runs here
+        calibration = self.calibration()
 
         def one(pr: PullRequest, subsystems: list[str], language: Language) -> DraftEntry:
-            return drafter.draft(pr, subsystems, language, given.get(pr.number))
+            return calibrated(drafter.draft(pr, subsystems, language, given.get(pr.number)), pr, subsystems,
+                              language, calibration)
 
         entries = draft_entries(prs, services.classifier.classify, one, services.language,
                                 progress or _reported("draft"),
@@ -340,6 +336,12 @@ class EditionPipeline:
         entries = [_facts_coverage(e, by_number[e.number]) for e in entries]
         return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)), services.seal_key(),
                            self.edition_id().key)
+
+    def calibration(self) -> Calibration | None:
+        """The repo's latest verdict calibration (``digest calibrate``), None with ``--no-calibration`` or none."""
+        if self.services.options.no_calibration:
+            return None
+        return calibrations.latest(self.services.store(), self.services.source.repo)
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
         """The edition awaiting review: token totals and cost summed from its entries."""

@@ -7,7 +7,7 @@ files with a hunk, one batched fetch of the blobs a partial clone lacks, and ``c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from prdigest.collect.git.argv import sha_problem
 from prdigest.collect.git.clone import GitUnavailable, UpstreamClone
@@ -19,13 +19,16 @@ MAX_FILES = 12
 _WIDENED = (".py", ".pyi")
 
 
-def after_texts(clone: UpstreamClone, prs: Sequence[PullRequest], max_files: int = MAX_FILES
-                ) -> dict[int, dict[str, str]]:
-    """PR number → path → the file's text at the PR's merge commit, for its Python files with a hunk; a PR without a
-    merge commit, or whose commit the clone lacks, gets nothing (its hunks stay as they are)."""
+def after_texts(clone: UpstreamClone, prs: Sequence[PullRequest], max_files: int = MAX_FILES,
+                hunks: Mapping[int, Mapping[str, str]] | None = None) -> dict[int, dict[str, str]]:
+    """PR number → path → the file's text at the PR's merge commit, for its Python files with a hunk (the source's
+    patch, or ``hunks`` read from the clone); a PR without a merge commit, or whose commit the clone lacks, gets
+    nothing (its hunks stay as they are)."""
     wanted: dict[int, tuple[str, list[str]]] = {}
     for pr in prs:
-        paths = [f.path for f in pr.files if f.patch and f.path.endswith(_WIDENED) and f.status != "removed"]
+        read = (hunks or {}).get(pr.number, {})
+        paths = [f.path for f in pr.files if (f.patch or f.path in read) and f.path.endswith(_WIDENED)
+                 and f.status != "removed"]
         # The sha reaches git's argv: only a commit id (a PR built by model_copy skipped the model's check).
         if pr.merge_commit and paths and sha_problem(pr.merge_commit) is None:
             wanted[pr.number] = (pr.merge_commit, paths[:max_files])

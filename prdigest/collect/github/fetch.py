@@ -12,6 +12,7 @@ from prdigest.collect.github.cache import CachedPR
 from prdigest.collect.github.client import Clients
 from prdigest.collect.github.search import Hit
 from prdigest.collect.discussion import is_bot, linked_numbers
+from prdigest.kernel.prtext.pointing import ranked
 from prdigest.kernel.models import MAX_ISSUE_BODY, FileChange, LinkedIssue, PullRequest, Review, ReviewComment
 
 #: GitHub lists at most this many files of a PR.
@@ -68,7 +69,7 @@ def fetch_pr(clients: Clients, repo: str, hit: Hit, cached: CachedPR | None, *,
         additions, deletions = cached.pr.additions, cached.pr.deletions
     else:
         raw_files = (raw_files or [])[:FILES_CAP]
-        listed = _files(raw_files, patch_budget)
+        listed = _files(raw_files, patch_budget, hit.title or "", hit.body or "")
         additions, deletions = sum(f.additions for f in listed), sum(f.deletions for f in listed)
         truncated = False
         if len(listed) >= FILES_CAP:
@@ -190,16 +191,19 @@ def _remark(item: dict[str, Any], kind: str) -> dict[str, Any]:
     return remark
 
 
-def _files(raw: list[dict[str, Any]], budget: int) -> list[FileChange]:
-    """Files in GitHub's order; hunks kept for the most changed files while they fit in ``budget``."""
+def _files(raw: list[dict[str, Any]], budget: int, title: str = "", body: str = "") -> list[FileChange]:
+    """Files in GitHub's order; hunks kept while they fit in ``budget`` for the files the prompt shows first (the
+    core code before tests, docs, CI, data and lock files, led by what the title and description name:
+    prdigest/kernel/prtext/pointing.py), so a large version file or JSON table cannot crowd out the code."""
+    files = [FileChange(path=f["filename"], additions=f.get("additions", 0), deletions=f.get("deletions", 0),
+                        status=f.get("status", "modified"), previous_path=f.get("previous_filename")) for f in raw]
+    at = {id(f): i for i, f in enumerate(files)}
     keep: set[int] = set()
     left = budget
-    for i in sorted(range(len(raw)), key=lambda i: -(raw[i].get("additions", 0) + raw[i].get("deletions", 0))):
+    for f in ranked(files, title, body):
+        i = at[id(f)]
         size = len(raw[i].get("patch") or "")
         if 0 < size <= left:
             keep.add(i)
             left -= size
-    return [FileChange(path=f["filename"], additions=f.get("additions", 0), deletions=f.get("deletions", 0),
-                       status=f.get("status", "modified"), previous_path=f.get("previous_filename"),
-                       patch=f.get("patch") if i in keep else None)
-            for i, f in enumerate(raw)]
+    return [f.model_copy(update={"patch": raw[i].get("patch")}) if i in keep else f for i, f in enumerate(files)]

@@ -1,0 +1,112 @@
+"""``digest calibrate``: fit a repository's verdict calibration (prdigest/draft/calibration.py) from labelled PRs or
+from the editors' recorded decisions, and keep it in the state store for every later run of that repo.
+
+From a gold file the PRs go through the run's own steps first (code facts, draft context, the configured drafter
+without any calibration), so each label is set against the verdict a run would propose. From the reviews each kept
+entry is a label: the editor's final verdict against the verdict drafted, with the PR as the edition record (and the
+GitHub collector's cache, for its files) holds it; rejected entries say nothing about the verdict and are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from prdigest.classify.subsystems import classifier_for
+from prdigest.collect.sources import repo_of
+from prdigest.draft.calibration import Calibration, features, fit
+from prdigest.evaluation.gold import load_gold
+from prdigest.evaluation.results import EvalConfig
+from prdigest.evaluation.reviews import Reviewed, read_reviews, table_columns
+from prdigest.evaluation.runner import candidate, draft_rows, prepared
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Entry, PullRequest, Verdict
+from prdigest.pipeline.compose import open_state
+from prdigest.draft import calibrations
+from prdigest.state import record as records
+from prdigest.state.store import Store
+
+Example = tuple[set[str], Verdict]
+
+
+@dataclass
+class Fitted:
+    """What ``digest calibrate`` kept: the repo, the calibration, and how many labels changed the drafter's verdict."""
+
+    repo: str
+    calibration: Calibration
+    disagreements: int
+
+
+def _fitted(store: Store, repo: str, examples: list[Example], source: str, where: str) -> Fitted:
+    try:
+        calibration = fit(examples, source=source)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}; label more PRs") from None
+    disagreements = sum(1 for feats, label in examples if f"drafted:{label.value}" not in feats)
+    return Fitted(repo, calibrations.save(store, repo, calibration), disagreements)
+
+
+def from_gold(config: EvalConfig, settings: Settings) -> Fitted:
+    """Fit ``config.repo``'s calibration on the labelled file ``config.gold``, drafted as a run drafts."""
+    gold = load_gold(Path(config.gold).expanduser())
+    repo = config.repo or repo_of([i.pr for i in gold.items], gold.path)
+    classifier = classifier_for(repo, Path(config.rules) if config.rules else None)
+    language = config.language or settings.language
+    with open_state(settings.state) as store:
+        gold, contexts = prepared(gold, repo, settings, classifier, store())
+        subsystems = [classifier.classify(item.pr) for item in gold.items]
+        with candidate(config, settings, classifier, store) as cand:
+            rows = draft_rows(gold, subsystems, cand, language, None, contexts, calibration=None)
+        examples = [(features(item.pr, subs, row.verdict), item.gold.verdict)
+                    for item, subs, row in zip(gold.items, subsystems, rows)]
+        return _fitted(store(), repo, examples, f"gold {gold.path.name}", str(gold.path))
+
+
+def _pr_of(entry: Entry, cached: PullRequest | None) -> PullRequest:
+    """The PR as the draft step saw it: the collector's cached record (files, labels) with the entry's facts, or the
+    entry's own fields when the edition came from a JSONL file (no file list then)."""
+    if cached is not None:
+        return cached.model_copy(update={"changes": entry.changes})
+    return PullRequest(number=entry.number, url=entry.url, title=entry.title, author=entry.author,
+                       merged_at=entry.merged_at, additions=entry.additions, deletions=entry.deletions,
+                       changes=entry.changes)
+
+
+def review_examples(store: Store, repo: str | None, since: datetime | None = None) -> tuple[str, list[Example]]:
+    """The editors' decisions on ``repo``'s reviewed editions as labelled examples (latest review of a PR wins)."""
+    reviewed: list[Reviewed] = [r for r in read_reviews(store, since) if not r.rejected]
+    entries: dict[tuple[str, int], tuple[Entry, Reviewed]] = {}
+    repos: set[str] = set()
+    for r in reviewed:
+        record = records.resolve(store, r.edition)
+        if record is None:
+            continue
+        edition = record.edition
+        repos.add(edition.repo)
+        entry = next((e for e in edition.entries if e.number == r.number), None)
+        if entry is not None and (repo is None or edition.repo == repo):
+            entries[(edition.repo, r.number)] = (entry, r)
+    if repo is None:
+        if len(repos) != 1:
+            raise ConfigError("the review record holds " + (f"editions of {len(repos)} repos ({', '.join(sorted(repos))}):"
+                              " name one with --repo OWNER/NAME" if repos else "no reviewed edition: review some "
+                              "editions first, or calibrate with --gold FILE"))
+        repo = next(iter(repos))
+    cached: dict[int, PullRequest] = {}
+    if table_columns(store, "github_pulls"):
+        from prdigest.collect.github.cache import PullCache
+
+        cached = {n: c.pr for n, c in PullCache(store, repo).get_many([n for _, n in entries]).items()}
+    examples = [(features(_pr_of(entry, cached.get(entry.number)), entry.subsystems, r.draft_verdict), r.final_verdict)
+                for entry, r in entries.values()]
+    return repo, examples
+
+
+def from_reviews(settings: Settings, repo: str | None = None, since: datetime | None = None) -> Fitted:
+    """Fit the calibration on the editors' recorded decisions (every kept entry's final verdict is a label)."""
+    with open_state(settings.state) as store:
+        repo, examples = review_examples(store(), repo, since)
+        return _fitted(store(), repo, examples, f"reviews of {len(examples)} entries", f"{repo}'s reviews")
