@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from prdigest.kernel.factlines import unique
+from prdigest.kernel.pymodule import module_and_package
 
 #: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) and
 #: ``attribute`` (``obj.x`` on an object of unknown type, by the attribute's name alone: symbol ``.x``) are shown
@@ -133,11 +134,9 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 
 
 def module_name(path: str) -> tuple[str, bool]:
-    """``pkg/a/b.py`` → (``pkg.a.b``, False); ``pkg/a/__init__.py`` → (``pkg.a``, True)."""
-    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
-    if parts[-1] == "__init__":
-        return ".".join(parts[:-1]), True
-    return ".".join(parts), False
+    """``pkg/a/b.py`` → (``pkg.a.b``, False); ``pkg/a/__init__.py`` → (``pkg.a``, True) (the kernel's
+    :func:`~prdigest.kernel.pymodule.module_and_package`)."""
+    return module_and_package(path)
 
 
 class _Reader:

@@ -28,9 +28,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, type_names
-from prdigest.connect.impact.index import OWN_INIT, Use, module_name
+from prdigest.connect.impact.index import OWN_INIT, Use
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change, Impact, ImpactSeverity
+from prdigest.kernel.pymodule import is_python, module_of
 
 #: Shown as ``Impact.how`` (``reads`` is a use through the name, like a call).
 HOW = {"imports": "imports", "subclasses": "subclasses", "overrides": "overrides", "patches": "patches",
@@ -187,16 +188,14 @@ _PASSES = re.compile(r" \(upstream passes ([\w ]+?)(?: from ([\w. ]+)| to an unt
 def fact_module(path: str) -> str | None:
     """``vllm/a/b.py`` → ``vllm.a.b``; ``vllm/a/__init__.py`` → ``vllm.a``; None for a file Python cannot
     import (docs, C++, YAML)."""
-    if not path.endswith(".py"):
-        return None
-    return module_name(path)[0]
+    return module_of(path) if is_python(path) else None
 
 
 def _module_of(text: str) -> str | None:
     """A module named as a path (``vllm/a/b.py``) or dotted (``vllm.a.b``)."""
     text = text.strip()
-    if text.endswith(".py") or "/" in text:
-        return fact_module(text if text.endswith(".py") else text + ".py")
+    if is_python(text) or "/" in text:
+        return fact_module(text if is_python(text) else text + ".py")
     return text if re.fullmatch(r"[A-Za-z_][\w.]*", text) else None
 
 

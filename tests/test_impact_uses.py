@@ -1,0 +1,65 @@
+"""Every kind of downstream use the match must see (issue 36, item 2): each case builds the upstream's change in
+a real git repository (tests.impact_support.facts_between), indexes a downstream from its files, and matches."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from prdigest.connect.impact.index import resolve_uses, summarize
+from prdigest.connect.impact.match import UseTable, match_changes
+from prdigest.kernel.models import Change, Impact
+from tests.impact_support import facts_between
+
+
+def _dedent(files: dict[str, str | None]) -> dict[str, str | None]:
+    return {p: textwrap.dedent(t).lstrip("\n") if t is not None else None for p, t in files.items()}
+
+
+def impacts(tmp_path: Path, before: dict[str, str | None], after: dict[str, str | None],
+            downstream: dict[str, str], upstream: tuple[str, ...] = ("up",)) -> tuple[list[Change], list[Impact]]:
+    """The facts of ``before`` → ``after`` and their impacts on ``downstream`` (files by path)."""
+    facts = facts_between(tmp_path, _dedent(before), _dedent(after), upstream)
+    files = _dedent(downstream)  # type: ignore[arg-type]
+    uses = resolve_uses([summarize(p, t or "", upstream) for p, t in files.items()], upstream)
+    return facts, match_changes(facts, UseTable.of("ds", uses, upstream), upstream)
+
+
+def line(text: str, marker: str) -> int:
+    """The 1-based line of dedented ``text`` holding ``marker``."""
+    return next(i for i, row in enumerate(textwrap.dedent(text).lstrip("\n").splitlines(), 1) if marker in row)
+
+
+def flagged(found: list[Impact], severity: str = "breaks") -> set[tuple[str, int, str]]:
+    return {(i.path, i.line, i.how) for i in found if i.severity == severity}
+
+
+USER = '''
+    from transformers.models.llama.modeling import LlamaCache, rotate
+
+
+    def go():
+        return rotate(LlamaCache())
+    '''
+
+
+def test_a_removal_in_a_src_layout_upstream_matches_the_downstream_import(tmp_path: Path) -> None:
+    before = {"src/transformers/__init__.py": "", "src/transformers/models/__init__.py": "",
+              "src/transformers/models/llama/__init__.py": "",
+              "src/transformers/models/llama/modeling.py": '''
+                  class LlamaCache:
+                      pass
+
+
+                  def rotate(x):
+                      return x
+                  '''}
+    after = {"src/transformers/models/llama/modeling.py": '''
+                  class LlamaCache:
+                      pass
+                  '''}
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/use.py": USER},
+                           upstream=("transformers",))
+    assert [(f.kind, f.symbol) for f in facts] == [("removed", "rotate")]
+    assert ("ds/use.py", line(USER, "import"), "imports") in flagged(found)
+    assert ("ds/use.py", line(USER, "return rotate"), "calls") in flagged(found)
