@@ -63,3 +63,74 @@ def test_a_removal_in_a_src_layout_upstream_matches_the_downstream_import(tmp_pa
     assert [(f.kind, f.symbol) for f in facts] == [("removed", "rotate")]
     assert ("ds/use.py", line(USER, "import"), "imports") in flagged(found)
     assert ("ds/use.py", line(USER, "return rotate"), "calls") in flagged(found)
+
+
+#: Parameters as vLLM's formatter writes them, past 240 characters of signature text once their annotations are
+#: dropped.
+LONG = ", ".join(f"parameter_number_{i}_of_a_wide_layer: dict[str, int] | None = None" for i in range(9))
+CALLER = '''
+    from up.layers import Builder
+
+
+    class NPUBuilder(Builder):
+        def build(self, size, parameter_number_0=None):
+            return size
+    '''
+
+
+def test_a_signature_longer_than_240_characters_is_compared_whole(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/layers.py": f'''
+        class Builder:
+            def build(self, size, {LONG}):
+                return size
+        '''}
+    after = {"up/layers.py": f'''
+        class Builder:
+            def build(self, size, {LONG}, *, must_have):
+                return size
+        '''}
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/use.py": CALLER})
+    assert [(f.kind, f.detail) for f in facts if f.kind == "signature"] == [("signature", "+must_have")]
+    assert ("ds/use.py", line(CALLER, "def build"), "overrides") in flagged(found)
+
+
+SUBCLASSES = '''
+    from up.layers import Platform
+
+
+    class NPUPlatform(Platform):
+        def name(self):
+            return "npu"
+
+
+    class CPUPlatform(Platform):
+        def name(self):
+            return "cpu"
+
+        def seed_all(self, seed):
+            pass
+    '''
+
+
+def test_a_base_method_that_now_raises_not_implemented_is_an_obligation_on_subclasses(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/layers.py": '''
+        class Platform:
+            def name(self):
+                raise NotImplementedError
+
+            def seed_all(self, seed):
+                pass
+        '''}
+    after = {"up/layers.py": '''
+        class Platform:
+            def name(self):
+                raise NotImplementedError
+
+            def seed_all(self, seed):
+                """Seed every device."""
+                raise NotImplementedError("each platform seeds its own devices")
+        '''}
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/platform.py": SUBCLASSES})
+    assert ("abstract", "Platform.seed_all") in {(f.kind, f.symbol) for f in facts}
+    told = {(i.path, i.line) for i in found if i.fact.startswith("abstract")}
+    assert told == {("ds/platform.py", line(SUBCLASSES, "class NPUPlatform"))}  # CPUPlatform already has it

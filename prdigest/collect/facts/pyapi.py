@@ -78,7 +78,8 @@ class Def:
         elif self.kind == "name":
             text = f"= {self.value}" if self.value else ""
         else:
-            text = _params_text(self.params)
+            # whole, never cut: the match reads parameters back from it, and a cut one reads as "no change"
+            return _params_text(self.params)
         return text if len(text) <= _SIGNATURE_CHARS else text[:_SIGNATURE_CHARS - 1] + "…"
 
     def shape(self) -> tuple[object, ...]:
@@ -239,6 +240,17 @@ def code_line(line: str) -> str:
     return " ".join(text.split()) if "  " in text or "\t" in text else text
 
 
+def _raises_not_implemented(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A method whose body (past its docstring) is only ``raise NotImplementedError…``: an obligation on every
+    subclass, as binding as ``@abstractmethod``."""
+    body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) \
+        and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str) else node.body
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
 def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str], *, in_class: bool,
           triton: bool) -> None:
     for node in body:
@@ -251,7 +263,8 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
                 continue
             module.defs[name] = Def(
                 name, "method" if in_class else "function", node.lineno, _params(node.args),
-                abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators),
+                abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators)
+                or (in_class and _raises_not_implemented(node)),
                 triton=triton and any(d.startswith("triton.") or d in ("jit", "tl.jit") for d in decorators),
                 body=_body_hash(node, lines), returns=_unparse(node.returns, 120) or "")
         elif isinstance(node, ast.ClassDef):
