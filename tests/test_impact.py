@@ -45,9 +45,9 @@ def test_git_facts_hit_every_use_the_week_touches_and_nothing_else(world, tmp_pa
     moe, patch = "ds/ops/fused_moe.py", "ds/patch.py"
     forward = (moe, line_of(world, moe, "def forward"), "overrides", "breaks")
     assert got[101] == {forward}  # a removed parameter of an overridden method
-    # The rename hits the alias (UpstreamMoE), the re-export through ds.compat and the subclass with its method.
-    assert got[102] == {("ds/compat.py", 1, "imports", "breaks"), (moe, 2, "imports", "breaks"),
-                        (moe, line_of(world, moe, "class AscendFusedMoE"), "subclasses", "breaks"), forward,
+    # The rename hits the alias (UpstreamMoE), the re-export through ds.compat and the subclass's method; the
+    # subclass statement is at the module level of a file whose import already says it (one flag per function).
+    assert got[102] == {("ds/compat.py", 1, "imports", "breaks"), (moe, 2, "imports", "breaks"), forward,
                         (patch, line_of(world, patch, "from ds.compat"), "imports", "breaks")}
     assert got[103] == {(patch, line_of(world, patch, "layer.select_experts ="), "patches", "check")}
     assert got[104] == {("ds/attention.py", line_of(world, "ds/attention.py", "class AscendBackend"), "subclasses",
@@ -155,7 +155,7 @@ def _variant_keys(out: Path) -> tuple[str, str]:
 def test_the_record_keeps_each_entrys_impact(run_out):
     digest = json.loads((run_out / "digest.json").read_text(encoding="utf-8"))
     impact = {e["number"]: e["impact"] for e in digest["entries"]}
-    assert {i["how"] for i in impact[102]} == {"imports", "subclasses", "overrides"}
+    assert {i["how"] for i in impact[102]} == {"imports", "overrides"}
     assert impact[107] == [] and all(i["downstream"] == "ascend" for i in impact[102])
     plugin, docs = _variant_keys(run_out)
     assert plugin.endswith("_on-ascend")

@@ -77,8 +77,8 @@ def _impacts(table, *changes, partial=False):
 CASES = [
     # (fact, expected (path, line, how, severity) set)
     pytest.param(Change(kind="renamed", symbol="FusedMoE", path=LAYER, before="FusedMoE", after="FusedMoEFactory"),
+                 # one flag per downstream function: ops.py's module level (two imports, a subclass) says it once
                  {("ds/compat.py", 1, "imports", "breaks"), (OPS, L("as FM"), "imports", "breaks"),
-                  (OPS, L("from ds.compat"), "imports", "breaks"), (OPS, L("class AscendMoE"), "subclasses", "breaks"),
                   (OPS, L("def forward"), "overrides", "breaks"), (OPS, L("setattr(FusedMoE"), "patches", "breaks")},
                  id="renamed class imported under an alias, re-exported and subclassed"),
     pytest.param(Change(kind="signature", symbol="FusedMoE.forward", path=LAYER, before="(self, x, dtype)",
@@ -96,7 +96,7 @@ CASES = [
     pytest.param(Change(kind="signature", symbol="GPUModelRunner.execute_model",
                         path="vllm/v1/worker/gpu_model_runner.py", before="(self, scheduler_output)",
                         after="(self, scheduler_output, intermediate_tensors=None)"),
-                 {(OPS, L("def execute_model"), "overrides", "check")}, id="new optional parameter, the override takes **kwargs"),
+                 set(), id="new optional parameter, the override takes **kwargs: it already fits"),
     pytest.param(Change(kind="signature", symbol="GPUModelRunner._prepare_inputs",
                         path="vllm/v1/worker/gpu_model_runner.py", before="(self, scheduler_output, num_scheduled)",
                         after="(self, scheduler_output, num_scheduled, spec=None)", public=False),
@@ -126,8 +126,7 @@ CASES = [
                  {(OPS, L("envs.VLLM_USE_V1"), "calls", "breaks")}, id="removed environment variable read through the module"),
     pytest.param(Change(kind="moved", symbol="GPUModelRunner", path="vllm/v1/worker/gpu/model_runner.py",
                         before="vllm/v1/worker/gpu_model_runner.py", after="vllm/v1/worker/gpu/model_runner.py"),
-                 {(OPS, L("import GPUModelRunner"), "imports", "breaks"), (OPS, L("class Runner"), "subclasses", "breaks"), (OPS, L("def _prepare_inputs"), "overrides", "breaks"),
-                  (OPS, L("def execute_model"), "overrides", "breaks")}, id="moved class"),
+                 {(OPS, L("import GPUModelRunner"), "imports", "breaks")}, id="moved class: once per file, its import"),
     # negatives
     pytest.param(Change(kind="removed", symbol="make_layer", path="vllm/model_executor/layers/utils.py"),
                  set(), id="same-named symbol of another package"),

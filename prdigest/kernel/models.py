@@ -132,7 +132,8 @@ def opt_in_signature(detail: str) -> bool:
     """Whether a signature detail (``+eps=1e-6, scale=required→None``) only adds parameters with a default or
     gives required ones a default: every call written before still works and means the same."""
     parts = [p.strip() for p in plain_detail(detail).split(",") if p.strip()]
-    return bool(parts) and all((p.startswith("+") and "=" in p) or "=required→" in p for p in parts)
+    return bool(parts) and all((p.startswith("+") and "=" in p) or "=required→" in p or p.startswith("+*")
+                               or (p.startswith("-") and "→**" in p) for p in parts)
 
 
 class Change(BaseModel):

@@ -321,13 +321,27 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     removed = [n for n in on if n not in nn]
     added = [n for n in nn if n not in on]
     before, after = {p.name: p for p in old}, {p.name: p for p in new}
+    star = {"var": "*", "varkw": "**"}
+    takes_var = next((p.name for p in new if p.kind == "var"), None)
+    takes_kw = next((p.name for p in new if p.kind == "varkw"), None)
     parts: list[str] = []
-    if removed and len(removed) == len(added) and all(on.index(r) == nn.index(a) for r, a in zip(removed, added)):
-        parts += [f"{r}→{a}" for r, a in zip(removed, added)]
+    named = [n for n in added if after[n].kind not in star]
+    if removed and len(removed) == len(named) and all(on.index(r) == nn.index(a) for r, a in zip(removed, named)):
+        parts += [f"{r}→{a}" for r, a in zip(removed, named)]
+        parts += [f"+{star[after[n].kind]}{n}" for n in added if after[n].kind in star]
     else:
-        # An added parameter with a default says so (``+eps=1e-6``): callers that do not pass it still work.
-        parts += [f"+{n}" + (f"={after[n].default}" if after[n].default is not None else "") for n in added]
-        parts += [f"-{n}" for n in removed]
+        # An added parameter with a default says so (``+eps=1e-6``): callers that do not pass it still work; so
+        # does an added ``*args`` or ``**kwargs`` (``+**kwargs``).
+        parts += [f"+{star.get(after[n].kind, '')}{n}" + (f"={after[n].default}" if after[n].default is not None
+                                                          else "") for n in added]
+        # A parameter the new ``**kwargs`` (by keyword; with ``*args``, positionally too) still accepts is
+        # written ``-dtype→**kwargs``: callers that pass it still run.
+        for n in removed:
+            positional = before[n].kind in ("posonly", "pos")
+            if takes_kw and before[n].kind != "posonly" and (not positional or takes_var):
+                parts.append(f"-{n}→**{takes_kw}")
+            else:
+                parts.append(f"-{n}")
     common = [n for n in nn if n in before]
     positional = ("posonly", "pos")
     both = {n for n in common if before[n].kind in positional and after[n].kind in positional}

@@ -9,7 +9,8 @@ import re
 from collections.abc import Sequence
 
 from prdigest.collect.facts.pyapi import PASSES
-from prdigest.connect.impact.match import WILDCARD, Signature
+from prdigest.connect.impact.matchers import WILDCARD
+from prdigest.connect.impact.signature import Signature
 from prdigest.kernel.models import Change, PullRequest
 
 _HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$")

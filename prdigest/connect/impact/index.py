@@ -17,7 +17,7 @@ import ast
 import re
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from prdigest.kernel.factlines import unique
@@ -29,7 +29,7 @@ from prdigest.kernel.pymodule import module_and_package
 UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute"]
 
 #: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -53,14 +53,17 @@ class Use:
     detail: str = ""
     #: The downstream's own name at that line: the alias, the subclass, the local module name.
     local: str = ""
+    #: The innermost function holding the use (``Runner.execute_model``; an override: the method itself), empty
+    #: at module level: the match flags one use per upstream fact and scope, not one per line.
+    scope: str = ""
 
     def row(self) -> list[object]:
-        return [self.path, self.line, self.symbol, self.how, self.detail, self.local]
+        return [self.path, self.line, self.symbol, self.how, self.detail, self.local, self.scope]
 
     @classmethod
     def from_row(cls, row: Sequence[object]) -> "Use":
-        path, line, symbol, how, detail, local = row
-        return cls(str(path), int(line), str(symbol), how, str(detail), str(local))  # type: ignore[arg-type]
+        path, line, symbol, how, detail, local, scope = row
+        return cls(str(path), int(line), str(symbol), how, str(detail), str(local), str(scope))  # type: ignore[arg-type]
 
 
 # --- one file ------------------------------------------------------------------------------------------------
@@ -103,6 +106,8 @@ class FileSummary:
     attributes: list[tuple[str, int]] = field(default_factory=list)
     #: Attribute names this file defines: assigned (``obj.x = …``), class-level names, methods
     defines: set[str] = field(default_factory=set)
+    #: (first line, last line, dotted name) of every function and method, for the scope of a use
+    functions: list[tuple[int, int, str]] = field(default_factory=list)
     error: str = ""
 
 
@@ -177,6 +182,10 @@ class _Reader:
                                    node.level))
         return []
 
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.s.functions.append((node.lineno, node.end_lineno or node.lineno, node.name))
+        return None
+
     def _class(self, node: ast.ClassDef) -> list[ast.AST]:
         bases = [c for c in (_chain(b) for b in node.bases) if c]
         functions = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -242,7 +251,7 @@ class _Reader:
     _HANDLERS = {
         ast.Import: _import, ast.ImportFrom: _import_from, ast.ClassDef: _class, ast.Assign: _assign,
         ast.AugAssign: _assign, ast.AnnAssign: _assign, ast.Call: _call, ast.Attribute: _attribute,
-        ast.Expr: _expr, ast.Constant: _constant,
+        ast.Expr: _expr, ast.Constant: _constant, ast.FunctionDef: _function, ast.AsyncFunctionDef: _function,
     }
 
 
@@ -410,7 +419,27 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                 continue
             seen.add(name)
             uses.append(Use(s.path, line, f".{name}", "attribute", local=name))
+    scopes = {s.path: _Scopes(s) for s in files}
+    uses = [replace(u, scope=scopes[u.path].at(u.line)) for u in uses]
     return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))
+
+
+class _Scopes:
+    """The innermost function holding a line of one file (its classes' names prefixed: ``Runner.step``)."""
+
+    def __init__(self, summary: FileSummary) -> None:
+        classes = [(c.line, c.end, c.name) for c in summary.classes]
+        named = []
+        for start, end, name in summary.functions:
+            owner = [c for c in classes if c[0] < start <= c[1]]
+            if owner:
+                name = f"{max(owner)[2]}.{name}"
+            named.append((start, end, name))
+        # innermost first: the latest start wins among those holding the line
+        self._functions = sorted(named, reverse=True)
+
+    def at(self, line: int) -> str:
+        return next((name for start, end, name in self._functions if start <= line <= end), "")
 
 
 def _attribute_reads(s: FileSummary, imported: set[str]) -> Iterable[tuple[str, int]]:

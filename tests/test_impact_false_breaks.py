@@ -1,0 +1,135 @@
+"""No false breaks, no echoes (issue 36, item 3): a use that already fits the new upstream is not flagged, a
+change ``*args, **kwargs`` absorbs is a check, and one upstream fact is said once per downstream function.
+Upstream changes are real commits (tests.impact_support.facts_between); the downstream is indexed from files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_impact_uses import flagged, impacts, line
+
+BEFORE = {"up/__init__.py": "", "up/layers.py": '''
+    class Norm:
+        def forward(self, x):
+            return x
+
+
+    def run(norm, x):
+        return norm.forward(x)
+
+
+    def scale(x, dtype=None):
+        return x
+
+
+    class Cache:
+        def __init__(self, size):
+            self.size = size
+    '''}
+
+
+def test_an_override_that_already_takes_the_new_parameter_is_not_flagged(tmp_path: Path) -> None:
+    after = {"up/layers.py": BEFORE["up/layers.py"].replace("def forward(self, x):", "def forward(self, x, eps=1e-6):")
+             .replace("return norm.forward(x)", "return norm.forward(x, eps=1e-5)")}
+    downstream = '''
+        from up.layers import Norm
+
+
+        class Ready(Norm):
+            def forward(self, x, eps=1e-6):
+                return x
+
+
+        class Behind(Norm):
+            def forward(self, x):
+                return x
+        '''
+    facts, found = impacts(tmp_path, BEFORE, after, {"ds/__init__.py": "", "ds/norm.py": downstream})
+    assert any(f.kind == "signature" and "upstream passes eps" in f.detail for f in facts)
+    assert {(i.line, i.severity) for i in found if i.fact.startswith("signature")} == {
+        (line(downstream, "def forward(self, x):"), "breaks")}  # Behind only
+
+
+def test_a_parameter_removed_into_args_and_kwargs_is_a_check_for_a_call_that_passes_it(tmp_path: Path) -> None:
+    after = {"up/layers.py": BEFORE["up/layers.py"].replace("def scale(x, dtype=None):",
+                                                            "def scale(x, *args, **kwargs):")}
+    downstream = '''
+        from up.layers import scale
+
+
+        def go():
+            return scale(1, dtype=2)
+        '''
+    facts, found = impacts(tmp_path, BEFORE, after, {"ds/__init__.py": "", "ds/use.py": downstream})
+    (fact,) = [f for f in facts if f.kind == "signature"]
+    assert fact.detail == "+*args, +**kwargs, -dtype→**kwargs" and not fact.breaks  # not a breaking entry
+    assert flagged(found) == set()
+    assert flagged(found, "check") == {("ds/use.py", line(downstream, "scale(1, dtype=2)"), "calls")}
+
+
+def test_a_constructor_call_is_matched_against_the_classes_init(tmp_path: Path) -> None:
+    after = {"up/layers.py": BEFORE["up/layers.py"].replace("def __init__(self, size):",
+                                                            "def __init__(self, size, block):")}
+    downstream = '''
+        from up.layers import Cache
+
+
+        def make():
+            return Cache(16)
+
+
+        def make_ready():
+            return Cache(16, block=4)
+        '''
+    _, found = impacts(tmp_path, BEFORE, after, {"ds/__init__.py": "", "ds/use.py": downstream})
+    assert flagged(found) == {("ds/use.py", line(downstream, "Cache(16)"), "calls")}
+
+
+def test_one_flag_per_upstream_fact_and_downstream_function(tmp_path: Path) -> None:
+    after = {"up/layers.py": BEFORE["up/layers.py"].replace("def scale(x, dtype=None):", "def scale(x):")}
+    downstream = '''
+        from up.layers import scale
+
+
+        def first():
+            scale(1, dtype=2)
+            scale(2, dtype=3)
+            return scale(3, dtype=4)
+
+
+        def second():
+            return scale(4, dtype=5)
+        '''
+    _, found = impacts(tmp_path, BEFORE, after, {"ds/__init__.py": "", "ds/use.py": downstream})
+    assert flagged(found) == {("ds/use.py", line(downstream, "scale(1, dtype=2)"), "calls"),
+                              ("ds/use.py", line(downstream, "scale(4, dtype=5)"), "calls")}
+
+
+def test_a_deleted_module_is_flagged_once_per_file_at_its_import(tmp_path: Path) -> None:
+    before = {**BEFORE, "up/old.py": '''
+        class Worker:
+            def load(self):
+                pass
+
+            def save(self):
+                pass
+        '''}
+    after = {"up/old.py": None}
+    downstream = '''
+        from up import old
+
+
+        def _load(self):
+            pass
+
+
+        old.Worker.load = _load
+        old.Worker.save = _load
+
+
+        class Mine(old.Worker):
+            def load(self):
+                pass
+        '''
+    _, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/patch.py": downstream})
+    assert flagged(found) == {("ds/patch.py", line(downstream, "from up import old"), "imports")}
