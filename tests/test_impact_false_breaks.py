@@ -133,3 +133,40 @@ def test_a_deleted_module_is_flagged_once_per_file_at_its_import(tmp_path: Path)
         '''
     _, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/patch.py": downstream})
     assert flagged(found) == {("ds/patch.py", line(downstream, "from up import old"), "imports")}
+
+
+RUNNER = {"up/__init__.py": "", "up/runner.py": '''
+    class Runner:
+        def attach(self, config):
+            return config
+
+        def load(self):
+            return self.attach(None)
+    '''}
+
+
+def test_a_parameter_passed_only_from_a_method_the_downstream_also_overrides_is_a_check(tmp_path: Path) -> None:
+    after = {"up/runner.py": RUNNER["up/runner.py"].replace("def attach(self, config):",
+                                                            "def attach(self, config, is_profiling=False):")
+             .replace("return self.attach(None)", "return self.attach(None, is_profiling=True)")}
+    downstream = '''
+        from up.runner import Runner
+
+
+        class OwnLoad(Runner):
+            def attach(self, config):
+                return config
+
+            def load(self):
+                return self.attach(1)
+
+
+        class UpstreamLoad(Runner):
+            def attach(self, config):
+                return config
+        '''
+    facts, found = impacts(tmp_path, RUNNER, after, {"ds/__init__.py": "", "ds/runner.py": downstream})
+    assert [(f.passed, f.callers) for f in facts if f.kind == "signature"] == [(("is_profiling",), ("Runner.load",))]
+    severity = {(i.line, i.severity) for i in found if i.fact.startswith("signature")}
+    first, second = [i for i, row in enumerate(downstream.splitlines()) if "def attach" in row]
+    assert severity == {(line(downstream, "def attach"), "check"), (second, "breaks")}

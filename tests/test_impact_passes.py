@@ -167,6 +167,7 @@ def test_a_self_call_is_named_and_still_breaks_a_subclass_that_overrides_the_cal
     facts = _facts(tmp_path, SELF_CALL)
     (forward,) = [f for f in facts if f.kind == "signature"]
     assert forward.detail == "+eps=1e-06 (upstream passes eps from Norm.run)"
+    assert (forward.passed, forward.callers, forward.receiver) == (("eps",), ("Norm.run",), "")  # typed, not prose
     # AscendNorm inherits Norm.run, whose self.forward(x, eps=…) now reaches its forward(self, x).
     assert _impacts(facts) == {(OVERRIDE, "overrides", "breaks")}
     # A subclass that overrides run as well is most often a copy of upstream's run, and follows it: breaks.
@@ -298,6 +299,7 @@ def test_an_unknown_receiver_passes_when_no_other_class_has_the_methods_name(tmp
     only_norm = NORM_AND_DRAFTER.replace("def forward(self, x, eps=0.0)", "def backward(self, x, eps=0.0)")
     details, facts = _with_caller(tmp_path, UNTYPED_CALL, layers=only_norm)
     assert details["Norm.forward"] == "+eps=1e-06 (upstream passes eps to an untyped receiver)"
+    assert [(f.passed, f.receiver) for f in facts if f.symbol == "Norm.forward"] == [(("eps",), "untyped")]
     assert _impacts(facts) == {(OVERRIDE, "overrides", "breaks")}
     # The note stays out of the prose like the others.
     (forward,) = [f for f in facts if f.symbol == "Norm.forward"]

@@ -157,6 +157,22 @@ class Change(BaseModel):
     detail: str = ""
     public: bool = True
     language: Literal["python", "cpp", "cuda", "triton", "config", "text"] = "python"
+    #: Of the parameters a signature fact adds with a default, those an upstream call site passes (the prose
+    #: after ``detail``'s `` (upstream passes …)`` is for readers; the match reads these fields).
+    passed: tuple[str, ...] = ()
+    #: When every call passing them is ``self.m(...)`` inside the fact's class: those methods (``Runner.a``).
+    callers: tuple[str, ...] = ()
+    #: ``untyped`` when every such call is on a receiver of unknown type, else empty.
+    receiver: Literal["", "untyped"] = ""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # the call-site fields only where a fact has them: every other fact reads as it always did
+        data: dict[str, Any] = handler(self)
+        for key in ("passed", "callers", "receiver"):
+            if not data.get(key, True):
+                data.pop(key, None)
+        return data
 
     @property
     def breaks(self) -> bool:

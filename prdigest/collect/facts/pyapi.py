@@ -1023,11 +1023,14 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
     out = list(facts)
     for n, names in passed.items():
         fact = out[n]
-        said = " and ".join(p for p in added_with_default(fact.detail) if p in names)
+        given = [p for p in added_with_default(fact.detail) if p in names]
+        said = " and ".join(given)
         via = callers.get(n)
         if via:
             said += " from " + " and ".join(sorted(via))
         elif untyped.get(n):
             said += UNTYPED
-        out[n] = fact.model_copy(update={"detail": fact.detail + PASSES.format(said)})
+        out[n] = fact.model_copy(update={"detail": fact.detail + PASSES.format(said), "passed": tuple(given),
+                                         "callers": tuple(sorted(via or ())),
+                                         "receiver": "untyped" if not via and untyped.get(n) else ""})
     return out

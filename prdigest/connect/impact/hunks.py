@@ -66,7 +66,8 @@ def _passed(fact: Change, added: list[str]) -> Change:
                 break
     if not passed:
         return fact
-    return fact.model_copy(update={"detail": fact.detail + PASSES.format(" and ".join(passed))})
+    return fact.model_copy(update={"detail": fact.detail + PASSES.format(" and ".join(passed)),
+                                   "passed": tuple(passed)})
 
 
 def _qualified(name: str, indent: int, classes: list[tuple[int, str]]) -> str:

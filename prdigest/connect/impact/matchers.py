@@ -261,10 +261,23 @@ def _signature(change: Change, ctx: Context) -> Iterator[Hit]:
         if severity is None:
             continue
         words = change.detail or sig.words
+        if severity == "breaks" and use.how == "overrides" and _own_callers(use, sig, ctx):
+            # the only upstream calls passing it are in methods this class overrides too: its own copies call it
+            severity = "check"
+            words += f"; {use.local} overrides {' and '.join(sig.callers)} too"
         if severity == "check" and use.how in ("overrides", "patches") and sig.added \
                 and not sig.removed and not sig.added_required and "**" not in use.detail:
             words += "; no upstream call passes it yet, yours does not take it"
         yield Hit(use, severity, f"{symbol}({words})" if words else symbol)
+
+
+def _own_callers(use: Use, sig: SignatureChange, ctx: Context) -> bool:
+    """Whether a break of an override comes only from parameters upstream passes from its own class's methods
+    (``self.m(…)`` in ``C.a``), and the overriding class overrides every such ``C.a`` as well."""
+    if not sig.callers or sig.removed or sig.added_required or not set(sig.added) & set(sig.passed):
+        return False
+    return all(any(u.how == "overrides" and u.path == use.path and u.local == use.local
+                   for u in ctx.table.named(caller.rsplit(".", 1)[-1])) for caller in sig.callers)
 
 
 def _body(change: Change, ctx: Context) -> Iterator[Hit]:

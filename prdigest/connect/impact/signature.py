@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from prdigest.kernel.models import Change
+from prdigest.kernel.models import Change, plain_detail
 
 @dataclass(frozen=True)
 class Signature:
@@ -110,12 +110,7 @@ class SignatureChange:
 
     @classmethod
     def of(cls, change: Change) -> "SignatureChange":
-        detail, passed, callers = change.detail, (), ()
-        said = _PASSES.search(detail)
-        if said:
-            passed = tuple(said[1].split(" and "))
-            callers = tuple(said[2].split(" and ")) if said[2] else ()
-            detail = detail[:said.start()] + detail[said.end():]
+        detail, passed, callers = plain_detail(change.detail), change.passed, change.callers
         old, new = Signature.parse(change.before), Signature.parse(change.after)
         if old is not None and new is not None and (old.names or new.names):
             added = tuple(n for n in new.names if n not in old.names)
@@ -138,10 +133,6 @@ class SignatureChange:
             elif "=" in token or "→" in token:
                 defaults.append(re.split(r"[=→]", token)[0])
         return cls(tuple(added), tuple(required), tuple(removed), tuple(defaults), passed=passed, callers=callers)
-
-
-#: What the facts engine appends to a signature fact's detail (prdigest.collect.facts.pyapi.PASSES).
-_PASSES = re.compile(r" \(upstream passes ([\w ]+?)(?: from ([\w. ]+)| to an untyped receiver)?\)")
 
 
 def call_shape(detail: str) -> tuple[set[str], int]:
