@@ -6,9 +6,12 @@ it as ``vllm.a.b.FusedMoE.forward`` or through a package that re-exports it (``v
 the signature of something called, overridden or patched, ``breaks``; a changed body of something overridden
 or patched, a new abstract method on a subclassed class, changed bases, a changed default the downstream
 relies on, ``check``. A parameter added with a default to an overridden or patched function breaks only when
-the fact says an upstream call passes it (``(upstream passes eps)``, `` from C.a`` when only ``self`` calls in
-``C.a`` do: still breaks, as a downstream's own ``C.a`` is most often upstream's copied and follows it;
-`` to an untyped receiver`` when only calls on a receiver of unknown type do: also breaks), else ``check``. The
+the fact says an upstream call passes it (``Change.passed``; when only ``self`` calls in ``C.a`` do,
+``Change.callers``, an override whose class overrides ``C.a`` too is a ``check``: its own ``C.a`` calls it; when
+only calls on a receiver of unknown type do, ``Change.receiver``, it still breaks), else ``check``; an override
+that already fits the new signature is not flagged, and a parameter the new ``*args, **kwargs`` absorb is a
+``check`` for a call that passes it. One flag per upstream fact and downstream function (a module deleted,
+renamed or a name moved: one per downstream file, at its import). The
 facts engine counts a method's call only on a receiver known to be of the method's own class hierarchy, or on
 an untyped receiver when no other class of the changed files has a method of that name
 (prdigest.collect.facts.pyapi.passed_parameters). Through instances: a removed data attribute breaks a read of
