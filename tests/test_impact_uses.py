@@ -134,3 +134,80 @@ def test_a_base_method_that_now_raises_not_implemented_is_an_obligation_on_subcl
     assert ("abstract", "Platform.seed_all") in {(f.kind, f.symbol) for f in facts}
     told = {(i.path, i.line) for i in found if i.fact.startswith("abstract")}
     assert told == {("ds/platform.py", line(SUBCLASSES, "class NPUPlatform"))}  # CPUPlatform already has it
+
+
+BASE = {"up/__init__.py": "", "up/base.py": '''
+    from typing import Generic, TypeVar
+
+    T = TypeVar("T")
+
+
+    class Base(Generic[T]):
+        def run(self, x):
+            return x
+
+        def helper(self):
+            return 1
+
+        def keep(self):
+            return 2
+
+
+    def scale(x):
+        return x
+    '''}
+
+
+def test_a_subclass_of_a_subscripted_generic_base_is_seen(tmp_path: Path) -> None:
+    after = {"up/base.py": BASE["up/base.py"].replace("def run(self, x):", "def run(self, x, *, mode):")}
+    downstream = '''
+        from up.base import Base
+
+
+        class Mine(Base[int]):
+            def run(self, x):
+                return x
+        '''
+    _, found = impacts(tmp_path, BASE, after, {"ds/__init__.py": "", "ds/mine.py": downstream})
+    assert ("ds/mine.py", line(downstream, "def run"), "overrides") in flagged(found)
+
+
+def test_a_monkey_patch_through_an_alias_of_the_upstream_module_is_seen(tmp_path: Path) -> None:
+    after = {"up/base.py": BASE["up/base.py"].replace("    def scale(x):\n        return x\n", "")}
+    downstream = '''
+        import up.base
+
+        M = up.base
+
+
+        def my_scale(x):
+            return x * 2
+
+
+        M.scale = my_scale
+        '''
+    facts, found = impacts(tmp_path, BASE, after, {"ds/__init__.py": "", "ds/patch.py": downstream})
+    assert ("removed", "scale") in {(f.kind, f.symbol) for f in facts}
+    assert ("ds/patch.py", line(downstream, "M.scale ="), "patches") in flagged(found)
+
+
+def test_a_self_call_in_a_subclass_reaches_the_upstream_base_method(tmp_path: Path) -> None:
+    after = {"up/base.py": BASE["up/base.py"].replace("        def helper(self):\n            return 1\n", "")}
+    downstream = '''
+        from up.base import Base
+
+
+        class Mine(Base):
+            def go(self):
+                self.keep()
+                return self.helper()
+
+            def own(self):
+                return 3
+
+            def also(self):
+                return self.own()
+        '''
+    facts, found = impacts(tmp_path, BASE, after, {"ds/__init__.py": "", "ds/mine.py": downstream})
+    assert ("removed", "Base.helper") in {(f.kind, f.symbol) for f in facts}
+    assert flagged(found) == {("ds/mine.py", line(downstream, "self.helper()"), "calls")}

@@ -29,7 +29,7 @@ from prdigest.kernel.pymodule import module_and_package
 UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute"]
 
 #: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -108,6 +108,8 @@ class FileSummary:
     defines: set[str] = field(default_factory=set)
     #: (first line, last line, dotted name) of every function and method, for the scope of a use
     functions: list[tuple[int, int, str]] = field(default_factory=list)
+    #: (name, chain, line): ``M = vllm.x.y`` binds ``M`` as an alias (a patch through it: ``M.f = g``)
+    aliases: list[tuple[str, Parts, int]] = field(default_factory=list)
     error: str = ""
 
 
@@ -187,7 +189,8 @@ class _Reader:
         return None
 
     def _class(self, node: ast.ClassDef) -> list[ast.AST]:
-        bases = [c for c in (_chain(b) for b in node.bases) if c]
+        # ``Base[A, B]``: a subscripted generic base is its class
+        bases = [c for c in (_chain(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases) if c]
         functions = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         methods = [(n.name, n.lineno, _params(n)) for n in functions]
         init = next((n for n in functions if n.name == "__init__"), None)
@@ -202,6 +205,9 @@ class _Reader:
 
     def _assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = _chain(node.value) if isinstance(node, ast.Assign) and node.value is not None else None
+        if value is not None and len(value) > 1:
+            self.s.aliases += [(t.id, value, t.lineno) for t in targets if isinstance(t, ast.Name)]
         for target in targets:
             for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
                 if isinstance(t, ast.Attribute):
@@ -355,6 +361,13 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             return None
         return ".".join([target, *chain[1:]])
 
+    # Aliases: ``M = vllm.x.y`` (in line order, so ``N = M.z`` follows it); a name also imported keeps the import.
+    for s in files:
+        for name, chain, _ in sorted(s.aliases, key=lambda a: a[2]):
+            target = resolve(s.path, chain)
+            if target is not None and _is_upstream(target, upstream) and name not in bindings[s.path]:
+                bindings[s.path][name] = target
+
     # Classes: upstream bases directly, or through the downstream's own classes (B(A), A(FusedMoE)).
     local_classes: dict[str, tuple[FileSummary, ClassDef]] = {}
     for s in files:
@@ -376,7 +389,10 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
 
     for key, (s, c) in local_classes.items():
         direct = {t for b in c.bases if (t := resolve(s.path, b)) is not None and _is_upstream(t, upstream)}
-        for base in upstream_bases(key):
+        bases = upstream_bases(key)
+        if bases:
+            uses += _inherited(s, c, bases, local_classes)
+        for base in bases:
             if base in direct:
                 uses.append(Use(s.path, c.line, base, "subclasses", local=c.name))
             for name, line, params in c.methods:
@@ -440,6 +456,26 @@ class _Scopes:
 
     def at(self, line: int) -> str:
         return next((name for start, end, name in self._functions if start <= line <= end), "")
+
+
+def _inherited(s: FileSummary, c: ClassDef, bases: list[str],
+               classes: dict[str, tuple[FileSummary, ClassDef]]) -> list[Use]:
+    """``self.m(…)`` and ``self.x`` in a subclass's methods, for names the downstream class (nor any downstream
+    class of that file) does not define or set: uses of its upstream bases' members."""
+    own = {m for m, _, _ in c.methods} | {chain[1] for chain, at in s.assigns
+                                          if len(chain) == 2 and chain[0] == "self" and c.line <= at <= c.end}
+    own |= {m for other in classes.values() if other[0] is s for m, _, _ in other[1].methods}
+    found: list[Use] = []
+    rows = [(chain, line, detail, "calls") for chain, line, detail in s.calls] + \
+        [(chain, line, "", "reads") for chain, line in s.reads]
+    for chain, line, detail, how in rows:
+        if len(chain) < 2 or chain[0] != "self" or not c.line <= line <= c.end or chain[1] in own \
+                or chain[1].startswith("__"):
+            continue
+        used = "calls" if how == "calls" and len(chain) == 2 else "reads"
+        found += [Use(s.path, line, f"{base}.{chain[1]}", used, detail=detail if used == "calls" else "",
+                      local=".".join(chain[:2])) for base in bases]
+    return found
 
 
 def _attribute_reads(s: FileSummary, imported: set[str]) -> Iterable[tuple[str, int]]:
