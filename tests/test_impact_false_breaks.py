@@ -170,3 +170,30 @@ def test_a_parameter_passed_only_from_a_method_the_downstream_also_overrides_is_
     severity = {(i.line, i.severity) for i in found if i.fact.startswith("signature")}
     first, second = [i for i, row in enumerate(downstream.splitlines()) if "def attach" in row]
     assert severity == {(line(downstream, "def attach"), "check"), (second, "breaks")}
+
+
+def test_a_module_turned_into_a_package_is_not_deleted_and_only_its_moved_names_break(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/moe.py": '''
+        class MoEMethod:
+            pass
+
+
+        class Fp8MoEMethod(MoEMethod):
+            pass
+        '''}
+    after = {"up/moe.py": None,
+             "up/moe/__init__.py": "from up.moe.base import MoEMethod\n\n__all__ = ['MoEMethod']\n",
+             "up/moe/base.py": "class MoEMethod:\n    pass\n",
+             "up/moe/fp8.py": "from up.moe.base import MoEMethod\n\n\nclass Fp8MoEMethod(MoEMethod):\n    pass\n"}
+    downstream = '''
+        from up import moe
+        from up.moe import MoEMethod
+        from up.moe import Fp8MoEMethod
+
+
+        class Mine(Fp8MoEMethod):
+            pass
+        '''
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/moe.py": downstream})
+    assert "file-deleted" not in {f.kind for f in facts}
+    assert flagged(found) == {("ds/moe.py", line(downstream, "import Fp8MoEMethod"), "imports")}
