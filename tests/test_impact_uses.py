@@ -211,3 +211,23 @@ def test_a_self_call_in_a_subclass_reaches_the_upstream_base_method(tmp_path: Pa
     facts, found = impacts(tmp_path, BASE, after, {"ds/__init__.py": "", "ds/mine.py": downstream})
     assert ("removed", "Base.helper") in {(f.kind, f.symbol) for f in facts}
     assert flagged(found) == {("ds/mine.py", line(downstream, "self.helper()"), "calls")}
+
+
+def test_a_parameter_inserted_before_one_a_call_passes_by_position_breaks_the_call(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/place.py": "def place(x, y):\n    return x, y\n"}
+    after = {"up/place.py": "def place(x, z=None, y=None):\n    return x, y\n"}
+    downstream = '''
+        from up.place import place
+
+
+        def by_position():
+            return place(1, 2)
+
+
+        def by_keyword():
+            return place(1, y=2)
+        '''
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/use.py": downstream})
+    (fact,) = [f for f in facts if f.kind == "signature"]
+    assert "y: position 2→3" in fact.detail and fact.breaks
+    assert flagged(found) == {("ds/use.py", line(downstream, "place(1, 2)"), "calls")}

@@ -347,6 +347,13 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     both = {n for n in common if before[n].kind in positional and after[n].kind in positional}
     if [n for n in on if n in both] != [n for n in nn if n in both]:
         parts.append("reordered")
+    elif not removed:
+        # a parameter inserted before a positional one moves it: a call passing it by position now binds
+        # another parameter (``y: position 2→3``)
+        old_at = [p.name for p in old if p.kind in positional]
+        new_at = [p.name for p in new if p.kind in positional]
+        parts += [f"{n}: position {old_at.index(n) + 1}→{new_at.index(n) + 1}" for n in old_at
+                  if n in both and old_at.index(n) != new_at.index(n)]
     for n in common:
         b, a = before[n], after[n]
         if b.kind != a.kind:

@@ -352,6 +352,8 @@ def signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None:
         keywords, positional = call_shape(use.detail)
         if sig.added_required and not all(n in keywords for n in sig.added_required):
             return "breaks"
+        if sig.shifted(positional):
+            return "breaks"  # its positional arguments now land on other parameters
         for name in sig.removed:
             if name in keywords or (name in sig.before and sig.before.index(name) < positional):
                 return "check" if sig.absorbed else "breaks"

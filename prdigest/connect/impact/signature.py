@@ -17,6 +17,8 @@ class Signature:
     variadic_kw: bool
     #: Whether it takes ``*args``.
     variadic: bool = False
+    #: The parameters a call can pass by position, in order (those before ``*`` or ``*args``).
+    positional: tuple[str, ...] = ()
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -38,25 +40,28 @@ class Signature:
             text = text[:end]
         elif not text or not re.match(r"[\w*/]", text):
             return None
-        names, defaults, kw, var = [], {}, False, False
+        names, defaults, kw, var, positional, starred = [], {}, False, False, [], False
         for raw in _split_top(text):
             raw = raw.strip()
             if not raw or raw in ("*", "/"):
+                starred = starred or raw == "*"
                 continue
             if raw.startswith("**"):
                 kw = True
                 continue
             if raw.startswith("*"):
-                var = True
+                var = starred = True
                 continue
             name, _, default = raw.partition("=")
             name = name.split(":")[0].strip()
             if name in ("self", "cls") or not name.isidentifier():
                 continue
             names.append(name)
+            if not starred:
+                positional.append(name)
             if _:
                 defaults[name] = default.strip()
-        return cls(tuple(names), defaults, kw, var)
+        return cls(tuple(names), defaults, kw, var, tuple(positional))
 
 
 def _split_top(text: str) -> list[str]:
@@ -92,6 +97,16 @@ class SignatureChange:
     callers: tuple[str, ...] = ()
     #: The new signature, when the fact gives it whole (None when only ``detail`` says what changed).
     new: Signature | None = None
+    #: The old signature's positional parameters, in order.
+    old_positional: tuple[str, ...] = ()
+
+    def shifted(self, count: int) -> bool:
+        """Whether a call passing ``count`` arguments by position now binds one of them to another parameter
+        (one inserted, removed or moved before it)."""
+        if self.new is None or not self.old_positional or not count:
+            return False
+        count = min(count, len(self.old_positional))  # past the old ones: *args, or a call that never worked
+        return self.old_positional[:count] != self.new.positional[:count]
 
     @property
     def absorbed(self) -> bool:
@@ -118,7 +133,7 @@ class SignatureChange:
                        removed=tuple(n for n in old.names if n not in new.names),
                        defaults=tuple(n for n in new.names if n in old.names and n in new.defaults
                                       and old.defaults.get(n) != new.defaults[n]),
-                       before=old.names, passed=passed, callers=callers, new=new)
+                       before=old.names, passed=passed, callers=callers, new=new, old_positional=old.positional)
         added, required, removed, defaults = [], [], [], []
         for token in re.split(r"[,;\s]+", detail):
             if not token:
