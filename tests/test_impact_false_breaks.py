@@ -197,3 +197,41 @@ def test_a_module_turned_into_a_package_is_not_deleted_and_only_its_moved_names_
     facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/moe.py": downstream})
     assert "file-deleted" not in {f.kind for f in facts}
     assert flagged(found) == {("ds/moe.py", line(downstream, "import Fp8MoEMethod"), "imports")}
+
+
+def test_a_dataclass_field_added_without_a_default_breaks_the_constructor_calls_that_lack_it(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/config.py": '''
+        from dataclasses import dataclass, field
+
+
+        @dataclass
+        class CacheConfig:
+            block_size: int
+            swap_space: float = 4.0
+            tags: list = field(default_factory=list)
+        '''}
+    after = {"up/config.py": '''
+        from dataclasses import dataclass, field
+
+
+        @dataclass
+        class CacheConfig:
+            block_size: int
+            num_blocks: int
+            tags: list = field(default_factory=list)
+        '''}
+    downstream = '''
+        from up.config import CacheConfig
+
+
+        def old_way():
+            return CacheConfig(16, swap_space=2.0)
+
+
+        def new_way():
+            return CacheConfig(block_size=16, num_blocks=8)
+        '''
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/cfg.py": downstream})
+    (fact,) = [f for f in facts if f.kind == "signature"]
+    assert fact.symbol == "CacheConfig" and fact.breaks  # the generated __init__ is written nowhere
+    assert flagged(found) == {("ds/cfg.py", line(downstream, "CacheConfig(16"), "calls")}

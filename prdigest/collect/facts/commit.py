@@ -133,7 +133,9 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
                                       before_path=old_path))
     # A field of an argument or config class is said once, as that setting.
     settled = {s.symbol for s in facts if s.kind in ("env", "argument", "config")}
-    return [s for s in facts if s.kind != "attribute" or s.symbol not in settled] if settled else facts
+    classes = {s.rpartition(".")[0] for s in settled}
+    return [s for s in facts if not (s.kind == "attribute" and s.symbol in settled)
+            and not (s.kind == "signature" and s.symbol in classes)] if settled else facts
 
 
 def _renamed_module(before: pyapi.Module, after: pyapi.Module, path: str, old_path: str) -> list[Change]:

@@ -117,6 +117,8 @@ class Module:
     #: A class's data attributes (``Class.x`` → line, whether ``__init__`` sets it): names assigned in its body
     #: (dataclass and NamedTuple fields, enum members, class constants) and ``self.x = …`` in its methods.
     attributes: dict[str, tuple[int, bool]] = field(default_factory=dict)
+    #: A dataclass's generated ``__init__`` (its fields as parameters), by the class's name.
+    inits: dict[str, Def] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=512)
@@ -240,6 +242,48 @@ def code_line(line: str) -> str:
     return " ".join(text.split()) if "  " in text or "\t" in text else text
 
 
+def _init_facts(before: Module, after: Module, path: str) -> Iterator[Change]:
+    """A dataclass whose fields change how it is constructed: a ``signature`` fact on the class itself (the
+    ``__init__`` is generated, never written), so every ``Cls(...)`` call is matched against it."""
+    for name, a in after.inits.items():
+        b = before.inits.get(name)
+        detail = signature_detail(b.params, a.params) if b is not None else ""
+        if detail:
+            yield _change("signature", a, path, before=b.signature(), after=a.signature(),  # type: ignore[union-attr]
+                          detail=detail)
+
+
+def _dataclass_init(node: ast.ClassDef) -> tuple[Param, ...] | None:
+    """The ``__init__`` a ``@dataclass`` (vLLM's ``@config`` classes are dataclasses too) makes from its fields,
+    in order, when it writes none itself: a field added without a default, removed or renamed changes every
+    ``Cls(...)`` call as a changed signature would. None for any other class."""
+    decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
+    names = [_decorator_name(d).rpartition(".")[2] for d in decorators]
+    if "dataclass" not in names or any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body):
+        return None
+    call = next((d for d in node.decorator_list if isinstance(d, ast.Call)
+                 and _decorator_name(d.func).rpartition(".")[2] == "dataclass"), None)
+    kw_only = call is not None and any(k.arg == "kw_only" and isinstance(k.value, ast.Constant) and k.value.value
+                                       for k in call.keywords)
+    params = [Param("self", "pos")]
+    for stmt in node.body:
+        if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+            continue
+        annotation = _unparse(stmt.annotation, 200) or ""
+        if annotation.startswith(("ClassVar", "typing.ClassVar", "InitVar")) or annotation == "KW_ONLY":
+            continue
+        default = _unparse(stmt.value) if stmt.value is not None else None
+        if isinstance(stmt.value, ast.Call) and _decorator_name(stmt.value.func).rpartition(".")[2] == "field":
+            keywords = {k.arg: k.value for k in stmt.value.keywords}
+            init = keywords.get("init")
+            if isinstance(init, ast.Constant) and init.value is False:
+                continue
+            given = keywords.get("default", keywords.get("default_factory"))
+            default = _unparse(given) if given is not None else None
+        params.append(Param(stmt.target.id, "kw" if kw_only else "pos", default))
+    return tuple(params)
+
+
 def _raises_not_implemented(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A method whose body (past its docstring) is only ``raise NotImplementedError…``: an obligation on every
     subclass, as binding as ``@abstractmethod``."""
@@ -280,6 +324,9 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
             module.defs[name] = Def(name, "class", node.lineno, bases=bases, members=members)
             _attributes(node, name, module.attributes)
             _walk(node.body, name + ".", module, lines, in_class=True, triton=triton)
+            fields = _dataclass_init(node)
+            if fields is not None:
+                module.inits[name] = Def(name, "method", node.lineno, fields)
         elif in_class:
             continue
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -347,8 +394,8 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     both = {n for n in common if before[n].kind in positional and after[n].kind in positional}
     if [n for n in on if n in both] != [n for n in nn if n in both]:
         parts.append("reordered")
-    elif not removed:
-        # a parameter inserted before a positional one moves it: a call passing it by position now binds
+    elif not removed and all(after[n].default is not None or after[n].kind in star for n in added):
+        # a parameter inserted (with a default) before a positional one moves it: a call passing it by position now binds
         # another parameter (``y: position 2→3``)
         old_at = [p.name for p in old if p.kind in positional]
         new_at = [p.name for p in new if p.kind in positional]
@@ -452,6 +499,7 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
         facts.extend(_compare_def(b, a, path, body_facts=body_facts))
     if before is not None and after is not None:
         facts.extend(_attribute_facts(before, after, path, old_path))
+        facts.extend(_init_facts(before, after, path))
     return facts
 
 
