@@ -235,3 +235,16 @@ def test_a_dataclass_field_added_without_a_default_breaks_the_constructor_calls_
     (fact,) = [f for f in facts if f.kind == "signature"]
     assert fact.symbol == "CacheConfig" and fact.breaks  # the generated __init__ is written nowhere
     assert flagged(found) == {("ds/cfg.py", line(downstream, "CacheConfig(16"), "calls")}
+
+
+def test_a_re_export_a_package_drops_breaks_the_import_through_the_package(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/ops/__init__.py": "from up.ops.norm import RMSNorm\nfrom .act import SiluAndMul\n",
+              "up/ops/norm.py": "class RMSNorm:\n    pass\n", "up/ops/act.py": "class SiluAndMul:\n    pass\n"}
+    after = {"up/ops/__init__.py": "from .act import SiluAndMul\n"}
+    downstream = '''
+        from up.ops import RMSNorm, SiluAndMul
+        from up.ops.norm import RMSNorm as Direct
+        '''
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/ops.py": downstream})
+    assert [(f.kind, f.symbol, f.detail) for f in facts] == [("removed", "RMSNorm", "re-export removed")]
+    assert flagged(found) == {("ds/ops.py", line(downstream, "import RMSNorm, SiluAndMul"), "imports")}

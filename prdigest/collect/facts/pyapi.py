@@ -242,6 +242,19 @@ def code_line(line: str) -> str:
     return " ".join(text.split()) if "  " in text or "\t" in text else text
 
 
+def _reexports_removed(before: Module, after: Module, path: str) -> Iterator[Change]:
+    """A package's ``__init__`` that stops importing a name from inside the package (``from .b import X``,
+    ``from vllm.a.b import X``): ``from vllm.a import X`` no longer works, though ``X`` itself stayed."""
+    if not path.endswith(("__init__.py", "__init__.pyi")):
+        return
+    root = path.split("/", 1)[0]
+    for name, source in sorted(before.imported.items()):
+        inside = source.startswith(".") or source == root or source.startswith(root + ".")
+        if inside and name not in after.imported and name not in after.defs and not name.startswith("_"):
+            yield Change(kind="removed", symbol=name, path=path, before=f"{source}.{name}",
+                         detail="re-export removed")
+
+
 def _init_facts(before: Module, after: Module, path: str) -> Iterator[Change]:
     """A dataclass whose fields change how it is constructed: a ``signature`` fact on the class itself (the
     ``__init__`` is generated, never written), so every ``Cls(...)`` call is matched against it."""
@@ -500,6 +513,7 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
     if before is not None and after is not None:
         facts.extend(_attribute_facts(before, after, path, old_path))
         facts.extend(_init_facts(before, after, path))
+        facts.extend(_reexports_removed(before, after, path))
     return facts
 
 
