@@ -87,7 +87,7 @@ def match_changes(changes: Iterable[Change], table: UseTable, upstream: Sequence
                   partial: bool = False) -> list[Impact]:
     """Every impact of a PR's facts on one downstream: one per downstream line and use, the most severe
     fact kept; breaks first, then by path and line."""
-    best: dict[tuple[str, int, str, str], Impact] = {}
+    best: dict[tuple[str, int, str, str], tuple[tuple[int, int], Impact]] = {}
     found = [(change, match_change(change, table, upstream, number=number, partial=partial)) for change in changes]
     # A module deleted or renamed is said once per downstream file (its import); what the other facts say of
     # the names in it there (each method removed with it) echoes that.
@@ -102,7 +102,10 @@ def match_changes(changes: Iterable[Change], table: UseTable, upstream: Sequence
             if change.kind not in MODULE_KINDS and any(impact.symbol.startswith(m) for m in gone.get(impact.path, ())):
                 continue
             key = (impact.path, impact.line, impact.symbol, impact.how)
+            # a package's dropped re-export says less than the rename or move behind it, when both hit a line
+            rank = (_SEVERITY_RANK[impact.severity], change.detail != "re-export removed")
             kept = best.get(key)
-            if kept is None or _SEVERITY_RANK[impact.severity] > _SEVERITY_RANK[kept.severity]:
-                best[key] = impact
-    return sorted(best.values(), key=lambda i: (-_SEVERITY_RANK[i.severity], i.path, i.line, i.symbol))
+            if kept is None or rank > kept[0]:
+                best[key] = (rank, impact)
+    return sorted((i for _, i in best.values()),
+                  key=lambda i: (-_SEVERITY_RANK[i.severity], i.path, i.line, i.symbol))
