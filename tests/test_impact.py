@@ -51,7 +51,7 @@ def test_git_facts_hit_every_use_the_week_touches_and_nothing_else(world, tmp_pa
                         (patch, line_of(world, patch, "from ds.compat"), "imports", "breaks")}
     assert got[103] == {(patch, line_of(world, patch, "layer.select_experts ="), "patches", "check")}
     assert got[104] == {("ds/attention.py", line_of(world, "ds/attention.py", "class AscendBackend"), "subclasses",
-                         "check")}
+                         "breaks")}  # a new abstract method it does not define: it can no longer be made
     # A patch target written as a string.
     assert got[105] == {(patch, line_of(world, patch, "PATCHES ="), "patches", "breaks")}
     assert got[106] == {(moe, line_of(world, moe, "return cdiv(n)"), "calls", "check")}
@@ -202,7 +202,7 @@ def test_the_editor_sees_the_impact_in_the_review(world, run_out):
     digest = json.loads((run_out / "digest.json").read_text(encoding="utf-8"))
     edition = Edition.model_validate({k: v for k, v in digest.items() if k in Edition.model_fields})
     text = review_markdown(edition)
-    assert "### Affects downstream ascend (3 break, 3 to check)" in text
+    assert "### Affects downstream ascend (4 break, 2 to check)" in text
     assert "`ds/ops/fused_moe.py:2` imports `vllm.model_executor.layers.fused_moe.FusedMoE`" in text
     assert text.index("Affects downstream") < text.index("### Action required")
 

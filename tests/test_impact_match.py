@@ -109,7 +109,7 @@ CASES = [
                  {(OPS, L("setattr(FusedMoE"), "patches", "check")}, id="changed body of a patched method"),
     pytest.param(Change(kind="abstract", symbol="AttentionBackend.get_builder_cls",
                         path="vllm/attention/backends/abstract.py"),
-                 {(OPS, L("class Backend"), "subclasses", "check")}, id="new abstract method on a subclassed class"),
+                 {(OPS, L("class Backend"), "subclasses", "breaks")}, id="new abstract method on a subclassed class"),
     pytest.param(Change(kind="abstract", symbol="AttentionBackend.get_name", path="vllm/attention/backends/abstract.py"),
                  set(), id="new abstract method the subclass already defines"),
     pytest.param(Change(kind="removed", symbol="get_tp_group", path="vllm/distributed/parallel_state.py"),
@@ -216,7 +216,7 @@ def test_a_new_abstract_method_in_a_patch_is_a_partial_check_for_subclasses(tabl
     facts = facts_from_patches(pr, UP)
     assert [(f.kind, f.symbol) for f in facts] == [("abstract", "AttentionBackend.get_builder_cls")]
     impacts = _impacts(table, *facts, partial=True)
-    assert {(i.line, i.how, i.severity, i.partial) for i in impacts} == {(L("class Backend"), "subclasses", "check",
+    assert {(i.line, i.how, i.severity, i.partial) for i in impacts} == {(L("class Backend"), "subclasses", "breaks",
                                                                           True)}
 
 

@@ -231,3 +231,38 @@ def test_a_parameter_inserted_before_one_a_call_passes_by_position_breaks_the_ca
     (fact,) = [f for f in facts if f.kind == "signature"]
     assert "y: position 2→3" in fact.detail and fact.breaks
     assert flagged(found) == {("ds/use.py", line(downstream, "place(1, 2)"), "calls")}
+
+
+def test_self_reads_in_a_function_patched_onto_an_upstream_class_are_uses_of_that_class(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/layer.py": '''
+        class Attention:
+            def __init__(self):
+                self.use_output = True
+                self.scale = 1.0
+
+            def forward(self, q):
+                return q
+        '''}
+    after = {"up/layer.py": '''
+        class Attention:
+            def __init__(self):
+                self.scale = 1.0
+
+            def forward(self, q):
+                return q
+        '''}
+    downstream = '''
+        from up import layer
+
+
+        def patched_forward(self, q):
+            if self.use_output:
+                return q * self.scale
+            return q
+
+
+        layer.Attention.forward = patched_forward
+        '''
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/attn.py": downstream})
+    assert ("attribute", "Attention.use_output") in {(f.kind, f.symbol) for f in facts}
+    assert flagged(found) == {("ds/attn.py", line(downstream, "if self.use_output"), "calls")}

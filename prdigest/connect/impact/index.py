@@ -29,7 +29,7 @@ from prdigest.kernel.pymodule import module_and_package
 UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute"]
 
 #: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -110,6 +110,8 @@ class FileSummary:
     functions: list[tuple[int, int, str]] = field(default_factory=list)
     #: (name, chain, line): ``M = vllm.x.y`` binds ``M`` as an alias (a patch through it: ``M.f = g``)
     aliases: list[tuple[str, Parts, int]] = field(default_factory=list)
+    #: (target chain, function name): ``Attention.forward = patched_forward`` (its ``self`` is an Attention)
+    installs: list[tuple[Parts, str]] = field(default_factory=list)
     error: str = ""
 
 
@@ -215,6 +217,8 @@ class _Reader:
                     chain = _chain(t)
                     if chain:
                         self.s.assigns.append((chain, t.lineno))
+                        if isinstance(node.value, ast.Name) and len(chain) > 1:
+                            self.s.installs.append((chain, node.value.id))
         return None
 
     def _call(self, node: ast.Call) -> list[ast.AST]:
@@ -403,6 +407,10 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                 uses.append(Use(s.path, line, f"{base}.{name}", "overrides", detail=params, local=c.name))
 
     for s in files:
+        for chain, name in s.installs:
+            owner = resolve(s.path, chain[:-1])
+            if owner is not None and _is_upstream(owner, upstream):
+                uses += _installed(s, name, owner)
         for chain, line in s.assigns:
             target = resolve(s.path, chain)
             if target is not None and len(chain) > 1:
@@ -475,6 +483,27 @@ def _inherited(s: FileSummary, c: ClassDef, bases: list[str],
         used = "calls" if how == "calls" and len(chain) == 2 else "reads"
         found += [Use(s.path, line, f"{base}.{chain[1]}", used, detail=detail if used == "calls" else "",
                       local=".".join(chain[:2])) for base in bases]
+    return found
+
+
+def _installed(s: FileSummary, function: str, owner: str) -> list[Use]:
+    """``self.m(…)`` and ``self.x`` in a module-level function the file installs on an upstream class
+    (``Attention.forward = patched_forward``): uses of that class's members."""
+    span = next(((start, end) for start, end, name in s.functions if name == function
+                 and not any(c.line < start <= c.end for c in s.classes)), None)
+    if span is None:
+        return []
+    own = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self" and span[0] <= at <= span[1]}
+    rows = [(chain, line, detail, "calls") for chain, line, detail in s.calls] + \
+        [(chain, line, "", "reads") for chain, line in s.reads]
+    found: list[Use] = []
+    for chain, line, detail, how in rows:
+        if len(chain) < 2 or chain[0] != "self" or not span[0] <= line <= span[1] or chain[1] in own \
+                or chain[1].startswith("__"):
+            continue
+        used = "calls" if how == "calls" and len(chain) == 2 else "reads"
+        found.append(Use(s.path, line, f"{owner}.{chain[1]}", used, detail=detail if used == "calls" else "",
+                         local=".".join(chain[:2])))
     return found
 
 

@@ -288,7 +288,7 @@ def _body(change: Change, ctx: Context) -> Iterator[Hit]:
 
 def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
     """A new abstract method (or one that now raises ``NotImplementedError``): each downstream subclass that
-    does not define it is told to check."""
+    does not define it breaks (it cannot be made, or raises once upstream calls the method)."""
     if "." not in change.symbol:
         return
     cls, method = change.symbol.rsplit(".", 1)
@@ -297,7 +297,8 @@ def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
     for use in ctx.table.named(cls.rsplit(".", 1)[-1]):
         if use.how == "subclasses" and use.local not in owners \
                 and matches(use, ctx.prefixes, cls, deeper=False) is not None:
-            yield Hit(use, "check", change.symbol)
+            yield Hit(use, "breaks" if change.public else "check",
+                      f"{change.symbol}: {use.local} does not define it")
 
 
 def _added(change: Change, ctx: Context) -> Iterator[Hit]:
