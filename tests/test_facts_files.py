@@ -9,6 +9,7 @@ import pytest
 from prdigest.collect.facts import Surface, commit_facts, is_breaking
 from prdigest.collect.facts.pyapi import parse, signature_detail
 from prdigest.collect.git import CommitDiff, FileDiff
+from prdigest.kernel.factlines import MAX_SHAPE, code
 
 
 def _facts(path: str, before: str | None, after: str | None, *, status: str = "M", old_path: str | None = None,
@@ -74,11 +75,13 @@ def test_hostile_python_yields_no_invented_fact(text: str) -> None:
         assert kind in ("removed", "added", "signature")
 
 
-def test_a_long_signature_is_cut_in_the_fact() -> None:
+def test_a_long_signature_is_kept_whole_in_the_fact_and_cut_only_where_shown() -> None:
+    # the match reads parameters back from the fact: a cut signature read as "no change" (issue 36)
     diff = CommitDiff("0" * 40, None, (FileDiff("A", "pkg/m.py", None, None,
-                                                "def f(" + "a, " * 5000 + "b): ...\n"),))
+                                                "def f(" + "".join(f"a{i}, " for i in range(5000)) + "b): ...\n"),))
     (fact,) = commit_facts(diff, Surface())
-    assert fact.kind == "added" and len(fact.after) <= 240 and fact.after.endswith("…")
+    assert fact.kind == "added" and fact.after.endswith("a4999, b)") and "…" not in fact.after
+    assert len(code(fact.after)) <= MAX_SHAPE + 2
 
 
 def test_tests_docs_and_examples_are_not_api() -> None:

@@ -163,17 +163,20 @@ SELF_CALL = {"up/layers.py": '''
     '''}
 
 
-def test_a_self_call_is_named_and_still_breaks_a_subclass_that_overrides_the_caller_too(tmp_path):
+def test_a_self_call_is_named_and_a_subclass_that_overrides_the_caller_too_is_told_to_check(tmp_path):
     facts = _facts(tmp_path, SELF_CALL)
     (forward,) = [f for f in facts if f.kind == "signature"]
     assert forward.detail == "+eps=1e-06 (upstream passes eps from Norm.run)"
+    assert (forward.passed, forward.callers, forward.receiver) == (("eps",), ("Norm.run",), "")  # typed, not prose
     # AscendNorm inherits Norm.run, whose self.forward(x, eps=…) now reaches its forward(self, x).
     assert _impacts(facts) == {(OVERRIDE, "overrides", "breaks")}
-    # A subclass that overrides run as well is most often a copy of upstream's run, and follows it: breaks.
+    # A subclass that overrides run as well calls its own run, which does not pass eps: nothing upstream reaches
+    # its forward with it, so a check (vllm-ascend's initialize_attn_backend, whose caller initialize_kv_cache it
+    # overrides, was left as it was across 0.19.1 -> 0.20.1 and kept working).
     both = {**DOWNSTREAM, NORM: DOWNSTREAM[NORM].replace("        return x + 1\n",
                                                          "        return x + 1\n\n    def run(self, x):\n"
                                                          "        return self.forward(x)\n")}
-    assert _impacts(facts, both) == {(OVERRIDE, "overrides", "breaks")}
+    assert _impacts(facts, both) == {(OVERRIDE, "overrides", "check")}
 
 
 def test_the_note_of_who_passes_a_parameter_stays_out_of_the_digest_prose(tmp_path):
@@ -298,6 +301,7 @@ def test_an_unknown_receiver_passes_when_no_other_class_has_the_methods_name(tmp
     only_norm = NORM_AND_DRAFTER.replace("def forward(self, x, eps=0.0)", "def backward(self, x, eps=0.0)")
     details, facts = _with_caller(tmp_path, UNTYPED_CALL, layers=only_norm)
     assert details["Norm.forward"] == "+eps=1e-06 (upstream passes eps to an untyped receiver)"
+    assert [(f.passed, f.receiver) for f in facts if f.symbol == "Norm.forward"] == [(("eps",), "untyped")]
     assert _impacts(facts) == {(OVERRIDE, "overrides", "breaks")}
     # The note stays out of the prose like the others.
     (forward,) = [f for f in facts if f.symbol == "Norm.forward"]

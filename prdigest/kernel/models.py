@@ -141,7 +141,8 @@ def opt_in_signature(detail: str) -> bool:
     """Whether a signature detail (``+eps=1e-6, scale=required→None``) only adds parameters with a default or
     gives required ones a default: every call written before still works and means the same."""
     parts = [p.strip() for p in plain_detail(detail).split(",") if p.strip()]
-    return bool(parts) and all((p.startswith("+") and "=" in p) or "=required→" in p for p in parts)
+    return bool(parts) and all((p.startswith("+") and "=" in p) or "=required→" in p or p.startswith("+*")
+                               or (p.startswith("-") and "→**" in p) for p in parts)
 
 
 class Change(BaseModel):
@@ -170,6 +171,22 @@ class Change(BaseModel):
     language: Literal["python", "cpp", "cuda", "triton", "config", "text"] = "python"
     reach: Literal["public", "internal"] = "public"
     reach_how: str = ""
+    #: Of the parameters a signature fact adds with a default, those an upstream call site passes (the prose
+    #: after ``detail``'s `` (upstream passes …)`` is for readers; the match reads these fields).
+    passed: tuple[str, ...] = ()
+    #: When every call passing them is ``self.m(...)`` inside the fact's class: those methods (``Runner.a``).
+    callers: tuple[str, ...] = ()
+    #: ``untyped`` when every such call is on a receiver of unknown type, else empty.
+    receiver: Literal["", "untyped"] = ""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # the call-site fields only where a fact has them: every other fact reads as it always did
+        data: dict[str, Any] = handler(self)
+        for key in ("passed", "callers", "receiver"):
+            if not data.get(key, True):
+                data.pop(key, None)
+        return data
 
     @property
     def breaks(self) -> bool:

@@ -17,7 +17,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "8"
+FACTS_VERSION = "9"
 
 
 def _python(path: str) -> bool:
@@ -35,6 +35,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True) 
     parsed_before: dict[str, pyapi.Module] = {}
     for f in diff.files:
         facts.extend(file_facts(f, surface, after_modules, module_of, parsed, parsed_before))
+    facts = _kept_modules(diff, facts, after_modules, parsed)
     texts = {f.path: f.after for f in diff.files if f.path in parsed and f.after}
     facts = pyapi.passed_parameters(facts, parsed, texts, receivers=receivers)
     facts = pyapi.attribute_reach(facts, parsed, texts)
@@ -51,6 +52,28 @@ def _kept_keys(facts: list[Change]) -> list[Change]:
     removed = {(c.kind, c.symbol) for c in facts if c.kind in ("config", "env") and c.detail == "removed"}
     moved = added & removed
     return [c for c in facts if (c.kind, c.symbol) not in moved or c.detail not in ("added", "removed")] if moved else facts
+
+
+def _kept_modules(diff: CommitDiff, facts: list[Change], after_modules: dict[str, pyapi.Module | None],
+                  parsed: dict[str, pyapi.Module]) -> list[Change]:
+    """A module turned into a package (``m.py`` deleted, ``m/__init__.py`` added) is not deleted: the import
+    still works; its names are compared with what the package's ``__init__`` defines or re-exports."""
+    added = {module_name(f.path): f.path for f in diff.files if f.status == "A" and _python(f.path)}
+    # a rename (git pairs m.py with m/x.py when most of it went there) leaves the module as well
+    kept = {f.before_path for f in diff.files if f.status in ("D", "R") and _python(f.before_path)
+            and module_name(f.before_path) in added}
+    package: dict[str, pyapi.Module | None] = {module_name(p): parsed.get(added[module_name(p)]) for p in kept}
+    for path in kept:
+        after_modules[path] = package[module_name(path)]
+    out = []
+    for f in facts:
+        if f.kind in ("file-deleted", "file-renamed") and f.before in kept:
+            continue
+        init = package.get(f.before) if f.kind == "moved" and not f.detail else None
+        if init is not None and f.symbol in init.imported:  # the package's __init__ still re-exports it
+            f = f.model_copy(update={"detail": "re-exported"})
+        out.append(f)
+    return out
 
 
 def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
@@ -129,7 +152,9 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
                                       before_path=old_path))
     # A field of an argument or config class is said once, as that setting.
     settled = {s.symbol for s in facts if s.kind in ("env", "argument", "config")}
-    return [s for s in facts if s.kind != "attribute" or s.symbol not in settled] if settled else facts
+    classes = {s.rpartition(".")[0] for s in settled}
+    return [s for s in facts if not (s.kind == "attribute" and s.symbol in settled)
+            and not (s.kind == "signature" and s.symbol in classes)] if settled else facts
 
 
 def _name_refused(f: FileDiff, before: bool, after: bool) -> None:

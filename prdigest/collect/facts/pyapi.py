@@ -79,7 +79,8 @@ class Def:
         elif self.kind == "name":
             text = f"= {self.value}" if self.value else ""
         else:
-            text = _params_text(self.params)
+            # whole, never cut: the match reads parameters back from it, and a cut one reads as "no change"
+            return _params_text(self.params)
         return text if len(text) <= _SIGNATURE_CHARS else text[:_SIGNATURE_CHARS - 1] + "…"
 
     def shape(self) -> tuple[object, ...]:
@@ -117,6 +118,8 @@ class Module:
     #: A class's data attributes (``Class.x`` → line, whether ``__init__`` sets it): names assigned in its body
     #: (dataclass and NamedTuple fields, enum members, class constants) and ``self.x = …`` in its methods.
     attributes: dict[str, tuple[int, bool]] = field(default_factory=dict)
+    #: A dataclass's generated ``__init__`` (its fields as parameters), by the class's name.
+    inits: dict[str, Def] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=512)
@@ -239,6 +242,72 @@ def code_line(line: str) -> str:
     return " ".join(text.split()) if "  " in text or "\t" in text else text
 
 
+def _reexports_removed(before: Module, after: Module, path: str) -> Iterator[Change]:
+    """A package's ``__init__`` that stops importing a name from inside the package (``from .b import X``,
+    ``from vllm.a.b import X``): ``from vllm.a import X`` no longer works, though ``X`` itself stayed."""
+    if not path.endswith(("__init__.py", "__init__.pyi")):
+        return
+    root = path.split("/", 1)[0]
+    for name, source in sorted(before.imported.items()):
+        inside = source.startswith(".") or source == root or source.startswith(root + ".")
+        if inside and name not in after.imported and name not in after.defs and not name.startswith("_"):
+            yield Change(kind="removed", symbol=name, path=path, before=f"{source}.{name}",
+                         detail="re-export removed")
+
+
+def _init_facts(before: Module, after: Module, path: str) -> Iterator[Change]:
+    """A dataclass whose fields change how it is constructed: a ``signature`` fact on the class itself (the
+    ``__init__`` is generated, never written), so every ``Cls(...)`` call is matched against it."""
+    for name, a in after.inits.items():
+        b = before.inits.get(name)
+        detail = signature_detail(b.params, a.params) if b is not None else ""
+        if detail:
+            yield _change("signature", a, path, before=b.signature(), after=a.signature(),  # type: ignore[union-attr]
+                          detail=detail)
+
+
+def _dataclass_init(node: ast.ClassDef) -> tuple[Param, ...] | None:
+    """The ``__init__`` a ``@dataclass`` (vLLM's ``@config`` classes are dataclasses too) makes from its fields,
+    in order, when it writes none itself: a field added without a default, removed or renamed changes every
+    ``Cls(...)`` call as a changed signature would. None for any other class."""
+    decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
+    names = [_decorator_name(d).rpartition(".")[2] for d in decorators]
+    if "dataclass" not in names or any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body):
+        return None
+    call = next((d for d in node.decorator_list if isinstance(d, ast.Call)
+                 and _decorator_name(d.func).rpartition(".")[2] == "dataclass"), None)
+    kw_only = call is not None and any(k.arg == "kw_only" and isinstance(k.value, ast.Constant) and k.value.value
+                                       for k in call.keywords)
+    params = [Param("self", "pos")]
+    for stmt in node.body:
+        if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+            continue
+        annotation = _unparse(stmt.annotation, 200) or ""
+        if annotation.startswith(("ClassVar", "typing.ClassVar", "InitVar")) or annotation == "KW_ONLY":
+            continue
+        default = _unparse(stmt.value) if stmt.value is not None else None
+        if isinstance(stmt.value, ast.Call) and _decorator_name(stmt.value.func).rpartition(".")[2] == "field":
+            keywords = {k.arg: k.value for k in stmt.value.keywords}
+            init = keywords.get("init")
+            if isinstance(init, ast.Constant) and init.value is False:
+                continue
+            given = keywords.get("default", keywords.get("default_factory"))
+            default = _unparse(given) if given is not None else None
+        params.append(Param(stmt.target.id, "kw" if kw_only else "pos", default))
+    return tuple(params)
+
+
+def _raises_not_implemented(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A method whose body (past its docstring) is only ``raise NotImplementedError…``: an obligation on every
+    subclass, as binding as ``@abstractmethod``."""
+    body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) \
+        and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str) else node.body
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
 def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str], *, in_class: bool,
           triton: bool) -> None:
     for node in body:
@@ -251,7 +320,8 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
                 continue
             module.defs[name] = Def(
                 name, "method" if in_class else "function", node.lineno, _params(node.args),
-                abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators),
+                abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators)
+                or (in_class and _raises_not_implemented(node)),
                 triton=triton and any(d.startswith("triton.") or d in ("jit", "tl.jit") for d in decorators),
                 body=_body_hash(node, lines), returns=_unparse(node.returns, 120) or "")
         elif isinstance(node, ast.ClassDef):
@@ -267,6 +337,9 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
             module.defs[name] = Def(name, "class", node.lineno, bases=bases, members=members)
             _attributes(node, name, module.attributes)
             _walk(node.body, name + ".", module, lines, in_class=True, triton=triton)
+            fields = _dataclass_init(node)
+            if fields is not None:
+                module.inits[name] = Def(name, "method", node.lineno, fields)
         elif in_class:
             continue
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -308,18 +381,39 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     removed = [n for n in on if n not in nn]
     added = [n for n in nn if n not in on]
     before, after = {p.name: p for p in old}, {p.name: p for p in new}
+    star = {"var": "*", "varkw": "**"}
+    takes_var = next((p.name for p in new if p.kind == "var"), None)
+    takes_kw = next((p.name for p in new if p.kind == "varkw"), None)
     parts: list[str] = []
-    if removed and len(removed) == len(added) and all(on.index(r) == nn.index(a) for r, a in zip(removed, added)):
-        parts += [f"{r}→{a}" for r, a in zip(removed, added)]
+    named = [n for n in added if after[n].kind not in star]
+    if removed and len(removed) == len(named) and all(on.index(r) == nn.index(a) for r, a in zip(removed, named)):
+        parts += [f"{r}→{a}" for r, a in zip(removed, named)]
+        parts += [f"+{star[after[n].kind]}{n}" for n in added if after[n].kind in star]
     else:
-        # An added parameter with a default says so (``+eps=1e-6``): callers that do not pass it still work.
-        parts += [f"+{n}" + (f"={after[n].default}" if after[n].default is not None else "") for n in added]
-        parts += [f"-{n}" for n in removed]
+        # An added parameter with a default says so (``+eps=1e-6``): callers that do not pass it still work; so
+        # does an added ``*args`` or ``**kwargs`` (``+**kwargs``).
+        parts += [f"+{star.get(after[n].kind, '')}{n}" + (f"={after[n].default}" if after[n].default is not None
+                                                          else "") for n in added]
+        # A parameter the new ``**kwargs`` (by keyword; with ``*args``, positionally too) still accepts is
+        # written ``-dtype→**kwargs``: callers that pass it still run.
+        for n in removed:
+            positional = before[n].kind in ("posonly", "pos")
+            if takes_kw and before[n].kind != "posonly" and (not positional or takes_var):
+                parts.append(f"-{n}→**{takes_kw}")
+            else:
+                parts.append(f"-{n}")
     common = [n for n in nn if n in before]
     positional = ("posonly", "pos")
     both = {n for n in common if before[n].kind in positional and after[n].kind in positional}
     if [n for n in on if n in both] != [n for n in nn if n in both]:
         parts.append("reordered")
+    elif not removed and all(after[n].default is not None or after[n].kind in star for n in added):
+        # a parameter inserted (with a default) before a positional one moves it: a call passing it by position now binds
+        # another parameter (``y: position 2→3``)
+        old_at = [p.name for p in old if p.kind in positional]
+        new_at = [p.name for p in new if p.kind in positional]
+        parts += [f"{n}: position {old_at.index(n) + 1}→{new_at.index(n) + 1}" for n in old_at
+                  if n in both and old_at.index(n) != new_at.index(n)]
     for n in common:
         b, a = before[n], after[n]
         if b.kind != a.kind:
@@ -418,6 +512,8 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
         facts.extend(_compare_def(b, a, path, body_facts=body_facts))
     if before is not None and after is not None:
         facts.extend(_attribute_facts(before, after, path, old_path))
+        facts.extend(_init_facts(before, after, path))
+        facts.extend(_reexports_removed(before, after, path))
     return facts
 
 
@@ -996,11 +1092,14 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
     out = list(facts)
     for n, names in passed.items():
         fact = out[n]
-        said = " and ".join(p for p in added_with_default(fact.detail) if p in names)
+        given = [p for p in added_with_default(fact.detail) if p in names]
+        said = " and ".join(given)
         via = callers.get(n)
         if via:
             said += " from " + " and ".join(sorted(via))
         elif untyped.get(n):
             said += UNTYPED
-        out[n] = fact.model_copy(update={"detail": fact.detail + PASSES.format(said)})
+        out[n] = fact.model_copy(update={"detail": fact.detail + PASSES.format(said), "passed": tuple(given),
+                                         "callers": tuple(sorted(via or ())),
+                                         "receiver": "untyped" if not via and untyped.get(n) else ""})
     return out

@@ -16,6 +16,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from prdigest.kernel.patterns import Pattern, check, compile_rule
+from prdigest.kernel.pymodule import module_of
 
 #: A path pattern of the ``code:`` section, checked at load like every rule pattern (RE2, or a bounded one).
 Regex = Annotated[str, Field(min_length=1), AfterValidator(check)]
@@ -110,13 +111,9 @@ class Surface:
 
 
 def module_name(path: str) -> str:
-    """``vllm/config/model.py`` → ``vllm.config.model``; ``src/pkg/__init__.py`` → ``pkg``."""
-    parts = path.removesuffix(".py").removesuffix(".pyi").split("/")
-    if parts and parts[0] == "src" and len(parts) > 1:
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
+    """``vllm/config/model.py`` → ``vllm.config.model``; ``src/pkg/__init__.py`` → ``pkg`` (the kernel's
+    :func:`~prdigest.kernel.pymodule.module_of`)."""
+    return module_of(path)
 
 
 def surface_for(code: CodeRules | None) -> Surface:

@@ -9,7 +9,8 @@ import re
 from collections.abc import Sequence
 
 from prdigest.collect.facts.pyapi import PASSES
-from prdigest.connect.impact.match import WILDCARD, Signature
+from prdigest.connect.impact.matchers import WILDCARD
+from prdigest.connect.impact.signature import Signature
 from prdigest.kernel.models import Change, PullRequest
 
 _HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$")
@@ -65,7 +66,8 @@ def _passed(fact: Change, added: list[str]) -> Change:
                 break
     if not passed:
         return fact
-    return fact.model_copy(update={"detail": fact.detail + PASSES.format(" and ".join(passed))})
+    return fact.model_copy(update={"detail": fact.detail + PASSES.format(" and ".join(passed)),
+                                   "passed": tuple(passed)})
 
 
 def _qualified(name: str, indent: int, classes: list[tuple[int, str]]) -> str:

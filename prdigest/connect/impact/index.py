@@ -16,11 +16,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
+from prdigest.kernel.pymodule import module_and_package
 
 #: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) and
 #: ``attribute`` (``obj.x`` on an object of unknown type, by the attribute's name alone: symbol ``.x``) are shown
@@ -28,7 +29,7 @@ from prdigest.kernel.factlines import unique
 UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute"]
 
 #: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
-INDEX_VERSION = 2
+INDEX_VERSION = 5
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -52,14 +53,17 @@ class Use:
     detail: str = ""
     #: The downstream's own name at that line: the alias, the subclass, the local module name.
     local: str = ""
+    #: The innermost function holding the use (``Runner.execute_model``; an override: the method itself), empty
+    #: at module level: the match flags one use per upstream fact and scope, not one per line.
+    scope: str = ""
 
     def row(self) -> list[object]:
-        return [self.path, self.line, self.symbol, self.how, self.detail, self.local]
+        return [self.path, self.line, self.symbol, self.how, self.detail, self.local, self.scope]
 
     @classmethod
     def from_row(cls, row: Sequence[object]) -> "Use":
-        path, line, symbol, how, detail, local = row
-        return cls(str(path), int(line), str(symbol), how, str(detail), str(local))  # type: ignore[arg-type]
+        path, line, symbol, how, detail, local, scope = row
+        return cls(str(path), int(line), str(symbol), how, str(detail), str(local), str(scope))  # type: ignore[arg-type]
 
 
 # --- one file ------------------------------------------------------------------------------------------------
@@ -102,6 +106,12 @@ class FileSummary:
     attributes: list[tuple[str, int]] = field(default_factory=list)
     #: Attribute names this file defines: assigned (``obj.x = …``), class-level names, methods
     defines: set[str] = field(default_factory=set)
+    #: (first line, last line, dotted name) of every function and method, for the scope of a use
+    functions: list[tuple[int, int, str]] = field(default_factory=list)
+    #: (name, chain, line): ``M = vllm.x.y`` binds ``M`` as an alias (a patch through it: ``M.f = g``)
+    aliases: list[tuple[str, Parts, int]] = field(default_factory=list)
+    #: (target chain, function name): ``Attention.forward = patched_forward`` (its ``self`` is an Attention)
+    installs: list[tuple[Parts, str]] = field(default_factory=list)
     error: str = ""
 
 
@@ -133,11 +143,9 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 
 
 def module_name(path: str) -> tuple[str, bool]:
-    """``pkg/a/b.py`` → (``pkg.a.b``, False); ``pkg/a/__init__.py`` → (``pkg.a``, True)."""
-    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
-    if parts[-1] == "__init__":
-        return ".".join(parts[:-1]), True
-    return ".".join(parts), False
+    """``pkg/a/b.py`` → (``pkg.a.b``, False); ``pkg/a/__init__.py`` → (``pkg.a``, True) (the kernel's
+    :func:`~prdigest.kernel.pymodule.module_and_package`)."""
+    return module_and_package(path)
 
 
 class _Reader:
@@ -178,8 +186,13 @@ class _Reader:
                                    node.level))
         return []
 
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.s.functions.append((node.lineno, node.end_lineno or node.lineno, node.name))
+        return None
+
     def _class(self, node: ast.ClassDef) -> list[ast.AST]:
-        bases = [c for c in (_chain(b) for b in node.bases) if c]
+        # ``Base[A, B]``: a subscripted generic base is its class
+        bases = [c for c in (_chain(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases) if c]
         functions = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         methods = [(n.name, n.lineno, _params(n)) for n in functions]
         init = next((n for n in functions if n.name == "__init__"), None)
@@ -194,6 +207,9 @@ class _Reader:
 
     def _assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = _chain(node.value) if isinstance(node, ast.Assign) and node.value is not None else None
+        if value is not None and len(value) > 1:
+            self.s.aliases += [(t.id, value, t.lineno) for t in targets if isinstance(t, ast.Name)]
         for target in targets:
             for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
                 if isinstance(t, ast.Attribute):
@@ -201,6 +217,8 @@ class _Reader:
                     chain = _chain(t)
                     if chain:
                         self.s.assigns.append((chain, t.lineno))
+                        if isinstance(node.value, ast.Name) and len(chain) > 1:
+                            self.s.installs.append((chain, node.value.id))
         return None
 
     def _call(self, node: ast.Call) -> list[ast.AST]:
@@ -243,7 +261,7 @@ class _Reader:
     _HANDLERS = {
         ast.Import: _import, ast.ImportFrom: _import_from, ast.ClassDef: _class, ast.Assign: _assign,
         ast.AugAssign: _assign, ast.AnnAssign: _assign, ast.Call: _call, ast.Attribute: _attribute,
-        ast.Expr: _expr, ast.Constant: _constant,
+        ast.Expr: _expr, ast.Constant: _constant, ast.FunctionDef: _function, ast.AsyncFunctionDef: _function,
     }
 
 
@@ -344,6 +362,13 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             return None
         return ".".join([target, *chain[1:]])
 
+    # Aliases: ``M = vllm.x.y`` (in line order, so ``N = M.z`` follows it); a name also imported keeps the import.
+    for s in files:
+        for name, chain, _ in sorted(s.aliases, key=lambda a: a[2]):
+            target = resolve(s.path, chain)
+            if target is not None and _is_upstream(target, upstream) and name not in bindings[s.path]:
+                bindings[s.path][name] = target
+
     # Classes: upstream bases directly, or through the downstream's own classes (B(A), A(FusedMoE)).
     local_classes: dict[str, tuple[FileSummary, ClassDef]] = {}
     for s in files:
@@ -365,7 +390,10 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
 
     for key, (s, c) in local_classes.items():
         direct = {t for b in c.bases if (t := resolve(s.path, b)) is not None and _is_upstream(t, upstream)}
-        for base in upstream_bases(key):
+        bases = upstream_bases(key)
+        if bases:
+            uses += _inherited(s, c, bases, local_classes)
+        for base in bases:
             if base in direct:
                 uses.append(Use(s.path, c.line, base, "subclasses", local=c.name))
             for name, line, params in c.methods:
@@ -376,6 +404,10 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                 uses.append(Use(s.path, line, f"{base}.{name}", "overrides", detail=params, local=c.name))
 
     for s in files:
+        for chain, name in s.installs:
+            owner = resolve(s.path, chain[:-1])
+            if owner is not None and _is_upstream(owner, upstream):
+                uses += _installed(s, name, owner)
         for chain, line in s.assigns:
             target = resolve(s.path, chain)
             if target is not None and len(chain) > 1:
@@ -408,7 +440,68 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                 continue
             seen.add(name)
             uses.append(Use(s.path, line, f".{name}", "attribute", local=name))
+    scopes = {s.path: _Scopes(s) for s in files}
+    uses = [replace(u, scope=scopes[u.path].at(u.line)) for u in uses]
     return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))
+
+
+class _Scopes:
+    """The innermost function holding a line of one file (its classes' names prefixed: ``Runner.step``)."""
+
+    def __init__(self, summary: FileSummary) -> None:
+        classes = [(c.line, c.end, c.name) for c in summary.classes]
+        named = []
+        for start, end, name in summary.functions:
+            owner = [c for c in classes if c[0] < start <= c[1]]
+            if owner:
+                name = f"{max(owner)[2]}.{name}"
+            named.append((start, end, name))
+        # innermost first: the latest start wins among those holding the line
+        self._functions = sorted(named, reverse=True)
+
+    def at(self, line: int) -> str:
+        return next((name for start, end, name in self._functions if start <= line <= end), "")
+
+
+def _inherited(s: FileSummary, c: ClassDef, bases: list[str],
+               classes: dict[str, tuple[FileSummary, ClassDef]]) -> list[Use]:
+    """``self.m(…)`` and ``self.x`` in a subclass's methods, for names the downstream class (nor any downstream
+    class of that file) does not define or set: uses of its upstream bases' members."""
+    own = {m for m, _, _ in c.methods} | {chain[1] for chain, at in s.assigns
+                                          if len(chain) == 2 and chain[0] == "self" and c.line <= at <= c.end}
+    own |= {m for other in classes.values() if other[0] is s for m, _, _ in other[1].methods}
+    found: list[Use] = []
+    rows = [(chain, line, detail, "calls") for chain, line, detail in s.calls] + \
+        [(chain, line, "", "reads") for chain, line in s.reads]
+    for chain, line, detail, how in rows:
+        if len(chain) < 2 or chain[0] != "self" or not c.line <= line <= c.end or chain[1] in own \
+                or chain[1].startswith("__"):
+            continue
+        used = "calls" if how == "calls" and len(chain) == 2 else "reads"
+        found += [Use(s.path, line, f"{base}.{chain[1]}", used, detail=detail if used == "calls" else "",
+                      local=".".join(chain[:2])) for base in bases]
+    return found
+
+
+def _installed(s: FileSummary, function: str, owner: str) -> list[Use]:
+    """``self.m(…)`` and ``self.x`` in a module-level function the file installs on an upstream class
+    (``Attention.forward = patched_forward``): uses of that class's members."""
+    span = next(((start, end) for start, end, name in s.functions if name == function
+                 and not any(c.line < start <= c.end for c in s.classes)), None)
+    if span is None:
+        return []
+    own = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self" and span[0] <= at <= span[1]}
+    rows = [(chain, line, detail, "calls") for chain, line, detail in s.calls] + \
+        [(chain, line, "", "reads") for chain, line in s.reads]
+    found: list[Use] = []
+    for chain, line, detail, how in rows:
+        if len(chain) < 2 or chain[0] != "self" or not span[0] <= line <= span[1] or chain[1] in own \
+                or chain[1].startswith("__"):
+            continue
+        used = "calls" if how == "calls" and len(chain) == 2 else "reads"
+        found.append(Use(s.path, line, f"{owner}.{chain[1]}", used, detail=detail if used == "calls" else "",
+                         local=".".join(chain[:2])))
+    return found
 
 
 def _attribute_reads(s: FileSummary, imported: set[str]) -> Iterable[tuple[str, int]]:

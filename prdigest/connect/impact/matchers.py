@@ -1,0 +1,370 @@
+"""One matcher per fact kind (``MATCHERS``): which downstream uses an upstream fact touches, and how badly.
+
+A matcher reads one :class:`~prdigest.kernel.models.Change` and the downstream's :class:`UseTable` and yields
+:class:`Hit` rows (the use, ``breaks`` or ``check``, what to say); prdigest.connect.impact.match turns them into
+impacts, one per upstream fact and downstream function. A new fact kind is one function here and one line in
+``MATCHERS``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, type_names
+from prdigest.connect.impact.index import OWN_INIT, Use
+from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
+from prdigest.kernel.models import Change, ImpactSeverity
+from prdigest.kernel.pymodule import is_python, module_of
+
+#: A class name (``FusedMoE``) as the step before a method in a dotted name.
+WILDCARD = "*"
+
+
+@dataclass(frozen=True)
+class UseTable:
+    """A downstream's uses keyed by their last dotted component, for matching one fact in a few lookups."""
+
+    name: str
+    by_tail: dict[str, list[Use]]
+    #: The upstream's import packages as this downstream sees them (``vllm``).
+    upstream: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, name: str, uses: Iterable[Use], upstream: Sequence[str] = ()) -> "UseTable":
+        table: dict[str, list[Use]] = defaultdict(list)
+        for use in uses:
+            for part in set(use.symbol.split(".")[1:]):
+                table[part].append(use)
+        return cls(name, dict(table), tuple(upstream))
+
+    def named(self, name: str) -> list[Use]:
+        return self.by_tail.get(name, [])
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One use a fact touches: how badly, what to say (after the fact's kind), and the symbol to show."""
+
+    use: Use
+    severity: ImpactSeverity
+    words: str
+    symbol: str = ""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every matcher needs besides the fact: the uses, the upstream's packages, the fact's module."""
+
+    table: UseTable
+    upstream: tuple[str, ...]
+    module: str
+
+    @property
+    def prefixes(self) -> list[str]:
+        return _prefixes(self.module, self.upstream, ancestors=True)
+
+
+Matcher = Callable[[Change, Context], Iterator[Hit]]
+
+
+# --- which upstream names a fact touches ------------------------------------------------------------------------
+
+
+def fact_module(path: str) -> str | None:
+    """``vllm/a/b.py`` → ``vllm.a.b``; ``vllm/a/__init__.py`` → ``vllm.a``; None for a file Python cannot
+    import (docs, C++, YAML)."""
+    return module_of(path) if is_python(path) else None
+
+
+def _module_of(text: str) -> str | None:
+    """A module named as a path (``vllm/a/b.py``) or dotted (``vllm.a.b``)."""
+    text = text.strip()
+    if is_python(text) or "/" in text:
+        return fact_module(text if is_python(text) else text + ".py")
+    return text if re.fullmatch(r"[A-Za-z_][\w.]*", text) else None
+
+
+def _prefixes(module: str, upstream: Sequence[str], ancestors: bool) -> list[str]:
+    """The module, and the packages above it inside the upstream (where an ``__init__`` may re-export)."""
+    parts = module.split(".")
+    out = [module]
+    if ancestors:
+        for i in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:i])
+            if any(prefix == u or prefix.startswith(u + ".") for u in upstream):
+                out.append(prefix)
+    return out
+
+
+def _name(text: str) -> str:
+    """A bare name from a fact's before/after (``def foo(x)`` → ``foo``; ``a.b.Foo`` → ``Foo``)."""
+    text = re.sub(r"^\s*(?:async\s+)?(?:def|class)\s+", "", text.strip())
+    return re.split(r"[(\s:]", text, maxsplit=1)[0]
+
+
+def matches(use: Use, prefixes: Sequence[str], symbol: str, deeper: bool) -> str | None:
+    """The use's symbol relative to the fact's (``""`` exact, ``".attr"`` deeper), or None."""
+    for prefix in prefixes:
+        head = f"{prefix}.{symbol}" if symbol else prefix
+        if WILDCARD in head:
+            pattern = re.escape(head).replace(re.escape(WILDCARD), r"[A-Za-z_]\w*")
+            m = re.match(pattern + r"(?=\.|$)", use.symbol)
+            if m:
+                rest = use.symbol[m.end():]
+                return rest if (deeper or not rest) else None
+            continue
+        if use.symbol == head:
+            return ""
+        if deeper and use.symbol.startswith(head + "."):
+            return use.symbol[len(head):]
+    return None
+
+
+def _exact(change: Change, ctx: Context, *hows: str) -> Iterator[Use]:
+    """The uses of the fact's own symbol (not deeper), of the given kinds (any when none given)."""
+    for use in ctx.table.named(change.symbol.rsplit(".", 1)[-1]):
+        if (not hows or use.how in hows) and matches(use, ctx.prefixes, change.symbol, deeper=False) is not None:
+            yield use
+
+
+# --- one matcher per kind ---------------------------------------------------------------------------------------
+
+
+def _file_gone(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A deleted or renamed module: every use of it or of a name in it breaks."""
+    renamed = change.kind == "file-renamed"
+    old = fact_module(change.before if renamed and change.before else change.path)
+    if old is None:
+        return
+    new = fact_module(change.after or change.path) if renamed else None
+    words = f"{old} → {new}" if new and new != old else old
+    for use in ctx.table.named(old.rsplit(".", 1)[-1]) + _module_users(ctx.table, old):
+        if use.symbol == old or use.symbol.startswith(old + "."):
+            yield Hit(use, "breaks", words)
+
+
+def _moved(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A name moved to another module: imports and uses through the old module break (not when the old module
+    still imports it: a re-export)."""
+    if change.detail == "re-exported":
+        return
+    old = _module_of(change.before) or ctx.module
+    new = _module_of(change.after) or ""
+    symbol = change.symbol
+    for use in ctx.table.named(symbol.split(".")[0]):
+        if matches(use, [old], symbol, deeper=True) is not None:
+            yield Hit(use, "breaks", f"{symbol} → {new}.{symbol}" if new else symbol)
+
+
+def _renamed(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A renamed class, function or method: every use of the old name breaks."""
+    symbol = change.symbol
+    old_name = _name(change.before) if change.before else symbol
+    new_name = _name(change.after) if change.after else symbol
+    if "." in symbol and "." not in old_name:  # a method: the class is the symbol's
+        old_name = f"{symbol.rsplit('.', 1)[0]}.{old_name}"
+    for use in ctx.table.named(old_name.rsplit(".", 1)[-1]):
+        if matches(use, ctx.prefixes, old_name, deeper=True) is not None:
+            yield Hit(use, "breaks", f"{old_name} → {new_name.rsplit('.', 1)[-1]}")
+
+
+def _removed(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A removed name: every use of it, or of anything under it, breaks."""
+    for use in ctx.table.named(change.symbol.rsplit(".", 1)[-1]):
+        if matches(use, ctx.prefixes, change.symbol, deeper=True) is not None:
+            yield Hit(use, "breaks", change.symbol)
+
+
+def _setting(change: Change, ctx: Context) -> Iterator[Hit]:
+    """An environment variable, argument or config field (``detail``: removed | renamed | default | added; the
+    downstream reads it through the module or class: ``envs.VLLM_X``)."""
+    detail = change.detail
+    removed = detail == "removed" or (not detail and change.before and not change.after)
+    renamed = detail == "renamed" or detail.startswith("renamed")
+    name = (change.before if renamed and change.before else change.symbol).rsplit(".", 1)[-1]
+    symbol = change.before if renamed and change.before else change.symbol
+    if detail == "added" or (not detail and not change.before):
+        return
+    for use in ctx.table.named(name):
+        if matches(use, ctx.prefixes, symbol, deeper=False) is None:
+            continue
+        if removed:
+            yield Hit(use, "breaks", symbol)
+        elif renamed:
+            yield Hit(use, "breaks", f"{symbol} → {change.after.rsplit('.', 1)[-1]}")
+        elif use.how != "imports":
+            yield Hit(use, "check", f"{symbol}: {change.before} → {change.after}")
+
+
+def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A data attribute of an upstream class. Removed: a read of it through the class's name (``Status.X``) or
+    a patch of it breaks; so does a read ``obj.x`` on an object of unknown type when no class of the changed
+    files keeps a member of that name (the facts say so) and the downstream defines no attribute of that name
+    (the index leaves those out): by name, not by type. Added in the class's ``__init__``: a downstream
+    subclass whose own ``__init__`` does not call the base's and never sets it lacks it."""
+    symbol = change.symbol
+    full = f"{ctx.module}.{symbol}"
+    cls, _, leaf = symbol.rpartition(".")
+    if change.detail.startswith("removed"):
+        for use in ctx.table.named(leaf):
+            if use.how != "attribute" and matches(use, ctx.prefixes, symbol, deeper=True) is not None:
+                yield Hit(use, "breaks", f"{symbol} removed")
+            elif use.how == "attribute" and ATTRIBUTE_GONE in change.detail and change.public:
+                yield Hit(use, "breaks", f"{symbol} removed; `.{leaf}` matched by name: no class of the change "
+                          f"keeps `{leaf}`", full)
+        return
+    if change.detail == "added":
+        for use in ctx.table.named("__init__"):
+            if use.how == "overrides" and OWN_INIT in use.detail \
+                    and matches(use, ctx.prefixes, f"{cls}.__init__", deeper=False) is not None \
+                    and leaf not in use.detail.split(OWN_INIT, 1)[1].split(","):
+                yield Hit(use, "breaks", f"{symbol} added: {cls}.__init__ sets it, yours does not call it nor "
+                          "set it", full)
+
+
+def _passes(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A keyword upstream now passes to a constructor: a subclass ``__init__`` that does not take it breaks."""
+    keywords = [k.strip() for k in change.detail.split(",") if k.strip()]
+    for use in _exact(change, ctx, "overrides"):
+        taken = Signature.parse(use.detail.split(";", 1)[0])
+        if taken is None or taken.variadic_kw:
+            continue
+        missing = [k for k in keywords if k not in taken.names]
+        if missing:
+            yield Hit(use, "breaks", f"{change.symbol}: upstream now passes {', '.join(missing)}, yours does not "
+                      "take it")
+
+
+def _returns(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A return type that changed: an override or a patch breaks (``check`` when the new type only widens)."""
+    widened = type_names(change.before) <= type_names(change.after)
+    for use in _exact(change, ctx, "overrides", "patches"):
+        yield Hit(use, "check" if widened else "breaks",
+                  f"{change.symbol} returns {change.after} (was {change.before})")
+
+
+def _signature(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A changed signature: overrides and patches that no longer fit, calls that pass what is gone or miss
+    what is now required. A constructor's (``C.__init__``) is matched against calls ``C(...)`` too."""
+    sig = SignatureChange.of(change)
+    symbol = change.symbol
+    uses = list(_exact(change, ctx))
+    cls, _, leaf = symbol.rpartition(".")
+    if leaf == "__init__" and cls:
+        uses += [u for u in ctx.table.named(cls.rsplit(".", 1)[-1])
+                 if u.how == "calls" and matches(u, ctx.prefixes, cls, deeper=False) is not None]
+    for use in uses:
+        severity = signature_severity(use, sig)
+        if severity is None:
+            continue
+        words = change.detail or sig.words
+        if severity == "breaks" and use.how == "overrides" and _own_callers(use, sig, ctx):
+            # the only upstream calls passing it are in methods this class overrides too: its own copies call it
+            severity = "check"
+            words += f"; {use.local} overrides {' and '.join(sig.callers)} too"
+        if severity == "check" and use.how in ("overrides", "patches") and sig.added \
+                and not sig.removed and not sig.added_required and "**" not in use.detail:
+            words += "; no upstream call passes it yet, yours does not take it"
+        yield Hit(use, severity, f"{symbol}({words})" if words else symbol)
+
+
+def _own_callers(use: Use, sig: SignatureChange, ctx: Context) -> bool:
+    """Whether a break of an override comes only from parameters upstream passes from its own class's methods
+    (``self.m(…)`` in ``C.a``), and the overriding class overrides every such ``C.a`` as well."""
+    if not sig.callers or sig.removed or sig.added_required or not set(sig.added) & set(sig.passed):
+        return False
+    return all(any(u.how == "overrides" and u.path == use.path and u.local == use.local
+                   for u in ctx.table.named(caller.rsplit(".", 1)[-1])) for caller in sig.callers)
+
+
+def _body(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A changed body of something the downstream overrides or replaces: a check."""
+    for use in _exact(change, ctx, "overrides", "patches"):
+        yield Hit(use, "check", change.symbol)
+
+
+def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A new abstract method (or one that now raises ``NotImplementedError``): each downstream subclass that
+    does not define it breaks (it cannot be made, or raises once upstream calls the method)."""
+    if "." not in change.symbol:
+        return
+    cls, method = change.symbol.rsplit(".", 1)
+    owners = {u.local for u in ctx.table.named(method)
+              if u.how == "overrides" and matches(u, ctx.prefixes, change.symbol, deeper=False) is not None}
+    for use in ctx.table.named(cls.rsplit(".", 1)[-1]):
+        if use.how == "subclasses" and use.local not in owners \
+                and matches(use, ctx.prefixes, cls, deeper=False) is not None:
+            yield Hit(use, "breaks" if change.public else "check",
+                      f"{change.symbol}: {use.local} does not define it")
+
+
+def _added(change: Change, ctx: Context) -> Iterator[Hit]:
+    """A new upstream method that a downstream subclass already defines: it now overrides it."""
+    if "." in change.symbol:
+        for use in _exact(change, ctx, "overrides"):
+            yield Hit(use, "check", change.symbol)
+
+
+def _bases(change: Change, ctx: Context) -> Iterator[Hit]:
+    """Changed base classes: a downstream subclass is told to check (an import of the class is not)."""
+    for use in _exact(change, ctx, "subclasses"):
+        yield Hit(use, "check", f"{change.symbol}({change.after})" if change.after else change.symbol)
+
+
+#: The matcher of each fact kind; kinds no Python import can reach (pins, kernels, tests, docs) have none.
+MATCHERS: dict[str, Matcher] = {
+    "file-deleted": _file_gone, "file-renamed": _file_gone, "moved": _moved, "renamed": _renamed,
+    "removed": _removed, "env": _setting, "argument": _setting, "config": _setting, "attribute": _attribute,
+    "passes": _passes, "returns": _returns, "signature": _signature, "body": _body, "abstract": _abstract,
+    "added": _added, "bases": _bases,
+}
+#: Kinds whose matcher reads no module of the fact's own (the module is in ``before``/``path`` itself).
+MODULE_KINDS = frozenset({"file-deleted", "file-renamed"})
+
+
+def _module_users(table: UseTable, module: str) -> list[Use]:
+    """Uses of a module's names (``vllm.a.b.X``) found under the module's last part or any name (rare: only
+    for deleted and renamed files)."""
+    last = module.rsplit(".", 1)[-1]
+    return [u for uses in table.by_tail.values() for u in uses
+            if u.symbol.startswith(module + ".") and last not in u.symbol.split(".")[1:]]
+
+
+def signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None:
+    """How a signature change hits one use: an override or a patch must take what upstream now passes (none
+    when it already fits the new signature); a call breaks on a parameter it passes that is gone (a check when
+    the new ``*args, **kwargs`` still accept it), or a new required one; a default it relies on is a check."""
+    if use.how in ("overrides", "patches"):
+        if use.how == "overrides" and fits(use.detail, sig):
+            return None
+        if sig.removed or sig.added_required:
+            return "breaks"
+        if sig.added:
+            # An override or replacement without **kwargs fails once upstream passes the new parameter: it
+            # breaks when an upstream call site already passes it, else it is a check (upstream may later).
+            if "**" in use.detail:
+                return "check"
+            return "breaks" if set(sig.added) & set(sig.passed) else "check"
+        return "check" if sig.defaults else None
+    if use.how == "calls":
+        keywords, positional = call_shape(use.detail)
+        if sig.added_required and not all(n in keywords for n in sig.added_required):
+            return "breaks"
+        if sig.shifted(positional):
+            return "breaks"  # its positional arguments now land on other parameters
+        for name in sig.removed:
+            if name in keywords or (name in sig.before and sig.before.index(name) < positional):
+                return "check" if sig.absorbed else "breaks"
+        if sig.removed and not keywords and not positional:
+            return None
+        if sig.removed:
+            return "check"
+        if any(name not in keywords for name in sig.defaults):
+            return "check"
+        return None
+    if use.how in ("imports", "reads"):
+        return "check" if (sig.removed and not sig.absorbed) or sig.added_required else None
+    return None
