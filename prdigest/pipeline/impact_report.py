@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prdigest.connect.impact.downstream import DownstreamSpec, load_index
+from prdigest.connect.impact.downstream import DownstreamSpec
+from prdigest.connect.impact.readable import readable_index
 from prdigest.connect.impact.step import upstream_packages, with_impact
 from prdigest.kernel.models import Coverage, DraftEntry, Edition, Entry, PullRequest, Verdict
 from prdigest.collect.facts import Surface, week_facts
@@ -53,8 +54,13 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
     with open_state(settings.state) as store:
         src = SOURCES.build(source, SourceContext(settings, repo, store))
         window = Window.from_flags(since, until) or src.default_window()
-        prs = src.collect(window)
         packages_up = tuple(upstream) or upstream_packages(src.repo)
+        # The downstream first: a typo'd --package is refused before the week is collected.
+        spec = DownstreamSpec(name or downstream.resolve().name.lower(), path=str(downstream), packages=packages,
+                              upstream=packages_up)
+        index = readable_index(spec, packages_up, "--downstream, --package, --upstream", store=store(),
+                               state_dir=state_dir)
+        prs = src.collect(window)
         clone, problems = None, []
         if git:
             try:
@@ -66,9 +72,6 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
         facts = week_facts(prs, surface=Surface(packages=packages_up), clone=clone, cache=FactsCache(store()))
         problems += facts.problems
         entries = [_entry(pr, facts.changes.get(pr.number, []), facts.source.get(pr.number, "patches")) for pr in prs]
-        spec = DownstreamSpec(name or downstream.resolve().name.lower(), path=str(downstream), packages=packages,
-                              upstream=packages_up)
-        index = load_index(spec, packages_up, store=store(), state_dir=state_dir)
         impacted = with_impact(entries, prs, {spec.name: index}, packages_up)
     edition = Edition(repo=src.repo, since=window.since, until=window.until, language=settings.language,
                       generated_at=datetime.now(timezone.utc), entries=impacted)
