@@ -8,7 +8,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from flows.cli import edition, evaluate, impact, readers, resend, review, rules, screenshot, site, status, web
+from flows.cli import (edition, evaluate, impact, readers, resend, review, rules, screenshot, site, status, watch,
+                       web)
 from flows.cli.numbers import NumbersCommand
 
 app = typer.Typer(
@@ -48,6 +49,7 @@ app.command("serve")(site.serve)
 app.command("eval")(evaluate.eval_command)
 app.command("readers")(readers.readers)
 app.command("impact")(impact.impact)
+app.command("watch")(watch.watch)
 app.command("web")(web.web)
 app.add_typer(rules.rules_app, name="rules")
 

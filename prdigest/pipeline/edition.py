@@ -38,6 +38,7 @@ from prdigest.pipeline.compose import Services, sender
 from prdigest.connect.variants import Variant, plan_variants
 from prdigest.kernel.window import Window
 from prdigest.collect.facts.step import attach_facts
+from prdigest.pipeline.watch_notes import with_watch_notes
 from prdigest.collect.git.texts import after_texts
 from prdigest.collect.git.upstream import Upstream
 from prdigest.connect import followups
@@ -349,7 +350,10 @@ class EditionPipeline:
         settings = services.settings
         # What each entry's facts do to the readers' own repositories: before the variants, which select it.
         if services.readers.downstreams:
-            edition = edition.model_copy(update={"entries": services.downstreams().apply(edition.entries, prs)})
+            impacted = services.downstreams().apply(edition.entries, prs)
+            # Cleared impacts left out; those digest watch already alerted marked "alerted on DATE".
+            impacted = with_watch_notes(services.store(), services.source.repo, impacted)
+            edition = edition.model_copy(update={"entries": impacted})
         # The model's ledes and ranking are cached by request like drafts: a warm re-run asks nothing.
         make_complete = services.drafter_kind.complete
         complete = (cached_complete(make_complete(settings), services.store(), model=settings.model)
