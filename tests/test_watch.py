@@ -159,6 +159,10 @@ def test_the_weekly_edition_says_alerted_on_and_a_later_fix_is_found(world, tmp_
                                       "--git", str(world.upstream), "--out", str(tmp_path / "week"), "--language",
                                       "en", "--state", str(tmp_path / "state.sqlite")])
     assert run.exit_code == 0, run.output
+    # The run's summary names the downstream, what was read of it and what the week does to it.
+    flat = " ".join(run.output.split())
+    assert "downstream ascend at" in flat and "uses of the upstream; 3 PR(s) break it, 3 to check (readers: " \
+        "plugin-team)" in flat
     digest = json.loads((tmp_path / "week" / "digest.json").read_text(encoding="utf-8"))
     plugin = next(v["key"] for v in digest["variants"] if v["readers"] == ["plugin-team"])
     text = " ".join((tmp_path / "week" / "email" / f"{plugin}.txt").read_text(encoding="utf-8").split())
@@ -166,6 +170,12 @@ def test_the_weekly_edition_says_alerted_on_and_a_later_fix_is_found(world, tmp_
 
     today = date.today().isoformat()
     assert f"Alerted on {today}. Change these lines before upgrading past #101." in text
+    plugin_mail = email.message_from_bytes((tmp_path / "week" / "outbox" / "plugin-team.eml").read_bytes(),
+                                           policy=email.policy.default)
+    docs_mail = email.message_from_bytes((tmp_path / "week" / "outbox" / "docs-reader.eml").read_bytes(),
+                                         policy=email.policy.default)
+    assert plugin_mail["Subject"].startswith("[breaks ascend] [vllm-project/vllm]")
+    assert docs_mail["Subject"].startswith("[vllm-project/vllm]")  # no downstream: no prefix
     breaks = [i for e in digest["entries"] if e["number"] == 105 for i in e["impact"]]
     assert breaks and all(i["alerted"] is None for i in breaks)  # #105 merged after the morning watch
     assert fix  # used below
