@@ -240,3 +240,33 @@ def test_watch_refuses_a_typo_in_packages_before_anything_is_sent(world, tmp_pat
     assert result.exit_code == 2
     assert "packages: 'dss' has no Python file" in " ".join(result.output.split())
     assert not (tmp_path / "out").exists()
+
+
+def test_the_watch_deployment_is_daily_and_its_parameters_are_the_flows():
+    import inspect
+
+    import yaml
+
+    from flows.edition import edition_options
+    from flows.watch import digest_watch
+
+    root = Path(__file__).resolve().parents[1]
+    deployments = yaml.safe_load((root / "prefect.yaml").read_text(encoding="utf-8"))["deployments"]
+    (watch,) = [d for d in deployments if d["entrypoint"] == "flows/watch.py:digest_watch"]
+    assert watch["name"] == "vllm-watch" and watch["schedules"][0]["cron"] == "17 9 * * *"
+    accepted = set(inspect.signature(digest_watch.fn).parameters)
+    assert set(watch["parameters"]) <= accepted and "state" not in watch["parameters"]
+    edition_options(**watch["parameters"])  # valid values
+
+
+def test_the_flow_alerts_once_like_the_command(world, tmp_path, prefect_api):
+    from flows.watch import digest_watch
+
+    readers = readers_yaml(world, tmp_path / "readers.yaml", git_url=False)
+    params = dict(source=f"jsonl:{world.jsonl}", readers=str(readers), git=str(world.upstream),
+                  out=str(tmp_path / "out"), language="en", state=str(tmp_path / "state.sqlite"),
+                  since="2026-05-04", until="2026-05-05")
+    first = digest_watch(**params)
+    assert first.alerted == {"plugin-team": [101, 102, 105]} and len(first.report.sent) == 3
+    again = digest_watch(**params)
+    assert again.alerted == {} and again.report.sent == []
