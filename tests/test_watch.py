@@ -270,3 +270,16 @@ def test_the_flow_alerts_once_like_the_command(world, tmp_path, prefect_api):
     assert first.alerted == {"plugin-team": [101, 102, 105]} and len(first.report.sent) == 3
     again = digest_watch(**params)
     assert again.alerted == {} and again.report.sent == []
+
+
+def test_the_impact_page_readers_example_is_a_valid_readers_file(tmp_path):
+    import re
+
+    from prdigest.classify.subsystems import classifier_for
+    from prdigest.readers.file import load_readers
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "impact.md").read_text(encoding="utf-8")
+    path = tmp_path / "readers.yaml"
+    path.write_text(re.search(r"```yaml\n(.*?)```", page, re.S).group(1), encoding="utf-8")
+    readers = load_readers(path, classifier_for("vllm-project/vllm").known_subsystems)
+    assert readers.readers[0].downstream == "ascend" and readers.downstreams["ascend"].packages == ("vllm_ascend",)
