@@ -38,6 +38,7 @@ from prdigest.pipeline.compose import Services, sender
 from prdigest.connect.variants import Variant, plan_variants
 from prdigest.kernel.window import Window
 from prdigest.collect.facts.step import attach_facts
+from prdigest.collect.sources import ReadsCommits
 from prdigest.pipeline.watch_notes import with_watch_notes
 from prdigest.collect.git.texts import after_texts
 from prdigest.collect.git.upstream import Upstream
@@ -287,9 +288,15 @@ class EditionPipeline:
         self._clone = upstream()  # opened and fetched once for the run (the source may have opened it already)
         if upstream.problem:  # said once, when it was opened; the facts come from the patches
             settings = settings.model_copy(update={"git": None})
-        store = services.store() if settings.git else None
+        # Without a clone, a source that can read the files (GitHub's API) gives them whole: exact facts.
+        readable = services.source.commit_reader(prs) if self._clone is None and isinstance(
+            services.source, ReadsCommits) else None
+        reader = None
+        if readable is not None:
+            prs, reader = readable
+        store = services.store() if settings.git or reader is not None else None
         with_facts, _ = attach_facts(prs, settings=settings, surface=services.surface(), store=store,
-                                     clone=self._clone)
+                                     clone=self._clone, reader=reader)
         return with_facts
 
     # --- classify and draft --------------------------------------------------------------------

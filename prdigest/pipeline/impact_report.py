@@ -21,6 +21,7 @@ from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.git import GitUnavailable, open_clone
 from prdigest.collect.registry import SOURCES, SourceContext
+from prdigest.collect.sources import ReadsCommits
 from prdigest.kernel.config import load_settings
 from prdigest.kernel.window import Window
 from prdigest.pipeline.compose import open_state
@@ -83,7 +84,13 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
             except GitUnavailable as exc:
                 problems.append(f"{exc}; facts come from the PRs' patches (partial)")
                 clone = None
-        facts = week_facts(prs, surface=Surface(packages=packages_up), clone=clone, cache=FactsCache(store()))
+        # Without a clone, GitHub's API gives each changed file whole (exact facts, cached by merge commit).
+        readable = src.commit_reader(prs) if clone is None and isinstance(src, ReadsCommits) else None
+        reader = None
+        if readable is not None:
+            prs, reader = readable
+        facts = week_facts(prs, surface=Surface(packages=packages_up), clone=clone, cache=FactsCache(store()),
+                           reader=reader)
         problems += facts.problems
         entries = [fact_entry(pr, facts.changes.get(pr.number, []), facts.source.get(pr.number, "patches")) for pr in prs]
         impacted = with_impact(entries, prs, {spec.name: index}, packages_up)
