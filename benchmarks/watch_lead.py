@@ -29,7 +29,6 @@ import json
 import os
 import resource
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
