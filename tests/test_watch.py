@@ -283,3 +283,10 @@ def test_the_impact_page_readers_example_is_a_valid_readers_file(tmp_path):
     path.write_text(re.search(r"```yaml\n(.*?)```", page, re.S).group(1), encoding="utf-8")
     readers = load_readers(path, classifier_for("vllm-project/vllm").known_subsystems)
     assert readers.readers[0].downstream == "ascend" and readers.downstreams["ascend"].packages == ("vllm_ascend",)
+
+
+def test_watch_without_any_downstream_is_refused(world, tmp_path):
+    readers = tmp_path / "readers.yaml"
+    readers.write_text("readers:\n  - id: docs-reader\n    name: Docs\n    email: docs@example.com\n", encoding="utf-8")
+    result = _watch(world, tmp_path, *MORNING)
+    assert result.exit_code == 2 and "no reader names a downstream" in " ".join(result.output.split())

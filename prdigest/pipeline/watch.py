@@ -22,6 +22,7 @@ from prdigest.deliver.alert_log import AlertItem, AlertLine, AlertLog, Alerted, 
 from prdigest.deliver.email_message import sender
 from prdigest.deliver.media import ComposeContext
 from prdigest.deliver.run import Delivery, DeliveryReport, Outcome, Retry, deliver, outbox_routes
+from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Change, Edition, Entry, Impact, PullRequest
 from prdigest.kernel.window import Window, parse_instant
 from prdigest.pipeline.compose import Services, make_channels
@@ -119,8 +120,13 @@ class Watch:
         self.specs = {s.name: s for s in services.downstreams().specs}
 
     def run(self) -> WatchSummary:
-        """Deliver what earlier runs left unfinished, then alert what merged since the last watch."""
+        """Deliver what earlier runs left unfinished, then alert what merged since the last watch. Raises
+        :class:`ConfigError` when no reader names a downstream (there would be nothing to watch for)."""
         services = self.services
+        if not any(r.downstream for r in services.readers.readers):
+            where = services.options.readers or "the shipped example readers file"
+            raise ConfigError(f"{where}: no reader names a downstream ('downstream:' and a 'downstreams:' section): "
+                              "digest watch alerts only readers whose own code an upstream PR breaks")
         indexes = services.downstreams().indexes()  # checked when the services were built: never an all-clear
         window = watch_window(services, self.alerts, self.now)
         summary = WatchSummary(self.repo, window.since if window else None, window.until if window else None,
