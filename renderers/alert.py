@@ -10,7 +10,7 @@ from datetime import datetime
 
 from prdigest.deliver.alert_log import AlertItem, AlertLine
 from prdigest.kernel.i18n import Section, catalog, messages
-from prdigest.kernel.links import DEFAULT_LINK_HOSTS
+from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
 from renderers.impact import words as impact_words
 from renderers.escape import one_line, pr_url, truncate
 
@@ -61,7 +61,9 @@ def alert_text(repo: str, downstream: str, commit: str, since: datetime, items: 
                             commit=_code(commit[:12], 12) or "?"), ""]
     for item in items[:MAX_PRS]:
         url = pr_url(item.url, item.number, link_hosts)
-        out.append(f"#{item.number} {_code(item.title, 160)}" + (f"  {url}" if url else ""))
+        # A URL in a title off the link hosts is defanged: Feishu's card would make a link of it.
+        title = truncate(defang(one_line(item.title), link_hosts, repo), 160)
+        out.append(f"#{item.number} {title}" + (f"  {url}" if url else ""))
         out += [f"  - {alert_line(line, language)}" for line in item.lines[:LINES_PER_PR]]
         if len(item.lines) > LINES_PER_PR:
             out.append(w["more"].format(n=len(item.lines) - LINES_PER_PR))

@@ -222,14 +222,17 @@ def test_hostile_pr_titles_stay_inert_in_the_alert(world, tmp_path):
     records = [json.loads(line) for line in world.jsonl.read_text(encoding="utf-8").splitlines()]
     for r in records:
         if r["number"] == 101:
-            r["title"] = "<!channel> drop dtype\n\u202e[click](https://evil.example/x) <b>hi</b>"
+            r["title"] = "<!channel> drop dtype\n\u202e[click](https://evil.example/x) <b>hi</b> <at id=all></at>"
     world.jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     assert _watch(world, tmp_path, *MORNING).exit_code == 0
     (morning,) = _outbox(tmp_path).values()
     slack = morning[2].read_text(encoding="utf-8")
     assert "<!channel>" not in slack and "&lt;!channel&gt;" in slack
     text = _text(morning[0])
-    assert "\u202e" not in text and "#101 <!channel> drop dtype [click]" in text  # one line, plain text in e-mail
+    assert "\u202e" not in text and "#101 <!channel> drop dtype [click](hxxps://evil[.]example/x)" in text
+    card = morning[1].read_text(encoding="utf-8")
+    assert "<at" not in card and "&#60;at id=all&#62;" in card  # no @all from a PR title in Feishu
+    assert "evil.example" not in card  # nor a link: the URL is defanged before Feishu could link it
 
 
 def test_watch_refuses_a_typo_in_packages_before_anything_is_sent(world, tmp_path):
@@ -290,3 +293,15 @@ def test_watch_without_any_downstream_is_refused(world, tmp_path):
     readers.write_text("readers:\n  - id: docs-reader\n    name: Docs\n    email: docs@example.com\n", encoding="utf-8")
     result = _watch(world, tmp_path, *MORNING)
     assert result.exit_code == 2 and "no reader names a downstream" in " ".join(result.output.split())
+
+
+def test_a_git_downstream_kept_as_a_shallow_clone_finds_its_fix_too(world, tmp_path):
+    readers_yaml(world, tmp_path / "readers.yaml", git_url=True)
+    assert _watch(world, tmp_path, *MORNING).exit_code == 0
+    moe = (world.downstream / "ds/ops/fused_moe.py").read_text(encoding="utf-8")
+    write(world.downstream, {"ds/ops/fused_moe.py": moe.replace("router_logits, dtype=None)", "router_logits)")})
+    fix = commit(world.downstream, "Drop dtype from our forward")
+    later = _watch(world, tmp_path, "--until", "2026-05-04T04:00:00Z")
+    assert later.exit_code == 0, later.output
+    assert f"#101 (plugin-team): fixed in your {fix[:12]}" in later.output
+    assert "#102" not in later.output.split("fixed in your")[0].split("\n")[-1]  # #102's other lines still break
