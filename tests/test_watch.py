@@ -56,6 +56,11 @@ def test_each_watch_alerts_only_the_new_breaks_once_in_every_medium(world, tmp_p
     first = _watch(world, tmp_path, *MORNING)
     assert first.exit_code == 0, first.output
     assert "alert for plugin-team: #101, #102 break their code" in first.output
+    key = "watch:vllm-project/vllm:20260504T000000Z-20260504T030000Z"
+    assert f"digest status '{key}' lists each message" in " ".join(first.output.split())
+    status = CliRunner().invoke(_cli(), ["status", key, "--state", str(tmp_path / "state.sqlite")],
+                                env={"COLUMNS": "200"})
+    assert status.exit_code == 0 and f"{key}: 3 sent, 0 failed, 0 pending" in status.output
     assert "downstream ascend at" in first.output and "6 files" in first.output
     (morning,) = _outbox(tmp_path).values()
     # Only the reader with a downstream; the docs reader gets nothing from a watch.

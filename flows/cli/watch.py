@@ -68,6 +68,8 @@ def print_watch(summary, seconds: float) -> None:  # noqa: ANN001 - a WatchSumma
         out.print(safe(f"{len(report.already)} alert message(s) were sent by an earlier run: not sent again"))
     if summary.resumed:
         out.print(safe(f"{summary.resumed} earlier watch run(s) left unfinished were delivered"))
+    if summary.key and report.results:
+        out.print(safe(f"digest status '{summary.key}' lists each message of this watch"))
     out.print(f"Done in {seconds:.1f} s.")
 
 

@@ -57,6 +57,8 @@ class WatchSummary:
     #: Alerts whose flagged lines the downstream has changed since (found by this run).
     fixes: list[Alerted] = field(default_factory=list)
     cleared: int = 0
+    #: This run's key in the ledger (``digest status KEY`` lists its messages), when it had a window.
+    key: str = ""
 
     @property
     def pending(self) -> bool:
@@ -143,6 +145,7 @@ class Watch:
                                                 for pr in prs], prs)
         run = WatchRun(f"watch:{self.repo}:{_stamp(window.since)}-{_stamp(window.until)}", self.repo,
                        window.since, window.until)
+        summary.key = run.key
         cleared = Clearances(services.store(), self.repo)
         planned: dict[tuple[str, str, str], list[AlertItem]] = {}
         done = {(a.reader, a.number) for a in self.alerts.alerted(self.repo)}
