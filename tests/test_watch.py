@@ -310,3 +310,29 @@ def test_a_git_downstream_kept_as_a_shallow_clone_finds_its_fix_too(world, tmp_p
     assert later.exit_code == 0, later.output
     assert f"#101 (plugin-team): fixed in your {fix[:12]}" in later.output
     assert "#102" not in later.output.split("fixed in your")[0].split("\n")[-1]  # #102's other lines still break
+
+
+def test_two_watches_at_once_alert_each_pr_once(world, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    readers = readers_yaml(world, tmp_path / "readers.yaml", git_url=False)
+    args = [sys.executable, "-m", "flows.cli", "watch", "--source", f"jsonl:{world.jsonl}", "--readers", str(readers),
+            "--git", str(world.upstream), "--out", str(tmp_path / "out"), "--language", "en", "--state",
+            str(tmp_path / "state.sqlite"), *MORNING]
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "200"}
+    runs = [subprocess.Popen(args, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for _ in range(2)]
+    outputs = [r.communicate(timeout=300)[0] for r in runs]
+    assert [r.returncode for r in runs] == [0, 0], outputs
+    sent = [line for out in outputs for line in out.splitlines() if line.startswith("sent to plugin-team")]
+    assert sorted(sent) == ["sent to plugin-team (outbox-email)", "sent to plugin-team (outbox-feishu)",
+                            "sent to plugin-team (outbox-slack)"]
+    from prdigest.deliver.alert_log import AlertLog
+    from prdigest.state.store import open_store
+
+    with open_store(tmp_path / "state.sqlite") as store:
+        assert sorted((a.reader, a.number) for a in AlertLog(store).alerted("vllm-project/vllm")) == [
+            ("plugin-team", 101), ("plugin-team", 102)]
