@@ -17,6 +17,7 @@ def summary_markdown(summary: EditionSummary) -> str:
     """The edition-summary artifact: entries published, and each reader's result."""
     lines = [f"# {summary.edition}", "", *(f"> {n}" for n in summary.notices), *([""] if summary.notices else []),
              f"{summary.published} of {summary.entries} entries published.", "",
+             *(f"- {line}" for line in summary.downstreams), *([""] if summary.downstreams else []),
              "| reader | medium | result |", "| --- | --- | --- |"]
     lines += [f"| {r} | {m} | sent |" for r, m, _ in summary.sent]
     lines += [f"| {r} | {m} | failed: {e[:80]} |" for r, m, e in summary.failed]

@@ -32,6 +32,7 @@ from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
 
 from flows.notify import notify_editors
 from flows.review_form import ReviewForm, decision_of, review_form
+from prdigest.review.accepted import keep_accepted
 from prdigest.kernel import progress
 from prdigest.kernel.config import Settings
 from prdigest.deliver import Channel
@@ -105,6 +106,8 @@ def review_edition(record: EditionRecord, pipeline: EditionPipeline, options: Ru
     reviewed = apply_decision(edition, decision)  # checked before: applies in full or raises, never in part
     record_review(services.store(), edition, reviewed, run_id, seal=services.seal_key(),
                   first=parse_numbers(decision.first, "first")[0])  # edits and read-first order kept per PR
+    # "Not a break": kept for later runs and digest watch's alerts, until the symbol changes again.
+    keep_accepted(services.store(), edition, decision.accept, reviewed.approver or "editor")
     counts = decision_summary(reviewed)
     get_run_logger().info("%s reviewed by %s (%s): %d approved, %d edited, %d rejected", edition.name,
                           reviewed.approver, decision.decision, counts.get("approved", 0),

@@ -94,6 +94,17 @@ def impact_line(impact: Impact, language: str) -> str:
                             n=impact.number)
 
 
+def _said(impacts: Sequence[Impact], w: Section) -> str:
+    """"Alerted on DATE. Fixed in your abc123. " when ``digest watch`` alerted the PR's breaks (else '')."""
+    alerted = next((i for i in impacts if i.alerted), None)
+    if alerted is None:
+        return ""
+    said = str(w["alerted"]).format(date=alerted.alerted)
+    if alerted.fixed:
+        said += " " + str(w["fixed"]).format(sha=_code(alerted.fixed[:12], 12))
+    return said + " "
+
+
 def impact_block(edition: Edition, entries: Sequence[Entry], downstream: str | None,
                  link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> ImpactBlock | None:
     """The block for a variant whose readers have ``downstream`` (None: no block), over its ``entries``."""
@@ -121,7 +132,7 @@ def impact_block(edition: Edition, entries: Sequence[Entry], downstream: str | N
             headline=truncate(defang(one_line(entry.headline), link_hosts, edition.repo), 160) or f"#{number}",
             severity=worst, lines=tuple(impact_line(i, lang) for i in impacts[:LINES_PER_PR]),
             more=more_words.format(n=more) if more > 0 else "",
-            todo=str(w[f"do_{worst}"]).format(n=number), partial=any(i.partial for i in impacts)))
+            todo=_said(impacts, w) + str(w[f"do_{worst}"]).format(n=number), partial=any(i.partial for i in impacts)))
     return ImpactBlock(downstream=downstream, title=f"{w['title']} · {_code(downstream, 40)}", prs=tuple(prs),
                        none=str(w["none"]).format(name=_code(downstream, 40)), partial_note=str(w["partial"]),
                        severity_words={"breaks": str(w["breaks"]), "check": str(w["check"])})

@@ -192,6 +192,11 @@ def subject(edition: Edition, variant: Variant) -> str:
     deep = counts(variant.entries)[Verdict.DEEP_READ]
     repo = truncate(one_line(edition.repo), 80)
     text = ui["subject"].format(repo=repo, week=edition.week, deep=deep, total=len(variant.entries))
+    downstream = variant.filter.downstream
+    if downstream and any(i.downstream == downstream and i.severity == "breaks"
+                          for e in variant.entries for i in e.impact):
+        # Something breaks the readers' own code: the subject says so before anything else.
+        text = ui["subject_breaks"].format(downstream=truncate(one_line(downstream), 40)) + text
     return truncate(one_line(text), 150)
 
 

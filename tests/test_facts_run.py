@@ -144,7 +144,9 @@ def test_a_github_week_whose_clone_fails_lists_every_file_from_github(upstream: 
         kinds, digest = _github_run(upstream, tmp_path / "bad", "file:///nonexistent/acme/pkg.git", records)
     assert kinds.get("files", 0) == len(records)  # nothing lost: the REST files and patches, as without --git
     assert {e["coverage"]["source"] for e in digest["entries"]} == {"patches"}
-    assert len([r for r in caplog.records if r.name.startswith("prdigest.collect")]) == 1
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("prdigest.collect")]
+    # The clone's failure, then the GitHub API's files tried instead (this server serves no commit): patches.
+    assert len(said) == 2 and "git clone failed" in said[0] and said[1].startswith("the GitHub API: 6 merge commit")
     kinds, digest = _github_run(upstream, tmp_path / "good", str(upstream.path), records)
     assert kinds.get("files", 0) == 1  # only the PR whose merge commit is not in the clone
     sources = {e["number"]: e["coverage"]["source"] for e in digest["entries"]}

@@ -8,7 +8,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from flows.cli import calibrate, edition, evaluate, impact, readers, resend, review, rules, screenshot, site, status, web
+from flows.cli import (calibrate, edition, evaluate, impact, readers, resend, review, rules, screenshot, site, status,
+                       watch, web)
 from flows.cli.numbers import NumbersCommand
 
 app = typer.Typer(
@@ -49,6 +50,7 @@ app.command("eval")(evaluate.eval_command)
 app.command("calibrate")(calibrate.calibrate)
 app.command("readers")(readers.readers)
 app.command("impact")(impact.impact)
+app.command("watch")(watch.watch)
 app.command("web")(web.web)
 app.add_typer(rules.rules_app, name="rules")
 

@@ -66,7 +66,7 @@ def check_files(options: RunOptions, settings: Settings) -> None:
     renderer: the window, the source file, the rules and readers files. Fast, so a typo is refused at once.
     Only for a run through the Prefect flow, which builds its services in the flow run; the core path checks
     by building the run's services once (:func:`build`)."""
-    from prdigest.pipeline.compose import make_classifier, make_readers, make_source
+    from prdigest.pipeline.compose import checked_downstreams, make_classifier, make_readers, make_source
     from prdigest.kernel.window import Window
 
     Window.from_flags(options.since, options.until)
@@ -76,7 +76,8 @@ def check_files(options: RunOptions, settings: Settings) -> None:
         repo = options.repo
     else:
         repo = make_source(options, settings).repo
-    make_readers(options, make_classifier(options, repo, settings))  # a kept proposal, never a new one
+    readers = make_readers(options, make_classifier(options, repo, settings))  # a kept proposal, never a new one
+    checked_downstreams(options, readers, repo, settings, None)  # a typo'd packages: is refused before Prefect
 
 
 def run_core(services: Services) -> EditionSummary:

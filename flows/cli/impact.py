@@ -34,6 +34,13 @@ def impact(
                                        "folder's name)."),
     language: Optional[str] = typer.Option(None, "--language", help="zh-CN or en; or $DIGEST_LANGUAGE."),
     state: Optional[str] = state_option("index and facts caches"),
+    accept: Optional[str] = typer.Option(None, "--accept", help="Not a break: keep the window's impacts on this "
+                                         "upstream SYMBOL (with --file) cleared in later runs and alerts until "
+                                         "the symbol changes again."),
+    file: Optional[str] = typer.Option(None, "--file", help="The downstream file (as the report shows it) of "
+                                       "--accept."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON: each PR's impacts, and the "
+                                 "watch's alerts with their fixes and lead times (days)."),
 ) -> None:
     """Print which of the week's upstream PRs break or touch the downstream, and where; exit 1 when one breaks."""
     from prdigest.pipeline.impact_report import impact_report
@@ -41,7 +48,7 @@ def impact(
     try:
         report = impact_report(downstream=downstream, source=source, repo=repo, since=since, until=until, git=git,
                                packages=tuple(package), upstream=tuple(upstream), name=name, language=language,
-                               state=state)
+                               state=state, accept=accept, accept_file=file)
     except DigestError as exc:
         print_error(exc, _err)
         raise typer.Exit(2) from None
@@ -50,6 +57,14 @@ def impact(
 
     for problem in report.problems:
         _err.print(problem, markup=False, highlight=False)
+    if accept is not None:
+        _err.print(f"cleared {report.cleared} impact(s) of {accept} in {file}: left out of later runs and alerts "
+                   "until the symbol changes again", markup=False, highlight=False)
+    if as_json:
+        from prdigest.pipeline.impact_report import report_json
+
+        typer.echo(report_json(report))
+        raise typer.Exit(1 if report.breaks else 0)
     lines = impact_lines(impact_block(report.edition, report.edition.entries, report.name), report.edition.language)
     typer.echo(f"{report.edition.name}: {len(report.edition.entries)} PRs, {report.files} downstream files "
                f"({report.uses} uses) at {report.commit[:12]}")

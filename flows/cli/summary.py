@@ -45,6 +45,8 @@ def print_summary(summary: EditionSummary, seconds: float) -> None:
     for rid in summary.idle_readers:
         readers.add_row(Text("(nothing selected)", style="dim"), rid, "0")
     out.print(safe_table(readers))
+    for line in summary.downstreams:  # the readers' own repositories: what was read, what breaks
+        out.print(safe(line))
     for problem in summary.problems:
         out.print(safe(problem, "yellow"))
     for rid, medium, err in summary.failed:

@@ -6,7 +6,8 @@ import json
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -14,6 +15,9 @@ from prdigest.kernel.errors import SourceError, first_problem
 from prdigest.kernel.links import page_pattern
 from prdigest.kernel.models import PullRequest
 from prdigest.kernel.window import Window
+
+if TYPE_CHECKING:
+    from prdigest.collect.facts.week import CommitReader
 
 _PR_URL = re.compile("^" + page_pattern() + "$")
 
@@ -31,6 +35,17 @@ class Source(Protocol):
 
     def default_window(self) -> Window:
         """The window a run without ``--since``/``--until`` covers."""
+        ...
+
+
+@runtime_checkable
+class ReadsCommits(Protocol):
+    """A source that can read its PRs' merge commits, each changed file before and after (GitHub's API), for
+    exact code facts without a clone."""
+
+    def commit_reader(self, prs: Sequence[PullRequest]) -> "tuple[list[PullRequest], CommitReader] | None":
+        """``prs`` (collected by this source) with their merge commits, and a reader of those commits; None when
+        it has none."""
         ...
 
 

@@ -359,6 +359,10 @@ class Impact(BaseModel):
     fact: str
     number: int = 0
     partial: bool = False
+    #: The day ``digest watch`` alerted this downstream's readers about it (``YYYY-MM-DD``), and the downstream's
+    #: own commit that changed the flagged lines since (``fixed in your abc123``).
+    alerted: str | None = None
+    fixed: str | None = None
 
 
 class Coverage(BaseModel):

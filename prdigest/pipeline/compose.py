@@ -119,13 +119,26 @@ def make_readers(options: RunOptions, classifier: Classifier) -> ReadersFile:
     return load_readers(path, set() if proposed and not options.readers else classifier.known_subsystems)
 
 
-def make_downstreams(readers: ReadersFile, repo: str, settings: Settings, store: LazyStore | None) -> "Downstreams":
+def make_downstreams(readers: ReadersFile, repo: str, settings: Settings, store: LazyStore | None,
+                     where: str = "readers file") -> "Downstreams":
     """The run's downstreams from the readers file (none: nothing is read); a ``git:`` downstream's clone is kept
-    where the upstream's is (``DIGEST_GIT_DIR``, else beside the state file)."""
+    where the upstream's is (``DIGEST_GIT_DIR``, else beside the state file). ``where``: the readers file's
+    path, named when a downstream is refused."""
     specs = [DownstreamSpec(name, d.path, d.git, d.ref, d.packages, d.upstream)
              for name, d in readers.downstreams.items()]
     return Downstreams(specs, upstream_packages(repo), store() if specs and store is not None else None,
-                       settings.clone_home())
+                       settings.clone_home(), where=where)
+
+
+def checked_downstreams(options: RunOptions, readers: ReadersFile, repo: str, settings: Settings,
+                        store: LazyStore | None) -> "Downstreams":
+    """The run's downstreams, each indexed now: one that cannot be read (a missing ``path:``, a ``packages:``
+    with no Python file, nothing importing the upstream) stops the run here, before anything is collected or
+    sent, instead of an edition that tells its team nothing affects them."""
+    downstreams = make_downstreams(readers, repo, settings, store,
+                                   options.readers or str(example_readers_path()))
+    downstreams.indexes()
+    return downstreams
 
 
 def make_drafter(options: RunOptions, settings: Settings, vocabulary: Vocabulary | None = None,
@@ -331,6 +344,8 @@ class Configured:
     readers: ReadersFile
     #: The ``--git`` clone, opened and fetched on first use (by the source or the facts step), once.
     upstream: "Upstream | None" = None
+    #: The readers file's downstreams, indexed and checked by :func:`configure`.
+    downstreams: "Downstreams | None" = None
 
     def close(self) -> None:
         self.state.close()
@@ -345,10 +360,11 @@ def configure(options: RunOptions, settings: Settings) -> Configured:
         source = make_source(options, settings, state, upstream)
         classifier = make_classifier(options, source.repo, settings, source, state)
         readers = make_readers(options, classifier)
+        downstreams = checked_downstreams(options, readers, source.repo, settings, state)
     except BaseException:
         state.close()
         raise
-    return Configured(options, settings, state, source, classifier, readers, upstream)
+    return Configured(options, settings, state, source, classifier, readers, upstream, downstreams)
 
 
 def build_services(options: RunOptions, settings: Settings, media: MediaRegistry,
@@ -371,4 +387,5 @@ def build_services(options: RunOptions, settings: Settings, media: MediaRegistry
         raise
     return Services(options=options, settings=settings, source=configured.source, classifier=configured.classifier,
                     readers=configured.readers, media=media, delivered=delivered, channels=channels, out=out,
-                    site=site, state=configured.state, upstream=configured.upstream)
+                    site=site, state=configured.state, upstream=configured.upstream,
+                    _downstreams=configured.downstreams)

@@ -40,6 +40,8 @@ from prdigest.pipeline.compose import Services, sender
 from prdigest.connect.variants import Variant, plan_variants
 from prdigest.kernel.window import Window
 from prdigest.collect.facts.step import attach_facts
+from prdigest.collect.sources import ReadsCommits
+from prdigest.pipeline.watch_notes import with_watch_notes
 from prdigest.collect.git.upstream import Upstream
 from prdigest.connect import followups
 from prdigest.connect.embedding import load_embedder
@@ -175,6 +177,9 @@ class EditionSummary(BaseModel):
     held: str = ""
     #: What the run says before its results (subsystems proposed for a repo without a rules file).
     notices: list[str] = []
+    #: One line per downstream the readers declare: its commit, files and uses read, and what the edition does
+    #: to it ("downstream ascend at 1a2b3c: 120 files, 640 uses; 2 PRs break it, 3 to check").
+    downstreams: list[str] = []
 
 
 class Undelivered(DigestError):
@@ -297,9 +302,15 @@ class EditionPipeline:
         self._clone = upstream()  # opened and fetched once for the run (the source may have opened it already)
         if upstream.problem:  # said once, when it was opened; the facts come from the patches
             settings = settings.model_copy(update={"git": None})
-        store = services.store() if settings.git else None
+        # Without a clone, a source that can read the files (GitHub's API) gives them whole: exact facts.
+        readable = services.source.commit_reader(prs) if self._clone is None and isinstance(
+            services.source, ReadsCommits) else None
+        reader = None
+        if readable is not None:
+            prs, reader = readable
+        store = services.store() if settings.git or reader is not None else None
         with_facts, _ = attach_facts(prs, settings=settings, surface=services.surface(), store=store,
-                                     clone=self._clone)
+                                     clone=self._clone, reader=reader)
         return with_facts
 
     # --- classify and draft --------------------------------------------------------------------
@@ -364,7 +375,10 @@ class EditionPipeline:
         settings = services.settings
         # What each entry's facts do to the readers' own repositories: before the variants, which select it.
         if services.readers.downstreams:
-            edition = edition.model_copy(update={"entries": services.downstreams().apply(edition.entries, prs)})
+            impacted = services.downstreams().apply(edition.entries, prs)
+            # Cleared impacts left out; those digest watch already alerted marked "alerted on DATE".
+            impacted = with_watch_notes(services.store(), services.source.repo, impacted)
+            edition = edition.model_copy(update={"entries": impacted})
         # The model's ledes and ranking are cached by request like drafts: a warm re-run asks nothing.
         make_complete = services.drafter_kind.complete
         complete = (cached_complete(make_complete(settings), services.store(), model=settings.model,
@@ -461,7 +475,28 @@ class EditionPipeline:
             uncertain=[row(r) for r in report.uncertain],
             already_sent=len(report.already), problems=rendered.problems,
             files=[str(f) for f in files], notices=self.services.notices + self.earlier_unsent(),
+            downstreams=self.downstream_lines(edition),
         )
+
+    def downstream_lines(self, edition: Edition) -> list[str]:
+        """One line per declared downstream: what was read of it and how many of the edition's PRs break it or
+        need a check (never silent: a downstream nothing touches says so)."""
+        services = self.services
+        if not services.readers.downstreams:
+            return []
+        indexes = services.downstreams().indexes()
+        lines = []
+        for name, index in indexes.items():
+            # "breaks" sorts before "check": the smallest is an entry's worst severity.
+            worst = {e.number: min((i.severity for i in e.impact if i.downstream == name), default=None)
+                     for e in edition.entries}
+            breaks = sum(1 for w in worst.values() if w == "breaks")
+            check = sum(1 for w in worst.values() if w == "check")
+            readers = [r.id for r in services.readers.readers if r.downstream == name]
+            said = f"{breaks} PR(s) break it, {check} to check" if breaks or check else "no PR of this edition touches it"
+            lines.append(f"downstream {name} at {index.commit[:12]}: {index.files} files, {len(index.uses)} uses of "
+                         f"the upstream; {said} (readers: {', '.join(readers) or 'none'})")
+        return lines
 
     def skipped(self, reason: str, record: EditionRecord | None = None) -> EditionSummary:
         """The result of a run with nothing to do (see :func:`prdigest.pipeline.loop.next_step`)."""

@@ -25,6 +25,7 @@ from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 from prdigest.kernel.surrogates import scrub_data
 from prdigest.connect.followups import confirm
 from prdigest.connect.lede import check_lede, offline_lede
+from prdigest.review.accepted import accepted_impacts, without
 
 _CJK = re.compile("[\u4e00-\u9fff]")
 
@@ -90,6 +91,10 @@ class ReviewDecision(BaseModel):
     first: str = Field(default="", description="PR numbers to read first, best first, e.g. 41873 41902")
     #: PR numbers whose breaking mark the editor clears (a ``nobreak …`` line): they leave "Action required".
     nobreak: str = Field(default="", description="PR numbers that are not breaking after all, e.g. 41873")
+    #: "Not a break" for a downstream's use (``accept SYMBOL PATH`` lines, ``;``-separated): those impacts are
+    #: left out, and kept cleared for later runs and alerts (prdigest/review/accepted.py).
+    accept: str = Field(default="", description="Not a break: 'SYMBOL PATH' pairs, ';'-separated, e.g. "
+                                                "FusedMoE.forward vllm_ascend/ops/fused_moe.py")
     #: The content hash of the draft the editor was shown (prdigest.snapshot.content_hash), pre-filled by the
     #: form and ``digest approve``: a decision on other content is refused and nothing is sent.
     snapshot: str = Field(default="", description="The reviewed draft's content hash (pre-filled: leave it as is)")
@@ -166,6 +171,7 @@ def _check_connections(edition: Edition, decision: ReviewDecision) -> list[str]:
     if unmarked:
         reasons.append(f"nobreak: PR {', '.join(f'#{n}' for n in unmarked)} is neither marked breaking nor asks an action "
                        f"(the review lists the marked ones under Action required)")
+    reasons += accepted_impacts(edition, decision.accept)[1]
     items = edition.earlier_followups
     for n in positions:
         if not 1 <= n <= len(items) or items[n - 1].proposed_by is None or items[n - 1].status != "open":
@@ -262,7 +268,7 @@ def apply_decision(edition: Edition, decision: ReviewDecision, now: datetime | N
     edits = {e.number: e for e in decision.edits}
     cleared = set(parse_numbers(decision.nobreak, "nobreak")[0])
     entries: list[Entry] = []
-    for entry in edition.entries:
+    for entry in without(list(edition.entries), accepted_impacts(edition, decision.accept)[0]):
         if entry.number in cleared:
             entry = entry.model_copy(update={"breaking": False, "action": []})
         if entry.number not in chosen:
@@ -336,7 +342,7 @@ def edit_distance(a: str, b: str) -> int:
 
 _EDIT_LINE = re.compile(r"#?(\d{1,9})(?:\s+(.*))?")
 _EDIT_FIELD = re.compile(r"(?:^|\s)(verdict|headline|text|points|followups)=")
-_KEYWORD_LINE = re.compile(r"(reject|approve|note|lede|confirm|first|nobreak)\b:?\s*(.*)", re.IGNORECASE)
+_KEYWORD_LINE = re.compile(r"(reject|approve|note|lede|confirm|first|nobreak|accept)\b:?\s*(.*)", re.IGNORECASE)
 
 
 def parse_edits(text: str) -> tuple[list[EntryEdit], list[str]]:
@@ -390,6 +396,7 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
     confirms: list[str] = []
     firsts: list[str] = []
     nobreaks: list[str] = []
+    accepts: list[str] = []
     edits: list[EntryEdit] = []
     errors: list[str] = []
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -400,8 +407,8 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
             if word in ("note", "lede"):
                 (notes if word == "note" else ledes).append(rest)
                 continue
-            if word in ("confirm", "first", "nobreak"):
-                {"confirm": confirms, "first": firsts, "nobreak": nobreaks}[word].append(rest)
+            if word in ("confirm", "first", "nobreak", "accept"):
+                {"confirm": confirms, "first": firsts, "nobreak": nobreaks, "accept": accepts}[word].append(rest)
                 continue
             numbers, bad = parse_numbers(rest, f"line {n} ({word})")
             errors += bad
@@ -415,6 +422,8 @@ def parse_changes(text: str) -> tuple[dict[str, object], list[str]]:
     # The connections' lines only when given (a lede to rewrite, proposed follow-ups to confirm).
     fields.update({k: " ".join(v) for k, v in (("lede", ledes), ("confirm", confirms), ("first", firsts),
                                                 ("nobreak", nobreaks)) if v})
+    if accepts:  # each line one pair
+        fields["accept"] = "; ".join(accepts)
     return fields, errors
 
 
@@ -432,6 +441,7 @@ def changes_text(decision: ReviewDecision) -> str:
     lines.append(f"confirm {decision.confirm}" if decision.confirm.strip() else "")
     lines.append(f"first {decision.first}" if decision.first.strip() else "")
     lines.append(f"nobreak {decision.nobreak}" if decision.nobreak.strip() else "")
+    lines += [f"accept {pair.strip()}" for pair in decision.accept.split(";") if pair.strip()]
     return "\n".join(line for line in lines if line)
 
 

@@ -232,6 +232,9 @@ def impact_markdown(edition: Edition) -> list[str]:
                              f"`{i.symbol.replace('`', '')[:160]}`: {md(i.fact, 200)} ({i.severity})")
             if len(impacts) > REVIEW_IMPACT_LINES:
                 lines.append(f"  - … and {len(impacts) - REVIEW_IMPACT_LINES} more")
+    lines += ["", "Not a break for that team? Add a line `accept SYMBOL PATH` under *Changes* (e.g. `accept "
+                  "FusedMoE.forward vllm_ascend/ops/fused_moe.py`): it is left out, now and in later editions and "
+                  "alerts, until that symbol changes again."]
     return lines
 
 

@@ -88,8 +88,12 @@ class GitHubState:
 
     def __init__(self, repo: str, prs: list[ServedPR], *, token: str | None = None, prefix: str = "",
                  faults: Faults | None = None, primary: PrimaryLimit | None = None, latency: float = 0.0,
-                 files: dict[str, bytes] | None = None, issues: dict[int, dict[str, Any]] | None = None) -> None:
+                 files: dict[str, bytes] | None = None, issues: dict[int, dict[str, Any]] | None = None,
+                 git_dir: Path | None = None) -> None:
         self.repo = repo
+        #: A real git repository whose commits and files at a commit are served (``/git/commits``, ``/contents``
+        #: with a ``ref``), as GitHub serves the repository's own.
+        self.git_dir = git_dir
         #: Issues by number ({title, body, state}), served by ``/issues/{n}`` (a PR's number answers as a PR).
         self.issues = dict(issues or {})
         #: The default branch's files (path → content), served by the git-trees and contents endpoints.

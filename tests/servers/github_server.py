@@ -22,6 +22,7 @@ import base64
 import hashlib
 import json
 import re
+import subprocess
 import socket
 import threading
 import time
@@ -228,6 +229,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._tree(rest.removeprefix("/git/trees/"), query)
         if rest.startswith("/contents/"):
             return self._contents(rest.removeprefix("/contents/"), query)
+        if rest.startswith("/git/commits/"):
+            return self._git_commit(rest.removeprefix("/git/commits/"))
         m = re.fullmatch(r"/(pulls|issues)/(\d+)(/\w+)?", rest)
         if m and m.group(1) == "issues" and not m.group(3) and int(m.group(2)) in st.issues:
             return self._send(200, self._issue_json(int(m.group(2))), kind="issue")
@@ -273,18 +276,39 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, {"sha": "0" * 40, "url": f"{base}/git/trees/main", "tree": list(entries.values()),
                          "truncated": False}, kind="tree")
 
+    def _git(self, *args: str) -> bytes | None:
+        """Output of git in the served repository (``GitHubState.git_dir``), or None when it fails."""
+        if self.st.git_dir is None:
+            return None
+        done = subprocess.run(["git", "--git-dir", str(self.st.git_dir), *args], capture_output=True, check=False)
+        return done.stdout if done.returncode == 0 else None
+
+    def _git_commit(self, sha: str) -> None:
+        """``GET /repos/{repo}/git/commits/{sha}``: the commit with its parents, from the served git repository."""
+        line = self._git("rev-list", "--parents", "-n", "1", sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
+        if not line:
+            return self._error(404, "Not Found", kind="not_found")
+        full, *parents = line.decode().split()
+        base = f"{self._base()}/repos/{self.st.repo}/git/commits"
+        self._send(200, {"sha": full, "url": f"{base}/{full}", "message": "",
+                         "parents": [{"sha": p, "url": f"{base}/{p}"} for p in parents]}, kind="git_commit")
+
     def _contents(self, path: str, query: dict[str, str]) -> None:
         from urllib.parse import unquote
 
         path = unquote(path)
-        content = self.st.files.get(path)
-        if content is None or query.get("ref", "main") != "main":
+        ref = query.get("ref", "main")
+        if ref != "main" and self.st.git_dir is not None:  # a file at a commit, from the served git repository
+            content = self._git("show", f"{ref}:{path}") if re.fullmatch(r"[0-9a-f]{7,40}", ref) else None
+        else:
+            content = self.st.files.get(path) if ref == "main" else None
+        if content is None:
             return self._error(404, "Not Found", kind="not_found")
         base = f"{self._base()}/repos/{self.st.repo}"
         self._send(200, {"type": "file", "encoding": "base64", "size": len(content), "name": path.rsplit("/", 1)[-1],
                          "path": path, "sha": hashlib.sha1(content).hexdigest(),
                          "content": base64.b64encode(content).decode(), "url": f"{base}/contents/{path}",
-                         "html_url": f"https://github.com/{self.st.repo}/blob/main/{path}"}, kind="contents")
+                         "html_url": f"https://github.com/{self.st.repo}/blob/{ref}/{path}"}, kind="contents")
 
     # ---- JSON shapes ------------------------------------------------------------------------------
     def _repo_json(self) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.surface import Surface
-from prdigest.collect.facts.week import WeekFacts, week_facts
+from prdigest.collect.facts.week import CommitReader, WeekFacts, week_facts
 from prdigest.collect.git import GitUnavailable, UpstreamClone, open_clone
 from prdigest.kernel.config import Settings
 from prdigest.kernel.models import PullRequest
@@ -28,13 +28,16 @@ def open_upstream(settings: Settings) -> tuple[UpstreamClone | None, str]:
 
 
 def attach_facts(prs: Sequence[PullRequest], *, settings: Settings, surface: Surface, store: Store | None,
-                 clone: UpstreamClone | None = None) -> tuple[list[PullRequest], WeekFacts]:
-    """``prs`` with their facts (``changes``, ``facts_source``); a clone that cannot be had is one warning."""
+                 clone: UpstreamClone | None = None, reader: CommitReader | None = None
+                 ) -> tuple[list[PullRequest], WeekFacts]:
+    """``prs`` with their facts (``changes``, ``facts_source``); a clone that cannot be had is one warning.
+    Without a clone, ``reader`` (the GitHub source's: the files through the API) gives the whole files."""
     problem = ""
     if clone is None:
         clone, problem = open_upstream(settings)
-    week = week_facts(prs, surface=surface, clone=clone,
-                      cache=FactsCache(store) if clone is not None and store is not None else None)
+    exact = clone is not None or reader is not None
+    week = week_facts(prs, surface=surface, clone=clone, reader=reader,
+                      cache=FactsCache(store) if exact and store is not None else None)
     if problem:
         log.warning("%s", problem)
         week.problems.insert(0, problem)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,14 +45,21 @@ def version_key(surface: Surface) -> str:
     return f"{FACTS_VERSION}:{surface.key}"
 
 
+#: Reads merge commits' diffs (the files before and after): ``(diffs by sha, shas it could not read)``.
+CommitReader = Callable[[Sequence[str]], tuple[dict[str, CommitDiff], list[str]]]
+
+
 def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamClone | None = None,
-               cache: FactsCache | None = None) -> WeekFacts:
-    """The facts of every PR: one batched read of the clone for the merge commits not cached yet."""
+               cache: FactsCache | None = None, reader: CommitReader | None = None) -> WeekFacts:
+    """The facts of every PR: one batched read of the clone (else of ``reader``: the GitHub API's files) for the
+    merge commits not cached yet."""
     started = time.perf_counter()
     result = WeekFacts()
     version = version_key(surface)
     by_commit: dict[str, list[PullRequest]] = {}
-    if clone is not None:
+    read: CommitReader | None = (lambda shas: read_commits(clone, shas)) if clone is not None else reader
+    where = f"--git / $DIGEST_GIT {clone.name}" if clone is not None else "the GitHub API"
+    if read is not None:
         for pr in prs:
             if pr.merge_commit:
                 by_commit.setdefault(pr.merge_commit.lower(), []).append(pr)
@@ -60,9 +67,9 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
     result.cached = len(known)
     todo = [sha for sha in by_commit if sha not in known]
     fresh: dict[str, tuple[list[Change], list[FileChange]]] = {}
-    if todo and clone is not None:
+    if todo and read is not None:
         try:
-            diffs, missing = read_commits(clone, todo)
+            diffs, missing = read(todo)
         except GitUnavailable as exc:
             result.problems.append(f"{exc}; facts come from the REST patches")
             diffs, missing = {}, []
@@ -70,8 +77,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                 by_commit.pop(sha, None)
         if missing:
             numbers = [f"#{pr.number} {sha[:10]}" for sha in missing for pr in by_commit.get(sha, [])]
-            result.problems.append(f"--git / $DIGEST_GIT {clone.name}: {len(numbers)} merge commit(s) not in the "
-                                   f"clone ({', '.join(numbers[:5])}{', …' if len(numbers) > 5 else ''}); their "
+            result.problems.append(f"{where}: {len(numbers)} merge commit(s) not readable there "
+                                   f"({', '.join(numbers[:5])}{', …' if len(numbers) > 5 else ''}); their "
                                    "facts come from the REST patches")
             for sha in missing:
                 by_commit.pop(sha, None)
@@ -83,7 +90,7 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
             cache.put_many(fresh, version)
     for pr in prs:
         sha = (pr.merge_commit or "").lower()
-        if clone is not None and sha in by_commit and (sha in known or sha in fresh):
+        if read is not None and sha in by_commit and (sha in known or sha in fresh):
             changes, files = known.get(sha) or fresh[sha]
             result.changes[pr.number], result.files[pr.number] = list(changes), list(files)
             result.source[pr.number] = "git"

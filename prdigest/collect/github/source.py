@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 from urllib3 import Retry
 
 from prdigest.kernel.config import DEFAULT_GITHUB_URL
+from prdigest.collect.git import CommitDiff
 from prdigest.collect.github.batch import WeekRemarks, week_remarks
+from prdigest.collect.github.blobs import BlobReader
 from prdigest.collect.github.cache import CachedPR, PullCache
 from prdigest.collect.github.client import DEFAULT_REQUESTS_PER_MINUTE, SEARCH_REQUESTS_PER_MINUTE, Clients, default_retry, github_errors, is_loopback
 from prdigest.collect.github.fetch import DEFAULT_PATCH_BUDGET, Fetched, fetch_pr
@@ -28,6 +30,7 @@ from prdigest.kernel.storage import Store
 from prdigest.kernel.window import Window
 
 if TYPE_CHECKING:
+    from prdigest.collect.facts.week import CommitReader
     from prdigest.collect.git import UpstreamClone
 
 log = logging.getLogger(__name__)
@@ -54,9 +57,14 @@ class CollectStats:
     #: Every request by route (``search``, ``files``, ``pulls/comments (repo-wide)``, ``graphql``, …).
     routes: Counter[str] = field(default_factory=Counter)
 
+    #: Requests the facts step made through :meth:`GitHubSource.commit_reader` (merge commits, files before and
+    #: after), counted after ``collect`` returned.
+    file_requests: int = 0
+
     @property
     def requests(self) -> int:
-        return 1 + self.search_requests + self.detail_requests + self.list_requests + self.batch_requests
+        return (1 + self.search_requests + self.detail_requests + self.list_requests  # 1: the repository check
+                + self.batch_requests + self.file_requests)
 
 
 class GitHubSource:
@@ -99,6 +107,7 @@ class GitHubSource:
         self.git_files = upstream is not None
         self._merge_commits: dict[int, str] = {}
         self._in_clone: set[str] = set()
+        self._window: Window | None = None
         self.stats = CollectStats()
 
     def _profile(self, parts: set[str]) -> str:
@@ -127,9 +136,49 @@ class GitHubSource:
         """The last full Monday-to-Monday week (UTC)."""
         return Window.last_full_week()
 
+    def commit_reader(self, prs: Sequence[PullRequest]) -> "tuple[list[PullRequest], CommitReader] | None":
+        """``prs`` (collected by the last ``collect``) with their merge commits (the closed-PR list: 1 request per
+        100 PRs), and a reader of those commits through the API: each changed file before and after
+        (:mod:`.blobs`); None when the run's clone gives them. The facts step asks the reader only for commits
+        whose facts are not cached; every request is counted in :attr:`stats`."""
+        if self.git_files or self._window is None:
+            return None
+        stats = self.stats
+        pause = None if self.requests_per_minute is None else self.concurrency * 60 / self.requests_per_minute
+
+        def clients() -> Clients:
+            return Clients(self.base_url, self._token, retry=self._retry, timeout=self._timeout,
+                           seconds_between_requests=pause)
+
+        found: dict[int, str] = {}
+        if any(not pr.merge_commit for pr in prs):
+            listing = clients()
+            try:
+                with github_errors(self.base_url, self.repo):
+                    found, pages = merge_commits(listing, self.repo, self._window)
+            finally:
+                listing.close()
+            stats.file_requests += pages
+        prs = [pr if pr.merge_commit or pr.number not in found else pr.model_copy(
+            update={"merge_commit": found[pr.number]}) for pr in prs]
+        known = {pr.merge_commit.lower(): pr for pr in prs if pr.merge_commit}
+
+        def read(shas: Sequence[str]) -> tuple[dict[str, CommitDiff], list[str]]:
+            reading = clients()
+            try:
+                with github_errors(self.base_url, self.repo):
+                    reader = BlobReader(reading, self.repo, known, self.concurrency)
+                    diffs, missing = reader([s for s in shas if s in known])
+            finally:
+                stats.file_requests += reader.requests
+                reading.close()
+            return diffs, missing + [s for s in shas if s not in known]
+        return list(prs), read
+
     def collect(self, window: Window | None) -> list[PullRequest]:
         """Every PR merged in ``window`` (default: the last full week), fetching only what changed."""
         window = window or self.default_window()
+        self._window = window
         started = time.perf_counter()
         self.stats = stats = CollectStats()
         # The run's store: the composition root's LazyStore (opened here, on first use), or a Store.

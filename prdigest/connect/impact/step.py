@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prdigest.connect.impact.downstream import DownstreamIndex, DownstreamSpec, load_index
+from prdigest.connect.impact.downstream import DownstreamIndex, DownstreamSpec
 from prdigest.connect.impact.hunks import facts_from_patches
 from prdigest.connect.impact.match import UseTable, match_changes
-from prdigest.kernel.errors import DownstreamError
+from prdigest.connect.impact.readable import readable_index
 from prdigest.kernel.models import Change, Entry, Impact, PullRequest
 from prdigest.kernel.storage import Store
 
@@ -73,26 +73,26 @@ def with_impact(entries: Sequence[Entry], prs: Sequence[PullRequest], indexes: M
 
 @dataclass
 class Downstreams:
-    """The run's downstreams, each indexed once (fetched once) on first use; what could not be read is kept
-    as a notice and that downstream left out."""
+    """The run's downstreams, each indexed once (fetched once) on first use; one that cannot be read, or cannot
+    be what its team meant (:mod:`.readable`), stops the run: leaving it out would tell its team "nothing
+    affects you"."""
 
     specs: Sequence[DownstreamSpec]
     upstream: tuple[str, ...]
     store: Store | None = None
     state_dir: Path | None = None
     notices: list[str] = field(default_factory=list)
+    #: Where the specs come from, named in a refusal (the readers file).
+    where: str = "readers file"
     _indexes: dict[str, DownstreamIndex] | None = None
 
     def indexes(self) -> dict[str, DownstreamIndex]:
         if self._indexes is None:
-            self._indexes = {}
+            indexes = {}
             for spec in self.specs:
-                try:
-                    self._indexes[spec.name] = load_index(spec, self.upstream, store=self.store,
-                                                          state_dir=self.state_dir)
-                except DownstreamError as exc:
-                    log.warning("%s", exc)
-                    self.notices.append(f"{exc} (its impact is left out of this edition)")
+                indexes[spec.name] = readable_index(spec, self.upstream, f"{self.where} downstreams.{spec.name}",
+                                                    store=self.store, state_dir=self.state_dir)
+            self._indexes = indexes
         return self._indexes
 
     def apply(self, entries: Sequence[Entry], prs: Sequence[PullRequest]) -> list[Entry]:
