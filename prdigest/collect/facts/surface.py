@@ -24,7 +24,7 @@ Regex = Annotated[str, Field(min_length=1), AfterValidator(check)]
 #: Test files: under a tests/ or test/ folder, or named test_*.py / *_test.py / conftest.py.
 DEFAULT_TESTS = r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$"
 #: Environment-variable registries when the ``code:`` section names none.
-DEFAULT_ENV = re.compile(r"(^|/)envs?\.py$")
+DEFAULT_ENV = compile_rule(r"(^|/)envs?\.py$")
 #: Python files that are not importable API: docs, examples, benchmarks, scripts, tools, build files.
 DEFAULT_NOT_API = (r"^(docs?|examples?|benchmarks?|scripts?|tools?|\.github|\.buildkite|ci)/|"
                    r"(^|/)(setup|noxfile|conftest)\.py$")
