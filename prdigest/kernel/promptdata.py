@@ -23,7 +23,7 @@ _LOOK_ALIKES = {
     **dict.fromkeys("／⁄∕⧸╱", "/"), **dict.fromkeys("‐‑‒–—―−﹣－⁃", "-"),
     **dict.fromkeys("［⟦【〔〖⁅", "["), **dict.fromkeys("］⟧】〕〗⁆", "]"), **dict.fromkeys("＠﹫", "@"),
     # Cyrillic and Greek letters that look like the Latin ones of "pr-data"
-    "р": "p", "Р": "P", "ρ": "p", "Р": "P", "а": "a", "А": "A", "α": "a", "т": "t", "Т": "T", "τ": "t", "ԁ": "d",
+    "р": "p", "Р": "P", "ρ": "p", "а": "a", "А": "A", "α": "a", "т": "t", "Т": "T", "τ": "t", "ԁ": "d",
     "ɗ": "d", "г": "r", "ꭇ": "r", "ᴦ": "r",
 }
 #: The fence as the fold sees it: any "<" then maybe "/" then "pr-data" (fillers and spaces between).
