@@ -170,3 +170,19 @@ def test_labels_that_agree_with_the_drafter_keep_its_verdicts() -> None:
     calibration = fit(examples)
     assert calibration.strength == KEEP and calibration.cv_calibrated == calibration.cv_drafter == 1.0
     assert all(calibration.verdict(f) is v for f, v in examples)
+
+
+def test_the_benchmark_reads_label_files_per_repo_week_and_labeller(tmp_path: Path) -> None:
+    from benchmarks.calibration import file_labels
+
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    (folder / "acme-pkg-2026-W09.ana.json").write_text(json.dumps({
+        "labeller": "ana", "date": "2026-06-02", "repo": "acme/pkg", "week": "2026-W09",
+        "labels": {"12": {"verdict": "skim", "why": "a fix", "action": ""},
+                   "13": {"verdict": "deep-read", "why": "new API", "action": "rename x"}}}))
+    assert file_labels(folder) == {("acme/pkg", "2026-W09", "ana"): {12: Verdict.SKIM, 13: Verdict.DEEP_READ}}
+    (folder / "acme-pkg-2026-W10.ben.json").write_text(json.dumps({"labeller": "ben", "repo": "acme/pkg",
+                                                                     "week": "2026-W10", "labels": {"7": {}}}))
+    with pytest.raises(SystemExit, match=r"acme-pkg-2026-W10\.ben\.json: not a label file \(KeyError"):
+        file_labels(folder)
