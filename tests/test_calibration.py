@@ -186,3 +186,21 @@ def test_the_benchmark_reads_label_files_per_repo_week_and_labeller(tmp_path: Pa
                                                                      "week": "2026-W10", "labels": {"7": {}}}))
     with pytest.raises(SystemExit, match=r"acme-pkg-2026-W10\.ben\.json: not a label file \(KeyError"):
         file_labels(folder)
+
+
+def test_the_features_read_the_pr_and_its_facts() -> None:
+    from prdigest.kernel.models import Change
+
+    pr = PullRequest.model_validate({
+        **_pr("[Kernel][Perf] Fuse rotary into attention", "csrc/rotary.cu").model_dump(),
+        "labels": ["ready", "Performance"],
+        "files": [{"path": "csrc/rotary.cu", "additions": 10, "deletions": 2, "status": "added"},
+                  {"path": "tests/test_rotary.py", "additions": 5, "deletions": 0}],
+        "changes": [Change(kind="kernel", symbol="rotary_kernel", path="csrc/rotary.cu", after="added")],
+        "additions": 15, "deletions": 2})
+    found = features(pr, ["kernels"], Verdict.SKIM)
+    assert {"bias", "drafted:skim", "size:s", "files:2-3", "kind:source", "kind:test", "new-code-file",
+            "facts:few", "fact:kernel", "sub:kernels", "tag:kernel", "tag:perf", "label:ready",
+            "label:performance", "word:fuse"} - found == {"word:fuse"}  # 'fuse' is no word the features weigh
+    docs = features(_pr("[Doc] Explain it", "docs/a.md"), [], Verdict.SKIP)
+    assert {"only:doc", "facts:none", "size:s"} <= docs
