@@ -170,3 +170,37 @@ def test_labels_that_agree_with_the_drafter_keep_its_verdicts() -> None:
     calibration = fit(examples)
     assert calibration.strength == KEEP and calibration.cv_calibrated == calibration.cv_drafter == 1.0
     assert all(calibration.verdict(f) is v for f, v in examples)
+
+
+def test_the_benchmark_reads_label_files_per_repo_week_and_labeller(tmp_path: Path) -> None:
+    from benchmarks.calibration import file_labels
+
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    (folder / "acme-pkg-2026-W09.ana.json").write_text(json.dumps({
+        "labeller": "ana", "date": "2026-06-02", "repo": "acme/pkg", "week": "2026-W09",
+        "labels": {"12": {"verdict": "skim", "why": "a fix", "action": ""},
+                   "13": {"verdict": "deep-read", "why": "new API", "action": "rename x"}}}))
+    assert file_labels(folder) == {("acme/pkg", "2026-W09", "ana"): {12: Verdict.SKIM, 13: Verdict.DEEP_READ}}
+    (folder / "acme-pkg-2026-W10.ben.json").write_text(json.dumps({"labeller": "ben", "repo": "acme/pkg",
+                                                                     "week": "2026-W10", "labels": {"7": {}}}))
+    with pytest.raises(SystemExit, match=r"acme-pkg-2026-W10\.ben\.json: not a label file \(KeyError"):
+        file_labels(folder)
+
+
+def test_the_features_read_the_pr_and_its_facts() -> None:
+    from prdigest.kernel.models import Change
+
+    pr = PullRequest.model_validate({
+        **_pr("[Kernel][Perf] Fuse rotary into attention", "csrc/rotary.cu").model_dump(),
+        "labels": ["ready", "Performance"],
+        "files": [{"path": "csrc/rotary.cu", "additions": 10, "deletions": 2, "status": "added"},
+                  {"path": "tests/test_rotary.py", "additions": 5, "deletions": 0}],
+        "changes": [Change(kind="kernel", symbol="rotary_kernel", path="csrc/rotary.cu", after="added")],
+        "additions": 15, "deletions": 2})
+    found = features(pr, ["kernels"], Verdict.SKIM)
+    assert {"bias", "drafted:skim", "size:s", "files:2-3", "kind:source", "kind:test", "new-code-file",
+            "facts:few", "fact:kernel", "sub:kernels", "tag:kernel", "tag:perf", "label:ready",
+            "label:performance", "word:fuse"} - found == {"word:fuse"}  # 'fuse' is no word the features weigh
+    docs = features(_pr("[Doc] Explain it", "docs/a.md"), [], Verdict.SKIP)
+    assert {"only:doc", "facts:none", "size:s"} <= docs

@@ -181,3 +181,41 @@ def test_the_github_collector_keeps_the_codes_hunks_when_large_data_files_fill_i
                                       datetime(2026, 11, 23, tzinfo=timezone.utc)))
     kept = {f.path for f in pr.files if f.patch}
     assert "pkg/platform.py" in kept and len(kept) == 2  # before: the JSON and the version file, never the code
+
+
+def test_a_github_week_with_a_clone_gives_every_code_prompt_its_hunks_without_asking_github_for_them(
+        tmp_path: Path) -> None:
+    from flows.media import default_media
+    from prdigest.kernel.config import load_settings
+    from prdigest.pipeline.compose import RunOptions, build_services
+    from prdigest.pipeline.edition import EditionPipeline
+    from tests.git_support import build_upstream
+    from tests.servers.github_server import GitHubServer, make_state
+    from tests.test_facts_run import RULES
+
+    upstream = build_upstream(tmp_path / "repo")
+    records = [json.loads(pr.model_dump_json(exclude={"changes", "facts_source"})) for pr in upstream.prs]
+    (tmp_path / "rules.yaml").write_text(RULES)
+    (tmp_path / "readers.yaml").write_text("readers:\n  - id: all\n    name: All\n    email: all@example.com\n")
+    with GitHubServer(make_state(records, "acme/pkg", token="ghp_code-test")) as github, \
+            OpenAIServer(models=(MODEL,)) as llm:
+        options = RunOptions(source="github", repo="acme/pkg", out=str(tmp_path / "out"), drafter="openai",
+                             rules=str(tmp_path / "rules.yaml"), readers=str(tmp_path / "readers.yaml"),
+                             language="en", git=upstream.url, github_url=github.url, llm_base_url=llm.base_url,
+                             model=MODEL, state=str(tmp_path / "state.sqlite"), since="2026-11-16",
+                             until="2026-11-23")
+        settings = load_settings(**options.settings_overrides(), github_token="ghp_code-test",
+                                 OPENAI_API_KEY=llm.api_key, llm_rpm=60000)
+        services = build_services(options, settings, default_media())
+        try:
+            EditionPipeline(services).run()
+        finally:
+            services.close()
+        assert github.state.stats()["kinds"].get("files", 0) == 0  # the files and their hunks come from the clone
+        coders = [pr for pr in upstream.prs if any(f.additions and tier(f.path) == 0 and f.path.endswith(".py")
+                                                   for f in pr.files)]
+        assert len(coders) >= 4
+        for pr in coders:
+            data = prompt_of(llm, pr.number)
+            assert "Diff hunks, most telling files first:" in data, pr.number
+            assert any(line.startswith("+") and not line.startswith("+++") for line in data.splitlines()), pr.number

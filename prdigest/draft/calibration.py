@@ -65,6 +65,7 @@ def features(pr: PullRequest, subsystems: Sequence[str], drafted: Verdict) -> se
     if any(c.breaks for c in facts):
         out.add("fact:breaking")
     out.update(f"sub:{s}" for s in subsystems[:3])
+    out.update(f"label:{' '.join(label.lower().split())[:40]}" for label in pr.labels[:5])
     out.update(f"tag:{' '.join(t.lower().split())}" for t in _TAG.findall(pr.title)[:3])
     out.update(f"word:{w}" for w in re.findall(r"[a-z]+", pr.title.lower()) if w in _WORDS)
     return out
