@@ -336,3 +336,15 @@ def test_two_watches_at_once_alert_each_pr_once(world, tmp_path):
     with open_store(tmp_path / "state.sqlite") as store:
         assert sorted((a.reader, a.number) for a in AlertLog(store).alerted("vllm-project/vllm")) == [
             ("plugin-team", 101), ("plugin-team", 102)]
+
+
+def test_a_watch_on_postgresql_alerts_once_too(world, tmp_path, pg_url):
+    readers = readers_yaml(world, tmp_path / "readers.yaml", git_url=False)
+    args = ["watch", "--source", f"jsonl:{world.jsonl}", "--readers", str(readers), "--git", str(world.upstream),
+            "--out", str(tmp_path / "out"), "--language", "en", "--state", pg_url, *MORNING]
+    first = CliRunner().invoke(_cli(), args)
+    assert first.exit_code == 0, first.output
+    assert "alert for plugin-team: #101, #102 break their code" in first.output
+    again = CliRunner().invoke(_cli(), args)
+    assert again.exit_code == 0 and "sent to" not in again.output
+    assert pg_url.split("@")[0].split(":")[-1] not in first.output + again.output  # the password is never shown

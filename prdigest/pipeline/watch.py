@@ -166,7 +166,8 @@ class Watch:
         return summary
 
     def collect(self, window: Window) -> list[PullRequest]:
-        """The PRs merged in ``window``, with their code facts (the ``--git`` clone, else the patches)."""
+        """The PRs merged in ``window``, with their code facts (the ``--git`` clone, else GitHub's files, else the
+        patches)."""
         prs = self.services.source.collect(window)
         return EditionPipeline(self.services).code_facts(prs)
 
