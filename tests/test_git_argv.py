@@ -70,6 +70,8 @@ def test_a_ref_git_accepts_is_accepted(ref: str) -> None:
                                  "a^", "a:b", "a/", "a//b", "@", "x@{1}", "a\\b", "a*"])
 def test_a_ref_starting_with_a_dash_or_not_a_ref_name_is_refused(ref: str) -> None:
     assert ref_problem(ref) is not None
+    if not ref.startswith("-"):  # git agrees (it cannot be asked about one starting with '-': an option)
+        assert subprocess.run(["git", "check-ref-format", "--allow-onelevel", ref]).returncode != 0
 
 
 @pytest.mark.parametrize("sha", ["--output=PWNED", "HEAD", "abc", "g" * 40, "ab" * 20 + "\n--x"])
