@@ -36,7 +36,7 @@ from flows.media import default_media
 from renderers.site import build_site
 from flows.resume import check_resumable, current_run_id
 from flows.review import preflight_review, review_edition
-from flows.secrets import refuse_secret_state, state_to_environment, with_secret_blocks
+from flows.secrets import StateParameter, refuse_secret_state, state_to_environment, with_secret_blocks
 
 __all__ = ["EditionSummary", "digest_edition", "edition_options", "flow_parameters"]
 
@@ -203,7 +203,7 @@ def digest_edition(
     rules: str = "",
     language: str = "",
     out: str = "out",
-    state: str = "",
+    state: StateParameter = "",
     github_url: str = "",
     llm_base_url: str = "",
     model: str = "",

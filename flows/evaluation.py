@@ -12,7 +12,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.context import FlowRunContext
 
-from flows.secrets import refuse_secret_state, with_secret_blocks
+from flows.secrets import StateParameter, refuse_secret_state, with_secret_blocks
 from prdigest.kernel.config import load_settings
 from prdigest.evaluation import evaluate as ev
 from prdigest.kernel.errors import ConfigError
@@ -61,7 +61,7 @@ def digest_evaluation(
     language: Language | None = None,
     rules: str | None = None,
     repo: str | None = None,
-    state: str | None = None,
+    state: StateParameter | None = None,
     no_cache: bool = False,
     no_calibration: bool = False,
     compare: list[str] | None = None,
