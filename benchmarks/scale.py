@@ -1,7 +1,7 @@
 """A whole edition run at scale: 300 PRs × 10,000 readers in thousands of distinct filters, rendered and
 delivered to the outbox, through the pipeline `digest run` uses (offline drafter, auto approval, SQLite state).
 
-    .venv/bin/python -m benchmarks.scale [--prs 300] [--readers 1000 10000] [--write]
+    .venv/bin/python -m benchmarks.scale [--prs 300] [--readers 1000 10000] [--history GIT_DIR] [--write]
 
 Per size, in a fresh process (so peak RSS is that size's): the PRs are the shipped sample week's, copied with
 new numbers; each reader follows one to three subsystems (or all), sometimes excludes one, asks for a lowest
@@ -9,6 +9,10 @@ verdict and sometimes a smaller read-first budget, and reads by e-mail only, Sla
 Feishu group. The run is :meth:`EditionPipeline.run` (collect, draft, connect, review, render, publish,
 deliver); the render and deliver steps are timed apart, renders are counted per medium, and peak RSS is the
 process's ``ru_maxrss``. ``--write`` replaces the "Scale" section of BENCHMARKS.md.
+
+``--history GIT_DIR`` (``--until``, default 2026-05-31) takes the PRs from a real repository's history instead
+(:mod:`benchmarks.real_week`: the last N merged PRs, their real titles, messages, files and sizes; readers follow
+its top-level folders, as the folder classifier names them) and writes the "Scale: real PRs" section.
 """
 
 from __future__ import annotations
@@ -79,7 +83,7 @@ def write_readers(path: Path, n: int, subsystems: list[str], seed: int = 30) -> 
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def one(n_prs: int, n_readers: int, language: str) -> dict:
+def one(n_prs: int, n_readers: int, language: str, history: str = "", until: str = "2026-05-31") -> dict:
     """One size, measured in this (fresh) process."""
     from flows.media import default_media
     from prdigest.kernel.config import load_settings
@@ -114,11 +118,36 @@ def one(n_prs: int, n_readers: int, language: str) -> dict:
             finally:
                 steps["deliver"] = steps.get("deliver", 0.0) + time.perf_counter() - started
 
-    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    subsystems = sorted({s for r in records for s in r["gold"]["subsystems"]})
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        write_prs(tmp_path / "prs.jsonl", n_prs)
+        if history:
+            from benchmarks.real_week import history_records
+            from prdigest.classify.subsystems import FolderClassifier
+
+            records = history_records(Path(history), n_prs, until)
+            (tmp_path / "prs.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                                                encoding="utf-8")
+            folders: dict[str, int] = {}
+            for r in records:
+                for f in r["files"]:
+                    folder = FolderClassifier.folder_of(f["path"])
+                    folders[folder] = folders.get(folder, 0) + 1
+            from benchmarks.real_week import repo_of
+            from prdigest.classify.proposal.propose import propose
+            from prdigest.classify.proposal.repo import from_prs
+            from prdigest.classify.subsystems import classifier_for
+            from prdigest.kernel.models import PullRequest
+
+            # the repo's vocabulary as the run will have it: its rules, else the subsystems proposed from these
+            # PRs on its first run (what `digest run` keeps), else its busiest folders
+            repo = repo_of(Path(history))
+            known = classifier_for(repo).known_subsystems or set(propose(from_prs(
+                repo, [PullRequest.model_validate(r) for r in records])).names)
+            subsystems = sorted(known) if known else sorted(folders, key=lambda k: -folders[k])[:12]
+        else:
+            records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+            subsystems = sorted({s for r in records for s in r["gold"]["subsystems"]})
+            write_prs(tmp_path / "prs.jsonl", n_prs)
         write_readers(tmp_path / "readers.yaml", n_readers, subsystems)
         options = RunOptions(source=f"jsonl:{tmp_path / 'prs.jsonl'}", readers=str(tmp_path / "readers.yaml"),
                              out=str(tmp_path / "out"), language=language, state=str(tmp_path / "state.sqlite"))
@@ -127,16 +156,35 @@ def one(n_prs: int, n_readers: int, language: str) -> dict:
         started = time.perf_counter()
         summary = Timed(build_services(options, settings, media, site=build_site)).run()
         total = time.perf_counter() - started
+        cpu_s = (lambda u: u.ru_utime + u.ru_stime)(resource.getrusage(resource.RUSAGE_SELF))
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         outbox = sum(1 for _ in (tmp_path / "out" / "outbox").iterdir())
+        # after the run's figures: the messages' sizes and parts (read back with the email package)
+        sizes = messages(tmp_path / "out" / "outbox") if history else {}
     return {
         "prs": n_prs, "readers": n_readers, "language": language, "variants": len(summary.variants),
         "idle": len(summary.idle_readers), "published": summary.published, "renders": calls,
         "sent": len(summary.sent), "outbox_files": outbox, "failed": len(summary.failed),
         "render_s": steps.get("render", 0.0), "deliver_s": steps.get("deliver", 0.0), "total_s": total,
-        "cpu_s": (lambda u: u.ru_utime + u.ru_stime)(resource.getrusage(resource.RUSAGE_SELF)),
-        "rss_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "load": os.getloadavg(),
+        "cpu_s": cpu_s, "rss_peak_mib": rss, "load": os.getloadavg(), **sizes,
     }
+
+
+def messages(outbox: Path) -> dict:
+    """The e-mails' largest size, and how many have a text part longer than their HTML part."""
+    from email import policy
+    from email.parser import BytesParser
+
+    largest, text_over_html, count = 0, 0, 0
+    for path in outbox.glob("*.eml"):
+        data = path.read_bytes()
+        count += 1
+        largest = max(largest, len(data))
+        message = BytesParser(policy=policy.default).parsebytes(data)
+        text, html = message.get_body(("plain",)), message.get_body(("html",))
+        if text is not None and html is not None and len(text.get_content()) > len(html.get_content()):
+            text_over_html += 1
+    return {"emails": count, "largest_email_kb": largest / 1024, "text_over_html": text_over_html}
 
 
 #: What the code before each change measured, and what changed (kept in the section by --write).
@@ -278,22 +326,55 @@ def main() -> None:
     parser.add_argument("--language", default="zh-CN")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--before", default="", help="a further paragraph for the section (after its history)")
+    parser.add_argument("--history", default="", help="a bare git repository whose last merged PRs are the week")
+    parser.add_argument("--until", default="2026-05-31", help="with --history: the history up to this date")
     parser.add_argument("--write", action="store_true", help="replace the Scale section of BENCHMARKS.md")
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(args.prs, args.one, args.language)))
+        print(json.dumps(one(args.prs, args.one, args.language, args.history, args.until)))
         return
     results = []
     for n in args.readers:
+        extra = ["--history", args.history, "--until", args.until] if args.history else []
         child = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--one", str(n), "--prs", str(args.prs),
-                                "--language", args.language], cwd=ROOT, capture_output=True, text=True)
+                                "--language", args.language, *extra], cwd=ROOT, capture_output=True, text=True)
         if child.returncode:
             raise SystemExit(f"{n} readers failed:\n{child.stderr[-3000:]}")
         result = json.loads(child.stdout.strip().splitlines()[-1])
         print(json.dumps(result))
         results.append(result)
-    if args.write:
+    if args.write and args.history:
+        write_section("Scale: real PRs", real_section(results, args))
+    elif args.write:
         write_section("Scale", section(results, args.before))
+
+
+def real_section(results: list[dict], args: argparse.Namespace) -> str:
+    """The "Scale: real PRs" section: the same run over a real repository's last merged PRs."""
+    from benchmarks.real_week import repo_of
+
+    repo = repo_of(Path(args.history))
+    command = (f".venv/bin/python -m benchmarks.scale --prs {args.prs} --readers "
+               f"{' '.join(str(n) for n in args.readers)} --history {args.history} --until {args.until} --write")
+    lines = [
+        f"Command: `{command}`. The {args.prs} PRs are {repo}'s last merged before {args.until} "
+        "(`benchmarks/real_week.py`: real titles, messages, authors, files and line counts from the first-parent "
+        "history; no review comments), not the sample week copied; readers as in the Scale section, following the "
+        "repo's own subsystems (no rules file: those `digest run` proposes from these PRs and keeps). Targets: ≤ 60 CPU s "
+        "and ≤ 512 MiB at 10,000 readers.",
+        "",
+        "| PRs | readers | variants | renders (email / slack / feishu) | render s | deliver s | whole run s "
+        "| CPU s | outbox files | peak RSS MiB | largest e-mail KB | text part > HTML part | load |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in results:
+        renders = " / ".join(str(r["renders"].get(m, 0)) for m in ("email", "slack", "feishu"))
+        load = ", ".join(f"{x:.1f}" for x in r["load"])
+        lines.append(f"| {r['prs']} | {r['readers']:,} | {r['variants']:,} | {renders} | {r['render_s']:.1f} "
+                     f"| {r['deliver_s']:.1f} | {r['total_s']:.1f} | {r['cpu_s']:.1f} | {r['outbox_files']:,} "
+                     f"| {r['rss_peak_mib']:,.0f} | {r['largest_email_kb']:,.0f} | {r['text_over_html']:,} of "
+                     f"{r['emails']:,} | {load} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
