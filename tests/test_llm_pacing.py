@@ -115,7 +115,7 @@ def test_the_endpoints_stated_limit_is_followed_with_few_429s(tmp_path: Path) ->
             drafter.close()
     assert all(e.drafter == f"openai:{MODEL}" for e in entries)
     assert elapsed >= 2.5
-    assert server.throttled <= 8, server.throttled
+    assert server.throttled <= 8, server.throttled  # at most the first burst: 8 in flight before any answer
     assert drafter.pacer is not None and drafter.pacer.announced
 
 
