@@ -1,14 +1,7 @@
 """A whole edition run at scale: 300 PRs × 10,000 readers in thousands of distinct filters, rendered and
 delivered to the outbox, through the pipeline `digest run` uses (offline drafter, auto approval, SQLite state).
 
-    .venv/bin/python -m benchmarks.scale [--prs 300] [--readers 1000 10000] [--write]
-    .venv/bin/python -m benchmarks.scale --real GIT_DIR [--prs 300] [--readers 1000 10000] [--write]
-
-``--real GIT_DIR``: the PRs are a real repository's squash merges with their real messages and every file's real
-patch (each cut at 20,000 characters, about where GitHub's API stops giving a file's patch), the weeks before
-2026-06 read from the newest back until there are ``--prs`` of them, re-dated into one week in their order
-(a clone the search tool's ``fetch`` brings, e.g. vllm-project/vllm-ascend; nothing of it is committed).
-``--write`` then replaces the "Scale (realistic week)" section instead.
+    .venv/bin/python -m benchmarks.scale [--prs 300] [--readers 1000 10000] [--history GIT_DIR] [--write]
 
 Per size, in a fresh process (so peak RSS is that size's): the PRs are the shipped sample week's, copied with
 new numbers; each reader follows one to three subsystems (or all), sometimes excludes one, asks for a lowest
@@ -16,6 +9,10 @@ verdict and sometimes a smaller read-first budget, and reads by e-mail only, Sla
 Feishu group. The run is :meth:`EditionPipeline.run` (collect, draft, connect, review, render, publish,
 deliver); the render and deliver steps are timed apart, renders are counted per medium, and peak RSS is the
 process's ``ru_maxrss``. ``--write`` replaces the "Scale" section of BENCHMARKS.md.
+
+``--history GIT_DIR`` (``--until``, default 2026-05-31) takes the PRs from a real repository's history instead
+(:mod:`benchmarks.real_week`: the last N merged PRs, their real titles, messages, files and sizes; readers follow
+its top-level folders, as the folder classifier names them) and writes the "Scale: real PRs" section.
 """
 
 from __future__ import annotations
@@ -24,14 +21,12 @@ import argparse
 import json
 import os
 import random
-import re
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import replace
-from datetime import datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,61 +52,6 @@ def write_prs(path: Path, n: int) -> None:
                 r["url"] = r["url"].rsplit("/", 1)[0] + f"/{r['number']}"
                 r["title"] = f"{r['title']} (part {copy + 1})"
             out.write(json.dumps(r, ensure_ascii=False) + "\n")
-
-
-#: The last day of history a benchmark may read (later months are kept for acceptance).
-REAL_UNTIL = "2026-05-31"
-#: Most characters of one file's patch (GitHub's API gives no patch past about this size).
-PATCH_CAP = 20_000
-
-
-def write_real_prs(path: Path, n: int, git_dir: Path) -> dict[str, float]:
-    """``n`` real squash merges of ``git_dir`` (newest first, up to :data:`REAL_UNTIL`) as source JSONL, with
-    their messages and every file's patch, re-dated into the sample's week; returns their mean sizes."""
-    from benchmarks.facts_quality import git
-    from prdigest.kernel.links import pr_link
-
-    log = git(git_dir, "log", "--first-parent", f"--until={REAL_UNTIL}T23:59:59Z", "--format=%H%x00%an%x00%B%x1e",
-              "HEAD")
-    first = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])["merged_at"]
-    monday = datetime.fromisoformat(first.replace("Z", "+00:00")).replace(hour=0, minute=0, second=0)
-    monday -= timedelta(days=monday.weekday())
-    records = []
-    for record in filter(str.strip, log.split("\x1e")):
-        sha, author, message = record.strip("\n").split("\x00", 2)
-        subject, _, body = message.partition("\n")
-        found = re.search(r"\(#(\d+)\)\s*$", subject)
-        if not found:
-            continue
-        diff = git(git_dir, "show", "--format=", "--numstat", "-p", "-M", sha)
-        files, patches = [], {}
-        for chunk in diff.split("\ndiff --git ")[1:]:
-            header, _, rest = chunk.partition("\n@@")
-            name = header.split("\n", 1)[0].split(" b/", 1)[-1]
-            patches[name] = ("@@" + rest)[:PATCH_CAP] if rest else None
-        for line in diff.split("\n"):
-            parts = line.split("\t")
-            if len(parts) == 3 and (parts[0].isdigit() or parts[0] == "-"):
-                name = parts[2].split(" => ")[-1].replace("{", "").replace("}", "")
-                files.append({"path": name, "additions": int(parts[0]) if parts[0].isdigit() else 0,
-                              "deletions": int(parts[1]) if parts[1].isdigit() else 0, "status": "modified",
-                              "patch": patches.get(name)})
-        number = int(found.group(1))
-        records.append({"number": number, "url": pr_link("vllm-project/vllm", number), "title": subject.strip(),
-                        "author": author, "body": body.strip(), "labels": [], "files": files,
-                        "additions": sum(f["additions"] for f in files),
-                        "deletions": sum(f["deletions"] for f in files), "review_comments": []})
-        if len(records) == n:
-            break
-    records.reverse()
-    with path.open("w", encoding="utf-8") as out:
-        for i, r in enumerate(records):  # spread over the week, in their order
-            when = monday + timedelta(minutes=1 + i * (7 * 24 * 60 - 2) // len(records))
-            r["created_at"] = r["merged_at"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-            out.write(json.dumps(r, ensure_ascii=False) + "\n")
-    return {"body_kb": sum(len(r["body"].encode()) for r in records) / len(records) / 1024,
-            "patch_kb": sum(len((f["patch"] or "").encode()) for r in records for f in r["files"]) / len(records)
-            / 1024}
 
 
 def write_readers(path: Path, n: int, subsystems: list[str], seed: int = 30) -> None:
@@ -143,7 +83,7 @@ def write_readers(path: Path, n: int, subsystems: list[str], seed: int = 30) -> 
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def one(n_prs: int, n_readers: int, language: str, real: Path | None = None) -> dict:
+def one(n_prs: int, n_readers: int, language: str, history: str = "", until: str = "2026-05-31") -> dict:
     """One size, measured in this (fresh) process."""
     from flows.media import default_media
     from prdigest.kernel.config import load_settings
@@ -178,12 +118,35 @@ def one(n_prs: int, n_readers: int, language: str, real: Path | None = None) -> 
             finally:
                 steps["deliver"] = steps.get("deliver", 0.0) + time.perf_counter() - started
 
-    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    subsystems = sorted({s for r in records for s in r["gold"]["subsystems"]})
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        sizes = write_real_prs(tmp_path / "prs.jsonl", n_prs, real) if real else {}
-        if not real:
+        if history:
+            from benchmarks.real_week import history_records
+            from prdigest.classify.subsystems import FolderClassifier
+
+            records = history_records(Path(history), n_prs, until)
+            (tmp_path / "prs.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                                                encoding="utf-8")
+            folders: dict[str, int] = {}
+            for r in records:
+                for f in r["files"]:
+                    folder = FolderClassifier.folder_of(f["path"])
+                    folders[folder] = folders.get(folder, 0) + 1
+            from benchmarks.real_week import repo_of
+            from prdigest.classify.proposal.propose import propose
+            from prdigest.classify.proposal.repo import from_prs
+            from prdigest.classify.subsystems import classifier_for
+            from prdigest.kernel.models import PullRequest
+
+            # the repo's vocabulary as the run will have it: its rules, else the subsystems proposed from these
+            # PRs on its first run (what `digest run` keeps), else its busiest folders
+            repo = repo_of(Path(history))
+            known = classifier_for(repo).known_subsystems or set(propose(from_prs(
+                repo, [PullRequest.model_validate(r) for r in records])).names)
+            subsystems = sorted(known) if known else sorted(folders, key=lambda k: -folders[k])[:12]
+        else:
+            records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+            subsystems = sorted({s for r in records for s in r["gold"]["subsystems"]})
             write_prs(tmp_path / "prs.jsonl", n_prs)
         write_readers(tmp_path / "readers.yaml", n_readers, subsystems)
         options = RunOptions(source=f"jsonl:{tmp_path / 'prs.jsonl'}", readers=str(tmp_path / "readers.yaml"),
@@ -193,21 +156,35 @@ def one(n_prs: int, n_readers: int, language: str, real: Path | None = None) -> 
         started = time.perf_counter()
         summary = Timed(build_services(options, settings, media, site=build_site)).run()
         total = time.perf_counter() - started
+        cpu_s = (lambda u: u.ru_utime + u.ru_stime)(resource.getrusage(resource.RUSAGE_SELF))
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         outbox = sum(1 for _ in (tmp_path / "out" / "outbox").iterdir())
-        eml = [p.stat().st_size for p in (tmp_path / "out" / "outbox").glob("*.eml")]
-        texts = list((tmp_path / "out" / "email").glob("*.txt"))
-        sizes["eml_max_kb"] = max(eml, default=0) / 1024
-        sizes["eml_mean_kb"] = sum(eml) / len(eml) / 1024 if eml else 0.0
-        sizes["text_over_html"] = sum(1 for t in texts if t.stat().st_size > t.with_suffix(".html").stat().st_size)
+        # after the run's figures: the messages' sizes and parts (read back with the email package)
+        sizes = messages(tmp_path / "out" / "outbox") if history else {}
     return {
         "prs": n_prs, "readers": n_readers, "language": language, "variants": len(summary.variants),
         "idle": len(summary.idle_readers), "published": summary.published, "renders": calls,
         "sent": len(summary.sent), "outbox_files": outbox, "failed": len(summary.failed),
         "render_s": steps.get("render", 0.0), "deliver_s": steps.get("deliver", 0.0), "total_s": total,
-        "cpu_s": (lambda u: u.ru_utime + u.ru_stime)(resource.getrusage(resource.RUSAGE_SELF)),
-        "rss_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "load": os.getloadavg(), **sizes,
+        "cpu_s": cpu_s, "rss_peak_mib": rss, "load": os.getloadavg(), **sizes,
     }
+
+
+def messages(outbox: Path) -> dict:
+    """The e-mails' largest size, and how many have a text part longer than their HTML part."""
+    from email import policy
+    from email.parser import BytesParser
+
+    largest, text_over_html, count = 0, 0, 0
+    for path in outbox.glob("*.eml"):
+        data = path.read_bytes()
+        count += 1
+        largest = max(largest, len(data))
+        message = BytesParser(policy=policy.default).parsebytes(data)
+        text, html = message.get_body(("plain",)), message.get_body(("html",))
+        if text is not None and html is not None and len(text.get_content()) > len(html.get_content()):
+            text_over_html += 1
+    return {"emails": count, "largest_email_kb": largest / 1024, "text_over_html": text_over_html}
 
 
 #: What the code before each change measured, and what changed (kept in the section by --write).
@@ -342,29 +319,6 @@ def section(results: list[dict], before: str) -> str:
     return "\n".join(lines)
 
 
-def real_section(results: list[dict], real: Path) -> str:
-    """The "Scale (realistic week)" section: the same run on a real repository's PRs, bodies and patches."""
-    r0 = results[0]
-    lines = [
-        f"Command: `.venv/bin/python -m benchmarks.scale --real GIT_DIR --write` with GIT_DIR a clone of "
-        f"vllm-project/vllm-ascend (its squash merges up to {REAL_UNTIL}, newest first: real titles, messages and "
-        f"every file's real patch, each cut at {PATCH_CAP:,} characters; mean body {r0['body_kb']:.1f} KB, mean "
-        f"patches {r0['patch_kb']:.1f} KB per PR; re-dated into one week). Readers as in the Scale section. "
-        "Targets (issue 38): 300 PRs × 10,000 readers ≤ 60 CPU s and ≤ 512 MiB, memory flat in readers.",
-        "",
-        "| PRs | readers | variants | render s | deliver s | whole run s | CPU s | outbox files | peak RSS MiB "
-        "| e-mail mean / max KB | text parts over their HTML | load |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for r in results:
-        load = ", ".join(f"{x:.1f}" for x in r["load"])
-        lines.append(f"| {r['prs']} | {r['readers']:,} | {r['variants']:,} | {r['render_s']:.1f} "
-                     f"| {r['deliver_s']:.1f} | {r['total_s']:.1f} | {r['cpu_s']:.1f} | {r['outbox_files']:,} "
-                     f"| {r['rss_peak_mib']:,.0f} | {r['eml_mean_kb']:.0f} / {r['eml_max_kb']:.0f} "
-                     f"| {r['text_over_html']} | {load} |")
-    return "\n".join(lines)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prs", type=int, default=300)
@@ -372,26 +326,55 @@ def main() -> None:
     parser.add_argument("--language", default="zh-CN")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--before", default="", help="a further paragraph for the section (after its history)")
+    parser.add_argument("--history", default="", help="a bare git repository whose last merged PRs are the week")
+    parser.add_argument("--until", default="2026-05-31", help="with --history: the history up to this date")
     parser.add_argument("--write", action="store_true", help="replace the Scale section of BENCHMARKS.md")
-    parser.add_argument("--real", type=Path, help="a real repository's git dir: its squash merges as the PRs")
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(args.prs, args.one, args.language, args.real)))
+        print(json.dumps(one(args.prs, args.one, args.language, args.history, args.until)))
         return
     results = []
     for n in args.readers:
+        extra = ["--history", args.history, "--until", args.until] if args.history else []
         child = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--one", str(n), "--prs", str(args.prs),
-                                "--language", args.language, *(["--real", str(args.real)] if args.real else [])],
-                               cwd=ROOT, capture_output=True, text=True)
+                                "--language", args.language, *extra], cwd=ROOT, capture_output=True, text=True)
         if child.returncode:
             raise SystemExit(f"{n} readers failed:\n{child.stderr[-3000:]}")
         result = json.loads(child.stdout.strip().splitlines()[-1])
         print(json.dumps(result))
         results.append(result)
-    if args.write and args.real:
-        write_section("Scale (realistic week)", real_section(results, args.real))
+    if args.write and args.history:
+        write_section("Scale: real PRs", real_section(results, args))
     elif args.write:
         write_section("Scale", section(results, args.before))
+
+
+def real_section(results: list[dict], args: argparse.Namespace) -> str:
+    """The "Scale: real PRs" section: the same run over a real repository's last merged PRs."""
+    from benchmarks.real_week import repo_of
+
+    repo = repo_of(Path(args.history))
+    command = (f".venv/bin/python -m benchmarks.scale --prs {args.prs} --readers "
+               f"{' '.join(str(n) for n in args.readers)} --history {args.history} --until {args.until} --write")
+    lines = [
+        f"Command: `{command}`. The {args.prs} PRs are {repo}'s last merged before {args.until} "
+        "(`benchmarks/real_week.py`: real titles, messages, authors, files and line counts from the first-parent "
+        "history; no review comments), not the sample week copied; readers as in the Scale section, following the "
+        "repo's own subsystems (no rules file: those `digest run` proposes from these PRs and keeps). Targets: ≤ 60 CPU s "
+        "and ≤ 512 MiB at 10,000 readers.",
+        "",
+        "| PRs | readers | variants | renders (email / slack / feishu) | render s | deliver s | whole run s "
+        "| CPU s | outbox files | peak RSS MiB | largest e-mail KB | text part > HTML part | load |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in results:
+        renders = " / ".join(str(r["renders"].get(m, 0)) for m in ("email", "slack", "feishu"))
+        load = ", ".join(f"{x:.1f}" for x in r["load"])
+        lines.append(f"| {r['prs']} | {r['readers']:,} | {r['variants']:,} | {renders} | {r['render_s']:.1f} "
+                     f"| {r['deliver_s']:.1f} | {r['total_s']:.1f} | {r['cpu_s']:.1f} | {r['outbox_files']:,} "
+                     f"| {r['rss_peak_mib']:,.0f} | {r['largest_email_kb']:,.0f} | {r['text_over_html']:,} of "
+                     f"{r['emails']:,} | {load} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

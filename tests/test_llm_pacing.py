@@ -86,19 +86,20 @@ def test_a_429_pauses_every_request_for_its_retry_after() -> None:
 
 
 def test_an_endpoint_that_states_no_limit_is_not_paced(tmp_path: Path) -> None:
-    # A team's own vLLM server: 32 drafts at 16 in flight and 0.1 s each take 0.2 s ideally; the former
-    # default ceiling of 600 requests a minute made it 2.2 s.
+    # A team's own vLLM server: 64 drafts at 32 in flight and 0.1 s each take 0.2 s ideally; the former
+    # default ceiling of 600 requests a minute waited 5.4 s whatever the machine's load (a burst of 10, then
+    # one every 0.1 s). The bound sits far from both: a loaded machine's CPU time does not fail it.
     with OpenAIServer(models=(MODEL,), latency=0.1) as server:
-        drafter = openai_drafter(_settings(server, tmp_path, llm_concurrency=16))
+        drafter = openai_drafter(_settings(server, tmp_path, llm_concurrency=32))
         try:
             started = time.monotonic()
-            entries = draft_entries(_week(32), lambda pr: [], drafter.draft, "en", concurrency=16)
+            entries = draft_entries(_week(64), lambda pr: [], drafter.draft, "en", concurrency=32)
             elapsed = time.monotonic() - started
         finally:
             drafter.close()
-    assert all(e.drafter == f"openai:{MODEL}" for e in entries) and server.chat_calls == 32
-    assert elapsed < 1.2, f"{elapsed:.2f} s"
-    assert drafter.pacer is not None and drafter.pacer.waits == 0
+    assert all(e.drafter == f"openai:{MODEL}" for e in entries) and server.chat_calls == 64
+    assert elapsed < 4.0, f"{elapsed:.2f} s"
+    assert drafter.pacer is not None and drafter.pacer.waits == 0 and drafter.pacer.waited == 0
 
 
 def test_the_endpoints_stated_limit_is_followed_with_few_429s(tmp_path: Path) -> None:
@@ -114,7 +115,7 @@ def test_the_endpoints_stated_limit_is_followed_with_few_429s(tmp_path: Path) ->
             drafter.close()
     assert all(e.drafter == f"openai:{MODEL}" for e in entries)
     assert elapsed >= 2.5
-    assert server.throttled <= 8, server.throttled
+    assert server.throttled <= 8, server.throttled  # at most the first burst: 8 in flight before any answer
     assert drafter.pacer is not None and drafter.pacer.announced
 
 
