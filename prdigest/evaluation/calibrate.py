@@ -23,7 +23,7 @@ from prdigest.evaluation.runner import candidate, draft_rows, prepared
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Entry, PullRequest, Verdict
-from prdigest.pipeline.compose import open_state
+from prdigest.pipeline.compose import command
 from prdigest.draft import calibrations
 from prdigest.state import record as records
 from prdigest.state.store import Store
@@ -55,7 +55,8 @@ def from_gold(config: EvalConfig, settings: Settings) -> Fitted:
     repo = config.repo or repo_of([i.pr for i in gold.items], gold.path)
     classifier = classifier_for(repo, Path(config.rules) if config.rules else None)
     language = config.language or settings.language
-    with open_state(settings.state) as store:
+    with command(settings) as core:
+        store = core.store
         gold, contexts = prepared(gold, repo, settings, classifier, store())
         subsystems = [classifier.classify(item.pr) for item in gold.items]
         with candidate(config, settings, classifier, store) as cand:
@@ -107,6 +108,7 @@ def review_examples(store: Store, repo: str | None, since: datetime | None = Non
 
 def from_reviews(settings: Settings, repo: str | None = None, since: datetime | None = None) -> Fitted:
     """Fit the calibration on the editors' recorded decisions (every kept entry's final verdict is a label)."""
-    with open_state(settings.state) as store:
+    with command(settings) as core:
+        store = core.store
         repo, examples = review_examples(store(), repo, since)
         return _fitted(store(), repo, examples, f"reviews of {len(examples)} entries", f"{repo}'s reviews")
