@@ -158,6 +158,9 @@ def test_one_downstreams_tree_never_fails_the_others(tmp_path: Path, deadline: N
     hostile = tmp_path / "hostile"
     (hostile / "ds").mkdir(parents=True)
     (hostile / "ds" / "__init__.py").write_text("", encoding="utf-8")
+    # One readable module uses the upstream (a downstream none of whose files does is refused as misconfigured,
+    # tests/test_downstream_refused.py); the hostile files around it are skipped and named.
+    (hostile / "ds" / "ok.py").write_text("import vllm\n", encoding="utf-8")
     (Path(os.fsdecode(bytes(hostile) + b"/ds/\xff.py"))).write_text("import vllm\n", encoding="utf-8")
     os.mkfifo(hostile / "ds" / "wait.py")
     downstreams = Downstreams([DownstreamSpec("hostile", path=str(hostile), packages=("ds",)),

@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from prdigest.kernel.surrogates import scrub
 from prdigest.collect.github.cache import CachedPR
 from prdigest.collect.github.client import Clients
 from prdigest.collect.github.search import Hit
@@ -206,4 +207,6 @@ def _files(raw: list[dict[str, Any]], budget: int, title: str = "", body: str = 
         if 0 < size <= left:
             keep.add(i)
             left -= size
-    return [f.model_copy(update={"patch": raw[i].get("patch")}) if i in keep else f for i, f in enumerate(files)]
+    # model_copy skips the model's validators: the patch is scrubbed of lone surrogates here, as they would.
+    return [f.model_copy(update={"patch": scrub(raw[i].get("patch") or "")}) if i in keep else f
+            for i, f in enumerate(files)]
