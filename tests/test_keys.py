@@ -37,9 +37,13 @@ def test_random_secrets_pass_whatever_their_alphabet() -> None:
             check_secret(secret, "DIGEST_WEB_SECRET")
 
 
-def test_the_estimate_stays_quick_on_a_huge_secret() -> None:
-    import time
+def test_the_estimate_reads_a_bounded_prefix_of_a_huge_secret() -> None:
+    """The estimate is quadratic in what it reads: it reads at most the first 256 characters (counted, not timed)."""
+    huge = secrets.token_urlsafe(100_000)
+    assert entropy_bits(huge) == entropy_bits(huge[:256]) > MIN_BITS
 
-    started = time.perf_counter()
-    assert entropy_bits(secrets.token_urlsafe(100_000)) > MIN_BITS
-    assert time.perf_counter() - started < 2.0
+
+def test_a_random_hex_token_with_a_common_digit_passes() -> None:
+    """Failed before: a 32-digit hex token whose commonest digit filled a quarter of it was refused (about one
+    random token in 500), though nothing about it is guessable."""
+    check_secret("a3f0a91a7ca2a4e6a8ab5da2ac03a1d9", "DIGEST_WEB_SECRET")

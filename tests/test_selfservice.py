@@ -78,7 +78,7 @@ def test_the_csrf_field_is_bound_to_the_readers_token() -> None:
     ("https://digest.example.com/r", "a" * 16, "at least 32"),  # the audit's secret: 16 of one letter
     ("https://digest.example.com/r", "a" * 64, "1 different kinds"),  # long, but one letter
     ("https://digest.example.com/r", "ab" * 32, "2 different kinds"),
-    ("https://digest.example.com/r", "0123456789" + "x" * 30, "none a quarter of it"),
+    ("https://digest.example.com/r", "0123456789" + "x" * 30, "guessable"),  # a run, then one letter repeated
     ("ftp://digest.example.com", SECRET, "not the public http(s) URL"),
     ("https://digest.example.com/r?x=1", SECRET, "not the public http(s) URL"),
 ])
