@@ -82,9 +82,11 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                                    "facts come from the REST patches")
             for sha in missing:
                 by_commit.pop(sha, None)
-        reader = TreeReader(clone, surface)  # who can see each change: the tree at its merge commit
+        # who can see each change: the tree at its merge commit (without a clone, the facts keep their reach)
+        trees = TreeReader(clone, surface) if clone is not None else None
         for sha, diff in diffs.items():
-            fresh[sha] = (classify(commit_facts(diff, surface), surface, reader.of(diff), diff), files_of(diff))
+            evidence = trees.of(diff) if trees is not None else None
+            fresh[sha] = (classify(commit_facts(diff, surface), surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
             cache.put_many(fresh, version)
