@@ -156,7 +156,7 @@ def is_allowed(url: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str 
     and ``/o/r/pull/1/../../../login/device`` is that page."""
     parts = allowed_parts(url, hosts)
     match = _REPO_PATH.match(parts.path) if parts else None
-    return bool(match) and (repo is None or match["repo"].lower() == repo.lower())
+    return match is not None and (repo is None or match["repo"].lower() == repo.lower())
 
 
 def defang_url(url: str) -> str:

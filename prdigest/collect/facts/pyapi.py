@@ -228,7 +228,7 @@ def _body_hash(node: ast.AST, lines: list[str]) -> int:
     body = getattr(node, "body", None)
     if not body:
         return 0
-    start, end = body[0].lineno - 1, node.end_lineno or body[-1].lineno
+    start, end = body[0].lineno - 1, getattr(node, "end_lineno", None) or body[-1].lineno
     return hash("\n".join(filter(None, map(code_line, lines[start:end]))))
 
 
@@ -397,8 +397,8 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
         # A parameter the new ``**kwargs`` (by keyword; with ``*args``, positionally too) still accepts is
         # written ``-dtype→**kwargs``: callers that pass it still run.
         for n in removed:
-            positional = before[n].kind in ("posonly", "pos")
-            if takes_kw and before[n].kind != "posonly" and (not positional or takes_var):
+            by_position = before[n].kind in ("posonly", "pos")
+            if takes_kw and before[n].kind != "posonly" and (not by_position or takes_var):
                 parts.append(f"-{n}→**{takes_kw}")
             else:
                 parts.append(f"-{n}")
@@ -506,10 +506,10 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
         elif d.public:
             facts.append(_change("added", d, path, after=d.signature()))
     for name, a in new.items():
-        b = old.get(name) or renamed_from.get(name)
-        if b is None:
+        prior = old.get(name) or renamed_from.get(name)
+        if prior is None:
             continue
-        facts.extend(_compare_def(b, a, path, body_facts=body_facts))
+        facts.extend(_compare_def(prior, a, path, body_facts=body_facts))
     if before is not None and after is not None:
         facts.extend(_attribute_facts(before, after, path, old_path))
         facts.extend(_init_facts(before, after, path))
@@ -621,7 +621,7 @@ def _on_lines(body: Iterable[ast.stmt], lines: list[int]) -> Iterator[ast.AST]:
                 yield from (v for v in value if isinstance(v, ast.AST))
 
 
-def _constructor_keywords(modules: dict[str, Module], texts: dict[str, str], others: dict[str, str | None],
+def _constructor_keywords(modules: dict[str, Module], texts: dict[str, str | None], others: dict[str, str | None],
                           module_of: dict[str, str], *, added: bool) -> dict[tuple[str, str], set[str]]:
     """(module, class) → the keywords the modules' calls ``Class(...)`` pass on the lines of their text that
     ``others`` (the file's other version) does not have (``added``: the keyword's own line is such a line),
@@ -1008,7 +1008,7 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
         callee = d.parent.rpartition(".")[2] if d.leaf == "__init__" else d.leaf
         if not callee or (d.leaf == "__init__" and d.kind != "method"):
             continue
-        role = "init" if d.leaf == "__init__" else d.kind
+        role: str = "init" if d.leaf == "__init__" else d.kind
         for name in names:
             wanted.setdefault(callee, []).append((n, name, positional.index(name) if name in positional else -1,
                                                   role, _leaf(d.parent), takes_self))
@@ -1090,9 +1090,9 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
     if not passed:
         return facts
     out = list(facts)
-    for n, names in passed.items():
+    for n, passed_names in passed.items():
         fact = out[n]
-        given = [p for p in added_with_default(fact.detail) if p in names]
+        given = [p for p in added_with_default(fact.detail) if p in passed_names]
         said = " and ".join(given)
         via = callers.get(n)
         if via:
