@@ -327,7 +327,7 @@ def command(source: Settings | StateLocation | str | os.PathLike[str]) -> Iterat
     """``with command(settings) as core:``: every command that is not a run takes its state store here, one
     store for all it reads and writes, closed when the block ends."""
     settings = source if isinstance(source, Settings) else None
-    with open_state(settings.state if settings is not None else source) as store:
+    with open_state(source.state if isinstance(source, Settings) else source) as store:
         yield Command(store, settings)
 
 

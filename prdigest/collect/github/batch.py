@@ -127,10 +127,12 @@ def _listing(clients: Clients, repo: str, hits: Sequence[Hit], week: WeekRemarks
         # PRs this listing has not completed yet: created before its oldest remark, and short of their count
         left = sum(1 for h in hits if not counted(h) and (h.created_at is None or h.created_at <= oldest))
         if pages >= budget or left == 0:
-            def complete(created_at: datetime, oldest: datetime = oldest) -> bool:
+            oldest_read: datetime = oldest
+
+            def complete(created_at: datetime) -> bool:
                 # a PR created after the oldest remark read has every remark among those read (a remark of
                 # that very second may be on the next page: not complete)
-                return created_at > oldest
+                return created_at > oldest_read
             break
         page = clients.get_page(page.next_url)
         pages += 1

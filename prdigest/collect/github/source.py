@@ -183,7 +183,7 @@ class GitHubSource:
         self.stats = stats = CollectStats()
         # The run's store: the composition root's LazyStore (opened here, on first use), or a Store.
         state = self._state
-        conn = state() if callable(state) and not hasattr(state, "execute") else state
+        conn = state() if callable(state) else state  # a Store is not callable, a LazyStore is
         hint = f" in {conn.location}"  # a StateLocation never prints a password
         cache = PullCache(conn, self.repo)
         pause = None if self.requests_per_minute is None else self.concurrency * 60 / self.requests_per_minute
