@@ -152,7 +152,8 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
 
     def switch(lang: str) -> Switch:
         """A link to the page in each other language a catalog exists for."""
-        return [("?" + urlencode({"lang": other}), other, language_name(other)) for other in languages() if other != lang]
+        return [("?" + urlencode({"lang": other}), other, language_name(other))
+                for other in languages() if other != lang]
 
     def guarded(purpose: Purpose, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):  # noqa: ANN202
         async def endpoint(request: Request) -> Response:

@@ -278,7 +278,8 @@ class OpenAIDrafter:
         timeout = self.timeout if end is None else max(0.01, min(self.timeout, end - time.monotonic()))
         raw = self.client.chat.completions.with_raw_response.parse(
             # cast: Prompt.messages gives {"role": "system" | "user", "content": str}, the SDK's message shape
-            model=self.model, messages=cast("list[ChatCompletionMessageParam]", messages), response_format=EntryDraft, temperature=self.temperature,
+            model=self.model, messages=cast("list[ChatCompletionMessageParam]", messages),
+            response_format=EntryDraft, temperature=self.temperature,
             max_completion_tokens=MAX_OUTPUT_TOKENS, timeout=timeout,
         )
         spent.calls += 1

@@ -242,7 +242,8 @@ def prepared(gold: GoldSet, repo: str, settings: Settings, classifier: Classifie
     if upstream.problem:  # said once when it was opened; the facts come from the patches
         settings = settings.model_copy(update={"git": None})
     rules = classifier.rules if isinstance(classifier, RulesClassifier) else None
-    prs, _ = attach_facts([i.pr for i in gold.items], settings=settings, surface=surface_for(rules.code if rules else None),
+    prs, _ = attach_facts([i.pr for i in gold.items], settings=settings,
+                          surface=surface_for(rules.code if rules else None),
                           store=store if clone is not None else None, clone=clone)
     gold = replace(gold, items=[replace(item, pr=pr) for item, pr in zip(gold.items, prs)])
     since = min(pr.merged_at for pr in prs)

@@ -93,7 +93,8 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
         facts = week_facts(prs, surface=Surface(packages=packages_up), clone=clone, cache=FactsCache(store()),
                            reader=reader)
         problems += facts.problems
-        entries = [fact_entry(pr, facts.changes.get(pr.number, []), facts.source.get(pr.number, "patches")) for pr in prs]
+        entries = [fact_entry(pr, facts.changes.get(pr.number, []), facts.source.get(pr.number, "patches"))
+                   for pr in prs]
         impacted = with_impact(entries, prs, {spec.name: index}, packages_up)
         cleared = 0
         if accept is not None and accept_file is not None:

@@ -73,7 +73,8 @@ def _jobs(path: str, before: str | None, after: str | None, old_path: str) -> li
         if name not in old:
             facts.append(Change(kind="ci", symbol=name, path=path, after=name, detail="added", language="config"))
         elif name not in new:
-            facts.append(Change(kind="ci", symbol=name, path=old_path, before=name, detail="removed", language="config"))
+            facts.append(Change(kind="ci", symbol=name, path=old_path, before=name, detail="removed",
+                                language="config"))
         elif not _same(b, a):
             bd, ad = (b if isinstance(b, dict) else {}), (a if isinstance(a, dict) else {})
             keys = [str(k) for k in sorted(bd.keys() | ad.keys(), key=str) if not _same(bd.get(k), ad.get(k))]
@@ -102,7 +103,8 @@ def _cmake(path: str, before: str | None, after: str | None, old_path: str) -> l
         if name not in old:
             facts.append(Change(kind="build", symbol=name, path=path, after=a, detail="added", language="config"))
         elif name not in new:
-            facts.append(Change(kind="build", symbol=name, path=old_path, before=b, detail="removed", language="config"))
+            facts.append(Change(kind="build", symbol=name, path=old_path, before=b, detail="removed",
+                                language="config"))
         elif b != a:
             facts.append(Change(kind="build", symbol=name, path=path, before=b, after=a, detail="changed",
                                 language="config"))

@@ -354,7 +354,8 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
                 module.imported.update({t.id: _decorator_name(value) for t in targets if isinstance(t, ast.Name)})
                 continue
             for target in targets:
-                if isinstance(target, ast.Name) and target.id not in _PLUMBING and prefix + target.id not in module.defs:
+                if isinstance(target, ast.Name) and target.id not in _PLUMBING \
+                        and prefix + target.id not in module.defs:
                     module.defs[prefix + target.id] = Def(prefix + target.id, "name", node.lineno,
                                                           value=_unparse(value, 120) or "")
         elif isinstance(node, (ast.If, ast.Try)) or type(node).__name__ == "TryStar":
@@ -375,8 +376,9 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
 
 def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     """What changed between two parameter lists: ``+layer_names``, ``-dtype``, ``block_size=16→32``,
-    ``+eps=1e-6`` (added with a default), ``x→y`` (a renamed parameter), ``reordered``, ``n: positional→keyword-only``; empty when nothing did
-    (annotations are not compared: a change of spelling of a type is not a change of signature)."""
+    ``+eps=1e-6`` (added with a default), ``x→y`` (a renamed parameter), ``reordered``, ``n: positional→keyword-only``;
+    empty when nothing did (annotations are not compared: a change of spelling of a type is not a change of
+    signature)."""
     on, nn = [p.name for p in old], [p.name for p in new]
     removed = [n for n in on if n not in nn]
     added = [n for n in nn if n not in on]
@@ -408,8 +410,8 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     if [n for n in on if n in both] != [n for n in nn if n in both]:
         parts.append("reordered")
     elif not removed and all(after[n].default is not None or after[n].kind in star for n in added):
-        # a parameter inserted (with a default) before a positional one moves it: a call passing it by position now binds
-        # another parameter (``y: position 2→3``)
+        # a parameter inserted (with a default) before a positional one moves it: a call passing it by position now
+        # binds another parameter (``y: position 2→3``)
         old_at = [p.name for p in old if p.kind in positional]
         new_at = [p.name for p in new if p.kind in positional]
         parts += [f"{n}: position {old_at.index(n) + 1}→{new_at.index(n) + 1}" for n in old_at

@@ -112,7 +112,8 @@ class GitHubSource:
 
     def _profile(self, parts: set[str]) -> str:
         """What a stored copy holds: its discussion, and its files (``git=1``: none, the clone gave them)."""
-        return f"discussion={int('discussion' in parts)};patch_budget={self.patch_budget};git={int('files' not in parts)}"
+        return (f"discussion={int('discussion' in parts)};patch_budget={self.patch_budget};"
+                f"git={int('files' not in parts)}")
 
     def _holds(self, cached: CachedPR) -> set[str]:
         """The parts a stored copy holds: ``discussion``, and ``files`` when listed with this hunk budget."""
