@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -140,7 +140,7 @@ class Addressed(BaseModel):
         found = {name: getattr(self, name) for name in SHIPPED_FIELDS if getattr(self, name)}
         return {**found, **dict(self.addresses)}
 
-    def without(self, media: set[str]) -> "Addressed":
+    def without(self, media: set[str]) -> Self:
         """A copy without the addresses on ``media``."""
         update: dict[str, object] = {name: None for name in SHIPPED_FIELDS if name in media}
         update["addresses"] = tuple(p for p in self.addresses if p[0] not in media)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rapidfuzz.distance import Levenshtein
@@ -378,7 +378,8 @@ def _edit_line(line: str, n: int) -> tuple[EntryEdit | None, str | None]:
     verdict = values.get("verdict", "keep")
     if verdict not in {v.value for v in Verdict} | {"keep"}:
         return None, f"{where}: verdict '{verdict[:20]}' is not one of deep-read, skim, skip"
-    return EntryEdit(number=int(match.group(1)), verdict=verdict,  # type: ignore[arg-type]
+    # cast: ``verdict`` was checked against the choices just above
+    return EntryEdit(number=int(match.group(1)), verdict=cast(VerdictChoice, verdict),
                      headline=values.get("headline", ""), text=values.get("text", ""),
                      points=values.get("points", ""), followups=values.get("followups", "")), None
 

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from prdigest.classify.proposal.named_areas import Area
+from prdigest.kernel.vocabulary import FileKind
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class Kind:
     shown: str
     paths: tuple[str, ...]
     #: The drafter's file kind this subsystem stands for (``Drafting.file_kinds``), if any.
-    file_kinds: tuple[str, ...] = ()
+    file_kinds: tuple[FileKind, ...] = ()
 
 
 KINDS = (

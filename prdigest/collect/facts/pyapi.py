@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from prdigest.kernel import safe_parse
-from prdigest.kernel.models import UPSTREAM_PASSES, Change
+from prdigest.kernel.models import UPSTREAM_PASSES, Change, ChangeKind
 
 DefKind = Literal["class", "function", "method", "name"]
 #: Module-level names that are plumbing, never API.
@@ -261,8 +261,8 @@ def _init_facts(before: Module, after: Module, path: str) -> Iterator[Change]:
     for name, a in after.inits.items():
         b = before.inits.get(name)
         detail = signature_detail(b.params, a.params) if b is not None else ""
-        if detail:
-            yield _change("signature", a, path, before=b.signature(), after=a.signature(),  # type: ignore[union-attr]
+        if detail and b is not None:
+            yield _change("signature", a, path, before=b.signature(), after=a.signature(),
                           detail=detail)
 
 
@@ -428,10 +428,10 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     return ", ".join(parts)
 
 
-def _change(kind: str, d: Def, path: str, *, before: str = "", after: str = "", detail: str = "",
-            language: str = "python", public: bool | None = None) -> Change:
-    return Change(kind=kind, symbol=d.name, path=path, line=d.line, before=before, after=after, detail=detail,  # type: ignore[arg-type]
-                  public=d.public if public is None else public, language=language)  # type: ignore[arg-type]
+def _change(kind: ChangeKind, d: Def, path: str, *, before: str = "", after: str = "", detail: str = "",
+            language: Literal["python", "triton"] = "python", public: bool | None = None) -> Change:
+    return Change(kind=kind, symbol=d.name, path=path, line=d.line, before=before, after=after, detail=detail,
+                  public=d.public if public is None else public, language=language)
 
 
 def _is_trivial(d: Def) -> bool:
@@ -937,9 +937,9 @@ def _receiver(value: ast.expr, cls: str, func: FunctionNode | None, classes: _Cl
         node = class_nodes.get(cls)
         if node is not None:
             key = ("class", cls)
-            types = cache.get(key)  # type: ignore[assignment]
-            if types is None:
-                types = {}
+            cached = cache.get(key)
+            types = cached if cached is not None else {}
+            if cached is None:
                 for item in node.body:
                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                         types[item.target.id] = _type_name(item.annotation)
@@ -1085,8 +1085,9 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
                     own_class = fact.symbol.rpartition(".")[0]
                     if through_self and path == fact.path and owner.rpartition(".")[0] == own_class \
                             and fact.symbol.rpartition(".")[2] != "__init__":
-                        if callers.get(n, set()) is not None:
-                            callers.setdefault(n, set()).add(owner)  # type: ignore[union-attr]
+                        listed = callers.setdefault(n, set())  # None: the callers are not listed
+                        if listed is not None:
+                            listed.add(owner)
                     else:
                         callers[n] = None
     if not passed:

@@ -10,7 +10,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from urllib3 import Retry
 
@@ -84,7 +84,7 @@ class GitHubSource:
 
     def __init__(self, repo: str, *, token: str | None, base_url: str = DEFAULT_GITHUB_URL,
                  state: Store | Callable[[], Store], concurrency: int = 8,
-                 retry: Retry | None = None, requests_per_minute: float | None | str = "auto",
+                 retry: Retry | None = None, requests_per_minute: float | None | Literal["auto"] = "auto",
                  timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True,
                  upstream: "Callable[[], UpstreamClone | None] | None" = None) -> None:
         self.repo = repo
@@ -95,7 +95,7 @@ class GitHubSource:
         self._retry = retry or default_retry()
         if requests_per_minute == "auto":
             requests_per_minute = None if is_loopback(self.base_url) else DEFAULT_REQUESTS_PER_MINUTE
-        self.requests_per_minute: float | None = requests_per_minute  # type: ignore[assignment]
+        self.requests_per_minute: float | None = requests_per_minute
         self._timeout = timeout
         self.patch_budget = patch_budget
         #: Reviews, conversation comments and linked issues too (``--no-discussion``: False).

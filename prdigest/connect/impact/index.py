@@ -224,7 +224,7 @@ class _Reader:
                             self.s.installs.append((chain, node.value.id))
         return None
 
-    def _call(self, node: ast.Call) -> list[ast.AST]:
+    def _call(self, node: ast.Call) -> list[ast.AST] | None:
         func = _chain(node.func)
         args = node.args
         if func is not None:
@@ -237,7 +237,7 @@ class _Reader:
             self.s.calls.append((func, node.lineno, f"kw={keywords};n={len(args)}"))
             # The function's own chain is recorded as the call; its arguments are walked.
             return [*args, *node.keywords]
-        return None  # type: ignore[return-value]
+        return None
 
     def _attribute(self, node: ast.Attribute) -> list[ast.AST] | None:
         chain = _chain(node)
