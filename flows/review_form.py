@@ -71,6 +71,7 @@ def decision_of(form_input: ReviewForm) -> ReviewDecision:
         raise ReviewRejected([f"changes {e}" for e in errors])
     return ReviewDecision(decision="hold" if form_input.decision == HOLD else "send", approver=form_input.approver,
                           approve_all=True, include_flagged=form_input.decision == SEND_FLAGGED,
+                          # parse_changes gives the decision's own fields (as objects): the model validates them
                           snapshot=form_input.snapshot, **changes)  # type: ignore[arg-type]
 
 

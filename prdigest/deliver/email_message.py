@@ -385,7 +385,7 @@ class _Lines(BytesGenerator):
             return
         # NLCRE.split ends with "" when the text ends with a line break: join writes each line but the last
         # followed by the line ending, and the last (if any) alone, as the loop it replaces.
-        self.write(self._NL.join(NLCRE.split(lines)))  # type: ignore[attr-defined]
+        self.write(self._NL.join(NLCRE.split(lines)))  # type: ignore[attr-defined]  # the generator's line ending
 
 
 class _SharedParts(_Lines):

@@ -238,7 +238,8 @@ class SmtpChannel:
             # The server dropped an idle or capped session before the body went out: nothing was
             # delivered, so reconnect once and send again.
             self._connect()
-            conn = self._conn  # type: ignore[assignment]
+            assert self._conn is not None  # _connect either stored the new session or raised
+            conn = self._conn
             try:
                 self._attempt(conn, msg, rcpt)
             except (smtplib.SMTPServerDisconnected, OSError) as again:

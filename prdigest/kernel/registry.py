@@ -73,6 +73,7 @@ class Registry(Generic[T]):
     def __init__(self, items: Iterable[T] = (), group: str | None = None) -> None:
         if group is not None:
             self.group = group
+        # The shared tables hold ``object``; a group's entries are only ever this Registry[T]'s, hence the ignores.
         self._items: dict[str, T] = _REGISTERED.setdefault(self.group, {}) if self.group else {}  # type: ignore[assignment]
         self._loaded: dict[tuple[str, str], T] = _LOADED.setdefault(self.group, {}) if self.group else {}  # type: ignore[assignment]
         for item in items:
