@@ -179,7 +179,7 @@ def test_concurrent_processes_migrate_without_colliding(state_location: str) -> 
             with open_store(state_location) as mine:
                 start.wait(timeout=60)
                 mine.migrate("things", MIGRATIONS)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
             start.abort()  # the others stop waiting for a worker that will never arrive: a failure, not a hang
 

@@ -155,7 +155,7 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
         return [("?" + urlencode({"lang": other}), other, language_name(other))
                 for other in languages() if other != lang]
 
-    def guarded(purpose: Purpose, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):  # noqa: ANN202
+    def guarded(purpose: Purpose, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):
         async def endpoint(request: Request) -> Response:
             token = request.path_params["token"]
             lang = language(request)

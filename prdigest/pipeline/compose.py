@@ -83,7 +83,7 @@ def make_classifier(options: RunOptions, repo: str, settings: Settings | None = 
             state.close()
 
 
-def _repo_snapshot(repo: str, settings: Settings, source: Source):  # noqa: ANN202 (a RepoSnapshot)
+def _repo_snapshot(repo: str, settings: Settings, source: Source):  # a RepoSnapshot
     """What a proposal reads of ``repo`` for this source: a JSONL file's PRs, else the repository on GitHub."""
     if isinstance(source, JsonlSource):
         return from_prs(repo, source.collect(None))

@@ -193,7 +193,7 @@ class Undelivered(DigestError):
                          f"(digest status '{name}' shows why): send {'it' if n == 1 else 'them'} with "
                          f"digest resend '{name}' --pending")
 
-    def __reduce__(self):  # noqa: ANN204 - pickled with the flow run's result
+    def __reduce__(self):  # pickled with the flow run's result
         return (Undelivered, (self.summary,))
 
 

@@ -40,7 +40,7 @@ def _load(text: str | None) -> tuple[dict[str, Any], Any] | None:
     if text is None:
         return {}, None
     try:
-        data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader, the C one when libyaml is there
+        data = yaml.load(text, Loader=_LOADER)  # a safe loader, the C one when libyaml is there
     except yaml.YAMLError:
         return None
     if data is None:
