@@ -110,6 +110,7 @@ def search_merged(clients: Clients, gh: Github, repo: str, window: Window) -> tu
         while next_url:
             more = clients.get_page(next_url, gh=gh)
             requests += 1
+            # a search page is an object (Page.items' dict case): not checked, hence the ignore
             items.extend((more.items or {}).get("items") or [])  # type: ignore[union-attr]
             next_url = more.next_url
         for item in items:
