@@ -126,7 +126,7 @@ def postgres() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _receive(pipe, proc):  # noqa: ANN001, ANN202
+def _receive(pipe, proc):
     """The next message of a deliverer process, or an exit if it died (its traceback is on stderr)."""
     while not pipe.poll(1):
         if not proc.is_alive():

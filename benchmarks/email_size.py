@@ -69,10 +69,10 @@ def main() -> None:
                      entries=es)
         var = Variant(Filter(), ordered(es))
         deep = sum(e.verdict is Verdict.DEEP_READ for e in es)
-        full, full_ms = timed(lambda: render_email(ed, var, budget=10**9), args.runs)
-        sent, sent_ms = timed(lambda: render_email(ed, var), args.runs)
-        _, slack_ms = timed(lambda: render_slack(ed, var), args.runs)
-        _, text_ms = timed(lambda: render_text(ed, var), args.runs)
+        full, full_ms = timed(lambda ed=ed, var=var: render_email(ed, var, budget=10**9), args.runs)
+        sent, sent_ms = timed(lambda ed=ed, var=var: render_email(ed, var), args.runs)
+        _, slack_ms = timed(lambda ed=ed, var=var: render_slack(ed, var), args.runs)
+        _, text_ms = timed(lambda ed=ed, var=var: render_text(ed, var), args.runs)
         shown = sent.html.count('class="e"')
         rows.append(f"| {n} ({deep} deep-read) | {full.size / 1000:.1f} KB | {full_ms:.0f} ms | "
                     f"{sent.size / 1000:.1f} KB | {'yes' if sent.compact else 'no'} ({shown} in full) | "

@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:
 from github import Auth, Github  # noqa: E402
 
 from benchmarks.report import write_section  # noqa: E402
-from prdigest.state.store import LazyStore
+from prdigest.state.store import LazyStore  # noqa: E402  # after the sys.path insert above
 from prdigest.collect.github import GitHubSource  # noqa: E402
 from prdigest.collect.github.client import default_retry  # noqa: E402
 from prdigest.kernel.models import FileChange, PullRequest, ReviewComment  # noqa: E402

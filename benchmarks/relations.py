@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.report import write_section  # noqa: E402
-from prdigest.connect import followups
+from prdigest.connect import followups  # noqa: E402  # after the sys.path insert above
 from prdigest.state import history  # noqa: E402
 from prdigest.connect.step import connect_edition  # noqa: E402
 from prdigest.connect.followups import PROPOSALS_PER_PR  # noqa: E402

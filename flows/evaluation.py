@@ -49,7 +49,8 @@ def check_out(out: str, *, deployed: bool) -> None:
     repository (prefect.yaml's git_clone step), which is deleted when the run ends, report and all."""
     if deployed and not Path(out).is_absolute():
         raise ConfigError(f"parameter 'out' ({out}) is relative: in a deployment it lands in the run's temporary "
-                          "clone, deleted when the run ends; give an absolute folder (e.g. /var/lib/pr-digest/out/eval)")
+                          "clone, deleted when the run ends; give an absolute folder "
+                          "(e.g. /var/lib/pr-digest/out/eval)")
 
 
 @flow(name="digest-evaluation", log_prints=False)

@@ -6,8 +6,8 @@ where only the draft shrinks: it gets the dialog's height minus the form's, so e
 100 px (eight fields left it 0 px). Hence three fields: the decision (``send`` / ``send, flagged too`` / ``hold``:
 the "include flagged" switch, off unless chosen), the approver, one *Changes* text (reject, approve, edit and
 note lines, :func:`prdigest.review.parse_changes`; never pre-filled). Nothing is pre-filled that binds the decision:
-the run checks it against the draft it showed (:meth:`prdigest.state.record.EditionRecord.check_shown`). "Approve all" is
-implied: it covers the unflagged entries (``digest approve --approve N`` without ``--all`` sends only N).
+the run checks it against the draft it showed (:meth:`prdigest.state.record.EditionRecord.check_shown`). "Approve all"
+is implied: it covers the unflagged entries (``digest approve --approve N`` without ``--all`` sends only N).
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ def decision_of(form_input: ReviewForm) -> ReviewDecision:
         raise ReviewRejected([f"changes {e}" for e in errors])
     return ReviewDecision(decision="hold" if form_input.decision == HOLD else "send", approver=form_input.approver,
                           approve_all=True, include_flagged=form_input.decision == SEND_FLAGGED,
+                          # parse_changes gives the decision's own fields (as objects): the model validates them
                           snapshot=form_input.snapshot, **changes)  # type: ignore[arg-type]
 
 

@@ -179,7 +179,8 @@ def _mjml(edition: Edition, variant: Variant, subj: str, pre: str, frags: list[_
         lang=lang, subject=subj, preheader=pre, font=FONT, ui=ui, week=edition.week,
         repo=one_line(edition.repo), window=window(edition), filter=one_line(variant.filter.describe(lang)),
         total=ui["total"].format(total=len(variant.entries)), badges=badges, notes=notes,
-        groups=group_ctx, action=action_required(views), footer=footer, online=online, reader_links=footer_links(reader_links, lang),
+        groups=group_ctx, action=action_required(views), footer=footer, online=online,
+        reader_links=footer_links(reader_links, lang),
         connect=connect if connect is not None else variant_connections(edition, variant, link_hosts),
         cw=connect_words(lang), impact=_impact(edition, variant, link_hosts) if impact is False else impact,
     )

@@ -26,7 +26,7 @@ def edition(entries: list[Entry], language: str = "zh-CN") -> Edition:
                    language=language, generated_at=WEEK, entries=entries)
 
 
-def openai_drafter(settings, **kwargs):  # noqa: ANN001, ANN201 (an OpenAIDrafter)
+def openai_drafter(settings, **kwargs):  # an OpenAIDrafter
     """The OpenAI drafter over its own state store at ``settings.state``, as the composition root would hand
     it one; closing the drafter closes that store too."""
     from prdigest.draft.llm import OpenAIDrafter
@@ -46,7 +46,7 @@ def openai_drafter(settings, **kwargs):  # noqa: ANN001, ANN201 (an OpenAIDrafte
     return drafter
 
 
-def publish_site(state, out_dir, site_url=None, **kwargs):  # noqa: ANN001, ANN201 (a PublishedSite)
+def publish_site(state, out_dir, site_url=None, **kwargs):  # a PublishedSite
     """``prdigest.publish.site.publish_site`` with the shipped site renderer, as ``digest site`` calls it;
     ``state`` is an open store or a state file (opened and closed here)."""
     from prdigest.publish.site import publish_site as publish
@@ -60,7 +60,7 @@ def publish_site(state, out_dir, site_url=None, **kwargs):  # noqa: ANN001, ANN2
 
 
 def open_ledger(location, *, lease: float = 300.0, patience: float = 10.0, busy_timeout: float = 30.0,
-                retries: int = 5):  # noqa: ANN001, ANN201 (a Ledger)
+                retries: int = 5):  # a Ledger
     """The ledger over its own connection to the state database at ``location`` (a test or a benchmark plays
     a separate process here; the product hands the ledger the run's store)."""
     from prdigest.deliver.ledger import Ledger

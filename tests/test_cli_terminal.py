@@ -106,7 +106,7 @@ def test_status_finds_the_edition_in_the_deployments_state_file(tmp_path: Path,
     lines = result.output.splitlines()
     assert max(len(line) for line in lines) <= 160
     # The long Message-ID is cut on one line instead of folding every row into several.
-    assert sum("a1b2c3d4" in line for line in lines) == 1 and "…" in next(l for l in lines if "a1b2c3d4" in l)
+    assert sum("a1b2c3d4" in line for line in lines) == 1 and "…" in next(line for line in lines if "a1b2c3d4" in line)
 
 
 def test_status_says_plainly_when_no_database_holds_the_edition(tmp_path: Path,

@@ -324,7 +324,7 @@ class _WatchedOutbox:
         self.outbox, self.ledger, self.key, self.crash_at = outbox, ledger, key, crash_at
         self.name, self.batches, self.seen = outbox.name, outbox.batches, []
 
-    def push(self, message: Message, parts=None) -> str:  # noqa: ANN001 - the Channel protocol
+    def push(self, message: Message, parts=None) -> str:  # the Channel protocol
         self.seen.append({r: (row.status, row.push_started_at is not None)
                           for (r, _), row in self.ledger.rows(self.key).items()})
         if len(self.seen) == self.crash_at:
@@ -339,7 +339,7 @@ class _WatchedOutbox:
 
 
 def _outbox_run(tmp_path: Path, ledger: Ledger, ed: Edition, crash_at: int | None = None,
-                readers: list[Reader] | None = None):  # noqa: ANN202
+                readers: list[Reader] | None = None):
     from prdigest.deliver.outbox import OutboxChannel
     from prdigest.deliver.run import outbox_routes
 

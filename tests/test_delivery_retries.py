@@ -127,7 +127,7 @@ def mail(tmp_path: Path):
                "DIGEST_UNSUBSCRIBE_URL": "https://example.com/u/{reader}", "DIGEST_DELIVERY_RETRIES": "1",
                "DIGEST_DELIVERY_RETRY_DELAY": "0.1", "COLUMNS": "300"}
 
-        def run(since: str, until: str):  # noqa: ANN202
+        def run(since: str, until: str):
             return CliRunner().invoke(app, [
                 "run", "--source", f"jsonl:{SAMPLE}", "--since", since, "--until", until, "--deliver", "smtp",
                 "--readers", str(tmp_path / "readers.yaml"), "--out", str(tmp_path / f"out-{since}"),

@@ -56,7 +56,7 @@ def bumped() -> Iterator[str]:
     try:
         yield "openai-bumped"
     finally:
-        DRAFTERS._items.pop("openai-bumped")  # noqa: SLF001  (the registry has no unregister: tests only)
+        DRAFTERS._items.pop("openai-bumped")  # the registry has no unregister: tests only
 
 
 def _week(body: str = "Follow-up to #101. Fixes #31913.") -> list[dict[str, Any]]:

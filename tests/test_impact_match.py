@@ -167,11 +167,11 @@ def test_the_most_severe_fact_wins_for_one_line(table):
 PATCH = """@@ -40,7 +40,7 @@ class FusedMoE(torch.nn.Module):
      def __init__(self, num_experts):
          self.num_experts = num_experts
- 
+\x20
 -    def forward(self, x, dtype):
 +    def forward(self, x):
          return x
- 
+\x20
 @@ -90,6 +90,3 @@ def select_experts(x):
      y = x + 1
 -    y = y * 2
@@ -221,7 +221,7 @@ def test_a_new_abstract_method_in_a_patch_is_a_partial_check_for_subclasses(tabl
 
 
 DEFAULT_PATCH = """@@ -43,3 +43,3 @@ class FusedMoE(torch.nn.Module):
- 
+\x20
 -    def forward(self, x, dtype=None):
 +    def forward(self, x, dtype=None, eps=1e-6):
          return x

@@ -34,7 +34,7 @@ def _random_value(rng: random.Random, depth: int = 0, floats: bool = False) -> o
 
 
 @pytest.mark.parametrize("value", [[], {}, [[]], {"a": {}}, "x\u2028\"\\\n\x01é中", 1, 10**30, "\ud800",
-                                   True, None, {1: 2, 2.5: 3, True: 1, None: 2},
+                                   True, None, {1: 2, 2.5: 3, False: 1, None: 2},
                                    (1, 2), [_Word.A, _Number.X], {"k": [1, {"z": [None, ()]}]}])
 def test_pretty_is_json_dumps_indented(value) -> None:
     assert pretty(value) == json.dumps(value, ensure_ascii=False, indent=2)

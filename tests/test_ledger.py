@@ -75,7 +75,7 @@ def test_concurrent_registrations_of_one_edition_make_each_row_once(state_locati
                 mine.register(ED, plan(*readers))
             finally:
                 mine.close()
-        except BaseException as exc:  # noqa: BLE001 - asserted below
+        except BaseException as exc:  # asserted below
             errors.append(exc)
             start.abort()  # the others stop waiting for a worker that will never arrive: a failure, not a hang
 

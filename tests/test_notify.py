@@ -15,7 +15,7 @@ from tests.factories import edition, entry
 TEXT = "o/r: 1 draft entry waits for your review."
 
 
-def _outbox(out: Path):  # noqa: ANN202
+def _outbox(out: Path):
     media = default_media("outbox")
     channels = make_channels(RunOptions(deliver="outbox", out=str(out)), Settings(), out, media)
     return [m for m in media if m.name in channels], channels

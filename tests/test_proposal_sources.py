@@ -115,7 +115,7 @@ pull_request_rules:
 - name: hostile
   conditions:
     - files~=(?<=x)(a+)+$
-    - 'title~=\b(\w+\s?)+:' 
+    - 'title~=\b(\w+\s?)+:'
   actions:
     label:
       add: [hostile]

@@ -191,7 +191,7 @@ def test_an_edition_left_at_drafted_blocks_no_later_run(tmp_path: Path) -> None:
     another week is not blocked by it, and the same week is drafted again and delivered."""
     settings = Settings(state=tmp_path / "state.sqlite")
 
-    def services(since: str, until: str, out: str):  # noqa: ANN202
+    def services(since: str, until: str, out: str):
         options = RunOptions(source="sample", out=str(tmp_path / out), since=since, until=until)
         return build_services(options, settings, default_media(), site=None)
 

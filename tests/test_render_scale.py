@@ -108,7 +108,7 @@ class Operations:
     def __init__(self, text: str) -> None:
         self.calls = self.joins = self.measured = 0
 
-        def count(frame, event: str, arg) -> None:  # noqa: ANN001 - sys.setprofile's hook
+        def count(frame, event: str, arg) -> None:  # sys.setprofile's hook
             if event == "call":
                 self.calls += 1
                 self.measured += frame.f_code.co_name == "display_width"

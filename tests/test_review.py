@@ -354,7 +354,7 @@ def test_no_secret_reaches_prefect_logs_artifacts_parameters_or_run_inputs(revie
         task_runs = client.read_task_runs()
     assert logs and artifacts and inputs
     assert "markdown" in {a.type for a in artifacts}
-    haystack = json.dumps([run.model_dump(mode="json"), [l.model_dump(mode="json") for l in logs],
+    haystack = json.dumps([run.model_dump(mode="json"), [log.model_dump(mode="json") for log in logs],
                            [a.model_dump(mode="json") for a in artifacts],
                            [i.model_dump(mode="json") for i in inputs],
                            [t.model_dump(mode="json") for t in task_runs]])

@@ -95,7 +95,7 @@ def world(tmp_path_factory: pytest.TempPathFactory):
     store.close()
 
 
-def choice(store, reader: str):  # noqa: ANN001, ANN201
+def choice(store, reader: str):
     return ReaderChoices(store).choice(REPO, reader)
 
 
@@ -207,7 +207,7 @@ def test_forged_tokens_over_the_rate_limit_get_429(world) -> None:
     assert client.get(f"/u/{token}").status_code == 200
 
 
-def _app(tmp_path: Path, **limits):  # noqa: ANN003, ANN202
+def _app(tmp_path: Path, **limits):
     """digest web over a fresh state store whose roster is lin and amd."""
     from prdigest.classify.subsystems import classifier_for
     from prdigest.readers.file import Reader

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from pydantic import ValidationError
 
@@ -99,8 +99,10 @@ def check_command(
         typer.echo(json.dumps(report.as_json(), ensure_ascii=False, indent=2))
         return
     table = Table(title=f"{rules}: {report.prs} PRs")
-    for column, justify in (("subsystem", "left"), ("PRs", "right"), ("share", "right"), ("primary", "right")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("subsystem", "left"), ("PRs", "right"), ("share", "right"),
+                                                      ("primary", "right"))
+    for column, justify in columns:
+        table.add_column(column, justify=justify)
     for name, count in report.per_subsystem.items():
         table.add_row(name, str(count), f"{count / max(report.prs, 1):.0%}", str(report.primary.get(name, 0)))
     console.print(safe_table(table))

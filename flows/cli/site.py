@@ -101,6 +101,6 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.send_error(404, "File not found")
         return None
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: object) -> None:  # the base class's name
         console.print(f"{self.address_string()} {format % args}", highlight=False, markup=False)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich import box
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -22,9 +23,10 @@ from prdigest.pipeline.compose import command
 #: Columns from which every field has its own column.
 WIDE = 140
 _STYLE = {"sent": "green", "failed": "red", "pending": "yellow", "sending": "cyan", "uncertain": "magenta"}
-_COLUMNS = (("reader", "left"), ("medium", "left"), ("recipient", "left"), ("variant", "left"),
-            ("status", "left"), ("attempts", "right"), ("provider id", "left"), ("error", "left"),
-            ("updated (UTC)", "left"))
+_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
+    ("reader", "left"), ("medium", "left"), ("recipient", "left"), ("variant", "left"),
+    ("status", "left"), ("attempts", "right"), ("provider id", "left"), ("error", "left"),
+    ("updated (UTC)", "left"))
 #: Longest provider id shown (cut with …): a Message-ID must not fold every row into several lines.
 ID_WIDTH = 28
 
@@ -36,7 +38,7 @@ def _cut(text: str, width: int = ID_WIDTH) -> str:
 def _wide(report: LedgerReport) -> Table:
     table = Table(title=Text(report.title))
     for column, justify in _COLUMNS:
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        table.add_column(column, justify=justify, overflow="fold")
         if column == "provider id":
             table.columns[-1].no_wrap, table.columns[-1].overflow = True, "ellipsis"
             table.columns[-1].max_width = ID_WIDTH

@@ -22,7 +22,7 @@ FLAGS = ("source", "repo", "since", "until", "approve", "deliver", "readers", "r
          "github_url", "slack_base_url", "git")
 
 
-def watch_once(options: RunOptions):  # noqa: ANN201 - a WatchSummary, imported lazily
+def watch_once(options: RunOptions):  # a WatchSummary, imported lazily
     """Build the run's services (every file, flag and downstream checked first) and run one watch."""
     from flows.cli.edition import build, _settings
     from prdigest.pipeline.watch import Watch
@@ -38,7 +38,7 @@ def watch_once(options: RunOptions):  # noqa: ANN201 - a WatchSummary, imported 
         services.close()
 
 
-def print_watch(summary, seconds: float) -> None:  # noqa: ANN001 - a WatchSummary
+def print_watch(summary, seconds: float) -> None:  # a WatchSummary
     """What the watch did, one line per fact (untrusted text through :func:`safe`)."""
     from rich.console import Console
 

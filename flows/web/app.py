@@ -125,8 +125,9 @@ def _multipart(kind: str, body: bytes) -> dict[str, list[str]]:
             raise BadForm()
         name = part.get_param("name", header="content-disposition")
         if name:
-            payload = part.get_payload(decode=True) or b""
-            fields.setdefault(str(name), []).append(payload.decode("utf-8", "replace"))
+            payload = part.get_payload(decode=True)  # bytes for a part that is not itself multipart
+            text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+            fields.setdefault(str(name), []).append(text)
     return fields
 
 
@@ -141,7 +142,7 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
     clients = clients or RateLimiter(per_minute=120, burst=60)
 
     def language(request: Request, default: str | None = None, form: dict[str, list[str]] | None = None) -> str:
-        asked = ((form or {}).get("lang") or [None])[0] or request.query_params.get("lang")
+        asked = ((form or {}).get("lang") or [""])[0] or request.query_params.get("lang")
         if asked in languages():
             return asked
         return default if default in languages() else DEFAULT
@@ -151,9 +152,10 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
 
     def switch(lang: str) -> Switch:
         """A link to the page in each other language a catalog exists for."""
-        return [("?" + urlencode({"lang": other}), other, language_name(other)) for other in languages() if other != lang]
+        return [("?" + urlencode({"lang": other}), other, language_name(other))
+                for other in languages() if other != lang]
 
-    def guarded(purpose: Purpose, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):  # noqa: ANN202
+    def guarded(purpose: Purpose, handler: Callable[[Request, str, ReaderRef, str], Awaitable[Response]]):
         async def endpoint(request: Request) -> Response:
             token = request.path_params["token"]
             lang = language(request)
@@ -209,6 +211,8 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
         listing = await run_in_threadpool(choices.listing, ref.repo)
         form = await _form(request) if request.method == "POST" else {}
         lang = language(request, default_lang, form)
+        if profile is None:  # left the readers file since ``guarded`` looked
+            return html(message_page(lang, "gone", "gone_explain"), 410)
         ui = strings(lang)
 
         async def page(status: int = 200, notice: str | None = None, kind: str = "ok") -> Response:
@@ -222,7 +226,7 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
             notices = {"save": ui["saved"], "reset": ui["reset_done"], "resubscribe": ui["resubscribed"],
                        "unsubscribe": ui["unsub_done"].format(repo=ref.repo)}
             return await page(notice=notices.get(done or ""))
-        if not signer.check_csrf(token, (form.get("csrf") or [None])[0]):
+        if not signer.check_csrf(token, (form.get("csrf") or [""])[0]):
             return await page(403, ui["stale_form"], "bad")
         action = (form.get("action") or ["save"])[0]
         if action not in ACTIONS or (action in ("unsubscribe", "resubscribe") and shared_link(profile, ref.medium)):
@@ -244,9 +248,10 @@ def create_app(store: Store, signer: LinkSigner, *, limiter: RateLimiter | None 
     async def healthz(request: Request) -> Response:
         return PlainTextResponse("ok")
 
-    async def not_found(request: Request, exc: HTTPException) -> Response:
+    async def not_found(request: Request, exc: Exception) -> Response:  # Starlette's handler type takes any error
         lang = language(request)
-        return html(message_page(lang, "bad_link", "bad_link_explain"), exc.status_code)
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        return html(message_page(lang, "bad_link", "bad_link_explain"), status)
 
     routes = [Route("/u/{token}", guarded("unsubscribe", unsubscribe), methods=["GET", "POST"]),
               Route("/p/{token}", guarded("preferences", preferences), methods=["GET", "POST"]),

@@ -75,7 +75,8 @@ def preferences_page(language: str, repo: str, reader: Reader, choice: Choice, l
     file_subsystems = (", ".join(by_name.get(n, n) for n in reader.subsystems) or ui["all_subsystems"])
     verdicts = [{"value": v.value, "label": v.label(language), "checked": v is now.min_verdict}
                 for v in (Verdict.SKIP, Verdict.SKIM, Verdict.DEEP_READ)]
-    numbers = [{"name": n, "label": ui.get(n, n), "help": f'{ui.get(f"{n}_help", "")} {ui["from_file"].format(value=getattr(reader, n, "—"))}', "min": bounds(n)[0] or 0,
+    numbers = [{"name": n, "label": ui.get(n, n), "min": bounds(n)[0] or 0,
+                "help": f'{ui.get(f"{n}_help", "")} {ui["from_file"].format(value=getattr(reader, n, "—"))}',
                 "max": bounds(n)[1] or 9999, "value": "" if getattr(now, n, None) is None else str(getattr(now, n))}
                for n in NUMBER_FIELDS]
     mine = addresses(reader)

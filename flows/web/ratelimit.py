@@ -21,7 +21,7 @@ MAX_KEYS = 10_000
 class RateLimiter:
     """A token bucket per key: ``burst`` requests at once, refilled at ``per_minute`` a minute."""
 
-    def __init__(self, per_minute: float = 30, burst: int = 20, clock=time.monotonic,  # noqa: ANN001
+    def __init__(self, per_minute: float = 30, burst: int = 20, clock=time.monotonic,
                  max_keys: int = MAX_KEYS) -> None:
         self.rate = per_minute / 60.0
         self.burst = burst

@@ -2,7 +2,8 @@
 :class:`~prdigest.collect.sources.Source` and one :class:`SourceKind` registration. ``--source`` names a kind, with an
 argument after a colon when the kind takes one (``jsonl:PATH``); the composition root looks it up here.
 
-Registrations build lazily: importing this module imports no client library. A source from another package is an entry point
+Registrations build lazily: importing this module imports no client library. A source from another package is an entry
+point
 in the ``pr_digest.sources`` group naming its :class:`SourceKind` (see ``prdigest.kernel.registry``).
 """
 

@@ -20,12 +20,12 @@ log = logging.getLogger(__name__)
 class Embedder:
     """Cosine similarities between texts, from normalised all-MiniLM-L6-v2 embeddings on the CPU."""
 
-    def __init__(self, model: object) -> None:
+    def __init__(self, model: Any) -> None:  # a SentenceTransformer: the optional library is imported when used
         self.model = model
 
     def encode(self, texts: Sequence[str]) -> Any:
         """One normalised 384-dimension vector per text (a numpy array)."""
-        return self.model.encode(list(texts), normalize_embeddings=True, batch_size=64,  # type: ignore[attr-defined]
+        return self.model.encode(list(texts), normalize_embeddings=True, batch_size=64,
                                  show_progress_bar=False, convert_to_numpy=True)
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> list[list[float]]:

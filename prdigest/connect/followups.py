@@ -146,7 +146,7 @@ def resolve(items: Sequence[EarlierFollowup], prs: Sequence[PullRequest], number
         if row[j] >= PROPOSE_AT and pairs[j][0] != out[k].from_number:
             best.append((row[j], k, pairs[j][0]))
     per_pr: dict[int, int] = {}
-    for score, k, number in sorted(best, reverse=True):
+    for _score, k, number in sorted(best, reverse=True):
         if per_pr.get(number, 0) < PROPOSALS_PER_PR:
             per_pr[number] = per_pr.get(number, 0) + 1
             out[k] = out[k].model_copy(update={"proposed_by": number})

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
 
 from prdigest.kernel.hostile import hostile_span
 from prdigest.kernel.i18n import Section, catalog, messages
@@ -23,6 +24,11 @@ from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.prompts import load_prompt
 from prdigest.kernel.surrogates import scrub
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
+    from prdigest.kernel.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -184,13 +190,13 @@ def lede_messages(edition: Edition, entries: list[Entry] | None = None) -> list[
     """The chat messages asking a model for the lede (``prompts/lede.yaml``) of ``entries`` (default: every
     live entry; a variant's entries for its own lede)."""
     first = {n: i for i, n in enumerate(edition.ranking)}
-    entries = [{"number": e.number, "author": e.author, "verdict": e.verdict.value, "headline": e.headline,
-                "subsystems": e.subsystems, "first": first.get(e.number)}
-               for e in (_live(edition) if entries is None else entries)]
+    rows = [{"number": e.number, "author": e.author, "verdict": e.verdict.value, "headline": e.headline,
+             "subsystems": e.subsystems, "first": first.get(e.number)}
+            for e in (_live(edition) if entries is None else entries)]
     order = {Verdict.DEEP_READ: 0, Verdict.SKIM: 1, Verdict.SKIP: 2}
-    entries.sort(key=lambda e: (e["first"] is None, e["first"] or 0, order[Verdict(e["verdict"])], e["number"]))
+    rows.sort(key=lambda e: (e["first"] is None, e["first"] or 0, order[Verdict(e["verdict"])], e["number"]))
     return load_prompt("lede").messages({"language": edition.language, "edition": edition.name,
-                                         "entries": entries[:80]})
+                                         "entries": rows[:80]})
 
 
 def write_lede(edition: Edition, complete: Complete | None = None, vocabulary: Vocabulary | None = None,
@@ -212,7 +218,7 @@ def write_lede(edition: Edition, complete: Complete | None = None, vocabulary: V
     return text
 
 
-def openai_complete(settings) -> Complete:  # type: ignore[no-untyped-def]
+def openai_complete(settings: Settings) -> Complete:
     """A :data:`Complete` over the configured OpenAI-compatible endpoint (no network I/O until called)."""
     import openai
 
@@ -220,7 +226,9 @@ def openai_complete(settings) -> Complete:  # type: ignore[no-untyped-def]
     client = openai.OpenAI(api_key=key, base_url=settings.llm_base_url, timeout=settings.llm_timeout, max_retries=2)
 
     def complete(messages: Sequence[dict[str, str]]) -> str:
-        answer = client.chat.completions.create(model=settings.model, messages=list(messages),  # type: ignore[arg-type]
+        # cast: Prompt.messages gives {"role": "system" | "user", "content": str}, the SDK's message shape
+        answer = client.chat.completions.create(model=settings.model,
+                                                messages=cast("list[ChatCompletionMessageParam]", list(messages)),
                                                 temperature=0.2, max_tokens=400)
         return answer.choices[0].message.content or ""
 

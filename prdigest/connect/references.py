@@ -56,8 +56,8 @@ _ORDINAL_AFTER = re.compile(
 _COLOUR = re.compile(r"(?i)\b(?:colou?rs?|background|foreground|border|fill|stroke|hex|rgb|css|theme|accent|"
                      r"palette|shade)\b|颜色|色值|背景")
 _CONNECTOR = re.compile(r"(?i)^\s*(?:[,，、+&/]|and|or|plus|和|与|及|以及|或)?\s*(?:,?\s*(?:and|or)\s+)?(?:PR\s*)?$")
-_NEGATION = re.compile(r"(?i)(?:\b(?:not|never|without|instead\s+of|rather\s+than|no\s+need\s+to)|n't|不|没有|无需|并非|而非|"
-                       r"不是)\s*(?:\w+\s+)?$")
+_NEGATION = re.compile(r"(?i)(?:\b(?:not|never|without|instead\s+of|rather\s+than|no\s+need\s+to)|n't|"
+                       r"不|没有|无需|并非|而非|不是)\s*(?:\w+\s+)?$")
 _CLAUSE_END = re.compile(r"[.!?;](?:\s|$)|[。！？；\n]")
 
 

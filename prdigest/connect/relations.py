@@ -42,9 +42,9 @@ REVERTS_COMMIT = re.compile(r"^\s*This reverts commit (?P<sha>[0-9a-f]{7,40})\b"
 #: Most relation lines shown under one entry; the rest are counted in one more line.
 MAX_LINES = 8
 #: The relation the other PR gets; a port or a fix is, seen from the original, a follow-up.
-INVERSE: dict[RelationKind, RelationKind] = {"reverts": "reverted-by", "relands": "relanded-by", "follow-up-of": "followed-up-by",
-           "fixes": "followed-up-by", "ports": "followed-up-by", "followed-up-by": "follow-up-of",
-           "part-of-series": "part-of-series"}
+INVERSE: dict[RelationKind, RelationKind] = {"reverts": "reverted-by", "relands": "relanded-by",
+           "follow-up-of": "followed-up-by", "fixes": "followed-up-by", "ports": "followed-up-by",
+           "followed-up-by": "follow-up-of", "part-of-series": "part-of-series"}
 #: Kinds that only point back in time: a PR cannot revert, re-land or fix one merged after it.
 _BACKWARD_ONLY = {"reverts", "relands", "fixes"}
 

@@ -54,7 +54,7 @@ class OneLineHeader(UnstructuredHeader):
     :func:`list_unsubscribe` to be ASCII and to fit one line).
     """
 
-    def fold(self, *, policy):  # noqa: ANN001, ANN201 - email's signature
+    def fold(self, *, policy):  # email's signature
         return f"{self.name}: {self}{policy.linesep}"
 
 
@@ -81,13 +81,13 @@ class _MessagePolicy(EmailPolicy):
     """The default policy, whose parsed header values are shared between messages (see ``_PARSED``), and
     whose header classes' limits are looked up once per header name (the registry makes a class per lookup)."""
 
-    def header_max_count(self, name):  # noqa: ANN001, ANN201 - email's signature
+    def header_max_count(self, name):  # email's signature
         key = (self.header_factory, name.lower())
         if key not in _MAX_COUNT:
             _MAX_COUNT[key] = super().header_max_count(name)
         return _MAX_COUNT[key]
 
-    def header_store_parse(self, name, value):  # noqa: ANN001, ANN201 - email's signature
+    def header_store_parse(self, name, value):  # email's signature
         if type(value) is not str:
             return super().header_store_parse(name, value)
         key = (self.header_factory, name, value)
@@ -385,7 +385,7 @@ class _Lines(BytesGenerator):
             return
         # NLCRE.split ends with "" when the text ends with a line break: join writes each line but the last
         # followed by the line ending, and the last (if any) alone, as the loop it replaces.
-        self.write(self._NL.join(NLCRE.split(lines)))  # type: ignore[attr-defined]
+        self.write(self._NL.join(NLCRE.split(lines)))  # type: ignore[attr-defined]  # the generator's line ending
 
 
 class _SharedParts(_Lines):
@@ -393,7 +393,7 @@ class _SharedParts(_Lines):
     the first time (per policy and line ending), instead of flattening it again for every reader; and a header
     object messages share (``_PARSED``) folded once per policy."""
 
-    def _write_headers(self, msg):  # noqa: ANN001, ANN201 - email's signature
+    def _write_headers(self, msg):  # email's signature
         policy_ = self.policy
         for name, value in msg.raw_items():
             if not isinstance(policy_, EmailPolicy) or not hasattr(value, "name"):
@@ -411,7 +411,7 @@ class _SharedParts(_Lines):
             self._fp.write(found[1])
         self.write(self._NL)
 
-    def flatten(self, msg, unixfrom=False, linesep=None):  # noqa: ANN001, ANN201 - email's signature
+    def flatten(self, msg, unixfrom=False, linesep=None):  # email's signature
         cache = getattr(msg, "flattened", None)
         if cache is None:
             return super().flatten(msg, unixfrom, linesep)

@@ -273,6 +273,6 @@ def feishu_outbox_file(message: Message) -> tuple[str, bytes]:
     return f"{message.reader.id}.feishu.json", pretty(data).encode("utf-8")
 
 
-def feishu_composer(rendering, context):  # noqa: ANN001, ANN201 - see prdigest.deliver.media.Medium.composer
+def feishu_composer(rendering, context):  # see prdigest.deliver.media.Medium.composer
     """Every reader of a variant gets the same cards (the channel adds the signature)."""
     return lambda reader, message_id=None: rendering.payload

@@ -220,12 +220,14 @@ class Ledger:
         return [r[0] for r in self.conn.execute(
             "SELECT edition FROM delivery_ledger GROUP BY edition ORDER BY MAX(updated_at) DESC, edition")]
 
-    def unsent(self, repo: str, besides: str = "", statuses: tuple[str, ...] = ("pending",)) -> list[tuple[str, str, int]]:
+    def unsent(self, repo: str, besides: str = "",
+               statuses: tuple[str, ...] = ("pending",)) -> list[tuple[str, str, int]]:
         """Editions of ``repo`` (``besides`` left out) with rows in ``statuses``, the outbox's own rows not
         counted: ``(key, name, rows)``, newest window first. What a run of any edition points at."""
         marks = ", ".join("?" for _ in statuses)
         return [(r[0], r[1], int(r[2])) for r in self.conn.fetchall(
-            "SELECT e.edition, e.name, COUNT(*) FROM delivery_ledger l JOIN delivery_editions e ON e.edition = l.edition "
+            "SELECT e.edition, e.name, COUNT(*) FROM delivery_ledger l "
+            "JOIN delivery_editions e ON e.edition = l.edition "
             f"WHERE e.repo = ? AND e.edition <> ? AND l.status IN ({marks}) AND l.medium NOT LIKE 'outbox-%' "
             "GROUP BY e.edition, e.name, e.until_at ORDER BY e.until_at DESC", (repo, besides, *statuses))]
 

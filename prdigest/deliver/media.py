@@ -109,7 +109,7 @@ class Medium:
     notice: Callable[[Reader, str, str, ComposeContext], Any] | None = None
     #: The reader's address on this medium, or None when the reader does not use it; None: the readers file's
     #: address of the medium's name (its ``pr_digest.addresses`` declaration: ``reader.address(name)``).
-    address: Callable[[Reader], str | None] = None  # type: ignore[assignment]
+    address: Callable[[Reader], str | None] = None  # type: ignore[assignment]  # __post_init__ replaces None
     #: What its channel needs that is secret, as (environment variable, Prefect Secret block) pairs: a deployed
     #: flow fills a variable missing from the worker's environment from its block (``flows/secrets.py``).
     secrets: tuple[tuple[str, str], ...] = ()

@@ -419,7 +419,7 @@ def ledger_safe(work: Callable[[], object]) -> None:
     """Tidy-up writes while stopping: the stop's own cause must surface, not a second store error."""
     try:
         work()
-    except Exception as exc:  # noqa: BLE001 - logged; the claims expire with their lease
+    except Exception as exc:  # logged; the claims expire with their lease
         log.warning("could not give back claims while stopping: %s", exc)
 
 
@@ -456,7 +456,7 @@ class _Attempt:
             return None
         try:
             message = delivery.message(self.row.message_id if self.row else None)
-        except Exception as exc:  # noqa: BLE001 - one reader's bad data must not stop the others
+        except Exception as exc:  # one reader's bad data must not stop the others
             self._failed(f"cannot compose the message: {type(exc).__name__}: {exc}")
             log.warning("%s: composing the %s message failed: %s", delivery.reader.id, delivery.medium, exc)
             return None
@@ -495,7 +495,7 @@ class _Attempt:
             self._pending(str(exc))
         except LedgerUnavailable:
             raise
-        except Exception as exc:  # noqa: BLE001 - a channel's bug fails this reader, not the whole run
+        except Exception as exc:  # a channel's bug fails this reader, not the whole run
             log.exception("%s: pushing the %s message failed unexpectedly", delivery.reader.id, delivery.medium)
             self._failed(f"unexpected error while pushing: {type(exc).__name__}: {exc}")
         else:

@@ -99,7 +99,7 @@ class _CappedRateLimitHandler(RateLimitErrorRetryHandler):
         self.cap = cap
 
     @staticmethod
-    def _retry_after(response) -> float:  # noqa: ANN001 - slack-sdk's HttpResponse
+    def _retry_after(response) -> float:  # slack-sdk's HttpResponse
         for name, values in response.headers.items():
             if name.lower() == "retry-after":
                 try:
@@ -108,7 +108,7 @@ class _CappedRateLimitHandler(RateLimitErrorRetryHandler):
                     return 1.0
         return 1.0
 
-    def _can_retry(self, *, state, request, response=None, error=None) -> bool:  # noqa: ANN001
+    def _can_retry(self, *, state, request, response=None, error=None) -> bool:
         if not super()._can_retry(state=state, request=request, response=response, error=error):
             return False
         wait = self._retry_after(response)
@@ -272,17 +272,17 @@ def _mrkdwn_url(url: str) -> str:
     return slack_entities(url).replace("|", "%7C")
 
 
-def slack_notice(reader, subject: str, text: str, context) -> list[dict]:  # noqa: ANN001 - see Medium.notice
+def slack_notice(reader, subject: str, text: str, context) -> list[dict]:  # see Medium.notice
     """The editors' notice as one message, its text escaped (:func:`~prdigest.kernel.text.slack_entities`): it can
     neither ping nor link."""
     return [{"text": slack_entities(text), "unfurl_links": False, "unfurl_media": False}]
 
 
-def slack_composer(rendering, context):  # noqa: ANN001, ANN201 - see prdigest.deliver.media.Medium.composer
+def slack_composer(rendering, context):  # see prdigest.deliver.media.Medium.composer
     """Every reader of a variant gets the same payloads (the channel adds the destination); a reader reached
     by direct message also gets their own unsubscribe and preferences links, in a context block at the end.
     A channel gets none: anyone in it could unsubscribe everyone else."""
-    def compose(reader, message_id=None):  # noqa: ANN001, ANN202
+    def compose(reader, message_id=None):
         links = context.links_for(reader, "slack") if _DM.fullmatch(reader.slack or "") else None
         payloads = rendering.payload
         if not links or not links.unsubscribe or not payloads or len(payloads[-1].get("blocks", ())) >= 50:

@@ -37,14 +37,14 @@ class _Phases:
     body_out = False
     _data_replies = 0
 
-    def data(self, msg):  # noqa: ANN001, ANN201 - smtplib's signature
+    def data(self, msg):  # smtplib's signature
         self._data_replies = 1
         try:
             return super().data(msg)
         finally:
             self._data_replies = 0
 
-    def getreply(self):  # noqa: ANN201
+    def getreply(self):
         # Inside data(): the first reply answers DATA itself (354); the second comes after the body.
         if self._data_replies == 1:
             self._data_replies = 2
@@ -238,7 +238,8 @@ class SmtpChannel:
             # The server dropped an idle or capped session before the body went out: nothing was
             # delivered, so reconnect once and send again.
             self._connect()
-            conn = self._conn  # type: ignore[assignment]
+            assert self._conn is not None  # _connect either stored the new session or raised
+            conn = self._conn
             try:
                 self._attempt(conn, msg, rcpt)
             except (smtplib.SMTPServerDisconnected, OSError) as again:
@@ -249,11 +250,11 @@ class SmtpChannel:
         self._last_used = time.monotonic()
         return str(msg["Message-ID"]).strip()
 
-    def _attempt(self, conn, msg, rcpt: str) -> None:  # noqa: ANN001
+    def _attempt(self, conn, msg, rcpt: str) -> None:
         conn.body_out = False
         self._send(conn, msg, rcpt)
 
-    def _dropped(self, conn, rcpt: str, exc: BaseException) -> None:  # noqa: ANN001
+    def _dropped(self, conn, rcpt: str, exc: BaseException) -> None:
         """Forget a session that failed; after the body went out, say the message may have been delivered."""
         self._abandon(conn)
         self._conn = None

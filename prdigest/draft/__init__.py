@@ -1,7 +1,8 @@
 """Drafting: turning a merged PR and its subsystems into a draft entry for the editor.
 
 Two implementations of one protocol, registered in ``prdigest.draft.registry`` and built there by the
-composition root (``prdigest.pipeline.compose``) and by ``digest eval``: the offline drafter (``prdigest.draft.offline``, deterministic, no network) and the OpenAI-compatible one
+composition root (``prdigest.pipeline.compose``) and by ``digest eval``: the offline drafter
+(``prdigest.draft.offline``, deterministic, no network) and the OpenAI-compatible one
 (``prdigest.draft.llm``), which falls back to the offline draft when the model fails.
 """
 

@@ -97,7 +97,8 @@ def default_counter() -> TokenCounter:
 _NON_CENTRAL = [  # (pattern, weight): how much a file's changed lines say about the PR's design
     (re.compile(r"(^|/)(tests?|benchmarks?)/|(^|/)test_[^/]*$|_test\.py$"), 0.3),
     (re.compile(r"(^|/)docs?/|\.(md|rst|txt)$"), 0.2),
-    (re.compile(r"(^|/)(requirements[^/]*|.*\.lock|uv\.lock|poetry\.lock|package-lock\.json)$|\.(ya?ml|toml|cfg|ini|json)$"), 0.25),
+    (re.compile(r"(^|/)(requirements[^/]*|.*\.lock|uv\.lock|poetry\.lock|package-lock\.json)$"
+                r"|\.(ya?ml|toml|cfg|ini|json)$"), 0.25),
 ]
 
 

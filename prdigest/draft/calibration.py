@@ -106,9 +106,11 @@ class Calibration:
     @classmethod
     def from_json(cls, data: dict[str, Any], created_at: str = "") -> "Calibration":
         if data.get("classes") != [c.value for c in CLASSES]:
-            raise ValueError(f"a calibration of classes {data.get('classes')} is not one of {[c.value for c in CLASSES]}")
+            raise ValueError(f"a calibration of classes {data.get('classes')} is not one of "
+                             f"{[c.value for c in CLASSES]}")
         return cls(weights={k: [float(x) for x in v] for k, v in data["weights"].items()},
-                   strength=float(data["strength"]), labels=int(data["labels"]), cv_calibrated=data.get("cv_calibrated"),
+                   strength=float(data["strength"]), labels=int(data["labels"]),
+                   cv_calibrated=data.get("cv_calibrated"),
                    cv_drafter=data.get("cv_drafter"), source=str(data.get("source", "")), created_at=created_at,
                    meta=dict(data.get("meta") or {}))
 
@@ -124,7 +126,8 @@ def _prior(name: str) -> list[float]:
     return [PRIOR if name == f"drafted:{c.value}" else 0.0 for c in CLASSES]
 
 
-def _fit(examples: Sequence[tuple[set[str], Verdict]], strength: float, iterations: int = 200) -> dict[str, list[float]]:
+def _fit(examples: Sequence[tuple[set[str], Verdict]], strength: float,
+         iterations: int = 200) -> dict[str, list[float]]:
     """Weights minimising the mean log loss plus ``strength``/2 times the squared distance from the prior
     (full-batch gradient descent with per-weight step sizes, AdaGrad: the features are sparse and binary)."""
     names = sorted({f for feats, _ in examples for f in feats} | {f"drafted:{c.value}" for c in CLASSES})

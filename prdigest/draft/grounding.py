@@ -2,7 +2,8 @@
 
 A citation is a backticked span, a path-like token (``a/b.py``, ``kernel.cu``) or a snake_case
 identifier written in prose. The PR's data is its title, body, labels, file paths (old and new), diff
-hunks, review comments with their authors, and its code facts (every name and shape a fact states). A citation is supported when it occurs there verbatim
+hunks, review comments with their authors, and its code facts (every name and shape a fact states). A citation is
+supported when it occurs there verbatim
 (case-sensitive, so a path suffix or a file's base name counts); a code-like span such as
 ``intermediate_tensors is None`` is supported when each identifier in it occurs. Unsupported
 citations are listed in ``DraftEntry.grounding`` and the entry goes to the editor marked

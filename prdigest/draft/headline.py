@@ -30,7 +30,9 @@ _VERBS = (
     "constrain", "trim", "skip", "revert", "move", "migrate", "rename", "allow", "avoid", "clean up",
     "simplify", "handle", "validate", "reduce", "increase", "pin", "unify", "register", "port", "replace",
     "disable", "restore", "drop", "make", "set", "document", "cache", "expose", "split", "widen", "sync",
-    "adjust", "align", "refresh", "parameterize", "apply", "adapt", "check", "prevent", "change", "rework", "reuse", "enhance", "modify", "initialize", "release", "upstream", "recompute", "bypass", "lower", "raise", "rewrite", "prune", "postpone", "defer", "tune", "guard",
+    "adjust", "align", "refresh", "parameterize", "apply", "adapt", "check", "prevent", "change", "rework",
+    "reuse", "enhance", "modify", "initialize", "release", "upstream", "recompute", "bypass", "lower", "raise",
+    "rewrite", "prune", "postpone", "defer", "tune", "guard",
 )
 
 
@@ -135,7 +137,8 @@ def _statement(s: Signals, w: Section, short: int) -> tuple[str, bool]:
         if not prep:
             return f"{v}{a}", bool(verb)
         if not verb:
-            return (w["headline"]["for_frame"].format(a=a, b=b) if prep == "for" else _terms(f"{head} {prep} {tail}", w)), False
+            return (w["headline"]["for_frame"].format(a=a, b=b) if prep == "for"
+                    else _terms(f"{head} {prep} {tail}", w)), False
         return w["frames"][prep].format(v=v, a=a, b=b), True
     rest = " ".join(x for x in (head.replace(": ", ", "), prep, tail) if x)
     if verb:

@@ -22,9 +22,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from prdigest.kernel.config import Settings
@@ -211,8 +212,8 @@ class OpenAIDrafter:
         if late:
             return self._fall_back(pr, subsystems, language, spent, late, context)
         packed = pack(pr, self.input_budget, context, counter=self.counter)
-        context = {"language": language, "pr": packed, "subsystems": subsystems}
-        messages = self.entry_prompt.messages(context)
+        values = {"language": language, "pr": packed, "subsystems": subsystems}
+        messages = self.entry_prompt.messages(values)
         try:
             with deadline(end):
                 try:
@@ -276,7 +277,9 @@ class OpenAIDrafter:
         waits no longer than the time left before ``end``."""
         timeout = self.timeout if end is None else max(0.01, min(self.timeout, end - time.monotonic()))
         raw = self.client.chat.completions.with_raw_response.parse(
-            model=self.model, messages=messages, response_format=EntryDraft, temperature=self.temperature,
+            # cast: Prompt.messages gives {"role": "system" | "user", "content": str}, the SDK's message shape
+            model=self.model, messages=cast("list[ChatCompletionMessageParam]", messages),
+            response_format=EntryDraft, temperature=self.temperature,
             max_completion_tokens=MAX_OUTPUT_TOKENS, timeout=timeout,
         )
         spent.calls += 1

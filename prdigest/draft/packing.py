@@ -76,7 +76,8 @@ class DraftContext:
         blob = json.dumps({
             "changes": [c.model_dump(mode="json") for c in self.changes],
             "relations": [r.model_dump(mode="json") for r in self.relations],
-            "texts": {p: hashlib.sha256(t.encode("utf-8", "replace")).hexdigest() for p, t in sorted(self.texts.items())},
+            "texts": {p: hashlib.sha256(t.encode("utf-8", "replace")).hexdigest()
+                      for p, t in sorted(self.texts.items())},
             **({"hunks": {p: hashlib.sha256(t.encode("utf-8", "replace")).hexdigest()
                           for p, t in sorted(self.hunks.items())}} if self.hunks else {}),
         }, sort_keys=True, separators=(",", ":"))
@@ -151,7 +152,8 @@ def _pr_section(pr: PullRequest, counter: TokenCounter, limit: int) -> tuple[str
 
 def _fact_line(c: Change) -> str:
     where = f"{c.path}:{c.line}" if c.line else c.path
-    shape = f": {c.before} → {c.after}" if c.before and c.after else f": {c.after or c.before}" if (c.after or c.before) else ""
+    shape = f": {c.before} → {c.after}" if c.before and c.after \
+        else f": {c.after or c.before}" if (c.after or c.before) else ""
     detail = f" ({plain_detail(c.detail)})" if c.detail else ""
     private = "" if c.public else " [private]"
     breaking = " [breaking]" if c.breaks else ""  # the prompt asks the model to lead with these
@@ -245,7 +247,8 @@ def _enclosing(tree: ast.AST, start: int, end: int) -> tuple[int, int, str] | No
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.end_lineno:
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            if first <= start and end <= node.end_lineno and (best is None or node.end_lineno - first < best[1] - best[0]):
+            if first <= start and end <= node.end_lineno \
+                    and (best is None or node.end_lineno - first < best[1] - best[0]):
                 best = (first, node.end_lineno, node.name)
     return best
 
@@ -352,7 +355,8 @@ def pack(pr: PullRequest, budget: int = DEFAULT_BUDGET, context: DraftContext | 
     need = {
         "pr": counter.count(pr.title) + counter.count(pr.body) + 40,
         "facts": sum(counter.count(x) + 1 for x in facts) + (counter.count(_FACTS_PARTIAL) + 10 if facts else 0),
-        "relations": sum(counter.count(x) + 1 for x in relations) + (counter.count(_RELATIONS) + 10 if relations else 0),
+        "relations": sum(counter.count(x) + 1 for x in relations)
+        + (counter.count(_RELATIONS) + 10 if relations else 0),
         "discussion": sum(counter.count(_point_line(p)) + 1 for p in points(pr)) + 30,
         "issues": sum(counter.count(i.title) + counter.count(i.body) + 12 for i in pr.linked_issues),
         "files": sum(counter.count(x) + 1 for x in file_lines) + counter.count(files_heading) + 10,

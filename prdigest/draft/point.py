@@ -122,7 +122,8 @@ def _said(words: list[str], verb: str | None, w: Section) -> str | None:
             text = w["frames"]["from_to"].format(v=said, a=head, b=start, c=end)
             kept, dropped = kept + more + extra, dropped + lost + gone
         elif head and tail and not lost:  # a place phrase half said ("for clarity") misleads: it goes
-            text, kept, dropped = w["frames"][words[at].lower()].format(v=said, a=head, b=tail), kept + more, dropped + lost
+            text = w["frames"][words[at].lower()].format(v=said, a=head, b=tail)
+            kept, dropped = kept + more, dropped + lost
         elif head and lost:
             text = said + head
         else:

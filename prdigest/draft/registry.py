@@ -4,7 +4,8 @@ PRs it drafts at once, what the edition calls it, what its tokens cost, how it r
 it writes the lede. The pipeline, ``digest eval``, the flow and the CLI look drafters up here by name;
 none of them names one.
 
-Registrations build lazily: importing this module imports no model SDK. A drafter from another package is an entry point in
+Registrations build lazily: importing this module imports no model SDK. A drafter from another package is an entry point
+in
 the ``pr_digest.drafters`` group naming its :class:`DrafterKind` (see ``prdigest.kernel.registry``).
 """
 

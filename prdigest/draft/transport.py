@@ -57,7 +57,7 @@ class _Bounded(http.SyncByteStream):
         for chunk in self._inner:
             if time.monotonic() > self._at:
                 self.close()
-                raise DeadlineExceeded(request=self._request)  # type: ignore[arg-type]
+                raise DeadlineExceeded(request=self._request)
             yield chunk
 
     def close(self) -> None:
@@ -75,12 +75,12 @@ class PacedTransport(http.BaseTransport):
     def handle_request(self, request: http.Request) -> http.Response:
         at = _DEADLINE.get()
         if at is not None and time.monotonic() >= at:
-            raise DeadlineExceeded(request=request)  # type: ignore[arg-type]
+            raise DeadlineExceeded(request=request)
         size = len(request.content) if request.method == "POST" else 0
         try:
             ticket = self.pacer.acquire(size / BYTES_PER_TOKEN, until=at)
         except TimeoutError:
-            raise DeadlineExceeded(request=request) from None  # type: ignore[arg-type]
+            raise DeadlineExceeded(request=request) from None
         response = self._inner.handle_request(request)
         self.pacer.observe(response.status_code, response.headers, ticket)
         if at is not None and isinstance(response.stream, http.SyncByteStream):

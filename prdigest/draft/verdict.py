@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from prdigest.draft.phrasing import area_names, cjk, code_names
 from prdigest.kernel.i18n import Section
 from prdigest.kernel.factlines import fact_line, news_first
+from prdigest.kernel.prtext.kinds import Kind
 from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals
 from prdigest.kernel.actions import upgrades
 from prdigest.kernel.models import Change, Verdict, opt_in_signature
@@ -157,10 +158,15 @@ def _scored(s: Signals) -> list[Reason]:
     if s.breaking:
         add("breaking", W_BREAKING, "breaking", what=s.breaking[0])
     for kind in s.kinds:
-        add(kind.key, W_KIND[kind.key], "kind", text=lambda w, k=kind: w["kind"][k.key].format(evidence=k.evidence))
+        add(kind.key, W_KIND[kind.key], "kind", text=_kind_text(kind))
     if s.deletions >= 50 and s.additions < 0.1 * s.deletions:
         add("deletion", W_DELETION, "deletion")
     return out
+
+
+def _kind_text(kind: Kind) -> Callable[[Section], str]:
+    """The reason's sentence for ``kind``, in the words of the section it is given."""
+    return lambda w: w["kind"][kind.key].format(evidence=kind.evidence)
 
 
 def _facts(s: Signals, add: Callable[..., None]) -> None:

@@ -92,7 +92,8 @@ def review_examples(store: Store, repo: str | None, since: datetime | None = Non
             entries[(edition.repo, r.number)] = (entry, r)
     if repo is None:
         if len(repos) != 1:
-            raise ConfigError("the review record holds " + (f"editions of {len(repos)} repos ({', '.join(sorted(repos))}):"
+            raise ConfigError("the review record holds " + (f"editions of {len(repos)} repos "
+                                                             f"({', '.join(sorted(repos))}):"
                               " name one with --repo OWNER/NAME" if repos else "no reviewed edition: review some "
                               "editions first, or calibrate with --gold FILE"))
         repo = next(iter(repos))

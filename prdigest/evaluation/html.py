@@ -47,40 +47,49 @@ _SIDE = """{% macro side(name, row) %}<div class="side"><span class="v">{{ name 
  {% if row.focus %}<ol>{% for point in row.focus %}<li>{{ point | code }}</li>{% endfor %}</ol>{% endif %}
  {% if row.grounding %}<div class="muted">not supported by the PR: {{ row.grounding | join(", ") }}</div>{% endif %}
 </div>{% endmacro %}
-{% macro pr(row) %}{% if row.url | safe_url %}<a href="{{ row.url }}">#{{ row.number }}</a>{% else %}#{{ row.number }}{% endif %}
+{% macro pr(row) %}{% if row.url | safe_url %}<a href="{{ row.url }}">#{{ row.number }}</a>\
+{% else %}#{{ row.number }}{% endif %}
  {{ row.title | code }}{% endmacro %}
 """
 
 _EVAL = """{% extends "base" %}{% import "side" as s %}{% block body %}
 <p class="muted">{{ info.label }} · {{ info.repo }} · {{ gold_name }} (sha256 {{ info.gold_sha256[:12] }})
- {% if info.llm_base_url %}· {{ info.llm_base_url }}{% endif %} · {{ info.started_at.strftime("%Y-%m-%d %H:%M") }} UTC</p>
+ {% if info.llm_base_url %}· {{ info.llm_base_url }}{% endif %}\
+ · {{ info.started_at.strftime("%Y-%m-%d %H:%M") }} UTC</p>
 <table>{% for name, value in rows %}<tr><th>{{ name }}</th><td class="n">{{ value }}</td></tr>{% endfor %}</table>
 <h2>Confusion matrix</h2>
 <table><tr><th>gold \\ drafted</th>{% for v in order %}<th>{{ v.value }}</th>{% endfor %}</tr>
-{% for g in order %}<tr><th>{{ g.value }}</th>{% for p in order %}<td class="n">{{ figures.confusion[g.value][p.value] }}</td>{% endfor %}</tr>{% endfor %}
+{% for g in order %}<tr><th>{{ g.value }}</th>\
+{% for p in order %}<td class="n">{{ figures.confusion[g.value][p.value] }}</td>{% endfor %}</tr>{% endfor %}
 </table>
 <h2>Subsystems</h2>
 <table><tr><th>subsystem</th><th>tp</th><th>fp</th><th>fn</th><th>precision</th><th>recall</th><th>F1</th></tr>
-{% for name, c in figures.per_subsystem.items() %}<tr><td>{{ name }}</td><td class="n">{{ c.tp }}</td><td class="n">{{ c.fp }}</td>
-<td class="n">{{ c.fn }}</td><td class="n">{{ c.precision | ratio }}</td><td class="n">{{ c.recall | ratio }}</td><td class="n">{{ c.f1 | ratio }}</td></tr>{% endfor %}
+{% for name, c in figures.per_subsystem.items() %}<tr><td>{{ name }}</td><td class="n">{{ c.tp }}</td>\
+<td class="n">{{ c.fp }}</td>
+<td class="n">{{ c.fn }}</td><td class="n">{{ c.precision | ratio }}</td>\
+<td class="n">{{ c.recall | ratio }}</td><td class="n">{{ c.f1 | ratio }}</td></tr>{% endfor %}
 </table>
 <h2>Worst disagreements ({{ worst | length }})</h2>
 {% for row in worst %}<div class="pr">{{ s.pr(row) }}
 <div class="side"><span class="v">gold: {{ row.gold_verdict.value }}</span>
- <span class="muted">· {{ row.gold_subsystems | subsystems }}</span>{% if row.gold_why %}<br>{{ row.gold_why | code }}{% endif %}</div>
+ <span class="muted">· {{ row.gold_subsystems | subsystems }}</span>\
+{% if row.gold_why %}<br>{{ row.gold_why | code }}{% endif %}</div>
 {{ s.side("drafted", row) }}</div>{% endfor %}
 {% endblock %}"""
 
 _COMPARE = """{% extends "base" %}{% import "side" as s %}{% block body %}
 <p>A: {{ a.label }}<br>B: {{ b.label }}<br><span class="muted">{{ result.n }} PRs in both</span></p>
 <h2>What differs</h2>
-{% if result.setup %}<ul>{% for d in result.setup %}<li>{{ d | code }}</li>{% endfor %}</ul>{% else %}<p>Nothing in the recorded configuration.</p>{% endif %}
+{% if result.setup %}<ul>{% for d in result.setup %}<li>{{ d | code }}</li>{% endfor %}</ul>\
+{% else %}<p>Nothing in the recorded configuration.</p>{% endif %}
 <table><tr><th>figure</th><th>A</th><th>B</th></tr>
-{% for name, va, vb in result.figure_rows %}<tr><th>{{ name }}</th><td class="n">{{ va }}</td><td class="n">{{ vb }}</td></tr>{% endfor %}
+{% for name, va, vb in result.figure_rows %}<tr><th>{{ name }}</th>\
+<td class="n">{{ va }}</td><td class="n">{{ vb }}</td></tr>{% endfor %}
 </table>
 <h2>Significance</h2>
 <table><tr><th>measure</th><th>only A right</th><th>only B right</th><th>p</th><th>verdict</th></tr>
-{% for t in result.tests %}<tr><td>{{ t.measure }}</td><td class="n">{{ t.only_a }}</td><td class="n">{{ t.only_b }}</td>
+{% for t in result.tests %}<tr><td>{{ t.measure }}</td><td class="n">{{ t.only_a }}</td>\
+<td class="n">{{ t.only_b }}</td>
 <td class="n">{{ "%.3g" | format(t.p_value) }}</td><td>{{ t.verdict }}</td></tr>{% endfor %}
 </table>
 <h2>PRs where A and B differ ({{ result.differences | length }})</h2>

@@ -101,7 +101,8 @@ def eval_markdown(run: EvalRun, figures: dict[str, Any] | None = None) -> str:
     lines += ["", f"## Worst disagreements ({len(worst)})"]
     for row in worst:
         lines += ["", f"- **#{row.number}** {md(row.title, 160)}",
-                  f"  - gold: *{row.gold_verdict.value}* · {md(', '.join(row.gold_subsystems or ['subsystems not labelled']))}"
+                  f"  - gold: *{row.gold_verdict.value}* · "
+                  f"{md(', '.join(row.gold_subsystems or ['subsystems not labelled']))}"
                   + (f" — {md(row.gold_why, 400)}" if row.gold_why else "")]
         lines += _side(row)
     return "\n".join(lines) + "\n"

@@ -30,6 +30,7 @@ from prdigest.collect.sources import repo_of
 from prdigest.evaluation.shipped import shipped_rows
 from prdigest.pipeline.compose import command
 from prdigest.draft import calibrations
+from prdigest.kernel import storage
 from prdigest.state.store import LazyStore, Store, migrate
 from prdigest.classify.subsystems import Classifier, RulesClassifier, classifier_for, rules_for_repo
 from prdigest.collect.facts.step import attach_facts
@@ -56,7 +57,7 @@ Progress = Callable[[int, int], None]
 class RecordingCache(DraftCache):
     """The draft cache, noting which keys were hits; ``fresh`` makes every lookup a miss (``--no-cache``)."""
 
-    def __init__(self, conn: Store, *, fresh: bool = False) -> None:
+    def __init__(self, conn: storage.Store, *, fresh: bool = False) -> None:
         super().__init__(conn)
         self.fresh = fresh
         #: Keys found, with the tokens the stored draft cost when it was made.
@@ -119,7 +120,7 @@ def candidate(config: EvalConfig, settings: Settings, classifier: Classifier, st
     kind = DRAFTERS[config.drafter]
     caches: list[RecordingCache] = []
 
-    def recording(store: Store) -> RecordingCache:  # the same table and keys as the pipeline's
+    def recording(store: storage.Store) -> RecordingCache:  # the same table and keys as the pipeline's
         caches.append(RecordingCache(store, fresh=config.no_cache))
         return caches[-1]
 
@@ -241,7 +242,8 @@ def prepared(gold: GoldSet, repo: str, settings: Settings, classifier: Classifie
     if upstream.problem:  # said once when it was opened; the facts come from the patches
         settings = settings.model_copy(update={"git": None})
     rules = classifier.rules if isinstance(classifier, RulesClassifier) else None
-    prs, _ = attach_facts([i.pr for i in gold.items], settings=settings, surface=surface_for(rules.code if rules else None),
+    prs, _ = attach_facts([i.pr for i in gold.items], settings=settings,
+                          surface=surface_for(rules.code if rules else None),
                           store=store if clone is not None else None, clone=clone)
     gold = replace(gold, items=[replace(item, pr=pr) for item, pr in zip(gold.items, prs)])
     since = min(pr.merged_at for pr in prs)

@@ -72,7 +72,8 @@ def pr_link(repo: str, number: int, host: str = "github.com") -> str:
 def page_pattern(kinds: str = "pull", repo: str = "repo", number: str = "n") -> str:
     """The regex of a repo page's address as prose and records write it: ``http(s)://<host>/<owner>/<name>/<kind>/<n>``,
     ``kinds`` an alternation (``pull``, ``issues``, ``issues|pull``), the ``owner/name`` and the number in the
-    groups named ``repo`` and ``number`` (``repo`` and ``n`` by default). Any host: the caller compares the repo (links are judged by
+    groups named ``repo`` and ``number`` (``repo`` and ``n`` by default). Any host: the caller compares the repo (links
+    are judged by
     :func:`allowed_parts`, PR links made by ``renderers.escape.pr_url``)."""
     return rf"https?://[^/\s]+/(?P<{repo}>[\w.-]+/[\w.-]+)/(?:{kinds})/(?P<{number}>\d{{1,9}})"
 
@@ -156,7 +157,7 @@ def is_allowed(url: str, hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS, repo: str 
     and ``/o/r/pull/1/../../../login/device`` is that page."""
     parts = allowed_parts(url, hosts)
     match = _REPO_PATH.match(parts.path) if parts else None
-    return bool(match) and (repo is None or match["repo"].lower() == repo.lower())
+    return match is not None and (repo is None or match["repo"].lower() == repo.lower())
 
 
 def defang_url(url: str) -> str:

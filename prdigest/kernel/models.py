@@ -68,7 +68,7 @@ class EntryStatus(str, enum.Enum):
 MAX_BODY = 65_536
 
 
-def _whole(cls: type, value: object) -> object:
+def _whole(cls: type[Any], value: object) -> object:
     """A field's input with every lone surrogate made U+FFFD (a ``\\ud800`` escape in a JSONL line, GitHub's JSON
     or a model's answer): one PR's text can then never stop a run where it is written, hashed or sent."""
     return scrub_data(value)

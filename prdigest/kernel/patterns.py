@@ -211,7 +211,7 @@ class Bounded:
         if self.given_up:
             return None
         try:
-            return self._compiled.search(text, timeout=MATCH_SECONDS)  # type: ignore[no-any-return]
+            return self._compiled.search(text, timeout=MATCH_SECONDS)
         except TimeoutError:
             self._ran_out(len(text))
             return None
@@ -255,5 +255,5 @@ def compile_rule(pattern: str, ignore_case: bool = False) -> Pattern:
     :func:`check`)."""
     fast = _re2(pattern, ignore_case)
     if fast is not None:
-        return fast  # type: ignore[no-any-return]
+        return fast
     return _bounded(pattern, ignore_case)

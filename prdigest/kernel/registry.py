@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 from importlib.metadata import EntryPoint, entry_points
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from prdigest.kernel.errors import ConfigError
 
@@ -34,10 +34,11 @@ class Named(Protocol):
 
 T = TypeVar("T", bound=Named)
 
-#: Per group: the items registered in process, by name (shared by every Registry of the group).
-_REGISTERED: dict[str, dict[str, object]] = {}
+#: Per group: the items registered in process, by name (shared by every Registry of the group; ``Any``: each
+#: group holds one registry's item type).
+_REGISTERED: dict[str, dict[str, Any]] = {}
 #: Per group: the entry points loaded so far, by (name, target): a name is loaded once per process.
-_LOADED: dict[str, dict[tuple[str, str], object]] = {}
+_LOADED: dict[str, dict[tuple[str, str], Any]] = {}
 
 
 #: Per group: the sys.path it was read with, and its entry points (a scan reads every distribution's metadata:
@@ -73,8 +74,8 @@ class Registry(Generic[T]):
     def __init__(self, items: Iterable[T] = (), group: str | None = None) -> None:
         if group is not None:
             self.group = group
-        self._items: dict[str, T] = _REGISTERED.setdefault(self.group, {}) if self.group else {}  # type: ignore[assignment]
-        self._loaded: dict[tuple[str, str], T] = _LOADED.setdefault(self.group, {}) if self.group else {}  # type: ignore[assignment]
+        self._items: dict[str, T] = _REGISTERED.setdefault(self.group, {}) if self.group else {}
+        self._loaded: dict[tuple[str, str], T] = _LOADED.setdefault(self.group, {}) if self.group else {}
         for item in items:
             self.register(item)
 

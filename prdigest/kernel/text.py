@@ -130,7 +130,7 @@ class Counted(str):
     __slots__ = ()
     rule: ClassVar[str] = "one"
 
-    def format(self, *args: object, **values: object) -> str:  # noqa: D102 - documented on the class
+    def format(self, *args: object, **values: object) -> str:  # documented on the class
         choose = PLURAL_RULES[self.rule]
 
         def pick(match: re.Match[str]) -> str:

@@ -45,7 +45,7 @@ def load_yaml_model(path: Path, model: type[M], *, what: str) -> M:
         raise ConfigError(f"{path}: cannot read {what} file: {exc}") from exc
     try:
         try:
-            data = yaml.load(text, Loader=FAST_LOADER)  # noqa: S506 - a safe loader (libyaml's when installed)
+            data = yaml.load(text, Loader=FAST_LOADER)  # a safe loader (libyaml's when installed)
         except yaml.YAMLError:  # parsed again by PyYAML's own parser, whose message and line we report
             data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

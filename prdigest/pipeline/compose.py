@@ -83,7 +83,7 @@ def make_classifier(options: RunOptions, repo: str, settings: Settings | None = 
             state.close()
 
 
-def _repo_snapshot(repo: str, settings: Settings, source: Source):  # noqa: ANN202 (a RepoSnapshot)
+def _repo_snapshot(repo: str, settings: Settings, source: Source):  # a RepoSnapshot
     """What a proposal reads of ``repo`` for this source: a JSONL file's PRs, else the repository on GitHub."""
     if isinstance(source, JsonlSource):
         return from_prs(repo, source.collect(None))
@@ -327,7 +327,7 @@ def command(source: Settings | StateLocation | str | os.PathLike[str]) -> Iterat
     """``with command(settings) as core:``: every command that is not a run takes its state store here, one
     store for all it reads and writes, closed when the block ends."""
     settings = source if isinstance(source, Settings) else None
-    with open_state(settings.state if settings is not None else source) as store:
+    with open_state(source.state if isinstance(source, Settings) else source) as store:
         yield Command(store, settings)
 
 

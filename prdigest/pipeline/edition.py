@@ -193,7 +193,7 @@ class Undelivered(DigestError):
                          f"(digest status '{name}' shows why): send {'it' if n == 1 else 'them'} with "
                          f"digest resend '{name}' --pending")
 
-    def __reduce__(self):  # noqa: ANN204 - pickled with the flow run's result
+    def __reduce__(self):  # pickled with the flow run's result
         return (Undelivered, (self.summary,))
 
 
@@ -388,7 +388,8 @@ class EditionPipeline:
                                     embedder=load_embedder if settings.followup_semantic else None,
                                     complete=complete, vocabulary=services.classifier.vocabulary,
                                     readers=services.audience())
-        return apply_first(services.store(), connected, services.seal_key())  # the read-first order an editor gave this PR before
+        # the read-first order an editor gave this PR before
+        return apply_first(services.store(), connected, services.seal_key())
 
     def drafter_name(self, entries: list[Entry]) -> str:
         """The drafter asked for, as its registration names it (some entries may be marked fallbacks)."""
@@ -493,7 +494,8 @@ class EditionPipeline:
             breaks = sum(1 for w in worst.values() if w == "breaks")
             check = sum(1 for w in worst.values() if w == "check")
             readers = [r.id for r in services.readers.readers if r.downstream == name]
-            said = f"{breaks} PR(s) break it, {check} to check" if breaks or check else "no PR of this edition touches it"
+            said = f"{breaks} PR(s) break it, {check} to check" if breaks or check \
+                else "no PR of this edition touches it"
             lines.append(f"downstream {name} at {index.commit[:12]}: {index.files} files, {len(index.uses)} uses of "
                          f"the upstream; {said} (readers: {', '.join(readers) or 'none'})")
         return lines

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Literal
 
 from prdigest.connect.impact.downstream import DownstreamSpec
 from prdigest.pipeline.watch_notes import with_watch_notes
@@ -16,7 +17,7 @@ from prdigest.deliver.alert_log import Alerted, AlertLog
 from prdigest.kernel.errors import ConfigError
 from prdigest.connect.impact.readable import readable_index
 from prdigest.connect.impact.step import upstream_packages, with_impact
-from prdigest.kernel.models import Coverage, DraftEntry, Edition, Entry, PullRequest, Verdict
+from prdigest.kernel.models import Change, Coverage, DraftEntry, Edition, Entry, PullRequest, Verdict
 from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.git import GitUnavailable, open_clone
@@ -47,11 +48,11 @@ class ImpactReport:
         return any(i.severity == "breaks" for e in self.edition.entries for i in e.impact)
 
 
-def fact_entry(pr: PullRequest, changes: list, source: str) -> Entry:  # noqa: ANN001 - list[Change]
+def fact_entry(pr: PullRequest, changes: list[Change], source: Literal["git", "patches"]) -> Entry:
     """An undrafted entry that carries only the PR's facts (digest impact, digest watch: nothing is drafted)."""
     draft = DraftEntry(number=pr.number, headline=pr.title or f"#{pr.number}", verdict=Verdict.SKIM, rationale="")
     return Entry(url=pr.url, title=pr.title, author=pr.author, merged_at=pr.merged_at, subsystems=[], draft=draft,
-                 changes=changes, coverage=Coverage(source=source))  # type: ignore[arg-type]
+                 changes=changes, coverage=Coverage(source=source))
 
 
 def impact_report(*, downstream: Path, source: str, repo: str | None = None, since: str | None = None,
@@ -93,7 +94,8 @@ def impact_report(*, downstream: Path, source: str, repo: str | None = None, sin
         facts = week_facts(prs, surface=Surface(packages=packages_up), clone=clone, cache=FactsCache(store()),
                            reader=reader)
         problems += facts.problems
-        entries = [fact_entry(pr, facts.changes.get(pr.number, []), facts.source.get(pr.number, "patches")) for pr in prs]
+        entries = [fact_entry(pr, facts.changes.get(pr.number, []), facts.source.get(pr.number, "patches"))
+                   for pr in prs]
         impacted = with_impact(entries, prs, {spec.name: index}, packages_up)
         cleared = 0
         if accept is not None and accept_file is not None:

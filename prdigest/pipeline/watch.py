@@ -80,6 +80,11 @@ def watch_window(services: Services, alerts: AlertLog, now: datetime) -> Window 
     return Window(since, until) if since < until else None
 
 
+def _composed(payload: object) -> Callable[[str | None], object]:
+    """A delivery's compose for a payload already made (whatever the message id)."""
+    return lambda _id: payload
+
+
 def _change_for(impact: Impact, changes: Sequence[Change]) -> Change | None:
     """The entry's fact an impact came from: the same kind, on the name the impact names."""
     kind = impact.fact.split(":", 1)[0]
@@ -197,8 +202,7 @@ class Watch:
                 if medium.notice is None or not address:
                     continue
                 payload = medium.notice(reader, subject, text, context)
-                deliveries.append(Delivery(reader, medium.name, "alert", address,
-                                           lambda _id, p=payload: p))
+                deliveries.append(Delivery(reader, medium.name, "alert", address, _composed(payload)))
         out = Path(services.options.out) / "watch" / run.key.rsplit(":", 1)[-1]
         channels = make_channels(services.options, services.settings, out, services.media)
         deliveries, channels = outbox_routes(deliveries, channels)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -140,7 +140,7 @@ class Addressed(BaseModel):
         found = {name: getattr(self, name) for name in SHIPPED_FIELDS if getattr(self, name)}
         return {**found, **dict(self.addresses)}
 
-    def without(self, media: set[str]) -> "Addressed":
+    def without(self, media: set[str]) -> Self:
         """A copy without the addresses on ``media``."""
         update: dict[str, object] = {name: None for name in SHIPPED_FIELDS if name in media}
         update["addresses"] = tuple(p for p in self.addresses if p[0] not in media)
@@ -201,6 +201,8 @@ class ReadersFile(BaseModel):
 def _line(path: Path, index: int, field: str, name: str) -> int | None:
     """The 1-based line of ``name`` in ``readers[index].field`` (the file already parsed once)."""
     root = yaml.compose(path.read_text(encoding="utf-8"), Loader=FAST_LOADER)
+    if root is None:  # emptied since it was parsed: no line to point at
+        return None
     node = next((v for k, v in root.value if k.value == "readers"), None)
     reader = node.value[index] if isinstance(node, yaml.SequenceNode) else None
     names = next((v for k, v in reader.value if k.value == field), None) if isinstance(
@@ -214,6 +216,8 @@ def _line(path: Path, index: int, field: str, name: str) -> int | None:
 def _key_line(path: Path, index: int, field: str) -> int | None:
     """The 1-based line of the key ``field`` of ``readers[index]``."""
     root = yaml.compose(path.read_text(encoding="utf-8"), Loader=FAST_LOADER)
+    if root is None:  # emptied since it was parsed: no line to point at
+        return None
     node = next((v for k, v in root.value if k.value == "readers"), None)
     reader = node.value[index] if isinstance(node, yaml.SequenceNode) else None
     if not isinstance(reader, yaml.MappingNode):

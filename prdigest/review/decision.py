@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rapidfuzz.distance import Levenshtein
@@ -169,8 +169,8 @@ def _check_connections(edition: Edition, decision: ReviewDecision) -> list[str]:
         reasons.append(f"nobreak: PR {', '.join(f'#{n}' for n in unknown)} is not in {edition.name}")
     unmarked = sorted(n for n in set(nobreak) & set(entries) if not (entries[n].breaking or entries[n].action))
     if unmarked:
-        reasons.append(f"nobreak: PR {', '.join(f'#{n}' for n in unmarked)} is neither marked breaking nor asks an action "
-                       f"(the review lists the marked ones under Action required)")
+        reasons.append(f"nobreak: PR {', '.join(f'#{n}' for n in unmarked)} is neither marked breaking nor asks an "
+                       f"action (the review lists the marked ones under Action required)")
     reasons += accepted_impacts(edition, decision.accept)[1]
     items = edition.earlier_followups
     for n in positions:
@@ -378,7 +378,8 @@ def _edit_line(line: str, n: int) -> tuple[EntryEdit | None, str | None]:
     verdict = values.get("verdict", "keep")
     if verdict not in {v.value for v in Verdict} | {"keep"}:
         return None, f"{where}: verdict '{verdict[:20]}' is not one of deep-read, skim, skip"
-    return EntryEdit(number=int(match.group(1)), verdict=verdict,  # type: ignore[arg-type]
+    # cast: ``verdict`` was checked against the choices just above
+    return EntryEdit(number=int(match.group(1)), verdict=cast(VerdictChoice, verdict),
                      headline=values.get("headline", ""), text=values.get("text", ""),
                      points=values.get("points", ""), followups=values.get("followups", "")), None
 
@@ -434,7 +435,8 @@ def changes_text(decision: ReviewDecision) -> str:
     for edit in decision.edits:
         fields = [f"verdict={edit.verdict}" if edit.verdict != "keep" else "",
                   f"headline={edit.headline}" if edit.headline else "", f"text={edit.text}" if edit.text else "",
-                  f"points={edit.points}" if edit.points else "", f"followups={edit.followups}" if edit.followups else ""]
+                  f"points={edit.points}" if edit.points else "",
+                  f"followups={edit.followups}" if edit.followups else ""]
         lines.append(" ".join([f"#{edit.number}", *(f for f in fields if f)]))
     lines.append(f"note {decision.note}" if decision.note.strip() else "")
     lines.append(f"lede {' '.join(decision.lede.split())}" if decision.lede.strip() else "")

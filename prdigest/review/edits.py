@@ -161,7 +161,8 @@ class EditStore:
             "INSERT INTO entry_edits (repo, number, draft_hash, pr_hash, fields, editor, edited_at, edition, seal) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repo, number) DO UPDATE SET "
             "draft_hash = excluded.draft_hash, pr_hash = excluded.pr_hash, fields = excluded.fields, "
-            "editor = excluded.editor, edited_at = excluded.edited_at, edition = excluded.edition, seal = excluded.seal",
+            "editor = excluded.editor, edited_at = excluded.edited_at, edition = excluded.edition, "
+            "seal = excluded.seal",
             (edit.repo.lower(), edit.number, edit.draft_hash, edit.pr_hash, fields, edit.editor, edit.edited_at,
              edit.edition, seal))
 

@@ -59,7 +59,8 @@ def record_review(store: Store, draft: Edition, reviewed: Edition, run_id: str |
     """Store who approved the edition, when, and per entry its status, the drafted and the final verdict and
     text, and the edit distance (the drafter's signal, scored by ``digest eval --from-reviews``), in one
     transaction; then keep each entry's edit, and the read-first order ``first`` the editor gave, so that later
-    drafts of the same PRs get them again (:mod:`prdigest.review.edits`), sealed with ``seal`` (the run's record key)."""
+    drafts of the same PRs get them again (:mod:`prdigest.review.edits`), sealed with ``seal`` (the run's record
+    key)."""
     store.migrate("review", MIGRATIONS)
     counts = decision_summary(reviewed)
     drafted = {e.number: e for e in draft.entries}

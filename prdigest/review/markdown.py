@@ -87,7 +87,8 @@ def review_markdown(edition: Edition, *, deadline: datetime | None = None, run_h
         "entry goes out unless you add a line `reject 41873 41902` under *Changes*"
         + ("; a flagged ⚠ entry goes out only if you add `approve 41910`, edit it, or choose *send, flagged too*"
            if flagged else "")
-        + ". To edit an entry: `#41873 verdict=skim headline=… text=… points=… | … followups=…` (kept for later drafts of the PR). *hold* sends nothing.",
+        + ". To edit an entry: `#41873 verdict=skim headline=… text=… points=… | … followups=…` "
+          "(kept for later drafts of the PR). *hold* sends nothing.",
     ]
     head += impact_markdown(edition)
     head += action_markdown(edition)

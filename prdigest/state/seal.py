@@ -4,7 +4,8 @@ The hash only shows that body and hash agree; whoever can write the state databa
 both consistently. So every record pr-digest writes also carries a *seal*: an HMAC-SHA256, under a key kept
 outside the database (:class:`SealKey`: ``DIGEST_RECORD_SECRET``, or a key file beside a SQLite state file),
 over the edition's key, revision, status and hash. A record is delivered or resent only when its seal checks
-(:meth:`prdigest.state.record.EditionRecord.check_seal`, at every delivery and every ``digest resend``), so an approved edition
+(:meth:`prdigest.state.record.EditionRecord.check_seal`, at every delivery and every ``digest resend``), so an approved
+edition
 rewritten in the database after its editor approved it is refused, not sent.
 
 Threat model: the attacker can read and write the state database (a shared PostgreSQL account, a restored

@@ -181,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         return True
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         owner = self.server.owner
         if self.path == "/_stats":  # for a server in another process (the benchmark): its call counts
             with owner._lock:
@@ -194,7 +194,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, {"object": "list", "data": [
             {"id": m, "object": "model", "created": 0, "owned_by": "local"} for m in owner.models]})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         owner = self.server.owner
         self.limit_headers, self.drip = {}, 0.0  # one handler serves every request of a kept-alive connection
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")

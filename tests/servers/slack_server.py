@@ -144,7 +144,7 @@ class SlackServer(LoopbackServer):
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:  # http.server's naming
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8")
                 if (self.headers.get("Content-Type") or "").startswith("application/json"):
                     body = json.loads(raw or "{}")

@@ -13,7 +13,7 @@ class _Handler(SimpleHTTPRequestHandler):
     extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".json": "application/json",
                       ".xml": "application/atom+xml", ".js": "text/javascript"}
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet in tests
+    def log_message(self, format: str, *args: object) -> None:  # quiet in tests
         pass
 
 

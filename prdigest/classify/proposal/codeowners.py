@@ -19,7 +19,8 @@ _GITLAB = re.compile(r"^\^?\[(?P<name>[^\]]{1,80})\](?:\[\d+\])?(?:\s+@.*)?$")
 _DECORATION = re.compile(r"^[#=\-*~_\s]+|[#=\-*~_:\s]+$")
 #: The first word of a rule: a path from the root (``/x``), a folder (``x/``), a glob, or a nested path with a
 #: file or folder name of the kind titles do not use (``vllm_ascend/eplb``, ``a/b/c``, ``setup.py``).
-_RULE = re.compile(r"^(?:[/*!]\S*|\S+/|\S*[*?\[]\S*|[^\s/]+/[^\s/]+/\S*|\S*/\S*[_.]\S*|\S*[_.]\S*/\S*|[\w-]+\.\w{1,5})$")
+_RULE = re.compile(r"^(?:[/*!]\S*|\S+/|\S*[*?\[]\S*|[^\s/]+/[^\s/]+/\S*|\S*/\S*[_.]\S*|\S*[_.]\S*/\S*"
+                   r"|[\w-]+\.\w{1,5})$")
 
 
 def commented_rule(comment: str) -> bool:

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from prdigest.classify.proposal.named_areas import Area
+from prdigest.kernel.vocabulary import FileKind
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class Kind:
     shown: str
     paths: tuple[str, ...]
     #: The drafter's file kind this subsystem stands for (``Drafting.file_kinds``), if any.
-    file_kinds: tuple[str, ...] = ()
+    file_kinds: tuple[FileKind, ...] = ()
 
 
 KINDS = (
@@ -28,7 +29,8 @@ KINDS = (
                                        r"MANIFEST\.in|build\.rs|tox\.ini|noxfile\.py)$", r"^(scripts|tools)/"),
          ("ci", "build")),
     Kind("deps", "Dependencies", (r"^requirements", r"(^|/)requirements[^/]*\.(txt|in)$", r"^pyproject\.toml$",
-                                  r"(^|/)(uv|poetry|Cargo|yarn|pnpm-lock|Gemfile)\.lock$", r"(^|/)package(-lock)?\.json$",
+                                  r"(^|/)(uv|poetry|Cargo|yarn|pnpm-lock|Gemfile)\.lock$",
+                                  r"(^|/)package(-lock)?\.json$",
                                   r"(^|/)Cargo\.toml$", r"(^|/)go\.(mod|sum)$"), ("dependency",)),
     Kind("benchmarks", "Benchmarks", (r"^benchmarks?/",), ("bench",)),
     Kind("tests", "Tests", (r"(^|/)(tests?|testing|__tests__)/", r"(^|/)test_[^/]*\.py$", r"_test\.(go|py|rs)$",

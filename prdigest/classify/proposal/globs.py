@@ -139,7 +139,7 @@ def _body(pattern: str) -> str:
 
 
 def compile_glob(text: str) -> Glob:
-    """A minimatch glob (``dot: true``) as an anchored regex RE2 runs in linear time; raise :class:`GlobError` if unsafe."""
+    """A minimatch glob (``dot: true``) as an anchored regex RE2 runs in linear time; :class:`GlobError` if unsafe."""
     raw = text.strip()
     if not raw:
         raise GlobError("empty glob")

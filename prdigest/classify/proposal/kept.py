@@ -102,9 +102,10 @@ def keep(store: Store, proposal: Proposal, *, now: datetime | None = None) -> Ke
     _ensure(store)
     when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     shown = [[p.name, p.shown, p.area.origin] for p in proposal.subsystems]
-    store.execute("INSERT INTO proposed_rules (repo, rules_yaml, origin, shown_json, created_at) VALUES (?, ?, ?, ?, ?) "
-                  "ON CONFLICT (repo) DO NOTHING",
-                  (proposal.repo.lower(), render(proposal, now=when), proposal.where, json.dumps(shown), when.isoformat()))
+    store.execute("INSERT INTO proposed_rules (repo, rules_yaml, origin, shown_json, created_at) "
+                  "VALUES (?, ?, ?, ?, ?) ON CONFLICT (repo) DO NOTHING",
+                  (proposal.repo.lower(), render(proposal, now=when), proposal.where, json.dumps(shown),
+                   when.isoformat()))
     kept = load_kept(store, proposal.repo)
     assert kept is not None  # just written, or written by a concurrent run
     return kept

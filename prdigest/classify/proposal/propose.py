@@ -87,7 +87,7 @@ class Proposal:
         kinds = {k: p.name for p in self.subsystems if p.area.origin == "kind"
                  for kind in KINDS if kind.name == p.name for k in kind.file_kinds}
         return Rules(fallback=self.fallback, incidental_paths=tuple(self.incidental_paths), subsystems=subsystems,
-                     digest_shows="labels", drafting=Drafting(file_kinds=kinds),  # type: ignore[arg-type]
+                     digest_shows="labels", drafting=Drafting(file_kinds=kinds),
                      code=self.code or CodeRules())
 
 

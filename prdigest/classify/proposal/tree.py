@@ -23,7 +23,8 @@ INCIDENTAL = (r"(^|/)(tests?|testing|__tests__|examples?)/", r"(^|/)test_[^/]*\.
 _INCIDENTAL = tuple(re.compile(p) for p in INCIDENTAL)
 #: Folders that only hold other folders' code (descended into, never proposed themselves).
 CONTAINERS = frozenset({"src", "lib", "libs", "pkg", "python", "packages", "crates", "internal", "cmd", "apps"})
-#: Top-level folders with a kind of their own (docs, CI, tooling), left to :mod:`prdigest.classify.proposal.common_areas`.
+#: Top-level folders with a kind of their own (docs, CI, tooling), left to
+#: :mod:`prdigest.classify.proposal.common_areas`.
 NOT_CODE = re.compile(r"^(\.[^/]+|docs?|site|benchmarks?|scripts|tools|third_party|vendor|cmake|docker)(/|$)")
 
 MAX_SHARE = 0.25

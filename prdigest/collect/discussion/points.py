@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from prdigest.collect.discussion.bots import is_bot
-from prdigest.kernel.models import PullRequest
+from prdigest.kernel.models import PullRequest, ReviewComment
 
 PointKind = Literal["changes-requested", "approved", "review", "inline", "comment"]
 _RANK: dict[str, int] = {"changes-requested": 0, "approved": 1, "review": 2, "inline": 3, "comment": 4}
@@ -40,10 +40,12 @@ def points(pr: PullRequest) -> list[Point]:
         if review.body.strip() and not is_bot(review.author):
             found.append(Point(review.author, review.body.strip(), _STATE_KIND.get(review.state, "review"),
                                own=review.author == pr.author))
-    for kind, remarks in (("inline", pr.review_comments), ("comment", pr.comments)):
+    sources: tuple[tuple[PointKind, list[ReviewComment]], ...] = (("inline", pr.review_comments),
+                                                                  ("comment", pr.comments))
+    for kind, remarks in sources:
         for remark in remarks:
             if remark.body.strip() and not is_bot(remark.author):
-                found.append(Point(remark.author, remark.body.strip(), kind,  # type: ignore[arg-type]
+                found.append(Point(remark.author, remark.body.strip(), kind,
                                    path=remark.path, own=remark.author == pr.author))
     return sorted(found, key=lambda p: p.rank)  # stable: each group keeps its order
 

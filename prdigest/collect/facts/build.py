@@ -40,7 +40,7 @@ def _load(text: str | None) -> tuple[dict[str, Any], Any] | None:
     if text is None:
         return {}, None
     try:
-        data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader, the C one when libyaml is there
+        data = yaml.load(text, Loader=_LOADER)  # a safe loader, the C one when libyaml is there
     except yaml.YAMLError:
         return None
     if data is None:
@@ -73,7 +73,8 @@ def _jobs(path: str, before: str | None, after: str | None, old_path: str) -> li
         if name not in old:
             facts.append(Change(kind="ci", symbol=name, path=path, after=name, detail="added", language="config"))
         elif name not in new:
-            facts.append(Change(kind="ci", symbol=name, path=old_path, before=name, detail="removed", language="config"))
+            facts.append(Change(kind="ci", symbol=name, path=old_path, before=name, detail="removed",
+                                language="config"))
         elif not _same(b, a):
             bd, ad = (b if isinstance(b, dict) else {}), (a if isinstance(a, dict) else {})
             keys = [str(k) for k in sorted(bd.keys() | ad.keys(), key=str) if not _same(bd.get(k), ad.get(k))]
@@ -102,7 +103,8 @@ def _cmake(path: str, before: str | None, after: str | None, old_path: str) -> l
         if name not in old:
             facts.append(Change(kind="build", symbol=name, path=path, after=a, detail="added", language="config"))
         elif name not in new:
-            facts.append(Change(kind="build", symbol=name, path=old_path, before=b, detail="removed", language="config"))
+            facts.append(Change(kind="build", symbol=name, path=old_path, before=b, detail="removed",
+                                language="config"))
         elif b != a:
             facts.append(Change(kind="build", symbol=name, path=path, before=b, after=a, detail="changed",
                                 language="config"))

@@ -51,7 +51,9 @@ def _kept_keys(facts: list[Change]) -> list[Change]:
     added = {(c.kind, c.symbol) for c in facts if c.kind in ("config", "env") and c.detail == "added"}
     removed = {(c.kind, c.symbol) for c in facts if c.kind in ("config", "env") and c.detail == "removed"}
     moved = added & removed
-    return [c for c in facts if (c.kind, c.symbol) not in moved or c.detail not in ("added", "removed")] if moved else facts
+    if not moved:
+        return facts
+    return [c for c in facts if (c.kind, c.symbol) not in moved or c.detail not in ("added", "removed")]
 
 
 def _kept_modules(diff: CommitDiff, facts: list[Change], after_modules: dict[str, pyapi.Module | None],
@@ -213,7 +215,8 @@ def _tests(text: str | None) -> dict[str, tuple[int, tuple[str, ...]]]:
 def _test_text(lines: list[str], at: int, indent: int) -> tuple[str, ...]:
     """The decorators and body of the test defined on ``lines[at]``, as written."""
     start = at
-    while start > 0 and _DECORATOR.match(lines[start - 1]) and len(lines[start - 1]) - len(lines[start - 1].lstrip()) == indent:
+    while start > 0 and _DECORATOR.match(lines[start - 1]) \
+            and len(lines[start - 1]) - len(lines[start - 1].lstrip()) == indent:
         start -= 1
     end = at + 1
     while end < len(lines):

@@ -17,7 +17,7 @@ _CONFIG_NAME = re.compile(r"^(additional|extra|user)_?config$|_extra_config$|^ad
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{1,80}")
 
 
-def _config_mapping(node: ast.AST) -> bool:
+def _config_mapping(node: ast.expr) -> bool:
     name = _decorator_name(node).rsplit(".", 1)[-1]
     return bool(name) and bool(_CONFIG_NAME.search(name))
 
@@ -32,7 +32,7 @@ def config_keys(module: Module) -> dict[str, Setting]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
                 and _config_mapping(node.func.value) and node.args and isinstance(node.args[0], ast.Constant):
             key = node.args[0].value
-            default = _unparse(node.args[1]) if len(node.args) > 1 else "None"
+            default = (_unparse(node.args[1]) or "") if len(node.args) > 1 else "None"
         elif isinstance(node, ast.Subscript) and _config_mapping(node.value) and isinstance(node.slice, ast.Constant):
             key = node.slice.value
         if isinstance(key, str) and _KEY.fullmatch(key) and key not in found:

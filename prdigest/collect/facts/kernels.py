@@ -13,9 +13,9 @@ import functools
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from prdigest.kernel.models import Change
+from prdigest.kernel.models import Change, ChangeKind
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ def _split_params(text: str) -> list[str]:
     return out
 
 
-def _language(path: str) -> str:
+def _language(path: str) -> Literal["cuda", "cpp"]:
     return "cuda" if path.endswith((".cu", ".cuh", ".hip")) else "cpp"
 
 
@@ -238,14 +238,15 @@ def compare(path: str, before: str | None, after: str | None, *, before_path: st
     for name in sorted(old.keys() | new.keys()):
         b, a = old.get(name, []), new.get(name, [])
         sample = (a or b)[0]
-        kind_added, kind_removed = ("kernel", "kernel") if sample.kernel else ("added", "removed")
+        kind_added: ChangeKind = "kernel" if sample.kernel else "added"
+        kind_removed: ChangeKind = "kernel" if sample.kernel else "removed"
         if not b:
             if not sample.public and not sample.kernel:
                 continue
-            facts.append(Change(kind=kind_added, symbol=name, path=path, line=a[0].line, after=a[0].signature(),  # type: ignore[arg-type]
+            facts.append(Change(kind=kind_added, symbol=name, path=path, line=a[0].line, after=a[0].signature(),
                                 detail="added", public=sample.public, language=language))
         elif not a:
-            facts.append(Change(kind=kind_removed, symbol=name, path=before_path or path, line=b[0].line,  # type: ignore[arg-type]
+            facts.append(Change(kind=kind_removed, symbol=name, path=before_path or path, line=b[0].line,
                                 before=b[0].signature(), detail="removed", public=sample.public, language=language))
         else:
             bs, as_ = sorted({f.params for f in b}), sorted({f.params for f in a})

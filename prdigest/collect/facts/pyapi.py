@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from prdigest.kernel import safe_parse
-from prdigest.kernel.models import UPSTREAM_PASSES, Change
+from prdigest.kernel.models import UPSTREAM_PASSES, Change, ChangeKind
 
 DefKind = Literal["class", "function", "method", "name"]
 #: Module-level names that are plumbing, never API.
@@ -228,7 +228,7 @@ def _body_hash(node: ast.AST, lines: list[str]) -> int:
     body = getattr(node, "body", None)
     if not body:
         return 0
-    start, end = body[0].lineno - 1, node.end_lineno or body[-1].lineno
+    start, end = body[0].lineno - 1, getattr(node, "end_lineno", None) or body[-1].lineno
     return hash("\n".join(filter(None, map(code_line, lines[start:end]))))
 
 
@@ -261,8 +261,8 @@ def _init_facts(before: Module, after: Module, path: str) -> Iterator[Change]:
     for name, a in after.inits.items():
         b = before.inits.get(name)
         detail = signature_detail(b.params, a.params) if b is not None else ""
-        if detail:
-            yield _change("signature", a, path, before=b.signature(), after=a.signature(),  # type: ignore[union-attr]
+        if detail and b is not None:
+            yield _change("signature", a, path, before=b.signature(), after=a.signature(),
                           detail=detail)
 
 
@@ -354,7 +354,8 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
                 module.imported.update({t.id: _decorator_name(value) for t in targets if isinstance(t, ast.Name)})
                 continue
             for target in targets:
-                if isinstance(target, ast.Name) and target.id not in _PLUMBING and prefix + target.id not in module.defs:
+                if isinstance(target, ast.Name) and target.id not in _PLUMBING \
+                        and prefix + target.id not in module.defs:
                     module.defs[prefix + target.id] = Def(prefix + target.id, "name", node.lineno,
                                                           value=_unparse(value, 120) or "")
         elif isinstance(node, (ast.If, ast.Try)) or type(node).__name__ == "TryStar":
@@ -375,8 +376,9 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
 
 def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     """What changed between two parameter lists: ``+layer_names``, ``-dtype``, ``block_size=16→32``,
-    ``+eps=1e-6`` (added with a default), ``x→y`` (a renamed parameter), ``reordered``, ``n: positional→keyword-only``; empty when nothing did
-    (annotations are not compared: a change of spelling of a type is not a change of signature)."""
+    ``+eps=1e-6`` (added with a default), ``x→y`` (a renamed parameter), ``reordered``, ``n: positional→keyword-only``;
+    empty when nothing did (annotations are not compared: a change of spelling of a type is not a change of
+    signature)."""
     on, nn = [p.name for p in old], [p.name for p in new]
     removed = [n for n in on if n not in nn]
     added = [n for n in nn if n not in on]
@@ -397,8 +399,8 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
         # A parameter the new ``**kwargs`` (by keyword; with ``*args``, positionally too) still accepts is
         # written ``-dtype→**kwargs``: callers that pass it still run.
         for n in removed:
-            positional = before[n].kind in ("posonly", "pos")
-            if takes_kw and before[n].kind != "posonly" and (not positional or takes_var):
+            by_position = before[n].kind in ("posonly", "pos")
+            if takes_kw and before[n].kind != "posonly" and (not by_position or takes_var):
                 parts.append(f"-{n}→**{takes_kw}")
             else:
                 parts.append(f"-{n}")
@@ -408,8 +410,8 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     if [n for n in on if n in both] != [n for n in nn if n in both]:
         parts.append("reordered")
     elif not removed and all(after[n].default is not None or after[n].kind in star for n in added):
-        # a parameter inserted (with a default) before a positional one moves it: a call passing it by position now binds
-        # another parameter (``y: position 2→3``)
+        # a parameter inserted (with a default) before a positional one moves it: a call passing it by position now
+        # binds another parameter (``y: position 2→3``)
         old_at = [p.name for p in old if p.kind in positional]
         new_at = [p.name for p in new if p.kind in positional]
         parts += [f"{n}: position {old_at.index(n) + 1}→{new_at.index(n) + 1}" for n in old_at
@@ -426,10 +428,10 @@ def signature_detail(old: tuple[Param, ...], new: tuple[Param, ...]) -> str:
     return ", ".join(parts)
 
 
-def _change(kind: str, d: Def, path: str, *, before: str = "", after: str = "", detail: str = "",
-            language: str = "python", public: bool | None = None) -> Change:
-    return Change(kind=kind, symbol=d.name, path=path, line=d.line, before=before, after=after, detail=detail,  # type: ignore[arg-type]
-                  public=d.public if public is None else public, language=language)  # type: ignore[arg-type]
+def _change(kind: ChangeKind, d: Def, path: str, *, before: str = "", after: str = "", detail: str = "",
+            language: Literal["python", "triton"] = "python", public: bool | None = None) -> Change:
+    return Change(kind=kind, symbol=d.name, path=path, line=d.line, before=before, after=after, detail=detail,
+                  public=d.public if public is None else public, language=language)
 
 
 def _is_trivial(d: Def) -> bool:
@@ -506,10 +508,10 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
         elif d.public:
             facts.append(_change("added", d, path, after=d.signature()))
     for name, a in new.items():
-        b = old.get(name) or renamed_from.get(name)
-        if b is None:
+        prior = old.get(name) or renamed_from.get(name)
+        if prior is None:
             continue
-        facts.extend(_compare_def(b, a, path, body_facts=body_facts))
+        facts.extend(_compare_def(prior, a, path, body_facts=body_facts))
     if before is not None and after is not None:
         facts.extend(_attribute_facts(before, after, path, old_path))
         facts.extend(_init_facts(before, after, path))
@@ -621,7 +623,7 @@ def _on_lines(body: Iterable[ast.stmt], lines: list[int]) -> Iterator[ast.AST]:
                 yield from (v for v in value if isinstance(v, ast.AST))
 
 
-def _constructor_keywords(modules: dict[str, Module], texts: dict[str, str], others: dict[str, str | None],
+def _constructor_keywords(modules: dict[str, Module], texts: dict[str, str | None], others: dict[str, str | None],
                           module_of: dict[str, str], *, added: bool) -> dict[tuple[str, str], set[str]]:
     """(module, class) → the keywords the modules' calls ``Class(...)`` pass on the lines of their text that
     ``others`` (the file's other version) does not have (``added``: the keyword's own line is such a line),
@@ -935,9 +937,9 @@ def _receiver(value: ast.expr, cls: str, func: FunctionNode | None, classes: _Cl
         node = class_nodes.get(cls)
         if node is not None:
             key = ("class", cls)
-            types = cache.get(key)  # type: ignore[assignment]
-            if types is None:
-                types = {}
+            cached = cache.get(key)
+            types = cached if cached is not None else {}
+            if cached is None:
                 for item in node.body:
                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                         types[item.target.id] = _type_name(item.annotation)
@@ -1008,7 +1010,7 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
         callee = d.parent.rpartition(".")[2] if d.leaf == "__init__" else d.leaf
         if not callee or (d.leaf == "__init__" and d.kind != "method"):
             continue
-        role = "init" if d.leaf == "__init__" else d.kind
+        role: str = "init" if d.leaf == "__init__" else d.kind
         for name in names:
             wanted.setdefault(callee, []).append((n, name, positional.index(name) if name in positional else -1,
                                                   role, _leaf(d.parent), takes_self))
@@ -1083,16 +1085,17 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
                     own_class = fact.symbol.rpartition(".")[0]
                     if through_self and path == fact.path and owner.rpartition(".")[0] == own_class \
                             and fact.symbol.rpartition(".")[2] != "__init__":
-                        if callers.get(n, set()) is not None:
-                            callers.setdefault(n, set()).add(owner)  # type: ignore[union-attr]
+                        listed = callers.setdefault(n, set())  # None: the callers are not listed
+                        if listed is not None:
+                            listed.add(owner)
                     else:
                         callers[n] = None
     if not passed:
         return facts
     out = list(facts)
-    for n, names in passed.items():
+    for n, passed_names in passed.items():
         fact = out[n]
-        given = [p for p in added_with_default(fact.detail) if p in names]
+        given = [p for p in added_with_default(fact.detail) if p in passed_names]
         said = " and ".join(given)
         via = callers.get(n)
         if via:

@@ -159,7 +159,8 @@ class TreeReader:
     def _wanted(self, path: str) -> bool:
         if self.surface.is_test(path) or path.endswith(".po") or _CONTRIBUTOR_DOCS.search(path):
             return False
-        return path.endswith("/__init__.py") or path == "__init__.py" or bool(_DOCS.search(path) or _PACKAGING.match(path))
+        return path.endswith("/__init__.py") or path == "__init__.py" \
+            or bool(_DOCS.search(path) or _PACKAGING.match(path))
 
     def _read(self, paths: dict[str, str]) -> None:
         todo = {o for o in paths if o not in self._tokens and o not in self._inits and o not in self._entries}
@@ -215,7 +216,8 @@ def _alls(diff: CommitDiff | None) -> Shapes:
     for f in diff.files if diff is not None else ():
         if f.path.endswith((".py", ".pyi")) or f.before_path.endswith((".py", ".pyi")):
             texts = [t for t in (f.before, f.after) if t]
-            bases = {m[1]: m[2] for m in _SUBCLASS.finditer(f.after or "") if m[2].rsplit(".", 1)[-1] not in _NOT_A_BASE}
+            bases = {m[1]: m[2] for m in _SUBCLASS.finditer(f.after or "")
+                     if m[2].rsplit(".", 1)[-1] not in _NOT_A_BASE}
             shape = (set().union(*map(_module_all, texts)) if texts else set(),
                      {m for t in texts for m in _ABSTRACT_CLASS.findall(t)}, bases)
             out[f.path] = out[f.before_path] = shape

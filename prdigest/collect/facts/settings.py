@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from prdigest.collect.facts.pyapi import Module, _decorator_name, _unparse
 from prdigest.collect.facts.surface import Surface
@@ -25,7 +26,7 @@ _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]{2,}")
 class Setting:
     """One environment variable, argument or config field: its default as written and its line."""
 
-    kind: str  # env | argument | config
+    kind: Literal["env", "argument", "config"]
     symbol: str
     line: int
     default: str = ""
@@ -67,10 +68,10 @@ def environment(module: Module) -> dict[str, Setting]:
                             break
                     text = (_unparse(entry, 400) or "").replace(key.value, "")
                     found[key.value] = Setting("env", key.value, key.lineno, default, text)
-    for node in ast.walk(tree):
-        call = _env_call(node)
+    for any_node in ast.walk(tree):
+        call = _env_call(any_node)
         if call and _ENV_NAME.fullmatch(call[0]) and call[0] not in found:
-            found[call[0]] = Setting("env", call[0], getattr(node, "lineno", 0), call[1], call[1])
+            found[call[0]] = Setting("env", call[0], getattr(any_node, "lineno", 0), call[1], call[1])
     return found
 
 
@@ -123,7 +124,7 @@ def _classes(tree: ast.Module) -> list[ast.ClassDef]:
     return out
 
 
-def _fields(cls: ast.ClassDef, kind: str) -> dict[str, Setting]:
+def _fields(cls: ast.ClassDef, kind: Literal["argument", "config"]) -> dict[str, Setting]:
     found: dict[str, Setting] = {}
     for node in cls.body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
@@ -138,7 +139,7 @@ def _fields(cls: ast.ClassDef, kind: str) -> dict[str, Setting]:
 def compare(before: dict[str, Setting], after: dict[str, Setting], path: str, *, before_path: str | None = None
             ) -> list[Change]:
     """Settings added, removed, renamed (one of each with the same entry) or whose default changed."""
-    language = "config"
+    language: Literal["config"] = "config"
     before, after = _without_renamed_classes(before, after)
     removed = [s for k, s in before.items() if k not in after]
     added = [s for k, s in after.items() if k not in before]
@@ -146,21 +147,21 @@ def compare(before: dict[str, Setting], after: dict[str, Setting], path: str, *,
     if len(removed) == 1 and len(added) == 1 and removed[0].shape and removed[0].shape == added[0].shape \
             and removed[0].kind == added[0].kind:
         b, a = removed[0], added[0]
-        facts.append(Change(kind=a.kind, symbol=a.symbol, path=path, line=a.line, before=b.symbol, after=a.symbol,  # type: ignore[arg-type]
+        facts.append(Change(kind=a.kind, symbol=a.symbol, path=path, line=a.line, before=b.symbol, after=a.symbol,
                             detail="renamed", public=True, language=language))
         removed, added = [], []
     # ``before`` is never empty for what existed, ``after`` never for what exists (an absent default reads as
     # "none"): media tell added, removed and changed apart by which sides are there.
     for s in removed:
-        facts.append(Change(kind=s.kind, symbol=s.symbol, path=before_path or path, line=s.line, before=s.default or "none",  # type: ignore[arg-type]
-                            detail="removed", public=True, language=language))
+        facts.append(Change(kind=s.kind, symbol=s.symbol, path=before_path or path, line=s.line,
+                            before=s.default or "none", detail="removed", public=True, language=language))
     for s in added:
-        facts.append(Change(kind=s.kind, symbol=s.symbol, path=path, line=s.line, after=s.default,  # type: ignore[arg-type]
+        facts.append(Change(kind=s.kind, symbol=s.symbol, path=path, line=s.line, after=s.default,
                             detail="added", public=True, language=language))
     for key, a in after.items():
-        b = before.get(key)
-        if b is not None and b.default != a.default:
-            facts.append(Change(kind=a.kind, symbol=a.symbol, path=path, line=a.line, before=b.default or "none",  # type: ignore[arg-type]
+        was = before.get(key)
+        if was is not None and was.default != a.default:
+            facts.append(Change(kind=a.kind, symbol=a.symbol, path=path, line=a.line, before=was.default or "none",
                                 after=a.default or "none", detail="default", public=True, language=language))
     return facts
 

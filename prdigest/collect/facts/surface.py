@@ -70,7 +70,7 @@ class Surface:
     not_api: str = DEFAULT_NOT_API
     _compiled: dict[str, Pattern] = field(default_factory=dict, compare=False, repr=False)
 
-    def _any(self, key: str, patterns: tuple[str, ...] | str) -> Pattern | None:
+    def _any(self, key: str, patterns: tuple[str, ...] | str) -> Pattern:
         if key not in self._compiled:
             items = (patterns,) if isinstance(patterns, str) else patterns
             # A rules file's patterns: on RE2, or bounded in time (prdigest.kernel.patterns).
@@ -78,24 +78,24 @@ class Surface:
         return self._compiled[key]
 
     def is_test(self, path: str) -> bool:
-        return bool(self._any("tests", self.tests).search(path))  # type: ignore[union-attr]
+        return bool(self._any("tests", self.tests).search(path))
 
     def is_env_file(self, path: str) -> bool:
         """A declared env file; without a declaration, a module named ``envs.py`` / ``env.py`` (vLLM's and its
         plugins' registry of environment variables)."""
         if not self.env_files:
             return bool(DEFAULT_ENV.search(path)) and not self.is_test(path)
-        return bool(self._any("env", self.env_files).search(path))  # type: ignore[union-attr]
+        return bool(self._any("env", self.env_files).search(path))
 
     def is_argument_file(self, path: str) -> bool:
-        return bool(self._any("args", self.argument_files).search(path))  # type: ignore[union-attr]
+        return bool(self._any("args", self.argument_files).search(path))
 
     def is_config_file(self, path: str) -> bool:
-        return bool(self._any("config", self.config_files).search(path))  # type: ignore[union-attr]
+        return bool(self._any("config", self.config_files).search(path))
 
     def is_api(self, path: str) -> bool:
         """Whether a Python file's public names are API (not a test, doc, example or build script)."""
-        if self.is_test(path) or self._any("not_api", self.not_api).search(path):  # type: ignore[union-attr]
+        if self.is_test(path) or self._any("not_api", self.not_api).search(path):
             return False
         if not self.packages:
             return True

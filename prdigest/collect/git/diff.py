@@ -166,7 +166,7 @@ def _diff_tree(clone: UpstreamClone, parents: dict[str, str | None], *, renames:
         elif kind == "R":
             current.append(_Raw("R", path, old_path, old, new))
         elif kind in "AD":
-            current.append(_Raw(kind, path, None, old, new))  # type: ignore[arg-type]
+            current.append(_Raw("A" if kind == "A" else "D", path, None, old, new))
         else:  # M, T (type change)
             current.append(_Raw("M", path, None, old, new))
     return result

@@ -48,8 +48,8 @@ def after_texts(clone: UpstreamClone, prs: Sequence[PullRequest], max_files: int
     clone.fetch_blobs(oids.values())
     texts = blob_texts(clone, set(oids.values()))
     out: dict[int, dict[str, str]] = {}
-    for (number, path), oid in oids.items():
+    for (number, name), oid in oids.items():
         text, _ = texts.get(oid, (None, ""))
         if text is not None:
-            out.setdefault(number, {})[path] = text
+            out.setdefault(number, {})[name] = text
     return out

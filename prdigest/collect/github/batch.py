@@ -121,16 +121,17 @@ def _listing(clients: Clients, repo: str, hits: Sequence[Hit], week: WeekRemarks
                 listed[number] += 1
         oldest = _time(items[-1].get("updated_at")) if items else None
         if not page.next_url or oldest is None:
-            def complete(created_at: datetime) -> bool:  # the listing is exhausted: all since the floor read
-                return created_at >= floor
+            # (both variants bind their bound as a default: one signature for mypy, no loop variable for B023)
+            def complete(created_at: datetime, bound: datetime = floor) -> bool:  # exhausted: all since the floor
+                return created_at >= bound
             break
         # PRs this listing has not completed yet: created before its oldest remark, and short of their count
         left = sum(1 for h in hits if not counted(h) and (h.created_at is None or h.created_at <= oldest))
         if pages >= budget or left == 0:
-            def complete(created_at: datetime, oldest: datetime = oldest) -> bool:
+            def complete(created_at: datetime, bound: datetime = oldest) -> bool:
                 # a PR created after the oldest remark read has every remark among those read (a remark of
                 # that very second may be on the next page: not complete)
-                return created_at > oldest
+                return created_at > bound
             break
         page = clients.get_page(page.next_url)
         pages += 1

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from prdigest.collect.facts import build, kernels, pins
 from prdigest.collect.git import CommitDiff, FileDiff
+from prdigest.collect.git.diff import Status
 from prdigest.collect.github.client import Clients
 from prdigest.kernel.models import PullRequest
 
@@ -29,7 +30,8 @@ log = logging.getLogger(__name__)
 MAX_FILES = 300
 #: Larger files are skipped like the clone's (prdigest/collect/git/diff.py): GitHub gives no content over 1 MB.
 MAX_BYTES = 1_000_000
-_STATUS = {"added": "A", "removed": "D", "modified": "M", "renamed": "R", "changed": "M", "copied": "A"}
+_STATUS: dict[str, Status] = {"added": "A", "removed": "D", "modified": "M", "renamed": "R", "changed": "M",
+                              "copied": "A"}
 
 
 def read_by_facts(path: str) -> bool:
@@ -91,13 +93,13 @@ class BlobReader:
             status = _STATUS.get(f.status, "M")
             old = f.previous_path if status == "R" else None
             if not (read_by_facts(f.path) or (old and read_by_facts(old))):
-                files.append(FileDiff(status, f.path, old, skipped="not read", additions=f.additions,  # type: ignore[arg-type]
+                files.append(FileDiff(status, f.path, old, skipped="not read", additions=f.additions,
                                       deletions=f.deletions))
                 continue
             before, why_before = (None, "") if status == "A" or parent is None else self._text(old or f.path, parent)
             after, why_after = (None, "") if status == "D" else self._text(f.path, sha)
             skipped = why_before if why_before not in ("", "not found") else why_after if why_after not in (
                 "", "not found") else ""
-            files.append(FileDiff(status, f.path, old, before=before, after=after, skipped=skipped,  # type: ignore[arg-type]
+            files.append(FileDiff(status, f.path, old, before=before, after=after, skipped=skipped,
                                   additions=f.additions, deletions=f.deletions))
         return CommitDiff(sha, parent, tuple(files))

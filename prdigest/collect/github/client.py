@@ -135,6 +135,7 @@ class Clients:
         first = self.get_page(url, {"per_page": PER_PAGE, **(params or {})}, etag)
         if first.items is None:
             return None, etag, True, 1
+        # Page.items is a list on a list endpoint (an object only on search): not checked, hence the ignores
         items: list[dict[str, Any]] = list(first.items)  # type: ignore[arg-type]
         next_url, calls = first.next_url, 1
         while next_url and (limit is None or len(items) < limit):

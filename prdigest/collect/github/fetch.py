@@ -158,15 +158,17 @@ def build_pr(hit: Hit, files: list[FileChange], additions: int, deletions: int, 
     def ordered(kind: str) -> list[dict[str, Any]]:
         return sorted(parts.get(kind, []), key=lambda r: r.get("at") or "")
 
+    # An account without a login is given as "": the models name it "ghost", as GitHub does.
     return PullRequest(
-        number=hit.number, url=hit.url, title=hit.title, author=hit.author, created_at=hit.created_at,
+        number=hit.number, url=hit.url, title=hit.title, author=hit.author or "", created_at=hit.created_at,
         merged_at=hit.merged_at, updated_at=hit.updated_at, labels=list(hit.labels), body=hit.body,
         files=files, additions=additions, deletions=deletions, files_truncated=truncated,
-        review_comments=[ReviewComment(author=r.get("author"), body=r.get("body") or "", path=r.get("path"))
+        review_comments=[ReviewComment(author=r.get("author") or "", body=r.get("body") or "", path=r.get("path"))
                          for r in ordered("review_comments")],
-        reviews=[Review(author=r.get("author"), state=r.get("state") or "COMMENTED", body=r.get("body") or "")
+        reviews=[Review(author=r.get("author") or "", state=r.get("state") or "COMMENTED", body=r.get("body") or "")
                  for r in ordered("reviews")],
-        comments=[ReviewComment(author=r.get("author"), body=r.get("body") or "") for r in ordered("issue_comments")],
+        comments=[ReviewComment(author=r.get("author") or "", body=r.get("body") or "")
+                  for r in ordered("issue_comments")],
         linked_issues=[LinkedIssue.model_validate(i) for i in parts.get("linked_issues", [])],
     )
 

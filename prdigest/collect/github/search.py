@@ -45,17 +45,20 @@ class Hit:
         pull = item.get("pull_request") or {}
         if not pull.get("merged_at"):
             return None
+        merged_at, updated_at = _time(pull["merged_at"]), _time(item.get("updated_at"))
+        if merged_at is None or updated_at is None:  # merged_at was checked just above
+            raise SourceError(f"search hit #{item.get('number')}: no updated_at")
         return cls(
             number=int(item["number"]), url=item.get("html_url") or pull.get("html_url") or "",
             title=item.get("title") or "", body=item.get("body") or "",
             author=(item.get("user") or {}).get("login"),
             labels=tuple(label["name"] for label in item.get("labels") or [] if label.get("name")),
-            created_at=_time(item.get("created_at")), updated_at=_time(item["updated_at"]),
-            merged_at=_time(pull["merged_at"]), comments=int(item.get("comments") or 0),
+            created_at=_time(item.get("created_at")), updated_at=updated_at,
+            merged_at=merged_at, comments=int(item.get("comments") or 0),
         )
 
 
-def _time(text: str | None) -> datetime | None:  # type: ignore[return]
+def _time(text: str | None) -> datetime | None:
     if text:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
     return None
@@ -107,6 +110,7 @@ def search_merged(clients: Clients, gh: Github, repo: str, window: Window) -> tu
         while next_url:
             more = clients.get_page(next_url, gh=gh)
             requests += 1
+            # a search page is an object (Page.items' dict case): not checked, hence the ignore
             items.extend((more.items or {}).get("items") or [])  # type: ignore[union-attr]
             next_url = more.next_url
         for item in items:

@@ -10,7 +10,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from urllib3 import Retry
 
@@ -84,7 +84,7 @@ class GitHubSource:
 
     def __init__(self, repo: str, *, token: str | None, base_url: str = DEFAULT_GITHUB_URL,
                  state: Store | Callable[[], Store], concurrency: int = 8,
-                 retry: Retry | None = None, requests_per_minute: float | None | str = "auto",
+                 retry: Retry | None = None, requests_per_minute: float | None | Literal["auto"] = "auto",
                  timeout: float = 30.0, patch_budget: int = DEFAULT_PATCH_BUDGET, discussion: bool = True,
                  upstream: "Callable[[], UpstreamClone | None] | None" = None) -> None:
         self.repo = repo
@@ -95,7 +95,7 @@ class GitHubSource:
         self._retry = retry or default_retry()
         if requests_per_minute == "auto":
             requests_per_minute = None if is_loopback(self.base_url) else DEFAULT_REQUESTS_PER_MINUTE
-        self.requests_per_minute: float | None = requests_per_minute  # type: ignore[assignment]
+        self.requests_per_minute: float | None = requests_per_minute
         self._timeout = timeout
         self.patch_budget = patch_budget
         #: Reviews, conversation comments and linked issues too (``--no-discussion``: False).
@@ -112,7 +112,8 @@ class GitHubSource:
 
     def _profile(self, parts: set[str]) -> str:
         """What a stored copy holds: its discussion, and its files (``git=1``: none, the clone gave them)."""
-        return f"discussion={int('discussion' in parts)};patch_budget={self.patch_budget};git={int('files' not in parts)}"
+        return (f"discussion={int('discussion' in parts)};patch_budget={self.patch_budget};"
+                f"git={int('files' not in parts)}")
 
     def _holds(self, cached: CachedPR) -> set[str]:
         """The parts a stored copy holds: ``discussion``, and ``files`` when listed with this hunk budget."""
@@ -183,7 +184,7 @@ class GitHubSource:
         self.stats = stats = CollectStats()
         # The run's store: the composition root's LazyStore (opened here, on first use), or a Store.
         state = self._state
-        conn = state() if callable(state) and not hasattr(state, "execute") else state
+        conn = state() if callable(state) else state  # a Store is not callable, a LazyStore is
         hint = f" in {conn.location}"  # a StateLocation never prints a password
         cache = PullCache(conn, self.repo)
         pause = None if self.requests_per_minute is None else self.concurrency * 60 / self.requests_per_minute

@@ -92,8 +92,8 @@ def _git(args: Sequence[str], cwd: Path | None = None, what: str = "git", remote
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise DownstreamError(f"{what}: git {' '.join(args[:2])} failed: {exc}") from exc
     if done.returncode != 0:
-        raise DownstreamError(f"{what}: git {' '.join(args[:2])} failed: "
-                              f"{(done.stderr or done.stdout).strip().splitlines()[-1:] or ['exit ' + str(done.returncode)]}")
+        last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["exit " + str(done.returncode)]
+        raise DownstreamError(f"{what}: git {' '.join(args[:2])} failed: {last}")
     return done.stdout
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from prdigest.collect.facts.pyapi import PASSES
 from prdigest.connect.impact.matchers import WILDCARD
 from prdigest.connect.impact.signature import Signature
-from prdigest.kernel.models import Change, PullRequest
+from prdigest.kernel.models import Change, ChangeKind, PullRequest
 
 _HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$")
 _DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)\s*(.*)$")
@@ -150,8 +150,8 @@ def _file_facts(path: str, patch: str) -> list[Change]:
         # and a new method the downstream's subclass already defines is now overridden by it.
         if name in removed or "." not in name or name.startswith(WILDCARD + "."):
             continue
-        kind = "abstract" if name in abstract else "added"
-        facts.append(Change(kind=kind, symbol=name, path=path, line=line, after=text,
+        fact_kind: ChangeKind = "abstract" if name in abstract else "added"
+        facts.append(Change(kind=fact_kind, symbol=name, path=path, line=line, after=text,
                             public=not name.rsplit(".", 1)[-1].startswith("_")))
     for name, line in bodies.items():
         if (name in removed) == (name in added):  # neither new nor gone: its body changed

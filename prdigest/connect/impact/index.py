@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal, cast, get_args
 
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
@@ -63,7 +63,10 @@ class Use:
     @classmethod
     def from_row(cls, row: Sequence[object]) -> "Use":
         path, line, symbol, how, detail, local, scope = row
-        return cls(str(path), int(line), str(symbol), how, str(detail), str(local), str(scope))  # type: ignore[arg-type]
+        if how not in get_args(UseHow):  # a cached row another version of the index wrote
+            raise ValueError(f"impact index row {path}:{line}: unknown use {how!r}")
+        # cast: ``how`` was checked just above
+        return cls(str(path), int(str(line)), str(symbol), cast(UseHow, how), str(detail), str(local), str(scope))
 
 
 # --- one file ------------------------------------------------------------------------------------------------
@@ -221,7 +224,7 @@ class _Reader:
                             self.s.installs.append((chain, node.value.id))
         return None
 
-    def _call(self, node: ast.Call) -> list[ast.AST]:
+    def _call(self, node: ast.Call) -> list[ast.AST] | None:
         func = _chain(node.func)
         args = node.args
         if func is not None:
@@ -234,7 +237,7 @@ class _Reader:
             self.s.calls.append((func, node.lineno, f"kw={keywords};n={len(args)}"))
             # The function's own chain is recorded as the call; its arguments are walked.
             return [*args, *node.keywords]
-        return None  # type: ignore[return-value]
+        return None
 
     def _attribute(self, node: ast.Attribute) -> list[ast.AST] | None:
         chain = _chain(node)
@@ -258,7 +261,8 @@ class _Reader:
             self.s.strings.append((value, node.lineno))
         return []
 
-    _HANDLERS = {
+    #: Each handler takes the node type it is keyed by (hence ``Any``); one returning None walks all children.
+    _HANDLERS: dict[type[ast.AST], Callable[[_Reader, Any], list[ast.AST] | None]] = {
         ast.Import: _import, ast.ImportFrom: _import_from, ast.ClassDef: _class, ast.Assign: _assign,
         ast.AugAssign: _assign, ast.AnnAssign: _assign, ast.Call: _call, ast.Attribute: _attribute,
         ast.Expr: _expr, ast.Constant: _constant, ast.FunctionDef: _function, ast.AsyncFunctionDef: _function,
@@ -318,9 +322,9 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         own = bindings[s.path]
         for module, name, bound, line, level in s.imports:
             if name is None:  # import a.b [as z]: bound is "local=target"
-                local, target = bound.split("=", 1)
+                local, bound_to = bound.split("=", 1)
                 if _is_upstream(module, upstream):
-                    own[local] = target
+                    own[local] = bound_to
                     uses.append(Use(s.path, line, module, "imports", local=local))
                 continue
             full = _absolute(s, module, level)
@@ -477,7 +481,7 @@ def _inherited(s: FileSummary, c: ClassDef, bases: list[str],
         if len(chain) < 2 or chain[0] != "self" or not c.line <= line <= c.end or chain[1] in own \
                 or chain[1].startswith("__"):
             continue
-        used = "calls" if how == "calls" and len(chain) == 2 else "reads"
+        used: UseHow = "calls" if how == "calls" and len(chain) == 2 else "reads"
         found += [Use(s.path, line, f"{base}.{chain[1]}", used, detail=detail if used == "calls" else "",
                       local=".".join(chain[:2])) for base in bases]
     return found
@@ -498,7 +502,7 @@ def _installed(s: FileSummary, function: str, owner: str) -> list[Use]:
         if len(chain) < 2 or chain[0] != "self" or not span[0] <= line <= span[1] or chain[1] in own \
                 or chain[1].startswith("__"):
             continue
-        used = "calls" if how == "calls" and len(chain) == 2 else "reads"
+        used: UseHow = "calls" if how == "calls" and len(chain) == 2 else "reads"
         found.append(Use(s.path, line, f"{owner}.{chain[1]}", used, detail=detail if used == "calls" else "",
                          local=".".join(chain[:2])))
     return found

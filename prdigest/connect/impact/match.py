@@ -29,14 +29,14 @@ from collections.abc import Iterable, Sequence
 
 from prdigest.connect.impact.matchers import MATCHERS, MODULE_KINDS, WILDCARD, Context, Hit, UseTable, fact_module
 from prdigest.connect.impact.signature import Signature, SignatureChange
-from prdigest.kernel.models import Change, Impact
+from prdigest.kernel.models import Change, Impact, ImpactHow
 
 __all__ = ["HOW", "WILDCARD", "Signature", "SignatureChange", "UseTable", "fact_module", "match_change",
            "match_changes"]
 
 #: Shown as ``Impact.how`` (``reads`` is a use through the name, like a call).
-HOW = {"imports": "imports", "subclasses": "subclasses", "overrides": "overrides", "patches": "patches",
-       "calls": "calls", "reads": "calls", "attribute": "calls"}
+HOW: dict[str, ImpactHow] = {"imports": "imports", "subclasses": "subclasses", "overrides": "overrides",
+                             "patches": "patches", "calls": "calls", "reads": "calls", "attribute": "calls"}
 _SEVERITY_RANK = {"breaks": 2, "check": 1}
 #: Which use of a file speaks for a module-level fact there (the import is the line to fix).
 _HOW_RANK = {"imports": 0, "subclasses": 1, "patches": 2, "overrides": 3, "calls": 4, "reads": 5, "attribute": 6}
@@ -77,7 +77,7 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
         if not change.public and severity == "breaks" and hit.use.how == "overrides":
             severity = "check"  # a private method of the same name may be the downstream's own helper
         impacts.append(Impact(downstream=table.name, path=hit.use.path, line=hit.use.line,
-                              symbol=hit.symbol or hit.use.symbol, how=HOW[hit.use.how],  # type: ignore[arg-type]
+                              symbol=hit.symbol or hit.use.symbol, how=HOW[hit.use.how],
                               severity=severity, fact=_fact_words(change, hit.words), number=number,
                               partial=partial))
     return impacts

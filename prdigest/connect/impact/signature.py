@@ -65,7 +65,9 @@ class Signature:
 
 
 def _split_top(text: str) -> list[str]:
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([{":
             depth += 1
@@ -128,8 +130,8 @@ class SignatureChange:
         detail, passed, callers = plain_detail(change.detail), change.passed, change.callers
         old, new = Signature.parse(change.before), Signature.parse(change.after)
         if old is not None and new is not None and (old.names or new.names):
-            added = tuple(n for n in new.names if n not in old.names)
-            return cls(added=added, added_required=tuple(n for n in added if n not in new.defaults),
+            gained = tuple(n for n in new.names if n not in old.names)
+            return cls(added=gained, added_required=tuple(n for n in gained if n not in new.defaults),
                        removed=tuple(n for n in old.names if n not in new.names),
                        defaults=tuple(n for n in new.names if n in old.names and n in new.defaults
                                       and old.defaults.get(n) != new.defaults[n]),

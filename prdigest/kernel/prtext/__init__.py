@@ -1,1 +1,2 @@
-"""The PR-text toolkit: what a PR's title, body and files say (signals, prose, file kinds, areas), shared by classify, draft, connect and review."""
+"""The PR-text toolkit: what a PR's title, body and files say (signals, prose, file kinds, areas), shared by classify,
+draft, connect and review."""

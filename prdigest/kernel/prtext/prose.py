@@ -46,7 +46,8 @@ _VERSUS = re.compile(rf"(?<![\w.,/-])({_QTY})\s?{_WORD}(?:vs\.?|versus)\s{_WORD}
 _HAS_UNIT = re.compile(rf"\d\s?{_UNIT}$", re.IGNORECASE)
 _VERSION_LIKE = re.compile(r"\d+\.\d+\.\d+|^v\d|^(?:19|20)\d\d(?:[-/]\d|$)")
 _METRIC = re.compile(r"\b(?:latency|throughput|TTFT|TPOT|ITL|time|runtime|memory|bandwidth|speed|TPS|QPS|"
-                     r"tok/s|tokens/s|duration|usage|accept\w*|accuracy|failures|errors|hit rate|raises|raised|lowers|lowered|"
+                     r"tok/s|tokens/s|duration|usage|accept\w*|accuracy|failures|errors|hit rate|raises|raised|"
+                     r"lowers|lowered|"
                      r"drops|dropped|improves|improved|reduces|reduced|cuts|increases|decreases)\b", re.IGNORECASE)
 _PERF_UNIT = re.compile(
     r"(?<![\d.,/])\d[\d.,/]{0,12}\s?(?:k\s?)?(?:ms|us|µs|tok/s|tokens/s|req/s|GB/s|TB/s|TFLOPS|it/s)\b|"
@@ -191,7 +192,8 @@ def speedups(body: str) -> list[tuple[str, float]]:
     found: list[tuple[str, float]] = []
     for line, header in _table_lines(body):
         for m in _FACTOR.finditer(line):
-            if _AFTER_FACTOR_NOT.match(line, m.end()) or _BEFORE_FACTOR_NOT.search(line[max(0, m.start() - 4): m.start()]):
+            if _AFTER_FACTOR_NOT.match(line, m.end()) \
+                    or _BEFORE_FACTOR_NOT.search(line[max(0, m.start() - 4): m.start()]):
                 continue
             context = f"{header} {line[max(0, m.start() - 60): m.end() + 60]}"
             if not _SPEED.search(_FACTOR.sub(" ", context)):
@@ -214,6 +216,7 @@ def perf_evidence(body: str) -> tuple[tuple[str, ...], bool, str | None]:
     for line, _ in _table_lines(body):
         claims += [clean_line(m.group(0), 40).rstrip(".,;:") for m in _PCT_CLAIM.finditer(line)]
         for pattern in (_ARROW, _FROM_TO, _VERSUS):
-            claims += [clean_line(m.group(0), 40).rstrip(".,;:") for m in pattern.finditer(line) if _comparison(m, line)]
+            claims += [clean_line(m.group(0), 40).rstrip(".,;:") for m in pattern.finditer(line)
+                       if _comparison(m, line)]
     best = max((value for _, value in factors), default=None)
     return unique(claims)[:6], bool(_PERF_UNIT.search(body)), f"{best:g}x" if best is not None else None

@@ -44,10 +44,10 @@ class FormProblem(ValueError):
 
 @dataclass(frozen=True)
 class Offer:
-    """What the form offers one reader: subsystems (name, zh, en) they may follow, media they may keep, and
+    """What the form offers one reader: subsystems (name, labels by language) they may follow, media they may keep, and
     whether the link may unsubscribe or resubscribe the reader."""
 
-    subsystems: list[tuple[str, str, str]]
+    subsystems: list[tuple[str, dict[str, str]]]
     media: list[str]
     subscription: bool = True
 
@@ -106,6 +106,6 @@ def preferences_from_form(form: Mapping[str, Sequence[str]], reader: Reader, lis
                 raise FormProblem(name, "not_a_number")
             values[name] = None if int(raw) == getattr(reader, name, None) else int(raw)
     try:
-        return Preferences(**values)
+        return Preferences.model_validate(values)
     except ValidationError as exc:
         raise FormProblem(first_problem(exc, empty="form").top, "out_of_range") from None

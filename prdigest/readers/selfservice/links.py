@@ -105,7 +105,9 @@ def linker(settings: Settings, repo: str) -> Linker | None:
         return links
     template = settings.unsubscribe_url
     if template:
-        return lambda reader, medium=None: ReaderLinks(unsubscribe_url(template, reader, medium))
+        def templated(reader: Reader, medium: str | None = None) -> ReaderLinks:
+            return ReaderLinks(unsubscribe_url(template, reader, medium))
+        return templated
     return None
 
 

@@ -68,7 +68,7 @@ def without_media(reader: Reader, media: set[str]) -> Reader | None:
         return None
     if len(left) == len(addresses(reader)):
         return reader
-    return reader.without({name for name in addresses(reader) if name not in left})  # type: ignore[return-value]
+    return reader.without({name for name in addresses(reader) if name not in left})
 
 
 def apply(reader: Reader, prefs: Preferences, known: frozenset[str] = frozenset()) -> Reader:
@@ -92,7 +92,7 @@ def apply(reader: Reader, prefs: Preferences, known: frozenset[str] = frozenset(
         personal = personal_media(reader)
         kept = [m for m in addresses(reader) if m in prefs.media or m not in personal]
         if kept and len(kept) < len(addresses(reader)):
-            reader = reader.without({m for m in addresses(reader) if m not in kept})  # type: ignore[assignment]
+            reader = reader.without({m for m in addresses(reader) if m not in kept})
     if not update:
         return reader
     try:
