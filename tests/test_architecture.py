@@ -367,7 +367,7 @@ LAZY_OURS = {
     ("flows/cli/web.py", "prdigest.pipeline.compose"): _HELP,
     ("flows/cli/web.py", "prdigest.readers.selfservice"): _HELP,
     ("prdigest/collect/registry.py", "prdigest.collect.github"): _PLUGIN,
-    ("prdigest/draft/registry.py", "prdigest.connect.lede"): _PLUGIN,
+    ("prdigest/draft/registry.py", "prdigest.draft.endpoint"): _PLUGIN,
     ("prdigest/draft/registry.py", "prdigest.draft.llm"): _PLUGIN,
     ("prdigest/draft/registry.py", "prdigest.draft.offline"): _PLUGIN,
     ("prdigest/draft/registry.py", "prdigest.draft.packing"): _PLUGIN,

@@ -86,7 +86,7 @@ def test_a_drafted_lede_citing_an_entry_the_editor_rejects_is_redrafted_offline(
 def test_the_model_is_asked_through_the_openai_client_and_an_answer_that_is_no_lede_falls_back(tmp_path,
                                                                                               caplog) -> None:
     from prdigest.kernel.config import Settings
-    from prdigest.connect.lede import openai_complete
+    from prdigest.draft.endpoint import openai_complete
     from tests.servers.openai_server import OpenAIServer
 
     ed = edition()
@@ -166,7 +166,7 @@ def test_a_lede_may_link_its_own_prs() -> None:
 
 
 def test_a_hostile_model_lede_from_the_openai_client_falls_back_offline(tmp_path, caplog) -> None:
-    from prdigest.connect.lede import openai_complete
+    from prdigest.draft.endpoint import openai_complete
     from prdigest.kernel.config import Settings
     from tests.servers.openai_server import OpenAIServer
 
@@ -217,3 +217,23 @@ def test_the_review_shows_each_readers_lede_with_who_gets_it() -> None:
     # A lede recorded unchecked (an older run, a hand-edited record) shows its problems to the editor.
     bad = [v.model_copy(update={"lede": v.lede + " Read #14 too."}) for v in ed.variants]
     assert "⚠ cites #14" in review_markdown(ed.model_copy(update={"variants": bad}))
+
+
+def test_a_slow_drip_lede_is_given_up_at_the_deadline_for_the_offline_one(tmp_path) -> None:
+    """Failed before: the lede had a client of its own, with no deadline (the SDK's timeout is per read), so an
+    answer trickling in a byte every 50 ms (over a minute) held the connect step until it ended."""
+    import time
+
+    from prdigest.draft.endpoint import openai_complete
+    from prdigest.kernel.config import Settings
+    from tests.servers.openai_server import OpenAIServer
+
+    ed = edition()
+    with OpenAIServer(models=("local-model",), default="drip", drip_seconds=0.05) as server:
+        settings = Settings(llm_base_url=server.base_url, OPENAI_API_KEY=server.api_key, model="local-model",
+                            state=str(tmp_path / "state.sqlite"), llm_entry_deadline=1.0)
+        started = time.monotonic()
+        lede = write_lede(ed, openai_complete(settings))
+        elapsed = time.monotonic() - started
+    assert lede == offline_lede(ed)
+    assert elapsed < 30.0, f"{elapsed:.2f} s"  # the whole answer takes over a minute; loose for a loaded machine

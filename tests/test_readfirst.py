@@ -96,7 +96,7 @@ def test_a_models_ranking_must_order_only_the_deep_reads_it_drafted() -> None:
 
 def test_the_model_ranks_through_the_openai_client_and_a_bad_answer_falls_back(tmp_path, caplog) -> None:
     from prdigest.kernel.config import Settings
-    from prdigest.connect.lede import openai_complete
+    from prdigest.draft.endpoint import openai_complete
     from tests.servers.openai_server import OpenAIServer
 
     prs = [_pr(n, f"[Core] Change {n}", "The scheduler now preempts by recompute by default.",

@@ -15,7 +15,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, cast
 
 from prdigest.kernel.hostile import hostile_span
 from prdigest.kernel.i18n import Section, catalog, messages
@@ -25,10 +24,6 @@ from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.prompts import load_prompt
 from prdigest.kernel.surrogates import scrub
 
-if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletionMessageParam
-
-    from prdigest.kernel.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -216,20 +211,3 @@ def write_lede(edition: Edition, complete: Complete | None = None, vocabulary: V
         log.warning("lede rejected by grounding (%s): the offline lede is used", "; ".join(problems))
         return fallback
     return text
-
-
-def openai_complete(settings: Settings) -> Complete:
-    """A :data:`Complete` over the configured OpenAI-compatible endpoint (no network I/O until called)."""
-    import openai
-
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "EMPTY"
-    client = openai.OpenAI(api_key=key, base_url=settings.llm_base_url, timeout=settings.llm_timeout, max_retries=2)
-
-    def complete(messages: Sequence[dict[str, str]]) -> str:
-        # cast: Prompt.messages gives {"role": "system" | "user", "content": str}, the SDK's message shape
-        answer = client.chat.completions.create(model=settings.model,
-                                                messages=cast("list[ChatCompletionMessageParam]", list(messages)),
-                                                temperature=0.2, max_tokens=400)
-        return answer.choices[0].message.content or ""
-
-    return complete

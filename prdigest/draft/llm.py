@@ -34,7 +34,8 @@ from prdigest.draft.packing import DraftContext, coverage_line, pack
 from prdigest.draft.budget import TokenCounter, default_counter
 from prdigest.draft.cache import DraftCache, draft_key
 from prdigest.draft.pacing import EndpointPacer
-from prdigest.draft.transport import DeadlineExceeded, PacedTransport, deadline
+from prdigest.draft.endpoint import model_client
+from prdigest.draft.transport import DeadlineExceeded, deadline
 from prdigest.draft.cost import cost_usd  # noqa: F401  (re-exported for callers)
 from prdigest.kernel.prompts import Prompt, load_prompt
 from prdigest.kernel.prtext.restate import restated
@@ -148,11 +149,8 @@ class OpenAIDrafter:
             raise ConfigError("--drafter openai needs OPENAI_API_KEY (for a vLLM server started without "
                               "--api-key, any value such as EMPTY will do)")
         pacer = pacer or EndpointPacer(settings.llm_rpm)
-        http_client = openai.DefaultHttpxClient(transport=PacedTransport(pacer, settings.llm_concurrency))
-        client = openai.OpenAI(
-            api_key=settings.openai_api_key.get_secret_value(), base_url=settings.llm_base_url,
-            timeout=settings.llm_timeout, max_retries=MAX_RETRIES, http_client=http_client,
-        )
+        client = model_client(settings, pacer, max_retries=MAX_RETRIES,
+                              api_key=settings.openai_api_key.get_secret_value())
         drafter = cls(client, settings.model, timeout=settings.llm_timeout, input_budget=settings.llm_input_budget,
                       cache=cache(conn), fallback=fallback, pacer=pacer, entry_deadline=settings.llm_entry_deadline,
                       run_deadline=settings.llm_run_deadline)

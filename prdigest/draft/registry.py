@@ -112,7 +112,7 @@ def _openai_coverage(pr: PullRequest, context: "DraftContext | None", settings: 
 
 
 def _openai_complete(settings: Settings) -> Complete:
-    from prdigest.connect.lede import openai_complete
+    from prdigest.draft.endpoint import openai_complete
 
     return openai_complete(settings)
 
