@@ -46,6 +46,7 @@ from prdigest.connect.step import connect_edition, known_relations
 from prdigest.draft.cache import cached_complete
 from prdigest.pipeline.loop import run_edition
 from prdigest.review.edits import apply_edits, apply_first
+from prdigest.review.cleared import without_cleared
 
 log = logging.getLogger(__name__)
 
@@ -326,6 +327,7 @@ class EditionPipeline:
             entries = [e.model_copy(update={"coverage": cover(by_number[e.number], given.get(e.number),
                                                               services.settings)}) for e in entries]
         entries = [_facts_coverage(e, by_number[e.number]) for e in entries]
+        entries = without_cleared(services.store(), services.source.repo, services.language, list(zip(prs, entries)))
         return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)))
 
     def new_edition(self, collected: Collected, entries: list[Entry]) -> Edition:
