@@ -52,3 +52,10 @@ def test_an_internal_rename_is_not_weighed_as_an_api_change() -> None:
         update={"reach": "internal", "reach_how": "not exported"})]), [], "en")
     assert public.verdict is Verdict.SKIM and "(breaking)" in public.rationale
     assert internal.verdict is Verdict.SKIP and "breaking" not in internal.rationale
+
+
+def test_a_constraint_is_not_groundwork() -> None:
+    from prdigest.kernel.prtext.signals import extract
+    body = "Adds validation so that this feature is not used with the conflicting `fused_mc2` op."
+    assert not extract(_pr("Support hierarchy communication", [], [], body), []).groundwork
+    assert extract(_pr("Add the kernel", [], [], "The kernel is not yet used: wiring lands next."), []).groundwork
