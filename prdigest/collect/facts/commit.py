@@ -13,7 +13,7 @@ from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "8"
+FACTS_VERSION = "9"
 
 
 def _python(path: str) -> bool:
