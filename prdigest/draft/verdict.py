@@ -7,6 +7,7 @@ CI-only changes, dependency bumps, security advisories). Each weight a PR earns 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -208,7 +209,9 @@ def platform_upgrades(s: Signals) -> list[str]:
     (``torch-npu==2.10.0``) or a Dockerfile / version-file value (``CANN_VERSION``), as ``name version``."""
     exact = [c for c in s.changes if c.kind == "dependency" and c.reach == "public"
              and ("==" in c.after or not c.path.endswith((".txt", ".in", ".toml", ".py")))]
-    return [f"{name} {version}" for name, version, newer in upgrades(exact) if newer]
+    # A commit pin moving (main tracking main) is routine; a release or toolchain version is the platform moving.
+    return [f"{name} {version}" for name, version, newer in upgrades(exact)
+            if newer and not re.fullmatch(r"[0-9a-f]{7,40}", version)]
 
 
 def _mechanical(s: Signals) -> Change | None:
