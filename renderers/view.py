@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
-from prdigest.kernel.factlines import breaking_lines, fact_lines
+from prdigest.kernel.factlines import fact_lines
 from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.models import Edition, Entry, Verdict
 from prdigest.connect.variants import Variant

@@ -64,3 +64,20 @@ def test_a_new_runtime_requirement_is_installed_not_upgraded() -> None:
                  language="config")
     assert actions([new, NPU], "en") == ["Upgrade `torch-npu` to `2.10.0.post4` before pulling main.",
                                          "Install `torchaudio` `2.9.0` before pulling main."]
+
+
+def test_a_commit_pin_and_an_image_s_pip_pin_ask_for_the_upgrade() -> None:
+    from prdigest.collect.facts.toolchain import compare
+    before = """FROM quay.io/ascend/cann:8.5.1-910b
+ARG VLLM_COMMIT=d886c26d4d4fef7d079696beb4ece1cfb4b008a8
+RUN python3 -m pip install -v triton-ascend==3.2.0 && \\
+    pip cache purge
+"""
+    after = """FROM quay.io/ascend/cann:9.0.0-910b
+ARG VLLM_COMMIT=4d51588e2381018348f1022dfa3a7698899805b7
+RUN python3 -m pip install triton-ascend==3.2.1 --extra-index-url https://x && \\
+    pip cache purge
+"""
+    facts = [f.model_copy(update={"reach": "public"}) for f in compare("Dockerfile", before, after)]
+    assert actions(facts, "en") == [
+        "Upgrade `VLLM` to `4d51588e23`, `cann` to `9.0.0`, `triton-ascend` to `3.2.1` before pulling main."]

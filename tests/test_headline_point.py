@@ -46,3 +46,13 @@ def test_a_title_the_phrasebook_cannot_say_is_not_kept_in_english() -> None:
 
 def test_code_names_beside_chinese_are_backticked_one_by_one() -> None:
     assert "新增 `fiav2` 至 `acl_graph`" in _head("[Feature]add fiav2 into acl_graph")
+
+
+def test_a_revert_says_the_reverted_point_in_chinese() -> None:
+    head = _head('Revert "[Perf] Optimize prefix caching validation for the scheduler"')
+    assert head.endswith("回滚「为调度器优化前缀缓存校验」"), head
+
+
+def test_the_verb_is_not_said_twice() -> None:
+    head = _head("[Feature] w8a8c8 support in dsv3.2/glm5")
+    assert head.count("支持") == 1, head

@@ -52,3 +52,18 @@ def test_an_internal_rename_is_not_weighed_as_an_api_change() -> None:
         update={"reach": "internal", "reach_how": "not exported"})]), [], "en")
     assert public.verdict is Verdict.SKIM and "(breaking)" in public.rationale
     assert internal.verdict is Verdict.SKIP and "breaking" not in internal.rationale
+
+
+def test_a_constraint_is_not_groundwork() -> None:
+    from prdigest.kernel.prtext.signals import extract
+    body = "Adds validation so that this feature is not used with the conflicting `fused_mc2` op."
+    assert not extract(_pr("Support hierarchy communication", [], [], body), []).groundwork
+    assert extract(_pr("Add the kernel", [], [], "The kernel is not yet used: wiring lands next."), []).groundwork
+
+
+def test_a_commit_pin_moving_is_not_the_platform_moving() -> None:
+    pr = _pr("[CI] Main2main upgrade vllm commit to 0330",
+             [FileChange(path="Dockerfile", status="modified", additions=1, deletions=1)],
+             [Change(kind="dependency", symbol="VLLM_COMMIT", path="Dockerfile", before="14acf429ac08b6d5",
+                     after="29e48707e8144b78", language="config", reach="public", reach_how="a runtime requirement")])
+    assert OfflineDrafter().draft(pr, [], "en").verdict is not Verdict.DEEP_READ

@@ -125,7 +125,9 @@ def _statement(s: Signals, w: Section, short: int) -> tuple[str, bool]:
     title's own words stay, after the verb as ``draft.verbs`` says it."""
     zh = cjk(w)
     if s.is_revert:
-        return w["headline"]["revert"].format(title=s.core_title), True
+        # In Chinese, the reverted change's point; its English title stays in the link line.
+        said = point(s.core_title, _parse_title(s, False)[0], w, _verb) if zh else None
+        return w["headline"]["revert"].format(title=said or s.core_title), True
     verb, head, prep, tail = _parse_title(s, short > 0)
     if short > 1 and prep and head:
         prep, tail = "", ""  # still too long: the place phrase goes first

@@ -45,8 +45,9 @@ def _glossary(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[tuple[str, ...]
 _PLACES = ("under", "for", "from", "in", "on", "at", "to", "with", "via", "into", "between", "across")
 
 
-def compose(words: list[str], verb: str, w: Section) -> tuple[str, int, int]:
-    """The title's words after its verb said in Chinese: (phrase, words kept, plain English words left out)."""
+def compose(words: list[str], verb: str, w: Section, avoid: str = "") -> tuple[str, int, int]:
+    """The title's words after its verb said in Chinese: (phrase, words kept, plain English words left out);
+    a term said like the verb (``avoid``: "support" in "w8a8c8 support") is not said twice."""
     terms = _glossary(tuple((str(t), str(x)) for t, x in w.get("glossary", ())))
     lowered = [x.lower().strip("`") for x in words]
     out: list[str] = []
@@ -55,7 +56,7 @@ def compose(words: list[str], verb: str, w: Section) -> tuple[str, int, int]:
     while i < len(words):
         term = next(((n, said) for n, said in terms if tuple(lowered[i:i + len(n)]) == n), None)
         if term is not None:
-            if not out or out[-1] != term[1]:
+            if (not out or out[-1] != term[1]) and term[1] not in (verb, avoid):
                 out.append(term[1])
             kept += 1
             i += len(term[0])
@@ -113,12 +114,12 @@ def _said(words: list[str], verb: str | None, w: Section) -> str | None:
     said = str(w["verbs"][verb]) if verb else ""
     at = next((i for i, x in enumerate(words) if i and x.lower() in _PLACES), None)
     if at is not None and said:
-        head, kept, dropped = compose(words[:at], "", w)
-        tail, more, lost = compose(words[at + 1:], "", w)
+        head, kept, dropped = compose(words[:at], "", w, said)
+        tail, more, lost = compose(words[at + 1:], "", w, said)
         to = next((i for i, x in enumerate(words[at + 1:], at + 1) if x.lower() == "to"), None)
         if words[at].lower() == "from" and to is not None and "from_to" in w["frames"]:
-            start, more, lost = compose(words[at + 1:to], "", w)
-            end, extra, gone = compose(words[to + 1:], "", w)
+            start, more, lost = compose(words[at + 1:to], "", w, said)
+            end, extra, gone = compose(words[to + 1:], "", w, said)
             text = w["frames"]["from_to"].format(v=said, a=head, b=start, c=end)
             kept, dropped = kept + more + extra, dropped + lost + gone
         elif head and tail and not lost:  # a place phrase half said ("for clarity") misleads: it goes

@@ -7,6 +7,7 @@ CI-only changes, dependency bumps, security advisories). Each weight a PR earns 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,7 +15,7 @@ from prdigest.draft.phrasing import area_names, cjk, code_names
 from prdigest.kernel.i18n import Section
 from prdigest.kernel.factlines import fact_line, news_first
 from prdigest.kernel.prtext.kinds import Kind
-from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals
+from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals, quiet_path
 from prdigest.kernel.actions import upgrades
 from prdigest.kernel.models import Change, Verdict, opt_in_signature
 
@@ -50,6 +51,7 @@ W_FACT_API = 0.5         # a public API or configuration surface changed (a defa
 W_FACT_ADDITIVE = 0.25   # ... only added to (a name, a parameter with a default): opt-in, no existing call changes
 W_FACT_KERNEL = 0.75     # a kernel added or its signature changed: a hot path that others dispatch to
 W_FACT_NONE = -0.5       # facts, but none of them about the API or a kernel: an internal change
+W_FACT_MECHANISM = 0.25  # ... but a new class or function inside: a mechanism the repo's readers meet next
 # Kinds of change readers study in any repo (prdigest.kernel.prtext.kinds): each names a contract that moved.
 W_KIND = {
     "new-architecture": 1.0,  # a new model or architecture: the template later ones copy
@@ -187,6 +189,12 @@ def _facts(s: Signals, add: Callable[..., None]) -> None:
     if kernels:
         add("fact-kernel", W_FACT_KERNEL, "fact", fact=lambda w: fact_line(kernels[0], w.language))
     if not (breaking or api or kernels):
+        # Nothing public moved; a new class or function inside is still a mechanism its readers meet next.
+        built = news_first([c for c in s.changes if c.kind == "added" and "." not in c.symbol and c.public
+                            and not quiet_path(c.path)], s.core_title)
+        if built:
+            add("fact-mechanism", W_FACT_MECHANISM, "fact_mechanism", fact=lambda w: fact_line(built[0], w.language))
+            return
         internal = news_first(s.changes, s.core_title)
         add("fact-internal", W_FACT_NONE, "fact_internal", fact=lambda w: fact_line(internal[0], w.language))
 
@@ -208,7 +216,9 @@ def platform_upgrades(s: Signals) -> list[str]:
     (``torch-npu==2.10.0``) or a Dockerfile / version-file value (``CANN_VERSION``), as ``name version``."""
     exact = [c for c in s.changes if c.kind == "dependency" and c.reach == "public"
              and ("==" in c.after or not c.path.endswith((".txt", ".in", ".toml", ".py")))]
-    return [f"{name} {version}" for name, version, newer in upgrades(exact) if newer]
+    # A commit pin moving (main tracking main) is routine; a release or toolchain version is the platform moving.
+    return [f"{name} {version}" for name, version, newer in upgrades(exact)
+            if newer and not re.fullmatch(r"[0-9a-f]{7,40}", version)]
 
 
 def _mechanical(s: Signals) -> Change | None:

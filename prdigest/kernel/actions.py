@@ -21,7 +21,8 @@ from prdigest.kernel.models import Change
 MAX_ITEMS = 3
 _VERSION = re.compile(r"v?\d+(?:\.[0-9A-Za-z]+)+|v?\d+")
 _FLOOR = re.compile(r"(===?|~=|>=|>)\s*(v?\d[\w.+-]*)")
-_DOCKER_SUFFIX = re.compile(r"_(?:VERSION|TAG|VER)$", re.IGNORECASE)
+_DOCKER_SUFFIX = re.compile(r"_(?:VERSION|TAG|VER|COMMIT)$", re.IGNORECASE)
+_SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
 def action_key(change: Change) -> str:
@@ -37,6 +38,8 @@ def version_of(spec: str) -> str:
     """The version a pin or tag asks for: ``==2.10.0.post4`` → ``2.10.0.post4``, ``>=2.6,<3`` → ``2.6``,
     ``9.1.0-910b-ubuntu22.04`` → ``9.1.0``; "" for a ceiling alone or no version."""
     spec = spec.split(";", 1)[0].strip()
+    if _SHA.fullmatch(spec):
+        return spec[:10]  # a commit pin: the commit is the version
     floor = _FLOOR.search(spec)
     if floor:
         return floor[2].rstrip(",")
@@ -46,8 +49,11 @@ def version_of(spec: str) -> str:
     return found[0] if found and any(ch.isdigit() for ch in found[0]) else ""
 
 
-def _numbers(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", version)[:4])
+def _newer(new: str, old: str) -> bool:
+    """Whether ``new`` is a later version than ``old`` (a commit is taken to move forward)."""
+    if _SHA.fullmatch(new) or _SHA.fullmatch(old):
+        return True
+    return tuple(int(x) for x in re.findall(r"\d+", new)[:4]) >= tuple(int(x) for x in re.findall(r"\d+", old)[:4])
 
 
 def product(change: Change) -> str:
@@ -69,7 +75,7 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
         key = (product(c).lower(), new)
         if key not in seen:
             seen.add(key)
-            out.append((product(c), new, None if not old else _numbers(new) >= _numbers(old)))
+            out.append((product(c), new, None if not old else _newer(new, old)))
     return out
 
 

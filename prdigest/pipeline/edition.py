@@ -51,6 +51,7 @@ from prdigest.pipeline.loop import run_edition
 from prdigest.pipeline.outfolder import prune, start_edition
 from prdigest.pipeline.prepare import draft_contexts
 from prdigest.review.edits import apply_edits, apply_first
+from prdigest.review.cleared import without_cleared
 
 log = logging.getLogger(__name__)
 
@@ -345,6 +346,7 @@ class EditionPipeline:
             entries = [e.model_copy(update={"coverage": cover(by_number[e.number], given.get(e.number),
                                                               services.settings)}) for e in entries]
         entries = [_facts_coverage(e, by_number[e.number]) for e in entries]
+        entries = without_cleared(services.store(), services.source.repo, services.language, list(zip(prs, entries)))
         return apply_edits(services.store(), services.source.repo, list(zip(prs, entries)), services.seal_key(),
                            self.edition_id().key)
 

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from prdigest.kernel.models import Edition
 from prdigest.kernel.rowseal import RowSealer
 from prdigest.review.edits import remember
+from prdigest.review.cleared import remember_cleared
 from prdigest.review.decision import decision_summary, entry_text
 from prdigest.kernel.storage import Store
 
@@ -80,3 +81,4 @@ def record_review(store: Store, draft: Edition, reviewed: Edition, run_id: str |
 
     store.atomic(write)
     remember(store, draft, reviewed, first, seal)  # a held edition's entries are rejected: nothing to keep
+    remember_cleared(store, draft, reviewed)  # cleared actions stay cleared in later editions

@@ -114,13 +114,16 @@ class TreeReader:
         self._tokens: dict[str, frozenset[str]] = {}
         self._inits: dict[str, frozenset[str]] = {}
         self._entries: dict[str, frozenset[tuple[str, str]]] = {}
+        #: Each tree's evidence: a week's commits follow one another, so one's parent is the one before.
+        self._trees: dict[str, Evidence | None] = {}
 
     def of(self, diff: CommitDiff) -> Evidence | None:
         """The evidence of the trees before and after a commit: a name removed was public if it was exported."""
-        after = self.at(diff.sha)
-        before = self.at(diff.parent) if diff.parent else None
-        if after is None or before is None:
-            return after or before
+        found, before = self.at(diff.sha), self.at(diff.parent) if diff.parent else None
+        if found is None or before is None:
+            return found or before
+        after = Evidence({k: list(v) for k, v in found.exported.items()}, dict(found.documented),
+                         dict(found.entry_points))  # a copy: the trees' evidence is kept for the next commit
         for name, paths in before.exported.items():
             after.exported.setdefault(name, []).extend(p for p in paths if p not in after.exported[name])
         for mine, theirs in ((after.documented, before.documented), (after.entry_points, before.entry_points)):
@@ -130,6 +133,11 @@ class TreeReader:
 
     def at(self, sha: str) -> Evidence | None:
         """The evidence of the tree at ``sha``; None when git cannot list it (the facts keep their reach)."""
+        if sha not in self._trees:
+            self._trees[sha] = self._read_tree(sha)
+        return self._trees[sha]
+
+    def _read_tree(self, sha: str) -> Evidence | None:
         try:
             listing = self.clone.run(["ls-tree", "-r", "--full-tree", sha], what="ls-tree").decode("utf-8", "replace")
         except GitUnavailable:

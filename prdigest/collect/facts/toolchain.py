@@ -1,5 +1,6 @@
 """Toolchain pins outside Python packaging: what a Dockerfile builds on (``FROM image:tag``, ``ARG`` / ``ENV``
-``*_VERSION`` and ``*_TAG`` values such as ``CANN_VERSION=9.1.0``) and what a ``version.info`` file requires
+``*_VERSION``, ``*_TAG`` and ``*_COMMIT`` values such as ``CANN_VERSION=9.1.0``, ``pip install name==1.2`` on a
+``RUN`` line) and what a ``version.info`` file requires
 (``Version=9.0.0`` of its ``version_dir``). Each changed value is a ``dependency`` fact, like a requirement pin:
 the runtime users of the main branch must have.
 """
@@ -13,8 +14,10 @@ from prdigest.kernel.models import Change
 _DOCKERFILE = re.compile(r"(^|/)(Dockerfile[^/]*|[^/]+\.dockerfile|Containerfile[^/]*)$", re.IGNORECASE)
 _VERSION_INFO = re.compile(r"(^|/)version\.info$")
 _FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?([^\s:@]+)(?::([^\s@]+))?", re.IGNORECASE | re.MULTILINE)
-_SETTING = re.compile(r"^\s*(?:ARG|ENV)\s+([A-Za-z_][A-Za-z0-9_]*?_(?:VERSION|TAG|VER))\s*[= ]\s*[\"']?([^\s\"'\\]+)",
-                      re.IGNORECASE | re.MULTILINE)
+_SETTING = re.compile(r"^\s*(?:ARG|ENV)\s+([A-Za-z_][A-Za-z0-9_]*?_(?:VERSION|TAG|VER|COMMIT))\s*[= ]\s*[\"']?"
+                      r"([^\s\"'\\]+)", re.IGNORECASE | re.MULTILINE)
+#: ``pip install name==1.2`` on a RUN line (continuations joined): a package the image installs at that version.
+_PIP_PIN = re.compile(r"[\"']?([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][\w.+-]*)")
 _INFO_LINE = re.compile(r"^\s*(Version|version_dir)\s*=\s*\"?([^\s\"]+)\"?", re.MULTILINE)
 
 
@@ -44,6 +47,10 @@ def values(path: str, text: str | None) -> dict[str, str]:
     for match in _SETTING.finditer(text):
         if "$" not in match[2]:
             found.setdefault(match[1], match[2])
+    for line in text.replace("\\\n", " ").splitlines():
+        if re.match(r"\s*RUN\b", line, re.IGNORECASE) and "pip" in line and "install" in line:
+            for match in _PIP_PIN.finditer(line):
+                found.setdefault(match[1].lower(), f"=={match[2]}")
     return found
 
 

@@ -28,9 +28,12 @@ __all__ = [
 MAX_TITLE = 400
 
 
-def _quiet_path(path: str) -> bool:
+def quiet_path(path: str) -> bool:
     """A file whose facts no user of the code sees: tests, docs, benchmarks, examples."""
     return file_kind(path) in (TEST, DOC, BENCH, EXAMPLE)
+
+
+_quiet_path = quiet_path
 MAX_COMMENT = 2_000
 MAX_COMMENTS = 50
 
@@ -82,7 +85,8 @@ _DESIGN_TERMS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _EVALS = re.compile(r"\b(GSM8K|MMLU|lm[_-]eval|exact match|perplexity|acceptance (?:rate|length)|"
                     r"accuracy (?:is|was|of|matches|unchanged)|pass@\d)\b", re.IGNORECASE)
 _GROUNDWORK = re.compile(r"\b(only adds|first step|groundwork|in preparation for|preparatory|"
-                         r"integration comes|not (?:yet )?(?:wired|integrated|used))\b", re.IGNORECASE)
+                         r"integration comes|not (?:yet )?(?:wired|integrated)|not (?:yet )?used(?! with| together))\b",
+                         re.IGNORECASE)  # "is not used with op X" is a constraint, not unfinished wiring
 _UNCHANGED_BEHAVIOUR = re.compile(
     r"\b(no\s(?:functional|behaviou?r(?:al)?|user-visible)\schanges?|behaviou?r\s(?:is\s|should\sbe\s|is\smeant\s"
     r"to\sbe\s|stays\s|remains\s)?(?:identical|unchanged|the\ssame)|pure(?:ly)?\s(?:refactor\w*|mechanical|cosmetic)|"
