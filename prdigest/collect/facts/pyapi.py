@@ -47,6 +47,8 @@ class Def:
     params: tuple[Param, ...] = ()
     bases: tuple[str, ...] = ()
     abstract: bool = False
+    #: A method whose body only raises ``NotImplementedError``: an obligation, unless the feature is unused.
+    unimplemented: bool = False
     triton: bool = False
     #: A hash of the body's text (functions and methods): a body fact when only it changed.
     body: int = 0
@@ -297,9 +299,13 @@ def _dataclass_init(node: ast.ClassDef) -> tuple[Param, ...] | None:
     return tuple(params)
 
 
+#: An ``abstract`` fact's detail for a method that (now) only raises ``NotImplementedError``.
+UNIMPLEMENTED = "raises NotImplementedError"
+
+
 def _raises_not_implemented(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A method whose body (past its docstring) is only ``raise NotImplementedError…``: an obligation on every
-    subclass, as binding as ``@abstractmethod``."""
+    subclass that reaches it (weaker than ``@abstractmethod``: often a feature only some platforms offer)."""
     body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) \
         and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str) else node.body
     if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
@@ -320,8 +326,8 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
                 continue
             module.defs[name] = Def(
                 name, "method" if in_class else "function", node.lineno, _params(node.args),
-                abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators)
-                or (in_class and _raises_not_implemented(node)),
+                abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators),
+                unimplemented=in_class and _raises_not_implemented(node),
                 triton=triton and any(d.startswith("triton.") or d in ("jit", "tl.jit") for d in decorators),
                 body=_body_hash(node, lines), returns=_unparse(node.returns, 120) or "")
         elif isinstance(node, ast.ClassDef):
@@ -503,6 +509,8 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
             facts.append(_change("kernel", d, path, after=d.signature(), detail="added", language="triton"))
         elif d.abstract and d.kind == "method":
             facts.append(_change("abstract", d, path, after=d.signature(), detail="abstract method added"))
+        elif d.unimplemented and d.kind == "method":
+            facts.append(_change("abstract", d, path, after=d.signature(), detail=UNIMPLEMENTED + " (added)"))
         elif d.public:
             facts.append(_change("added", d, path, after=d.signature()))
     for name, a in new.items():
@@ -720,6 +728,8 @@ def _compare_def(b: Def, a: Def, path: str, *, body_facts: bool) -> Iterator[Cha
             yield _change("body", a, path, detail="body changed", language="triton" if a.triton else "python")
         if a.abstract and not b.abstract:
             yield _change("abstract", a, path, after=a.signature(), detail="made abstract")
+        elif a.unimplemented and not (b.unimplemented or b.abstract or a.abstract):
+            yield _change("abstract", a, path, after=a.signature(), detail=UNIMPLEMENTED)
         if b.returns and a.returns and type_names(b.returns) != type_names(a.returns):
             yield _change("returns", a, path, before=b.returns, after=a.returns, detail=f"{b.returns}→{a.returns}")
     elif a.kind == "class" and b.bases != a.bases:
