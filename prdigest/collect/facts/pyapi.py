@@ -815,6 +815,24 @@ def _leaf(text: str) -> str:
     return text.split("[", 1)[0].rpartition(".")[2].strip()
 
 
+def inherited(facts: list[Change], modules: dict[str, Module]) -> list[Change]:
+    """A method removed from a class that now gets it from a base among the changed files (the method moved up
+    into ``Base``, often in another module) is not gone: said as a ``body`` fact (``now inherited from Base``),
+    so an override or a patch of it is told to check and a call of it is not a break."""
+    classes = _Classes(modules.values())
+    out = []
+    for f in facts:
+        cls, _, method = f.symbol.rpartition(".")
+        if f.kind == "removed" and cls and not f.detail:
+            source = next((a for a in sorted(classes.ancestry(_leaf(cls)) - {_leaf(cls)})
+                           if method in classes.own.get(a, ())), None)
+            if source is not None:
+                f = Change(kind="body", symbol=f.symbol, path=f.path, line=f.line, before=f.before,
+                           detail=f"now inherited from {source}", public=f.public)
+        out.append(f)
+    return out
+
+
 class _Classes:
     """The classes of the changed files by their last name: their bases there, the methods they define, and
     the hierarchy of one (itself, its ancestors and its descendants among them)."""
