@@ -70,7 +70,7 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
     module = fact_module(change.path)
     if matcher is None or (module is None and change.kind not in MODULE_KINDS):
         return []
-    hits = _one_per_scope(change, list(matcher(change, Context(table, tuple(upstream), module or ""))))
+    hits = _one_per_scope(change, list(matcher(change, Context.of(table, upstream, module or ""))))
     impacts = []
     for hit in hits:
         severity = hit.severity
