@@ -191,12 +191,20 @@ def speed(root: Path, facts: list[Change]) -> dict[str, float]:
             "week": time.perf_counter() - started, "week_impacts": found}
 
 
+def before_rows(path: Path) -> list[str]:
+    """The figures' table of an earlier run's printed section (the same script on earlier code), as is."""
+    return [row for row in path.read_text(encoding="utf-8").splitlines()
+            if row.startswith("| vllm-") or row.startswith("Upstream:") or row.startswith("Load average")]
+
+
 def render(results: dict[str, dict[str, dict]], counts: dict[str, int], load: float,
-           timing: dict[str, float] | None = None) -> str:
+           timing: dict[str, float] | None = None, before: tuple[str, list[str]] | None = None) -> str:
     """The section: one row per downstream and fact set."""
-    out = ["Command: `.venv/bin/python -m benchmarks.impact_downstreams --wheels DIR --write` (DIR: `pip download "
-           "--no-deps --only-binary=:all: vllm==V` for V in 0.19.1, 0.20.1; vllm-ascend and vllm-gaudi from the "
-           "search tool's fetch)", "",
+    out = ["Command: `.venv/bin/python -m benchmarks.impact_downstreams --wheels DIR --write [--before FILE "
+           "--before-label L]` (DIR: `pip download --no-deps --only-binary=:all: vllm==V` for V in 0.19.1, 0.20.1; "
+           "vllm-ascend and vllm-gaudi from the search tool's fetch; FILE: this script's printed output with "
+           "`--no-speed`, run from a folder holding `git archive COMMIT prdigest benchmarks` of the earlier code "
+           "and this script)", "",
            "Upstream: vLLM 0.19.1 → 0.20.1 (the wheels' Python files as two commits); facts: "
            + ", ".join(f"{k} {v}" for k, v in counts.items()) + ". vllm-gaudi's adaptations were labelled blind "
            "(benchmarks/data/downstream_impact_gaudi.json, committed before any match ran on it); vllm-ascend's are "
@@ -211,6 +219,14 @@ def render(results: dict[str, dict[str, dict]], counts: dict[str, int], load: fl
                        f"{_ratio(sum(x[4] for x in rows), len(rows))} | "
                        f"{_ratio(len(r['evidenced']), len(r['breaks']))} | {_ratio(len(r['region']), len(r['breaks']))}"
                        f" | {len(r['breaks'])} | {r['echoes']} | {r['seconds']:.2f} |")
+    if before:
+        label, rows = before
+        table = [r for r in rows if r.startswith("| vllm-")]
+        out += ["", f"Before ({label}; the same script and data on that code):", "",
+                "| downstream (files) | facts from | recall, breaks | recall, breaks or check | precision lenient | "
+                "stricter | flagged breaks | echoes | match s |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *table]
+        out += ["", *[r for r in rows if not r.startswith("| vllm-")]]
     out += ["", "Targets (issue 36): recall ≥ 0.8 from patches alone and ≥ 0.9 from full files; precision of breaks "
             "≥ 0.85 stricter. Echoes: flags beyond one per (upstream fact, downstream function) (target 0).", ""]
     for name, per in results.items():
@@ -236,6 +252,8 @@ def main() -> None:
     parser.add_argument("--gaudi", type=Path, default=GAUDI, help="vllm-gaudi's git directory")
     parser.add_argument("--write", action="store_true", help="replace the section of BENCHMARKS.md")
     parser.add_argument("--no-speed", action="store_true", help="skip the 3,000-file index and the 300-PR week")
+    parser.add_argument("--before", type=Path, help="an earlier run's printed section, shown as 'before'")
+    parser.add_argument("--before-label", default="earlier code", help="what --before was run on")
     args = parser.parse_args()
     ascend = json.loads(DATA.read_text(encoding="utf-8"))
     gaudi = json.loads(GAUDI_DATA.read_text(encoding="utf-8"))
@@ -250,7 +268,8 @@ def main() -> None:
         results = {"vllm-ascend": downstream("ascend", ascend, args.ascend, "vllm_ascend", root, fact_sets),
                    "vllm-gaudi": downstream("gaudi", gaudi, args.gaudi, "vllm_gaudi", root, fact_sets)}
         timing = None if args.no_speed else speed(root, fact_sets["full files"])
-        body = render(results, counts, os.getloadavg()[0], timing)
+        before = (args.before_label, before_rows(args.before)) if args.before else None
+        body = render(results, counts, os.getloadavg()[0], timing, before)
         print(f"## {TITLE}\n\n{body}")
         if args.write:
             write_section(TITLE, body)
