@@ -313,7 +313,7 @@ def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
             # @abstractmethod: the subclass can no longer be made; raise NotImplementedError: it fails only
             # where upstream calls it, often a feature some platforms never reach: told, as a check
             hard = change.public and UNIMPLEMENTED not in change.detail
-            yield Hit(use, "breaks" if hard else "check", f"{change.symbol}: {use.local} does not define it")
+            yield Hit(use, "breaks" if hard else "check", change.symbol)  # the reader's line: "adds abstract X"
 
 
 def _added(change: Change, ctx: Context) -> Iterator[Hit]:
