@@ -61,8 +61,8 @@ def test_a_removal_in_a_src_layout_upstream_matches_the_downstream_import(tmp_pa
     facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/use.py": USER},
                            upstream=("transformers",))
     assert [(f.kind, f.symbol) for f in facts] == [("removed", "rotate")]
-    assert ("ds/use.py", line(USER, "import"), "imports") in flagged(found)
-    assert ("ds/use.py", line(USER, "return rotate"), "calls") in flagged(found)
+    # once per file, at the import (the call in go() echoes it)
+    assert flagged(found) == {("ds/use.py", line(USER, "import"), "imports")}
 
 
 #: Parameters as vLLM's formatter writes them, past 240 characters of signature text once their annotations are
