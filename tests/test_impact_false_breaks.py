@@ -248,3 +248,63 @@ def test_a_re_export_a_package_drops_breaks_the_import_through_the_package(tmp_p
     facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/ops.py": downstream})
     assert [(f.kind, f.symbol, f.detail) for f in facts] == [("removed", "RMSNorm", "re-export removed")]
     assert flagged(found) == {("ds/ops.py", line(downstream, "import RMSNorm, SiluAndMul"), "imports")}
+
+
+def test_a_method_moved_up_into_a_base_in_another_module_is_no_removal(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/base.py": "class Base:\n    pass\n", "up/runner.py": '''
+        from up.base import Base
+
+
+        class Runner(Base):
+            def warm_up(self):
+                return 1
+        '''}
+    after = {"up/base.py": "class Base:\n    def warm_up(self):\n        return 1\n", "up/runner.py": '''
+        from up.base import Base
+
+
+        class Runner(Base):
+            pass
+        '''}
+    downstream = '''
+        from up.runner import Runner
+
+
+        class Mine(Runner):
+            def warm_up(self):
+                return 2
+
+
+        def go(r: Runner):
+            return Runner.warm_up(r)
+        '''
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/run.py": downstream})
+    assert ("body", "Runner.warm_up", "now inherited from Base") in {(f.kind, f.symbol, f.detail) for f in facts}
+    assert flagged(found) == set()
+    assert flagged(found, "check") == {("ds/run.py", line(downstream, "def warm_up"), "overrides")}
+
+
+def test_a_removed_class_is_flagged_once_per_file_not_once_per_override_of_its_methods(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/spec.py": '''
+        class Proposer:
+            def load(self):
+                pass
+
+            def propose(self, x):
+                return x
+        '''}
+    after = {"up/spec.py": "VERSION = 2\n"}
+    downstream = '''
+        from up.spec import Proposer
+
+
+        class NPUProposer(Proposer):
+            def load(self):
+                pass
+
+            def propose(self, x):
+                return x
+        '''
+    facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/spec.py": downstream})
+    assert ("removed", "Proposer") in {(f.kind, f.symbol) for f in facts}
+    assert flagged(found) == {("ds/spec.py", line(downstream, "import Proposer"), "imports")}

@@ -61,8 +61,8 @@ def test_a_removal_in_a_src_layout_upstream_matches_the_downstream_import(tmp_pa
     facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/use.py": USER},
                            upstream=("transformers",))
     assert [(f.kind, f.symbol) for f in facts] == [("removed", "rotate")]
-    assert ("ds/use.py", line(USER, "import"), "imports") in flagged(found)
-    assert ("ds/use.py", line(USER, "return rotate"), "calls") in flagged(found)
+    # once per file, at the import (the call in go() echoes it)
+    assert flagged(found) == {("ds/use.py", line(USER, "import"), "imports")}
 
 
 #: Parameters as vLLM's formatter writes them, past 240 characters of signature text once their annotations are
@@ -132,8 +132,9 @@ def test_a_base_method_that_now_raises_not_implemented_is_an_obligation_on_subcl
         '''}
     facts, found = impacts(tmp_path, before, after, {"ds/__init__.py": "", "ds/platform.py": SUBCLASSES})
     assert ("abstract", "Platform.seed_all") in {(f.kind, f.symbol) for f in facts}
-    told = {(i.path, i.line) for i in found if i.fact.startswith("abstract")}
-    assert told == {("ds/platform.py", line(SUBCLASSES, "class NPUPlatform"))}  # CPUPlatform already has it
+    told = {(i.path, i.line, i.severity) for i in found if i.fact.startswith("abstract")}
+    # CPUPlatform already has it; NPUPlatform is told to check (it fails only where upstream calls it)
+    assert told == {("ds/platform.py", line(SUBCLASSES, "class NPUPlatform"), "check")}
 
 
 BASE = {"up/__init__.py": "", "up/base.py": '''

@@ -37,6 +37,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True) 
         facts.extend(file_facts(f, surface, after_modules, module_of, parsed, parsed_before))
     facts = _kept_modules(diff, facts, after_modules, parsed)
     texts = {f.path: f.after for f in diff.files if f.path in parsed and f.after}
+    facts = pyapi.inherited(facts, parsed)
     facts = pyapi.passed_parameters(facts, parsed, texts, receivers=receivers)
     facts = pyapi.attribute_reach(facts, parsed, texts)
     sides = {f.path: (f.before, f.after) for f in diff.files if f.path in parsed}

@@ -48,6 +48,8 @@ class Def:
     params: tuple[Param, ...] = ()
     bases: tuple[str, ...] = ()
     abstract: bool = False
+    #: A method whose body only raises ``NotImplementedError``: an obligation, unless the feature is unused.
+    unimplemented: bool = False
     triton: bool = False
     #: A hash of the body's text (functions and methods): a body fact when only it changed.
     body: int = 0
@@ -297,9 +299,13 @@ def _dataclass_init(node: ast.ClassDef) -> tuple[Param, ...] | None:
     return tuple(params)
 
 
+#: An ``abstract`` fact's detail for a method that (now) only raises ``NotImplementedError``.
+UNIMPLEMENTED = "raises NotImplementedError"
+
+
 def _raises_not_implemented(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A method whose body (past its docstring) is only ``raise NotImplementedError…``: an obligation on every
-    subclass, as binding as ``@abstractmethod``."""
+    subclass that reaches it (weaker than ``@abstractmethod``: often a feature only some platforms offer)."""
     body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) \
         and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str) else node.body
     if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
@@ -320,8 +326,8 @@ def _walk(body: Iterable[ast.stmt], prefix: str, module: Module, lines: list[str
                 continue
             module.defs[name] = Def(
                 name, "method" if in_class else "function", node.lineno, _params(node.args),
-                abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators)
-                or (in_class and _raises_not_implemented(node)),
+                abstract=any(d.rpartition(".")[2] == "abstractmethod" for d in decorators),
+                unimplemented=in_class and _raises_not_implemented(node),
                 triton=triton and any(d.startswith("triton.") or d in ("jit", "tl.jit") for d in decorators),
                 body=_body_hash(node, lines), returns=_unparse(node.returns, 120) or "")
         elif isinstance(node, ast.ClassDef):
@@ -505,6 +511,8 @@ def compare(before: Module | None, after: Module | None, path: str, *, before_pa
             facts.append(_change("kernel", d, path, after=d.signature(), detail="added", language="triton"))
         elif d.abstract and d.kind == "method":
             facts.append(_change("abstract", d, path, after=d.signature(), detail="abstract method added"))
+        elif d.unimplemented and d.kind == "method":
+            facts.append(_change("abstract", d, path, after=d.signature(), detail=UNIMPLEMENTED + " (added)"))
         elif d.public:
             facts.append(_change("added", d, path, after=d.signature()))
     for name, a in new.items():
@@ -722,6 +730,8 @@ def _compare_def(b: Def, a: Def, path: str, *, body_facts: bool) -> Iterator[Cha
             yield _change("body", a, path, detail="body changed", language="triton" if a.triton else "python")
         if a.abstract and not b.abstract:
             yield _change("abstract", a, path, after=a.signature(), detail="made abstract")
+        elif a.unimplemented and not (b.unimplemented or b.abstract or a.abstract):
+            yield _change("abstract", a, path, after=a.signature(), detail=UNIMPLEMENTED)
         if b.returns and a.returns and type_names(b.returns) != type_names(a.returns):
             yield _change("returns", a, path, before=b.returns, after=a.returns, detail=f"{b.returns}→{a.returns}")
     elif a.kind == "class" and b.bases != a.bases:
@@ -805,6 +815,24 @@ def _calls(body: Iterable[ast.AST], owner: str,
 def _leaf(text: str) -> str:
     """``nn.Module`` → ``Module``; ``Generic[T]`` → ``Generic``."""
     return text.split("[", 1)[0].rpartition(".")[2].strip()
+
+
+def inherited(facts: list[Change], modules: dict[str, Module]) -> list[Change]:
+    """A method removed from a class that now gets it from a base among the changed files (the method moved up
+    into ``Base``, often in another module) is not gone: said as a ``body`` fact (``now inherited from Base``),
+    so an override or a patch of it is told to check and a call of it is not a break."""
+    classes = _Classes(modules.values())
+    out = []
+    for f in facts:
+        cls, _, method = f.symbol.rpartition(".")
+        if f.kind == "removed" and cls and not f.detail:
+            source = next((a for a in sorted(classes.ancestry(_leaf(cls)) - {_leaf(cls)})
+                           if method in classes.own.get(a, ())), None)
+            if source is not None:
+                f = Change(kind="body", symbol=f.symbol, path=f.path, line=f.line, before=f.before,
+                           detail=f"now inherited from {source}", public=f.public)
+        out.append(f)
+    return out
 
 
 class _Classes:

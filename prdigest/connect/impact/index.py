@@ -392,11 +392,14 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                 found += upstream_bases(local, seen | {key})
         return found
 
+    self_rows: dict[str, list[tuple[Parts, int, str, str]]] = {}
     for key, (s, c) in local_classes.items():
         direct = {t for b in c.bases if (t := resolve(s.path, b)) is not None and _is_upstream(t, upstream)}
         bases = upstream_bases(key)
         if bases:
-            uses += _inherited(s, c, bases, local_classes)
+            if s.path not in self_rows:
+                self_rows[s.path] = _self_rows(s)
+            uses += _inherited(s, c, bases, self_rows[s.path])
         for base in bases:
             if base in direct:
                 uses.append(Use(s.path, c.line, base, "subclasses", local=c.name))
@@ -453,38 +456,40 @@ class _Scopes:
     """The innermost function holding a line of one file (its classes' names prefixed: ``Runner.step``)."""
 
     def __init__(self, summary: FileSummary) -> None:
-        classes = [(c.line, c.end, c.name) for c in summary.classes]
-        named = []
-        for start, end, name in summary.functions:
+        classes = sorted((c.line, c.end, c.name) for c in summary.classes)
+        self._by_line: dict[int, str] = {}
+        # outer first, so an inner function (a later start) overwrites the lines it holds: one pass per line
+        for start, end, name in sorted(summary.functions):
             owner = [c for c in classes if c[0] < start <= c[1]]
             if owner:
-                name = f"{max(owner)[2]}.{name}"
-            named.append((start, end, name))
-        # innermost first: the latest start wins among those holding the line
-        self._functions = sorted(named, reverse=True)
+                name = f"{owner[-1][2]}.{name}"
+            self._by_line.update(dict.fromkeys(range(start, end + 1), name))
 
     def at(self, line: int) -> str:
-        return next((name for start, end, name in self._functions if start <= line <= end), "")
+        return self._by_line.get(line, "")
 
 
-def _inherited(s: FileSummary, c: ClassDef, bases: list[str],
-               classes: dict[str, tuple[FileSummary, ClassDef]]) -> list[Use]:
+def _inherited(s: FileSummary, c: ClassDef, bases: list[str], rows: list[tuple[Parts, int, str, str]]) -> list[Use]:
     """``self.m(…)`` and ``self.x`` in a subclass's methods, for names the downstream class (nor any downstream
     class of that file) does not define or set: uses of its upstream bases' members."""
     own = {m for m, _, _ in c.methods} | {chain[1] for chain, at in s.assigns
                                           if len(chain) == 2 and chain[0] == "self" and c.line <= at <= c.end}
-    own |= {m for other in classes.values() if other[0] is s for m, _, _ in other[1].methods}
+    own |= {m for other in s.classes for m, _, _ in other.methods}
     found: list[Use] = []
-    rows = [(chain, line, detail, "calls") for chain, line, detail in s.calls] + \
-        [(chain, line, "", "reads") for chain, line in s.reads]
     for chain, line, detail, how in rows:
-        if len(chain) < 2 or chain[0] != "self" or not c.line <= line <= c.end or chain[1] in own \
-                or chain[1].startswith("__"):
+        if not c.line <= line <= c.end or chain[1] in own:
             continue
         used: UseHow = "calls" if how == "calls" and len(chain) == 2 else "reads"
         found += [Use(s.path, line, f"{base}.{chain[1]}", used, detail=detail if used == "calls" else "",
                       local=".".join(chain[:2])) for base in bases]
     return found
+
+
+def _self_rows(s: FileSummary) -> list[tuple[Parts, int, str, str]]:
+    """A file's calls and reads through ``self.`` (not of a dunder): (chain, line, call detail, how)."""
+    rows = [(chain, line, detail, "calls") for chain, line, detail in s.calls] + \
+        [(chain, line, "", "reads") for chain, line in s.reads]
+    return [r for r in rows if len(r[0]) > 1 and r[0][0] == "self" and not r[0][1].startswith("__")]
 
 
 def _installed(s: FileSummary, function: str, owner: str) -> list[Use]:
@@ -495,12 +500,9 @@ def _installed(s: FileSummary, function: str, owner: str) -> list[Use]:
     if span is None:
         return []
     own = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self" and span[0] <= at <= span[1]}
-    rows = [(chain, line, detail, "calls") for chain, line, detail in s.calls] + \
-        [(chain, line, "", "reads") for chain, line in s.reads]
     found: list[Use] = []
-    for chain, line, detail, how in rows:
-        if len(chain) < 2 or chain[0] != "self" or not span[0] <= line <= span[1] or chain[1] in own \
-                or chain[1].startswith("__"):
+    for chain, line, detail, how in _self_rows(s):
+        if not span[0] <= line <= span[1] or chain[1] in own:
             continue
         used: UseHow = "calls" if how == "calls" and len(chain) == 2 else "reads"
         found.append(Use(s.path, line, f"{owner}.{chain[1]}", used, detail=detail if used == "calls" else "",

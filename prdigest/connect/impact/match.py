@@ -51,14 +51,18 @@ def _fact_words(change: Change, text: str) -> str:
 
 def _one_per_scope(change: Change, hits: list[Hit]) -> list[Hit]:
     """One hit per downstream function (module level counts as one) for a fact, the most severe and then the
-    first; for a module deleted, renamed or a name moved, one per downstream file, its import first."""
+    first; for a module deleted, renamed or a name moved, or a module-level name removed (a class: every
+    override of its methods echoes the import), one per downstream file, its import first."""
+    per_file = change.kind in _GONE or (change.kind == "removed" and "." not in change.symbol)
+
+    def rank(hit: Hit) -> tuple[int, int, int]:
+        return -_SEVERITY_RANK[hit.severity], _HOW_RANK[hit.use.how] if per_file else 0, hit.use.line
+
     best: dict[tuple[str, str], Hit] = {}
     for hit in hits:
-        key = (hit.use.path, "" if change.kind in _GONE else hit.use.scope)
+        key = (hit.use.path, "" if per_file else hit.use.scope)
         kept = best.get(key)
-        rank = (-_SEVERITY_RANK[hit.severity], _HOW_RANK[hit.use.how] if change.kind in _GONE else 0, hit.use.line)
-        if kept is None or rank < (-_SEVERITY_RANK[kept.severity],
-                                   _HOW_RANK[kept.use.how] if change.kind in _GONE else 0, kept.use.line):
+        if kept is None or rank(hit) < rank(kept):
             best[key] = hit
     return list(best.values())
 
@@ -70,7 +74,7 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
     module = fact_module(change.path)
     if matcher is None or (module is None and change.kind not in MODULE_KINDS):
         return []
-    hits = _one_per_scope(change, list(matcher(change, Context(table, tuple(upstream), module or ""))))
+    hits = _one_per_scope(change, list(matcher(change, Context.of(table, upstream, module or ""))))
     impacts = []
     for hit in hits:
         severity = hit.severity

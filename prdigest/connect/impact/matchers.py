@@ -9,11 +9,12 @@ impacts, one per upstream fact and downstream function. A new fact kind is one f
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, type_names
+from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
 from prdigest.connect.impact.index import OWN_INIT, Use
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
@@ -31,17 +32,27 @@ class UseTable:
     by_tail: dict[str, list[Use]]
     #: The upstream's import packages as this downstream sees them (``vllm``).
     upstream: tuple[str, ...] = ()
+    #: Every use, by symbol (for the uses of a whole module: a range of it).
+    by_symbol: tuple[Use, ...] = ()
 
     @classmethod
     def of(cls, name: str, uses: Iterable[Use], upstream: Sequence[str] = ()) -> "UseTable":
         table: dict[str, list[Use]] = defaultdict(list)
+        uses = list(uses)
         for use in uses:
             for part in set(use.symbol.split(".")[1:]):
                 table[part].append(use)
-        return cls(name, dict(table), tuple(upstream))
+        return cls(name, dict(table), tuple(upstream), tuple(sorted(uses, key=lambda u: u.symbol)))
 
     def named(self, name: str) -> list[Use]:
         return self.by_tail.get(name, [])
+
+    def under(self, module: str) -> list[Use]:
+        """The uses of names inside ``module`` (``vllm.a.b.X``, ``vllm.a.b.X.f``)."""
+        prefix = module + "."
+        start = bisect_left(self.by_symbol, prefix, key=lambda u: u.symbol)
+        end = bisect_left(self.by_symbol, module + "/", key=lambda u: u.symbol)  # "/" sorts right after "."
+        return list(self.by_symbol[start:end])
 
 
 @dataclass(frozen=True)
@@ -61,10 +72,12 @@ class Context:
     table: UseTable
     upstream: tuple[str, ...]
     module: str
+    #: The fact's module and the upstream packages above it (where an ``__init__`` may re-export it).
+    prefixes: tuple[str, ...] = ()
 
-    @property
-    def prefixes(self) -> list[str]:
-        return _prefixes(self.module, self.upstream, ancestors=True)
+    @classmethod
+    def of(cls, table: UseTable, upstream: Sequence[str], module: str) -> "Context":
+        return cls(table, tuple(upstream), module, tuple(_prefixes(module, upstream, ancestors=True)))
 
 
 Matcher = Callable[[Change, Context], Iterator[Hit]]
@@ -287,8 +300,8 @@ def _body(change: Change, ctx: Context) -> Iterator[Hit]:
 
 
 def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
-    """A new abstract method (or one that now raises ``NotImplementedError``): each downstream subclass that
-    does not define it breaks (it cannot be made, or raises once upstream calls the method)."""
+    """A new abstract method: each downstream subclass that does not define it breaks (it can no longer be
+    made); one that now only raises ``NotImplementedError``: each such subclass is told to check."""
     if "." not in change.symbol:
         return
     cls, method = change.symbol.rsplit(".", 1)
@@ -297,8 +310,10 @@ def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
     for use in ctx.table.named(cls.rsplit(".", 1)[-1]):
         if use.how == "subclasses" and use.local not in owners \
                 and matches(use, ctx.prefixes, cls, deeper=False) is not None:
-            yield Hit(use, "breaks" if change.public else "check",
-                      f"{change.symbol}: {use.local} does not define it")
+            # @abstractmethod: the subclass can no longer be made; raise NotImplementedError: it fails only
+            # where upstream calls it, often a feature some platforms never reach: told, as a check
+            hard = change.public and UNIMPLEMENTED not in change.detail
+            yield Hit(use, "breaks" if hard else "check", change.symbol)  # the reader's line: "adds abstract X"
 
 
 def _added(change: Change, ctx: Context) -> Iterator[Hit]:
@@ -329,8 +344,7 @@ def _module_users(table: UseTable, module: str) -> list[Use]:
     """Uses of a module's names (``vllm.a.b.X``) found under the module's last part or any name (rare: only
     for deleted and renamed files)."""
     last = module.rsplit(".", 1)[-1]
-    return [u for uses in table.by_tail.values() for u in uses
-            if u.symbol.startswith(module + ".") and last not in u.symbol.split(".")[1:]]
+    return [u for u in table.under(module) if last not in u.symbol.split(".")[1:]]
 
 
 def signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None:

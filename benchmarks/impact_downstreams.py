@@ -1,0 +1,281 @@
+"""Affects your code on two downstreams, from full files and from patches alone: vLLM 0.19.1 → 0.20.1 (release
+wheels, as benchmarks.downstream_impact builds them) matched against vllm-ascend and vllm-gaudi at the commit
+before their first adaptation to that span.
+
+vllm-ascend's adaptations are benchmarks/data/downstream_impact.json's (the pair it was tuned on); vllm-gaudi's
+are benchmarks/data/downstream_impact_gaudi.json, labelled blind from its own commit messages and diffs before
+any match ran on it (the file was committed alone, first). Two fact sets are scored: the facts engine on the two
+wheels' files (a clone: full files), and :func:`prdigest.collect.facts.patch_facts` on the same change as GitHub
+would serve it (each file's unified diff with three lines of context: patches alone, no clone).
+
+Figures per downstream and fact set:
+- recall: of the (adaptation, upstream PR) rows, those for which the match flags ``breaks`` in one of the files
+  the adaptation changed for that PR (and ``breaks`` or ``check``);
+- precision of ``breaks``, lenient and stricter (benchmarks.downstream_impact.score's measure: stricter = the
+  downstream changed, by d1, the function holding the use, or for a subclass statement its class, or for a
+  patch the function it installs; a pure insertion counts for what holds the line it follows);
+- flags: uses flagged ``breaks``, and echoes: flags beyond the first per (upstream fact, downstream function).
+
+Run: .venv/bin/python -m benchmarks.impact_downstreams --wheels DIR [--gaudi GITDIR] [--ascend GITDIR] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from benchmarks.downstream_impact import (ASCEND, DATA, _named, _region, big_tree, checkout, git, index_speed,
+                                         upstream_repo)
+from benchmarks.report import write_section
+from prdigest.collect.facts import Surface, commit_facts, patch_facts
+from prdigest.collect.git import UpstreamClone, read_commits
+from prdigest.connect.impact.downstream import DownstreamSpec, load_index
+from prdigest.connect.impact.hunks import facts_from_patches
+from prdigest.connect.impact.match import UseTable, match_changes
+from prdigest.kernel.models import Change, FileChange, Impact, PullRequest
+from prdigest.state.store import open_store
+
+TITLE = "Affects your code on two downstreams (vllm-ascend, vllm-gaudi), full files and patches alone"
+GAUDI_DATA = Path(__file__).parent / "data" / "downstream_impact_gaudi.json"
+GAUDI = Path("/work/.mirror/vllm-project+vllm-gaudi/repo")
+UPSTREAM = ("vllm",)
+
+
+def wheel_patches(repo: Path, sha: str) -> PullRequest:
+    """The change of ``sha`` as GitHub's REST API serves a PR's files: status, counts and each file's patch
+    (its hunks with three lines of context)."""
+    files: list[FileChange] = []
+    status_of = {"A": "added", "D": "removed", "M": "modified", "R": "renamed"}
+    for row in git(repo, "diff", "--name-status", "-M", f"{sha}^", sha).splitlines():
+        code, *paths = row.split("\t")
+        path, previous = paths[-1], paths[0] if code.startswith("R") else None
+        patch = git(repo, "diff", "-U3", f"{sha}^", sha, "--", *([previous] if previous else []), path)
+        body = patch[patch.find("\n@@") + 1:] if "\n@@" in patch else ""
+        files.append(FileChange(path=path, status=status_of.get(code[0], "modified"), previous_path=previous,
+                                patch=body or None))
+    return PullRequest(number=1, url="https://example.invalid/pr/1", merged_at=datetime.now(timezone.utc),
+                       files=files)
+
+
+def patches_alone(pr: PullRequest, surface: Surface) -> list[Change]:
+    """The facts a run without a clone matches: the patches' own (the entry's ``changes``) and the hunk
+    headers' (prdigest.connect.impact.step.entry_facts)."""
+    facts = patch_facts(pr, surface)
+    seen = {(c.kind, c.symbol, c.path) for c in facts}
+    return facts + [c for c in facts_from_patches(pr, UPSTREAM) if (c.kind, c.symbol, c.path) not in seen]
+
+
+def changed_lines(gitdir: Path, package: str, d0: str, d1: str) -> tuple[dict[str, set[int]], set[str], str]:
+    """D0's lines changed or deleted by D1 (D0's numbering), the files touched, and the changed text."""
+    diff = subprocess.run(["git", "--git-dir", str(gitdir), "diff", "-U0", "--no-renames", d0, d1, "--", package],
+                          check=True, capture_output=True, text=True).stdout
+    lines: dict[str, set[int]] = defaultdict(set)
+    files: set[str] = set()
+    path = ""
+    for row in diff.splitlines():
+        if row.startswith("--- a/"):
+            path = row[6:]
+            files.add(path)
+        elif row.startswith("@@"):
+            start, _, count = row.split()[1][1:].partition(",")
+            # a pure insertion (``-52,0``) changes what holds line 52, the line it follows
+            lines[path].update(range(int(start), int(start) + max(int(count) if count else 1, 1)))
+    text = "\n".join(r[1:] for r in diff.splitlines() if r[:1] in "+-" and not r.startswith(("+++", "---")))
+    return lines, files, text
+
+
+def commit_files(gitdir: Path, package: str, commit: str) -> set[str]:
+    out = subprocess.run(["git", "--git-dir", str(gitdir), "show", "--name-only", "--format=", commit], check=True,
+                         capture_output=True, text=True).stdout
+    return {p for p in out.split() if p.startswith(package + "/")}
+
+
+def region(tree: Path, path: str, line: int, how: str) -> set[int]:
+    """What the downstream had to change for a use: the innermost function holding it, or for a subclass
+    statement the class (a missing method is added in its body), for a patch ``X.f = g`` also the function
+    ``g`` it installs (where a fix lands), else the line itself."""
+    best: tuple[int, int] | None = None
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef) + ((ast.ClassDef,) if how == "subclasses" else ())
+    tree_ = ast.parse((tree / path).read_bytes())
+    installed = {n.value.id for n in ast.walk(tree_) if how == "patches" and isinstance(n, ast.Assign)
+                 and n.lineno <= line <= (n.end_lineno or n.lineno) and isinstance(n.value, ast.Name)}
+    out: set[int] = set()
+    for node in ast.walk(tree_):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in installed:
+            out.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        if isinstance(node, kinds) and node.lineno <= line <= (node.end_lineno or 0):
+            if best is None or (node.end_lineno or 0) - node.lineno < best[1] - best[0]:
+                best = (node.lineno, node.end_lineno or node.lineno)
+    out.update(range(best[0], best[1] + 1) if best else range(line, line + 1))
+    return out
+
+
+def score(impacts: list[Impact], tree: Path, lines: dict[str, set[int]], text: str,
+          adaptations: list[tuple[str, list[int], set[str]]]) -> dict[str, object]:
+    """Recall rows and the uses flagged breaks with evidence (benchmarks.downstream_impact.score's measure,
+    with a subclass statement's region its class)."""
+    breaks = [i for i in impacts if i.severity == "breaks"]
+    in_region = [i for i in breaks if region(tree, i.path, i.line, i.how) & lines.get(i.path, set())]
+    evidenced = [i for i in breaks if i in in_region
+                 or any(re.search(rf"\b{re.escape(n)}\b", text) for n in _named(i))]
+    rows = [(commit, pr, sorted(paths), any(i.path in paths for i in breaks), any(i.path in paths for i in impacts))
+            for commit, prs, paths in adaptations for pr in prs]
+    return {"breaks": breaks, "evidenced": evidenced, "region": in_region, "rows": rows,
+            "checks": sum(1 for i in impacts if i.severity == "check")}
+
+
+def echoes(impacts: list[Impact], tree: Path) -> int:
+    """Flags ``breaks`` beyond the first per (upstream fact, downstream function)."""
+    seen: set[tuple[str, str, int]] = set()
+    extra = 0
+    for i in impacts:
+        if i.severity != "breaks":
+            continue
+        key = (i.fact, i.path, _region(tree, i.path, i.line).start)
+        extra += key in seen
+        seen.add(key)
+    return extra
+
+
+def downstream(name: str, data: dict, gitdir: Path, package: str, root: Path,
+               fact_sets: dict[str, list[Change]]) -> dict[str, dict]:
+    """Every fact set scored on one downstream at its d0."""
+    tree = checkout(gitdir, data["d0"], root / name)
+    with open_store(root / f"{name}.sqlite") as store:
+        index = load_index(DownstreamSpec(name, path=str(tree), packages=(package,), upstream=UPSTREAM), UPSTREAM,
+                           store=store)
+    table = UseTable.of(name, index.uses, UPSTREAM)
+    lines, touched, text = changed_lines(gitdir, package, data["d0"], data["d1"])
+    adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(gitdir, package, a["commit"])))
+                   for a in data["adaptations"]]
+    out: dict[str, dict] = {}
+    for label, facts in fact_sets.items():
+        started = time.perf_counter()
+        impacts = match_changes(facts, table, UPSTREAM)
+        seconds = time.perf_counter() - started
+        result = score(impacts, tree, lines, text, adaptations)
+        result["echoes"] = echoes(impacts, tree)
+        result["seconds"] = seconds
+        result["files_indexed"] = index.files
+        out[label] = result
+    return out
+
+
+def _ratio(part: int, whole: int) -> str:
+    return f"{part / whole:.2f} ({part}/{whole})" if whole else "– (0/0)"
+
+
+def speed(root: Path, facts: list[Change]) -> dict[str, float]:
+    """The index of a 3,000-file tree (vllm-ascend's files copied under several package names) cold and warm,
+    and the full-file facts dealt out to a 300-PR week matched PR by PR against vllm-ascend, as a run does."""
+    big, packages = big_tree(root / "ascend", root / "big", 3000)
+    files, uses, cold, cpu, warm = index_speed(big, packages, root / "big.sqlite")
+    with open_store(root / "ascend.sqlite") as store:
+        index = load_index(DownstreamSpec("ascend", path=str(root / "ascend"), packages=("vllm_ascend",),
+                                          upstream=UPSTREAM), UPSTREAM, store=store)
+    week = [facts[i::300] for i in range(300)]
+    started = time.perf_counter()
+    table = UseTable.of("ascend", index.uses, UPSTREAM)
+    found = sum(len(match_changes(f, table, UPSTREAM, number=n)) for n, f in enumerate(week, 1))
+    return {"files": files, "uses": uses, "cold": cold, "cpu": cpu, "warm": warm,
+            "week": time.perf_counter() - started, "week_impacts": found}
+
+
+def before_rows(path: Path) -> list[str]:
+    """The figures' table of an earlier run's printed section (the same script on earlier code), as is."""
+    return [row for row in path.read_text(encoding="utf-8").splitlines()
+            if row.startswith("| vllm-") or row.startswith("Upstream:") or row.startswith("Load average")]
+
+
+def render(results: dict[str, dict[str, dict]], counts: dict[str, int], load: float,
+           timing: dict[str, float] | None = None, before: tuple[str, list[str]] | None = None) -> str:
+    """The section: one row per downstream and fact set."""
+    out = ["Command: `.venv/bin/python -m benchmarks.impact_downstreams --wheels DIR --write [--before FILE "
+           "--before-label L]` (DIR: `pip download --no-deps --only-binary=:all: vllm==V` for V in 0.19.1, 0.20.1; "
+           "vllm-ascend and vllm-gaudi from the search tool's fetch; FILE: this script's printed output with "
+           "`--no-speed`, run from a folder holding `git archive COMMIT prdigest benchmarks` of the earlier code "
+           "and this script)", "",
+           "Upstream: vLLM 0.19.1 → 0.20.1 (the wheels' Python files as two commits); facts: "
+           + ", ".join(f"{k} {v}" for k, v in counts.items()) + ". vllm-gaudi's adaptations were labelled blind "
+           "(benchmarks/data/downstream_impact_gaudi.json, committed before any match ran on it); vllm-ascend's are "
+           "the pair the match was tuned on.", "",
+           "| downstream (files) | facts from | recall, breaks | recall, breaks or check | precision lenient | "
+           "stricter | flagged breaks | echoes | match s |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for name, per in results.items():
+        for label, r in per.items():
+            rows = r["rows"]
+            out.append(f"| {name} ({r['files_indexed']}) | {label} | {_ratio(sum(x[3] for x in rows), len(rows))} | "
+                       f"{_ratio(sum(x[4] for x in rows), len(rows))} | "
+                       f"{_ratio(len(r['evidenced']), len(r['breaks']))} | {_ratio(len(r['region']), len(r['breaks']))}"
+                       f" | {len(r['breaks'])} | {r['echoes']} | {r['seconds']:.2f} |")
+    if before:
+        label, rows = before
+        table = [r for r in rows if r.startswith("| vllm-")]
+        out += ["", f"Before ({label}; the same script and data on that code):", "",
+                "| downstream (files) | facts from | recall, breaks | recall, breaks or check | precision lenient | "
+                "stricter | flagged breaks | echoes | match s |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *table]
+        out += ["", *[r for r in rows if not r.startswith("| vllm-")]]
+    out += ["", "Targets (issue 36): recall ≥ 0.8 from patches alone and ≥ 0.9 from full files; precision of breaks "
+            "≥ 0.85 stricter. Echoes: flags beyond one per (upstream fact, downstream function) (target 0).", ""]
+    for name, per in results.items():
+        r = per["full files"]
+        out.append(f"Rows of {name} (adaptation commit → PR: flagged breaks / any, full files):")
+        out.append("")
+        out += [f"- {c[:10]} → #{pr}: {'yes' if b else 'no'} / {'yes' if a else 'no'}" for c, pr, _, b, a in r["rows"]]
+        out.append("")
+    if timing:
+        out += [f"Index of a {timing['files']:,}-file tree ({timing['uses']:,} uses; vllm-ascend's files copied under "
+                f"several package names): cold {timing['cold']:.2f} s wall ({timing['cpu']:.2f} s CPU), warm "
+                f"{timing['warm']:.2f} s (targets ≤ 20 s / ≤ 1 s). Match of the full-file facts dealt out to a 300-PR "
+                f"week, PR by PR, against vllm-ascend: {timing['week']:.2f} s ({timing['week_impacts']} impacts; "
+                "target ≤ 2 s).", ""]
+    out.append(f"Load average: {load:.2f} (2 cores, shared; wall times above are under that load).")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--wheels", type=Path, required=True, help="folder with the vllm 0.19.1 and 0.20.1 wheels")
+    parser.add_argument("--ascend", type=Path, default=ASCEND, help="vllm-ascend's git directory")
+    parser.add_argument("--gaudi", type=Path, default=GAUDI, help="vllm-gaudi's git directory")
+    parser.add_argument("--write", action="store_true", help="replace the section of BENCHMARKS.md")
+    parser.add_argument("--no-speed", action="store_true", help="skip the 3,000-file index and the 300-PR week")
+    parser.add_argument("--before", type=Path, help="an earlier run's printed section, shown as 'before'")
+    parser.add_argument("--before-label", default="earlier code", help="what --before was run on")
+    args = parser.parse_args()
+    ascend = json.loads(DATA.read_text(encoding="utf-8"))
+    gaudi = json.loads(GAUDI_DATA.read_text(encoding="utf-8"))
+    root = Path(tempfile.mkdtemp(prefix="impact-two-"))
+    try:
+        repo, sha = upstream_repo(root, args.wheels, ascend["upstream_before"], ascend["upstream_after"])
+        diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
+        surface = Surface(packages=UPSTREAM)
+        fact_sets = {"full files": commit_facts(diffs[sha], surface),
+                     "patches alone": patches_alone(wheel_patches(repo, sha), surface)}
+        counts = {label: len(facts) for label, facts in fact_sets.items()}
+        results = {"vllm-ascend": downstream("ascend", ascend, args.ascend, "vllm_ascend", root, fact_sets),
+                   "vllm-gaudi": downstream("gaudi", gaudi, args.gaudi, "vllm_gaudi", root, fact_sets)}
+        timing = None if args.no_speed else speed(root, fact_sets["full files"])
+        before = (args.before_label, before_rows(args.before)) if args.before else None
+        body = render(results, counts, os.getloadavg()[0], timing, before)
+        print(f"## {TITLE}\n\n{body}")
+        if args.write:
+            write_section(TITLE, body)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
