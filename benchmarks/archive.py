@@ -22,13 +22,13 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from prdigest.kernel.links import pr_link
+from prdigest.kernel.models import Edition, Entry, Verdict
+from prdigest.publish.site import write_site
 from prdigest.state.history import editions as load_editions
 from prdigest.state.history import record_edition
-from prdigest.kernel.models import Edition, Entry, Verdict
 from prdigest.state.store import open_store
 from renderers.site import build_site
-from prdigest.publish.site import write_site
-from prdigest.kernel.links import pr_link
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"

@@ -38,7 +38,7 @@ from benchmarks.report import write_section  # noqa: E402
 from prdigest.collect.facts.surface import Surface  # noqa: E402
 from prdigest.collect.facts.week import week_facts  # noqa: E402
 from prdigest.collect.git import open_clone  # noqa: E402
-from prdigest.draft.calibration import Calibration, calibrated, features, fit  # noqa: E402
+from prdigest.draft.calibration import Calibration, features, fit  # noqa: E402
 from prdigest.draft.offline import OfflineDrafter  # noqa: E402
 from prdigest.kernel.models import PullRequest, Verdict  # noqa: E402
 
@@ -107,8 +107,8 @@ def agreement(week: Drafted, calibration: Calibration | None) -> float:
 
 def sample_week() -> tuple[int, float | None, float | None]:
     """The shipped week's 5-fold cross-validated agreement (calibrated, the drafter's own)."""
-    from prdigest.collect.facts.patches import patch_facts
     from prdigest.classify.subsystems import classifier_for
+    from prdigest.collect.facts.patches import patch_facts
     from prdigest.evaluation.gold import load_gold
 
     gold = load_gold(SAMPLE)

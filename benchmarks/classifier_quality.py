@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere, without installing the package
     sys.path.insert(0, str(ROOT))
 
+from prdigest.classify.subsystems import classifier_for  # noqa: E402
 from prdigest.evaluation.metrics import subsystem_prf  # noqa: E402
 from prdigest.kernel.models import PullRequest  # noqa: E402
-from prdigest.classify.subsystems import classifier_for  # noqa: E402
 
 DEFAULT_DATA = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 

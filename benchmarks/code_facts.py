@@ -22,11 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{run['cpu']:.2f} | {run['computed']} | {run['cached']} | {run['facts']} | {run['git_commands']} |")
     lines += [
         "",
-        f"Targets: cold at most 30 s on 2 cores, warm at most 1 s. Wall includes starting Python and importing.",
+        "Targets: cold at most 30 s on 2 cores, warm at most 1 s. Wall includes starting Python and importing.",
         "",
         f"Precision and recall of the public API facts against the hand list ({args.hand.relative_to(ROOT)}: "
         f"{result['commits']} commits, {result['listed']} changes listed):",

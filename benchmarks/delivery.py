@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
 from tests.factories import open_ledger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +52,8 @@ def filters(edition):
     """``FILTERS`` distinct reader filters that each select at least one published entry."""
     from itertools import combinations
 
-    from prdigest.kernel.models import Verdict
     from prdigest.connect.variants import Filter
+    from prdigest.kernel.models import Verdict
 
     subs = sorted({s for e in edition.entries for s in e.subsystems})
     candidates = [Filter()] + [Filter(frozenset({s})) for s in subs]
@@ -77,13 +78,12 @@ def one(n_readers: int) -> dict:
 
     from benchmarks.email_size import WEEK, entries
     from flows.media import EMAIL, SLACK
-    from prdigest.deliver.ledger import Ledger
+    from prdigest.connect.variants import plan_variants
+    from prdigest.deliver.media import ComposeContext, MediaRegistry, Medium, RenderContext
     from prdigest.deliver.run import deliver, plan_deliveries
     from prdigest.deliver.smtp import SmtpChannel
-    from prdigest.deliver.media import ComposeContext, MediaRegistry, Medium, RenderContext
     from prdigest.kernel.models import Edition
     from prdigest.readers.file import Reader
-    from prdigest.connect.variants import plan_variants
     from tests.servers.smtp_server import free_port, make_certificate
 
     calls = {"email": 0, "slack": 0}

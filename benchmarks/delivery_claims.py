@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
 from tests.factories import open_ledger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,13 +58,12 @@ def _deliverer(conn, n_readers: int, state: str, port: int, cert: str) -> None:
 
     from benchmarks.email_size import WEEK, entries
     from flows.media import EMAIL
-    from prdigest.deliver.ledger import Ledger
+    from prdigest.connect.variants import plan_variants
+    from prdigest.deliver.media import ComposeContext, RenderContext
     from prdigest.deliver.run import deliver, plan_deliveries
     from prdigest.deliver.smtp import SmtpChannel
-    from prdigest.deliver.media import ComposeContext, RenderContext
     from prdigest.kernel.models import Edition
     from prdigest.readers.file import Reader
-    from prdigest.connect.variants import plan_variants
 
     edition = Edition(repo="vllm-project/vllm", since=WEEK, until=WEEK.replace(day=23), language="zh-CN",
                       generated_at=WEEK, entries=entries(ENTRIES))
@@ -136,7 +136,6 @@ def _receive(pipe, proc):
 
 def one(n_readers: int, deliverers: int, state: str) -> dict:
     """One configuration: a fresh state database, a server process, ``deliverers`` deliverer processes."""
-    from prdigest.deliver.ledger import Ledger
     from tests.servers.smtp_server import free_port, make_certificate
 
     open_ledger(state).close()  # migrated before the race

@@ -37,8 +37,8 @@ def domain_only() -> float:
     classify, draft, auto-approve, render, digest.json, the outbox), as ``digest demo`` runs it in the flow."""
     from flows.media import default_media
     from prdigest.kernel.config import Settings
-    from prdigest.pipeline.edition import EditionPipeline
     from prdigest.pipeline.compose import RunOptions, build_services
+    from prdigest.pipeline.edition import EditionPipeline
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout, without installing the package
     sys.path.insert(0, str(ROOT))
 
+from prdigest.classify.subsystems import classifier_for  # noqa: E402
 from prdigest.draft.offline import OfflineDrafter  # noqa: E402
 from prdigest.evaluation.metrics import ORDER, agreement, confusion, verdict_prf  # noqa: E402
 from prdigest.kernel.models import DraftEntry, PullRequest, Verdict  # noqa: E402
-from prdigest.classify.subsystems import classifier_for  # noqa: E402
 
 SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 

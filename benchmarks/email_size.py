@@ -18,9 +18,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prdigest.kernel.models import Edition, Entry, Verdict
 from prdigest.connect.variants import Filter, Variant, ordered
 from prdigest.kernel.links import pr_link
+from prdigest.kernel.models import Edition, Entry, Verdict
 from renderers import render_email, render_slack, render_text
 from renderers.email import BUDGET
 

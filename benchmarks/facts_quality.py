@@ -51,10 +51,10 @@ from prdigest.collect.facts.week import week_facts  # noqa: E402
 from prdigest.collect.git import open_clone  # noqa: E402
 from prdigest.draft.language import code_words, mixes_languages, statement  # noqa: E402
 from prdigest.draft.offline import OfflineDrafter  # noqa: E402
+from prdigest.kernel.links import pr_link  # noqa: E402
 from prdigest.kernel.models import Change, DraftEntry, FileChange, PullRequest, Verdict  # noqa: E402
 from prdigest.kernel.prtext.signals import extract  # noqa: E402
 from prdigest.kernel.text import CODE_SPAN  # noqa: E402
-from prdigest.kernel.links import pr_link  # noqa: E402
 
 LABELS = ROOT / "benchmarks" / "data" / "facts_week_labels.jsonl"
 _NUMBER = re.compile(r"\(#(\d+)\)\s*$")

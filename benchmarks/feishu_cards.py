@@ -33,8 +33,8 @@ def sample_week(n: int):
     """The shipped sample week drafted offline and approved, cycled to ``n`` entries with distinct numbers."""
     from flows.media import default_media
     from prdigest.kernel.config import Settings
-    from prdigest.pipeline.edition import EditionPipeline, auto_approve
     from prdigest.pipeline.compose import RunOptions, build_services
+    from prdigest.pipeline.edition import EditionPipeline, auto_approve
 
     with tempfile.TemporaryDirectory() as out:
         services = build_services(RunOptions(out=out, language="zh-CN"), Settings(state=f"{out}/s.sqlite"),
@@ -53,8 +53,8 @@ def sample_week(n: int):
 
 
 def measure(n: int) -> dict:
-    from prdigest.deliver.feishu import body_bytes, sign
     from prdigest.connect.variants import Filter, Variant, ordered
+    from prdigest.deliver.feishu import body_bytes, sign
     from renderers.feishu import render_feishu
 
     edition = sample_week(n)
@@ -74,9 +74,9 @@ def measure(n: int) -> dict:
 def post(cards: list[dict]) -> dict:
     from pydantic import SecretStr
 
-    from prdigest.kernel.config import FeishuBot
     from prdigest.deliver import Message
     from prdigest.deliver.feishu import FeishuChannel
+    from prdigest.kernel.config import FeishuBot
     from prdigest.readers.file import Reader
     from tests.servers.feishu_server import FeishuServer
 

@@ -26,14 +26,14 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from prdigest.classify.subsystems import Classifier, Rules, RulesClassifier, classifier_for, load_rules, rules_for_repo
+from prdigest.collect.sources import sample_week_path
 from prdigest.draft.offline import OfflineDrafter
-from prdigest.kernel.prtext.signals import extract
 from prdigest.draft.verdict import DEEP_READ_AT, assess
 from prdigest.evaluation.gold import LabelledPR, load_gold
 from prdigest.evaluation.metrics import agreement, confusion, subsystem_prf, verdict_prf
 from prdigest.kernel.models import Verdict
-from prdigest.collect.sources import sample_week_path
-from prdigest.classify.subsystems import Classifier, Rules, RulesClassifier, classifier_for, load_rules, rules_for_repo
+from prdigest.kernel.prtext.signals import extract
 from prdigest.kernel.vocabulary import Vocabulary
 
 REPO = "vllm-project/vllm"

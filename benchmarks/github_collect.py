@@ -32,11 +32,11 @@ if str(ROOT) not in sys.path:
 from github import Auth, Github  # noqa: E402
 
 from benchmarks.report import write_section  # noqa: E402
-from prdigest.state.store import LazyStore  # noqa: E402  # after the sys.path insert above
 from prdigest.collect.github import GitHubSource  # noqa: E402
 from prdigest.collect.github.client import default_retry  # noqa: E402
 from prdigest.kernel.models import FileChange, PullRequest, ReviewComment  # noqa: E402
 from prdigest.kernel.window import Window  # noqa: E402
+from prdigest.state.store import LazyStore  # noqa: E402  # after the sys.path insert above
 from tests.servers.github_server import iso, synthetic_week  # noqa: E402
 
 REPO = "acme/widgets"

@@ -23,12 +23,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.report import write_section  # noqa: E402
+from prdigest.classify.subsystems import classifier_for  # noqa: E402
 from prdigest.draft.language import code_words, mixes_languages, statement  # noqa: E402
 from prdigest.draft.offline import OfflineDrafter  # noqa: E402
-from prdigest.kernel.prtext.signals import extract  # noqa: E402
-from prdigest.kernel.models import PullRequest  # noqa: E402
-from prdigest.classify.subsystems import classifier_for  # noqa: E402
 from prdigest.kernel.links import pr_link  # noqa: E402
+from prdigest.kernel.models import PullRequest  # noqa: E402
+from prdigest.kernel.prtext.signals import extract  # noqa: E402
 
 SAMPLE = ROOT / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 UNSEEN = ROOT / "tests" / "fixtures" / "headlines" / "sglang-style-week.txt"

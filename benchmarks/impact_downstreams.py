@@ -34,8 +34,17 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmarks.downstream_impact import (ASCEND, DATA, _named, _region, big_tree, checkout, git, index_speed,
-                                         upstream_repo)
+from benchmarks.downstream_impact import (
+    ASCEND,
+    DATA,
+    _named,
+    _region,
+    big_tree,
+    checkout,
+    git,
+    index_speed,
+    upstream_repo,
+)
 from benchmarks.report import write_section
 from prdigest.collect.facts import Surface, commit_facts, patch_facts
 from prdigest.collect.git import UpstreamClone, read_commits

@@ -18,22 +18,22 @@ import json
 import os
 import subprocess
 import sys
-import urllib.request
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from benchmarks.report import write_section
-from prdigest.kernel.config import Settings
+from prdigest.classify.subsystems import classifier_for
 from prdigest.draft.budget import default_counter
 from prdigest.draft.concurrent import draft_entries
 from prdigest.draft.llm import cost_usd
 from prdigest.draft.registry import DRAFTERS, DraftingContext
-from prdigest.kernel.prompts import load_prompt
-from prdigest.kernel.models import PullRequest
-from prdigest.state.store import LazyStore
-from prdigest.classify.subsystems import classifier_for
+from prdigest.kernel.config import Settings
 from prdigest.kernel.links import pr_link
+from prdigest.kernel.models import PullRequest
+from prdigest.kernel.prompts import load_prompt
+from prdigest.state.store import LazyStore
 from tests.servers.openai_server import OpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]

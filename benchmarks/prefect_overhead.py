@@ -136,9 +136,9 @@ def plain_edition(options: Any) -> tuple[dict[str, Any], dict[str, float]]:
     directly with each step timed; the summary and each phase's seconds."""
     from flows.media import default_media
     from prdigest.kernel.config import load_settings
-    from prdigest.pipeline.loop import run_edition
-    from prdigest.pipeline.edition import EditionPipeline
     from prdigest.pipeline.compose import build_services
+    from prdigest.pipeline.edition import EditionPipeline
+    from prdigest.pipeline.loop import run_edition
     from renderers.site import build_site
 
     phases: dict[str, float] = {}

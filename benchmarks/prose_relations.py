@@ -34,12 +34,12 @@ if str(ROOT) not in sys.path:
 from benchmarks.relations import REPO, START, edition_of  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
 from prdigest.connect import followups  # noqa: E402  # after the sys.path insert above
-from prdigest.state import history  # noqa: E402
-from prdigest.connect.step import connect_edition  # noqa: E402
-from prdigest.kernel.models import PullRequest  # noqa: E402
 from prdigest.connect.references import find_references  # noqa: E402
-from prdigest.state.store import open_store  # noqa: E402
+from prdigest.connect.step import connect_edition  # noqa: E402
 from prdigest.kernel.links import pr_link  # noqa: E402
+from prdigest.kernel.models import PullRequest  # noqa: E402
+from prdigest.state import history  # noqa: E402
+from prdigest.state.store import open_store  # noqa: E402
 from tests.prose_table import found, load  # noqa: E402
 
 TABLES = ("table", "unseen", "fresh")

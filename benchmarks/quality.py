@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 
+from prdigest.classify.subsystems import classifier_for
+from prdigest.collect.sources import sample_week_path
 from prdigest.draft.offline import OfflineDrafter
 from prdigest.evaluation.gold import load_gold
 from prdigest.evaluation.metrics import agreement, confusion, subsystem_prf, verdict_prf
-from prdigest.collect.sources import sample_week_path
-from prdigest.classify.subsystems import classifier_for
 
 
 def main() -> None:

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import yaml
 
+from prdigest.classify.subsystems import classifier_for
+from prdigest.collect.sources import sample_week_path
+from prdigest.connect.readfirst import Ranked, offline_ranking
 from prdigest.draft.offline import OfflineDrafter
 from prdigest.evaluation.gold import load_gold
 from prdigest.kernel.models import Entry, EntryStatus, Verdict
-from prdigest.connect.readfirst import Ranked, offline_ranking
-from prdigest.collect.sources import sample_week_path
-from prdigest.classify.subsystems import classifier_for
 
 REPO = "vllm-project/vllm"
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "readfirst"

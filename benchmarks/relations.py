@@ -32,12 +32,12 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.report import write_section  # noqa: E402
 from prdigest.connect import followups  # noqa: E402  # after the sys.path insert above
-from prdigest.state import history  # noqa: E402
-from prdigest.connect.step import connect_edition  # noqa: E402
 from prdigest.connect.followups import PROPOSALS_PER_PR  # noqa: E402
-from prdigest.kernel.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict  # noqa: E402
-from prdigest.state.store import open_store  # noqa: E402
+from prdigest.connect.step import connect_edition  # noqa: E402
 from prdigest.kernel.links import pr_link  # noqa: E402
+from prdigest.kernel.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict  # noqa: E402
+from prdigest.state import history  # noqa: E402
+from prdigest.state.store import open_store  # noqa: E402
 
 REPO = "vllm-project/vllm"
 START = datetime(2025, 11, 17, tzinfo=timezone.utc)  # a Monday

@@ -30,8 +30,16 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.report import write_section  # noqa: E402
 from tests.review_support import (  # noqa: E402
-    CHROMIUM, CHROMIUM_ARGS, browser_missing, choose_decision, field, painted, prefect_server, start_edition,
-    synthetic_week, wait_paused,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    browser_missing,
+    choose_decision,
+    field,
+    painted,
+    prefect_server,
+    start_edition,
+    synthetic_week,
+    wait_paused,
 )
 
 

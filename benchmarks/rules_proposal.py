@@ -32,7 +32,7 @@ from prdigest.classify.proposal.propose import Proposal, propose
 from prdigest.classify.proposal.repo import RepoSnapshot, from_checkout, from_prs
 from prdigest.classify.proposal.tree import TreeFile
 from prdigest.classify.rulesfile import load_rules, rules_for_repo
-from prdigest.collect.sources import read_jsonl, sample_week_path
+from prdigest.collect.sources import read_jsonl
 from tests.proposal_support import KETTLE, KETTLE_REPO, checkout_kettle
 from tests.test_rules_vllm_comparison import vllm_proposal
 

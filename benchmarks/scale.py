@@ -86,11 +86,11 @@ def write_readers(path: Path, n: int, subsystems: list[str], seed: int = 30) -> 
 def one(n_prs: int, n_readers: int, language: str, history: str = "", until: str = "2026-05-31") -> dict:
     """One size, measured in this (fresh) process."""
     from flows.media import default_media
-    from prdigest.kernel.config import load_settings
     from prdigest.deliver.media import MediaRegistry, Medium
+    from prdigest.kernel.config import load_settings
     from prdigest.kernel.options import RunOptions
-    from prdigest.pipeline.edition import EditionPipeline
     from prdigest.pipeline.compose import build_services
+    from prdigest.pipeline.edition import EditionPipeline
     from renderers.site import build_site
 
     calls: dict[str, int] = {}

@@ -36,11 +36,11 @@ REPO = "vllm-project/vllm"
 
 def _compose(readers: int) -> dict[str, float]:
     from flows.media import EMAIL
-    from prdigest.kernel.config import Settings
+    from prdigest.connect.variants import plan_variants
     from prdigest.deliver.media import ComposeContext, RenderContext
+    from prdigest.kernel.config import Settings
     from prdigest.readers.file import Reader
     from prdigest.readers.selfservice import linker
-    from prdigest.connect.variants import plan_variants
     from tests.delivery_support import sample_edition
 
     edition = sample_edition()
@@ -62,10 +62,10 @@ def _compose(readers: int) -> dict[str, float]:
 
 
 def _audience(readers: int, folder: Path) -> dict[str, float]:
+    from prdigest.classify.subsystems import classifier_for
     from prdigest.readers.file import Reader
     from prdigest.readers.selfservice import Preferences, ReaderChoices, audience
     from prdigest.state.store import open_store
-    from prdigest.classify.subsystems import classifier_for
 
     vocabulary = classifier_for(REPO, None).vocabulary
     people = [Reader(id=f"r{i:05d}", name=f"Reader {i}", email=f"r{i:05d}@example.com") for i in range(readers)]
@@ -87,10 +87,10 @@ def _web(requests: int, folder: Path) -> dict[str, dict[str, float]]:
 
     from flows.web.app import create_app
     from flows.web.ratelimit import RateLimiter
+    from prdigest.classify.subsystems import classifier_for
     from prdigest.readers.file import Reader
     from prdigest.readers.selfservice import LinkSigner, ReaderChoices, ReaderRef
     from prdigest.state.store import open_store
-    from prdigest.classify.subsystems import classifier_for
     from tests.web_support import LiveApp
 
     signer = LinkSigner(SECRET)

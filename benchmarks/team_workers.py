@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.report import write_section  # noqa: E402
+from benchmarks.report import write_section
 
 READERS = """\
 readers:

@@ -14,29 +14,27 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
-
 from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
 from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
 from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from prdigest.kernel import progress
-from prdigest.kernel.config import load_settings
-from prdigest.deliver.run import DeliveryReport
-from prdigest.kernel.errors import ConfigError, SourceError, first_problem
-from prdigest.kernel.models import Edition, Entry, Language, PullRequest
-from prdigest.kernel.config import Settings
-from prdigest.pipeline.loop import run_edition
-from prdigest.pipeline.edition import Collected, EditionPipeline, EditionSummary, Rendered, Undelivered
-from prdigest.state.record import EditionRecord
-from prdigest.pipeline.compose import RunOptions, build_services
 from flows.artifacts import delivery_artifact, summary_markdown
 from flows.media import default_media
-from renderers.site import build_site
 from flows.resume import check_resumable, current_run_id
 from flows.review import preflight_review, review_edition
 from flows.secrets import StateParameter, refuse_secret_state, state_to_environment, with_secret_blocks
+from prdigest.deliver.run import DeliveryReport
+from prdigest.kernel import progress
+from prdigest.kernel.config import Settings, load_settings
+from prdigest.kernel.errors import ConfigError, SourceError, first_problem
+from prdigest.kernel.models import Edition, Entry, PullRequest
+from prdigest.pipeline.compose import RunOptions, build_services
+from prdigest.pipeline.edition import Collected, EditionPipeline, EditionSummary, Rendered, Undelivered
+from prdigest.pipeline.loop import run_edition
+from prdigest.state.record import EditionRecord
+from renderers.site import build_site
 
 __all__ = ["EditionSummary", "digest_edition", "edition_options", "flow_parameters"]
 

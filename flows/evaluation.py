@@ -13,10 +13,10 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.context import FlowRunContext
 
 from flows.secrets import StateParameter, refuse_secret_state, with_secret_blocks
-from prdigest.kernel.config import load_settings
 from prdigest.evaluation import evaluate as ev
-from prdigest.kernel.errors import ConfigError
 from prdigest.evaluation.results import EvalConfig
+from prdigest.kernel.config import load_settings
+from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Language
 from prdigest.kernel.window import parse_instant
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from prdigest.kernel.registry import MEDIA_GROUP
-
 from prdigest.deliver.email_message import EmailComposer, email_message_id, email_notice, email_outbox_file
 from prdigest.deliver.feishu import FeishuChannel, address_problem, feishu_composer, feishu_outbox_file
+from prdigest.deliver.media import MediaRegistry, Medium
 from prdigest.deliver.slack import SlackChannel, slack_composer, slack_notice, slack_outbox_file
 from prdigest.deliver.smtp import SmtpChannel
-from prdigest.deliver.media import MediaRegistry, Medium
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.registry import MEDIA_GROUP
 from renderers.bundle import email_rendering, slack_rendering
 from renderers.feishu import feishu_notice, feishu_rendering
 

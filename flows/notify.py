@@ -10,14 +10,14 @@ from typing import Any
 from prefect import get_run_logger
 
 from flows.media import default_media
-from prdigest.kernel.config import Settings
 from prdigest.deliver import Channel, Message
-from prdigest.kernel.errors import ConfigError, DeliveryError
 from prdigest.deliver.media import ComposeContext, Medium
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError, DeliveryError
 from prdigest.kernel.models import Edition
-from prdigest.readers.file import Editor, Reader
-from prdigest.pipeline.compose import RunOptions, make_channels, sender
 from prdigest.kernel.text import slug
+from prdigest.pipeline.compose import RunOptions, make_channels, sender
+from prdigest.readers.file import Editor, Reader
 
 
 def notify_editors(edition: Edition, editors: list[Editor], options: RunOptions, settings: Settings,

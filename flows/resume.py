@@ -14,8 +14,8 @@ from typing import Any
 from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 
-from prdigest.state import record as records
 from prdigest.kernel.errors import ReviewError
+from prdigest.state import record as records
 from prdigest.state.store import Store
 
 

@@ -32,22 +32,30 @@ from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
 
 from flows.notify import notify_editors
 from flows.review_form import ReviewForm, decision_of, review_form
-from prdigest.review.accepted import keep_accepted
+from prdigest.classify.proposal.kept import ProposedClassifier
+from prdigest.deliver import Channel
 from prdigest.kernel import progress
 from prdigest.kernel.config import Settings
-from prdigest.deliver import Channel
 from prdigest.kernel.errors import ConfigError, problems
 from prdigest.kernel.models import Edition
-from prdigest.review import (
-    ReviewDecision, ReviewExpired, ReviewRejected, apply_decision, check_decision, decision_summary, md, record_review,
-    parse_numbers, review_markdown,
-)
+from prdigest.pipeline.compose import RunOptions
 from prdigest.pipeline.edition import EditionPipeline
 from prdigest.readers.file import Editor
+from prdigest.review import (
+    ReviewDecision,
+    ReviewExpired,
+    ReviewRejected,
+    apply_decision,
+    check_decision,
+    decision_summary,
+    md,
+    parse_numbers,
+    record_review,
+    review_markdown,
+)
+from prdigest.review.accepted import keep_accepted
 from prdigest.state import record as records
 from prdigest.state.record import EditionRecord, Status, content_hash_of_json
-from prdigest.classify.proposal.kept import ProposedClassifier
-from prdigest.pipeline.compose import RunOptions
 
 #: Flow-run input key under which the draft edition is kept for ``digest approve`` / ``digest review``.
 DRAFT_KEY = "pr-digest-draft"

@@ -20,7 +20,12 @@ from pydantic.json_schema import SkipJsonSchema
 
 from prdigest.kernel.models import Edition
 from prdigest.review import (
-    ReviewDecision, ReviewRejected, apply_decision, changes_text, flagged_numbers, parse_changes,
+    ReviewDecision,
+    ReviewRejected,
+    apply_decision,
+    changes_text,
+    flagged_numbers,
+    parse_changes,
 )
 
 #: The decision's choices in the form; the middle one is the "include flagged" switch.

@@ -15,7 +15,6 @@ from prefect.blocks.system import Secret
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
 
 from prdigest.deliver.media import Medium
-
 from prdigest.kernel.config import FeishuBot, Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.location import redact_url, url_has_password

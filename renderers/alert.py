@@ -11,8 +11,8 @@ from datetime import datetime
 from prdigest.deliver.alert_log import AlertItem, AlertLine
 from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
-from renderers.impact import words as impact_words
 from renderers.escape import one_line, pr_url, truncate
+from renderers.impact import words as impact_words
 
 #: Lines shown per PR (then "N more"), and PRs per alert (then "N more PRs").
 LINES_PER_PR = 5

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-
-from prdigest.deliver.media import RenderContext, Rendering, RenderProblem, link_hosts_for  # noqa: F401
-from prdigest.kernel.models import Edition
 from prdigest.connect.variants import Variant
+from prdigest.deliver.media import RenderContext, Rendering, RenderProblem, link_hosts_for  # noqa: F401
 from prdigest.kernel.jsontext import pretty
+from prdigest.kernel.models import Edition
 from renderers.email import render_email
 from renderers.shared import sharing
 from renderers.slack import render_slack

@@ -13,29 +13,41 @@ the email.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 from mjml import mjml2html
 
+from prdigest.connect.variants import Variant
 from prdigest.kernel.errors import RenderError
 from prdigest.kernel.i18n import messages
 from prdigest.kernel.models import Edition, RenderProblem, Verdict
 from prdigest.readers.selfservice.links import footer_links
-from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, html_prose, one_line, plain_prose, truncate
-from renderers.shared import active as shared_active, shared, sharing
+from renderers.impact import impact_block
+from renderers.relation_lines import Connections, variant_connections
+from renderers.relation_lines import words as connect_words
+from renderers.shared import active as shared_active
+from renderers.shared import shared, sharing
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.text import MESSAGE_BUDGET, render_text
-from renderers.relation_lines import Connections, variant_connections, words as connect_words
 from renderers.view import (
-    EntryView, Group, action_required, counts, groups, meta, read_first_order, strings, subject, view, window,
+    EntryView,
+    Group,
+    action_required,
+    counts,
+    groups,
+    meta,
+    read_first_order,
+    strings,
+    subject,
+    view,
+    window,
 )
-from renderers.impact import impact_block
 
 #: Largest HTML we send, in bytes: below Gmail's ~102 KB clip with room for transfer-encoding variance.
 BUDGET = 95_000

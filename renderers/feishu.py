@@ -20,17 +20,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from prdigest.connect.variants import Variant
 from prdigest.deliver.feishu_limits import CARD_BUDGET, body_bytes
 from prdigest.deliver.media import ComposeContext, RenderContext, Rendering
+from prdigest.kernel.i18n import messages
+from prdigest.kernel.jsontext import pretty
 from prdigest.kernel.models import Edition
 from prdigest.readers.file import Reader
-from prdigest.kernel.i18n import messages
-from prdigest.connect.variants import Variant
-from prdigest.kernel.jsontext import pretty
-from renderers.relation_lines import variant_connections, words as connect_words
-from renderers.impact import ImpactBlock, impact_block
 from renderers.escape import DEFAULT_LINK_HOSTS, truncate
+from renderers.impact import ImpactBlock, impact_block
 from renderers.lark_md import lark_md, lark_md_prose, plain
+from renderers.relation_lines import variant_connections
+from renderers.relation_lines import words as connect_words
 from renderers.shared import shared, sharing
 from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, view, window

@@ -9,9 +9,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
 from prdigest.kernel.models import Edition, Entry, Impact
-from prdigest.kernel.i18n import Section, catalog, messages
 from renderers.escape import one_line, pr_url, truncate
 
 #: Downstream lines shown per upstream PR (then "N more"), and upstream PRs shown in one block.

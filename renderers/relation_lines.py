@@ -3,16 +3,16 @@ and earlier follow-ups. Text is cleaned and capped here, still unescaped: each m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from collections.abc import Sequence
-
+from prdigest.connect.relations import relation_line, relation_lines  # noqa: F401  (the media's entry lines)
+from prdigest.connect.variants import Filter, Variant
 from prdigest.kernel.i18n import Section, messages
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
 from prdigest.kernel.models import Edition, Entry
-from prdigest.connect.relations import relation_line, relation_lines  # noqa: F401  (the media's entry lines)
-from prdigest.connect.variants import Filter, Variant
-from renderers.escape import one_line as _one_line, pr_url, truncate
+from renderers.escape import one_line as _one_line
+from renderers.escape import pr_url, truncate
 from renderers.shared import shared
 
 SHOWN_DONE = 10

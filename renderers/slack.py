@@ -18,18 +18,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from slack_sdk.errors import SlackObjectFormationError
-from slack_sdk.models.blocks import (Block, ContextBlock, DividerBlock, HeaderBlock, MarkdownTextObject,
-                                     PlainTextObject, SectionBlock)
+from slack_sdk.models.blocks import (
+    Block,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    PlainTextObject,
+    SectionBlock,
+)
 
-from prdigest.kernel.models import Edition
-from prdigest.kernel.i18n import messages
 from prdigest.connect.variants import Variant
+from prdigest.kernel.i18n import messages
+from prdigest.kernel.models import Edition
 from renderers.escape import DEFAULT_LINK_HOSTS, mrkdwn, mrkdwn_prose, one_line, slack_plain, truncate
-from renderers.site.links import edition_url, link_strings, permalink, site_base
-from renderers.relation_lines import Connections, variant_connections, words as connect_words
-from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
 from renderers.impact import ImpactBlock, impact_block
+from renderers.relation_lines import Connections, variant_connections
+from renderers.relation_lines import words as connect_words
 from renderers.shared import shared
+from renderers.site.links import edition_url, link_strings, permalink, site_base
+from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, subject, view, window
 
 #: The key that marks a payload as a thread reply; the deliverer pops it and sets ``thread_ts``.
 THREAD_KEY = "thread"

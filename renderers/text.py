@@ -6,15 +6,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from prdigest.connect.variants import Variant
 from prdigest.kernel.models import Edition
 from prdigest.readers.selfservice.links import footer_links
-from prdigest.connect.variants import Variant
 from renderers.escape import DEFAULT_LINK_HOSTS, display_width, one_line
-from renderers.site.links import edition_url, link_strings, permalink, site_base
-from renderers.relation_lines import Connections, variant_connections, words as connect_words
 from renderers.impact import ImpactBlock, impact_block
+from renderers.relation_lines import Connections, variant_connections
+from renderers.relation_lines import words as connect_words
+
 # ``view`` is also imported from here by tests (``from renderers.text import view``): keep it importable.
 from renderers.shared import shared
+from renderers.site.links import edition_url, link_strings, permalink, site_base
 from renderers.view import EntryView, action_required, groups, meta, strings, summary, view, window
 
 WIDTH = 78

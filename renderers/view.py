@@ -10,10 +10,10 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
+from prdigest.connect.variants import Variant
 from prdigest.kernel.factlines import fact_lines
 from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.models import Edition, Entry, Verdict
-from prdigest.connect.variants import Variant
 from prdigest.kernel.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS, clean, defanged, one_line, pr_url, truncate
 from renderers.relation_lines import relation_lines

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from prdigest.kernel.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict
 from prdigest.kernel.links import pr_link
+from prdigest.kernel.models import DraftEntry, Edition, Entry, EntryStatus, PullRequest, Verdict
 from tests.factories import WEEK
 
 REPO = "vllm-project/vllm"

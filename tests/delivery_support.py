@@ -7,14 +7,14 @@ import tempfile
 from collections.abc import Iterable
 
 from flows.media import default_media
-from prdigest.kernel.config import Settings
-from prdigest.deliver.run import Delivery, plan_deliveries
+from prdigest.connect.variants import plan_variants
 from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, Rendering
+from prdigest.deliver.run import Delivery, plan_deliveries
+from prdigest.kernel.config import Settings
 from prdigest.kernel.models import Edition
+from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.pipeline.edition import EditionPipeline, auto_approve
 from prdigest.readers.file import Reader
-from prdigest.pipeline.compose import RunOptions, build_services
-from prdigest.connect.variants import plan_variants
 
 Variants = list[tuple[list[Reader], dict[str, Rendering]]]
 

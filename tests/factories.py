@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 from prdigest.kernel.links import pr_link
+from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
 
 WEEK = datetime(2026, 11, 16, tzinfo=timezone.utc)
 

@@ -12,11 +12,10 @@ from collections import Counter
 
 from pydantic import SecretStr
 
-from prdigest.deliver.ledger import Ledger
 from prdigest.deliver.run import deliver
 from prdigest.deliver.slack import SlackChannel
 from prdigest.deliver.smtp import SmtpChannel
-from tests.delivery_support import SENDER, race_edition, race_readers, planned
+from tests.delivery_support import SENDER, planned, race_edition, race_readers
 from tests.factories import open_ledger
 
 

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 import yaml
 
-from prdigest.kernel.models import Edition, PullRequest, Verdict
 from prdigest.connect.relations import Known, find_relations
 from prdigest.kernel.links import pr_link
+from prdigest.kernel.models import Edition, PullRequest, Verdict
 from tests.connect_factories import entry_of, pr, week_edition
 
 TABLES = Path(__file__).resolve().parent / "fixtures" / "relations"

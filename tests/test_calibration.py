@@ -13,11 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
+from prdigest.draft import calibrations
 from prdigest.draft.calibration import Calibration, calibrated, features, fit
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import DraftEntry, PullRequest, Verdict
 from prdigest.review import EntryEdit, ReviewDecision, apply_decision, record_review
-from prdigest.draft import calibrations
 from prdigest.state import record as records
 from prdigest.state.store import open_store
 

@@ -20,7 +20,6 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.cli.options import options_command
-from prdigest.deliver.ledger import Ledger
 from prdigest.kernel.options import RunOptions
 from tests.factories import open_ledger
 

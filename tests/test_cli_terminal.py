@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 from flows.cli import app
 from flows.cli.numbers import pr_numbers, spread
 from flows.cli.terminal import print_error, safe_table
-from prdigest.deliver.ledger import Ledger
 from prdigest.kernel.errors import ReviewError
 from tests.factories import open_ledger
 

@@ -10,8 +10,8 @@ import pytest
 from prdigest.kernel.config import load_settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Verdict
-from prdigest.readers.file import example_readers_path, load_readers
 from prdigest.kernel.window import Window
+from prdigest.readers.file import example_readers_path, load_readers
 
 
 def test_settings_read_environment_and_flags_win(monkeypatch: pytest.MonkeyPatch) -> None:

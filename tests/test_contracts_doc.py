@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.readers.file import load_readers
 from prdigest.classify.rulesfile import load_rules
-from prdigest.collect.sources import read_jsonl
 from prdigest.classify.subsystems import classifier_for
+from prdigest.collect.sources import read_jsonl
+from prdigest.readers.file import load_readers
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACTS = ROOT / "docs" / "contracts.md"

@@ -15,27 +15,26 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.kernel.config import Settings
-from flows.media import default_media
-from prdigest.kernel import progress
-from prdigest.deliver import Channel, Message
 from flows.cli.status_table import status_table
+from flows.media import default_media
+from prdigest.connect.variants import plan_variants
+from prdigest.deliver import Channel, Message
 from prdigest.deliver.ledger import Ledger
 from prdigest.deliver.run import Delivery, deliver
 from prdigest.deliver.slack import SlackChannel
 from prdigest.deliver.smtp import SmtpChannel
+from prdigest.kernel import progress
+from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Edition
+from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.pipeline.edition import EditionPipeline, EditionSummary
 from prdigest.readers.file import Reader
-from prdigest.pipeline.compose import RunOptions, build_services
-from prdigest.connect.variants import plan_variants
 from tests.conftest import SAMPLE
 from tests.delivery_support import planned, rendered_variants
-from tests.factories import edition, entry
+from tests.factories import edition, entry, open_ledger
 from tests.servers.slack_server import SlackServer
 from tests.servers.smtp_server import SmtpServer, free_port
-from tests.factories import open_ledger
 
 SENDER = "pr-digest <digest@example.com>"
 UNSUB = "https://digest.example.com/unsubscribe/{reader}"

@@ -15,17 +15,16 @@ from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.deliver.ledger import Ledger
 from prdigest.deliver.run import Outcome, deliver
 from prdigest.deliver.slack import SlackChannel
 from prdigest.readers.file import Reader
 from tests.conftest import SAMPLE
 from tests.delivery_support import planned, race_edition
+from tests.factories import open_ledger
 from tests.servers.feishu_server import FeishuServer
 from tests.servers.slack_server import SlackServer
 from tests.servers.smtp_server import SmtpServer
 from tests.test_delivery import PASSWORD, SENDER, TOKEN, smtp_channel
-from tests.factories import open_ledger
 
 READERS = """readers:
   - {id: ana, name: Ana, email: ana@example.com}

@@ -4,7 +4,6 @@ ledger still sends nobody a second copy."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,8 @@ from typer.testing import CliRunner
 from flows.cli import app
 from flows.media import default_media
 from prdigest.kernel.config import Settings
-from prdigest.pipeline.edition import EditionPipeline
 from prdigest.pipeline.compose import RunOptions, build_services
+from prdigest.pipeline.edition import EditionPipeline
 from tests.conftest import SAMPLE
 from tests.servers.smtp_server import SmtpServer
 

@@ -8,17 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.kernel.config import Settings
-from prdigest.deliver.ledger import Ledger
-from prdigest.deliver.run import deliver, plan_deliveries
+from prdigest.connect.variants import plan_variants
 from prdigest.deliver.media import ComposeContext, RenderContext
+from prdigest.deliver.run import deliver, plan_deliveries
+from prdigest.kernel.config import Settings
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.links import link_kinds, linker
-from prdigest.connect.variants import plan_variants
-from tests.factories import edition, entry
+from tests.factories import edition, entry, open_ledger
 from tests.servers.smtp_server import SmtpServer
 from tests.test_delivery import PASSWORD, SENDER, smtp_channel
-from tests.factories import open_ledger
 
 SECRET = "a-long-enough-web-secret-0123456789"
 

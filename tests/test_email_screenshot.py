@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.readers.file import Reader
 from prdigest.connect.variants import plan_variants
+from prdigest.readers.file import Reader
 from renderers import render_email
 from tests.delivery_support import sample_edition
 

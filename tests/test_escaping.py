@@ -8,8 +8,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from prdigest.kernel.models import Entry
 from prdigest.connect.variants import Filter, Variant, ordered
+from prdigest.kernel.models import Entry
 from renderers import THREAD_KEY, render_email, render_slack, render_text
 from renderers.escape import clean, html_prose, mrkdwn, mrkdwn_prose, one_line, pr_url
 from tests.factories import edition, entry

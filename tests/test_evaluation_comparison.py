@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.kernel.errors import ConfigError
 from prdigest.evaluation.comparison import compare
 from prdigest.evaluation.results import load_run
+from prdigest.kernel.errors import ConfigError
 from tests.servers.openai_server import OpenAIServer
 
 pytestmark = pytest.mark.slow  # two or three LLM evaluations of 30 PRs each against the local server

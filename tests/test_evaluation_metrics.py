@@ -8,11 +8,21 @@ from datetime import datetime, timezone
 import pytest
 
 from prdigest.evaluation.metrics import (
-    PRF, Spread, agreement, confusion, jaccard_distance, subsystem_prf, verdict_distance, verdict_prf,
+    PRF,
+    Spread,
+    agreement,
+    confusion,
+    jaccard_distance,
+    subsystem_prf,
+    verdict_distance,
+    verdict_prf,
 )
 from prdigest.evaluation.results import EvalRow, EvalRun, RunInfo
 from prdigest.evaluation.significance import (
-    MIN_DISCORDANT, discordant_needed, mcnemar_exact, paired_test,
+    MIN_DISCORDANT,
+    discordant_needed,
+    mcnemar_exact,
+    paired_test,
 )
 from prdigest.evaluation.summary import summarize, worst_disagreements
 from prdigest.kernel.models import Verdict

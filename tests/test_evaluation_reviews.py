@@ -12,14 +12,14 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.kernel.config import Settings
+from prdigest.classify.subsystems import classifier_for
+from prdigest.collect.github.cache import PullCache
 from prdigest.draft.offline import OfflineDrafter
 from prdigest.evaluation.evaluate import evaluate_reviews
-from prdigest.collect.github.cache import PullCache
+from prdigest.kernel.config import Settings
 from prdigest.kernel.models import Edition, Entry, PullRequest, Verdict
 from prdigest.review import EntryEdit, ReviewDecision, apply_decision, record_review
 from prdigest.state.store import open_store
-from prdigest.classify.subsystems import classifier_for
 
 WEEK47 = datetime(2026, 11, 16, tzinfo=timezone.utc)
 

@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.kernel.config import Settings
-from prdigest.kernel.errors import SourceError
 from prdigest.evaluation.gold import load_gold
 from prdigest.evaluation.results import EvalConfig
 from prdigest.evaluation.runner import run_eval
 from prdigest.evaluation.summary import summarize
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import SourceError
 from tests.conftest import ROOT, SAMPLE
 from tests.servers.openai_server import OpenAIServer
 

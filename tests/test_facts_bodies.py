@@ -7,7 +7,6 @@ adds to the API is not sent to a deep read."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 

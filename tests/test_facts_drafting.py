@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import re
-
 from datetime import datetime, timezone
 
 import pytest
 
 from prdigest.connect.readfirst import features
 from prdigest.draft import grounding
-from prdigest.draft.packing import pack
 from prdigest.draft.language import mixes_languages
 from prdigest.draft.offline import OfflineDrafter
+from prdigest.draft.packing import pack
 from prdigest.draft.verdict import assess
 from prdigest.kernel.models import Change, DraftEntry, Entry, FileChange, PullRequest, Verdict
 from prdigest.kernel.prompts import load_prompt

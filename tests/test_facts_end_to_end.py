@@ -11,11 +11,11 @@ import pytest
 
 from prdigest.collect.facts import week_facts
 from prdigest.collect.git import open_clone
+from prdigest.connect.variants import plan_variants
 from prdigest.draft.language import mixes_languages
 from prdigest.draft.offline import OfflineDrafter
 from prdigest.kernel.actions import actions
 from prdigest.kernel.models import Edition, Entry, EntryStatus
-from prdigest.connect.variants import plan_variants
 from prdigest.publish.screenshot import chromium, screenshot
 from prdigest.readers.file import Reader
 from prdigest.review import apply_decision, parse_changes

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from prdigest.kernel.factlines import fact_line, fact_lines
+from prdigest.connect.variants import plan_variants
 from prdigest.kernel.actions import actions
-from prdigest.kernel.models import Change, PullRequest, Entry, DraftEntry, Verdict
+from prdigest.kernel.factlines import fact_line, fact_lines
+from prdigest.kernel.models import Change, DraftEntry, Entry, PullRequest, Verdict
 from prdigest.readers.file import Reader
 from prdigest.review import apply_decision, changes_text, check_decision, parse_changes, review_markdown
 from prdigest.review.decision import ReviewDecision
-from prdigest.connect.variants import plan_variants
 from renderers import render_email, render_slack, render_text
 from renderers.feishu import render_feishu
 from renderers.site import build_site

@@ -8,13 +8,14 @@ import re
 
 import pytest
 
+from prdigest.connect.variants import Variant
 from prdigest.deliver.feishu import CARD_BUDGET, MAX_BODY, body_bytes, sign
 from prdigest.kernel.models import Entry
 from renderers.feishu import MAX_CARDS, render_feishu
 from renderers.lark_md import lark_md, lark_md_prose
 from tests.factories import edition, entry
-from prdigest.connect.variants import Variant
-from tests.test_escaping import FIELDS, HOSTILE, hostile_entry, variant_of as _variant_of
+from tests.test_escaping import FIELDS, HOSTILE, hostile_entry
+from tests.test_escaping import variant_of as _variant_of
 
 SITE = "https://digest.example.com/"
 FEISHU_HOSTILE = [

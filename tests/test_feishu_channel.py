@@ -8,10 +8,10 @@ import time
 import pytest
 from pydantic import SecretStr
 
-from prdigest.kernel.config import FeishuBot, Settings
 from prdigest.deliver import Message, Parts
 from prdigest.deliver.failure import MaybeDelivered, RecipientRejected
 from prdigest.deliver.feishu import FeishuChannel, address_problem, encode, sign
+from prdigest.kernel.config import FeishuBot, Settings
 from prdigest.kernel.errors import ConfigError, DeliveryError
 from prdigest.readers.file import Reader
 from tests.servers.feishu_server import FeishuServer

@@ -18,14 +18,13 @@ from typer.testing import CliRunner
 
 from flows.media import default_media
 from prdigest.kernel.config import load_settings
-from prdigest.deliver.ledger import Ledger
 from prdigest.kernel.errors import ConfigError
-from prdigest.pipeline.edition import EditionPipeline
 from prdigest.pipeline.compose import RunOptions, build_services
+from prdigest.pipeline.edition import EditionPipeline
 from tests.conftest import ROOT, SAMPLE
+from tests.factories import open_ledger
 from tests.servers.feishu_server import MAX_BODY, FeishuServer
 from tests.test_feishu_cards import SITE, assert_safe_cards, contents
-from tests.factories import open_ledger
 
 SECRET = "kern-s1gning-secret"
 READERS = """
@@ -229,8 +228,8 @@ readers:
 
 def test_the_editors_notice_reaches_their_group_as_one_escaped_card(feishu, tmp_path: Path) -> None:
     from flows.notify import _messages
-    from prdigest.kernel.config import Settings
     from prdigest.deliver.feishu import FeishuChannel
+    from prdigest.kernel.config import Settings
     from prdigest.readers.file import Editor
     from tests.factories import edition, entry
 

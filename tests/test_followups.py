@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from prdigest.connect import followups
-from prdigest.state import history
-from prdigest.connect.step import connect_edition
 from prdigest.connect.lede import check_lede
-from prdigest.kernel.models import EarlierFollowup, Edition, Verdict
 from prdigest.connect.relations import with_backlinks
+from prdigest.connect.step import connect_edition
+from prdigest.kernel.models import EarlierFollowup, Edition, Verdict
+from prdigest.state import history
 from prdigest.state.store import open_store
 from renderers.relation_lines import relation_lines
 from tests.connect_factories import entry_of, pr, week_edition

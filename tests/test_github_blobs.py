@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
 from prdigest.pipeline.impact_report import impact_report
 from tests.impact_support import build_world

@@ -6,13 +6,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from prdigest.state.store import LazyStore
 from prdigest.collect.github import GitHubSource
 from prdigest.collect.github.cache import PullCache
 from prdigest.collect.github.client import default_retry
 from prdigest.kernel.models import PullRequest
-from prdigest.state.store import open_store
 from prdigest.kernel.window import Window
+from prdigest.state.store import LazyStore, open_store
 from tests.conftest import SAMPLE
 from tests.servers.github_data import load_jsonl, make_state
 from tests.servers.github_server import GitHubServer

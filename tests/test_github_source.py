@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 import logging
+import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -13,18 +13,19 @@ from typing import Any
 
 import pytest
 
-from prdigest.kernel.config import Settings
-from prdigest.kernel.errors import ConfigError, SourceError
 from prdigest.collect.github import GitHubSource
 from prdigest.collect.github.client import Clients, default_retry
 from prdigest.collect.github.search import search_merged
+from prdigest.collect.sources import JsonlSource
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError, SourceError
 from prdigest.kernel.models import FileChange, PullRequest
 from prdigest.kernel.progress import reporting
+from prdigest.kernel.window import Window
 from prdigest.pipeline.compose import RunOptions, make_source
 from prdigest.state.store import LazyStore
-from prdigest.collect.sources import JsonlSource
-from prdigest.kernel.window import Window
 from tests.conftest import SAMPLE
+from tests.servers.github_data import patch_text
 from tests.servers.github_server import (
     Faults,
     GitHubServer,
@@ -35,7 +36,6 @@ from tests.servers.github_server import (
     make_state,
     synthetic_week,
 )
-from tests.servers.github_data import patch_text
 
 REPO = "vllm-project/vllm"
 TOKEN = "ghp_test-token-never-shown-0123456789"

@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+
 import pytest
 
-from prdigest.state.history import COMPONENT, MIGRATIONS, delete_edition, edition_refs, editions, past_entries, record_edition
 from prdigest.kernel.models import Edition
+from prdigest.state.history import (
+    COMPONENT,
+    MIGRATIONS,
+    delete_edition,
+    edition_refs,
+    editions,
+    past_entries,
+    record_edition,
+)
 from prdigest.state.record import RecordError
 from prdigest.state.store import open_store
 from tests.factories import WEEK, edition, entry

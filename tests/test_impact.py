@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from prdigest.connect.impact.downstream import DownstreamSpec, load_index
-from prdigest.pipeline.impact_report import impact_report
 from prdigest.kernel.errors import ConfigError
+from prdigest.pipeline.impact_report import impact_report
 from prdigest.readers.file import load_readers
 from prdigest.state.store import open_store
 from tests.git_support import commit, write

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
+from prdigest.connect.variants import Filter, Variant, ordered
 from prdigest.kernel.models import Edition
 from prdigest.review import review_markdown
 from prdigest.review.markdown import MAX_DESCRIPTION
-from prdigest.connect.variants import Filter, Variant, ordered
 from renderers.email import BUDGET, render_email
 from renderers.slack import MAX_BLOCKS, MAX_REPLIES, THREAD_KEY, render_slack
 from tests.factories import edition, entry

@@ -85,8 +85,8 @@ def test_a_drafted_lede_citing_an_entry_the_editor_rejects_is_redrafted_offline(
 
 def test_the_model_is_asked_through_the_openai_client_and_an_answer_that_is_no_lede_falls_back(tmp_path,
                                                                                               caplog) -> None:
-    from prdigest.kernel.config import Settings
     from prdigest.draft.endpoint import openai_complete
+    from prdigest.kernel.config import Settings
     from tests.servers.openai_server import OpenAIServer
 
     ed = edition()

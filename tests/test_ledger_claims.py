@@ -21,22 +21,22 @@ from pydantic import SecretStr
 from rich.console import Console
 from typer.testing import CliRunner
 
-from prdigest.deliver import Message, Parts
 from flows.cli.status_table import status_table
-from prdigest.deliver.ledger import Ledger, LedgerUnavailable, end_owner, new_owner
+from prdigest.deliver import Message, Parts
+from prdigest.deliver.ledger import LedgerUnavailable, end_owner, new_owner
 from prdigest.deliver.ledger_schema import COMPONENT, MIGRATIONS
 from prdigest.deliver.run import Outcome, deliver
 from prdigest.deliver.slack import SlackChannel
-from prdigest.state.history import record_edition
 from prdigest.deliver.smtp import SmtpChannel
 from prdigest.kernel.models import EditionId
 from prdigest.pipeline.edition import write_digest_json
 from prdigest.readers.file import Reader
+from prdigest.state.history import record_edition
 from prdigest.state.store import open_store
 from tests.delivery_support import SENDER, planned, race_channels, race_edition, race_readers
+from tests.factories import open_ledger
 from tests.servers.slack_server import SlackServer
 from tests.servers.smtp_server import SmtpServer
-from tests.factories import open_ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "s3cret-smtp-pa55"

@@ -7,15 +7,23 @@ import json
 
 import pytest
 
-from prdigest.kernel.links import ascii_host, defang, host_of, flag_foreign_links, foreign_urls, is_allowed, resolved_path
-from renderers.escape import pr_url
+from prdigest.connect.variants import plan_variants
+from prdigest.kernel.links import (
+    ascii_host,
+    defang,
+    flag_foreign_links,
+    foreign_urls,
+    host_of,
+    is_allowed,
+    resolved_path,
+)
 from prdigest.kernel.models import Story
-from renderers.feishu import render_feishu
-from renderers.site import build_site
 from prdigest.readers.file import Reader
 from prdigest.review import review_markdown
-from prdigest.connect.variants import plan_variants
 from renderers.email import render_email
+from renderers.escape import pr_url
+from renderers.feishu import render_feishu
+from renderers.site import build_site
 from renderers.slack import render_slack
 from renderers.text import render_text
 from tests.factories import edition, entry
@@ -90,9 +98,9 @@ def test_review_markdown_shows_foreign_urls_defanged_and_links_only_allowed_host
 def test_the_pipeline_flags_entries_with_foreign_links_before_review(tmp_path) -> None:
     from flows.media import default_media
     from prdigest.kernel.config import load_settings
-    from prdigest.pipeline.edition import Collected, EditionPipeline
-    from prdigest.pipeline.compose import RunOptions, build_services
     from prdigest.kernel.window import Window
+    from prdigest.pipeline.compose import RunOptions, build_services
+    from prdigest.pipeline.edition import Collected, EditionPipeline
     from tests.factories import WEEK
 
     options = RunOptions(source="sample", out=str(tmp_path / "out"), state=str(tmp_path / "s.sqlite"))

@@ -10,20 +10,19 @@ from pathlib import Path
 import openai
 import pytest
 
-from prdigest.kernel import progress
-from prdigest.kernel.config import Settings
 from prdigest.draft import grounding
 from prdigest.draft.cache import DraftCache
 from prdigest.draft.concurrent import RateLimiter, draft_entries
 from prdigest.draft.llm import OpenAIDrafter, cost_usd, usage_markdown
-from prdigest.kernel.prompts import Prompt, PromptFile, load_prompt
+from prdigest.kernel import progress
+from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import DraftEntry, Entry, FileChange, PullRequest, ReviewComment, Verdict
+from prdigest.kernel.prompts import Prompt, PromptFile, load_prompt
 from prdigest.pipeline.compose import RunOptions, make_drafter
-from prdigest.state.store import LazyStore
-from prdigest.state.store import open_store
-from tests.servers.openai_server import OpenAIServer
+from prdigest.state.store import LazyStore, open_store
 from tests.factories import openai_drafter
+from tests.servers.openai_server import OpenAIServer
 
 MODEL = "local-model"
 

@@ -14,15 +14,15 @@ from urllib.request import Request, urlopen
 import pytest
 
 from flows.media import default_media, register_medium, unregister_medium
-from prdigest.kernel.config import load_settings
+from prdigest.connect.variants import Variant
 from prdigest.deliver import Message, Parts
 from prdigest.deliver.failure import ChannelUnavailable
-from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.media import MediaRegistry, Medium, RenderContext, Rendering
+from prdigest.kernel.config import load_settings
+from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Edition
-from prdigest.pipeline.edition import EditionPipeline
 from prdigest.pipeline.compose import RunOptions, build_services
-from prdigest.connect.variants import Variant
+from prdigest.pipeline.edition import EditionPipeline
 from tests.plugin_support import install_distribution
 from tests.servers import LoopbackServer
 

@@ -6,7 +6,16 @@ import json
 
 import pytest
 
-from prdigest.kernel.models import ENTRY_KEYS, DraftEntry, Edition, Entry, EntryStatus, PullRequest, RenderProblem, Verdict
+from prdigest.kernel.models import (
+    ENTRY_KEYS,
+    DraftEntry,
+    Edition,
+    Entry,
+    EntryStatus,
+    PullRequest,
+    RenderProblem,
+    Verdict,
+)
 from tests.factories import WEEK, edition, entry
 
 

@@ -13,12 +13,20 @@ from pathlib import Path
 
 import pytest
 
+from prdigest.classify.subsystems import classifier_for
 from prdigest.draft import Drafter, grounding
 from prdigest.draft.language import code_words, mixes_languages
-from prdigest.draft.offline import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE, OfflineDrafter, assess
-from prdigest.kernel.prtext.signals import extract, file_kind
+from prdigest.draft.offline import (
+    MAX_AUDIENCE,
+    MAX_FOLLOWUP,
+    MAX_HEADLINE,
+    MAX_POINT,
+    MAX_RATIONALE,
+    OfflineDrafter,
+    assess,
+)
 from prdigest.kernel.models import DraftEntry, FileChange, PullRequest, ReviewComment, Verdict
-from prdigest.classify.subsystems import classifier_for
+from prdigest.kernel.prtext.signals import extract, file_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 MERGED = datetime(2026, 11, 17, tzinfo=timezone.utc)

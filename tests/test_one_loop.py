@@ -10,8 +10,8 @@ import pytest
 
 from flows.media import default_media
 from prdigest.kernel.config import Settings
-from prdigest.pipeline.edition import EditionPipeline
 from prdigest.pipeline.compose import RunOptions, build_services
+from prdigest.pipeline.edition import EditionPipeline
 from renderers.site import build_site
 from tests.conftest import SAMPLE
 

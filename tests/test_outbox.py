@@ -10,10 +10,10 @@ import pytest
 
 from flows.media import default_media
 from prdigest.deliver.email_message import check_from
+from prdigest.deliver.media import ComposeContext, Rendering
 from prdigest.deliver.outbox import OutboxChannel
 from prdigest.deliver.run import DeliveryReport, deliver, plan_deliveries
 from prdigest.kernel.errors import ConfigError
-from prdigest.deliver.media import ComposeContext, Rendering
 from prdigest.readers.file import Reader
 from renderers import RenderedEmail
 from tests.factories import edition, entry

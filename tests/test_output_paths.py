@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from prdigest.connect.variants import Filter
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.writes import write_inside
-from prdigest.connect.variants import Filter
 
 
 @pytest.mark.parametrize("relative", ["../pwned.html", "email/../../pwned.html", "/etc/pwned", "email/../../x/y"])
@@ -40,8 +40,8 @@ def test_a_run_publishes_world_readable_files_whatever_the_umask(tmp_path: Path)
     # mkstemp makes 0600 files and a rename keeps the mode: nginx as www-data answered 403 to the archive.
     from flows.media import default_media
     from prdigest.kernel.config import load_settings
-    from prdigest.pipeline.edition import EditionPipeline
     from prdigest.pipeline.compose import RunOptions, build_services
+    from prdigest.pipeline.edition import EditionPipeline
     from renderers.site import build_site
 
     out = tmp_path / "out"

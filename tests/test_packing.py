@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +19,8 @@ from prdigest.kernel.models import FileChange, PullRequest, Relation, ReviewComm
 from prdigest.kernel.prompts import load_prompt
 from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.pipeline.edition import EditionPipeline
-from tests.servers.openai_server import OpenAIServer
 from tests.factories import openai_drafter
+from tests.servers.openai_server import OpenAIServer
 
 MODEL = "local-model"
 REPO = "vllm-project/vllm"
@@ -141,7 +141,6 @@ def test_a_3000_file_pr_stays_within_the_budget_and_its_coverage_says_what_was_l
 
 
 def test_the_drafter_marks_a_draft_that_saw_under_a_third_of_the_changed_lines(server, tmp_path: Path) -> None:
-    from prdigest.draft.llm import OpenAIDrafter
 
     settings = Settings(llm_base_url=server.base_url, OPENAI_API_KEY=server.api_key, model=MODEL,
                         state=tmp_path / "state.sqlite", llm_timeout=5.0, llm_rpm=60000, llm_input_budget=4000)

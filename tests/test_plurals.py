@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from prdigest.connect.lede import offline_lede
-from prdigest.kernel.models import Relation
-from prdigest.readers.file import Reader
-from prdigest.kernel.text import Counted
 from prdigest.connect.variants import plan_variants
+from prdigest.kernel.models import Relation
+from prdigest.kernel.text import Counted
+from prdigest.readers.file import Reader
 from renderers.site.strings import site_strings
 from renderers.view import strings, subject, summary
 from tests.factories import edition, entry

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.draft.packing import pack
 from prdigest.draft.budget import CharCounter, TiktokenCounter, centrality, default_counter
 from prdigest.draft.llm import EntryDraft
-from prdigest.kernel.prompts import PROMPTS_DIR, data, load_prompt
+from prdigest.draft.packing import pack
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import FileChange, PullRequest, ReviewComment
+from prdigest.kernel.prompts import PROMPTS_DIR, data, load_prompt
 
 PROMPT_NAMES = sorted(p.stem for p in PROMPTS_DIR.glob("*.yaml"))
 

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from prdigest.classify.proposal.globs import GlobError, compile_codeowners, compile_glob
-from prdigest.kernel.patterns import _re2
 from prdigest.classify.proposal.safety import regex_problem
+from prdigest.kernel.patterns import _re2
 from tests.labeler_reference import minimatch
 
 # (glob, path, matches) — the tricky cases of actions/labeler's minimatch.

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from prdigest.kernel.errors import ConfigError
 from prdigest.classify.proposal.codeowners import commented_rule, read_codeowners, section_title
 from prdigest.classify.proposal.labeler import read_labeler
 from prdigest.classify.proposal.mergify import read_mergify
+from prdigest.kernel.errors import ConfigError
 
 LABELER_V4 = """
 documentation:

@@ -8,8 +8,8 @@ import pytest
 
 from prdigest.kernel.config import load_settings
 from prdigest.kernel.errors import ConfigError
-from prdigest.readers.file import load_readers
 from prdigest.pipeline.compose import RunOptions, build_services
+from prdigest.readers.file import load_readers
 
 HEAD = "readers:\n  - id: a\n    name: x\n"
 

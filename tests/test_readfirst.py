@@ -7,10 +7,17 @@ import logging
 import pytest
 
 from benchmarks.read_first import HAND_TOP, figures, weeks
-from prdigest.kernel.models import FileChange, PullRequest
-from prdigest.connect.readfirst import READ_FIRST_AT, edition_ranking, offline_ranking, parse_model_ranking, rank_messages, score
-from prdigest.kernel.prtext.signals import extract
+from prdigest.connect.readfirst import (
+    READ_FIRST_AT,
+    edition_ranking,
+    offline_ranking,
+    parse_model_ranking,
+    rank_messages,
+    score,
+)
 from prdigest.connect.variants import pick_read_first
+from prdigest.kernel.models import FileChange, PullRequest
+from prdigest.kernel.prtext.signals import extract
 from tests.connect_factories import REPO, entry_of, week_edition
 from tests.factories import WEEK
 
@@ -95,8 +102,8 @@ def test_a_models_ranking_must_order_only_the_deep_reads_it_drafted() -> None:
 
 
 def test_the_model_ranks_through_the_openai_client_and_a_bad_answer_falls_back(tmp_path, caplog) -> None:
-    from prdigest.kernel.config import Settings
     from prdigest.draft.endpoint import openai_complete
+    from prdigest.kernel.config import Settings
     from tests.servers.openai_server import OpenAIServer
 
     prs = [_pr(n, f"[Core] Change {n}", "The scheduler now preempts by recompute by default.",

@@ -9,14 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.kernel.config import Settings
 from flows.media import default_media
+from prdigest.kernel.config import Settings
 from prdigest.kernel.models import Edition, Verdict
-from prdigest.pipeline.edition import EditionPipeline
 from prdigest.pipeline.compose import RunOptions, build_services
-from prdigest.state import record as records
+from prdigest.pipeline.edition import EditionPipeline
 from prdigest.pipeline.loop import Step, next_step
-from prdigest.state.record import Conflict, RecordError, Status, canonical_json, content_hash, content_hash_of_json, load, load_by_run, save
+from prdigest.state import record as records
+from prdigest.state.record import (
+    Conflict,
+    RecordError,
+    Status,
+    canonical_json,
+    content_hash,
+    content_hash_of_json,
+    load,
+    load_by_run,
+    save,
+)
 from prdigest.state.store import open_store
 from tests import factories
 from tests.factories import entry

@@ -13,12 +13,11 @@ from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.deliver.ledger import Ledger
 from prdigest.kernel.errors import ConfigError
 from prdigest.state.store import StateLocation
 from tests.conftest import SAMPLE
-from tests.servers.smtp_server import SmtpServer
 from tests.factories import open_ledger
+from tests.servers.smtp_server import SmtpServer
 
 READERS = """readers:
   - {id: ana, name: Ana, email: ana@example.com}

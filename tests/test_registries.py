@@ -15,18 +15,18 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from flows.media import default_media
-from prdigest.kernel.config import Settings, load_settings
+from prdigest.collect.registry import SOURCES, SourceContext, SourceKind
+from prdigest.collect.sources import JsonlSource, Source, read_jsonl, sample_week_path
 from prdigest.draft import Drafter
 from prdigest.draft.offline import OfflineDrafter
 from prdigest.draft.registry import DRAFTERS, DrafterKind, DraftingContext
-from prdigest.kernel.errors import ConfigError
 from prdigest.evaluation.results import EvalConfig
 from prdigest.evaluation.runner import run_eval
+from prdigest.kernel.config import Settings, load_settings
+from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import DraftEntry, Language, PullRequest
-from prdigest.pipeline.edition import EditionPipeline
 from prdigest.pipeline.compose import RunOptions, build_services, make_drafter
-from prdigest.collect.registry import SOURCES, SourceContext, SourceKind
-from prdigest.collect.sources import JsonlSource, Source, read_jsonl, sample_week_path
+from prdigest.pipeline.edition import EditionPipeline
 from prdigest.state.store import LazyStore, state_store
 from tests.plugin_support import install_distribution
 from tests.servers.github_server import GitHubServer, make_state, synthetic_week

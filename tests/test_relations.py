@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.kernel.models import Verdict
 from prdigest.connect.relations import Known, demote_reverted, find_relations, is_revert, with_backlinks
+from prdigest.kernel.models import Verdict
 from renderers.relation_lines import relation_lines
 from tests.connect_factories import REPO, entry_of, pr, week_edition
 

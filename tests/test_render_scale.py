@@ -144,11 +144,11 @@ def test_a_variants_messages_share_one_flattened_body_and_keep_their_bytes() -> 
     from email import policy
 
     from flows.media import EMAIL
+    from prdigest.connect.variants import Filter, Variant, ordered
     from prdigest.deliver.email_message import message_bytes
     from prdigest.deliver.media import ComposeContext, RenderContext
     from prdigest.readers.file import Reader
     from tests.factories import edition, entry
-    from prdigest.connect.variants import Filter, Variant, ordered
 
     entries = [entry(100 + i, ["kernels"], "deep-read") for i in range(5)]
     ed = edition(entries, language="zh-CN")

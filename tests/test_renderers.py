@@ -10,9 +10,9 @@ import pytest
 from markupsafe import Markup
 from slack_sdk.models.blocks import Block
 
+from prdigest.connect.variants import Filter, Variant, ordered
 from prdigest.kernel.errors import RenderError
 from prdigest.kernel.models import SUBSYSTEMS, Edition, Entry, Verdict
-from prdigest.connect.variants import Filter, Variant, ordered
 from renderers import THREAD_KEY, RenderProblem, render_email, render_slack, render_text
 from renderers.email import BUDGET, _fragments, _mjml, compile_isolating
 from renderers.escape import display_width, html_prose
@@ -350,9 +350,9 @@ def test_an_empty_variant_still_renders() -> None:
     ("http://127.0.0.1:8080", ("github.com", "127.0.0.1")),
 ])
 def test_enterprise_pr_links_follow_the_github_url(api_url: str, hosts: tuple[str, ...]) -> None:
+    from prdigest.connect.variants import plan_variants
     from prdigest.deliver.media import RenderContext, link_hosts_for
     from prdigest.readers.file import Reader
-    from prdigest.connect.variants import plan_variants
     from renderers.bundle import email_rendering, slack_rendering
 
     assert link_hosts_for(api_url) == hosts

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.kernel.prtext.restate import opens_with_verdict, restated, without_label
 from prdigest.kernel.models import Verdict
+from prdigest.kernel.prtext.restate import opens_with_verdict, restated, without_label
 
 
 @pytest.mark.parametrize(("text", "verdict", "language", "expected"), [

@@ -15,11 +15,21 @@ from typing import Any
 import pytest
 
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
-from prdigest.review import (
-    EntryEdit, ReviewDecision, ReviewRejected, apply_decision, changes_text, check_decision, edit_distance,
-    flagged_left_out, md, parse_changes, record_review, review_markdown,
-)
 from prdigest.pipeline.compose import RunOptions
+from prdigest.review import (
+    EntryEdit,
+    ReviewDecision,
+    ReviewRejected,
+    apply_decision,
+    changes_text,
+    check_decision,
+    edit_distance,
+    flagged_left_out,
+    md,
+    parse_changes,
+    record_review,
+    review_markdown,
+)
 from prdigest.state.store import open_store
 from tests.conftest import SAMPLE
 
@@ -395,8 +405,8 @@ def test_cli_review_prints_the_draft_and_approve_resumes_with_checks(prefect_api
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    from flows.edition import digest_edition
     from flows.cli import app
+    from flows.edition import digest_edition
 
     monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
     (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
@@ -549,9 +559,9 @@ def test_auto_approval_for_real_channels_leaves_flagged_entries_out_and_says_so(
     from flows.media import default_media
     from prdigest.kernel.config import Settings
     from prdigest.kernel.models import EntryStatus
+    from prdigest.pipeline.compose import RunOptions, build_services
     from prdigest.pipeline.edition import EditionPipeline, auto_approve
     from prdigest.state.record import Status
-    from prdigest.pipeline.compose import RunOptions, build_services
     from tests.factories import edition, entry
 
     flagged = entry(2, ["docs"], status="draft").model_copy(update={"needs_editing": True,

@@ -11,7 +11,8 @@ from prdigest.kernel.models import Edition, Impact
 from prdigest.review.accepted import keep_accepted
 from prdigest.review.decision import ReviewDecision, ReviewRejected, apply_decision, changes_text, parse_changes
 from prdigest.state.store import open_store
-from tests.factories import edition, entry as make_entry
+from tests.factories import edition
+from tests.factories import entry as make_entry
 
 
 def _edition() -> Edition:

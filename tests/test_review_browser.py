@@ -14,15 +14,26 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import ROOT, SAMPLE
 from tests.review_support import (
-    CHROMIUM, CHROMIUM_ARGS, UIS, browser_missing, choose_decision, field, open_resume_dialog, painted,
-    prefect_server, start_edition, submit, synthetic_week, wait_final, wait_paused_out,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    UIS,
+    browser_missing,
+    choose_decision,
+    field,
+    open_resume_dialog,
+    painted,
+    prefect_server,
+    start_edition,
+    submit,
+    synthetic_week,
+    wait_final,
+    wait_paused_out,
 )
 from tests.servers.openai_server import OpenAIServer
 

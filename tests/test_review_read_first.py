@@ -6,11 +6,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from prdigest.kernel.models import Edition, Entry, Verdict, VariantRecord
+from prdigest.connect.variants import plan_variants
+from prdigest.kernel.models import Edition, Entry, VariantRecord, Verdict
 from prdigest.readers.file import Reader
 from prdigest.review import ReviewDecision, apply_decision, changes_text, parse_changes, review_markdown
 from prdigest.review.decision import ReviewRejected, check_decision
-from prdigest.connect.variants import plan_variants
 
 
 def _entry(number: int, verdict: Verdict = Verdict.DEEP_READ, subsystems: list[str] | None = None,

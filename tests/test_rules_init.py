@@ -11,7 +11,6 @@ import yaml
 from typer.testing import CliRunner
 
 from flows.cli import app
-from prdigest.kernel.config import load_settings
 from prdigest.classify.proposal.check import check_rules, label_agreement
 from prdigest.classify.proposal.init import init_rules, write_proposal
 from prdigest.classify.proposal.propose import propose
@@ -20,6 +19,7 @@ from prdigest.classify.proposal.tree import TreeFile
 from prdigest.classify.proposal.writer import render
 from prdigest.classify.rulesfile import load_rules
 from prdigest.collect.sources import read_jsonl
+from prdigest.kernel.config import load_settings
 from tests.proposal_support import KETTLE, KETTLE_REPO, checkout_kettle, kettle_tree
 from tests.servers.github_server import GitHubServer, load_jsonl, make_state
 
@@ -84,8 +84,8 @@ def test_one_level_glob_leaves_the_subfolder_to_another_subsystem(kettle: Path) 
 
 
 def _classifier(proposal):
-    from prdigest.kernel.models import PullRequest
     from prdigest.classify.subsystems import RulesClassifier
+    from prdigest.kernel.models import PullRequest
 
     classifier = RulesClassifier(proposal.rules())
 

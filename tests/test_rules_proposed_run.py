@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from flows.media import default_media
+from prdigest.classify.proposal.kept import ProposedClassifier, load_kept
+from prdigest.classify.subsystems import RulesClassifier
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
-from prdigest.pipeline.edition import EditionPipeline
-from prdigest.classify.proposal.kept import ProposedClassifier, load_kept
-from prdigest.review import md, review_markdown
 from prdigest.pipeline.compose import RunOptions, build_services, make_classifier
+from prdigest.pipeline.edition import EditionPipeline
+from prdigest.review import md, review_markdown
 from prdigest.state.store import open_store
-from prdigest.classify.subsystems import RulesClassifier
 from tests.proposal_support import KETTLE, KETTLE_REPO, checkout_kettle, kettle_tree
 from tests.servers.github_server import GitHubServer, load_jsonl, make_state
 

@@ -16,13 +16,22 @@ from flows.media import default_media
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Verdict
+from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.pipeline.edition import EditionPipeline
 from prdigest.readers.file import Reader
-from prdigest.readers.selfservice import BadLink, LinkSigner, Preferences, ReaderChoices, ReaderRef, apply, linker, web_base
+from prdigest.readers.selfservice import (
+    BadLink,
+    LinkSigner,
+    Preferences,
+    ReaderChoices,
+    ReaderRef,
+    apply,
+    linker,
+    web_base,
+)
 from prdigest.readers.selfservice.links import PREFERENCES_SLOT, UNSUBSCRIBE_SLOT
-from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.state.store import StateLocation, open_store
-from prdigest.kernel.vocabulary import Vocabulary
 
 SECRET = "test-secret-0123456789-abcdefghij"
 REPO = "vllm-project/vllm"

@@ -13,16 +13,15 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 import pytest
 
+from prdigest.connect.variants import Filter, Variant, ordered
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Edition, EntryStatus
+from prdigest.publish.site import write_site
 from prdigest.state.store import open_store
-from prdigest.connect.variants import Filter, Variant, ordered
 from renderers import render_email, render_slack, render_text
 from renderers.site import build_site, edition_dir, permalink, site_base
 from renderers.site.links import window_slug
-from prdigest.publish.site import write_site
-from tests.factories import publish_site
-from tests.factories import WEEK, edition, entry
+from tests.factories import WEEK, edition, entry, publish_site
 from tests.test_escaping import FIELDS, HOSTILE, hostile_entry
 
 SITE = "https://digest.example.com/vllm/"

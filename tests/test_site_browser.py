@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 import pytest
 
 from benchmarks.archive import synthesise
 from prdigest.state.store import open_store
-from tests.factories import publish_site
 from tests.conftest import ROOT
+from tests.factories import publish_site
 from tests.review_support import CHROMIUM, CHROMIUM_ARGS, browser_missing
 from tests.servers.static_site import StaticSite
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.readers.file import Reader
 from prdigest.connect.variants import plan_variants
+from prdigest.readers.file import Reader
 from renderers import render_slack
 from tests.delivery_support import sample_edition
 from tests.slack_preview import mrkdwn_html, preview

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.kernel.errors import SourceError
 from prdigest.collect.sources import JsonlSource, read_jsonl, sample_week_path
+from prdigest.kernel.errors import SourceError
 from prdigest.kernel.window import Window
 
 GOOD = {"number": 1, "url": "https://github.com/o/r/pull/1", "title": "t", "author": "a",
@@ -91,8 +91,8 @@ def test_default_window_covers_the_file() -> None:
 def test_a_jsonl_description_is_capped_at_githubs_limit_when_read(tmp_path) -> None:
     import json as _json
 
-    from prdigest.kernel.models import MAX_BODY
     from prdigest.collect.sources import read_jsonl
+    from prdigest.kernel.models import MAX_BODY
 
     record = {"number": 1, "url": "https://github.com/o/r/pull/1", "merged_at": "2026-11-17T00:00:00Z",
               "body": "é" * (MAX_BODY + 10) + "TAIL", "review_comments": [{"author": "a", "body": "c" * 70_000}]}

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pickle
+import sqlite3
 import subprocess
 import sys
-import sqlite3
 import threading
 import time
 from pathlib import Path

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.deliver.ledger import Ledger
 from prdigest.deliver.run import deliver
 from prdigest.state.store import open_store
+from tests.factories import open_ledger
 from tests.pg import PostgresServer
 from tests.servers.smtp_server import SmtpServer
 from tests.test_delivery import PASSWORD, email_readers, plan, smtp_channel, week
-from tests.factories import open_ledger
 
 pytestmark = pytest.mark.slow
 

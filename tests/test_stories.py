@@ -65,8 +65,8 @@ def test_a_number_belongs_to_at_most_one_story() -> None:
 
 
 def test_every_medium_and_the_archive_show_the_lede_stories_relations_and_follow_ups_escaped() -> None:
-    from prdigest.kernel.models import EarlierFollowup, Relation, Story, Verdict
     from prdigest.connect.variants import Filter, Variant
+    from prdigest.kernel.models import EarlierFollowup, Relation, Story, Verdict
     from renderers import render_email, render_slack, render_text
     from renderers.site import build_site
 

@@ -10,9 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from prdigest.classify.subsystems import (
+    RULES_DIR,
+    FolderClassifier,
+    Rules,
+    RulesClassifier,
+    classifier_for,
+    load_rules,
+    rules_for_repo,
+)
 from prdigest.kernel.errors import ConfigError, RulesError
 from prdigest.kernel.models import FileChange, PullRequest
-from prdigest.classify.subsystems import FolderClassifier, RULES_DIR, Rules, RulesClassifier, classifier_for, load_rules, rules_for_repo
 from prdigest.kernel.vocabulary import is_name
 
 SAMPLE = Path(__file__).resolve().parents[1] / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"

@@ -168,15 +168,22 @@ def _texts(messages: list[Any]) -> list[str]:
 @pytest.mark.slow
 def test_a_review_suspended_on_one_worker_is_resumed_on_another_and_sends_what_was_reviewed_once(
         tmp_path: Path, pg_url: str, sample_records: list[dict]) -> None:
+    import psycopg
+
     from tests.review_support import prefect_server
     from tests.servers.github_server import GitHubServer, make_state
     from tests.servers.openai_server import OpenAIServer
     from tests.servers.smtp_server import SmtpServer
     from tests.team_support import (
-        DIGEST, deploy_from_git, flow_run_logs, git_repository, run_deployment_cli, start_worker, stop, wait_state,
+        DIGEST,
+        deploy_from_git,
+        flow_run_logs,
+        git_repository,
+        run_deployment_cli,
+        start_worker,
+        stop,
+        wait_state,
     )
-
-    import psycopg
 
     started = time.monotonic()
 

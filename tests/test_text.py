@@ -5,8 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from prdigest.kernel.text import (
+    CODE_SPAN,
+    clean,
+    code_spans,
+    for_terminal,
+    one_line,
+    redact_url,
+    slack_entities,
+    slug,
+    truncate,
+)
 from prdigest.review.markdown import md
-from prdigest.kernel.text import CODE_SPAN, clean, code_spans, for_terminal, one_line, redact_url, slack_entities, slug, truncate
 from renderers.escape import html_prose, mrkdwn, mrkdwn_prose
 
 NUL, ESC, DEL, NEL, CSI = "\x00", "\x1b", "\x7f", "\x85", "\x9b"

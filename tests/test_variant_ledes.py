@@ -14,9 +14,9 @@ import pytest
 from flows.media import default_media
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
+from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.pipeline.edition import EditionPipeline
 from prdigest.readers.file import load_readers
-from prdigest.pipeline.compose import RunOptions, build_services
 from tests.conftest import SAMPLE
 from tests.servers.openai_server import OpenAIServer
 

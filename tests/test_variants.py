@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.kernel.models import Verdict
-from prdigest.readers.file import Reader
-from prdigest.connect.variants import Filter, ordered, plan_variants
-from prdigest.kernel.models import FileChange, PullRequest
 from prdigest.classify.subsystems import classifier_for
+from prdigest.connect.variants import Filter, ordered, plan_variants
+from prdigest.kernel.models import FileChange, PullRequest, Verdict
+from prdigest.readers.file import Reader
 from tests.factories import WEEK, edition, entry
 
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from prdigest.classify.subsystems import FolderClassifier, classifier_for
+from prdigest.collect.sources import JsonlSource
 from prdigest.draft.offline import OfflineDrafter
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import PullRequest
-from prdigest.readers.file import load_readers
-from prdigest.collect.sources import JsonlSource
-from prdigest.classify.subsystems import FolderClassifier, classifier_for
 from prdigest.kernel.vocabulary import Vocabulary, is_name, name_problem
+from prdigest.readers.file import load_readers
 
 QUILL = Path(__file__).parent / "fixtures" / "quill"
 REPO = "acme-labs/quill"

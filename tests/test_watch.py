@@ -99,7 +99,6 @@ def test_a_crash_after_the_alerts_are_recorded_and_a_channel_down_send_nothing_t
     from flows.cli.edition import _settings, build
     from prdigest.kernel.options import RunOptions
     from prdigest.pipeline.watch import Watch
-    from renderers.alert import alert_text
 
     readers = readers_yaml(world, tmp_path / "readers.yaml", git_url=False)
     with SmtpServer(tmp_path / "tls") as smtp:

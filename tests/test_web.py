@@ -19,9 +19,9 @@ from flows.web.app import create_app
 from flows.web.ratelimit import RateLimiter
 from prdigest.kernel.config import Settings
 from prdigest.kernel.models import Verdict
+from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.pipeline.edition import EditionPipeline
 from prdigest.readers.selfservice import LinkSigner, Preferences, ReaderChoices, ReaderRef
-from prdigest.pipeline.compose import RunOptions, build_services
 from prdigest.state.store import open_store
 from tests.web_support import LiveApp
 
@@ -398,8 +398,8 @@ def test_digest_web_serves_and_logs_no_token(world, tmp_path: Path) -> None:
 def test_digest_web_over_a_shared_postgresql_state(pg_url: str) -> None:
     """A team's setup: the workers and digest web share PostgreSQL. The roster a run recorded there is what
     digest web knows; a one-click unsubscribe and a saved form land there for the next run to read."""
-    from prdigest.readers.file import Reader
     from prdigest.classify.subsystems import classifier_for
+    from prdigest.readers.file import Reader
 
     signer = LinkSigner(SECRET)
     lin = Reader(id="lin", name="Lin", email="lin@example.com", slack="U0123ABCD")

@@ -11,11 +11,11 @@ import pytest
 
 from flows.web.app import create_app
 from flows.web.ratelimit import RateLimiter
+from prdigest.classify.subsystems import classifier_for
 from prdigest.kernel.config import Settings
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice import LinkSigner, ReaderChoices, ReaderRef
 from prdigest.state.store import open_store
-from prdigest.classify.subsystems import classifier_for
 from tests.conftest import ROOT
 from tests.review_support import CHROMIUM, CHROMIUM_ARGS, browser_missing
 from tests.web_support import LiveApp
@@ -105,8 +105,8 @@ def test_a_reader_saves_the_form_without_javascript(served, browser) -> None:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_email_footer_shows_the_readers_own_links(browser, tmp_path: Path, scheme: str) -> None:
     """The footer a reader sees at 375 px: both links visible, each pointing at that reader's own URL."""
-    from prdigest.readers.selfservice import ReaderLinks
     from prdigest.connect.variants import plan_variants
+    from prdigest.readers.selfservice import ReaderLinks
     from renderers.email import render_email
     from tests.delivery_support import sample_edition
 

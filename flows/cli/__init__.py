@@ -8,8 +8,21 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from flows.cli import (calibrate, edition, evaluate, impact, readers, resend, review, rules, screenshot, site, status,
-                       watch, web)
+from flows.cli import (
+    calibrate,
+    edition,
+    evaluate,
+    impact,
+    readers,
+    resend,
+    review,
+    rules,
+    screenshot,
+    site,
+    status,
+    watch,
+    web,
+)
 from flows.cli.numbers import NumbersCommand
 
 app = typer.Typer(

@@ -20,7 +20,14 @@ from flows.review_form import form_input
 from prdigest.kernel.errors import ReviewError
 from prdigest.kernel.models import Edition
 from prdigest.review import (
-    EntryEdit, ReviewDecision, ReviewRejected, apply_decision, check_decision, flagged_left_out, flagged_numbers, review_markdown,
+    EntryEdit,
+    ReviewDecision,
+    ReviewRejected,
+    apply_decision,
+    check_decision,
+    flagged_left_out,
+    flagged_numbers,
+    review_markdown,
 )
 from prdigest.state.record import content_hash_of_json
 

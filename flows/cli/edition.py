@@ -27,8 +27,8 @@ from prdigest.kernel.options import RunOptions
 
 if TYPE_CHECKING:
     from prdigest.kernel.config import Settings
-    from prdigest.pipeline.edition import EditionSummary
     from prdigest.pipeline.compose import Services
+    from prdigest.pipeline.edition import EditionSummary
 
 STEPS = {"collect": "Collecting PRs", "draft": "Classifying and drafting",
          "review": "Waiting for an editor (Prefect UI or digest approve)", "render": "Rendering variants",
@@ -66,8 +66,8 @@ def check_files(options: RunOptions, settings: Settings) -> None:
     renderer: the window, the source file, the rules and readers files. Fast, so a typo is refused at once.
     Only for a run through the Prefect flow, which builds its services in the flow run; the core path checks
     by building the run's services once (:func:`build`)."""
-    from prdigest.pipeline.compose import checked_downstreams, make_classifier, make_readers, make_source
     from prdigest.kernel.window import Window
+    from prdigest.pipeline.compose import checked_downstreams, make_classifier, make_readers, make_source
 
     Window.from_flags(options.since, options.until)
     if options.source == "github":

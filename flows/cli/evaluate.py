@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -20,7 +21,6 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
-from pydantic import ValidationError
 
 from flows.cli.options import flag, state_option
 from flows.cli.terminal import print_error
@@ -61,9 +61,9 @@ def eval_command(
 ) -> None:
     """Measure drafts: verdict agreement, deep-read precision/recall, subsystem P/R/F1, grounding failures,
     fallbacks, lengths, tokens, cost and latency; or compare two runs; or read the editors' corrections."""
-    from prdigest.kernel.config import load_settings
     from prdigest.evaluation import evaluate as ev
     from prdigest.evaluation.results import EvalConfig
+    from prdigest.kernel.config import load_settings
 
     modes = [gold is not None, bool(compare and all(compare)), from_reviews]
     if sum(modes) != 1:

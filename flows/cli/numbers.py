@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-import click
 from typer.core import TyperCommand
 
 from prdigest.kernel.errors import ReviewError
+
 
 def spread(args: list[str], options: tuple[str, ...]) -> list[str]:
     """``args`` with each further value after one of ``options`` given as that option repeated.

@@ -28,9 +28,9 @@ def readers(
     preferences page (digest web): unsubscribed, subsystems, lowest verdict, budget, media. The next edition applies
     them; the readers file stays the list of who exists."""
     from prdigest.kernel.config import load_settings
+    from prdigest.pipeline.compose import command
     from prdigest.readers.file import ReadersFile, example_readers_path
     from prdigest.readers.selfservice import ReaderChoices, addresses
-    from prdigest.pipeline.compose import command
 
     try:
         settings = load_settings(state=state)

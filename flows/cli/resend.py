@@ -36,9 +36,9 @@ def resend(
     """Send an edition's uncertain, pending or failed deliveries, each once: the e-mail keeps its Message-ID, so
     a client that already has it drops the copy. Channels are checked first; nothing else is sent."""
     from flows.media import default_media
-    from prdigest.kernel.config import load_settings
     from prdigest.deliver.resend import resend_rows
     from prdigest.deliver.run import Outcome
+    from prdigest.kernel.config import load_settings
     from prdigest.pipeline.compose import RunOptions, command
 
     statuses = [s for s, asked in (("uncertain", uncertain), ("pending", pending), ("failed", failed)) if asked]

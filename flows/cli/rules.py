@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console, JustifyMethod
 from rich.table import Table
-from pydantic import ValidationError
 
 from flows.cli.options import state_option
 from flows.cli.terminal import print_error, safe, safe_table
@@ -44,9 +44,9 @@ def init_command(
 ) -> None:
     """Propose a rules file from the repository's labeler, mergify and CODEOWNERS files, its folders and
     its recent PRs' labels; the file says where each subsystem came from and what to check."""
-    from prdigest.kernel.config import load_settings
     from prdigest.classify.proposal.init import init_rules
     from prdigest.collect.sources import read_jsonl
+    from prdigest.kernel.config import load_settings
 
     try:
         _repo(repo)
@@ -119,8 +119,8 @@ def _week(source: str, repo: str | None, since: str | None, until: str | None, s
           github_url: str | None):
     """The PRs of the week the flags name."""
     from prdigest.kernel.config import load_settings
-    from prdigest.pipeline.compose import RunOptions, command, make_source
     from prdigest.kernel.window import Window
+    from prdigest.pipeline.compose import RunOptions, command, make_source
 
     settings = load_settings(state=state, github_url=github_url)
     window = Window.from_flags(since, until)

@@ -15,10 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from prdigest.deliver.ledger import LedgerRow
-from prdigest.kernel.errors import ConfigError
 from prdigest.deliver.status import LedgerReport, ledger_report
-from prdigest.state.store import StateLocation
+from prdigest.kernel.errors import ConfigError
 from prdigest.pipeline.compose import command
+from prdigest.state.store import StateLocation
 
 #: Columns from which every field has its own column.
 WIDE = 140

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from flows.cli.terminal import safe, safe_table
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from prdigest.pipeline.edition import EditionSummary

@@ -8,8 +8,9 @@ that reads differently from what it is). Everything the CLI prints goes through 
 
 from __future__ import annotations
 
-import typer
 from typing import TypeVar, cast
+
+import typer
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text

@@ -24,7 +24,7 @@ FLAGS = ("source", "repo", "since", "until", "approve", "deliver", "readers", "r
 
 def watch_once(options: RunOptions):  # a WatchSummary, imported lazily
     """Build the run's services (every file, flag and downstream checked first) and run one watch."""
-    from flows.cli.edition import build, _settings
+    from flows.cli.edition import _settings, build
     from prdigest.pipeline.watch import Watch
     from renderers.alert import alert_text
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Optional
 import logging
+from typing import Optional
 
 import typer
 from rich.console import Console
@@ -27,8 +27,8 @@ def web(
 
     from flows.web.app import create_app
     from prdigest.kernel.config import load_settings
-    from prdigest.readers.selfservice import web_base
     from prdigest.pipeline.compose import command
+    from prdigest.readers.selfservice import web_base
 
     try:
         settings = load_settings(state=state)

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import email.errors
 import email.parser
-import logging
 import email.policy
+import logging
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs, urlencode
 

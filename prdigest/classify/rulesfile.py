@@ -14,11 +14,20 @@ from typing import Annotated
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from prdigest.collect.facts.surface import CodeRules
 from prdigest.kernel.errors import ConfigError, RulesError
 from prdigest.kernel.i18n import FALLBACK
-from prdigest.collect.facts.surface import CodeRules
 from prdigest.kernel.patterns import check, compile_rule
-from prdigest.kernel.vocabulary import DraftingHints, FileKind, Shows, Subsystem, Vocabulary, boundary, generic, name_problem
+from prdigest.kernel.vocabulary import (
+    DraftingHints,
+    FileKind,
+    Shows,
+    Subsystem,
+    Vocabulary,
+    boundary,
+    generic,
+    name_problem,
+)
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
 
 RULES_DIR = Path(__file__).parent / "rules"

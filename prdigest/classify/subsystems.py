@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from prdigest.kernel.prtext.prose import MAX_SCAN, sentences, strip_template
-from prdigest.kernel.models import PullRequest
-from prdigest.kernel.patterns import Pattern, compile_rule
 from prdigest.classify.pathmatch import PathMatcher
 from prdigest.classify.rulesfile import RULES_DIR, Rules, SubsystemRule, load_rules, rules_for_repo
+from prdigest.kernel.models import PullRequest
+from prdigest.kernel.patterns import Pattern, compile_rule
+from prdigest.kernel.prtext.prose import MAX_SCAN, sentences, strip_template
 from prdigest.kernel.text import slug
 from prdigest.kernel.vocabulary import Vocabulary
 

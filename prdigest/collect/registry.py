@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from prdigest.collect.sources import JsonlSource, Source, sample_week_path
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.registry import SOURCES_GROUP, Registry
-from prdigest.collect.sources import JsonlSource, Source, sample_week_path
 from prdigest.kernel.storage import Store
 
 if TYPE_CHECKING:

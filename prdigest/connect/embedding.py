@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from typing import Any
 from functools import lru_cache
+from typing import Any
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
-from prdigest.kernel.models import EarlierFollowup, Edition, EditionId, PullRequest, utc
 from prdigest.connect.relations import revert_targets
+from prdigest.kernel.models import EarlierFollowup, Edition, EditionId, PullRequest, utc
 from prdigest.kernel.storage import Store
 
 log = logging.getLogger(__name__)

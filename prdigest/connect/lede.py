@@ -13,17 +13,16 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from collections.abc import Callable, Sequence
 
 from prdigest.kernel.hostile import hostile_span
 from prdigest.kernel.i18n import Section, catalog, messages
 from prdigest.kernel.links import NAME, all_urls, allowed_parts
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
-from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.prompts import load_prompt
 from prdigest.kernel.surrogates import scrub
-
+from prdigest.kernel.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prdigest.kernel.prtext.signals import CI, DOC, SOURCE, TEST, Signals, extract
 from prdigest.connect.lede import Complete
 from prdigest.kernel.models import Edition, Entry, EntryStatus, PullRequest, Verdict
-from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.prompts import load_prompt
+from prdigest.kernel.prtext.signals import CI, DOC, SOURCE, TEST, Signals, extract
+from prdigest.kernel.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ window, so a 65 KB body costs milliseconds.
 from __future__ import annotations
 
 import re
-from typing import cast
 from dataclasses import dataclass
+from typing import cast
 
 from prdigest.connect.cues import POST, PRE, TITLE_TAG
 from prdigest.kernel.links import page_pattern

@@ -26,10 +26,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from prdigest.kernel.i18n import catalog, messages
-from prdigest.kernel.prtext.restate import restated
-from prdigest.kernel.models import Edition, EditionId, Entry, PullRequest, Relation, RelationKind, Verdict
 from prdigest.connect.references import STRENGTH, find_references
+from prdigest.kernel.i18n import catalog, messages
+from prdigest.kernel.models import Edition, EditionId, Entry, PullRequest, Relation, RelationKind, Verdict
+from prdigest.kernel.prtext.restate import restated
 
 log = logging.getLogger(__name__)
 

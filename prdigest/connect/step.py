@@ -15,14 +15,23 @@ from datetime import datetime
 from typing import Any
 
 from prdigest.connect import followups, readfirst, relations, stories
-from prdigest.state import history
 from prdigest.connect.lede import Complete, write_lede
-from prdigest.kernel.models import DraftEntry, EarlierFollowup, Edition, EditionId, Entry, PullRequest, Relation, Verdict
-from prdigest.readers.file import Reader
+from prdigest.connect.variants import draft_variants
+from prdigest.kernel.models import (
+    DraftEntry,
+    EarlierFollowup,
+    Edition,
+    EditionId,
+    Entry,
+    PullRequest,
+    Relation,
+    Verdict,
+)
 from prdigest.kernel.storage import Store
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.window import Window
-from prdigest.connect.variants import draft_variants
+from prdigest.readers.file import Reader
+from prdigest.state import history
 
 log = logging.getLogger(__name__)
 

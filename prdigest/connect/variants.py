@@ -7,11 +7,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from prdigest.kernel.i18n import catalog, messages
-from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, Verdict, VariantRecord, FilterRecord
-from prdigest.readers.file import DEFAULT_BUDGET, Reader
-from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.connect.lede import LedeBasis, variant_lede, write_lede
+from prdigest.kernel.i18n import catalog, messages
+from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, FilterRecord, VariantRecord, Verdict
+from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.readers.file import DEFAULT_BUDGET, Reader
 
 if TYPE_CHECKING:
     from prdigest.connect.lede import Complete

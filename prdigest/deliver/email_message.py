@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import base64
 import binascii
 import re
 import secrets
 from dataclasses import dataclass
-from io import BytesIO
+from datetime import datetime, timezone
 from email import policy
 from email.generator import NLCRE, BytesGenerator  # type: ignore[attr-defined]  # NLCRE: the generator's own line splitter
 from email.header import Header
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
-from email.policy import EmailPolicy
 from email.message import EmailMessage, MIMEPart
+from email.policy import EmailPolicy
 from email.utils import format_datetime, formataddr, make_msgid, parseaddr
-from datetime import datetime, timezone
+from io import BytesIO
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote
 
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Edition
+from prdigest.kernel.text import slug
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.links import PREFERENCES_SLOT, UNSUBSCRIBE_SLOT
-from prdigest.kernel.text import slug
 
 if TYPE_CHECKING:
     from prdigest.deliver import Message

@@ -26,14 +26,15 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from prdigest.kernel.config import FeishuBot, Settings, feishu_variable
 from prdigest.deliver import Message, Parts
 from prdigest.deliver.failure import MaybeDelivered, RecipientRejected, redact
-from prdigest.kernel.errors import ConfigError, DeliveryError
-from prdigest.readers.file import Reader
-from prdigest.kernel.jsontext import pretty
+
 # The request's size limits and encoding live beside the channel, for the card renderer (re-exported here).
 from prdigest.deliver.feishu_limits import CARD_BUDGET, MAX_BODY, SIGN_RESERVE, body_bytes, encode  # noqa: F401
+from prdigest.kernel.config import FeishuBot, Settings, feishu_variable
+from prdigest.kernel.errors import ConfigError, DeliveryError
+from prdigest.kernel.jsontext import pretty
+from prdigest.readers.file import Reader
 
 log = logging.getLogger(__name__)
 

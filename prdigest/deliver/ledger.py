@@ -15,6 +15,7 @@ pushed to a local channel (the outbox: :meth:`Ledger.outcomes`), which commit to
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import sqlite3
 import time
@@ -23,15 +24,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TypeVar
-import json
 
 from prdigest.deliver.ledger_schema import COMPONENT, MIGRATIONS, STATUSES, Key
-from prdigest.deliver.owners import end_owner, new_owner, owner_gone, stamp as _stamp
+from prdigest.deliver.owners import end_owner, new_owner, owner_gone
+from prdigest.deliver.owners import stamp as _stamp
 from prdigest.kernel.errors import ConfigError, DigestError
 from prdigest.kernel.models import EditionId
 from prdigest.kernel.storage import Store
-from prdigest.state.store import StoreUnavailable
 from prdigest.kernel.text import slug
+from prdigest.state.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

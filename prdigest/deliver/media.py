@@ -13,14 +13,14 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from prdigest.kernel.config import Settings
+from prdigest.connect.variants import Variant
 from prdigest.deliver import Channel, Message
+from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS
-from prdigest.kernel.models import Edition, RenderProblem  # noqa: F401  (re-exported for renderers)
+from prdigest.kernel.models import Edition, RenderProblem
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.links import Linker, ReaderLinks, unsubscribe_url
-from prdigest.connect.variants import Variant
 
 
 def link_hosts_for(api_url: str) -> tuple[str, ...]:

@@ -10,7 +10,6 @@ from prdigest.deliver.failure import ChannelUnavailable
 from prdigest.kernel.errors import DeliveryError
 from prdigest.kernel.writes import write_atomic
 
-
 #: What a published file (the archive, digest.json, renderings, the outbox) is: readable by the web server
 #: or the colleague that serves it. mkstemp creates 0600, and a rename keeps it (nginx as www-data: 403).
 

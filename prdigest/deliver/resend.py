@@ -12,22 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from prdigest.kernel.config import Settings
-from prdigest.deliver.ledger import Key, Ledger
-from prdigest.deliver.run import Deferred, DeliveryReport, Retry, deliver, plan_deliveries
-from prdigest.kernel.errors import ConfigError
-from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, Rendering, link_hosts_for
-from prdigest.kernel.models import Edition
-from prdigest.readers.file import Reader
-from prdigest.state.record import SealKey
-from prdigest.kernel.storage import Store
 from prdigest.connect.variants import kept_variants
 from prdigest.deliver.email_message import sender
+from prdigest.deliver.ledger import Key, Ledger
+from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, Rendering, link_hosts_for
+from prdigest.deliver.run import Deferred, DeliveryReport, Retry, deliver, plan_deliveries
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Edition
+from prdigest.kernel.storage import Store
+from prdigest.readers.file import Reader
 from prdigest.readers.selfservice import audience
 from prdigest.readers.selfservice.links import link_kinds, linker
 from prdigest.state import record as records
+from prdigest.state.record import SealKey
 
 
 @dataclass

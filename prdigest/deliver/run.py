@@ -18,15 +18,15 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
 from enum import Enum
+from functools import partial
 
 from prdigest.deliver import Channel, Message, Parts
 from prdigest.deliver.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected
 from prdigest.deliver.ledger import Ledger, LedgerRow, LedgerUnavailable, end_owner, new_owner
+from prdigest.deliver.media import ComposeContext, Composer, Medium, Rendering
 from prdigest.kernel.errors import DeliveryError
 from prdigest.kernel.models import EditionId
-from prdigest.deliver.media import ComposeContext, Composer, Medium, Rendering
 from prdigest.readers.file import Reader
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-import re
 from dataclasses import asdict, dataclass, replace
 from http.client import HTTPException
 from urllib.error import URLError
@@ -14,14 +13,14 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
-from prdigest.kernel.config import Settings
 from prdigest.deliver import Message, Parts
 from prdigest.deliver.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected, redact
+from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError, DeliveryError
 from prdigest.kernel.i18n import messages
-from prdigest.readers.selfservice.preferences import SLACK_DM
-from prdigest.kernel.text import slack_entities
 from prdigest.kernel.jsontext import pretty
+from prdigest.kernel.text import slack_entities
+from prdigest.readers.selfservice.preferences import SLACK_DM
 
 #: Errors that no retry can fix for this destination or this message.
 PERMANENT = frozenset({

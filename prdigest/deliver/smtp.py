@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import smtplib
-from email.message import EmailMessage
 import socket
 import ssl
-import logging
 import time
+from email.message import EmailMessage
 from email.utils import parseaddr
 
 from pydantic import SecretStr
 
-from prdigest.kernel.config import Settings
 from prdigest.deliver import Message, Parts
 from prdigest.deliver.email_message import check_from
 from prdigest.deliver.failure import ChannelUnavailable, MaybeDelivered, RecipientRejected, redact
+from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError, DeliveryError
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from prdigest.deliver.ledger import Ledger, LedgerRow
-from prdigest.state import record as records
 from prdigest.kernel.storage import Store
+from prdigest.state import record as records
 
 #: The statuses in the order the summary names them.
 ORDER = ("sent", "failed", "pending", "sending", "uncertain")

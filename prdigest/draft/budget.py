@@ -20,6 +20,7 @@ from typing import Protocol
 
 from prdigest.kernel.models import FileChange
 
+
 class TokenCounter(Protocol):
     """Counts and cuts text in tokens; must never raise on any input string."""
 

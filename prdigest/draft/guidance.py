@@ -10,15 +10,29 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prdigest.draft.phrasing import (
-    MAX_AUDIENCE, MAX_FOLLOWUP, MAX_POINT, MAX_RATIONALE, cjk, code_names, draft_words, spaced,
-)
-from prdigest.kernel.prtext.signals import BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, Remark, Signals, clean_line
 from prdigest.collect.discussion import points
+from prdigest.draft.phrasing import (
+    MAX_AUDIENCE,
+    MAX_FOLLOWUP,
+    MAX_POINT,
+    MAX_RATIONALE,
+    cjk,
+    code_names,
+    draft_words,
+    spaced,
+)
 from prdigest.draft.verdict import Assessment
 from prdigest.kernel.factlines import fact_line, named_by, news_first
 from prdigest.kernel.i18n import Section
 from prdigest.kernel.models import Language, PullRequest, Verdict
+from prdigest.kernel.prtext.signals import (
+    BUILD,
+    SOURCE,
+    FileFact,
+    Remark,
+    Signals,
+    clean_line,
+)
 
 _CONFIG_FILE = re.compile(r"(^|/)(config|envs|cli_args|arg_utils|settings)[\w.]*\.py$")
 _LATER = re.compile(r"\b(later|follow|future|docs?|documentation|instead|hierarch\w*|separate\w*|"

@@ -16,10 +16,9 @@ from prdigest.draft.language import code_words, mixes_languages
 from prdigest.draft.phrasing import MAX_HEADLINE, cjk, draft_words, spaced
 from prdigest.draft.point import backticked, point
 from prdigest.kernel.factlines import brief_line, fact_line, rank
-from prdigest.kernel.models import Change
-from prdigest.kernel.prtext.signals import Signals, clean_line
 from prdigest.kernel.i18n import DEFAULT, Section
-from prdigest.kernel.models import Language
+from prdigest.kernel.models import Change, Language
+from prdigest.kernel.prtext.signals import Signals, clean_line
 
 #: The verbs a title may open with (its base forms, English as titles are written); how each is said in a
 #: headline is the catalogs' ``draft.verbs.<base>`` (zh-CN: 新增; en: the past tense, "added").

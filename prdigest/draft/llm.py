@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -28,25 +27,25 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from prdigest.kernel.config import Settings
 from prdigest.draft import grounding
-from prdigest.draft.packing import DraftContext, coverage_line, pack
 from prdigest.draft.budget import TokenCounter, default_counter
 from prdigest.draft.cache import DraftCache, draft_key
-from prdigest.draft.pacing import EndpointPacer
-from prdigest.draft.endpoint import model_client
-from prdigest.draft.transport import DeadlineExceeded, deadline
 from prdigest.draft.cost import cost_usd  # noqa: F401  (re-exported for callers)
+from prdigest.draft.endpoint import model_client
+from prdigest.draft.offline import OfflineDrafter
+from prdigest.draft.pacing import EndpointPacer
+from prdigest.draft.packing import DraftContext, coverage_line, pack
+from prdigest.draft.transport import DeadlineExceeded, deadline
+from prdigest.draft.usage import usage_markdown  # noqa: F401  (re-exported for callers)
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError, problems
+from prdigest.kernel.hostile import hostile_span
+from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.prompts import Prompt, load_prompt
 from prdigest.kernel.prtext.restate import restated
-from prdigest.draft.usage import usage_markdown  # noqa: F401  (re-exported for callers)
-from prdigest.kernel.errors import ConfigError, problems
-from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.storage import Store
-from prdigest.kernel.hostile import hostile_span
 from prdigest.kernel.surrogates import scrub, scrub_data
 from prdigest.kernel.text import redact_url
-from prdigest.draft.offline import OfflineDrafter
 
 log = logging.getLogger(__name__)
 

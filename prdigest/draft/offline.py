@@ -8,13 +8,13 @@ import from here are re-exported.
 
 from __future__ import annotations
 
-from prdigest.draft.packing import DraftContext
 from prdigest.draft.guidance import asks, audience, focus, followups, rationale
 from prdigest.draft.headline import headline
+from prdigest.draft.packing import DraftContext
 from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE, draft_words
-from prdigest.kernel.prtext.signals import extract
 from prdigest.draft.verdict import Assessment, Reason, assess
 from prdigest.kernel.models import DraftEntry, Language, PullRequest
+from prdigest.kernel.prtext.signals import extract
 from prdigest.kernel.vocabulary import Vocabulary
 
 __all__ = [

@@ -30,13 +30,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prdigest.collect.discussion.points import Point, points, verdicts
+from prdigest.connect.relations import relation_lines
 from prdigest.draft.budget import TokenCounter, default_counter
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import ordered
 from prdigest.kernel.models import Change, Coverage, FileChange, PullRequest, Relation, plain_detail
 from prdigest.kernel.promptdata import defuse_tags
 from prdigest.kernel.prtext.pointing import ranked_files
-from prdigest.connect.relations import relation_lines
 
 #: The marker a clipped hunk, description or remark ends with.
 CLIPPED = "… [clipped]"

@@ -15,13 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prdigest.kernel.config import Settings
-from prdigest.kernel.errors import ConfigError
+from prdigest.connect.lede import Complete
 from prdigest.draft import Drafter
 from prdigest.draft.cache import DraftCache
 from prdigest.draft.cost import cost_usd
 from prdigest.draft.usage import usage_markdown
-from prdigest.connect.lede import Complete
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Coverage, Entry, PullRequest
 from prdigest.kernel.registry import DRAFTERS_GROUP, Registry
 from prdigest.kernel.storage import Store

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from prdigest.kernel.config import Settings
 from prdigest.draft.cost import cost_usd
+from prdigest.kernel.config import Settings
 from prdigest.kernel.models import Entry
 
 

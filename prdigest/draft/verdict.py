@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from prdigest.draft.phrasing import area_names, cjk, code_names
-from prdigest.kernel.i18n import Section
+from prdigest.kernel.actions import upgrades
 from prdigest.kernel.factlines import fact_line, news_first
+from prdigest.kernel.i18n import Section
+from prdigest.kernel.models import Change, Verdict, opt_in_signature
 from prdigest.kernel.prtext.kinds import Kind
 from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals, quiet_path
-from prdigest.kernel.actions import upgrades
-from prdigest.kernel.models import Change, Verdict, opt_in_signature
 
 # ── Verdict weights: a PR's score is the sum of the weights whose signal it shows. ──────────────────
 W_SIZE_LARGE = 1.0       # ≥ 500 changed lines: a change that size usually carries design decisions

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from prdigest.classify.subsystems import classifier_for
 from prdigest.collect.sources import repo_of
+from prdigest.draft import calibrations
 from prdigest.draft.calibration import Calibration, features, fit
 from prdigest.evaluation.gold import load_gold
 from prdigest.evaluation.results import EvalConfig
@@ -24,7 +25,6 @@ from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Entry, PullRequest, Verdict
 from prdigest.pipeline.compose import command
-from prdigest.draft import calibrations
 from prdigest.state import record as records
 from prdigest.state.store import Store
 

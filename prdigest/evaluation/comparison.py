@@ -11,12 +11,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prdigest.kernel.errors import ConfigError
 from prdigest.evaluation.html import compare_html
 from prdigest.evaluation.report import headline_rows
 from prdigest.evaluation.results import EvalRow, EvalRun, RunInfo
 from prdigest.evaluation.significance import PairedTest, paired_test
 from prdigest.evaluation.summary import summarize
+from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Verdict
 from prdigest.review import md
 

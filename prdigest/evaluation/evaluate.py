@@ -10,7 +10,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from prdigest.kernel.config import Settings
 from prdigest.evaluation.comparison import write_comparison
 from prdigest.evaluation.labels import reviewed_labels, write_labels
 from prdigest.evaluation.report import eval_markdown, write_reports
@@ -18,6 +17,7 @@ from prdigest.evaluation.results import EvalConfig, load_run
 from prdigest.evaluation.reviews import kept_edits, read_reviews, reviews_markdown, reviews_report
 from prdigest.evaluation.runner import run_eval
 from prdigest.evaluation.summary import summarize
+from prdigest.kernel.config import Settings
 from prdigest.pipeline.compose import command
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from prdigest.collect.sources import read_jsonl
 from prdigest.kernel.errors import SourceError, first_problem
 from prdigest.kernel.models import PullRequest, Verdict
-from prdigest.collect.sources import read_jsonl
 
 
 class GoldLabel(BaseModel):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from prdigest.draft.registry import DRAFTERS
 from prdigest.kernel.errors import ConfigError, first_problem
 from prdigest.kernel.models import Language, Verdict
-from prdigest.draft.registry import DRAFTERS
 
 #: Drafter names of entries that are not the configured drafter's own work.
 FALLBACK_DRAFTERS = ("offline-fallback", "placeholder")

@@ -19,8 +19,8 @@ from typing import Any
 
 from prdigest.evaluation.metrics import ORDER, agreement, confusion, verdict_prf
 from prdigest.kernel.models import Verdict
-from prdigest.state.store import Store
 from prdigest.review import md
+from prdigest.state.store import Store
 
 #: The columns every review record has (prdigest/review record, migration 1).
 BASE = ("edition", "number", "status", "draft_verdict", "final_verdict", "edit_distance", "drafter")

@@ -15,31 +15,30 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import partial
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 
-from prdigest.kernel.config import Settings
-from prdigest.draft import Drafter, ModelDrafter
-from prdigest.draft.cache import DraftCache
-from prdigest.draft.registry import DRAFTERS, DrafterKind, DraftingContext
-from prdigest.evaluation.gold import GoldSet, LabelledPR, check_vocabulary, load_gold
-from prdigest.evaluation.results import EvalConfig, EvalRow, EvalRun, RunInfo
-from prdigest.kernel.models import DraftEntry, Language
-from prdigest.collect.sources import repo_of
-from prdigest.evaluation.shipped import shipped_rows
-from prdigest.pipeline.compose import command
-from prdigest.draft import calibrations
-from prdigest.kernel import storage
-from prdigest.state.store import LazyStore, Store, migrate
 from prdigest.classify.subsystems import Classifier, RulesClassifier, classifier_for, rules_for_repo
 from prdigest.collect.facts.step import attach_facts
 from prdigest.collect.facts.surface import surface_for
 from prdigest.collect.git.upstream import Upstream
+from prdigest.collect.sources import repo_of
+from prdigest.draft import Drafter, ModelDrafter, calibrations
+from prdigest.draft.cache import DraftCache
 from prdigest.draft.calibration import Calibration, calibrated
 from prdigest.draft.packing import DraftContext
+from prdigest.draft.registry import DRAFTERS, DrafterKind, DraftingContext
+from prdigest.evaluation.gold import GoldSet, LabelledPR, check_vocabulary, load_gold
+from prdigest.evaluation.results import EvalConfig, EvalRow, EvalRun, RunInfo
+from prdigest.evaluation.shipped import shipped_rows
+from prdigest.kernel import storage
+from prdigest.kernel.config import Settings
+from prdigest.kernel.models import DraftEntry, Language
 from prdigest.kernel.window import Window
+from prdigest.pipeline.compose import command
 from prdigest.pipeline.prepare import draft_contexts
+from prdigest.state.store import LazyStore, Store, migrate
 
 MIGRATIONS = [
     """CREATE TABLE eval_drafts (

@@ -13,8 +13,8 @@ from prdigest.connect.step import connect_edition
 from prdigest.evaluation.gold import GoldSet
 from prdigest.evaluation.results import EvalRow
 from prdigest.kernel.models import DraftEntry, Edition, Entry, Language
-from prdigest.state.store import Store
 from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.state.store import Store
 
 
 def _draft(row: EvalRow) -> DraftEntry:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from prdigest.evaluation.metrics import (
-    ORDER, Spread, agreement, confusion, jaccard_distance, mean, subsystem_prf, verdict_distance, verdict_prf,
+    ORDER,
+    Spread,
+    agreement,
+    confusion,
+    jaccard_distance,
+    mean,
+    subsystem_prf,
+    verdict_distance,
+    verdict_prf,
 )
 from prdigest.evaluation.results import EvalRow, EvalRun
 

@@ -15,8 +15,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.gitvalues import location_problem
 from prdigest.kernel.i18n import DEFAULT
-from prdigest.kernel.models import Language
 from prdigest.kernel.location import DEFAULT_STATE, StateLocation
+from prdigest.kernel.models import Language
 
 DEFAULT_GITHUB_URL = "https://api.github.com"
 #: ``DIGEST_FEISHU_<NAME>_URL`` / ``_SECRET``: NAME is a group's name upper-cased, ``-`` as ``_``.

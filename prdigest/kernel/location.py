@@ -82,7 +82,7 @@ class StateLocation:
             raise ValueError(f"'{scheme}:/…' looks like a URL that lost a '/' (was it read as a file path?); "
                              "use a SQLite file path or postgresql://user:password@host:port/database")
         if _KEYWORD_DSN.search(text):
-            raise ValueError(f"libpq 'key=value' strings are not supported; use "
+            raise ValueError("libpq 'key=value' strings are not supported; use "
                              "postgresql://user:password@host:port/database")
         return cls("sqlite", path=Path(text).expanduser())
 

@@ -10,7 +10,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, Generic, Literal, Self, TypeVar, overload
 
 from pydantic import (
-    AfterValidator, BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer,
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
     model_validator,
 )
 

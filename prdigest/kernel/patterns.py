@@ -19,17 +19,17 @@ naming the pattern, and a pattern that runs out :data:`GIVE_UP` times matches no
 
 from __future__ import annotations
 
+import logging
 import re
 import re._constants as sre_constants  # the parsed form of a pattern, for _nested_repeat
 import re._parser as sre_parser
+import threading
 from collections.abc import Iterator
 from functools import lru_cache
-import logging
-import threading
 from typing import Any, Protocol
 
-import regex
 import re2
+import regex
 
 from prdigest.kernel.ambiguity import ambiguous_repeat
 

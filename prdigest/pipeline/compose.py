@@ -9,44 +9,44 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from prdigest.kernel.config import Settings
+from prdigest.classify.proposal.init import read_repo
+from prdigest.classify.proposal.kept import ProposedClassifier, load_kept, proposed_classifier
+from prdigest.classify.proposal.repo import from_prs
+from prdigest.classify.rulesfile import rules_for_repo
+from prdigest.classify.subsystems import Classifier, RulesClassifier, classifier_for
+from prdigest.collect.facts.surface import surface_for
+from prdigest.collect.git.upstream import Upstream
+from prdigest.collect.registry import SOURCES, SourceContext
+from prdigest.collect.sources import JsonlSource, Source
+from prdigest.connect.impact.downstream import DownstreamSpec
+from prdigest.connect.impact.step import Downstreams, upstream_packages
 from prdigest.deliver import Channel
 from prdigest.deliver.email_message import DEFAULT_SENDER, sender  # noqa: F401 (re-exported for the shell)
 from prdigest.deliver.ledger import Ledger
+from prdigest.deliver.media import MediaRegistry, Medium
 from prdigest.deliver.outbox import OutboxChannel
 from prdigest.draft import Drafter
 from prdigest.draft.cache import DraftCache
 from prdigest.draft.registry import DRAFTERS, DrafterKind, DraftingContext
+from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
-from prdigest.deliver.media import MediaRegistry, Medium
-from prdigest.kernel.models import Edition, Language
+from prdigest.kernel.location import StateLocation
+from prdigest.kernel.models import Language
 from prdigest.kernel.options import RunOptions
+from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.publish.site import SiteBuilder
 from prdigest.readers.file import Reader, ReadersFile, example_readers_path, load_readers
-from prdigest.state.record import SealKey
-from prdigest.classify.rulesfile import rules_for_repo
-from prdigest.readers.selfservice.links import web_base
-from prdigest.collect.registry import SOURCES, SourceContext
-from prdigest.collect.sources import JsonlSource, Source
-from prdigest.kernel.location import StateLocation
-from prdigest.state.store import LazyStore, Store
-from prdigest.classify.subsystems import Classifier, RulesClassifier, classifier_for
-from prdigest.kernel.vocabulary import Vocabulary
-from prdigest.classify.proposal.init import read_repo
-from prdigest.classify.proposal.kept import ProposedClassifier, load_kept, proposed_classifier
-from prdigest.classify.proposal.repo import from_prs
-from prdigest.collect.facts.surface import surface_for
-from prdigest.collect.git.upstream import Upstream
-from prdigest.connect.impact.downstream import DownstreamSpec
-from prdigest.connect.impact.step import Downstreams, upstream_packages
 from prdigest.readers.selfservice import audience
+from prdigest.readers.selfservice.links import web_base
+from prdigest.state.record import SealKey
+from prdigest.state.store import LazyStore, Store
 
 if TYPE_CHECKING:
-    from prdigest.connect.impact.step import Downstreams
     from prdigest.collect.facts.surface import Surface
     from prdigest.collect.git.upstream import Upstream
+    from prdigest.connect.impact.step import Downstreams
 
 
 

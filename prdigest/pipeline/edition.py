@@ -19,39 +19,40 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from prdigest.kernel.writes import out_path, write_atomic, write_inside, write_tree
-from prdigest.deliver.run import Deferred, DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
-from prdigest.draft.calibration import Calibration, calibrated
-from prdigest.draft.concurrent import draft_entries
-from prdigest.kernel.errors import ConfigError, DigestError, SourceError
-from prdigest.kernel.links import flag_foreign_links
-from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Rendering, RenderProblem, link_hosts_for
-from prdigest.kernel import progress as progress_hook
-from prdigest.draft import calibrations
-from prdigest.state import history, record as records
 from prdigest.collect.discussion import comments_total
-from prdigest.collect.git import UpstreamClone
-from prdigest.draft.packing import DraftContext
-from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
-from prdigest.state.record import EditionRecord, Status
-from prdigest.readers.file import Reader
-from prdigest.readers.selfservice.links import link_kinds, linker
-from prdigest.pipeline.compose import Services, sender
-from prdigest.connect.variants import Variant, plan_variants
-from prdigest.kernel.window import Window
 from prdigest.collect.facts.step import attach_facts
-from prdigest.collect.sources import ReadsCommits
-from prdigest.pipeline.watch_notes import with_watch_notes
+from prdigest.collect.git import UpstreamClone
 from prdigest.collect.git.upstream import Upstream
+from prdigest.collect.sources import ReadsCommits
 from prdigest.connect import followups
 from prdigest.connect.embedding import load_embedder
 from prdigest.connect.step import connect_edition
+from prdigest.connect.variants import Variant, plan_variants
+from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Rendering, RenderProblem, link_hosts_for
+from prdigest.deliver.run import Deferred, DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
+from prdigest.draft import calibrations
 from prdigest.draft.cache import cached_complete
+from prdigest.draft.calibration import Calibration, calibrated
+from prdigest.draft.concurrent import draft_entries
+from prdigest.draft.packing import DraftContext
+from prdigest.kernel import progress as progress_hook
+from prdigest.kernel.errors import DigestError, SourceError
+from prdigest.kernel.links import flag_foreign_links
+from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
+from prdigest.kernel.window import Window
+from prdigest.kernel.writes import write_atomic, write_inside, write_tree
+from prdigest.pipeline.compose import Services, sender
 from prdigest.pipeline.loop import run_edition
 from prdigest.pipeline.outfolder import prune, start_edition
 from prdigest.pipeline.prepare import draft_contexts
-from prdigest.review.edits import apply_edits, apply_first
+from prdigest.pipeline.watch_notes import with_watch_notes
+from prdigest.readers.file import Reader
+from prdigest.readers.selfservice.links import link_kinds, linker
 from prdigest.review.cleared import without_cleared
+from prdigest.review.edits import apply_edits, apply_first
+from prdigest.state import history
+from prdigest.state import record as records
+from prdigest.state.record import EditionRecord, Status
 
 log = logging.getLogger(__name__)
 

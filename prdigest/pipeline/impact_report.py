@@ -10,22 +10,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from prdigest.connect.impact.downstream import DownstreamSpec
-from prdigest.pipeline.watch_notes import with_watch_notes
-from prdigest.connect.impact.cleared import Clearances
-from prdigest.deliver.alert_log import Alerted, AlertLog
-from prdigest.kernel.errors import ConfigError
-from prdigest.connect.impact.readable import readable_index
-from prdigest.connect.impact.step import upstream_packages, with_impact
-from prdigest.kernel.models import Change, Coverage, DraftEntry, Edition, Entry, PullRequest, Verdict
 from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.git import GitUnavailable, open_clone
 from prdigest.collect.registry import SOURCES, SourceContext
 from prdigest.collect.sources import ReadsCommits
+from prdigest.connect.impact.cleared import Clearances
+from prdigest.connect.impact.downstream import DownstreamSpec
+from prdigest.connect.impact.readable import readable_index
+from prdigest.connect.impact.step import upstream_packages, with_impact
+from prdigest.deliver.alert_log import Alerted, AlertLog
 from prdigest.kernel.config import load_settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import Change, Coverage, DraftEntry, Edition, Entry, PullRequest, Verdict
 from prdigest.kernel.window import Window
 from prdigest.pipeline.compose import command
+from prdigest.pipeline.watch_notes import with_watch_notes
 
 
 @dataclass

@@ -19,11 +19,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
-from prdigest.state import record as records
 from prdigest.deliver.run import DeliveryReport, Outcome
 from prdigest.kernel.models import Edition, EditionId, Entry, PullRequest
+from prdigest.state import record as records
 from prdigest.state.record import EditionRecord, Status
-
 
 
 class Step(StrEnum):

@@ -18,7 +18,7 @@ from pathlib import Path
 from prdigest.connect.impact.cleared import Clearances
 from prdigest.connect.impact.downstream import DownstreamSpec
 from prdigest.connect.impact.fixes import file_text, find_fix, line_text
-from prdigest.deliver.alert_log import AlertItem, AlertLine, AlertLog, Alerted, WatchRun
+from prdigest.deliver.alert_log import Alerted, AlertItem, AlertLine, AlertLog, WatchRun
 from prdigest.deliver.email_message import sender
 from prdigest.deliver.media import ComposeContext
 from prdigest.deliver.run import Delivery, DeliveryReport, Outcome, Retry, deliver, outbox_routes

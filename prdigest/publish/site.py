@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Protocol
 
 from prdigest.kernel.errors import ConfigError
-from prdigest.kernel.writes import write_tree
 from prdigest.kernel.models import Edition
 from prdigest.kernel.storage import Store
 from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.kernel.writes import write_tree
 from prdigest.state.history import editions, record_edition
 
 

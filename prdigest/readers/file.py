@@ -8,8 +8,8 @@ from typing import Annotated, Any, Self
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from prdigest.kernel.gitvalues import checked
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.gitvalues import checked
 from prdigest.kernel.models import Verdict
 from prdigest.kernel.text import clean
 from prdigest.kernel.vocabulary import NAME_PATTERN, name_problem

@@ -8,12 +8,24 @@ The names callers use are importable from here.
 """
 
 from prdigest.review.decision import (
-    EntryEdit, ReviewDecision, ReviewExpired, ReviewRejected, apply_decision, check_decision, decision_summary,
-    changes_text, edit_distance, entry_text, flagged_left_out, flagged_numbers, parse_changes, parse_edits,
+    EntryEdit,
+    ReviewDecision,
+    ReviewExpired,
+    ReviewRejected,
+    apply_decision,
+    changes_text,
+    check_decision,
+    decision_summary,
+    edit_distance,
+    entry_text,
+    flagged_left_out,
+    flagged_numbers,
+    parse_changes,
+    parse_edits,
     parse_numbers,
 )
-from prdigest.review.markdown import FULL_DESCRIPTION_BUDGET, entry_markdown, md, review_markdown
 from prdigest.review.log import record_review
+from prdigest.review.markdown import FULL_DESCRIPTION_BUDGET, entry_markdown, md, review_markdown
 
 __all__ = [
     "FULL_DESCRIPTION_BUDGET", "EntryEdit", "ReviewDecision", "ReviewExpired", "ReviewRejected", "apply_decision",

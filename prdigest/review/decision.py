@@ -19,12 +19,12 @@ from typing import Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rapidfuzz.distance import Levenshtein
 
-from prdigest.kernel.prtext.restate import restated, without_label
-from prdigest.kernel.errors import ReviewError
-from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
-from prdigest.kernel.surrogates import scrub_data
 from prdigest.connect.followups import confirm
 from prdigest.connect.lede import check_lede, offline_lede
+from prdigest.kernel.errors import ReviewError
+from prdigest.kernel.models import Edition, Entry, EntryStatus, Verdict
+from prdigest.kernel.prtext.restate import restated, without_label
+from prdigest.kernel.surrogates import scrub_data
 from prdigest.review.accepted import accepted_impacts, without
 
 _CJK = re.compile("[\u4e00-\u9fff]")

@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 
 from prdigest.kernel.models import Edition
 from prdigest.kernel.rowseal import RowSealer
-from prdigest.review.edits import remember
+from prdigest.kernel.storage import Store
 from prdigest.review.cleared import remember_cleared
 from prdigest.review.decision import decision_summary, entry_text
-from prdigest.kernel.storage import Store
+from prdigest.review.edits import remember
 
 MIGRATIONS = [
     """

@@ -10,12 +10,12 @@ import re
 from collections import Counter
 from datetime import datetime
 
+from prdigest.connect.lede import check_lede
+from prdigest.connect.relations import relation_lines
 from prdigest.kernel.factlines import breaking_lines, fact_lines
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang, is_allowed
 from prdigest.kernel.models import Edition, Entry, EntryStatus, Impact, Verdict
 from prdigest.kernel.text import clean, code_spans
-from prdigest.connect.lede import check_lede
-from prdigest.connect.relations import relation_lines
 
 _MD_SPECIAL = re.compile(r"([\\*_\[\]<>|~`])")
 _MD_LINE_START = re.compile(r"^(\d*)([#+=>.)-])")

@@ -17,9 +17,9 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from prdigest.state import record as records
 from prdigest.kernel.models import Edition, EditionId, Entry, utc
 from prdigest.kernel.storage import Store
+from prdigest.state import record as records
 
 COMPONENT = "history"
 

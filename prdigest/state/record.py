@@ -22,17 +22,15 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import StrEnum
-
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from prdigest.kernel.errors import ReviewError
 from prdigest.kernel.models import Edition, EditionId
-from prdigest.state.seal import SealKey  # re-exported: callers seal and check through this module
 from prdigest.kernel.storage import Store
 from prdigest.kernel.surrogates import hash_bytes
-
+from prdigest.state.seal import SealKey  # re-exported: callers seal and check through this module
 
 COMPONENT = "record"
 

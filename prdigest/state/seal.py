@@ -34,7 +34,6 @@ from prdigest.kernel.keys import check_secret
 from prdigest.kernel.rowseal import row_content
 from prdigest.state.store import StateLocation
 
-
 #: A secret of before a rotation (``DIGEST_RECORD_SECRET_PREVIOUS``) needs only the length the rule asked before
 #: it was tightened (16): it checks old seals and makes none.
 PREVIOUS_MIN = 16

@@ -21,8 +21,17 @@ from prdigest.kernel.vocabulary import Vocabulary
 from renderers.escape import DEFAULT_LINK_HOSTS, one_line
 from renderers.site.feeds import digest_feed, subsystem_feed
 from renderers.site.links import edition_dir, edition_url, permalink, site_base
-from renderers.site.pages import (edition_pages, labels, render_edition, render_index, render_search,
-                                  render_subsystem, render_subsystems, slug, subsystem_names)
+from renderers.site.pages import (
+    edition_pages,
+    labels,
+    render_edition,
+    render_index,
+    render_search,
+    render_subsystem,
+    render_subsystems,
+    slug,
+    subsystem_names,
+)
 from renderers.site.search import search_index
 from renderers.site.strings import site_strings
 

@@ -9,20 +9,21 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from prdigest.connect.relations import with_backlinks
+from prdigest.connect.variants import ordered, pick_read_first
 from prdigest.kernel import text
 from prdigest.kernel.i18n import FALLBACK, plural_rule
 from prdigest.kernel.links import DEFAULT_LINK_HOSTS
 from prdigest.kernel.models import Edition, Entry, Verdict
-from prdigest.connect.variants import ordered, pick_read_first
 from prdigest.kernel.vocabulary import Vocabulary
-from prdigest.connect.relations import with_backlinks
-from renderers.relation_lines import connections, words as connect_words
+from prdigest.readers.file import DEFAULT_BUDGET
 from renderers.escape import html_prose, one_line
 from renderers.impact import ImpactBlock, impact_block
+from renderers.relation_lines import connections
+from renderers.relation_lines import words as connect_words
 from renderers.site.links import edition_dir, link_strings
 from renderers.site.strings import site_strings
 from renderers.view import EntryView, Group, action_required, counts, groups, meta, strings, view, window
-from prdigest.readers.file import DEFAULT_BUDGET
 
 #: No request leaves the site: scripts, styles, the search index and images come from it alone; no inline
 #: script or style; forms only submit to the site; no <base> can redirect relative links.

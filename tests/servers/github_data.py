@@ -10,9 +10,11 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime, time as dtime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
+from datetime import time as dtime
 from pathlib import Path
 from typing import Any
+
 
 def iso(dt: datetime | None) -> str | None:
     return None if dt is None else dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -22,8 +22,8 @@ import base64
 import hashlib
 import json
 import re
-import subprocess
 import socket
+import subprocess
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -42,9 +42,11 @@ from tests.servers.github_data import (  # noqa: F401  (re-exported: tests impor
     load_jsonl,
     make_state,
     parse_time,
+    patch_text,
+    search_bound,
     synthetic_week,
+    user_json,
 )
-from tests.servers.github_data import patch_text, search_bound, user_json
 
 SEARCH_CAP = 1000
 FILES_CAP = 3000

@@ -7,10 +7,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from prdigest.kernel.models import PullRequest
-from prdigest.kernel.patterns import compile_rule
 from prdigest.classify.rulesfile import Rules
 from prdigest.classify.subsystems import RulesClassifier
+from prdigest.kernel.models import PullRequest
+from prdigest.kernel.patterns import compile_rule
 
 #: What a useful vocabulary looks like on a week (the targets of `digest rules init`).
 MAX_LARGEST_SHARE = 0.40

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from prdigest.classify.proposal.named_areas import Area, add_area
 from prdigest.classify.proposal.globs import GlobError, compile_codeowners
+from prdigest.classify.proposal.named_areas import Area, add_area
 
 MAX_TITLE_WORDS = 5
 MAX_TITLE = 40

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prdigest.kernel.models import PullRequest
 from prdigest.classify.rulesfile import Rules
 from prdigest.classify.subsystems import RulesClassifier
+from prdigest.kernel.models import PullRequest
 
 #: Two subsystems are the same area when their PR sets overlap at least this much.
 SAME_AREA = 0.5

@@ -7,13 +7,13 @@ import os
 import tempfile
 from pathlib import Path
 
-from prdigest.kernel.config import Settings
-from prdigest.kernel.errors import ConfigError
-from prdigest.kernel.models import PullRequest
 from prdigest.classify.proposal.propose import Proposal, propose
 from prdigest.classify.proposal.repo import RepoSnapshot, from_checkout
 from prdigest.classify.proposal.writer import render
 from prdigest.classify.rulesfile import load_rules
+from prdigest.kernel.config import Settings
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.models import PullRequest
 
 
 def read_repo(repo: str, *, checkout: Path | None, settings: Settings | None,

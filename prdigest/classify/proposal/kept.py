@@ -15,13 +15,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from prdigest.kernel.errors import RulesError
 from prdigest.classify.proposal.propose import Proposal, propose
 from prdigest.classify.proposal.repo import RepoSnapshot
 from prdigest.classify.proposal.writer import render
 from prdigest.classify.rulesfile import Rules, load_rules
-from prdigest.kernel.storage import Store
 from prdigest.classify.subsystems import RulesClassifier
+from prdigest.kernel.errors import RulesError
+from prdigest.kernel.storage import Store
 
 COMPONENT = "proposed_rules"
 MIGRATIONS = [

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from prdigest.kernel.errors import ConfigError
-from prdigest.classify.proposal.named_areas import Area, add_area
 from prdigest.classify.proposal.globs import GlobError, compile_glob
+from prdigest.classify.proposal.named_areas import Area, add_area
+from prdigest.kernel.errors import ConfigError
 
 _V5_FILE_KEYS = ("any-glob-to-any-file", "any-glob-to-all-files", "all-globs-to-any-file", "all-globs-to-all-files")
 _V5_KEYS = {"changed-files", "head-branch", "base-branch"}

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from prdigest.kernel.errors import ConfigError
 from prdigest.classify.proposal.named_areas import Area, add_area
 from prdigest.classify.proposal.safety import regex_problem
+from prdigest.kernel.errors import ConfigError
 
 _CONDITION = re.compile(r"^\s*(?P<neg>-)?(?P<attr>[a-z][a-z-]*)\s*(?P<op>~=|=)\s*(?P<value>.+?)\s*$")
 _GROUPS = {"or": False, "any": False, "and": False, "all": False, "not": True}

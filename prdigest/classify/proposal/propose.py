@@ -13,17 +13,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from prdigest.kernel.errors import ConfigError
-from prdigest.classify.proposal.named_areas import Area, name_slug
+from prdigest.classify.proposal.code import propose_code
 from prdigest.classify.proposal.codeowners import read_codeowners
 from prdigest.classify.proposal.common_areas import KINDS, kind_area
 from prdigest.classify.proposal.labeler import read_labeler
 from prdigest.classify.proposal.mergify import read_mergify
+from prdigest.classify.proposal.named_areas import Area, name_slug
 from prdigest.classify.proposal.repo import RepoSnapshot
 from prdigest.classify.proposal.tree import INCIDENTAL, area_name, folder_areas, is_incidental
-from prdigest.kernel.text import one_line
-from prdigest.classify.proposal.code import propose_code
 from prdigest.classify.rulesfile import CodeRules, Drafting, Rules, SubsystemRule
+from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.text import one_line
 
 #: The languages a proposed rules file spells each label in (the same text: a label as the repo writes it).
 DISPLAYED = ("zh-CN", "en")

@@ -3,16 +3,15 @@ the config files found in it (contents), and the labels of its recently closed P
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections import Counter
+from typing import Any
 
 from github import GithubException
 
-from prdigest.kernel.errors import ConfigError
-from prdigest.collect.github.client import Clients, default_retry, github_errors
 from prdigest.classify.proposal.repo import BYTES_PER_LINE, CONFIG_FILES, MAX_CONFIG_BYTES, MAX_TREE_FILES, RepoSnapshot
 from prdigest.classify.proposal.tree import TreeFile
+from prdigest.collect.github.client import Clients, default_retry, github_errors
+from prdigest.kernel.errors import ConfigError
 
 RECENT_PRS = 100
 

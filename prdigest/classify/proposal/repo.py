@@ -10,9 +10,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prdigest.classify.proposal.tree import TreeFile, is_incidental, is_source
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import PullRequest
-from prdigest.classify.proposal.tree import TreeFile, is_incidental, is_source
 
 #: Where each convention lives, first found wins (GitHub's own search order for CODEOWNERS).
 CONFIG_FILES: dict[str, tuple[str, ...]] = {

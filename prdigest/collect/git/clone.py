@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-import shutil
 
 from prdigest.collect.git.argv import PROTOCOL_CONFIG, Remote, git_env, location_problem
 from prdigest.kernel.errors import DigestError

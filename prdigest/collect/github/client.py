@@ -21,8 +21,8 @@ import requests
 from github import Auth, Github, GithubException, GithubRetry
 from github.GithubException import (
     BadCredentialsException,
-    RateLimitExceededException,
     RateLimitExceededExceedsMaxWait,
+    RateLimitExceededException,
     UnknownObjectException,
 )
 from urllib3 import Retry

@@ -8,13 +8,13 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from prdigest.kernel.surrogates import scrub
+from prdigest.collect.discussion import is_bot, linked_numbers
 from prdigest.collect.github.cache import CachedPR
 from prdigest.collect.github.client import Clients
 from prdigest.collect.github.search import Hit
-from prdigest.collect.discussion import is_bot, linked_numbers
-from prdigest.kernel.prtext.pointing import ranked
 from prdigest.kernel.models import MAX_ISSUE_BODY, FileChange, LinkedIssue, PullRequest, Review, ReviewComment
+from prdigest.kernel.prtext.pointing import ranked
+from prdigest.kernel.surrogates import scrub
 
 #: GitHub lists at most this many files of a PR.
 FILES_CAP = 3000

@@ -10,8 +10,8 @@ from typing import Any
 
 from github import Github
 
-from prdigest.kernel.errors import SourceError
 from prdigest.collect.github.client import Clients
+from prdigest.kernel.errors import SourceError
 from prdigest.kernel.window import Window
 
 log = logging.getLogger(__name__)

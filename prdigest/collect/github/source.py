@@ -9,21 +9,27 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from urllib3 import Retry
 
-from prdigest.kernel.config import DEFAULT_GITHUB_URL
 from prdigest.collect.git import CommitDiff
+from prdigest.collect.git.argv import sha_problem
+from prdigest.collect.git.upstream import present_commits
 from prdigest.collect.github.batch import WeekRemarks, week_remarks
 from prdigest.collect.github.blobs import BlobReader
 from prdigest.collect.github.cache import CachedPR, PullCache
-from prdigest.collect.github.client import DEFAULT_REQUESTS_PER_MINUTE, SEARCH_REQUESTS_PER_MINUTE, Clients, default_retry, github_errors, is_loopback
+from prdigest.collect.github.client import (
+    DEFAULT_REQUESTS_PER_MINUTE,
+    SEARCH_REQUESTS_PER_MINUTE,
+    Clients,
+    default_retry,
+    github_errors,
+    is_loopback,
+)
 from prdigest.collect.github.fetch import DEFAULT_PATCH_BUDGET, Fetched, fetch_pr
-from prdigest.collect.git.argv import sha_problem
-from prdigest.collect.git.upstream import present_commits
 from prdigest.collect.github.search import Hit, search_merged
+from prdigest.kernel.config import DEFAULT_GITHUB_URL
 from prdigest.kernel.models import PullRequest
 from prdigest.kernel.progress import report
 from prdigest.kernel.storage import Store

@@ -13,12 +13,12 @@ import json
 import logging
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-import threading
 
 from prdigest.collect.git.argv import PROTOCOL_CONFIG, Remote, git_env, location_problem, ref_problem, sha_problem
 from prdigest.connect.impact import checkout

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from prdigest.kernel.models import Change, plain_detail
 
+
 @dataclass(frozen=True)
 class Signature:
     """Parameters of a signature as the facts write it: ``(self, x, y=1, *, z)`` or ``x, y=1``."""

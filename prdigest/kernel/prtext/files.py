@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from prdigest.kernel.prtext.prose import MAX_SCAN, clean_line, unique
 from prdigest.kernel.models import FileChange
+from prdigest.kernel.prtext.prose import MAX_SCAN, clean_line, unique
 from prdigest.kernel.vocabulary import DraftingHints
 
 # File kinds, decided from the path alone.

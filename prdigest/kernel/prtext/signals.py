@@ -10,12 +10,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from prdigest.kernel.factlines import API_KINDS
+from prdigest.kernel.models import Change, PullRequest
 from prdigest.kernel.prtext.areas import areas_from, by_priority
 from prdigest.kernel.prtext.files import BENCH, BUILD, CI, DOC, EXAMPLE, SOURCE, TEST, FileFact, file_facts, file_kind
 from prdigest.kernel.prtext.kinds import Kind, deep_kinds
-from prdigest.kernel.prtext.prose import MAX_IDENTIFIERS, MAX_SCAN, clean_line, identifiers_in, perf_evidence, sentences, snippets_with, strip_template, switches_in, unique
-from prdigest.kernel.factlines import API_KINDS
-from prdigest.kernel.models import Change, PullRequest
+from prdigest.kernel.prtext.prose import (
+    MAX_IDENTIFIERS,
+    MAX_SCAN,
+    clean_line,
+    identifiers_in,
+    perf_evidence,
+    sentences,
+    snippets_with,
+    strip_template,
+    switches_in,
+    unique,
+)
 from prdigest.kernel.text import clean
 from prdigest.kernel.vocabulary import Vocabulary
 

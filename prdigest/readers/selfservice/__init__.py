@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import logging
 
+from prdigest.kernel.storage import Store
+from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.choices import Choice, ReaderChoices
 from prdigest.readers.selfservice.links import Linker, ReaderLinks, linker, web_base
 from prdigest.readers.selfservice.preferences import Preferences, addresses, apply, stopped_media, without_media
 from prdigest.readers.selfservice.tokens import BadLink, LinkSigner, ReaderRef
-from prdigest.kernel.storage import Store
-from prdigest.kernel.vocabulary import Vocabulary
 
 __all__ = ["BadLink", "Choice", "LinkSigner", "Linker", "Preferences", "ReaderChoices", "ReaderLinks", "ReaderRef",
            "addresses", "apply", "audience", "linker", "web_base"]

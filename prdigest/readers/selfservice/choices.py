@@ -18,10 +18,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from prdigest.kernel.i18n import DEFAULT, FALLBACK, languages
-from prdigest.readers.file import Reader
-from prdigest.readers.selfservice.preferences import Preferences
 from prdigest.kernel.storage import Migration, Store
 from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.readers.file import Reader
+from prdigest.readers.selfservice.preferences import Preferences
 
 COMPONENT = "reader-selfservice"
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prdigest.state.store.connection import Result, Store, StoreUnavailable
 from prdigest.kernel.location import DEFAULT_STATE, SETTING, Dialect, StateLocation
+from prdigest.kernel.text import redact_url
+from prdigest.state.store.connection import Result, Store, StoreUnavailable
 from prdigest.state.store.opening import LazyStore, open_store, state_store
 from prdigest.state.store.sql import Migration
-from prdigest.kernel.text import redact_url
 
 __all__ = ["DEFAULT_STATE", "SETTING", "Dialect", "LazyStore", "Migration", "Result", "StateLocation", "Store",
            "StoreUnavailable", "migrate", "open_store", "redact_url", "state_store"]

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from prdigest.kernel.errors import ConfigError, DigestError
-from prdigest.state.store.drivers import Driver, Row
 from prdigest.kernel.location import SETTING, Dialect, StateLocation
+from prdigest.state.store.drivers import Driver, Row
 from prdigest.state.store.sql import Migration, statements
 
 T = TypeVar("T")

@@ -6,8 +6,8 @@ runs one statement and returns its rows, and says which errors are transient (sa
 
 from __future__ import annotations
 
-import random
 import os
+import random
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence

@@ -13,9 +13,9 @@ import threading
 from types import TracebackType
 
 from prdigest.kernel.errors import ConfigError
+from prdigest.kernel.location import SETTING, StateLocation
 from prdigest.state.store.connection import Store
 from prdigest.state.store.drivers import Driver, PostgresDriver, SqliteDriver
-from prdigest.kernel.location import SETTING, StateLocation
 
 
 def open_store(location: StateLocation | str | os.PathLike[str], *, busy_timeout: float = 30.0,
