@@ -1,5 +1,5 @@
 """An action the editor clears (nobreak) stays cleared for that repo and fact in later editions, until the
-upstream changes that symbol again (prdigest/review/cleared.py), on a real SQLite state store."""
+upstream changes that symbol again (prdigest/review/cleared_actions.py), on a real SQLite state store."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from prdigest.kernel.actions import actions
 from prdigest.kernel.models import Change, EntryStatus, PullRequest
-from prdigest.review.cleared import cleared_keys, without_cleared
+from prdigest.review.cleared_actions import cleared_keys, without_cleared
 from prdigest.review.decision import ReviewDecision, apply_decision
 from prdigest.review.log import record_review
 from prdigest.state.store import open_store

@@ -48,7 +48,7 @@ from prdigest.pipeline.prepare import draft_contexts
 from prdigest.pipeline.watch_notes import with_watch_notes
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.links import link_kinds, linker
-from prdigest.review.cleared import without_cleared
+from prdigest.review.cleared_actions import without_cleared
 from prdigest.review.edits import apply_edits, apply_first
 from prdigest.state import history
 from prdigest.state import record as records

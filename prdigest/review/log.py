@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from prdigest.kernel.models import Edition
 from prdigest.kernel.rowseal import RowSealer
 from prdigest.kernel.storage import Store
-from prdigest.review.cleared import remember_cleared
+from prdigest.review.cleared_actions import remember_cleared
 from prdigest.review.decision import decision_summary, entry_text
 from prdigest.review.edits import remember
 
