@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from dataclasses import replace
+from datetime import datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,8 +150,15 @@ def one(n_prs: int, n_readers: int, language: str, history: str = "", until: str
             subsystems = sorted({s for r in records for s in r["gold"]["subsystems"]})
             write_prs(tmp_path / "prs.jsonl", n_prs)
         write_readers(tmp_path / "readers.yaml", n_readers, subsystems)
+        # The real PRs span a few weeks: the edition's window is all of them (a JSONL of several weeks needs one).
+        window = {}
+        if history:
+            merged = sorted(r["merged_at"][:10] for r in records)
+            last = (datetime.fromisoformat(merged[-1]) + timedelta(days=1)).date().isoformat()
+            window = {"since": merged[0], "until": last}
         options = RunOptions(source=f"jsonl:{tmp_path / 'prs.jsonl'}", readers=str(tmp_path / "readers.yaml"),
-                             out=str(tmp_path / "out"), language=language, state=str(tmp_path / "state.sqlite"))
+                             out=str(tmp_path / "out"), language=language, state=str(tmp_path / "state.sqlite"),
+                             **window)
         settings = load_settings(**options.settings_overrides())
         media = MediaRegistry([counted(m) for m in default_media(options.deliver)])
         started = time.perf_counter()
