@@ -4,10 +4,7 @@ the entries ship with them, and the review record keeps each change as a label f
 from __future__ import annotations
 
 import json
-import threading
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -16,8 +13,7 @@ from flows.cli import app
 from flows.cli.numbers import verdict_changes
 from prdigest.kernel.errors import ReviewError
 from prdigest.kernel.models import Edition
-from tests.conftest import SAMPLE
-from tests.test_review import READERS, _draft_of, _paused_run
+from tests.test_review import _draft_of, _edition_waiting_for_review
 
 
 @pytest.mark.parametrize("values,expected", [
@@ -47,24 +43,7 @@ def test_approve_refuses_a_bad_change_before_looking_for_the_run() -> None:
 @pytest.mark.prefect
 def test_approve_with_verdict_changes_ships_them_and_records_them(prefect_api, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.edition import digest_edition
-
-    monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
-    (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
-    out, state = tmp_path / "out", tmp_path / "state.sqlite"
-    result: dict[str, Any] = {}
-
-    def edition() -> None:
-        try:
-            result["summary"] = digest_edition(
-                source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out), approve="ui",
-                since="2026-11-16", until="2026-11-17", state=str(state), language="en")
-        except BaseException as exc:
-            result["error"] = exc
-
-    thread = threading.Thread(target=edition, daemon=True)
-    thread.start()
-    run_id = str(_paused_run(time.time(), "review-1").id)
+    thread, result, run_id, out, state = _edition_waiting_for_review(tmp_path, monkeypatch)
     draft = Edition.model_validate_json(_draft_of(run_id))
     target = next(e for e in draft.entries if e.verdict.value != "skip" and not e.flagged)
     cli = CliRunner()

@@ -406,24 +406,8 @@ def test_cli_review_prints_the_draft_and_approve_resumes_with_checks(prefect_api
     from typer.testing import CliRunner
 
     from flows.cli import app
-    from flows.edition import digest_edition
 
-    monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
-    (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
-    out = tmp_path / "out"
-    result: dict[str, Any] = {}
-
-    def edition() -> None:
-        try:
-            result["summary"] = digest_edition(
-                source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out), approve="ui",
-                since="2026-11-16", until="2026-11-17", state=str(tmp_path / "state.sqlite"), language="en")
-        except BaseException as exc:
-            result["error"] = exc
-
-    thread = threading.Thread(target=edition, daemon=True)
-    thread.start()
-    run_id = str(_paused_run(time.time(), "review-1").id)
+    thread, result, run_id, out, _ = _edition_waiting_for_review(tmp_path, monkeypatch)
     cli = CliRunner()
     shown = cli.invoke(app, ["review", run_id])
     assert shown.exit_code == 0 and "8 draft entries" in shown.output and "| verdict | entries |" in shown.output
@@ -441,6 +425,30 @@ def test_cli_review_prints_the_draft_and_approve_resumes_with_checks(prefect_api
     assert [e["number"] for e in digest["entries"] if e["status"] == "rejected"] == [keep_out]
     assert digest["approver"] == "Cy"
     assert cli.invoke(app, ["approve", run_id, "--all"]).exit_code == 2  # no longer waiting
+
+
+def _edition_waiting_for_review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                ) -> tuple[threading.Thread, dict[str, Any], str, Path, Path]:
+    """The sample week's edition run through the flow with ``approve="ui"`` in a thread, paused for its review:
+    (the thread, its result holder, the paused run's id, the output folder, the state file)."""
+    from flows.edition import digest_edition
+
+    monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
+    (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
+    out, state = tmp_path / "out", tmp_path / "state.sqlite"
+    result: dict[str, Any] = {}
+
+    def edition() -> None:
+        try:
+            result["summary"] = digest_edition(
+                source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out), approve="ui",
+                since="2026-11-16", until="2026-11-17", state=str(state), language="en")
+        except BaseException as exc:
+            result["error"] = exc
+
+    thread = threading.Thread(target=edition, daemon=True)
+    thread.start()
+    return thread, result, str(_paused_run(time.time(), "review-1").id), out, state
 
 
 def _draft_of(run_id: str) -> str:
@@ -517,26 +525,10 @@ def test_a_record_rewritten_during_the_review_is_refused_and_nothing_is_sent(pre
     from typer.testing import CliRunner
 
     from flows.cli import app
-    from flows.edition import digest_edition
     from prdigest.state.record import canonical_json, content_hash
     from prdigest.state.store import open_store
 
-    monkeypatch.setenv("DIGEST_REVIEW_TIMEOUT", "120")
-    (tmp_path / "readers.yaml").write_text(READERS, encoding="utf-8")
-    out, state = tmp_path / "out", tmp_path / "state.sqlite"
-    result: dict[str, Any] = {}
-
-    def edition() -> None:
-        try:
-            result["summary"] = digest_edition(
-                source=f"jsonl:{SAMPLE}", readers=str(tmp_path / "readers.yaml"), out=str(out), approve="ui",
-                since="2026-11-16", until="2026-11-17", state=str(state), language="en")
-        except BaseException as exc:
-            result["error"] = exc
-
-    thread = threading.Thread(target=edition, daemon=True)
-    thread.start()
-    run_id = str(_paused_run(time.time(), "review-1").id)
+    thread, result, run_id, out, state = _edition_waiting_for_review(tmp_path, monkeypatch)
     with open_store(state) as store:
         body = store.fetchone("SELECT body FROM edition_records WHERE run_id = ?", (run_id,))[0]
         shown = Edition.model_validate_json(body)
