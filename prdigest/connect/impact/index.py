@@ -29,12 +29,16 @@ from prdigest.kernel.pymodule import module_and_package
 UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute"]
 
 #: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
 #: ``__init__`` now sets are missing from its instances.
 OWN_INIT = ";own-init;sets="
+#: In an override's ``detail``, after its parameters, when its body calls the base's method of the same name
+#: (``super().forward(…)``): a parameter it still takes is most likely passed on, and a base method that is gone
+#: fails there.
+CALLS_SUPER = ";super"
 
 Parts = tuple[str, ...]
 
@@ -83,6 +87,8 @@ class ClassDef:
     own_init: bool = False
     #: Its last line (the ``self.x`` it sets are the file's assignments between ``line`` and this).
     end: int = 0
+    #: The methods whose body calls the base's method of the same name (``super().forward(…)``).
+    supers: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -115,6 +121,10 @@ class FileSummary:
     aliases: list[tuple[str, Parts, int]] = field(default_factory=list)
     #: (target chain, function name): ``Attention.forward = patched_forward`` (its ``self`` is an Attention)
     installs: list[tuple[Parts, str]] = field(default_factory=list)
+    #: Module-level function → its parameters (``a,b=,**kw``): what a patch installing it takes.
+    params: dict[str, str] = field(default_factory=dict)
+    #: Line of an assignment ``X.f = g`` → ``g`` (the function a patch installs, by its local name).
+    values: dict[int, str] = field(default_factory=dict)
     error: str = ""
 
 
@@ -191,6 +201,8 @@ class _Reader:
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.s.functions.append((node.lineno, node.end_lineno or node.lineno, node.name))
+        if node.col_offset == 0:  # module level: a function a patch may install
+            self.s.params[node.name] = _params(node)
         return None
 
     def _class(self, node: ast.ClassDef) -> list[ast.AST]:
@@ -201,7 +213,8 @@ class _Reader:
         init = next((n for n in functions if n.name == "__init__"), None)
         # read off the source: a walk of the method would cost more than the rest of the class
         own_init = init is not None and not _CALLS_INIT.search(self.lines(init.lineno, init.end_lineno or init.lineno))
-        self.s.classes.append(ClassDef(node.name, node.lineno, bases, methods, own_init, node.end_lineno or 0))
+        supers = {n.name for n in functions if _calls_super(n.name, self.lines(n.lineno, n.end_lineno or n.lineno))}
+        self.s.classes.append(ClassDef(node.name, node.lineno, bases, methods, own_init, node.end_lineno or 0, supers))
         self.s.defines.update(n.name for n in functions)
         self.s.defines.update(t.id for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))
                               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
@@ -222,6 +235,7 @@ class _Reader:
                         self.s.assigns.append((chain, t.lineno))
                         if isinstance(node.value, ast.Name) and len(chain) > 1:
                             self.s.installs.append((chain, node.value.id))
+                            self.s.values[t.lineno] = node.value.id
         return None
 
     def _call(self, node: ast.Call) -> list[ast.AST] | None:
@@ -270,6 +284,11 @@ class _Reader:
 
 
 _CALLS_INIT = re.compile(r"\.__init__\s*\(")
+
+
+def _calls_super(name: str, source: str) -> bool:
+    """Whether a method's source calls the base's method of its own name (``super().f(``, ``Base.f(self``)."""
+    return re.search(rf"(?:\bsuper\([^)]*\)|\b[A-Z]\w*)\s*\.\s*{re.escape(name)}\s*\(", source) is not None
 
 
 def dotted_pattern(upstream: Sequence[str]) -> re.Pattern[str]:
@@ -404,6 +423,8 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             if base in direct:
                 uses.append(Use(s.path, c.line, base, "subclasses", local=c.name))
             for name, line, params in c.methods:
+                if name in c.supers:
+                    params += CALLS_SUPER
                 if name == "__init__" and c.own_init:
                     sets = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self"
                             and c.line <= at <= c.end} | {m for m, _, _ in c.methods}
@@ -418,7 +439,8 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         for chain, line in s.assigns:
             target = resolve(s.path, chain)
             if target is not None and len(chain) > 1:
-                uses.append(Use(s.path, line, target, "patches", local=".".join(chain)))
+                uses.append(Use(s.path, line, target, "patches", detail=_installs(s, line, by_module, pending),
+                                local=".".join(chain)))
         for chain, attr, line in s.setattrs:
             target = resolve(s.path, chain)
             if target is None and len(chain) == 1 and _is_upstream(chain[0], upstream):
@@ -490,6 +512,23 @@ def _self_rows(s: FileSummary) -> list[tuple[Parts, int, str, str]]:
     rows = [(chain, line, detail, "calls") for chain, line, detail in s.calls] + \
         [(chain, line, "", "reads") for chain, line in s.reads]
     return [r for r in rows if len(r[0]) > 1 and r[0][0] == "self" and not r[0][1].startswith("__")]
+
+
+def _installs(s: FileSummary, line: int, by_module: dict[str, FileSummary],
+              pending: list[tuple[FileSummary, str, str]]) -> str:
+    """The parameters of the function a patch at ``line`` installs (defined in the file, or imported from a
+    downstream module), or "" when the index cannot see it (a lambda, a method, an upstream function)."""
+    name = s.values.get(line)
+    if name is None:
+        return ""
+    if name in s.params:
+        return s.params[name]
+    for source, local, dotted in pending:
+        if source is s and local == name:
+            module, _, original = dotted.rpartition(".")
+            other = by_module.get(module)
+            return other.params.get(original, "") if other is not None else ""
+    return ""
 
 
 def _installed(s: FileSummary, function: str, owner: str) -> list[Use]:

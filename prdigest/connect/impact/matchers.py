@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
-from prdigest.connect.impact.index import OWN_INIT, Use
+from prdigest.connect.impact.index import CALLS_SUPER, OWN_INIT, Use
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
 from prdigest.kernel.pymodule import is_python, module_of
@@ -347,13 +347,33 @@ def _module_users(table: UseTable, module: str) -> list[Use]:
     return [u for u in table.under(module) if last not in u.symbol.split(".")[1:]]
 
 
+def _replacement_severity(use: Use, own: Signature, sig: SignatureChange) -> ImpactSeverity:
+    """An override or an installed replacement whose parameters are known (``own``) and do not fit: it breaks
+    only where a call cannot bind (upstream must pass a new parameter, or passes one, it does not take; it
+    requires one upstream no longer passes; it still takes a dropped one and hands it to the base's method);
+    otherwise upstream's calls still bind, and it is a check."""
+    def takes(name: str) -> bool:
+        return own.variadic_kw or name in own.names
+
+    if any(not takes(n) for n in sig.added_required) or any(n in sig.removed for n in own.required):
+        return "breaks"
+    if any(not takes(n) for n in set(sig.added) & set(sig.passed)):
+        return "breaks"
+    if use.how == "overrides" and CALLS_SUPER in use.detail and any(n in own.names for n in sig.removed):
+        return "breaks"  # most often passed on: ``super().f(x, dtype)``
+    return "check"
+
+
 def signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None:
     """How a signature change hits one use: an override or a patch must take what upstream now passes (none
     when it already fits the new signature); a call breaks on a parameter it passes that is gone (a check when
     the new ``*args, **kwargs`` still accept it), or a new required one; a default it relies on is a check."""
     if use.how in ("overrides", "patches"):
-        if use.how == "overrides" and fits(use.detail, sig):
+        if fits(use.detail, sig):
             return None
+        own = Signature.parse(use.detail.split(";", 1)[0]) if use.detail else None
+        if own is not None:
+            return _replacement_severity(use, own, sig)
         if sig.removed or sig.added_required:
             return "breaks"
         if sig.added:
