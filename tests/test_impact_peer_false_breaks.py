@@ -38,6 +38,23 @@ LAYERS = {"up/__init__.py": "", "up/layers.py": '''
     '''}
 
 
+RUNNER = {"up/__init__.py": "", "up/runner.py": '''
+    class Runner:
+        def attach(self, config):
+            return config
+
+        def _warm(self):
+            return self.attach(None)
+
+        def load(self):
+            return self.attach(None)
+    '''}
+#: upstream now passes ``is_profiling`` from its private ``_warm`` only
+PROFILING = (("def attach(self, config):", "def attach(self, config, is_profiling=False):"),
+             ("return self.attach(None)\n\n    def load", "return self.attach(None, is_profiling=True)\n\n    def load"))
+MINE = "from up.runner import Runner\n\n\nclass Mine(Runner):\n    def attach(self, config):\n        return config\n"
+
+
 def _text(files: dict[str, str | None]) -> dict[str, str | None]:
     return {p: textwrap.dedent(t).lstrip("\n") if t is not None else None for p, t in files.items()}
 
@@ -124,6 +141,9 @@ PEERS = [
         {"ds/norm.py": "from up.layers import Norm\n\n\nclass Mine(Norm):\n    def forward(self, x, eps=1e-6):\n"
                        "        return x * eps\n"},
         "check", id="an override that still takes a dropped parameter and does not pass it on"),
+    pytest.param(
+        RUNNER, _replace(RUNNER, "up/runner.py", *PROFILING), {"ds/runner.py": MINE},
+        "check", id="an override of a method upstream passes a new parameter to only from a private helper"),
 ]
 
 
@@ -158,6 +178,15 @@ BREAKS = [
         {"ds/graph.py": "from up.graph import Graphs\n\n\nclass NPUGraphs(Graphs):\n"
                         "    def __init__(self, config, draft_tokens):\n        super().__init__(config, draft_tokens)\n"},
         "ds/graph.py", "def __init__", id="a subclass __init__ that still requires the dropped parameter"),
+    pytest.param(
+        RUNNER, _replace(RUNNER, "up/runner.py", *PROFILING),
+        {"ds/runner.py": MINE + "\n    def start(self):\n        return self._warm()\n"},
+        "ds/runner.py", "def attach", id="an override of a method a private helper passes to, the helper called"),
+    pytest.param(
+        RUNNER, _replace(RUNNER, "up/runner.py", *PROFILING[:1],
+                         ("return self.attach(None)\n", "return self.attach(None, is_profiling=True)\n")),
+        {"ds/runner.py": MINE}, "ds/runner.py", "def attach",
+        id="an override of a method upstream passes a new parameter to from a public method"),
 ]
 
 

@@ -278,6 +278,9 @@ def _signature(change: Change, ctx: Context) -> Iterator[Hit]:
             # the only upstream calls passing it are in methods this class overrides too: its own copies call it
             severity = "check"
             words += f"; {use.local} overrides {' and '.join(sig.callers)} too"
+        elif severity == "breaks" and use.how == "overrides" and _private_callers(use, sig, ctx):
+            severity = "check"
+            words += f"; upstream passes it only from its private {' and '.join(sig.callers)}, which yours never calls"
         if severity == "check" and use.how in ("overrides", "patches") and sig.added \
                 and not sig.removed and not sig.added_required and "**" not in use.detail:
             words += "; no upstream call passes it yet, yours does not take it"
@@ -291,6 +294,19 @@ def _own_callers(use: Use, sig: SignatureChange, ctx: Context) -> bool:
         return False
     return all(any(u.how == "overrides" and u.path == use.path and u.local == use.local
                    for u in ctx.table.named(caller.rsplit(".", 1)[-1])) for caller in sig.callers)
+
+
+def _private_callers(use: Use, sig: SignatureChange, ctx: Context) -> bool:
+    """Whether a break of an override comes only from parameters upstream passes from private methods of its own
+    class (``self.m(…)`` in ``C._a``) that the downstream neither calls nor overrides: whether upstream's own
+    flow reaches such a helper for a plugin (which often replaces the worker or runner around it) is unknown."""
+    if not sig.callers or sig.removed or sig.added_required or not set(sig.added) & set(sig.passed):
+        return False
+    leaves = {caller.rsplit(".", 1)[-1] for caller in sig.callers}
+    if not all(leaf.startswith("_") and not leaf.endswith("__") for leaf in leaves):
+        return False
+    return not any(u.symbol.endswith("." + leaf) and u.how in ("calls", "overrides", "patches")
+                   for leaf in leaves for u in ctx.table.named(leaf))
 
 
 def _body(change: Change, ctx: Context) -> Iterator[Hit]:
