@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast, get_args
 
+from prdigest.connect.impact.siblings import Siblings
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.pymodule import module_and_package
@@ -379,10 +380,23 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             uses.append(Use(s.path, line, target, "imports", detail=f"via {dotted.rpartition('.')[0]}",
                             local=local))
 
+    # Names reached through the downstream's own modules: ``compat.X``, ``ds.compat.X``, ``from ds.compat import *``
+    by_path = {s.path: s for s in files}
+    siblings = Siblings.of(((s.path, s.module, s.imports) for s in files),
+                           lambda path, module, level: _absolute(by_path[path], module, level))
+
+    def bindings_of(module: str) -> dict[str, str]:
+        source = by_module.get(module)
+        return bindings[source.path] if source is not None else {}
+
+    for s in files:
+        for name, target in siblings.star_names(s.path, bindings_of).items():
+            bindings[s.path].setdefault(name, target)
+
     def resolve(path: str, chain: Parts) -> str | None:
         target = bindings[path].get(chain[0])
         if target is None:
-            return None
+            return siblings.resolve(path, chain, bindings_of)
         return ".".join([target, *chain[1:]])
 
     # Aliases: ``M = vllm.x.y`` (in line order, so ``N = M.z`` follows it); a name also imported keeps the import.
