@@ -129,7 +129,8 @@ PEERS = [
         {"ds/graph.py": "from up.graph import Graphs\n\n\nclass NPUGraphs(Graphs):\n"
                         "    def __init__(self, config, decode_query_len, speculator):\n"
                         "        super().__init__(config, decode_query_len)\n"},
-        None, id="a subclass __init__ that fits the new signature and takes its own extra parameter"),
+        # the override fits; its super() call passes by position into the place decode_query_len took: a check
+        "check", id="a subclass __init__ that fits the new signature and takes its own extra parameter"),
     pytest.param(
         LAYERS, _replace(LAYERS, "up/layers.py", ("def conv(x, weight, pad_slot_id=-1):",
                                                   "def conv(x, weight, null_block_id=-1):")),
@@ -144,6 +145,16 @@ PEERS = [
     pytest.param(
         RUNNER, _replace(RUNNER, "up/runner.py", *PROFILING), {"ds/runner.py": MINE},
         "check", id="an override of a method upstream passes a new parameter to only from a private helper"),
+    pytest.param(
+        LAYERS, _replace(LAYERS, "up/layers.py", ("def conv(x, weight, pad_slot_id=-1):",
+                                                  "def conv(x, weight, block, pad_slot_id=-1):")),
+        {"ds/use.py": "from up.layers import conv\n\n\ndef go(*args, **kwargs):\n    return conv(*args, **kwargs)\n"},
+        "check", id="a call that spreads *args and **kwargs into a function that gained a required parameter"),
+    pytest.param(
+        LAYERS, _replace(LAYERS, "up/layers.py", ("def conv(x, weight, pad_slot_id=-1):",
+                                                  "def conv(x, weight, null_block_id=-1):")),
+        {"ds/use.py": "from up.layers import conv\n\n\ndef go():\n    return conv(1, 2, 3)\n"},
+        "check", id="a call passing by position a parameter renamed in its place"),
 ]
 
 
@@ -178,6 +189,15 @@ BREAKS = [
         {"ds/graph.py": "from up.graph import Graphs\n\n\nclass NPUGraphs(Graphs):\n"
                         "    def __init__(self, config, draft_tokens):\n        super().__init__(config, draft_tokens)\n"},
         "ds/graph.py", "def __init__", id="a subclass __init__ that still requires the dropped parameter"),
+    pytest.param(
+        {"up/__init__.py": "", "up/sched.py": "class Scheduler:\n    def __init__(self, config, block_size, "
+                                              "registry=None):\n        self.config = config\n"},
+        {"up/sched.py": "class Scheduler:\n    def __init__(self, config, block_size, hash_block_size=None, "
+                        "registry=None):\n        self.config = config\n"},
+        {"ds/sched.py": "from up.sched import Scheduler\n\n\nclass Mine(Scheduler):\n"
+                        "    def __init__(self, config, block_size, registry=None):\n"
+                        "        super().__init__(config, block_size, registry)\n"},
+        "ds/sched.py", "super().__init__", id="a super().__init__ call whose positional arguments a new parameter shifts"),
     pytest.param(
         RUNNER, _replace(RUNNER, "up/runner.py", *PROFILING),
         {"ds/runner.py": MINE + "\n    def start(self):\n        return self._warm()\n"},

@@ -40,6 +40,8 @@ OWN_INIT = ";own-init;sets="
 #: (``super().forward(…)``): a parameter it still takes is most likely passed on, and a base method that is gone
 #: fails there.
 CALLS_SUPER = ";super"
+#: In a call's ``detail``: it spreads ``*args`` or ``**kwargs`` (what it passes cannot be read).
+SPREAD = ";spread"
 
 Parts = tuple[str, ...]
 
@@ -126,6 +128,8 @@ class FileSummary:
     params: dict[str, str] = field(default_factory=dict)
     #: Line of an assignment ``X.f = g`` → ``g`` (the function a patch installs, by its local name).
     values: dict[int, str] = field(default_factory=dict)
+    #: (method, line, call detail): ``super().m(…)``, a call of the base's ``m``
+    super_calls: list[tuple[str, int, str]] = field(default_factory=list)
     error: str = ""
 
 
@@ -242,16 +246,25 @@ class _Reader:
     def _call(self, node: ast.Call) -> list[ast.AST] | None:
         func = _chain(node.func)
         args = node.args
+        keywords = ",".join(k.arg for k in node.keywords if k.arg)
+        # positional arguments before any ``*args``; a call spreading ``*args``/``**kwargs`` is marked
+        positional = next((i for i, a in enumerate(args) if isinstance(a, ast.Starred)), len(args))
+        spread = SPREAD if positional < len(args) or any(k.arg is None for k in node.keywords) else ""
+        detail = f"kw={keywords};n={positional}{spread}"
         if func is not None:
             if (func[-1] == "setattr" and len(func) == 1 or func[-2:] == ("patch", "object")) and len(args) >= 2:
                 obj, name = _chain(args[0]), args[1]
                 if obj and isinstance(name, ast.Constant) and isinstance(name.value, str):
                     self.s.setattrs.append((obj, name.value, node.lineno))
                     self.s.defines.add(name.value)
-            keywords = ",".join(k.arg for k in node.keywords if k.arg)
-            self.s.calls.append((func, node.lineno, f"kw={keywords};n={len(args)}"))
+            self.s.calls.append((func, node.lineno, detail))
             # The function's own chain is recorded as the call; its arguments are walked.
             return [*args, *node.keywords]
+        target = node.func
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Call) \
+                and _chain(target.value.func) == ("super",):
+            self.s.super_calls.append((target.attr, node.lineno, detail))
+            return [*args, *node.keywords]  # ``super().m`` is the base's method, no attribute of unknown type
         return None
 
     def _attribute(self, node: ast.Attribute) -> list[ast.AST] | None:
@@ -433,6 +446,9 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             if s.path not in self_rows:
                 self_rows[s.path] = _self_rows(s)
             uses += _inherited(s, c, bases, self_rows[s.path])
+        if direct and len(direct) == len(c.bases):  # every base upstream: ``super().m(…)`` calls one of theirs
+            uses += [Use(s.path, line, f"{base}.{name}", "calls", detail=detail, local=f"super().{name}")
+                     for name, line, detail in s.super_calls if c.line <= line <= c.end for base in sorted(direct)]
         for base in bases:
             if base in direct:
                 uses.append(Use(s.path, c.line, base, "subclasses", local=c.name))

@@ -12,8 +12,9 @@ only calls on a receiver of unknown type do, ``Change.receiver``, it still break
 that already fits the new signature is not flagged, and a parameter the new ``*args, **kwargs`` absorb is a
 ``check`` for a call that passes it. An override, or a patch whose installed function the index can read, breaks
 only where upstream's calls cannot bind to it (signature.py's fit, matchers._replacement_severity); a parameter
-passed only from a private upstream helper the downstream never calls is a ``check``. One flag per upstream fact and downstream function (a module deleted,
-renamed or a name moved: one per downstream file, at its import). The
+passed only from a private upstream helper the downstream never calls is a ``check``, and so is a call that
+spreads ``*args``/``**kwargs`` (``super().f(…)`` calls are calls of the base's method). One flag per upstream fact
+and downstream function (a module deleted, renamed or a name moved: one per downstream file, at its import). The
 facts engine counts a method's call only on a receiver known to be of the method's own class hierarchy, or on
 an untyped receiver when no other class of the changed files has a method of that name
 (prdigest.collect.facts.pyapi.passed_parameters). Through instances: a removed data attribute breaks a read of

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
-from prdigest.connect.impact.index import CALLS_SUPER, OWN_INIT, Use
+from prdigest.connect.impact.index import CALLS_SUPER, OWN_INIT, SPREAD, Use
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
 from prdigest.kernel.pymodule import is_python, module_of
@@ -274,6 +274,9 @@ def _signature(change: Change, ctx: Context) -> Iterator[Hit]:
         if severity is None:
             continue
         words = change.detail or sig.words
+        if severity == "breaks" and use.how == "calls" and SPREAD in use.detail:
+            severity = "check"  # what ``*args``/``**kwargs`` carry cannot be read: it may pass what is needed
+            words += "; your call spreads *args or **kwargs"
         if severity == "breaks" and use.how == "overrides" and _own_callers(use, sig, ctx):
             # the only upstream calls passing it are in methods this class overrides too: its own copies call it
             severity = "check"
@@ -401,13 +404,18 @@ def signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None:
         return "check" if sig.defaults else None
     if use.how == "calls":
         keywords, positional = call_shape(use.detail)
-        if sig.added_required and not all(n in keywords for n in sig.added_required):
+        new_positional = sig.new.positional if sig.new is not None else ()
+        if sig.added_required and not all(n in keywords or (n in new_positional
+                                                            and new_positional.index(n) < positional)
+                                          for n in sig.added_required):
             return "breaks"
         if sig.shifted(positional):
             return "breaks"  # its positional arguments now land on other parameters
         for name in sig.removed:
             if name in keywords or (name in sig.before and sig.before.index(name) < positional):
-                return "check" if sig.absorbed else "breaks"
+                # passed by position into a place a new parameter took: it binds, to be checked
+                in_place = name not in keywords and sig.replaced_in_place(name)
+                return "check" if sig.absorbed or in_place else "breaks"
         if sig.removed and not keywords and not positional:
             return None
         if sig.removed:

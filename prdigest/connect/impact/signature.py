@@ -111,7 +111,17 @@ class SignatureChange:
         count = min(count, len(self.old_positional))  # past the old ones: *args, or a call that never worked
         if self.new.variadic:  # past the new ones they land in the new ``*args``: absorbed, not shifted
             count = min(count, len(self.new.positional))
-        return self.old_positional[:count] != self.new.positional[:count]
+        new = self.new.positional
+        return any(i >= len(new) or (old != new[i] and not self.replaced_in_place(old))
+                   for i, old in enumerate(self.old_positional[:count]))
+
+    def replaced_in_place(self, name: str) -> bool:
+        """Whether a removed positional parameter's place is taken by an added one (``draft_tokens`` →
+        ``decode_query_len``, a rename to the facts): a value passed there by position still binds."""
+        if self.new is None or name not in self.removed or name not in self.old_positional:
+            return False
+        at = self.old_positional.index(name)
+        return at < len(self.new.positional) and self.new.positional[at] in self.added
 
     @property
     def absorbed(self) -> bool:
