@@ -17,6 +17,7 @@ Figures per downstream and fact set:
 - flags: uses flagged ``breaks``, and echoes: flags beyond the first per (upstream fact, downstream function).
 
 Run: .venv/bin/python -m benchmarks.impact_downstreams --wheels DIR [--gaudi GITDIR] [--ascend GITDIR] [--write]
+[--false vllm-ascend] (print each ``breaks`` the stricter evidence calls false on that downstream, full files)
 """
 
 from __future__ import annotations
@@ -156,6 +157,17 @@ def echoes(impacts: list[Impact], tree: Path) -> int:
     return extra
 
 
+def false_breaks(name: str, result: dict) -> list[str]:
+    """Each ``breaks`` flag the stricter evidence calls false (the downstream did not change the function holding
+    it), with the lenient evidence's word on it: the lines to read against the wheels' code."""
+    out = [f"Flagged breaks on {name} (full files) that the stricter evidence calls false:"]
+    for i in result["breaks"]:
+        if i not in result["region"]:
+            lenient = "named in the changed text" if i in result["evidenced"] else "no evidence"
+            out.append(f"- {i.path}:{i.line} {i.how} {i.symbol} ({lenient}): {i.fact}")
+    return out
+
+
 def downstream(name: str, data: dict, gitdir: Path, package: str, root: Path,
                fact_sets: dict[str, list[Change]]) -> dict[str, dict]:
     """Every fact set scored on one downstream at its d0."""
@@ -263,6 +275,8 @@ def main() -> None:
     parser.add_argument("--no-speed", action="store_true", help="skip the 3,000-file index and the 300-PR week")
     parser.add_argument("--before", type=Path, help="an earlier run's printed section, shown as 'before'")
     parser.add_argument("--before-label", default="earlier code", help="what --before was run on")
+    parser.add_argument("--false", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi"],
+                        help="print the breaks the stricter evidence calls false on this downstream (full files)")
     args = parser.parse_args()
     ascend = json.loads(DATA.read_text(encoding="utf-8"))
     gaudi = json.loads(GAUDI_DATA.read_text(encoding="utf-8"))
@@ -276,6 +290,8 @@ def main() -> None:
         counts = {label: len(facts) for label, facts in fact_sets.items()}
         results = {"vllm-ascend": downstream("ascend", ascend, args.ascend, "vllm_ascend", root, fact_sets),
                    "vllm-gaudi": downstream("gaudi", gaudi, args.gaudi, "vllm_gaudi", root, fact_sets)}
+        for name in args.false:
+            print("\n".join(false_breaks(name, results[name]["full files"])), end="\n\n")
         timing = None if args.no_speed else speed(root, fact_sets["full files"])
         before = (args.before_label, before_rows(args.before)) if args.before else None
         body = render(results, counts, os.getloadavg()[0], timing, before)

@@ -184,7 +184,7 @@ DOWNSTREAM = {
 
         class AscendFusedMoE(UpstreamMoE):
             def forward(self, hidden_states, router_logits, dtype=None):
-                return hidden_states
+                return super().forward(hidden_states, router_logits, dtype)  # passes dtype on: #101 breaks it
 
 
         def blocks(n):

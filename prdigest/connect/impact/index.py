@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast, get_args
 
+from prdigest.connect.impact.siblings import Siblings
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.pymodule import module_and_package
@@ -29,12 +30,18 @@ from prdigest.kernel.pymodule import module_and_package
 UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute"]
 
 #: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
 #: ``__init__`` now sets are missing from its instances.
 OWN_INIT = ";own-init;sets="
+#: In an override's ``detail``, after its parameters, when its body calls the base's method of the same name
+#: (``super().forward(…)``): a parameter it still takes is most likely passed on, and a base method that is gone
+#: fails there.
+CALLS_SUPER = ";super"
+#: In a call's ``detail``: it spreads ``*args`` or ``**kwargs`` (what it passes cannot be read).
+SPREAD = ";spread"
 
 Parts = tuple[str, ...]
 
@@ -83,6 +90,8 @@ class ClassDef:
     own_init: bool = False
     #: Its last line (the ``self.x`` it sets are the file's assignments between ``line`` and this).
     end: int = 0
+    #: The methods whose body calls the base's method of the same name (``super().forward(…)``).
+    supers: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -115,6 +124,12 @@ class FileSummary:
     aliases: list[tuple[str, Parts, int]] = field(default_factory=list)
     #: (target chain, function name): ``Attention.forward = patched_forward`` (its ``self`` is an Attention)
     installs: list[tuple[Parts, str]] = field(default_factory=list)
+    #: Module-level function → its parameters (``a,b=,**kw``): what a patch installing it takes.
+    params: dict[str, str] = field(default_factory=dict)
+    #: Line of an assignment ``X.f = g`` → ``g`` (the function a patch installs, by its local name).
+    values: dict[int, str] = field(default_factory=dict)
+    #: (method, line, call detail): ``super().m(…)``, a call of the base's ``m``
+    super_calls: list[tuple[str, int, str]] = field(default_factory=list)
     error: str = ""
 
 
@@ -191,6 +206,8 @@ class _Reader:
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.s.functions.append((node.lineno, node.end_lineno or node.lineno, node.name))
+        if node.col_offset == 0:  # module level: a function a patch may install
+            self.s.params[node.name] = _params(node)
         return None
 
     def _class(self, node: ast.ClassDef) -> list[ast.AST]:
@@ -201,7 +218,8 @@ class _Reader:
         init = next((n for n in functions if n.name == "__init__"), None)
         # read off the source: a walk of the method would cost more than the rest of the class
         own_init = init is not None and not _CALLS_INIT.search(self.lines(init.lineno, init.end_lineno or init.lineno))
-        self.s.classes.append(ClassDef(node.name, node.lineno, bases, methods, own_init, node.end_lineno or 0))
+        supers = {n.name for n in functions if _calls_super(n.name, self.lines(n.lineno, n.end_lineno or n.lineno))}
+        self.s.classes.append(ClassDef(node.name, node.lineno, bases, methods, own_init, node.end_lineno or 0, supers))
         self.s.defines.update(n.name for n in functions)
         self.s.defines.update(t.id for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))
                               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
@@ -222,21 +240,31 @@ class _Reader:
                         self.s.assigns.append((chain, t.lineno))
                         if isinstance(node.value, ast.Name) and len(chain) > 1:
                             self.s.installs.append((chain, node.value.id))
+                            self.s.values[t.lineno] = node.value.id
         return None
 
     def _call(self, node: ast.Call) -> list[ast.AST] | None:
         func = _chain(node.func)
         args = node.args
+        keywords = ",".join(k.arg for k in node.keywords if k.arg)
+        # positional arguments before any ``*args``; a call spreading ``*args``/``**kwargs`` is marked
+        positional = next((i for i, a in enumerate(args) if isinstance(a, ast.Starred)), len(args))
+        spread = SPREAD if positional < len(args) or any(k.arg is None for k in node.keywords) else ""
+        detail = f"kw={keywords};n={positional}{spread}"
         if func is not None:
             if (func[-1] == "setattr" and len(func) == 1 or func[-2:] == ("patch", "object")) and len(args) >= 2:
                 obj, name = _chain(args[0]), args[1]
                 if obj and isinstance(name, ast.Constant) and isinstance(name.value, str):
                     self.s.setattrs.append((obj, name.value, node.lineno))
                     self.s.defines.add(name.value)
-            keywords = ",".join(k.arg for k in node.keywords if k.arg)
-            self.s.calls.append((func, node.lineno, f"kw={keywords};n={len(args)}"))
+            self.s.calls.append((func, node.lineno, detail))
             # The function's own chain is recorded as the call; its arguments are walked.
             return [*args, *node.keywords]
+        target = node.func
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Call) \
+                and _chain(target.value.func) == ("super",):
+            self.s.super_calls.append((target.attr, node.lineno, detail))
+            return [*args, *node.keywords]  # ``super().m`` is the base's method, no attribute of unknown type
         return None
 
     def _attribute(self, node: ast.Attribute) -> list[ast.AST] | None:
@@ -270,6 +298,11 @@ class _Reader:
 
 
 _CALLS_INIT = re.compile(r"\.__init__\s*\(")
+
+
+def _calls_super(name: str, source: str) -> bool:
+    """Whether a method's source calls the base's method of its own name (``super().f(``, ``Base.f(self``)."""
+    return re.search(rf"(?:\bsuper\([^)]*\)|\b[A-Z]\w*)\s*\.\s*{re.escape(name)}\s*\(", source) is not None
 
 
 def dotted_pattern(upstream: Sequence[str]) -> re.Pattern[str]:
@@ -360,10 +393,23 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             uses.append(Use(s.path, line, target, "imports", detail=f"via {dotted.rpartition('.')[0]}",
                             local=local))
 
+    # Names reached through the downstream's own modules: ``compat.X``, ``ds.compat.X``, ``from ds.compat import *``
+    by_path = {s.path: s for s in files}
+    siblings = Siblings.of(((s.path, s.module, s.imports) for s in files),
+                           lambda path, module, level: _absolute(by_path[path], module, level))
+
+    def bindings_of(module: str) -> dict[str, str]:
+        source = by_module.get(module)
+        return bindings[source.path] if source is not None else {}
+
+    for s in files:
+        for name, target in siblings.star_names(s.path, bindings_of).items():
+            bindings[s.path].setdefault(name, target)
+
     def resolve(path: str, chain: Parts) -> str | None:
         target = bindings[path].get(chain[0])
         if target is None:
-            return None
+            return siblings.resolve(path, chain, bindings_of)
         return ".".join([target, *chain[1:]])
 
     # Aliases: ``M = vllm.x.y`` (in line order, so ``N = M.z`` follows it); a name also imported keeps the import.
@@ -400,10 +446,15 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             if s.path not in self_rows:
                 self_rows[s.path] = _self_rows(s)
             uses += _inherited(s, c, bases, self_rows[s.path])
+        if direct and len(direct) == len(c.bases):  # every base upstream: ``super().m(…)`` calls one of theirs
+            uses += [Use(s.path, line, f"{base}.{name}", "calls", detail=detail, local=f"super().{name}")
+                     for name, line, detail in s.super_calls if c.line <= line <= c.end for base in sorted(direct)]
         for base in bases:
             if base in direct:
                 uses.append(Use(s.path, c.line, base, "subclasses", local=c.name))
             for name, line, params in c.methods:
+                if name in c.supers:
+                    params += CALLS_SUPER
                 if name == "__init__" and c.own_init:
                     sets = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self"
                             and c.line <= at <= c.end} | {m for m, _, _ in c.methods}
@@ -418,7 +469,8 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         for chain, line in s.assigns:
             target = resolve(s.path, chain)
             if target is not None and len(chain) > 1:
-                uses.append(Use(s.path, line, target, "patches", local=".".join(chain)))
+                uses.append(Use(s.path, line, target, "patches", detail=_installs(s, line, by_module, pending),
+                                local=".".join(chain)))
         for chain, attr, line in s.setattrs:
             target = resolve(s.path, chain)
             if target is None and len(chain) == 1 and _is_upstream(chain[0], upstream):
@@ -490,6 +542,23 @@ def _self_rows(s: FileSummary) -> list[tuple[Parts, int, str, str]]:
     rows = [(chain, line, detail, "calls") for chain, line, detail in s.calls] + \
         [(chain, line, "", "reads") for chain, line in s.reads]
     return [r for r in rows if len(r[0]) > 1 and r[0][0] == "self" and not r[0][1].startswith("__")]
+
+
+def _installs(s: FileSummary, line: int, by_module: dict[str, FileSummary],
+              pending: list[tuple[FileSummary, str, str]]) -> str:
+    """The parameters of the function a patch at ``line`` installs (defined in the file, or imported from a
+    downstream module), or "" when the index cannot see it (a lambda, a method, an upstream function)."""
+    name = s.values.get(line)
+    if name is None:
+        return ""
+    if name in s.params:
+        return s.params[name]
+    for source, local, dotted in pending:
+        if source is s and local == name:
+            module, _, original = dotted.rpartition(".")
+            other = by_module.get(module)
+            return other.params.get(original, "") if other is not None else ""
+    return ""
 
 
 def _installed(s: FileSummary, function: str, owner: str) -> list[Use]:

@@ -10,8 +10,11 @@ the fact says an upstream call passes it (``Change.passed``; when only ``self`` 
 ``Change.callers``, an override whose class overrides ``C.a`` too is a ``check``: its own ``C.a`` calls it; when
 only calls on a receiver of unknown type do, ``Change.receiver``, it still breaks), else ``check``; an override
 that already fits the new signature is not flagged, and a parameter the new ``*args, **kwargs`` absorb is a
-``check`` for a call that passes it. One flag per upstream fact and downstream function (a module deleted,
-renamed or a name moved: one per downstream file, at its import). The
+``check`` for a call that passes it. An override, or a patch whose installed function the index can read, breaks
+only where upstream's calls cannot bind to it (signature.py's fit, matchers._replacement_severity); a parameter
+passed only from a private upstream helper the downstream never calls is a ``check``, and so is a call that
+spreads ``*args``/``**kwargs`` (``super().f(…)`` calls are calls of the base's method). One flag per upstream fact
+and downstream function (a module deleted, renamed or a name moved: one per downstream file, at its import). The
 facts engine counts a method's call only on a receiver known to be of the method's own class hierarchy, or on
 an untyped receiver when no other class of the changed files has a method of that name
 (prdigest.collect.facts.pyapi.passed_parameters). Through instances: a removed data attribute breaks a read of

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
-from prdigest.connect.impact.index import OWN_INIT, Use
+from prdigest.connect.impact.index import CALLS_SUPER, OWN_INIT, SPREAD, Use
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
 from prdigest.kernel.pymodule import is_python, module_of
@@ -274,10 +274,16 @@ def _signature(change: Change, ctx: Context) -> Iterator[Hit]:
         if severity is None:
             continue
         words = change.detail or sig.words
+        if severity == "breaks" and use.how == "calls" and SPREAD in use.detail:
+            severity = "check"  # what ``*args``/``**kwargs`` carry cannot be read: it may pass what is needed
+            words += "; your call spreads *args or **kwargs"
         if severity == "breaks" and use.how == "overrides" and _own_callers(use, sig, ctx):
             # the only upstream calls passing it are in methods this class overrides too: its own copies call it
             severity = "check"
             words += f"; {use.local} overrides {' and '.join(sig.callers)} too"
+        elif severity == "breaks" and use.how == "overrides" and _private_callers(use, sig, ctx):
+            severity = "check"
+            words += f"; upstream passes it only from its private {' and '.join(sig.callers)}, which yours never calls"
         if severity == "check" and use.how in ("overrides", "patches") and sig.added \
                 and not sig.removed and not sig.added_required and "**" not in use.detail:
             words += "; no upstream call passes it yet, yours does not take it"
@@ -291,6 +297,19 @@ def _own_callers(use: Use, sig: SignatureChange, ctx: Context) -> bool:
         return False
     return all(any(u.how == "overrides" and u.path == use.path and u.local == use.local
                    for u in ctx.table.named(caller.rsplit(".", 1)[-1])) for caller in sig.callers)
+
+
+def _private_callers(use: Use, sig: SignatureChange, ctx: Context) -> bool:
+    """Whether a break of an override comes only from parameters upstream passes from private methods of its own
+    class (``self.m(…)`` in ``C._a``) that the downstream neither calls nor overrides: whether upstream's own
+    flow reaches such a helper for a plugin (which often replaces the worker or runner around it) is unknown."""
+    if not sig.callers or sig.removed or sig.added_required or not set(sig.added) & set(sig.passed):
+        return False
+    leaves = {caller.rsplit(".", 1)[-1] for caller in sig.callers}
+    if not all(leaf.startswith("_") and not leaf.endswith("__") for leaf in leaves):
+        return False
+    return not any(u.symbol.endswith("." + leaf) and u.how in ("calls", "overrides", "patches")
+                   for leaf in leaves for u in ctx.table.named(leaf))
 
 
 def _body(change: Change, ctx: Context) -> Iterator[Hit]:
@@ -347,13 +366,33 @@ def _module_users(table: UseTable, module: str) -> list[Use]:
     return [u for u in table.under(module) if last not in u.symbol.split(".")[1:]]
 
 
+def _replacement_severity(use: Use, own: Signature, sig: SignatureChange) -> ImpactSeverity:
+    """An override or an installed replacement whose parameters are known (``own``) and do not fit: it breaks
+    only where a call cannot bind (upstream must pass a new parameter, or passes one, it does not take; it
+    requires one upstream no longer passes; it still takes a dropped one and hands it to the base's method);
+    otherwise upstream's calls still bind, and it is a check."""
+    def takes(name: str) -> bool:
+        return own.variadic_kw or name in own.names
+
+    if any(not takes(n) for n in sig.added_required) or any(n in sig.removed for n in own.required):
+        return "breaks"
+    if any(not takes(n) for n in set(sig.added) & set(sig.passed)):
+        return "breaks"
+    if use.how == "overrides" and CALLS_SUPER in use.detail and any(n in own.names for n in sig.removed):
+        return "breaks"  # most often passed on: ``super().f(x, dtype)``
+    return "check"
+
+
 def signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None:
     """How a signature change hits one use: an override or a patch must take what upstream now passes (none
     when it already fits the new signature); a call breaks on a parameter it passes that is gone (a check when
     the new ``*args, **kwargs`` still accept it), or a new required one; a default it relies on is a check."""
     if use.how in ("overrides", "patches"):
-        if use.how == "overrides" and fits(use.detail, sig):
+        if fits(use.detail, sig):
             return None
+        own = Signature.parse(use.detail.split(";", 1)[0]) if use.detail else None
+        if own is not None:
+            return _replacement_severity(use, own, sig)
         if sig.removed or sig.added_required:
             return "breaks"
         if sig.added:
@@ -365,13 +404,18 @@ def signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None:
         return "check" if sig.defaults else None
     if use.how == "calls":
         keywords, positional = call_shape(use.detail)
-        if sig.added_required and not all(n in keywords for n in sig.added_required):
+        new_positional = sig.new.positional if sig.new is not None else ()
+        if sig.added_required and not all(n in keywords or (n in new_positional
+                                                            and new_positional.index(n) < positional)
+                                          for n in sig.added_required):
             return "breaks"
         if sig.shifted(positional):
             return "breaks"  # its positional arguments now land on other parameters
         for name in sig.removed:
             if name in keywords or (name in sig.before and sig.before.index(name) < positional):
-                return "check" if sig.absorbed else "breaks"
+                # passed by position into a place a new parameter took: it binds, to be checked
+                in_place = name not in keywords and sig.replaced_in_place(name)
+                return "check" if sig.absorbed or in_place else "breaks"
         if sig.removed and not keywords and not positional:
             return None
         if sig.removed:

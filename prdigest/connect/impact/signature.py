@@ -109,7 +109,19 @@ class SignatureChange:
         if self.new is None or not self.old_positional or not count:
             return False
         count = min(count, len(self.old_positional))  # past the old ones: *args, or a call that never worked
-        return self.old_positional[:count] != self.new.positional[:count]
+        if self.new.variadic:  # past the new ones they land in the new ``*args``: absorbed, not shifted
+            count = min(count, len(self.new.positional))
+        new = self.new.positional
+        return any(i >= len(new) or (old != new[i] and not self.replaced_in_place(old))
+                   for i, old in enumerate(self.old_positional[:count]))
+
+    def replaced_in_place(self, name: str) -> bool:
+        """Whether a removed positional parameter's place is taken by an added one (``draft_tokens`` →
+        ``decode_query_len``, a rename to the facts): a value passed there by position still binds."""
+        if self.new is None or name not in self.removed or name not in self.old_positional:
+            return False
+        at = self.old_positional.index(name)
+        return at < len(self.new.positional) and self.new.positional[at] in self.added
 
     @property
     def absorbed(self) -> bool:
@@ -172,12 +184,10 @@ def fits(params: str, change: SignatureChange) -> bool:
     own = Signature.parse(params.split(";", 1)[0])
     if own is None:
         return False
-    if change.new is not None:
-        wanted = change.new.names
-        dropped_required = [n for n in own.required if n not in change.new.names]
-    else:
-        wanted = change.added
-        dropped_required = [n for n in own.required if n in change.removed]
+    wanted = change.new.names if change.new is not None else change.added
+    # only a parameter upstream dropped goes missing: a subclass's own extra ones (``speculator``) are passed by
+    # its own callers, never by upstream's
+    dropped_required = [n for n in own.required if n in change.removed]
     takes_all = own.variadic_kw or all(n in own.names for n in wanted)
     # one that still takes a dropped parameter most often passes it on (``super().f(x, dtype)``): no fit
     still_takes = any(n in own.names for n in change.removed)
