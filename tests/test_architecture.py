@@ -355,6 +355,7 @@ LAZY_OURS = {
     ("flows/cli/screenshot.py", "prdigest.publish.screenshot"): _HELP,
     ("flows/cli/site.py", "prdigest.kernel.config"): _HELP,
     ("flows/cli/site.py", "prdigest.pipeline.compose"): _HELP,
+    ("flows/cli/site.py", "prdigest.pipeline.vocabularies"): _HELP,
     ("flows/cli/site.py", "prdigest.publish.site"): _HELP,
     ("flows/cli/site.py", "renderers.bundle"): _HELP,
     ("flows/cli/site.py", "renderers.site"): _HELP,
