@@ -117,3 +117,29 @@ def test_digest_watch_approve_ui_without_a_prefect_server_says_what_to_start_and
         result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "--approve ui needs a Prefect server" in result.output, result.output
     assert _sent(tmp_path) == []
+
+
+@pytest.mark.prefect
+def test_digest_watch_approve_ui_runs_the_flow_and_prints_who_approved(prefect_api, world, tmp_path: Path) -> None:
+    from prefect.flow_runs import resume_flow_run
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    params = _params(world, tmp_path)
+    args = ["watch", "--source", params["source"], "--readers", params["readers"], "--git", params["git"],
+            "--out", params["out"], "--state", params["state"], "--since", params["since"], "--until",
+            params["until"], "--language", "en", "--approve", "ui"]
+    result: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: result.update(cli=CliRunner().invoke(app, args, env={
+        "DIGEST_REVIEW_TIMEOUT": "120"})), daemon=True)
+    started = time.time()
+    thread.start()
+    run = _paused_run(started, "watch-approval-1")
+    assert _sent(tmp_path) == []
+    resume_flow_run(run.id, run_input={"decision": "send", "approver": "Ann"})
+    thread.join(120)
+    output = result["cli"].output
+    assert result["cli"].exit_code == 0, output
+    assert "alert for plugin-team: #101, #102, #104, #105" in output and "alerts approved by Ann" in output
+    assert _sent(tmp_path)

@@ -111,7 +111,7 @@ def _watch(options: RunOptions, verbose: bool) -> None:
     try:
         summary = watch_once(options)
     except Undelivered as exc:
-        err_console.print(safe(f"{exc}: the next watch sends them", "red"))
+        err_console.print(safe(str(exc), "red"))  # "… stay pending: the next watch sends them"
         raise typer.Exit(1) from None
     except DigestError as exc:
         raise fail(exc) from None
