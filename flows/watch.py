@@ -102,7 +102,7 @@ def digest_watch(
             def message(repo: str, downstream: str, commit: str, since: datetime, items: Sequence[AlertItem]
                         ) -> tuple[str, str]:
                 return alert_text(repo, downstream, commit, since, items, services.language)
-            return await_watch_approval(plan, message, settings.review_timeout)
+            return await_watch_approval(plan, message, settings.review_timeout, services)
     try:
         summary = Watch(services, alert_text, approve=ask_editor).run()
     finally:

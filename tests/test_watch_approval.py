@@ -25,8 +25,11 @@ def world(tmp_path: Path):
     return build_world(tmp_path / "world")
 
 
-def _params(world, tmp_path: Path) -> dict[str, str]:
+def _params(world, tmp_path: Path, *, editors: bool = False) -> dict[str, str]:
     readers = readers_yaml(world, tmp_path / "readers.yaml", git_url=False)
+    if editors:
+        with readers.open("a", encoding="utf-8") as f:
+            f.write("editors:\n  - name: Lin\n    email: lin@example.com\n")
     return dict(source=f"jsonl:{world.jsonl}", readers=str(readers), git=str(world.upstream),
                 out=str(tmp_path / "out"), language="en", state=str(tmp_path / "state.sqlite"),
                 since="2026-05-04", until="2026-05-05")
@@ -52,7 +55,10 @@ def _paused_watch(params: dict[str, str], monkeypatch: pytest.MonkeyPatch):
 
 
 def _sent(tmp_path: Path) -> list[Path]:
-    return sorted(p for p in (tmp_path / "out").rglob("*") if p.is_file()) if (tmp_path / "out").exists() else []
+    """The alerts written to the outbox (an editor's notice left out)."""
+    out = tmp_path / "out"
+    return sorted(p for p in out.rglob("*") if p.is_file() and not p.name.startswith("editor-")) \
+        if out.exists() else []
 
 
 @pytest.mark.prefect
@@ -61,8 +67,10 @@ def test_watch_approve_ui_pauses_shows_each_alert_and_sends_only_after_send(pref
     from prefect.client.orchestration import get_client
     from prefect.flow_runs import resume_flow_run
 
-    params = _params(world, tmp_path)
+    params = _params(world, tmp_path, editors=True)
     thread, result, run = _paused_watch(params, monkeypatch)
+    notice = tmp_path / "out" / "outbox" / "editor-lin.eml"  # the editors are told that alerts wait
+    assert notice.is_file() and str(run.id) in notice.read_text(encoding="utf-8")
     with get_client(sync_client=True) as client:
         shown = json.loads(client.read_flow_run_input(run.id, run.state.state_details.run_input_keyset["description"]))
     assert "plugin-team" in shown and all(f"#{n}" in shown for n in (101, 102, 104, 105)), shown
