@@ -3,11 +3,14 @@
 It builds the run's services once (a downstream that cannot be read stops it before anything is sent), runs the
 core watch (:class:`prdigest.pipeline.watch.Watch`) and publishes what it did as an artifact. The exactly-once
 bookkeeping is the core's (the watch's record and the ledger in the state store), so an overlapping or retried
-run sends nothing twice. Alerts need no review: they carry facts, not drafted prose.
+run sends nothing twice. Alerts need no review (they carry facts, not drafted prose) unless ``approve="ui"``:
+then the run pauses for an editor's approval of its alerts before any is recorded or sent (:mod:`flows.watch_review`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from prefect import flow, get_run_logger
@@ -16,11 +19,15 @@ from prefect.states import Failed
 
 from flows.edition import edition_options
 from flows.media import default_media
+from flows.review import preflight_review
 from flows.secrets import with_secret_blocks
+from flows.watch_review import await_watch_approval
+from prdigest.deliver.alert_log import AlertItem
 from prdigest.kernel.config import load_settings
-from prdigest.kernel.errors import ConfigError
 from prdigest.pipeline.compose import build_services
 from prdigest.pipeline.watch import Watch, WatchSummary
+from prdigest.pipeline.watch_approval import Approve, WatchDecision, WatchPlan
+from prdigest.review.markdown import md
 from renderers.alert import alert_text
 
 __all__ = ["digest_watch", "watch_markdown"]
@@ -31,6 +38,10 @@ def watch_markdown(summary: WatchSummary) -> str:
     window = (f"[{summary.since:%Y-%m-%d %H:%M}, {summary.until:%Y-%m-%d %H:%M}) UTC" if summary.since
               else "nothing new since the last watch")
     lines = [f"# {summary.repo}: {summary.prs} PRs merged in {window}", ""]
+    if summary.held:
+        lines += [f"**Held:** {md(summary.held)}", ""]
+    elif summary.approver:
+        lines += [f"Alerts approved by {md(summary.approver)}.", ""]
     lines += [f"- downstream `{n}` at `{c[:12]}`: {f} files, {u} uses" for n, (c, f, u) in summary.downstreams.items()]
     lines += [f"- alert for `{r}`: {', '.join(f'#{n}' for n in ns)}" for r, ns in summary.alerted.items()]
     lines += [f"- #{a.number} (`{a.reader}`): fixed in `{(a.fixed_sha or '')[:12]}` after {a.lead_days} days"
@@ -65,7 +76,8 @@ def digest_watch(
         since: Window start (included), UTC. Empty: where the last watch ended (the first: one day ago).
         until: Window end (excluded), UTC. Empty: now.
         source: github, jsonl:PATH, or sample.
-        approve: auto (alerts carry facts and need no review); ui is refused for now.
+        approve: auto (alerts carry facts and need no review), or ui (the run pauses until an editor sends or
+            holds its alerts in the Prefect UI).
         deliver: outbox, or any of the installed media's transports (smtp,slack,feishu shipped).
         readers: The readers file on the worker (its `downstreams:` and the readers who name one).
         rules: The subsystem rules file. Empty: the shipped rules for the repo.
@@ -77,17 +89,22 @@ def digest_watch(
         git: The upstream's clone (a folder, or a URL kept in the state folder). Empty: DIGEST_GIT on the worker.
     """
     options = edition_options(**locals())
-    if options.approve == "ui":
-        raise ConfigError("parameter 'approve': ui is not supported by digest-watch yet (alerts carry facts, not "
-                          "drafted prose): use auto")
+    preflight_review(options)  # approve="ui" needs a Prefect server an editor can reach
     logger = get_run_logger()
     media = default_media(options.deliver)
     settings, blocks = with_secret_blocks(load_settings(**options.settings_overrides()), media)
     if blocks:
         logger.info("secrets from Prefect Secret blocks: %s", ", ".join(blocks))
     services = build_services(options, settings, media)
+    ask_editor: Approve | None = None
+    if options.approve == "ui":
+        def ask_editor(plan: WatchPlan) -> WatchDecision:
+            def message(repo: str, downstream: str, commit: str, since: datetime, items: Sequence[AlertItem]
+                        ) -> tuple[str, str]:
+                return alert_text(repo, downstream, commit, since, items, services.language)
+            return await_watch_approval(plan, message, settings.review_timeout, services)
     try:
-        summary = Watch(services, alert_text).run()
+        summary = Watch(services, alert_text, approve=ask_editor).run()
     finally:
         services.close()
     create_markdown_artifact(watch_markdown(summary), key="watch-summary",

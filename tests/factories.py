@@ -46,17 +46,21 @@ def openai_drafter(settings, **kwargs):  # an OpenAIDrafter
     return drafter
 
 
-def publish_site(state, out_dir, site_url=None, **kwargs):  # a PublishedSite
-    """``prdigest.publish.site.publish_site`` with the shipped site renderer, as ``digest site`` calls it;
-    ``state`` is an open store or a state file (opened and closed here)."""
-    from prdigest.publish.site import publish_site as publish
+def publish_site(state, out_dir, site_url=None, *, edition=None, repo=None, link_hosts=(), vocabularies=None,
+                 impact=False):  # a PublishedSite
+    """``prdigest.publish.site.publish`` with the shipped site renderer, as ``digest site`` calls it (recording
+    ``edition`` first, when given, as a run's publish step does); ``state`` is an open store or a state file
+    (opened and closed here)."""
+    from prdigest.publish.site import Archive, publish
     from prdigest.state.store import Store, open_store
     from renderers.site import build_site, site_base
 
     if not isinstance(state, Store):
         with open_store(state) as store:
-            return publish_site(store, out_dir, site_url, **kwargs)
-    return publish(state, out_dir, site_url, build=build_site, check_url=site_base, **kwargs)
+            return publish_site(store, out_dir, site_url, edition=edition, repo=repo, link_hosts=link_hosts,
+                                vocabularies=vocabularies, impact=impact)
+    archive = Archive(build_site, site_url, link_hosts, vocabularies, impact, site_base)
+    return publish(state, out_dir, archive, edition=edition, repo=repo).site
 
 
 def open_ledger(location, *, lease: float = 300.0, patience: float = 10.0, busy_timeout: float = 30.0,

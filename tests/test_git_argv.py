@@ -249,3 +249,37 @@ def test_a_token_in_a_downstream_git_url_never_lands_in_its_clone(tmp_path: Path
     assert len(sha) == 40
     for path in [p for p in clone.rglob("*") if p.is_file()]:
         assert token.encode() not in path.read_bytes(), path
+
+
+SSH_PASSWORD = "hunter2-ssh-Secret"
+
+
+def test_a_password_in_an_ssh_url_is_refused_naming_the_field_before_any_clone(upstream: Upstream, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch
+                                                                               ) -> None:
+    # git would fetch this URL from the local upstream (insteadOf), and keep it, password and all, in the clone's
+    # config as remote.origin.url: only https credentials go through the credential helper.
+    url = f"ssh://digest:{SSH_PASSWORD}@git.example.test/team/up.git"
+    config = tmp_path / "gitconfig"
+    config.write_text(f'[url "{upstream.path.as_uri()}"]\n\tinsteadOf = {url}\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    with pytest.raises(ConfigError, match=r"--git.*password.*key") as flag:
+        load_settings(git=url)
+    with pytest.raises(GitUnavailable, match=r"--git.*password") as opened:
+        open_clone(url, state_dir=tmp_path / "state")
+    readers = tmp_path / "readers.yaml"
+    readers.write_text("readers:\n  - id: a\n    name: A\n    email: a@example.com\n    downstream: ascend\n"
+                       f"downstreams:\n  ascend:\n    git: {url}\n    packages: [ds]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"readers\.yaml:8: .*downstreams\.ascend\.git.*password") as listed:
+        load_readers(readers)
+    with pytest.raises(DownstreamError, match=r"downstream 'ascend'.*password") as fetched:
+        fetch_clone(DownstreamSpec("ascend", git=url, packages=("ds",)), tmp_path / "state")
+    for caught in (flag, opened, listed, fetched):
+        assert SSH_PASSWORD not in str(caught.value) and "\n" not in str(caught.value)
+    kept = [p for p in tmp_path.rglob("*") if p.is_file() and p not in (config, readers)]
+    assert not [p for p in kept if SSH_PASSWORD.encode() in p.read_bytes()]
+
+
+def test_an_ssh_url_with_a_user_name_only_is_still_a_location() -> None:
+    assert location_problem("ssh://git@github.com/a/b.git") is None
+    assert location_problem("ssh://git:@github.com/a/b.git") is not None  # an empty password is one too

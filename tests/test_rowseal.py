@@ -126,3 +126,46 @@ def test_an_edit_binds_to_the_draft_its_edition_showed_not_the_prs_latest(tmp_pa
         [again] = apply_edits(store, REPO, [(new, entry_of(new, "skim"))])
     assert again.headline == "BlockPool frees lazily"
     assert any("the PR changed since" in w for w in again.warnings), again.warnings
+
+
+@pytest.mark.parametrize("table", ["edition_sources", "draft_sources"])
+def test_a_draft_source_row_rewritten_by_hand_does_not_unmark_an_edit(state_location: str, table: str,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """Failed before the rows were sealed: the rewritten row made the edit look made for the PR's new content, so
+    the edit reached readers applied to that content unmarked."""
+    from prdigest.review.edits import pr_hash
+
+    seal = key()
+    old, new = pr(7, "[Core] Lazy frees", "v1"), pr(7, "[Core] Lazy frees", "v1, and frees on preemption too")
+    drafted = entry_of(old, "skim")
+    shown = week_edition(0, [drafted])
+    with open_store(state_location) as store:
+        # edition_sources is read first; for draft_sources, an edition drafted before it was kept (no row of its own).
+        apply_edits(store, REPO, [(old, drafted)], seal, edition=shown.key if table == "edition_sources" else None)
+        store.execute(f"UPDATE {table} SET pr_hash = ? WHERE number = 7", (pr_hash(new),))
+        reviewed = apply_decision(shown, ReviewDecision(decision="send", approver="lin", edits=[
+            EntryEdit(number=7, headline="BlockPool frees lazily")]))
+        record_review(store, shown, reviewed, seal=seal)
+        kept = EditStore(store, seal).get(REPO, [7])[7]
+        assert kept.sealed and kept.pr_hash != pr_hash(new)
+        [again] = apply_edits(store, REPO, [(new, entry_of(new, "skim"))], seal)
+    assert again.headline == "BlockPool frees lazily"
+    assert any("check the edit still holds" in w for w in again.warnings), again.warnings
+    assert "PR #7" in caplog.text and table in caplog.text
+
+
+def test_sealed_draft_sources_bind_an_edit_as_before(state_location: str) -> None:
+    from prdigest.review.edits import pr_hash
+
+    seal = key()
+    p = pr(7, "[Core] Lazy frees", "v1")
+    drafted = entry_of(p, "skim")
+    shown = week_edition(0, [drafted])
+    with open_store(state_location) as store:
+        apply_edits(store, REPO, [(p, drafted)], seal, edition=shown.key)
+        reviewed = apply_decision(shown, ReviewDecision(decision="send", approver="lin", edits=[
+            EntryEdit(number=7, headline="BlockPool frees lazily")]))
+        record_review(store, shown, reviewed, seal=seal)
+        assert EditStore(store, seal).get(REPO, [7])[7].pr_hash == pr_hash(p)
+        [again] = apply_edits(store, REPO, [(p, drafted)], seal)
+    assert again.headline == "BlockPool frees lazily" and not any("check the edit" in w for w in again.warnings)

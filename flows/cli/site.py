@@ -32,7 +32,8 @@ def site(
     """Rebuild the archive site (every edition in the state store) into OUT/site/."""
     from prdigest.kernel.config import load_settings
     from prdigest.pipeline.compose import command
-    from prdigest.publish.site import publish_site
+    from prdigest.pipeline.vocabularies import stored_vocabularies
+    from prdigest.publish.site import Archive, publish
     from renderers.bundle import link_hosts_for
     from renderers.site import build_site, site_base
 
@@ -43,9 +44,11 @@ def site(
             raise ConfigError(f"state {settings.state}: no such file; give the state the runs wrote (--state / "
                               "$DIGEST_STATE): nothing was created or written")
         with command(settings) as core:
-            result = publish_site(core.store(), out, settings.site_url, build=build_site, check_url=site_base,
-                                  link_hosts=link_hosts_for(settings.github_url), repo=repo,
-                                  impact=settings.site_impact)
+            # Each repo's subsystems labelled as its runs label them (its rules file, or the kept proposal).
+            archive = Archive(build_site, settings.site_url, link_hosts_for(settings.github_url),
+                              stored_vocabularies(core.store, settings, repo), settings.site_impact, site_base)
+            result = publish(core.store(), out, archive, repo=repo).site
+            assert result is not None  # an archive was given
     except DigestError as exc:
         print_error(exc, console)
         raise typer.Exit(2) from None

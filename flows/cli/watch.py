@@ -23,19 +23,46 @@ FLAGS = ("source", "repo", "since", "until", "approve", "deliver", "readers", "r
 
 
 def watch_once(options: RunOptions):  # a WatchSummary, imported lazily
-    """Build the run's services (every file, flag and downstream checked first) and run one watch."""
+    """Build the run's services (every file, flag and downstream checked first) and run one watch; with
+    ``--approve ui``, as the ``digest-watch`` flow, which pauses for an editor's approval of the alerts."""
     from flows.cli.edition import _settings, build
     from prdigest.pipeline.watch import Watch
     from renderers.alert import alert_text
 
     if options.approve == "ui":
-        raise ConfigError("digest watch --approve ui: an alert carries facts, not drafted prose, and goes out "
-                          "without a review; an editor's approval of alerts is not supported yet (use --approve auto)")
+        return watch_flow(options)
     services = build(options, _settings(options))
     try:
         return Watch(services, alert_text).run()
     finally:
         services.close()
+
+
+def watch_flow(options: RunOptions):  # a WatchSummary
+    """``digest watch --approve ui``: the watch as a flow run against the configured Prefect API (an editor
+    approves its alerts there, or holds them); alerts still pending at its end are an :class:`Undelivered`."""
+    from prefect.exceptions import FailedRun
+
+    from flows.cli.edition import UI_NEEDS_SERVER, _settings, check_files
+    from flows.cli.prefect_env import api_url, unreachable
+    from flows.edition import flow_parameters
+    from flows.watch import digest_watch
+
+    url = api_url()
+    if url is None:
+        raise ConfigError(UI_NEEDS_SERVER)
+    if problem := unreachable(url):
+        raise ConfigError(problem)
+    check_files(options, _settings(options))  # before the flow starts: a typo is one line
+    parameters = {k: v for k, v in flow_parameters(options).items() if k in FLAGS}
+    try:
+        return digest_watch(**parameters)
+    except FailedRun as exc:  # the flow run ended Failed with alerts pending (flows.watch says so)
+        raise Undelivered(str(exc)) from None
+
+
+class Undelivered(DigestError):
+    """A watch flow run ended with alerts pending: the next watch sends them (exit 1)."""
 
 
 def print_watch(summary, seconds: float) -> None:  # a WatchSummary
@@ -66,6 +93,10 @@ def print_watch(summary, seconds: float) -> None:  # a WatchSummary
         out.print(safe(f"{r.reader} ({r.medium}) failed: {r.detail}", "red"))
     if report.already:
         out.print(safe(f"{len(report.already)} alert message(s) were sent by an earlier run: not sent again"))
+    if summary.approver and not summary.held:
+        out.print(safe(f"alerts approved by {summary.approver}"))
+    if summary.held:
+        out.print(safe(summary.held, "yellow"))
     if summary.resumed:
         out.print(safe(f"{summary.resumed} earlier watch run(s) left unfinished were delivered"))
     if summary.key and report.results:
@@ -79,6 +110,9 @@ def _watch(options: RunOptions, verbose: bool) -> None:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         summary = watch_once(options)
+    except Undelivered as exc:
+        err_console.print(safe(str(exc), "red"))  # "… stay pending: the next watch sends them"
+        raise typer.Exit(1) from None
     except DigestError as exc:
         raise fail(exc) from None
     print_watch(summary, time.perf_counter() - started)

@@ -44,6 +44,12 @@ def location_problem(value: str) -> str | None:
             return f"{scheme}:// URL without a host"
         if (parts.hostname or "").startswith("-") or (parts.username or "").startswith("-"):
             return "a host or user name starting with '-' is not allowed"
+        if scheme != "https" and parts.password is not None:
+            # Only https credentials go through a credential helper (prdigest.collect.git.argv.Remote); any other
+            # URL reaches git as it is, and git keeps it in the clone's config and shows it in its argv.
+            return (f"the {scheme}:// URL carries a password (user:PASSWORD@host), which git would keep in the "
+                    "clone's config; ssh signs in with a key (ssh-agent or ~/.ssh/config): give the URL without it"
+                    if scheme == "ssh" else f"the {scheme}:// URL carries a password; give it without one")
         return None
     if "::" in text.split("/", 1)[0]:
         # <transport>::<address> runs git-remote-<transport> (``ext::sh -c …`` runs a shell command).

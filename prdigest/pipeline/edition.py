@@ -24,7 +24,6 @@ from prdigest.collect.facts.step import attach_facts
 from prdigest.collect.git import UpstreamClone
 from prdigest.collect.git.upstream import Upstream
 from prdigest.collect.sources import ReadsCommits
-from prdigest.connect import followups
 from prdigest.connect.embedding import load_embedder
 from prdigest.connect.step import connect_edition
 from prdigest.connect.variants import Variant, plan_variants
@@ -40,17 +39,17 @@ from prdigest.kernel.errors import DigestError, SourceError
 from prdigest.kernel.links import flag_foreign_links
 from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
 from prdigest.kernel.window import Window
-from prdigest.kernel.writes import write_atomic, write_inside, write_tree
+from prdigest.kernel.writes import write_atomic, write_inside
 from prdigest.pipeline.compose import Services, sender
 from prdigest.pipeline.loop import run_edition
 from prdigest.pipeline.outfolder import prune, start_edition
 from prdigest.pipeline.prepare import draft_contexts
 from prdigest.pipeline.watch_notes import with_watch_notes
+from prdigest.publish.site import Archive, publish
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.links import link_kinds, linker
 from prdigest.review.cleared_actions import without_cleared
 from prdigest.review.edits import apply_edits, apply_first
-from prdigest.state import history
 from prdigest.state import record as records
 from prdigest.state.record import EditionRecord, Status
 
@@ -430,19 +429,17 @@ class EditionPipeline:
     # --- publish --------------------------------------------------------------------------------
     def publish(self, record: EditionRecord) -> tuple[EditionRecord, list[Path]]:
         """Publish the approved record (history index, status ``published``), track its follow-ups, and write
-        the archive of every published edition of the repo to ``DIR/site/``. Before delivery: the permalinks
-        in the messages exist when they arrive."""
+        the archive of every published edition of the repo to ``DIR/site/``: :func:`prdigest.publish.site.publish`,
+        as ``digest site`` does. Before delivery: the permalinks in the messages exist when they arrive."""
         services = self.services
-        store = services.store()
-        record = history.record_edition(store, record.edition, expect=record, seal=services.seal_key())
-        followups.track(store, record.edition, max_weeks=services.settings.followup_weeks)
-        if services.site is None:
-            return record, []
-        files = services.site(history.editions(store, record.edition.repo), site_url=services.settings.site_url,
-                              link_hosts=link_hosts_for(services.settings.github_url),
-                              vocabularies={record.edition.repo: services.classifier.vocabulary},
-                              impact=services.settings.site_impact)
-        return record, write_tree(services.out / "site", files)
+        repo = record.edition.repo
+        archive = None if services.site is None else Archive(
+            services.site, services.settings.site_url, link_hosts_for(services.settings.github_url),
+            {repo: services.classifier.vocabulary}, services.settings.site_impact)
+        published = publish(services.store(), services.out, archive, edition=record.edition, expect=record,
+                            seal=services.seal_key(), followup_weeks=services.settings.followup_weeks, repo=repo)
+        assert published.record is not None  # an edition was given
+        return published.record, list(published.site.paths) if published.site else []
 
     # --- deliver ---------------------------------------------------------------------------------
     def deliver(self, edition: Edition, rendered: Rendered, progress: Progress | None = None) -> DeliveryReport:

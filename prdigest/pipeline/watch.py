@@ -1,10 +1,11 @@
 """``digest watch``: alerts the day a change lands. What merged since the last watch, its code facts matched
 against every reader's downstream, and one short alert per reader listing only the PRs that break their code.
 
-No drafting and no review (an alert carries facts, not prose). Exactly once per (PR, reader): the pairs are
-recorded with their run before anything is sent (:mod:`prdigest.deliver.alert_log`), and each run's messages
-go through the delivery ledger under the run's own key, so a crash or a re-run sends nothing twice and a run
-left unfinished is delivered by the next one from what was recorded.
+No drafting, and no review unless one is asked for (an alert carries facts, not prose; ``--approve ui``: an editor
+approves the alerts before anything is sent, :mod:`prdigest.pipeline.watch_approval`). Exactly once per
+(PR, reader): the pairs are recorded with their run before anything is sent (:mod:`prdigest.deliver.alert_log`),
+and each run's messages go through the delivery ledger under the run's own key, so a crash or a re-run sends
+nothing twice and a run left unfinished is delivered by the next one from what was recorded.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from prdigest.kernel.window import Window, parse_instant
 from prdigest.pipeline.compose import Services, make_channels
 from prdigest.pipeline.edition import EditionPipeline
 from prdigest.pipeline.impact_report import fact_entry
+from prdigest.pipeline.watch_approval import Approve, WatchPlan
 from prdigest.readers.file import Reader
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,10 @@ class WatchSummary:
     cleared: int = 0
     #: This run's key in the ledger (``digest status KEY`` lists its messages), when it had a window.
     key: str = ""
+    #: Who approved this run's alerts (``--approve ui``), or "".
+    approver: str = ""
+    #: Why nothing of this run was sent: the editor held its alerts (``--approve ui``), or "".
+    held: str = ""
 
     @property
     def pending(self) -> bool:
@@ -118,9 +124,12 @@ def alert_items(entries: Sequence[Entry], downstream: str, spec: DownstreamSpec,
 class Watch:
     """One ``digest watch`` over the run's services; ``text`` renders an alert (``renderers.alert``)."""
 
-    def __init__(self, services: Services, text: AlertText, now: datetime | None = None) -> None:
+    def __init__(self, services: Services, text: AlertText, now: datetime | None = None,
+                 approve: Approve | None = None) -> None:
         self.services = services
         self.text = text
+        #: Asks an editor before this run's alerts are recorded and sent (``--approve ui``); None: sent as found.
+        self.approve = approve
         self.now = now or datetime.now(timezone.utc)
         self.alerts = AlertLog(services.store())
         self.repo = services.source.repo
@@ -166,6 +175,20 @@ class Watch:
             if items:
                 planned[(reader.id, name, index.commit)] = items
                 summary.alerted[reader.id] = [i.number for i in items]
+        if planned and self.approve is not None:
+            # Nothing recorded yet: a run that times out waiting, or crashes, leaves the window to the next watch.
+            plan = WatchPlan(run.key, self.repo, window.since, window.until, planned)
+            decision = self.approve(plan)
+            summary.approver = decision.approver
+            if not decision.send:
+                summary.held = (f"{decision.approver} held the alerts of {run.key} "
+                                f"({', '.join(f'#{n}' for n in plan.numbers)}): nothing was sent, and the next "
+                                "watch starts after this window")
+                summary.alerted = {}
+                self.alerts.record(run, {}, self.now)  # the window is closed: the next watch starts after it
+                self.alerts.finish(run.key, self.now)
+                log.warning("%s", summary.held)
+                return summary
         self.alerts.record(run, planned, self.now)  # before anything is sent: a crash now resumes from here
         self._deliver(run, summary.report)
         return summary

@@ -1,10 +1,11 @@
 """Edits that stick: an editor's edit of an entry is kept per (repo, PR) and applied again to every later draft
 of the same PR (the week run again with ``--resend-edition``, a new prompt version, another model).
 
-Two tables of the state store (component ``entry-edits``):
+Three tables of the state store (component ``entry-edits``):
 
 - ``draft_sources``: for each (repo, PR), the hash of the model's latest draft and of the PR content it was
-  drafted from, written by every draft step (:func:`note_drafts`);
+  drafted from, written by every draft step (:func:`note_drafts`), and ``edition_sources`` the same per edition
+  (the draft its editor was shown); each row sealed like the edits, a row that does not check not used;
 - ``entry_edits``: for each (repo, PR), the fields the editor changed (headline, verdict, rationale, focus
   points, follow-ups, a place in read-first), the hash of the draft they replaced and of the PR content then
   (:func:`remember`, called with the review).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -27,6 +29,8 @@ from prdigest.kernel.models import Edition, Entry, PullRequest, Verdict
 from prdigest.kernel.rowseal import RowSealer
 from prdigest.kernel.storage import Store
 from prdigest.kernel.surrogates import hash_bytes
+
+log = logging.getLogger(__name__)
 
 COMPONENT = "entry-edits"
 MIGRATIONS = [
@@ -46,7 +50,15 @@ MIGRATIONS = [
     """CREATE TABLE edition_sources (
         edition TEXT NOT NULL, number INTEGER NOT NULL, draft_hash TEXT NOT NULL, pr_hash TEXT NOT NULL,
         drafted_at TEXT NOT NULL, PRIMARY KEY (edition, number))""",
+    # The draft and PR each edit binds to, sealed like the edits: a row rewritten by hand would make an edit look
+    # made for the PR's new content, and the edit would then reach readers unmarked.
+    """ALTER TABLE draft_sources ADD COLUMN seal TEXT;
+    ALTER TABLE edition_sources ADD COLUMN seal TEXT""",
 ]
+
+#: A kept edit's PR hash when the draft source it was bound to did not check its seal: what the PR was when the
+#: editor edited it is not known, so every later draft marks the edit for the editor.
+UNVERIFIED = "unverified"
 
 #: The entry fields an edit may change, as stored.
 FIELDS = ("headline", "verdict", "rationale", "focus", "followups")
@@ -113,27 +125,47 @@ class EditStore:
         rows = [(repo.lower(), pr.number, draft_hash(entry), pr_hash(pr), now) for pr, entry in drafted]
         if rows:
             self._store.executemany(
-                "INSERT INTO draft_sources (repo, number, draft_hash, pr_hash, drafted_at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (repo, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
-                "pr_hash = excluded.pr_hash, drafted_at = excluded.drafted_at", rows)
+                "INSERT INTO draft_sources (repo, number, draft_hash, pr_hash, drafted_at, seal) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (repo, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
+                "pr_hash = excluded.pr_hash, drafted_at = excluded.drafted_at, seal = excluded.seal",
+                [(*row, self._row_seal("draft_sources", row)) for row in rows])
         if rows and edition is not None:
+            shown = [(edition, number, dh, ph, at) for _, number, dh, ph, at in rows]
             self._store.executemany(
-                "INSERT INTO edition_sources (edition, number, draft_hash, pr_hash, drafted_at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (edition, number) DO UPDATE SET draft_hash = excluded.draft_hash, "
-                "pr_hash = excluded.pr_hash, drafted_at = excluded.drafted_at",
-                [(edition, number, dh, ph, at) for _, number, dh, ph, at in rows])
+                "INSERT INTO edition_sources (edition, number, draft_hash, pr_hash, drafted_at, seal) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (edition, number) DO UPDATE SET "
+                "draft_hash = excluded.draft_hash, pr_hash = excluded.pr_hash, drafted_at = excluded.drafted_at, "
+                "seal = excluded.seal",
+                [(*row, self._row_seal("edition_sources", row)) for row in shown])
+
+    def _row_seal(self, table: str, values: tuple[object, ...]) -> str | None:
+        return self._seal.seal_row(table, values) if self._seal is not None else None
+
+    def _checked(self, table: str, row: Sequence[Any] | None, key: tuple[object, ...], what: str
+                 ) -> tuple[str, str] | None:
+        """(draft hash, PR hash) of a source row read as ``(draft_hash, pr_hash, drafted_at, seal)``; None when
+        there is none; ``("", UNVERIFIED)`` when its seal does not check (the row is not used, and said)."""
+        if not row:
+            return None
+        dh, ph, at, seal = row
+        if self._seal is not None and not self._seal.accepts_row(seal, table, (*key, dh, ph, at)):
+            log.warning("%s: the draft it was made from is kept in the state store's %s without a seal this "
+                        "deployment's record key checks (written outside pr-digest, or before these rows were "
+                        "sealed): not used; an edit of it is marked for the editor", what, table)
+            return "", UNVERIFIED
+        return dh, ph
 
     def shown(self, edition: str, number: int) -> tuple[str, str] | None:
         """(draft hash, PR hash) of the PR's draft in ``edition`` (its key), or None (drafted before this was kept)."""
-        row = self._store.fetchone("SELECT draft_hash, pr_hash FROM edition_sources WHERE edition = ? AND number = ?",
-                                   (edition, number))
-        return (row[0], row[1]) if row else None
+        row = self._store.fetchone("SELECT draft_hash, pr_hash, drafted_at, seal FROM edition_sources "
+                                   "WHERE edition = ? AND number = ?", (edition, number))
+        return self._checked("edition_sources", row, (edition, number), f"PR #{number} in {edition}")
 
     def source(self, repo: str, number: int) -> tuple[str, str] | None:
         """(draft hash, PR hash) of the PR's latest draft, or None."""
-        row = self._store.fetchone("SELECT draft_hash, pr_hash FROM draft_sources WHERE repo = ? AND number = ?",
-                                   (repo.lower(), number))
-        return (row[0], row[1]) if row else None
+        row = self._store.fetchone("SELECT draft_hash, pr_hash, drafted_at, seal FROM draft_sources "
+                                   "WHERE repo = ? AND number = ?", (repo.lower(), number))
+        return self._checked("draft_sources", row, (repo.lower(), number), f"PR #{number} of {repo}")
 
     def get(self, repo: str, numbers: Sequence[int]) -> dict[int, KeptEdit]:
         """The kept edits of these PRs."""
@@ -201,6 +233,7 @@ def remember(store: Store, draft: Edition, reviewed: Edition, first: Sequence[in
         # The draft this edition showed, else (an edition drafted before that was kept) the PR's latest.
         source = edits.shown(draft.key, entry.number) or edits.source(reviewed.repo, entry.number)
         dh, ph = source if source else (draft_hash(before), "")
+        dh = dh or draft_hash(before)  # a source row that did not check gives no draft hash
         merged = {**(old.fields if old and old.sealed else {}), **fields}
         edits.put(KeptEdit(reviewed.repo, entry.number, dh, ph, merged, reviewed.approver, now, reviewed.key))
         changed.append(entry.number)
@@ -217,6 +250,9 @@ def _marked(entry: Entry, edit: KeptEdit, changed: bool) -> list[str]:
     who = f" by {edit.editor}" if edit.editor else ""
     day = edit.edited_at[:10]
     note = f"editor's edit{who} of {day} applied again ({', '.join(k for k in edit.fields if k != 'first')})"
+    if edit.pr_hash == UNVERIFIED:
+        return [f"{note}, but what the PR was when it was edited is not known (its row in the state store did not "
+                "check its seal): check the edit still holds"]
     if changed:
         return [f"{note}, but the PR changed since (new commits or a new description): check the edit still holds"]
     return []

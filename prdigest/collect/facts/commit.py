@@ -8,8 +8,10 @@ import logging
 import re
 
 from prdigest.collect.facts import build, configkeys, kernels, pins, pyapi, settings, toolchain
+from prdigest.collect.facts.reading import named
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
+from prdigest.collect.git.diff import MAX_BLOB
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change
@@ -94,6 +96,10 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         facts.append(Change(kind="file-renamed", symbol=f.path, path=f.path, before=old_path, after=f.path,
                             language="text", public=not surface.is_test(f.path)))
     if f.skipped:
+        if f.skipped == "too large" and (_python(f.path) or _python(old_path)):
+            # A module git did not read for its size is named like one refused for its depth (_name_refused).
+            log.warning("%s: skipped for code facts: too large to read (over %s bytes)", named(f.path),
+                        f"{MAX_BLOB:,}")
         return facts
     if _python(f.path) or _python(old_path):
         facts.extend(_python_facts(f, surface, after_modules, module_of, parsed, parsed_before))
@@ -167,7 +173,7 @@ def _name_refused(f: FileDiff, before: bool, after: bool) -> None:
         if failed and text is not None:
             _, problem = safe_parse.parse(text)  # again, for the reason: only for a side that did not parse
             if problem and not problem.startswith("SyntaxError"):
-                log.warning("%s (%s the change): skipped for code facts: %s", f.path, side, problem)
+                log.warning("%s (%s the change): skipped for code facts: %s", named(f.path), side, problem)
 
 
 def _renamed_module(before: pyapi.Module, after: pyapi.Module, path: str, old_path: str) -> list[Change]:

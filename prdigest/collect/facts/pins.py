@@ -10,6 +10,7 @@ import re
 import tomllib
 from collections.abc import Iterable
 
+from prdigest.collect.facts.reading import named
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change
 
@@ -70,7 +71,7 @@ def pins(path: str, text: str | None) -> dict[str, str]:
         except (tomllib.TOMLDecodeError, ValueError):
             return {}
         except (RecursionError, MemoryError):  # tomllib recurses into nested arrays and tables
-            log.warning("%s: skipped for its pins: nested too deeply to parse", path)
+            log.warning("%s: skipped for its pins: nested too deeply to parse", named(path))
             return {}
         project = data.get("project") or {}
         lines: list[str] = [d for d in project.get("dependencies") or [] if isinstance(d, str)]
@@ -87,7 +88,7 @@ def _setup_requirements(text: str, path: str = "setup.py") -> list[str]:
     """The string literals of ``install_requires=[...]`` / ``extras_require={...}`` in a setup.py."""
     tree, problem = safe_parse.parse(text, filename=path)
     if tree is None:  # too large, too deep or not Python: no pins from it, named
-        log.warning("%s: skipped for its pins: %s", path, problem)
+        log.warning("%s: skipped for its pins: %s", named(path), problem)
         return []
     out: list[str] = []
     for node in ast.walk(tree):

@@ -14,6 +14,7 @@ from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
 from prdigest.collect.facts.patches import patch_facts
 from prdigest.collect.facts.reach import TreeReader, classify, pr_evidence
+from prdigest.collect.facts.reading import reading
 from prdigest.collect.facts.surface import Surface
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone, read_commits
 from prdigest.kernel.models import Change, FileChange, PullRequest
@@ -87,7 +88,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
         trees = TreeReader(clone, surface) if clone is not None else None
         for sha, diff in diffs.items():
             evidence = trees.of(diff) if trees is not None else pr_evidence(by_commit[sha][0])
-            fresh[sha] = (classify(commit_facts(diff, surface), surface, evidence, diff), files_of(diff))
+            with reading(pr.number for pr in by_commit[sha]):  # a file skipped for its size names its PRs
+                fresh[sha] = (classify(commit_facts(diff, surface), surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
             cache.put_many(fresh, version)
@@ -98,7 +100,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
             result.changes[pr.number], result.files[pr.number] = list(changes), list(files)
             result.source[pr.number] = "git"
         else:
-            result.changes[pr.number] = classify(patch_facts(pr, surface), surface, pr_evidence(pr))
+            with reading([pr.number]):
+                result.changes[pr.number] = classify(patch_facts(pr, surface), surface, pr_evidence(pr))
             result.source[pr.number] = "patches"
         result.changes[pr.number], left_out = capped(result.changes[pr.number])
         if left_out:
