@@ -15,6 +15,8 @@ from datetime import time as dtime
 from pathlib import Path
 from typing import Any
 
+from tests.servers.github_git import ServedGit
+
 
 def iso(dt: datetime | None) -> str | None:
     return None if dt is None else dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -96,6 +98,10 @@ class GitHubState:
         #: A real git repository whose commits and files at a commit are served (``/git/commits``, ``/contents``
         #: with a ``ref``), as GitHub serves the repository's own.
         self.git_dir = git_dir
+        self.git = ServedGit(git_dir) if git_dir is not None else None
+        #: Bytes of a blob's ``text`` GraphQL gives before it says ``isTruncated`` (GitHub states no figure; the
+        #: stand-in's, settable so a test can truncate a small file).
+        self.blob_text_limit = 512 * 1024
         #: Issues by number ({title, body, state}), served by ``/issues/{n}`` (a PR's number answers as a PR).
         self.issues = dict(issues or {})
         #: The default branch's files (path → content), served by the git-trees and contents endpoints.

@@ -23,7 +23,6 @@ import hashlib
 import json
 import re
 import socket
-import subprocess
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -278,19 +277,12 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, {"sha": "0" * 40, "url": f"{base}/git/trees/main", "tree": list(entries.values()),
                          "truncated": False}, kind="tree")
 
-    def _git(self, *args: str) -> bytes | None:
-        """Output of git in the served repository (``GitHubState.git_dir``), or None when it fails."""
-        if self.st.git_dir is None:
-            return None
-        done = subprocess.run(["git", "--git-dir", str(self.st.git_dir), *args], capture_output=True, check=False)
-        return done.stdout if done.returncode == 0 else None
-
     def _git_commit(self, sha: str) -> None:
         """``GET /repos/{repo}/git/commits/{sha}``: the commit with its parents, from the served git repository."""
-        line = self._git("rev-list", "--parents", "-n", "1", sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
-        if not line:
+        found = self.st.git.commit(sha) if self.st.git is not None else None
+        if not found:
             return self._error(404, "Not Found", kind="not_found")
-        full, *parents = line.decode().split()
+        full, parents = found
         base = f"{self._base()}/repos/{self.st.repo}/git/commits"
         self._send(200, {"sha": full, "url": f"{base}/{full}", "message": "",
                          "parents": [{"sha": p, "url": f"{base}/{p}"} for p in parents]}, kind="git_commit")
@@ -300,10 +292,12 @@ class Handler(BaseHTTPRequestHandler):
 
         path = unquote(path)
         ref = query.get("ref", "main")
-        if ref != "main" and self.st.git_dir is not None:  # a file at a commit, from the served git repository
-            content = self._git("show", f"{ref}:{path}") if re.fullmatch(r"[0-9a-f]{7,40}", ref) else None
-        else:
-            content = self.st.files.get(path) if ref == "main" else None
+        content: bytes | None = None
+        if ref != "main" and self.st.git is not None:  # a file at a commit, from the served git repository
+            entry = self.st.git.entry(ref, path)
+            content = self.st.git.blob(entry.oid) if entry is not None and entry.kind == "blob" else None
+        elif ref == "main":
+            content = self.st.files.get(path)
         if content is None:
             return self._error(404, "Not Found", kind="not_found")
         base = f"{self._base()}/repos/{self.st.repo}"
@@ -438,6 +432,8 @@ class Handler(BaseHTTPRequestHandler):
                                                                          f"with the name '{repo}'."}]}, kind="graphql")
         data: dict[str, Any] = {}
         errors: list[dict[str, Any]] = []
+        if "object(" in query:
+            return self._graphql_objects(query, variables)
         for alias, field, number in re.findall(r"(\w+): (pullRequest|issueOrPullRequest)\(number: (\d+)\)", query):
             n = int(number)
             pr = st.prs.get(n)
@@ -467,6 +463,52 @@ class Handler(BaseHTTPRequestHandler):
         if errors:
             answer["errors"] = errors
         self._send(200, answer, kind="graphql")
+
+    def _graphql_objects(self, query: str, variables: dict[str, Any]) -> None:
+        """A repository's ``object(expression:)`` / ``object(oid:)`` by alias, their arguments as variables: a
+        blob's ``byteSize isBinary isTruncated text`` (``text`` null when binary, cut at ``blob_text_limit``), a
+        commit's ``oid`` and ``parents``; ``null`` for what the commit does not have (no error, as GitHub)."""
+        st = self.st
+        selections = re.findall(r"(\w+): object\((expression|oid): \$(\w+)\)", query)
+        declared = set(re.findall(r"\$(\w+): (?:String|GitObjectID)!", query))
+        undeclared = [var for _, _, var in selections if var not in declared or var not in variables]
+        if undeclared:
+            return self._send(200, {"errors": [{"message": f"Variable ${undeclared[0]} is used by anonymous query "
+                                                           "but not declared",
+                                                "extensions": {"code": "variableNotDefined"}}]}, kind="graphql")
+        if re.search(r"object\((?:expression|oid): \"", query) or not selections:
+            # The stand-in reads object() arguments only as variables, as the collector must send them (a path
+            # is data); a literal would need a real GraphQL parser to read safely.
+            return self._send(200, {"errors": [{"message": "this stand-in reads object(expression:) and "
+                                                           "object(oid:) only from variables"}]}, kind="graphql")
+        parents = re.search(r"parents\(first: (\d+)\)", query)
+        first = int(parents.group(1)) if parents else 1
+        data: dict[str, Any] = {}
+        for alias, _arg, var in selections:
+            value = variables.get(var)
+            data[alias] = self._git_object(value, first) if isinstance(value, str) and st.git else None
+        self._send(200, {"data": {"repository": data}}, kind="graphql_objects")
+
+    def _git_object(self, expression: str, first: int) -> dict[str, Any] | None:
+        """One ``object`` of the served repository: ``sha`` (a commit) or ``sha:path`` (a blob or a folder)."""
+        git = self.st.git
+        assert git is not None
+        rev, colon, path = expression.partition(":")  # git's rule for a sha: the first colon ends the revision
+        if not colon:
+            found = git.commit(rev) if len(rev) == 40 else None
+            if found is None:
+                return None
+            return {"oid": found[0], "parents": {"nodes": [{"oid": p} for p in found[1][:first]]}}
+        entry = git.entry(rev, path)
+        if entry is None:
+            return None
+        if entry.kind != "blob":
+            return {}  # a folder: nothing of the Blob fragment
+        content = git.blob(entry.oid)
+        binary = b"\0" in content[:8000]
+        limit = self.st.blob_text_limit
+        return {"byteSize": len(content), "isBinary": binary, "isTruncated": not binary and len(content) > limit,
+                "text": None if binary else _utf8(content[:limit])}
 
     @staticmethod
     def _graphql_review(review: dict[str, Any]) -> dict[str, Any]:
@@ -523,6 +565,18 @@ class Handler(BaseHTTPRequestHandler):
         self._paginate([self._pull_json(p, full=False) for p in prs], path, query, "pull_list")
 
 
+def _utf8(data: bytes) -> str:
+    """Blob bytes as GraphQL's ``text``: UTF-8; an encoded lone surrogate (ED A0 80) passes through as one, as a
+    server that does not check sends it (JSON carries it as ``\\ud800``); other bad bytes become U+FFFD."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            return data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return data.decode("utf-8", "replace")
+
+
 class GitHubServer(ThreadingHTTPServer):
     """The HTTP server, bound to 127.0.0.1 on a free port; ``state`` holds the data and the counters."""
 
@@ -547,6 +601,8 @@ class GitHubServer(ThreadingHTTPServer):
     def stop(self) -> None:
         self.shutdown()
         self.server_close()
+        if self.state.git is not None:
+            self.state.git.close()
 
     def __enter__(self) -> "GitHubServer":
         return self.start()

@@ -64,7 +64,7 @@ class CollectStats:
     routes: Counter[str] = field(default_factory=Counter)
 
     #: Requests the facts step made through :meth:`GitHubSource.commit_reader` (merge commits, files before and
-    #: after), counted after ``collect`` returned.
+    #: after; by route in :attr:`routes` too), counted after ``collect`` returned.
     file_requests: int = 0
 
     @property
@@ -166,18 +166,20 @@ class GitHubSource:
             finally:
                 listing.close()
             stats.file_requests += pages
+            stats.routes["pulls (closed)"] += pages
         prs = [pr if pr.merge_commit or pr.number not in found else pr.model_copy(
             update={"merge_commit": found[pr.number]}) for pr in prs]
         known = {pr.merge_commit.lower(): pr for pr in prs if pr.merge_commit}
 
         def read(shas: Sequence[str]) -> tuple[dict[str, CommitDiff], list[str]]:
             reading = clients()
+            reader = BlobReader(reading, self.repo, known, self.concurrency)
             try:
                 with github_errors(self.base_url, self.repo):
-                    reader = BlobReader(reading, self.repo, known, self.concurrency)
                     diffs, missing = reader([s for s in shas if s in known])
             finally:
                 stats.file_requests += reader.requests
+                stats.routes.update(reader.routes)
                 reading.close()
             return diffs, missing + [s for s in shas if s not in known]
         return list(prs), read
