@@ -102,6 +102,8 @@ class GitHubState:
         #: Bytes of a blob's ``text`` GraphQL gives before it says ``isTruncated`` (GitHub states no figure; the
         #: stand-in's, settable so a test can truncate a small file).
         self.blob_text_limit = 512 * 1024
+        #: The text of every GraphQL query received (to check what a client writes into it).
+        self.graphql_queries: list[str] = []
         #: Issues by number ({title, body, state}), served by ``/issues/{n}`` (a PR's number answers as a PR).
         self.issues = dict(issues or {})
         #: The default branch's files (path → content), served by the git-trees and contents endpoints.
@@ -129,6 +131,7 @@ class GitHubState:
             self.log.clear()
             self.kinds.clear()
             self.statuses.clear()
+            self.graphql_queries.clear()
             self.api_requests = 0
 
     def stats(self) -> dict[str, Any]:

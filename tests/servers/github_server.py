@@ -425,6 +425,8 @@ class Handler(BaseHTTPRequestHandler):
         if self._fault() or self._primary_exhausted():
             return
         query, variables = body.get("query") or "", body.get("variables") or {}
+        with st.lock:
+            st.graphql_queries.append(query)
         repo = f"{variables.get('owner')}/{variables.get('name')}"
         if repo.lower() != st.repo.lower():
             return self._send(200, {"data": {"repository": None}, "errors": [
