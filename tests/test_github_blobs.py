@@ -61,7 +61,8 @@ def test_the_api_files_give_the_clones_facts_and_a_warm_run_reads_none(world, gi
     warm = impact_report(source="github", state=str(tmp_path / "api.sqlite"), **flags)
     assert _impacts(warm) == _impacts(from_git)
     kinds = github.state.stats()["kinds"]
-    assert not {"contents", "git_commit", "graphql_objects"} & set(kinds)  # the facts are cached by merge commit
+    # The facts are cached by merge commit, and each PR's merge commit is kept: no closed-PR list either.
+    assert not {"contents", "git_commit", "graphql_objects", "pull_list"} & set(kinds)
 
 
 def test_the_source_counts_the_file_requests(world, github, tmp_path):
