@@ -6,9 +6,12 @@ collector and the naive loop use: ``/search/issues`` (1,000-result cap), ``/repo
 ``/pulls/{n}/reviews``, ``/issues/{n}/comments``, ``/issues/{n}`` (the issues PRs link: ``linked_issues``), and the default branch's files through ``/git/trees/{ref}``
 (``recursive=1``) and ``/contents/{path}`` (base64); the repo-wide listings of every PR's review comments and
 every conversation comment (``/pulls/comments``, ``/issues/comments``, with ``since``, ``sort``, ``direction``),
-and ``POST /graphql`` (``/api/graphql`` under ``/api/v3``) for the one query shape the collector sends: a
+and ``POST /graphql`` (``/api/graphql`` under ``/api/v3``) for the two query shapes the collector sends: a
 repository's ``pullRequest(number:)`` reviews and ``issueOrPullRequest(number:)``, by alias, as GitHub answers
-them (a number that is nothing: ``null`` and a ``NOT_FOUND`` error beside the data). It adds ETag/304, rate-limit headers, a primary limit that
+them (a number that is nothing: ``null`` and a ``NOT_FOUND`` error beside the data); and its
+``object(oid: $v)`` commits and ``object(expression: $v)`` blobs (``<sha>:<path>``) of a served git repository
+(``git_dir``: also ``/git/commits/{sha}`` and ``/contents/{path}?ref=<sha>``), a path the commit lacks ``null``.
+It adds ETag/304, rate-limit headers, a primary limit that
 resets, and fault injection by rate (502, 403 secondary limit, 429), optionally under ``/api/v3``.
 
 Run standalone (for benchmarks): ``python -m tests.servers.github_server --synthetic 1000 --port 8765``;
@@ -623,10 +626,14 @@ def main() -> None:
     ap.add_argument("--prefix", default="")
     ap.add_argument("--token")
     ap.add_argument("--latency", type=float, default=0.0, help="seconds added to every API request")
+    ap.add_argument("--git-dir", type=Path, help="a git repository whose commits and files at a commit are served")
+    ap.add_argument("--no-graphql", action="store_true", help="answer POST /graphql 404, as a GitHub without it")
     args = ap.parse_args()
     records = load_jsonl(args.jsonl) if args.jsonl else synthetic_week(args.synthetic, repo=args.repo)
-    server = GitHubServer(make_state(records, args.repo, prefix=args.prefix, token=args.token,
-                                           latency=args.latency), args.port)
+    state = make_state(records, args.repo, prefix=args.prefix, token=args.token, latency=args.latency,
+                       git_dir=args.git_dir)
+    state.graphql = not args.no_graphql
+    server = GitHubServer(state, args.port)
     print(server.url, flush=True)
     try:
         server.serve_forever()
