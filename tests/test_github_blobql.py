@@ -199,3 +199,13 @@ def test_the_query_text_holds_no_path_and_the_server_refuses_a_literal(server, r
         assert "data" not in answer and answer["errors"]
     finally:
         clients.close()
+
+
+def test_an_object_an_error_names_is_asked_through_rest_never_taken_for_absent(server, repo):
+    # GitHub answers null for the alias and names it in an error (a timeout, "something went wrong"): a file
+    # taken for absent would turn every name of it into an added one.
+    server.state.failing_objects.add(f"{repo.merged}:pkg/plain.py")
+    reader, diffs, _ = _read(server, repo)
+    plain = _by_path(diffs, repo.merged)["pkg/plain.py"]
+    assert plain.after == "def f(a, b=2):\n    return a\n" and plain.before == "def f(a):\n    return a\n"
+    assert server.state.stats()["kinds"]["contents"] == 1 and reader.routes["contents"] == 1

@@ -102,6 +102,9 @@ class GitHubState:
         #: Bytes of a blob's ``text`` GraphQL gives before it says ``isTruncated`` (GitHub states no figure; the
         #: stand-in's, settable so a test can truncate a small file).
         self.blob_text_limit = 512 * 1024
+        #: ``object(expression:)`` values GraphQL fails on: ``null`` and an error naming the alias, as GitHub
+        #: answers a field that timed out.
+        self.failing_objects: set[str] = set()
         #: The text of every GraphQL query received (to check what a client writes into it).
         self.graphql_queries: list[str] = []
         #: Issues by number ({title, body, state}), served by ``/issues/{n}`` (a PR's number answers as a PR).

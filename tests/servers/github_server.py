@@ -489,10 +489,17 @@ class Handler(BaseHTTPRequestHandler):
         parents = re.search(r"parents\(first: (\d+)\)", query)
         first = int(parents.group(1)) if parents else 1
         data: dict[str, Any] = {}
+        errors: list[dict[str, Any]] = []
         for alias, _arg, var in selections:
             value = variables.get(var)
+            if value in st.failing_objects:
+                data[alias] = None
+                errors.append({"path": ["repository", alias], "message": "Something went wrong while executing "
+                               "your query. This may be the result of a timeout, or it could be a GitHub bug."})
+                continue
             data[alias] = self._git_object(value, first) if isinstance(value, str) and st.git else None
-        self._send(200, {"data": {"repository": data}}, kind="graphql_objects")
+        self._send(200, {"data": {"repository": data}, **({"errors": errors} if errors else {})},
+                   kind="graphql_objects")
 
     def _git_object(self, expression: str, first: int) -> dict[str, Any] | None:
         """One ``object`` of the served repository: ``sha`` (a commit) or ``sha:path`` (a blob or a folder)."""

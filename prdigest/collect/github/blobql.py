@@ -5,8 +5,9 @@ Each query asks a repository for up to :data:`OBJECTS_PER_QUERY` objects under a
 ``object(oid: $c0) { ... on Commit { oid parents(first: 1) { nodes { oid } } } }`` for a commit and
 ``object(expression: $b0) { ... on Blob { byteSize isBinary isTruncated text } }`` for ``<sha>:<path>``. Every
 argument is a GraphQL variable, so a path with quotes, backslashes or newlines is data and never query text.
-GitHub answers ``null`` for a path the commit does not have. A GitHub without GraphQL (404, 410) raises
-:class:`NoGraphQL`; a query it rejects (errors and no data) answers None, and the caller asks REST for those.
+GitHub answers ``null`` for a path the commit does not have; an object an error names (``null`` too) is
+:data:`LEFT_OUT`, never taken for absent. A GitHub without GraphQL (404, 410) raises :class:`NoGraphQL`; a query
+it rejects (errors and no data) answers None, and the caller asks REST for those.
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def objects(clients: Clients, repo: str, kind: str, args: Sequence[str]) -> list
         log.warning("GitHub GraphQL rejected a query of %d objects of %s (%s); those are asked through REST",
                     len(args), repo, str(errors[0].get("message") or "no message")[:200])
         return None
-    return [data.get(f"{prefix}{i}", LEFT_OUT) for i in range(len(args))]
+    # An alias an error names (a timeout, "something went wrong") is null in the data but not known absent.
+    failed = {str(e["path"][1]) for e in (answer or {}).get("errors") or []
+              if isinstance(e, dict) and isinstance(e.get("path"), list) and len(e["path"]) > 1}
+    return [LEFT_OUT if f"{prefix}{i}" in failed else data.get(f"{prefix}{i}", LEFT_OUT) for i in range(len(args))]
 
 
 def parent_of(node: Any) -> tuple[bool, str | None]:

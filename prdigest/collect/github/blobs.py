@@ -122,7 +122,9 @@ class BlobReader:
         if self.graphql and shas:
             batches = [shas[i:i + COMMITS_PER_QUERY] for i in range(0, len(shas), COMMITS_PER_QUERY)]
             try:
-                answers = list(pool.map(lambda batch: self._ql(ROUTE_COMMITS_QL, "oid", batch), batches))
+                # The first query alone: a GitHub without GraphQL costs one refused request, not one a batch.
+                answers = [self._ql(ROUTE_COMMITS_QL, "oid", batches[0])]
+                answers += pool.map(lambda batch: self._ql(ROUTE_COMMITS_QL, "oid", batch), batches[1:])
             except NoGraphQL:
                 log.info("no GraphQL at %s: each merge commit and file is asked through REST", self.clients.base_url)
                 self.graphql = False
