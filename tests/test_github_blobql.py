@@ -209,3 +209,22 @@ def test_an_object_an_error_names_is_asked_through_rest_never_taken_for_absent(s
     plain = _by_path(diffs, repo.merged)["pkg/plain.py"]
     assert plain.after == "def f(a, b=2):\n    return a\n" and plain.before == "def f(a):\n    return a\n"
     assert server.state.stats()["kinds"]["contents"] == 1 and reader.routes["contents"] == 1
+
+
+def test_a_query_github_refuses_as_too_heavy_is_asked_again_in_halves(server, repo):
+    server.state.graphql_max_objects = 10  # the 28 files in one query time out; 7 at a time go through
+    reader, diffs, _ = _read(server, repo)
+    assert _by_path(diffs, repo.merged)["pkg/plain.py"].after == "def f(a, b=2):\n    return a\n"
+    kinds = server.state.stats()["kinds"]
+    # 28 refused, 14 + 14 refused, then four of 7: no file through REST
+    assert kinds["graphql_refused"] == 3 and kinds["graphql_objects"] == 1 + 4 and "contents" not in kinds
+    assert reader.routes["graphql (files)"] == 7
+
+
+def test_a_query_refused_even_for_a_few_files_sends_those_to_rest(server, repo):
+    server.state.graphql_max_objects = 2
+    reader, diffs, _ = _read(server, repo)
+    assert _texts(diffs)[(repo.merged, "pkg/plain.py")][1] == "def f(a, b=2):\n    return a\n"
+    # 28, 14 + 14, four of 7, eight of 3 or 4: all refused (1 + 2 + 4 + 8 queries); at 6 files or fewer a
+    # refused query's files go to REST
+    assert reader.routes["graphql (files)"] == 15 and reader.routes["contents"] == 28

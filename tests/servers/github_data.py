@@ -105,6 +105,9 @@ class GitHubState:
         #: ``object(expression:)`` values GraphQL fails on: ``null`` and an error naming the alias, as GitHub
         #: answers a field that timed out.
         self.failing_objects: set[str] = set()
+        #: A query of more ``object`` selections than this is refused as GitHub refuses one that timed out
+        #: (``data`` null, one error); None: no limit.
+        self.graphql_max_objects: int | None = None
         #: The text of every GraphQL query received (to check what a client writes into it).
         self.graphql_queries: list[str] = []
         #: Issues by number ({title, body, state}), served by ``/issues/{n}`` (a PR's number answers as a PR).

@@ -486,6 +486,10 @@ class Handler(BaseHTTPRequestHandler):
             # is data); a literal would need a real GraphQL parser to read safely.
             return self._send(200, {"errors": [{"message": "this stand-in reads object(expression:) and "
                                                            "object(oid:) only from variables"}]}, kind="graphql")
+        if st.graphql_max_objects is not None and len(selections) > st.graphql_max_objects:
+            return self._send(200, {"data": None, "errors": [{"message": "Something went wrong while executing "
+                                    "your query. This may be the result of a timeout, or it could be a GitHub "
+                                    "bug."}]}, kind="graphql_refused")
         parents = re.search(r"parents\(first: (\d+)\)", query)
         first = int(parents.group(1)) if parents else 1
         data: dict[str, Any] = {}

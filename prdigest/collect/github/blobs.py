@@ -65,6 +65,9 @@ ROUTE_CONTENTS = "contents"
 
 Side = tuple[str, str]  # (commit sha, path)
 
+#: A refused query of more files than this is asked again in halves; one of this many goes to REST.
+MIN_SPLIT = 6
+
 
 @dataclass
 class BlobReader:
@@ -178,14 +181,13 @@ class BlobReader:
         if self.graphql and asked:
             batches = [asked[i:i + OBJECTS_PER_QUERY] for i in range(0, len(asked), OBJECTS_PER_QUERY)]
             try:
-                answers = list(pool.map(lambda batch: self._ql(ROUTE_FILES_QL, "expression",
-                                                               [f"{sha}:{path}" for sha, path in batch]), batches))
+                answers = list(pool.map(self._files_ql, batches))
             except NoGraphQL:
                 self.graphql = False
                 rest += asked
             else:
                 for batch, nodes in zip(batches, answers):
-                    for side, node in zip(batch, nodes or [LEFT_OUT] * len(batch)):
+                    for side, node in zip(batch, nodes):
                         text, why = blob_text(node, MAX_BYTES)
                         if why == ASK_REST:
                             rest.append(side)
@@ -196,6 +198,17 @@ class BlobReader:
         for side, answer in zip(rest, pool.map(self._rest_text, rest)):
             texts[side] = answer
         return texts
+
+    def _files_ql(self, batch: Sequence[Side]) -> list[Any]:
+        """The blob nodes of ``batch``; a query GitHub refuses (too heavy: a timeout) is asked again in halves,
+        down to :data:`MIN_SPLIT` files, and what is still refused is :data:`LEFT_OUT` (asked through REST)."""
+        nodes = self._ql(ROUTE_FILES_QL, "expression", [f"{sha}:{path}" for sha, path in batch])
+        if nodes is not None:
+            return nodes
+        if len(batch) <= MIN_SPLIT:
+            return [LEFT_OUT] * len(batch)
+        half = len(batch) // 2
+        return self._files_ql(batch[:half]) + self._files_ql(batch[half:])
 
     def _get(self, route: str, url: str) -> object | None:
         self._count(route)
