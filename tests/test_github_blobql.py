@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from prdigest.collect.facts import Surface, commit_facts
 from prdigest.collect.github.blobql import objects
 from prdigest.collect.github.blobs import MAX_BYTES, BlobReader
 from prdigest.collect.github.client import Clients, default_retry
@@ -169,6 +170,8 @@ def test_without_graphql_the_rest_requests_give_the_same_files(server, repo):
     server.state.reset_counters()
     reader, by_rest, _ = _read(server, repo)
     assert _texts(by_rest) == _texts(by_graphql)
+    facts = [commit_facts(d[repo.merged], Surface()) for d in (by_graphql, by_rest)]
+    assert facts[0] == facts[1] and any(c.kind == "signature" and "plain" in c.path for c in facts[0])
     kinds = server.state.stats()["kinds"]
     # The commit, then a contents request per side asked (28: two for each of the 13 files changed in place,
     # none for the absent side of the added and the removed file); the one refused GraphQL query is counted too,
