@@ -49,6 +49,7 @@ from tests.servers.github_data import (  # noqa: F401  (re-exported: tests impor
     synthetic_week,
     user_json,
 )
+from tests.servers.github_objects import objects_answer
 
 SEARCH_CAP = 1000
 FILES_CAP = 3000
@@ -437,8 +438,9 @@ class Handler(BaseHTTPRequestHandler):
                                                                          f"with the name '{repo}'."}]}, kind="graphql")
         data: dict[str, Any] = {}
         errors: list[dict[str, Any]] = []
-        if "object(" in query:
-            return self._graphql_objects(query, variables)
+        if "object(" in query:  # the collector's files and merge commits (tests/servers/github_objects.py)
+            answer, kind = objects_answer(st, query, variables)
+            return self._send(200, answer, kind=kind)
         for alias, field, number in re.findall(r"(\w+): (pullRequest|issueOrPullRequest)\(number: (\d+)\)", query):
             n = int(number)
             pr = st.prs.get(n)
@@ -468,63 +470,6 @@ class Handler(BaseHTTPRequestHandler):
         if errors:
             answer["errors"] = errors
         self._send(200, answer, kind="graphql")
-
-    def _graphql_objects(self, query: str, variables: dict[str, Any]) -> None:
-        """A repository's ``object(expression:)`` / ``object(oid:)`` by alias, their arguments as variables: a
-        blob's ``byteSize isBinary isTruncated text`` (``text`` null when binary, cut at ``blob_text_limit``), a
-        commit's ``oid`` and ``parents``; ``null`` for what the commit does not have (no error, as GitHub)."""
-        st = self.st
-        selections = re.findall(r"(\w+): object\((expression|oid): \$(\w+)\)", query)
-        declared = set(re.findall(r"\$(\w+): (?:String|GitObjectID)!", query))
-        undeclared = [var for _, _, var in selections if var not in declared or var not in variables]
-        if undeclared:
-            return self._send(200, {"errors": [{"message": f"Variable ${undeclared[0]} is used by anonymous query "
-                                                           "but not declared",
-                                                "extensions": {"code": "variableNotDefined"}}]}, kind="graphql")
-        if re.search(r"object\((?:expression|oid): \"", query) or not selections:
-            # The stand-in reads object() arguments only as variables, as the collector must send them (a path
-            # is data); a literal would need a real GraphQL parser to read safely.
-            return self._send(200, {"errors": [{"message": "this stand-in reads object(expression:) and "
-                                                           "object(oid:) only from variables"}]}, kind="graphql")
-        if st.graphql_max_objects is not None and len(selections) > st.graphql_max_objects:
-            return self._send(200, {"data": None, "errors": [{"message": "Something went wrong while executing "
-                                    "your query. This may be the result of a timeout, or it could be a GitHub "
-                                    "bug."}]}, kind="graphql_refused")
-        parents = re.search(r"parents\(first: (\d+)\)", query)
-        first = int(parents.group(1)) if parents else 1
-        data: dict[str, Any] = {}
-        errors: list[dict[str, Any]] = []
-        for alias, _arg, var in selections:
-            value = variables.get(var)
-            if value in st.failing_objects:
-                data[alias] = None
-                errors.append({"path": ["repository", alias], "message": "Something went wrong while executing "
-                               "your query. This may be the result of a timeout, or it could be a GitHub bug."})
-                continue
-            data[alias] = self._git_object(value, first) if isinstance(value, str) and st.git else None
-        self._send(200, {"data": {"repository": data}, **({"errors": errors} if errors else {})},
-                   kind="graphql_objects")
-
-    def _git_object(self, expression: str, first: int) -> dict[str, Any] | None:
-        """One ``object`` of the served repository: ``sha`` (a commit) or ``sha:path`` (a blob or a folder)."""
-        git = self.st.git
-        assert git is not None
-        rev, colon, path = expression.partition(":")  # git's rule for a sha: the first colon ends the revision
-        if not colon:
-            found = git.commit(rev) if len(rev) == 40 else None
-            if found is None:
-                return None
-            return {"oid": found[0], "parents": {"nodes": [{"oid": p} for p in found[1][:first]]}}
-        entry = git.entry(rev, path)
-        if entry is None:
-            return None
-        if entry.kind != "blob":
-            return {}  # a folder: nothing of the Blob fragment
-        content = git.blob(entry.oid)
-        binary = b"\0" in content[:8000]
-        limit = self.st.blob_text_limit
-        return {"byteSize": len(content), "isBinary": binary, "isTruncated": not binary and len(content) > limit,
-                "text": None if binary else _utf8(content[:limit])}
 
     @staticmethod
     def _graphql_review(review: dict[str, Any]) -> dict[str, Any]:
@@ -579,18 +524,6 @@ class Handler(BaseHTTPRequestHandler):
         key = (lambda p: p.updated_at) if query.get("sort") == "updated" else (lambda p: p.created_at)
         prs.sort(key=lambda p: (key(p), p.number), reverse=query.get("direction", "desc") == "desc")
         self._paginate([self._pull_json(p, full=False) for p in prs], path, query, "pull_list")
-
-
-def _utf8(data: bytes) -> str:
-    """Blob bytes as GraphQL's ``text``: UTF-8; an encoded lone surrogate (ED A0 80) passes through as one, as a
-    server that does not check sends it (JSON carries it as ``\\ud800``); other bad bytes become U+FFFD."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        try:
-            return data.decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            return data.decode("utf-8", "replace")
 
 
 class GitHubServer(ThreadingHTTPServer):
