@@ -231,3 +231,18 @@ def test_a_query_refused_even_for_a_few_files_sends_those_to_rest(server, repo):
     # 28, 14 + 14, four of 7, eight of 3 or 4: all refused (1 + 2 + 4 + 8 queries); at 6 files or fewer a
     # refused query's files go to REST
     assert reader.routes["graphql (files)"] == 15 and reader.routes["contents"] == 28
+
+
+def test_without_a_token_graphql_refuses_and_the_files_come_through_rest(repo):
+    state = make_state([], REPO, git_dir=repo.path / ".git")  # REST answers without a token (GitHub: 60 an hour)
+    state.graphql_needs_token = True
+    with GitHubServer(state) as srv:
+        clients = Clients(srv.url, None, retry=default_retry(backoff_factor=0.01, total=2), timeout=10,
+                          seconds_between_requests=None)
+        try:
+            reader = BlobReader(clients, REPO, {repo.merged: repo.pr}, concurrency=2)
+            diffs, missing = reader([repo.merged])
+        finally:
+            clients.close()
+    assert missing == [] and _by_path(diffs, repo.merged)["pkg/plain.py"].after == "def f(a, b=2):\n    return a\n"
+    assert reader.routes == {"graphql (merge commits)": 1, "git/commits": 1, "contents": 28}

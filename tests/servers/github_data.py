@@ -119,6 +119,9 @@ class GitHubState:
         self.prs = {pr.number: pr for pr in prs}
         #: Whether ``POST /graphql`` is served (a GitHub Enterprise without it answers 404).
         self.graphql = True
+        #: GitHub answers GraphQL without a token 401 (REST answers it, within 60 requests an hour); off by
+        #: default, as the stand-in's other tests run without a token.
+        self.graphql_needs_token = False
         self.token = token
         self.prefix = prefix.rstrip("/")
         self.faults = faults or Faults()

@@ -424,6 +424,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(401, "Bad credentials", kind="auth")
         if not st.graphql:
             return self._error(404, "Not Found", kind="not_found")
+        if st.graphql_needs_token and not self.headers.get("Authorization"):
+            return self._error(401, "This endpoint requires you to be authenticated.", kind="auth")
         if st.latency:
             time.sleep(st.latency)
         if self._fault() or self._primary_exhausted():

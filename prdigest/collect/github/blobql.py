@@ -6,8 +6,9 @@ Each query asks a repository for up to :data:`OBJECTS_PER_QUERY` objects under a
 ``object(expression: $b0) { ... on Blob { byteSize isBinary isTruncated text } }`` for ``<sha>:<path>``. Every
 argument is a GraphQL variable, so a path with quotes, backslashes or newlines is data and never query text.
 GitHub answers ``null`` for a path the commit does not have; an object an error names (``null`` too) is
-:data:`LEFT_OUT`, never taken for absent. A GitHub without GraphQL (404, 410) raises :class:`NoGraphQL`; a query
-it rejects (errors and no data) answers None, and the caller asks REST for those.
+:data:`LEFT_OUT`, never taken for absent. A GitHub without GraphQL (404, 410), or without a token for it (401),
+raises :class:`NoGraphQL`; a query it rejects (errors and no data) answers None, and the caller asks REST for
+those.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ ASK_REST = "ask REST"
 
 
 class NoGraphQL(Exception):
-    """The GitHub answered 404 or 410 to ``POST /graphql`` (an Enterprise server without it)."""
+    """The GitHub answered 404 or 410 to ``POST /graphql`` (an Enterprise server without it), or 401 (no token)."""
 
 
 def objects(clients: Clients, repo: str, kind: str, args: Sequence[str]) -> list[Any] | None:
@@ -65,7 +66,9 @@ def objects(clients: Clients, repo: str, kind: str, args: Sequence[str]) -> list
         _, answer = gh.requester.requestJsonAndCheck("POST", gh.requester.graphql_url,
                                                      input={"query": query, "variables": variables})
     except GithubException as exc:
-        if exc.status in (404, 410):
+        # 401: GitHub's GraphQL needs a token where REST does not (a run without GITHUB_TOKEN); a bad token
+        # is then refused by the REST requests, with their message.
+        if exc.status in (401, 404, 410):
             raise NoGraphQL(clients.base_url) from None
         raise
     data = ((answer or {}).get("data") or {}).get("repository")
