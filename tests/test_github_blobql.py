@@ -246,3 +246,17 @@ def test_without_a_token_graphql_refuses_and_the_files_come_through_rest(repo):
             clients.close()
     assert missing == [] and _by_path(diffs, repo.merged)["pkg/plain.py"].after == "def f(a, b=2):\n    return a\n"
     assert reader.routes == {"graphql (merge commits)": 1, "git/commits": 1, "contents": 28}
+
+
+def test_an_abbreviated_merge_commit_is_asked_through_rest_and_its_files_through_graphql(server, repo):
+    short = repo.merged[:12]  # GraphQL's GitObjectID takes a whole sha; a source may know only a short one
+    clients = Clients(server.url, TOKEN, retry=default_retry(backoff_factor=0.01, total=2), timeout=10,
+                      seconds_between_requests=None)
+    try:
+        reader = BlobReader(clients, REPO, {short: repo.pr.model_copy(update={"merge_commit": short})})
+        diffs, missing = reader([short])
+    finally:
+        clients.close()
+    assert missing == [] and diffs[short].parent == repo.base
+    assert _by_path(diffs, short)["pkg/plain.py"].after == "def f(a, b=2):\n    return a\n"
+    assert reader.routes == {"git/commits": 1, "graphql (files)": 1}

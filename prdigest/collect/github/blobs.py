@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import re
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -67,6 +68,7 @@ Side = tuple[str, str]  # (commit sha, path)
 
 #: A refused query of more files than this is asked again in halves; one of this many goes to REST.
 MIN_SPLIT = 6
+_WHOLE_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass
@@ -77,7 +79,7 @@ class BlobReader:
     repo: str
     prs: Mapping[str, PullRequest]
     concurrency: int = 8
-    #: Ask GraphQL first (False after a 404/410: the REST requests only).
+    #: Ask GraphQL first (False after a 401/404/410: the REST requests only).
     graphql: bool = True
     routes: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -121,9 +123,11 @@ class BlobReader:
     def _parents(self, pool: ThreadPoolExecutor, shas: list[str]) -> dict[str, str | None]:
         """Each readable commit's first parent (None for a root commit); a commit GitHub lacks is left out."""
         found: dict[str, str | None] = {}
+        # GraphQL's GitObjectID is a whole sha: an abbreviated one is asked through REST
+        whole = [sha for sha in shas if _WHOLE_SHA.fullmatch(sha)]
         rest = list(shas)
-        if self.graphql and shas:
-            batches = [shas[i:i + COMMITS_PER_QUERY] for i in range(0, len(shas), COMMITS_PER_QUERY)]
+        if self.graphql and whole:
+            batches = [whole[i:i + COMMITS_PER_QUERY] for i in range(0, len(whole), COMMITS_PER_QUERY)]
             try:
                 # The first query alone: a GitHub without GraphQL costs one refused request, not one a batch.
                 answers = [self._ql(ROUTE_COMMITS_QL, "oid", batches[0])]
@@ -132,7 +136,7 @@ class BlobReader:
                 log.info("no GraphQL at %s: each merge commit and file is asked through REST", self.clients.base_url)
                 self.graphql = False
             else:
-                rest = []
+                rest = [sha for sha in shas if not _WHOLE_SHA.fullmatch(sha)]
                 for batch, nodes in zip(batches, answers):
                     for sha, node in zip(batch, nodes or [LEFT_OUT] * len(batch)):
                         if node == LEFT_OUT:
