@@ -1,8 +1,11 @@
 """GitHub collection at scale: synthetic weeks of 250, 500 and 1,000 merged PRs served by the local GitHub
 server (tests/servers/github_server.py) in its own process, collected by GitHubSource (cold, then warm) and
-by the naive PyGithub loop, in the same run.
+by the naive PyGithub loop, in the same run; then, for ``--facts-sizes``, the same week with its full-file facts
+as ``digest run --source github`` reads them without ``--git``: each PR's merge commit and its changed files
+before and after through the API, from a git repository of the week's merge commits the server serves (cold
+and warm, with GraphQL and on a GitHub without it).
 
-    .venv/bin/python -m benchmarks.github_collect [--sizes 250 500 1000] [--write]
+    .venv/bin/python -m benchmarks.github_collect [--sizes 250 500 1000] [--facts-sizes 300] [--write]
 
 Requests are counted by the server, which adds a fixed latency to each (``--latency``, a stand-in for the
 network). Wall times are medians of three runs, without pacing (the source does not pace a loopback URL); peak
@@ -31,6 +34,7 @@ if str(ROOT) not in sys.path:
 
 from github import Auth, Github  # noqa: E402
 
+from benchmarks.github_collect_facts import facts_table, measure_facts  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
 from prdigest.collect.github import GitHubSource  # noqa: E402
 from prdigest.collect.github.client import default_retry  # noqa: E402
@@ -61,10 +65,11 @@ def records(n: int) -> list[dict[str, Any]]:
 class Server:
     """The local GitHub server in its own process, so its CPU and memory are not the collector's."""
 
-    def __init__(self, data: Path, latency: float) -> None:
+    def __init__(self, data: Path, latency: float, git_dir: Path | None = None, graphql: bool = True) -> None:
+        extra = (["--git-dir", str(git_dir)] if git_dir else []) + ([] if graphql else ["--no-graphql"])
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.servers.github_server", "--jsonl", str(data), "--repo", REPO,
-             "--token", TOKEN, "--latency", str(latency)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+             "--token", TOKEN, "--latency", str(latency), *extra], cwd=ROOT, stdout=subprocess.PIPE, text=True)
         self.url = self.proc.stdout.readline().strip()  # type: ignore[union-attr]
 
     def stats(self) -> dict[str, Any]:
@@ -201,15 +206,24 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.01,
                         help="seconds the server adds to each request (api.github.com: ~0.1-0.3)")
     parser.add_argument("--no-naive", action="store_true", help="skip the naive PyGithub loop")
+    parser.add_argument("--facts-sizes", type=int, nargs="*", default=[300],
+                        help="weeks also collected with their full-file facts (none: skip)")
     parser.add_argument("--write", action="store_true", help="replace the GitHub collection section of BENCHMARKS.md")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         measure(20, Path(tmp), args.concurrency, args.latency, False)  # warm-up: imports, first connections
+        if args.facts_sizes:  # and the facts engine's
+            measure_facts(20, records(20), Path(tmp), args.concurrency, WEEK, REPO, TOKEN,
+                          lambda data, git_dir, graphql: Server(data, args.latency, git_dir, graphql))
         rows = [measure(n, Path(tmp), args.concurrency, args.latency, not args.no_naive) for n in args.sizes]
+        facts = [measure_facts(n, records(n), Path(tmp), args.concurrency, WEEK, REPO, TOKEN,
+                               lambda data, git_dir, graphql: Server(data, args.latency, git_dir, graphql))
+                 for n in args.facts_sizes]
     command = ".venv/bin/python -m benchmarks.github_collect " + " ".join(sys.argv[1:])
     body = (f"Command: `{command.strip()}` (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after, "
-            f"{os.cpu_count()} CPUs)\n\n{table(rows, args.concurrency, args.latency)}")
+            f"{os.cpu_count()} CPUs)\n\n{table(rows, args.concurrency, args.latency)}"
+            + (f"\n\n{facts_table(facts, args.latency)}" if facts else ""))
     print(body)
     if args.write:
         write_section("GitHub collection", body)

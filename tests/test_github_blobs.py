@@ -35,7 +35,10 @@ def _impacts(report) -> dict[int, set[tuple]]:
             for e in report.edition.entries}
 
 
-def test_the_api_files_give_the_clones_facts_and_a_warm_run_reads_none(world, github, tmp_path, monkeypatch):
+@pytest.mark.parametrize("graphql", [True, False], ids=["graphql", "rest-only"])
+def test_the_api_files_give_the_clones_facts_and_a_warm_run_reads_none(world, github, tmp_path, monkeypatch,
+                                                                      graphql):
+    github.state.graphql = graphql
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.setenv("DIGEST_GITHUB_URL", github.url)
     flags = dict(downstream=world.downstream, repo="vllm-project/vllm", since="2026-05-04", until="2026-05-05",
@@ -48,13 +51,18 @@ def test_the_api_files_give_the_clones_facts_and_a_warm_run_reads_none(world, gi
     assert not any(i.partial for e in from_api.edition.entries for i in e.impact)
     assert {e.number: e.coverage.source for e in from_api.edition.entries} == {n: "git" for n in range(101, 109)}
     kinds = github.state.stats()["kinds"]
-    # One commit request per merge commit, one contents request per side of each changed Python file.
-    assert kinds["git_commit"] == 8 and kinds["contents"] == 18
+    # The 18 sides of the changed Python files are 16 files at a commit: where one PR's merge commit is the next
+    # one's parent and both change a file, that file is read once.
+    if graphql:  # one query for the 8 merge commits' parents, one for the 16 files
+        assert kinds["graphql_objects"] == 2 and "git_commit" not in kinds and "contents" not in kinds
+    else:  # a GitHub without GraphQL: one commit request per merge commit, one contents request per file
+        assert kinds["git_commit"] == 8 and kinds["contents"] == 16 and "graphql_objects" not in kinds
     github.state.reset_counters()
     warm = impact_report(source="github", state=str(tmp_path / "api.sqlite"), **flags)
     assert _impacts(warm) == _impacts(from_git)
     kinds = github.state.stats()["kinds"]
-    assert "contents" not in kinds and "git_commit" not in kinds  # the facts are cached by merge commit
+    # The facts are cached by merge commit, and each PR's merge commit is kept: no closed-PR list either.
+    assert not {"contents", "git_commit", "graphql_objects", "pull_list"} & set(kinds)
 
 
 def test_the_source_counts_the_file_requests(world, github, tmp_path):
@@ -76,7 +84,10 @@ def test_the_source_counts_the_file_requests(world, github, tmp_path):
         assert missing == [] and len(diffs) == 2
         moe = next(f for f in diffs[prs[0].merge_commit.lower()].files if f.path.endswith("fused_moe/layer.py"))
         assert "dtype=None" in moe.before and "dtype=None" not in moe.after
-        # The closed-PR list (the merge commits), then per commit: itself, and both sides of each changed file
-        # (#101 changes one Python file, #102 two).
-        assert source.stats.requests - before == source.stats.file_requests == 1 + (1 + 2) + (1 + 4)
+        # The closed-PR list (the merge commits), one GraphQL query for both commits' parents, one for the 6 sides
+        # of their changed Python files (#101 changes one, #102 two).
+        assert source.stats.requests - before == source.stats.file_requests == 1 + 1 + 1
         assert github.state.stats()["requests"] == source.stats.requests
+        routes = source.stats.routes
+        assert (routes["pulls (closed)"], routes["graphql (merge commits)"], routes["graphql (files)"]) == (1, 1, 1)
+        assert sum(routes.values()) == source.stats.requests

@@ -15,6 +15,8 @@ from datetime import time as dtime
 from pathlib import Path
 from typing import Any
 
+from tests.servers.github_git import ServedGit
+
 
 def iso(dt: datetime | None) -> str | None:
     return None if dt is None else dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -96,6 +98,18 @@ class GitHubState:
         #: A real git repository whose commits and files at a commit are served (``/git/commits``, ``/contents``
         #: with a ``ref``), as GitHub serves the repository's own.
         self.git_dir = git_dir
+        self.git = ServedGit(git_dir) if git_dir is not None else None
+        #: Bytes of a blob's ``text`` GraphQL gives before it says ``isTruncated`` (GitHub states no figure; the
+        #: stand-in's, settable so a test can truncate a small file).
+        self.blob_text_limit = 512 * 1024
+        #: ``object(expression:)`` values GraphQL fails on: ``null`` and an error naming the alias, as GitHub
+        #: answers a field that timed out.
+        self.failing_objects: set[str] = set()
+        #: A query of more ``object`` selections than this is refused as GitHub refuses one that timed out
+        #: (``data`` null, one error); None: no limit.
+        self.graphql_max_objects: int | None = None
+        #: The text of every GraphQL query received (to check what a client writes into it).
+        self.graphql_queries: list[str] = []
         #: Issues by number ({title, body, state}), served by ``/issues/{n}`` (a PR's number answers as a PR).
         self.issues = dict(issues or {})
         #: The default branch's files (path → content), served by the git-trees and contents endpoints.
@@ -105,6 +119,9 @@ class GitHubState:
         self.prs = {pr.number: pr for pr in prs}
         #: Whether ``POST /graphql`` is served (a GitHub Enterprise without it answers 404).
         self.graphql = True
+        #: GitHub answers GraphQL without a token 401 (REST answers it, within 60 requests an hour); off by
+        #: default, as the stand-in's other tests run without a token.
+        self.graphql_needs_token = False
         self.token = token
         self.prefix = prefix.rstrip("/")
         self.faults = faults or Faults()
@@ -123,6 +140,7 @@ class GitHubState:
             self.log.clear()
             self.kinds.clear()
             self.statuses.clear()
+            self.graphql_queries.clear()
             self.api_requests = 0
 
     def stats(self) -> dict[str, Any]:

@@ -6,9 +6,12 @@ collector and the naive loop use: ``/search/issues`` (1,000-result cap), ``/repo
 ``/pulls/{n}/reviews``, ``/issues/{n}/comments``, ``/issues/{n}`` (the issues PRs link: ``linked_issues``), and the default branch's files through ``/git/trees/{ref}``
 (``recursive=1``) and ``/contents/{path}`` (base64); the repo-wide listings of every PR's review comments and
 every conversation comment (``/pulls/comments``, ``/issues/comments``, with ``since``, ``sort``, ``direction``),
-and ``POST /graphql`` (``/api/graphql`` under ``/api/v3``) for the one query shape the collector sends: a
+and ``POST /graphql`` (``/api/graphql`` under ``/api/v3``) for the two query shapes the collector sends: a
 repository's ``pullRequest(number:)`` reviews and ``issueOrPullRequest(number:)``, by alias, as GitHub answers
-them (a number that is nothing: ``null`` and a ``NOT_FOUND`` error beside the data). It adds ETag/304, rate-limit headers, a primary limit that
+them (a number that is nothing: ``null`` and a ``NOT_FOUND`` error beside the data); and its
+``object(oid: $v)`` commits and ``object(expression: $v)`` blobs (``<sha>:<path>``) of a served git repository
+(``git_dir``: also ``/git/commits/{sha}`` and ``/contents/{path}?ref=<sha>``), a path the commit lacks ``null``.
+It adds ETag/304, rate-limit headers, a primary limit that
 resets, and fault injection by rate (502, 403 secondary limit, 429), optionally under ``/api/v3``.
 
 Run standalone (for benchmarks): ``python -m tests.servers.github_server --synthetic 1000 --port 8765``;
@@ -23,7 +26,6 @@ import hashlib
 import json
 import re
 import socket
-import subprocess
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -47,6 +49,7 @@ from tests.servers.github_data import (  # noqa: F401  (re-exported: tests impor
     synthetic_week,
     user_json,
 )
+from tests.servers.github_objects import objects_answer
 
 SEARCH_CAP = 1000
 FILES_CAP = 3000
@@ -278,19 +281,12 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, {"sha": "0" * 40, "url": f"{base}/git/trees/main", "tree": list(entries.values()),
                          "truncated": False}, kind="tree")
 
-    def _git(self, *args: str) -> bytes | None:
-        """Output of git in the served repository (``GitHubState.git_dir``), or None when it fails."""
-        if self.st.git_dir is None:
-            return None
-        done = subprocess.run(["git", "--git-dir", str(self.st.git_dir), *args], capture_output=True, check=False)
-        return done.stdout if done.returncode == 0 else None
-
     def _git_commit(self, sha: str) -> None:
         """``GET /repos/{repo}/git/commits/{sha}``: the commit with its parents, from the served git repository."""
-        line = self._git("rev-list", "--parents", "-n", "1", sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
-        if not line:
+        found = self.st.git.commit(sha) if self.st.git is not None else None
+        if not found:
             return self._error(404, "Not Found", kind="not_found")
-        full, *parents = line.decode().split()
+        full, parents = found
         base = f"{self._base()}/repos/{self.st.repo}/git/commits"
         self._send(200, {"sha": full, "url": f"{base}/{full}", "message": "",
                          "parents": [{"sha": p, "url": f"{base}/{p}"} for p in parents]}, kind="git_commit")
@@ -300,10 +296,12 @@ class Handler(BaseHTTPRequestHandler):
 
         path = unquote(path)
         ref = query.get("ref", "main")
-        if ref != "main" and self.st.git_dir is not None:  # a file at a commit, from the served git repository
-            content = self._git("show", f"{ref}:{path}") if re.fullmatch(r"[0-9a-f]{7,40}", ref) else None
-        else:
-            content = self.st.files.get(path) if ref == "main" else None
+        content: bytes | None = None
+        if ref != "main" and self.st.git is not None:  # a file at a commit, from the served git repository
+            entry = self.st.git.entry(ref, path)
+            content = self.st.git.blob(entry.oid) if entry is not None and entry.kind == "blob" else None
+        elif ref == "main":
+            content = self.st.files.get(path)
         if content is None:
             return self._error(404, "Not Found", kind="not_found")
         base = f"{self._base()}/repos/{self.st.repo}"
@@ -426,11 +424,15 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(401, "Bad credentials", kind="auth")
         if not st.graphql:
             return self._error(404, "Not Found", kind="not_found")
+        if st.graphql_needs_token and not self.headers.get("Authorization"):
+            return self._error(401, "This endpoint requires you to be authenticated.", kind="auth")
         if st.latency:
             time.sleep(st.latency)
         if self._fault() or self._primary_exhausted():
             return
         query, variables = body.get("query") or "", body.get("variables") or {}
+        with st.lock:
+            st.graphql_queries.append(query)
         repo = f"{variables.get('owner')}/{variables.get('name')}"
         if repo.lower() != st.repo.lower():
             return self._send(200, {"data": {"repository": None}, "errors": [
@@ -438,6 +440,9 @@ class Handler(BaseHTTPRequestHandler):
                                                                          f"with the name '{repo}'."}]}, kind="graphql")
         data: dict[str, Any] = {}
         errors: list[dict[str, Any]] = []
+        if "object(" in query:  # the collector's files and merge commits (tests/servers/github_objects.py)
+            answer, kind = objects_answer(st, query, variables)
+            return self._send(200, answer, kind=kind)
         for alias, field, number in re.findall(r"(\w+): (pullRequest|issueOrPullRequest)\(number: (\d+)\)", query):
             n = int(number)
             pr = st.prs.get(n)
@@ -547,6 +552,8 @@ class GitHubServer(ThreadingHTTPServer):
     def stop(self) -> None:
         self.shutdown()
         self.server_close()
+        if self.state.git is not None:
+            self.state.git.close()
 
     def __enter__(self) -> "GitHubServer":
         return self.start()
@@ -565,10 +572,14 @@ def main() -> None:
     ap.add_argument("--prefix", default="")
     ap.add_argument("--token")
     ap.add_argument("--latency", type=float, default=0.0, help="seconds added to every API request")
+    ap.add_argument("--git-dir", type=Path, help="a git repository whose commits and files at a commit are served")
+    ap.add_argument("--no-graphql", action="store_true", help="answer POST /graphql 404, as a GitHub without it")
     args = ap.parse_args()
     records = load_jsonl(args.jsonl) if args.jsonl else synthetic_week(args.synthetic, repo=args.repo)
-    server = GitHubServer(make_state(records, args.repo, prefix=args.prefix, token=args.token,
-                                           latency=args.latency), args.port)
+    state = make_state(records, args.repo, prefix=args.prefix, token=args.token, latency=args.latency,
+                       git_dir=args.git_dir)
+    state.graphql = not args.no_graphql
+    server = GitHubServer(state, args.port)
     print(server.url, flush=True)
     try:
         server.serve_forever()

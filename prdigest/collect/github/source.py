@@ -28,6 +28,7 @@ from prdigest.collect.github.client import (
     is_loopback,
 )
 from prdigest.collect.github.fetch import DEFAULT_PATCH_BUDGET, Fetched, fetch_pr
+from prdigest.collect.github.merge_shas import MergeCommits
 from prdigest.collect.github.search import Hit, search_merged
 from prdigest.kernel.config import DEFAULT_GITHUB_URL
 from prdigest.kernel.models import PullRequest
@@ -64,7 +65,7 @@ class CollectStats:
     routes: Counter[str] = field(default_factory=Counter)
 
     #: Requests the facts step made through :meth:`GitHubSource.commit_reader` (merge commits, files before and
-    #: after), counted after ``collect`` returned.
+    #: after; by route in :attr:`routes` too), counted after ``collect`` returned.
     file_requests: int = 0
 
     @property
@@ -144,10 +145,10 @@ class GitHubSource:
         return Window.last_full_week()
 
     def commit_reader(self, prs: Sequence[PullRequest]) -> "tuple[list[PullRequest], CommitReader] | None":
-        """``prs`` (collected by the last ``collect``) with their merge commits (the closed-PR list: 1 request per
-        100 PRs), and a reader of those commits through the API: each changed file before and after
-        (:mod:`.blobs`); None when the run's clone gives them. The facts step asks the reader only for commits
-        whose facts are not cached; every request is counted in :attr:`stats`."""
+        """``prs`` (collected by the last ``collect``) with their merge commits (kept in the state store, else the
+        closed-PR list: 1 request per 100 PRs), and a reader of those commits through the API: each changed file
+        before and after (:mod:`.blobs`); None when the run's clone gives them. The facts step asks the reader
+        only for commits whose facts are not cached; every request is counted in :attr:`stats`."""
         if self.git_files or self._window is None:
             return None
         stats = self.stats
@@ -158,26 +159,37 @@ class GitHubSource:
                            seconds_between_requests=pause)
 
         found: dict[int, str] = {}
-        if any(not pr.merge_commit for pr in prs):
-            listing = clients()
-            try:
-                with github_errors(self.base_url, self.repo):
-                    found, pages = merge_commits(listing, self.repo, self._window)
-            finally:
-                listing.close()
-            stats.file_requests += pages
+        lacking = [pr.number for pr in prs if not pr.merge_commit]
+        if lacking:
+            # Kept from an earlier run: a warm run lists no closed PR to find its cached facts.
+            state = self._state
+            kept = MergeCommits(state() if callable(state) else state, self.repo)
+            found = kept.get_many(lacking)
+            if any(n not in found for n in lacking):
+                listing = clients()
+                try:
+                    with github_errors(self.base_url, self.repo):
+                        listed, pages = merge_commits(listing, self.repo, self._window)
+                finally:
+                    listing.close()
+                stats.file_requests += pages
+                stats.routes["pulls (closed)"] += pages
+                fresh = {n: listed[n] for n in lacking if n not in found and n in listed}
+                kept.put_many(fresh)
+                found.update(fresh)
         prs = [pr if pr.merge_commit or pr.number not in found else pr.model_copy(
             update={"merge_commit": found[pr.number]}) for pr in prs]
         known = {pr.merge_commit.lower(): pr for pr in prs if pr.merge_commit}
 
         def read(shas: Sequence[str]) -> tuple[dict[str, CommitDiff], list[str]]:
             reading = clients()
+            reader = BlobReader(reading, self.repo, known, self.concurrency)
             try:
                 with github_errors(self.base_url, self.repo):
-                    reader = BlobReader(reading, self.repo, known, self.concurrency)
                     diffs, missing = reader([s for s in shas if s in known])
             finally:
                 stats.file_requests += reader.requests
+                stats.routes.update(reader.routes)
                 reading.close()
             return diffs, missing + [s for s in shas if s not in known]
         return list(prs), read
