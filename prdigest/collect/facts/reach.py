@@ -40,6 +40,8 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _ENTRY = re.compile(r"([A-Za-z_][\w.]*)\s*:\s*([A-Za-z_][\w.]*)")
 _ABSTRACT_CLASS = re.compile(r"^class\s+([A-Za-z_]\w*)\s*\([^)]*\b(?:ABC|ABCMeta|Protocol)\b", re.MULTILINE)
+#: A hidden top-level folder (``.agents/``, ``.github/``, ``.devcontainer/``): the maintainers' tooling.
+_TOOLING = re.compile(r"^(\.[^/.][^/]*)/")
 #: Files read per commit for the evidence at most (a huge docs tree is read in part, said by the count).
 MAX_EVIDENCE_FILES = 4_000
 
@@ -56,6 +58,23 @@ class Evidence:
     entry_points: dict[str, str] = field(default_factory=dict)
     #: True when read from the whole tree; False for what one PR's patches show.
     whole_tree: bool = True
+    #: Every dotted prefix of what the docs and entry points name (``a.b.c`` → ``a``, ``a.b``, ``a.b.c``), once.
+    _named_packages: frozenset[str] | None = field(default=None, repr=False, compare=False)
+
+    def reaches(self, init: str) -> bool:
+        """Whether users reach the package whose ``__init__`` is ``init``: a top-level package, or one the docs
+        or entry points name (itself or a module under it). A sub-package's re-exports are a convenience for the
+        repository's own code (``worker.v2.spec_decode``) until something users read leads there."""
+        package = module_name(init)
+        if not self.whole_tree or "." not in package:
+            return True
+        if self._named_packages is None:
+            prefixes: set[str] = set()
+            for name in (*self.documented, *self.entry_points):
+                parts = name.split(".")
+                prefixes.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+            self._named_packages = frozenset(prefixes)
+        return package in self._named_packages
 
 
 def _init_names(text: str) -> set[str]:
@@ -271,7 +290,8 @@ def _said(names: Iterable[str], evidence: Evidence, path: str) -> str:
     ``path`` that imports it, an entry point, the docs."""
     above = _packages(path)
     for name in names:
-        inits = [p for p in evidence.exported.get(name, ()) if p in above or not evidence.whole_tree]
+        inits = [p for p in evidence.exported.get(name, ())
+                 if (p in above and evidence.reaches(p)) or not evidence.whole_tree]
         if inits:
             return f"re-exported by `{inits[0]}`"
         if name in evidence.entry_points:
@@ -286,6 +306,10 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
         return "internal", {"tests": "a test", "ci": "a CI job", "build": "a build variable"}[c.kind]
     if surface.is_test(c.path):
         return "internal", f"a test file (`{c.path}`)"
+    tooling = _TOOLING.match(c.before if c.kind == "file-renamed" and c.before else c.path)
+    if tooling and c.kind != "dependency":
+        # Hidden folders hold the maintainers' tooling (agent skills, editor and CI set-up), not what users import.
+        return "internal", f"the repository's own tooling (`{tooling[1]}/`)"
     if c.kind == "dependency":
         if runtime_pin_file(c.path):
             return "public", f"a runtime requirement (`{c.path}`)"
@@ -304,7 +328,7 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     top = [n.split(".", 1)[0] for n in _python_names(c)]
     last = [n.rsplit(".", 1)[-1] for n in _python_names(c)]
     listed, abstract, bases = alls.get(c.path, (set(), set(), {}))
-    if c.path.endswith("__init__.py"):
+    if c.path.endswith("__init__.py") and (evidence is None or evidence.reaches(c.path)):
         return "public", f"defined in the package's `{c.path}`"
     if any(t in listed for t in top):
         return "public", f"listed in `__all__` of `{c.path}`"
@@ -343,7 +367,7 @@ def _file_reach(c: Change, evidence: Evidence | None) -> tuple[str, str]:
         return "public", "from the patches alone (no clone): not shown to be internal"
     parent = _packages(path)[:1]
     found = ("re-exported by `" + parent[0] + "`" if parent and parent[0] in evidence.exported.get(
-        module.rsplit(".", 1)[-1], ()) else _said([module], evidence, path))
+        module.rsplit(".", 1)[-1], ()) and evidence.reaches(parent[0]) else _said([module], evidence, path))
     if found:
         return "public", f"the module is {found}"
     if not evidence.whole_tree:
