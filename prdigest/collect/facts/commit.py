@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 
-from prdigest.collect.facts import build, configkeys, kernels, pins, pyapi, settings, toolchain
+from prdigest.collect.facts import build, configkeys, indexes, kernels, pins, pyapi, settings, toolchain
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
 from prdigest.kernel import safe_parse
@@ -105,6 +105,8 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         facts.extend(build.compare(f.path, f.before, f.after, before_path=old_path))
     if toolchain.is_toolchain_file(f.path) or toolchain.is_toolchain_file(old_path):
         facts.extend(toolchain.compare(f.path, f.before, f.after, before_path=old_path))
+    if indexes.is_index_file(f.path):
+        facts.extend(indexes.compare(f.path, f.before, f.after, before_path=old_path))
     return facts
 
 

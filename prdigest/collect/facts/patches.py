@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from prdigest.collect.facts import pins, pyapi, toolchain
+from prdigest.collect.facts import indexes, pins, pyapi, toolchain
 from prdigest.collect.facts.surface import Surface
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change, PullRequest
@@ -77,6 +77,8 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
             facts.extend(pins.compare(f.path, "\n".join(removed), "\n".join(added)))
         if toolchain.is_toolchain_file(f.path):
             facts.extend(toolchain.compare(f.path, "\n".join(removed), "\n".join(added), changed_only=True))
+        if indexes.is_index_file(f.path):  # the lines a patch holds: an index it replaces shows on both sides
+            facts.extend(indexes.compare(f.path, "\n".join(removed), "\n".join(added)))
     return facts
 
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from prdigest.collect.facts import indexes
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone
 from prdigest.collect.git.diff import blob_texts
@@ -28,6 +29,8 @@ PYTHON_KINDS = frozenset({"added", "removed", "renamed", "moved", "signature", "
 #: Requirement files users install from (not development, lint, test, docs or benchmark requirements).
 _DEV_REQUIREMENTS = re.compile(r"(^|/)(tests?|docs?|benchmarks?|examples?|\.github|ci|tools?)/|"
                                r"requirements[-_/.]?(dev|lint|test|tests|docs?|bench\w*|ci|build)\b", re.IGNORECASE)
+#: Folders of what the repository runs for itself (tests, CI, benchmarks, tooling), not what users install with.
+_NOT_USERS = re.compile(r"(^|/)(tests?|benchmarks?|\.[^/]+|ci|tools?)/", re.IGNORECASE)
 #: What users read: docs, examples, READMEs (translations' .po files say the same again).
 _DOCS = re.compile(r"^(docs?|examples?)/.+\.(md|rst|txt|py|ya?ml|sh)$|(^|/)README[^/]*\.(md|rst)$", re.IGNORECASE)
 #: Docs written for contributors name internals: they do not make a name something users see.
@@ -310,6 +313,10 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     if tooling and c.kind != "dependency":
         # Hidden folders hold the maintainers' tooling (agent skills, editor and CI set-up), not what users import.
         return "internal", f"the repository's own tooling (`{tooling[1]}/`)"
+    if indexes.is_index(c):
+        if _NOT_USERS.search(c.path) or _CONTRIBUTOR_DOCS.search(c.path):
+            return "internal", f"an index for development or CI (`{c.path}`)"
+        return "public", f"an index users install from (`{c.path}`)"
     if c.kind == "dependency":
         if runtime_pin_file(c.path):
             return "public", f"a runtime requirement (`{c.path}`)"
