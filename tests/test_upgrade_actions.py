@@ -1,6 +1,7 @@
 """Upgrades a reader must follow, read from a real repository (tests/git_support.py): a release pin replaced by a
 commit (main no longer supports that release), the upstream commit CI tests with, and a package index moved in
-the install docs or a Dockerfile; a mirror dropped or an index commented out asks nothing."""
+the install docs or a Dockerfile, a script the docs tell users to run deleted; a mirror dropped, an index
+commented out or a script no doc names asks nothing."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ BASE = {
     ".github/workflows/dockerfiles/Dockerfile.lint": f"FROM base:1.0\nARG VLLM_COMMIT={OLD}\n",
     "docs/source/installation.md": INSTALL,
     "requirements.txt": "torch==2.9.0\n#--extra-index-url https://repo.example/pypi\n",
+    "docs/source/faqs.md": "# FAQ\n\nFor faster attention run:\n\n```bash\nbash tools/install_ops_a2.sh\n```\n",
+    "tools/install_ops_a2.sh": "#!/bin/sh\necho install\n",
+    "tools/check_headers.sh": "#!/bin/sh\necho lint\n",
 }
 
 #: Each PR of the week: its title and the files it writes.
@@ -44,6 +48,7 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     3: ("Fix the wheel index", {"docs/source/installation.md": INSTALL.replace("incremental", "variant")}),
     4: ("Tidy the install page", {"docs/source/installation.md": INSTALL.replace("incremental", "variant").replace(
         "-i https://pypi.mirror.example/simple ", ""), "requirements.txt": "torch==2.9.0\n"}),
+    5: ("Drop the custom ops for the old toolkit", {"tools/install_ops_a2.sh": None, "tools/check_headers.sh": None}),
 }
 
 
@@ -74,6 +79,8 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
     (3, "en", ["Switch `--extra-index-url` from `https://repo.example/pypi/incremental` to "
                "`https://repo.example/pypi/variant` where you install from it."]),
     (4, "en", []),  # a mirror dropped from a command, an index commented out before: nothing to do
+    (5, "en", ["Stop running `tools/install_ops_a2.sh`; the script was removed."]),  # not check_headers.sh
+    (5, "zh-CN", ["不再运行 `tools/install_ops_a2.sh`：该脚本已被删除。"]),
 ])
 def test_each_upgrade_a_reader_must_follow_is_an_action(week: dict[int, list[Change]], number: int,
                                                         language: str, expected: list[str]) -> None:

@@ -45,6 +45,8 @@ _ENTRY = re.compile(r"([A-Za-z_][\w.]*)\s*:\s*([A-Za-z_][\w.]*)")
 _ABSTRACT_CLASS = re.compile(r"^class\s+([A-Za-z_]\w*)\s*\([^)]*\b(?:ABC|ABCMeta|Protocol)\b", re.MULTILINE)
 #: A hidden top-level folder (``.agents/``, ``.github/``, ``.devcontainer/``): the maintainers' tooling.
 _TOOLING = re.compile(r"^(\.[^/.][^/]*)/")
+#: Scripts users may be told to run (``bash tools/install_ops.sh``): public when the docs name them.
+_SCRIPTS = (".sh", ".bash")
 #: Files read per commit for the evidence at most (a huge docs tree is read in part, said by the count).
 MAX_EVIDENCE_FILES = 4_000
 
@@ -362,6 +364,10 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
 
 def _file_reach(c: Change, evidence: Evidence | None) -> tuple[str, str]:
     path = c.before or c.path
+    if path.endswith(_SCRIPTS) and evidence is not None:
+        named = next((n for n in (path, path.rsplit("/", 1)[-1]) if n in evidence.documented), "")
+        if named:
+            return "public", f"a script users run, named in `{evidence.documented[named]}`"
     if not path.endswith((".py", ".pyi")):
         if "Dockerfile" in path.rsplit("/", 1)[-1] or re.search(r"(^|/)requirements[^/]*\.txt$", path):
             if runtime_pin_file(path):
