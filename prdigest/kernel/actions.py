@@ -148,6 +148,11 @@ def _item(c: Change, w: Section) -> str:
         if c.detail == "default" and c.before and c.after:
             return w["default"].format(noun=noun, name=code(c.symbol), old=code(c.before), new=code(c.after))
         return ""
+    if c.kind == "deprecated":  # an action once the release that removes it is named
+        if not c.after:
+            return ""
+        return w["deprecated_instead" if c.detail else "deprecated"].format(
+            name=code(c.symbol), version=code(c.after), instead=code(c.detail))
     if c.kind == "file-deleted" and c.path.endswith((".sh", ".bash")):
         return w["remove_script"].format(path=code(c.path))  # public: the docs tell users to run it
     if not c.breaks:

@@ -319,6 +319,12 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
         if _NOT_USERS.search(c.path) or _CONTRIBUTOR_DOCS.search(c.path):
             return "internal", f"an index for development or CI (`{c.path}`)"
         return "public", f"an index users install from (`{c.path}`)"
+    if c.kind == "deprecated":
+        # A repository deprecates (rather than just changes) what others use: the notice is addressed to them.
+        module = module_name(c.path)
+        if any(p.startswith("_") and not p.startswith("__") for p in module.split(".")):
+            return "internal", f"a private module (`{module}`)"
+        return "public", "a deprecation announced to its users"
     if c.kind == "dependency":
         if runtime_pin_file(c.path):
             return "public", f"a runtime requirement (`{c.path}`)"
