@@ -301,9 +301,18 @@ def _said(names: Iterable[str], evidence: Evidence, path: str) -> str:
             return f"re-exported by `{inits[0]}`"
         if name in evidence.entry_points:
             return f"an entry point in `{evidence.entry_points[name]}`"
-        if name in evidence.documented:
+        if name in evidence.documented and distinctive(name):
             return f"named in `{evidence.documented[name]}`"
     return ""
+
+
+def distinctive(name: str) -> bool:
+    """A name the docs can only mean as code: dotted, snake_case, CamelCase or a capitalised class name
+    (``init_speculator``, ``FusedMoE``, ``Runner``); a plain word (``main``, ``args``, ``status``) or a
+    three-letter one (``Max``) in a doc's code span names something else far more often than the function of
+    that name in some script."""
+    return ("." in name or "_" in name.strip("_") or len(re.findall(r"[A-Z][a-z0-9]*", name)) >= 2
+            or (name[:1].isupper() and len(name) >= 4))
 
 
 def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes) -> tuple[str, str]:
@@ -358,7 +367,7 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
         if found and not method:
             return "public", found
         # A method is the contract of an abstract base (above), or public where the docs name it with its class.
-        named = next((n for n in (*_python_names(c), *last) if n in evidence.documented), "")
+        named = next((n for n in (*_python_names(c), *last) if n in evidence.documented and distinctive(n)), "")
         if found and named:
             return "public", f"`{named}` is named in `{evidence.documented[named]}`"
         if found:
