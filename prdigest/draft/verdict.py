@@ -134,7 +134,7 @@ def _scored(s: Signals) -> list[Reason]:
         add("perf", W_PERF_NUMBERS, "perf_numbers")
     if s.is_bugfix and "failure" in s.design:
         add("root-cause", W_ROOT_CAUSE, "root_cause")
-    if s.groundwork:
+    if s.groundwork and not _changes_behaviour(s):
         add("groundwork", W_GROUNDWORK, "groundwork")
     if s.unchanged_behaviour:
         add("unchanged", W_UNCHANGED, "unchanged")
@@ -166,6 +166,12 @@ def _scored(s: Signals) -> list[Reason]:
     if s.deletions >= 50 and s.additions < 0.1 * s.deletions:
         add("deletion", W_DELETION, "deletion")
     return out
+
+
+def _changes_behaviour(s: Signals) -> bool:
+    """Whether the facts show shipped code behaving differently now (a body changed, a name removed): a PR "in
+    preparation for" a later one that already does that is no groundwork; its readers feel it now."""
+    return any(c.kind in ("body", "removed") and not quiet_path(c.path) for c in s.changes)
 
 
 def _kind_text(kind: Kind) -> Callable[[Section], str]:
