@@ -48,6 +48,11 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     3: ("Fix the wheel index", {"docs/source/installation.md": INSTALL.replace("incremental", "variant")}),
     4: ("Tidy the install page", {"docs/source/installation.md": INSTALL.replace("incremental", "variant").replace(
         "-i https://pypi.mirror.example/simple ", ""), "requirements.txt": "torch==2.9.0\n"}),
+    6: ("Add the mirror install route", {"docs/source/installation.md": INSTALL.replace("incremental", "variant")
+                                         + "\n```bash\npip install -i https://pypi.mirror2.example/simple pkg\n```\n"}),
+    7: ("Upgrade torch with its index", {"requirements.txt": "torch==2.10.0\n", "docs/source/installation.md":
+                                         INSTALL.replace("incremental", "variant") + "\n```bash\npip install "
+                                         "--extra-index-url https://torch.example/simple torch==2.10.0\n```\n"}),
     5: ("Drop the custom ops for the old toolkit", {"tools/install_ops_a2.sh": None, "tools/check_headers.sh": None}),
 }
 
@@ -80,6 +85,9 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
                "`https://repo.example/pypi/variant` where you install from it."]),
     (4, "en", []),  # a mirror dropped from a command, an index commented out before: nothing to do
     (5, "en", ["Stop running `tools/install_ops_a2.sh`; the script was removed."]),  # not check_headers.sh
+    (6, "en", []),  # a doc adds an install route through a mirror: nothing a reader must change
+    (7, "en", ["Upgrade `torch` to `2.10.0` before pulling main.",
+               "Add `--extra-index-url` `https://torch.example/simple` to your install command."]),
     (5, "zh-CN", ["不再运行 `tools/install_ops_a2.sh`：该脚本已被删除。"]),
 ])
 def test_each_upgrade_a_reader_must_follow_is_an_action(week: dict[int, list[Change]], number: int,

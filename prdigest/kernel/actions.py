@@ -128,7 +128,10 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     public = {m[0].lower() for m in moves} | {g[0].lower() for g in gone}
     out += [w["commit_pin"].format(name=code(n), version=code(v)) for n, v in commit_pins(live)
             if n.lower() not in public]
-    items = unique([s for s in (_item(c, w) for c in live if c.reach == "public") if s], key=lambda s: s)
+    # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
+    # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do.
+    asked = [c for c in live if c.reach == "public" and not (c.symbol in INDEX_OPTIONS and not c.before and not moves)]
+    items = unique([s for s in (_item(c, w) for c in asked) if s], key=lambda s: s)
     return out + items[:MAX_ITEMS]
 
 
