@@ -6,7 +6,6 @@ commented out or a script no doc names asks nothing."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 
@@ -30,7 +29,7 @@ vllm-plugin==|version|
 
 BASE = {
     "plugin/__init__.py": "def register():\n    return 'plugin.platform:Platform'\n",
-    "Dockerfile": f"FROM base:1.0\nARG VLLM_TAG=v0.18.0\nRUN git clone --branch $VLLM_TAG vllm\n",
+    "Dockerfile": "FROM base:1.0\nARG VLLM_TAG=v0.18.0\nRUN git clone --branch $VLLM_TAG vllm\n",
     ".github/workflows/dockerfiles/Dockerfile.lint": f"FROM base:1.0\nARG VLLM_COMMIT={OLD}\n",
     "docs/source/installation.md": INSTALL,
     "requirements.txt": "torch==2.9.0\n#--extra-index-url https://repo.example/pypi\n",

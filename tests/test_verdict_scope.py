@@ -13,7 +13,6 @@ import pytest
 from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.git import open_clone
 from prdigest.draft.offline import OfflineDrafter
-from prdigest.kernel.actions import actions
 from prdigest.kernel.models import DraftEntry, PullRequest, Verdict
 from tests.git_support import _patches, commit, git, write
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from prdigest.kernel.prtext.signals import CI, DOC, SOURCE, TEST, BUILD, FileFact, Signals
+from prdigest.kernel.prtext.signals import BUILD, CI, DOC, SOURCE, TEST, FileFact, Signals
 
 #: The maintainers' own tooling: hidden top-level folders (``.agents/``, ``.github/``), ``tools/``,
 #: ``scripts/``, shell scripts (build and install helpers).

@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prdigest.draft.phrasing import area_names, cjk, code_names
 from prdigest.draft import scope
+from prdigest.draft.phrasing import area_names, cjk, code_names
 from prdigest.kernel.actions import actions, upgrades, version_of
 from prdigest.kernel.factlines import fact_line, news_first
 from prdigest.kernel.i18n import Section

@@ -15,9 +15,11 @@ from prdigest.kernel.models import Change
 
 _DEPRECATED = re.compile(r"deprecat", re.IGNORECASE)
 #: What is deprecated: an environment variable, a code span or a quoted name, an option.
-_SUBJECT = re.compile(r"`([A-Za-z_][\w.\-]*)`|[\"']([A-Za-z_][\w.]*)[\"']|(--[a-z][\w-]+)|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
+_SUBJECT = re.compile(r"`([A-Za-z_][\w.\-]*)`|[\"']([A-Za-z_][\w.]*)[\"']|(--[a-z][\w-]+)"
+                      r"|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
 _REMOVAL = re.compile(r"\b(?:be\s+)?(?:removed|dropped|deleted)\s+(?:in|from|by|after|with)\s+(?:the\s+)?"
-                      r"(?:(?:vllm|release|version)[-\s]*(?:ascend\s*)?)?(v?\d+\.\d+(?:\.\d+)?(?:rc\d+)?)", re.IGNORECASE)
+                      r"(?:(?:vllm|release|version)[-\s]*(?:ascend\s*)?)?(v?\d+\.\d+(?:\.\d+)?(?:rc\d+)?)",
+                      re.IGNORECASE)
 _INSTEAD = re.compile(r"\buse\s+(.+?)\s+instead\b", re.IGNORECASE)
 #: Lines after the one that says "deprecated" read with it: a message split over a few lines.
 _FOLLOWING = 2
