@@ -181,6 +181,12 @@ NOTES = {
     "2026-W13": "fitted, as 2026-W11. Before: 8 marked breaking, 85 % wholly Chinese, 54 listing changes "
                 "('等 N 项改动')",
     "2026-W21": "fitted, as 2026-W11. Before: 10 marked breaking, 84 % wholly Chinese, 49 listing changes",
+    "2026-W14": "FITTING now, no longer held out: measured blind once (agreement 0.68 with each labeller, deep-read "
+                "P/R 0/0, 4 Action required entries, 3 of 4 labelled upgrades missed by ben's count), then its "
+                "disagreements with both labellers were read to find the rules of issue 35's second round. Its "
+                "labellers agree with each other on 0.69 only, and on none of their deep reads",
+    "2026-W20": "FITTING now, as 2026-W14. Measured blind once: agreement 0.68 with each labeller, deep-read P/R "
+                "0.50 / 0.57-0.67, 3 Action required entries, upgrades missed 1 of 3 (ana) and 2 of 5 (ben)",
 }
 
 

@@ -56,3 +56,24 @@ def test_a_revert_says_the_reverted_point_in_chinese() -> None:
 def test_the_verb_is_not_said_twice() -> None:
     head = _head("[Feature] w8a8c8 support in dsv3.2/glm5")
     assert head.count("支持") == 1, head
+
+
+def test_a_body_change_never_stands_in_for_the_title_s_point() -> None:
+    # The only fact says a method's body changed: the title's point (what was fixed) says more.
+    body = [Change(kind="body", symbol="NPUPlatform.check_and_update_config", path="vllm_ascend/platform.py",
+                   detail="body changed", reach="internal")]
+    head = _head("[BugFix] Fix server init error when max_num_seqs is not a multiple of tp", body)
+    assert head.startswith("修复服务初始化错误") and "的实现" not in head
+
+
+def test_the_first_sentence_says_the_point_when_the_headline_is_a_fact() -> None:
+    fact = Change(kind="signature", symbol="FusedMoE", path="vllm_ascend/ops/moe.py", before="(self, x)",
+                  after="(self, x, router)", detail="+router", reach="public", reach_how="re-exported")
+    pr = PullRequest(number=1, url="https://github.com/o/r/pull/1", title="Fix `FusedMoE` routing weirdness for "
+                     "expert parallelism", author="a", merged_at=WHEN, body="Body.", changes=[fact], additions=30,
+                     deletions=2, files=[FileChange(path="vllm_ascend/ops/moe.py", status="modified", additions=30,
+                                                    deletions=2)])
+    draft = OfflineDrafter().draft(pr, [], "zh-CN")
+    assert "router" in draft.headline  # the main fact: the one the title does not say
+    label, _, rest = draft.rationale.partition("：")
+    assert rest.split("；")[0] == "为专家并行修复 `FusedMoE` 路由"  # the point, then the reasons and facts

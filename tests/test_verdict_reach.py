@@ -67,3 +67,21 @@ def test_a_commit_pin_moving_is_not_the_platform_moving() -> None:
              [Change(kind="dependency", symbol="VLLM_COMMIT", path="Dockerfile", before="14acf429ac08b6d5",
                      after="29e48707e8144b78", language="config", reach="public", reach_how="a runtime requirement")])
     assert OfflineDrafter().draft(pr, [], "en").verdict is not Verdict.DEEP_READ
+
+
+def test_a_change_to_running_code_is_not_groundwork_whatever_its_body_prepares() -> None:
+    body = ("In FULL mode a hard barrier before replay avoided a race, but it slowed PIECEWISE badly. This removes "
+            "the barrier outside FULL mode, in preparation for FULL_AND_PIECEWISE.")
+    files = [FileChange(path="pkg/compilation/graph.py", status="modified", additions=3, deletions=2)]
+    changed = Change(kind="body", symbol="GraphWrapper.__call__", path="pkg/compilation/graph.py",
+                     detail="body changed", reach="internal", reach_how="not exported")
+    added = Change(kind="added", symbol="GraphWrapper.prepare", path="pkg/compilation/graph.py", reach="internal",
+                   reach_how="not exported")
+    from prdigest.draft.verdict import assess
+    from prdigest.kernel.prtext.signals import extract
+
+    def keys(pr: PullRequest) -> set[str]:
+        return {r.key for r in assess(extract(pr, [])).reasons}
+
+    assert "groundwork" not in keys(_pr("Remove sync for PIECEWISE", files, [changed], body))
+    assert "groundwork" in keys(_pr("Add the prepare hook", files, [added], body))

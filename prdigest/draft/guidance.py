@@ -109,8 +109,9 @@ def _facts(s: Signals, w: Section) -> str:
     return w["facts"].format(size=size, count=count, folder=folder)
 
 
-def rationale(s: Signals, a: Assessment, lang: Language) -> str:
-    """The verdict, why (from the signals) and for whom, in one or two sentences."""
+def rationale(s: Signals, a: Assessment, lang: Language, lead: str | None = None) -> str:
+    """The verdict, the PR's point (``lead``: what it sets out to do, when the headline does not say it), why
+    (from the signals) and for whom, in one or two sentences."""
     w = draft_words(lang)
     if a.rule is not None:
         why = [a.rule.text(w)]
@@ -124,7 +125,8 @@ def rationale(s: Signals, a: Assessment, lang: Language) -> str:
             minus = next((r.text(w) for r in a.reasons if r.weight < 0), w["little_design"])
             why.append(w["but"].format(minus=minus) if why else minus)
     label, who = a.verdict.label(w.language), audience(s, lang)
-    text = w["rationale"].format(label=label, why=w["why_join"].join(why), facts=_facts(s, w), who=who)
+    text = w["rationale_led" if lead else "rationale"].format(label=label, lead=lead, why=w["why_join"].join(why),
+                                                             facts=_facts(s, w), who=who)
     return clean_line(spaced(text, w), MAX_RATIONALE)
 
 

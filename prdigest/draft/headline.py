@@ -194,7 +194,10 @@ def headline(s: Signals, lang: Language) -> str:
             said, fact = point(s.core_title, verb, w, _verb), from_facts(s, MAX_HEADLINE - len(label) - 1, lang)
             names = set(_SPAN.findall(said or ""))
             # The main fact first when it names everything the title's point names, and says more of it.
-            candidates = (fact, said) if fact and names and names <= set(_SPAN.findall(fact)) else (said, fact)
+            # A fact that only says a body changed ("修改 `X` 的实现") says less than any point of the title.
+            bodies = all(c.kind in ("body", "tests") for c in s.changes)
+            candidates = (fact, said) if fact and names and names <= set(_SPAN.findall(fact)) and not bodies \
+                else (said, fact)
             composed = next((c for c in candidates if c is not None and not mixes_languages(c, code)), None)
             if composed is not None:
                 text, verbed = composed, True
@@ -219,3 +222,16 @@ def headline(s: Signals, lang: Language) -> str:
     if text.strip().lower() == s.title.strip().lower():
         text = h["labelled"].format(label=fallback, text=text)
     return clean_line(text, MAX_HEADLINE)
+
+
+def intent(s: Signals, lang: Language) -> str | None:
+    """The title's point in ``lang``: what the PR sets out to do (its verb and object, a purpose clause), for
+    the entry's first sentence; None for a revert or when it cannot be said in that language alone."""
+    if not s.core_title or s.is_revert:
+        return None
+    w = draft_words(lang)
+    if not cjk(w):
+        return clean_line(_statement(s, w, 1)[0], MAX_HEADLINE)
+    said = point(s.core_title, _parse_title(s, True)[0], w, _verb)
+    code = code_words([f.path for f in s.files], s.identifiers)
+    return backticked(said) if said and not mixes_languages(said, code) else None

@@ -8,8 +8,10 @@ import from here are re-exported.
 
 from __future__ import annotations
 
+import re
+
 from prdigest.draft.guidance import asks, audience, focus, followups, rationale
-from prdigest.draft.headline import headline
+from prdigest.draft.headline import headline, intent
 from prdigest.draft.packing import DraftContext
 from prdigest.draft.phrasing import MAX_AUDIENCE, MAX_FOLLOWUP, MAX_HEADLINE, MAX_POINT, MAX_RATIONALE, draft_words
 from prdigest.draft.verdict import Assessment, Reason, assess
@@ -21,6 +23,14 @@ __all__ = [
     "MAX_AUDIENCE", "MAX_FOLLOWUP", "MAX_HEADLINE", "MAX_POINT", "MAX_RATIONALE", "Assessment",
     "OfflineDrafter", "Reason", "assess", "audience", "focus", "followups", "headline", "rationale",
 ]
+
+
+def _says(head: str, point: str) -> bool:
+    """Whether the headline already says the point: most of its words (Chinese characters, code names, English
+    words) are in it, however each was composed."""
+    words = [x.lower() for x in re.findall(r"`[^`]+`|[\u4e00-\u9fff]|[A-Za-z0-9_.+-]+", point)]
+    said = sum(x in head.lower() for x in words)
+    return not words or said >= 0.6 * len(words)
 
 
 class OfflineDrafter:
@@ -54,8 +64,11 @@ class OfflineDrafter:
             warnings.append(w["warn_truncated"])
         if not s.files and not s.body:
             warnings.append(w["warn_empty"])
+        head, point = headline(s, lang), intent(s, lang)
+        # The first sentence says the PR's point: the headline's when it says it, else the rationale's opening.
+        lead = point if point and not _says(head, point) else None
         return DraftEntry(
-            number=pr.number, headline=headline(s, lang), verdict=a.verdict, rationale=rationale(s, a, lang),
+            number=pr.number, headline=head, verdict=a.verdict, rationale=rationale(s, a, lang, lead),
             focus=focus(s, a, lang, asks(pr)), followups=followups(s, lang), audience=audience(s, lang),
             drafter=self.name, needs_editing=bool(warnings), warnings=warnings,
         )

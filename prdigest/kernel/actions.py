@@ -23,6 +23,9 @@ _VERSION = re.compile(r"v?\d+(?:\.[0-9A-Za-z]+)+|v?\d+")
 _FLOOR = re.compile(r"(===?|~=|>=|>)\s*(v?\d[\w.+-]*)")
 _DOCKER_SUFFIX = re.compile(r"_(?:VERSION|TAG|VER|COMMIT)$", re.IGNORECASE)
 _SHA = re.compile(r"[0-9a-f]{7,40}")
+#: The install options whose value is a package index (prdigest/collect/facts/indexes.py: the core's kernel
+#: does not import the collectors, so the names are said again here).
+INDEX_OPTIONS = frozenset({"--extra-index-url", "--index-url", "--find-links"})
 
 
 def action_key(change: Change) -> str:
@@ -79,24 +82,66 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
     return out
 
 
+def dropped(changes: Sequence[Change]) -> list[tuple[str, str, str]]:
+    """(thing, release, commit) for each public pin whose release a commit replaced (``VLLM_TAG=v0.18.0``
+    removed, ``VLLM_COMMIT=35141a7…`` added): main no longer supports that release."""
+    releases: dict[str, tuple[str, str]] = {}
+    commits: dict[str, str] = {}
+    for c in changes:
+        if c.kind != "dependency" or c.reach != "public":
+            continue
+        old, new = version_of(c.before) if c.before else "", version_of(c.after) if c.after else ""
+        if old and not _SHA.fullmatch(old) and (not new or _SHA.fullmatch(new)):
+            releases.setdefault(product(c).lower(), (product(c), old))
+        if new and _SHA.fullmatch(new):
+            commits.setdefault(product(c).lower(), new)
+    return [(name, old, commits[key]) for key, (name, old) in releases.items() if key in commits]
+
+
+def commit_pins(changes: Sequence[Change]) -> list[tuple[str, str]]:
+    """(thing, commit) for each ``*_COMMIT`` pin the repository's CI moved from one commit to another: the
+    upstream commit main is now tested with, which whoever builds main from source must use too."""
+    out: list[tuple[str, str]] = []
+    for c in changes:
+        if (c.kind == "dependency" and c.reach == "internal" and _DOCKER_SUFFIX.search(c.symbol)
+                and c.symbol.upper().endswith("_COMMIT") and _SHA.fullmatch(c.before) and _SHA.fullmatch(c.after)
+                and c.before != c.after and (product(c), c.after[:10]) not in out):
+            out.append((product(c), c.after[:10]))
+    return out
+
+
 def actions(changes: Sequence[Change], language: str, cleared: Collection[str] = ()) -> list[str]:
     """The entry's ``action[]``: the sentences a reader must act on, in ``language`` (empty when nothing)."""
     w = _words(language)
     live = [c for c in changes if action_key(c) not in cleared]
     out: list[str] = []
-    moves = upgrades(live)
+    gone = dropped(live)
+    replaced = {(name.lower(), commit) for name, _, commit in gone}
+    moves = [m for m in upgrades(live) if (m[0].lower(), m[1]) not in replaced]
     if moves:
         for verb, wanted in (("upgrade", True), ("downgrade", False), ("install", None)):
             items = [w["to" if wanted is not None else "at"].format(name=code(n), version=code(v))
                      for n, v, newer in moves if newer is wanted]
             if items:
                 out.append(w[verb].format(items=w["joiner"].join(items[:6])))
-    items = unique([s for s in (_item(c, w) for c in live if c.reach == "public") if s], key=lambda s: s)
+    out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
+    public = {m[0].lower() for m in moves} | {g[0].lower() for g in gone}
+    out += [w["commit_pin"].format(name=code(n), version=code(v)) for n, v in commit_pins(live)
+            if n.lower() not in public]
+    # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
+    # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do.
+    asked = [c for c in live if c.reach == "public" and not (c.symbol in INDEX_OPTIONS and not c.before and not moves)]
+    items = unique([s for s in (_item(c, w) for c in asked) if s], key=lambda s: s)
     return out + items[:MAX_ITEMS]
 
 
 def _item(c: Change, w: Section) -> str:
     """One fact's action, or "" when the fact asks nothing of a reader."""
+    if c.kind == "dependency" and c.symbol in INDEX_OPTIONS:
+        if not c.after:
+            return ""  # an index dropped: installing keeps working without it
+        return w["index_changed" if c.before else "index_added"].format(option=code(c.symbol), old=code(c.before),
+                                                                         new=code(c.after))
     if c.kind in ("env", "argument", "config"):
         noun = w[f"noun_{c.kind}"]
         if c.detail.startswith("renamed") and c.before and c.after:
@@ -106,6 +151,13 @@ def _item(c: Change, w: Section) -> str:
         if c.detail == "default" and c.before and c.after:
             return w["default"].format(noun=noun, name=code(c.symbol), old=code(c.before), new=code(c.after))
         return ""
+    if c.kind == "deprecated":  # an action once the release that removes it is named
+        if not c.after:
+            return ""
+        return w["deprecated_instead" if c.detail else "deprecated"].format(
+            name=code(c.symbol), version=code(c.after), instead=code(c.detail))
+    if c.kind == "file-deleted" and c.path.endswith((".sh", ".bash")):
+        return w["remove_script"].format(path=code(c.path))  # public: the docs tell users to run it
     if not c.breaks:
         return ""
     name = code(c.symbol)

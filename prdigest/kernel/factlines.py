@@ -202,6 +202,8 @@ def fact_line(change: Change, language: Language) -> str:
         return w["attribute_added" if change.detail == "added" else "attribute_removed"].format(name=name)
     if kind == "returns":
         return w["returns"].format(name=name, old=code(change.before), new=code(change.after))
+    if kind == "deprecated":
+        return w["deprecated_until" if change.after else "deprecated"].format(name=name, version=code(change.after))
     if kind == "passes":
         params = w["joiner"].join(code(k.strip()) for k in change.detail.split(",")[:3] if k.strip())
         return w["passes"].format(name=name, params=params)

@@ -130,7 +130,7 @@ class ReviewComment(_Record):
 
 ChangeKind = Literal["added", "removed", "renamed", "moved", "signature", "env", "argument", "config", "dependency",
                      "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body", "ci", "build",
-                     "attribute", "returns", "passes"]
+                     "attribute", "returns", "passes", "deprecated"]
 
 
 #: Appended by the facts engine to a signature fact's detail when an upstream call site passes a parameter the

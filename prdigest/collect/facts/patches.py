@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from prdigest.collect.facts import pins, pyapi, toolchain
+from prdigest.collect.facts import deprecations, indexes, pins, pyapi, toolchain
 from prdigest.collect.facts.surface import Surface
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change, PullRequest
@@ -66,6 +66,8 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
         removed, added = _sides(f.patch)
         if f.path.endswith(".py"):
             facts.extend(_python(f.path, removed, added, surface))
+            if not surface.is_test(f.path):  # the lines the patch adds: enough to see a deprecation announced
+                facts.extend(deprecations.compare(f.path, "\n".join(removed), "\n".join(added)))
         elif f.path.endswith((".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc")):
             old = {m[1] for line in removed for m in [_KERNEL.search(line)] if m}
             new = {m[1] for line in added for m in [_KERNEL.search(line)] if m}
@@ -77,6 +79,8 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
             facts.extend(pins.compare(f.path, "\n".join(removed), "\n".join(added)))
         if toolchain.is_toolchain_file(f.path):
             facts.extend(toolchain.compare(f.path, "\n".join(removed), "\n".join(added), changed_only=True))
+        if indexes.is_index_file(f.path):  # the lines a patch holds: an index it replaces shows on both sides
+            facts.extend(indexes.compare(f.path, "\n".join(removed), "\n".join(added)))
     return facts
 
 

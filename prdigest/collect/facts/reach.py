@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from prdigest.collect.facts import indexes
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone
 from prdigest.collect.git.diff import blob_texts
@@ -28,6 +29,8 @@ PYTHON_KINDS = frozenset({"added", "removed", "renamed", "moved", "signature", "
 #: Requirement files users install from (not development, lint, test, docs or benchmark requirements).
 _DEV_REQUIREMENTS = re.compile(r"(^|/)(tests?|docs?|benchmarks?|examples?|\.github|ci|tools?)/|"
                                r"requirements[-_/.]?(dev|lint|test|tests|docs?|bench\w*|ci|build)\b", re.IGNORECASE)
+#: Folders of what the repository runs for itself (tests, CI, benchmarks, tooling), not what users install with.
+_NOT_USERS = re.compile(r"(^|/)(tests?|benchmarks?|\.[^/]+|ci|tools?)/", re.IGNORECASE)
 #: What users read: docs, examples, READMEs (translations' .po files say the same again).
 _DOCS = re.compile(r"^(docs?|examples?)/.+\.(md|rst|txt|py|ya?ml|sh)$|(^|/)README[^/]*\.(md|rst)$", re.IGNORECASE)
 #: Docs written for contributors name internals: they do not make a name something users see.
@@ -40,6 +43,10 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _ENTRY = re.compile(r"([A-Za-z_][\w.]*)\s*:\s*([A-Za-z_][\w.]*)")
 _ABSTRACT_CLASS = re.compile(r"^class\s+([A-Za-z_]\w*)\s*\([^)]*\b(?:ABC|ABCMeta|Protocol)\b", re.MULTILINE)
+#: A hidden top-level folder (``.agents/``, ``.github/``, ``.devcontainer/``): the maintainers' tooling.
+_TOOLING = re.compile(r"^(\.[^/.][^/]*)/")
+#: Scripts users may be told to run (``bash tools/install_ops.sh``): public when the docs name them.
+_SCRIPTS = (".sh", ".bash")
 #: Files read per commit for the evidence at most (a huge docs tree is read in part, said by the count).
 MAX_EVIDENCE_FILES = 4_000
 
@@ -56,6 +63,23 @@ class Evidence:
     entry_points: dict[str, str] = field(default_factory=dict)
     #: True when read from the whole tree; False for what one PR's patches show.
     whole_tree: bool = True
+    #: Every dotted prefix of what the docs and entry points name (``a.b.c`` → ``a``, ``a.b``, ``a.b.c``), once.
+    _named_packages: frozenset[str] | None = field(default=None, repr=False, compare=False)
+
+    def reaches(self, init: str) -> bool:
+        """Whether users reach the package whose ``__init__`` is ``init``: a top-level package, or one the docs
+        or entry points name (itself or a module under it). A sub-package's re-exports are a convenience for the
+        repository's own code (``worker.v2.spec_decode``) until something users read leads there."""
+        package = module_name(init)
+        if not self.whole_tree or "." not in package:
+            return True
+        if self._named_packages is None:
+            prefixes: set[str] = set()
+            for name in (*self.documented, *self.entry_points):
+                parts = name.split(".")
+                prefixes.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+            self._named_packages = frozenset(prefixes)
+        return package in self._named_packages
 
 
 def _init_names(text: str) -> set[str]:
@@ -271,14 +295,24 @@ def _said(names: Iterable[str], evidence: Evidence, path: str) -> str:
     ``path`` that imports it, an entry point, the docs."""
     above = _packages(path)
     for name in names:
-        inits = [p for p in evidence.exported.get(name, ()) if p in above or not evidence.whole_tree]
+        inits = [p for p in evidence.exported.get(name, ())
+                 if (p in above and evidence.reaches(p)) or not evidence.whole_tree]
         if inits:
             return f"re-exported by `{inits[0]}`"
         if name in evidence.entry_points:
             return f"an entry point in `{evidence.entry_points[name]}`"
-        if name in evidence.documented:
+        if name in evidence.documented and distinctive(name):
             return f"named in `{evidence.documented[name]}`"
     return ""
+
+
+def distinctive(name: str) -> bool:
+    """A name the docs can only mean as code: dotted, snake_case, CamelCase or a capitalised class name
+    (``init_speculator``, ``FusedMoE``, ``Runner``); a plain word (``main``, ``args``, ``status``) or a
+    three-letter one (``Max``) in a doc's code span names something else far more often than the function of
+    that name in some script."""
+    return ("." in name or "_" in name.strip("_") or len(re.findall(r"[A-Z][a-z0-9]*", name)) >= 2
+            or (name[:1].isupper() and len(name) >= 4))
 
 
 def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes) -> tuple[str, str]:
@@ -286,6 +320,20 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
         return "internal", {"tests": "a test", "ci": "a CI job", "build": "a build variable"}[c.kind]
     if surface.is_test(c.path):
         return "internal", f"a test file (`{c.path}`)"
+    tooling = _TOOLING.match(c.before if c.kind == "file-renamed" and c.before else c.path)
+    if tooling and c.kind != "dependency":
+        # Hidden folders hold the maintainers' tooling (agent skills, editor and CI set-up), not what users import.
+        return "internal", f"the repository's own tooling (`{tooling[1]}/`)"
+    if indexes.is_index(c):
+        if _NOT_USERS.search(c.path) or _CONTRIBUTOR_DOCS.search(c.path):
+            return "internal", f"an index for development or CI (`{c.path}`)"
+        return "public", f"an index users install from (`{c.path}`)"
+    if c.kind == "deprecated":
+        # A repository deprecates (rather than just changes) what others use: the notice is addressed to them.
+        module = module_name(c.path)
+        if any(p.startswith("_") and not p.startswith("__") for p in module.split(".")):
+            return "internal", f"a private module (`{module}`)"
+        return "public", "a deprecation announced to its users"
     if c.kind == "dependency":
         if runtime_pin_file(c.path):
             return "public", f"a runtime requirement (`{c.path}`)"
@@ -304,7 +352,7 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     top = [n.split(".", 1)[0] for n in _python_names(c)]
     last = [n.rsplit(".", 1)[-1] for n in _python_names(c)]
     listed, abstract, bases = alls.get(c.path, (set(), set(), {}))
-    if c.path.endswith("__init__.py"):
+    if c.path.endswith("__init__.py") and (evidence is None or evidence.reaches(c.path)):
         return "public", f"defined in the package's `{c.path}`"
     if any(t in listed for t in top):
         return "public", f"listed in `__all__` of `{c.path}`"
@@ -319,7 +367,7 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
         if found and not method:
             return "public", found
         # A method is the contract of an abstract base (above), or public where the docs name it with its class.
-        named = next((n for n in (*_python_names(c), *last) if n in evidence.documented), "")
+        named = next((n for n in (*_python_names(c), *last) if n in evidence.documented and distinctive(n)), "")
         if found and named:
             return "public", f"`{named}` is named in `{evidence.documented[named]}`"
         if found:
@@ -331,6 +379,10 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
 
 def _file_reach(c: Change, evidence: Evidence | None) -> tuple[str, str]:
     path = c.before or c.path
+    if path.endswith(_SCRIPTS) and evidence is not None:
+        named = next((n for n in (path, path.rsplit("/", 1)[-1]) if n in evidence.documented), "")
+        if named:
+            return "public", f"a script users run, named in `{evidence.documented[named]}`"
     if not path.endswith((".py", ".pyi")):
         if "Dockerfile" in path.rsplit("/", 1)[-1] or re.search(r"(^|/)requirements[^/]*\.txt$", path):
             if runtime_pin_file(path):
@@ -343,7 +395,7 @@ def _file_reach(c: Change, evidence: Evidence | None) -> tuple[str, str]:
         return "public", "from the patches alone (no clone): not shown to be internal"
     parent = _packages(path)[:1]
     found = ("re-exported by `" + parent[0] + "`" if parent and parent[0] in evidence.exported.get(
-        module.rsplit(".", 1)[-1], ()) else _said([module], evidence, path))
+        module.rsplit(".", 1)[-1], ()) and evidence.reaches(parent[0]) else _said([module], evidence, path))
     if found:
         return "public", f"the module is {found}"
     if not evidence.whole_tree:

@@ -1,0 +1,99 @@
+"""Deprecations a PR announces, read from a real repository (tests/git_support.py): each name a line it adds
+deprecates is a fact, with the release that removes it and what to use instead; with a removal release it is
+an action, without one only a fact; a deprecation said before, or in a test, is none
+(prdigest/collect/facts/deprecations.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from prdigest.collect.facts import Surface, week_facts
+from prdigest.collect.git import open_clone
+from prdigest.kernel.actions import actions
+from prdigest.kernel.factlines import fact_line
+from prdigest.kernel.models import Change, PullRequest
+from tests.git_support import _patches, commit, git, write
+
+BASE = {
+    "pkg/__init__.py": "from pkg.engine import Engine\n",
+    "pkg/envs.py": '''
+        ENVS = {
+            # DEPRECATED: VLLM_OLD_FLAG is kept for one more release.
+            "VLLM_OLD_FLAG": lambda: 0,
+            "VLLM_ENABLE_FLASHCOMM1": lambda: 0,
+            "VLLM_BALANCE_SCHEDULING": lambda: 0,
+        }
+        ''',
+    "pkg/engine.py": '''
+        import logging
+
+        logger = logging.getLogger(__name__)
+
+
+        class Engine:
+            def start(self, legacy_mode=None):
+                return legacy_mode
+        ''',
+    "tests/test_engine.py": "def test_start():\n    assert True\n",
+}
+CHANGES = {
+    "pkg/envs.py": '''
+        ENVS = {
+            # DEPRECATED: VLLM_OLD_FLAG is kept for one more release.
+            "VLLM_OLD_FLAG": lambda: 0,
+            # DEPRECATED: use additional_config.enable_flashcomm1 instead.
+            "VLLM_ENABLE_FLASHCOMM1": lambda: 0,
+            # DEPRECATED: VLLM_BALANCE_SCHEDULING will be removed in v0.21.0.
+            # Use --additional-config '{"enable_balance_scheduling": true}' instead.
+            "VLLM_BALANCE_SCHEDULING": lambda: 0,
+        }
+        ''',
+    "pkg/engine.py": '''
+        import logging
+
+        logger = logging.getLogger(__name__)
+
+
+        class Engine:
+            def start(self, legacy_mode=None):
+                if legacy_mode is not None:
+                    logger.warning("`legacy_mode` is deprecated and will be removed in v0.22. "
+                                   "Use `mode` instead.")
+                return legacy_mode
+        ''',
+    "tests/test_engine.py": "def test_start():\n    # the deprecated `legacy_mode` still works\n    assert True\n",
+}
+
+
+@pytest.fixture(scope="module")
+def facts(tmp_path_factory: pytest.TempPathFactory) -> list[Change]:
+    repo = tmp_path_factory.mktemp("deprecations") / "up"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, BASE)
+    commit(repo, "Initial layout")
+    write(repo, CHANGES)
+    sha = commit(repo, "Move settings to the additional config (#12)")
+    pr = PullRequest(number=12, url="https://github.com/o/r/pull/12", title="Move settings to the additional config",
+                     author="dev", merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), merge_commit=sha,
+                     files=_patches(repo, sha))
+    found = week_facts([pr], surface=Surface(), clone=open_clone(repo.as_uri(), state_dir=tmp_path_factory.mktemp("s")))
+    return [c for c in found.changes[12] if c.kind == "deprecated"]
+
+
+def test_each_name_a_new_line_deprecates_is_a_fact(facts: list[Change]) -> None:
+    assert [(c.symbol, c.after, c.detail, c.reach) for c in facts] == [
+        ("legacy_mode", "v0.22", "mode", "public"),
+        ("VLLM_ENABLE_FLASHCOMM1", "", "additional_config.enable_flashcomm1", "public"),
+        ("VLLM_BALANCE_SCHEDULING", "v0.21.0", '--additional-config \'{"enable_balance_scheduling": true}', "public"),
+    ]
+    assert fact_line(facts[2], "zh-CN") == "弃用 `VLLM_BALANCE_SCHEDULING`，将于 `v0.21.0` 移除"
+
+
+def test_a_deprecation_with_its_removal_release_is_an_action(facts: list[Change]) -> None:
+    assert actions(facts, "en") == [
+        "Move off `legacy_mode` to `mode` before `v0.22`, which removes it.",
+        "Move off `VLLM_BALANCE_SCHEDULING` to `--additional-config '{\"enable_balance_scheduling\": true}` "
+        "before `v0.21.0`, which removes it."]
