@@ -1,0 +1,166 @@
+"""Signatures read back from patches alone (a real git repository's diff, no blobs): vLLM's one-parameter-per-line
+signatures, whose ``def`` line a change never touches, and return annotations."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.patch_support import change_of, matched, patch_only
+
+SCHED = "vllm/v1/core/sched/scheduler.py"
+BEFORE = '''
+    import torch
+
+
+    class Scheduler:
+        """Schedules."""
+
+        def __init__(
+            self,
+            block_size: int,
+            kv_cache_config: dict | None = None,
+            mm_registry: object = None,
+            log_stats: bool = False,
+        ) -> None:
+            self.block_size = block_size
+
+        def schedule(self, budget: int) -> float:
+            return 0.0
+
+
+    def make_scheduler(
+        config: dict,
+        block_size: int = 16,
+    ) -> Scheduler:
+        return Scheduler(config, block_size)
+'''
+# one parameter inserted with a default before others (positions shift), one renamed, one default changed,
+# a return annotation changed on a one-line def
+AFTER = BEFORE.replace("            block_size: int,\n", "            block_size: int,\n"
+                       "            hash_block_size: int | None = None,\n") \
+    .replace("mm_registry: object = None", "registry: object = None") \
+    .replace("        block_size: int = 16,\n    ) -> Scheduler", "        block_size: int = 32,\n    ) -> Scheduler") \
+    .replace("def schedule(self, budget: int) -> float:", "def schedule(self, budget: int) -> torch.Tensor:")
+DOWNSTREAM = {
+    "ds/__init__.py": "",
+    "ds/sched.py": '''from vllm.v1.core.sched.scheduler import Scheduler, make_scheduler
+
+
+class MyScheduler(Scheduler):
+    def __init__(self, block_size, kv_cache_config=None, mm_registry=None, log_stats=False):
+        super().__init__(block_size, kv_cache_config, mm_registry, log_stats)
+
+    def schedule(self, budget):
+        return 1.0
+
+
+def build(config):
+    return make_scheduler(config)
+''',
+}
+
+
+def _facts(tmp_path, python_headers):
+    pr = change_of(tmp_path, {SCHED: BEFORE}, {SCHED: AFTER}, python_headers=python_headers)
+    return {(c.kind, c.symbol): c for c in patch_only(pr) if c.kind in ("signature", "returns")}
+
+
+@pytest.mark.parametrize("python_headers", [False, True], ids=["default headers", "python headers"])
+def test_a_multi_line_signature_is_read_whole_when_its_def_line_is_in_sight(tmp_path, python_headers):
+    facts = _facts(tmp_path, python_headers)
+    init = facts[("signature", "Scheduler.__init__")]
+    assert init.before == "(self, block_size, kv_cache_config=None, mm_registry=None, log_stats=False)"
+    assert init.after == ("(self, block_size, hash_block_size=None, kv_cache_config=None, registry=None, "
+                          "log_stats=False)")
+    assert "+hash_block_size=None" in init.detail and "-mm_registry" in init.detail
+    assert init.breaks
+    default = facts[("signature", "make_scheduler")]
+    assert default.detail == "block_size=16→32" and default.before == "(config, block_size=16)"
+    returns = facts[("returns", "Scheduler.schedule")]
+    assert (returns.before, returns.after) == ("float", "torch.Tensor")
+    # no fact names a method as a module-level function, nor reads "def __init__(" as "no parameters"
+    assert not [k for k in facts if k[1] in ("__init__", "schedule")]
+
+
+def test_signature_facts_from_patches_flag_the_downstream(tmp_path):
+    impacts = matched(list(_facts(tmp_path, False).values()), DOWNSTREAM)
+    got = {(i.line, i.how, i.severity) for i in impacts}
+    assert (5, "overrides", "breaks") in got  # the override takes mm_registry, gone
+    assert (8, "overrides", "breaks") in got  # returns a float where upstream now wants a tensor
+    assert (13, "calls", "check") in got  # relies on block_size's default, now 32
+
+
+TAIL_BEFORE = '''
+    class Runner:
+        def __init__(self):
+            pass
+
+        def execute(
+            self,
+            scheduler_output: dict,
+            intermediate: list | None = None,
+            dtype: str = "bf16",
+        ) -> dict:
+            return scheduler_output
+'''
+TAIL_AFTER = TAIL_BEFORE.replace('            dtype: str = "bf16",\n', "            num_tokens: int = 0,\n") \
+    .replace("-> dict:", "-> list[dict]:")
+
+
+def test_a_hunk_that_starts_inside_a_signature_gives_its_tail_under_a_python_header(tmp_path):
+    # the hunk (three lines of context) starts below "def execute(", which git's Python driver names in the
+    # header without its class
+    pr = change_of(tmp_path, {"vllm/runner.py": TAIL_BEFORE}, {"vllm/runner.py": TAIL_AFTER}, python_headers=True)
+    assert "def execute(" in pr.files[0].patch.splitlines()[0]
+    assert "\n     def execute(" not in pr.files[0].patch
+    facts = {(c.kind, c.symbol): c for c in patch_only(pr)}
+    sig = facts[("signature", "*.execute")]
+    assert (sig.before, sig.after) == ("", "")  # only the tail is in sight: no whole signature
+    assert sig.detail == "dtype→num_tokens" and sig.breaks  # a renamed keyword, whatever its position
+    assert facts[("returns", "*.execute")].after == "list[dict]"
+
+
+def test_a_tail_under_a_default_header_is_no_fact_unless_at_column_0(tmp_path):
+    # the default rule names the last column-0 line ("class Runner:"): which def holds the tail is not in sight
+    pr = change_of(tmp_path, {"vllm/runner.py": TAIL_BEFORE}, {"vllm/runner.py": TAIL_AFTER})
+    assert pr.files[0].patch.splitlines()[0].endswith("class Runner:")
+    assert not [c for c in patch_only(pr) if c.kind in ("signature", "returns")]
+
+
+def test_a_call_split_over_lines_is_not_read_as_a_signature(tmp_path):
+    before = '''
+        def run(x: int) -> int:
+            total = 0
+            total += 1
+            total += 2
+            if check(
+                x,
+                strict=True,
+            ):
+                return 1
+            return 0
+    '''
+    after = before.replace("strict=True", "strict=False")
+    pr = change_of(tmp_path, {"vllm/run.py": before}, {"vllm/run.py": after}, python_headers=True)
+    assert not [c for c in patch_only(pr) if c.kind in ("signature", "returns")]
+
+
+def test_a_one_line_signature_split_over_lines_is_no_removal(tmp_path):
+    before = '''
+        class RejectionSampler:
+            def __init__(self, sampler: object):
+                self.sampler = sampler
+    '''
+    after = '''
+        class RejectionSampler:
+            def __init__(
+                self,
+                sampler: object,
+                device: str | None = None,
+            ):
+                self.sampler = sampler
+    '''
+    pr = change_of(tmp_path, {"vllm/rs.py": before}, {"vllm/rs.py": after})
+    sigs = [c for c in patch_only(pr) if c.kind == "signature"]
+    assert [(c.symbol, c.detail) for c in sigs] == [("RejectionSampler.__init__", "+device=None")]
+    assert not sigs[0].breaks
