@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.patch_support import change_of, matched, patch_only
+from prdigest.connect.impact.hunks import facts_from_patches
+from tests.patch_support import UP, change_of, matched, patch_only
 
 SCHED = "vllm/v1/core/sched/scheduler.py"
 BEFORE = '''
@@ -164,3 +165,17 @@ def test_a_one_line_signature_split_over_lines_is_no_removal(tmp_path):
     sigs = [c for c in patch_only(pr) if c.kind == "signature"]
     assert [(c.symbol, c.detail) for c in sigs] == [("RejectionSampler.__init__", "+device=None")]
     assert not sigs[0].breaks
+
+
+def test_the_hunk_headers_facts_read_no_signature_from_an_opened_def_line(tmp_path):
+    before = '''
+        class RejectionSampler:
+            def __init__(self, sampler: object):
+                self.sampler = sampler
+    '''
+    after = before.replace("def __init__(self, sampler: object):",
+                           "def __init__(\n" + " " * 16 + "self,\n" + " " * 16 + "sampler: object,\n"
+                           + " " * 16 + "device: str = 'npu',\n" + " " * 12 + "):")
+    pr = change_of(tmp_path, {"vllm/rs.py": before}, {"vllm/rs.py": after})
+    # "def __init__(" alone is not "__init__ takes nothing now": no signature fact, a body one
+    assert [(c.kind, c.symbol) for c in facts_from_patches(pr, UP)] == [("body", "RejectionSampler.__init__")]

@@ -70,6 +70,12 @@ def _passed(fact: Change, added: list[str]) -> Change:
                                    "passed": tuple(passed)})
 
 
+def _closed(text: str) -> bool:
+    """Whether a ``def``/``class`` line holds its whole parameter list (its brackets balance)."""
+    code = re.sub(r"\"[^\"]*\"|'[^']*'", "''", text).split("#", 1)[0]
+    return code.count("(") == code.count(")") and code.count("[") == code.count("]")
+
+
 def _qualified(name: str, indent: int, classes: list[tuple[int, str]]) -> str:
     if indent == 0:
         return name
@@ -142,7 +148,8 @@ def _file_facts(path: str, patch: str) -> list[Change]:
         public = not name.rsplit(".", 1)[-1].startswith("_") or name.endswith("__")
         if name not in added:
             facts.append(Change(kind="removed", symbol=name, path=path, line=line, before=text, public=public))
-        elif added[name][1] != text:
+        elif added[name][1] != text and _closed(text) and _closed(added[name][1]):
+            # a ``def f(`` line whose parameters follow on other lines shows none of them: no signature from it
             facts.append(Change(kind="signature", symbol=name, path=path, line=added[name][0], before=text,
                                 after=added[name][1], public=public))
     for name, (line, text) in added.items():
