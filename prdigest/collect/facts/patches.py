@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from prdigest.collect.facts import patchexports, patchfields, patchsigs, pins, pyapi, toolchain
+from prdigest.collect.facts import patchexports, patchfields, patchobligations, patchsigs, pins, pyapi, toolchain
 from prdigest.collect.facts.surface import Surface
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change, PullRequest
@@ -82,9 +82,10 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
 
 def _read_back(path: str, patch: str) -> list[Change]:
     """What the hunks prove beyond single changed lines: signatures read whole or by their tail, the fields
-    of classes whose constructor takes them, a package's re-exports removed."""
+    of classes whose constructor takes them, a package's re-exports removed, methods that now only raise
+    ``NotImplementedError``."""
     return (patchsigs.signature_facts(path, patch) + patchfields.field_facts(path, patch)
-            + patchexports.reexport_facts(path, patch))
+            + patchexports.reexport_facts(path, patch) + patchobligations.obligation_facts(path, patch))
 
 
 def _python(path: str, patch: str, removed: list[str], added: list[str], surface: Surface) -> list[Change]:

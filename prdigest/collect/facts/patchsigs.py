@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from prdigest.collect.facts import pyapi
@@ -47,7 +48,8 @@ class Sig:
 
 def _close(rows: list[Row], start: int, column: int, depth: int) -> int | None:
     """The index of the row that closes a signature opened before ``rows[start]`` (at ``column`` of it, with
-    ``depth`` brackets open), when it ends ``):`` or ``) -> T:`` on that row; else None."""
+    ``depth`` brackets open), when it ends ``):`` or ``) -> T:`` (``T`` on more lines too); else None."""
+    returns = False  # past the closing parenthesis, inside ``-> T``
     for i in range(start, len(rows)):
         text = code(rows[i].text)
         for k in range(column if i == start else 0, len(text)):
@@ -56,8 +58,15 @@ def _close(rows: list[Row], start: int, column: int, depth: int) -> int | None:
                 depth += 1
             elif ch in ")]}":
                 depth -= 1
-                if depth == 0:
-                    return i if _CLOSE_REST.match(text[k + 1:]) else None
+                if depth == 0 and not returns:
+                    rest = text[k + 1:]
+                    if _CLOSE_REST.match(rest):
+                        return i
+                    if not re.match(r"^\s*->", rest):
+                        return None
+                    returns = True
+            if returns and depth == 0 and ch == ":" and not text[k + 1:].strip():
+                return i
         if rows[i].text.rstrip().endswith("\\"):
             return None
     return None
@@ -96,19 +105,9 @@ def _owner(width: int, stack: list[tuple[int, str, str]], hunk: Hunk, python: bo
     return None
 
 
-def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
-    """The signatures one side of a hunk shows, by qualified name (the first of a name)."""
-    rows = hunk.side(new)
-    found: dict[str, Sig] = {}
-    name = hunk.header_def
-    if name and rows:
-        end = _close(rows, 0, 0, 1)
-        if end is not None:
-            width = indent(rows[end].text)
-            parsed = _parse("def f(\n" + "\n".join(r.text for r in rows[:end + 1]))
-            qualified = name if width == 0 else f"{WILDCARD}.{name}" if python else None
-            if parsed is not None and parsed[2] and qualified:
-                found[qualified] = Sig(qualified, parsed[0], parsed[1], False, rows[0].line)
+def defs_in_sight(hunk: Hunk, rows: list[Row], python: bool) -> Iterator[tuple[str, int, int]]:
+    """Each ``def`` whose line and whole signature one side of a hunk shows, with a known owner: its qualified
+    name, the index of its ``def`` row and of the row closing its signature."""
     stack: list[tuple[int, str, str]] = []
     header = True
     for i, row in enumerate(rows):
@@ -130,11 +129,27 @@ def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
         owner = _owner(width, stack, hunk, python, header)
         stack.append((width, "def", m[2]))
         end = _close(rows, i, m.end() - 1, 0)
-        if owner is None or end is None:
-            continue
-        parsed = _parse("\n".join([text.lstrip(), *(r.text for r in rows[i + 1:end + 1])]))
+        if owner is not None and end is not None:
+            yield owner + m[2], i, end
+
+
+def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
+    """The signatures one side of a hunk shows, by qualified name (the first of a name)."""
+    rows = hunk.side(new)
+    found: dict[str, Sig] = {}
+    name = hunk.header_def
+    if name and rows:
+        end = _close(rows, 0, 0, 1)
+        if end is not None:
+            width = indent(rows[end].text)
+            parsed = _parse("def f(\n" + "\n".join(r.text for r in rows[:end + 1]))
+            qualified = name if width == 0 else f"{WILDCARD}.{name}" if python else None
+            if parsed is not None and parsed[2] and qualified:
+                found[qualified] = Sig(qualified, parsed[0], parsed[1], False, rows[0].line)
+    for qualified, i, end in defs_in_sight(hunk, rows, python):
+        parsed = _parse("\n".join([rows[i].text.lstrip(), *(r.text for r in rows[i + 1:end + 1])]))
         if parsed is not None:
-            found.setdefault(owner + m[2], Sig(owner + m[2], parsed[0], parsed[1], True, row.line))
+            found.setdefault(qualified, Sig(qualified, parsed[0], parsed[1], True, rows[i].line))
     return found
 
 
