@@ -23,6 +23,7 @@ _DECORATOR = re.compile(r"^\s*@\s*([\w.]+)")
 #: Decorators whose class's constructor takes its fields (vLLM's ``@config`` is a pydantic dataclass).
 _FIELD_DECORATORS = frozenset({"dataclass", "config", "pydantic_dataclass"})
 _FIELD_BASES = ("BaseModel", "NamedTuple")
+_KNOWN_KIND = re.compile(r"@\s*[\w.]*(?:dataclass|config)\b|BaseModel|NamedTuple")
 _NOT_FIELDS = ("ClassVar", "typing.ClassVar", "KW_ONLY", "dataclasses.KW_ONLY")
 
 
@@ -103,6 +104,8 @@ def _fields(rows: list[Row], hunk: Hunk) -> dict[str, list[Field]]:
 
 def field_facts(path: str, patch: str) -> list[Change]:
     """``attribute`` (removed) and constructor ``signature`` facts (symbol: the class) a patch proves."""
+    if not _KNOWN_KIND.search(patch):
+        return []  # no class of a known kind can be in sight
     found = hunks(patch)
     old: dict[str, dict[str, Field]] = {}
     new: dict[str, dict[str, Field]] = {}

@@ -65,6 +65,8 @@ def _only_raises(statements: list[str]) -> bool:
 
 def obligation_facts(path: str, patch: str) -> list[Change]:
     """``abstract`` facts (detail ``raises NotImplementedError``, `` (added)`` for a new method) a patch proves."""
+    if "NotImplementedError" not in patch:
+        return []
     found = hunks(patch)
     python = python_headers(found)
     facts: list[Change] = []

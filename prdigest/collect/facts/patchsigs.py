@@ -140,13 +140,15 @@ def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
     name = hunk.header_def
     if name and rows:
         end = _close(rows, 0, 0, 1)
-        if end is not None:
+        if end is not None and any(r.sign != " " for r in rows[:end + 1]):
             width = indent(rows[end].text)
             parsed = _parse("def f(\n" + "\n".join(r.text for r in rows[:end + 1]))
             qualified = name if width == 0 else f"{WILDCARD}.{name}" if python else None
             if parsed is not None and parsed[2] and qualified:
                 found[qualified] = Sig(qualified, parsed[0], parsed[1], False, rows[0].line)
     for qualified, i, end in defs_in_sight(hunk, rows, python):
+        if all(r.sign == " " for r in rows[i:end + 1]):
+            continue  # the same on both sides
         parsed = _parse("\n".join([rows[i].text.lstrip(), *(r.text for r in rows[i + 1:end + 1])]))
         if parsed is not None:
             found.setdefault(qualified, Sig(qualified, parsed[0], parsed[1], True, rows[i].line))
