@@ -179,3 +179,30 @@ def test_the_hunk_headers_facts_read_no_signature_from_an_opened_def_line(tmp_pa
     pr = change_of(tmp_path, {"vllm/rs.py": before}, {"vllm/rs.py": after})
     # "def __init__(" alone is not "__init__ takes nothing now": no signature fact, a body one
     assert [(c.kind, c.symbol) for c in facts_from_patches(pr, UP)] == [("body", "RejectionSampler.__init__")]
+
+
+def test_a_hunk_inside_a_long_signature_gives_what_it_shows_under_a_python_header(tmp_path):
+    params = "".join(f"        p{i}: int,\n" for i in range(8))
+    before = ("class Scheduler:\n    def __init__(\n        self,\n" + params
+              + "        log_stats: bool = False,\n        mm_registry: object = None,\n        include: bool = False,\n"
+              + "        extra: int = 0,\n    ) -> None:\n        pass\n")
+    # a pure insertion: the old side of the hunk changes nothing, its signature is still read
+    after = before.replace("        log_stats: bool = False,\n",
+                           "        log_stats: bool = False,\n        hash_block_size: int | None = None,\n")
+    pr = change_of(tmp_path, {"vllm/sched.py": before}, {"vllm/sched.py": after}, python_headers=True)
+    hunk = pr.files[0].patch
+    assert "def __init__(" in hunk.splitlines()[0] and ") -> None" not in hunk  # neither end in sight
+    sigs = [(c.symbol, c.detail, c.before) for c in patch_only(pr) if c.kind == "signature"]
+    assert sigs == [("*.__init__", "+hash_block_size=None", "")]
+    # the same lines under git's default header ("class Scheduler:"): which def holds them is out of sight
+    plain = change_of(tmp_path / "default", {"vllm/sched.py": before}, {"vllm/sched.py": after})
+    assert not [c for c in patch_only(plain) if c.kind == "signature"]
+
+
+def test_a_parameter_line_removed_is_read_though_the_new_side_shows_no_change(tmp_path):
+    before = ("class Manager:\n    def __init__(\n        self,\n        block_size: int,\n        num_blocks: int,\n"
+              "    ):\n        self.block_size = block_size\n        self.n = num_blocks\n")
+    after = before.replace("        block_size: int,\n", "").replace("        self.block_size = block_size\n", "")
+    pr = change_of(tmp_path, {"vllm/m.py": before}, {"vllm/m.py": after})
+    assert [(c.symbol, c.detail) for c in patch_only(pr) if c.kind == "signature"] == [
+        ("Manager.__init__", "-block_size")]

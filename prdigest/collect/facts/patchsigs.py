@@ -30,6 +30,8 @@ from prdigest.kernel.models import Change
 WILDCARD = "*"
 _DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
 _CLASS = re.compile(r"^(\s*)class\s+([A-Za-z_]\w*)\b")
+_PARAM = re.compile(r"^\s+(?:\*{0,2}[A-Za-z_]\w*(?:\s*:\s*[^=#]+?)?(?:\s*=\s*[^#]+?)?|\*|/),\s*(?:#.*)?$")
+_DEFAULTED = re.compile(r"^\s+[A-Za-z_]\w*\s*:\s*[^=#]+?\s*=\s*[^#]+?,\s*(?:#.*)?$")
 _CLOSE_REST = re.compile(r"^\s*(?:->.*)?:\s*$")
 _CALLED_DUNDERS = frozenset({"__init__", "__new__", "__call__"})
 
@@ -140,15 +142,24 @@ def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
     name = hunk.header_def
     if name and rows:
         end = _close(rows, 0, 0, 1)
-        if end is not None and any(r.sign != " " for r in rows[:end + 1]):
+        if end is not None:
             width = indent(rows[end].text)
             parsed = _parse("def f(\n" + "\n".join(r.text for r in rows[:end + 1]))
             qualified = name if width == 0 else f"{WILDCARD}.{name}" if python else None
             if parsed is not None and parsed[2] and qualified:
                 found[qualified] = Sig(qualified, parsed[0], parsed[1], False, rows[0].line)
+        elif end is None and all(_PARAM.match(r.text) for r in rows):
+            # the hunk starts and ends inside one signature: one parameter a line, one annotated with a default
+            # (``x: T = v`` is no dict entry, call argument or tuple item), so the header's def holds them
+            width = indent(rows[0].text)
+            parsed = _parse("def f(\n" + "\n".join(r.text for r in rows) + "\n):")
+            qualified = name if width == 4 else f"{WILDCARD}.{name}" if python else None
+            if parsed is not None and qualified and any(_DEFAULTED.match(r.text) for r in rows):
+                found[qualified] = Sig(qualified, parsed[0], "", False, rows[0].line)
+    at = {id(r): k for k, r in enumerate(hunk.rows)}
     for qualified, i, end in defs_in_sight(hunk, rows, python):
-        if all(r.sign == " " for r in rows[i:end + 1]):
-            continue  # the same on both sides
+        if all(r.sign == " " for r in hunk.rows[at[id(rows[i])]:at[id(rows[end])] + 1]):
+            continue  # no line of it changed: the same on both sides
         parsed = _parse("\n".join([rows[i].text.lstrip(), *(r.text for r in rows[i + 1:end + 1])]))
         if parsed is not None:
             found.setdefault(qualified, Sig(qualified, parsed[0], parsed[1], True, rows[i].line))
