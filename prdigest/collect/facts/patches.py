@@ -8,7 +8,16 @@ from __future__ import annotations
 import ast
 import re
 
-from prdigest.collect.facts import patchexports, patchfields, patchobligations, patchsigs, pins, pyapi, toolchain
+from prdigest.collect.facts import (
+    patchcalls,
+    patchexports,
+    patchfields,
+    patchobligations,
+    patchsigs,
+    pins,
+    pyapi,
+    toolchain,
+)
 from prdigest.collect.facts.surface import Surface
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change, PullRequest
@@ -77,6 +86,9 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
             facts.extend(pins.compare(f.path, "\n".join(removed), "\n".join(added)))
         if toolchain.is_toolchain_file(f.path):
             facts.extend(toolchain.compare(f.path, "\n".join(removed), "\n".join(added), changed_only=True))
+    # keywords the PR's added lines now pass to a constructor: across files (the call and the class are apart)
+    facts += patchcalls.passes_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                      and surface.is_api(f.path)], facts)
     return facts
 
 

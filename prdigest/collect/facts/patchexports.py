@@ -21,7 +21,7 @@ _NAME = re.compile(r"^([A-Za-z_]\w*)(?:\s+as\s+([A-Za-z_]\w*))?$")
 _WORDS = re.compile(r"[A-Za-z_]\w*")
 
 
-def _imports(rows: list[Row], header: str, sign: str) -> dict[str, tuple[str, int]]:
+def from_imports(rows: list[Row], header: str, sign: str) -> dict[str, tuple[str, int]]:
     """Name bound → (source module, line) of the ``from … import`` names on the rows of ``sign``."""
     found: dict[str, tuple[str, int]] = {}
     source: str | None = None
@@ -65,7 +65,7 @@ def reexport_facts(path: str, patch: str) -> list[Change]:
     removed: dict[str, tuple[str, int]] = {}
     added_words: set[str] = set()
     for hunk in hunks(patch):
-        for name, where in _imports(hunk.side(False), hunk.header, "-").items():
+        for name, where in from_imports(hunk.side(False), hunk.header, "-").items():
             removed.setdefault(name, where)
         added_words.update(w for r in hunk.rows if r.sign == "+" for w in _WORDS.findall(code(r.text)))
     facts = []
