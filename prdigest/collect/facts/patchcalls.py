@@ -60,31 +60,53 @@ def _module(source: str, path: str) -> str:
     return ".".join([*parts, source[level:]] if source[level:] else parts)
 
 
+def _imported(found: list[Hunk], path: str) -> dict[str, str]:
+    """Name → module of the ``from … import`` lines the new side of a file's hunks shows."""
+    imported: dict[str, str] = {}
+    for hunk in found:
+        for sign in (" ", "+"):
+            imported.update({n: _module(s, path) for n, (s, _) in from_imports(hunk.side(True), hunk.header,
+                                                                            sign).items()})
+    return imported
+
+
+def _keywords(found: list[Hunk], path: str, new: bool, wanted: str,
+              names: re.Pattern[str] | None = None) -> dict[tuple[str, str], set[str]]:
+    """(module, class) → keywords passed to the class's calls on the rows of ``wanted`` signs of one side (only
+    hunks that mention one of ``names``, when given)."""
+    out: dict[tuple[str, str], set[str]] = {}
+    imported: dict[str, str] | None = None
+    package = path.split("/", 1)[0]
+    for hunk in found:
+        if not any(r.sign in wanted and "=" in r.text for r in hunk.rows):
+            continue  # no keyword on those lines
+        if names is not None and not any(names.search(r.text) for r in hunk.rows):
+            continue
+        for callee, keyword, sign in _calls(hunk, new):
+            if sign not in wanted or not callee[:1].isupper():
+                continue
+            imported = _imported(found, path) if imported is None else imported
+            module = imported.get(callee)
+            if module and module.split(".")[0] == package:
+                out.setdefault((module, callee), set()).add(keyword)
+    return out
+
+
 def passes_facts(files: Iterable[tuple[str, str]], facts: list[Change]) -> list[Change]:
     """``passes`` facts (symbol ``Cls.__init__``, path its module's file, detail the keywords) from the
     ``(path, patch)`` of each Python file; keywords a signature fact of that constructor adds are left to it."""
     now: dict[tuple[str, str], set[str]] = {}
     then: dict[tuple[str, str], set[str]] = {}
-    for path, patch in files:
-        if not _ADDED_KEYWORD.search(patch):
-            continue
-        found = hunks(patch)
-        imported: dict[str, str] = {}
-        for hunk in found:
-            for sign in (" ", "+"):
-                imported.update({n: _module(s, path) for n, (s, _) in from_imports(hunk.side(True), hunk.header,
-                                                                                sign).items()})
-        package = path.split("/", 1)[0]
-        for hunk in found:
-            # "now": on the lines added; "then": anywhere the old side shows (a keyword a call in sight
-            # passed before is no news, though its line moved)
-            for new, wanted, into in ((True, "+", now), (False, " -", then)):
-                if not any(r.sign in wanted and "=" in r.text for r in hunk.rows):
-                    continue  # no keyword on those lines
-                for callee, keyword, sign in _calls(hunk, new):
-                    module = imported.get(callee)
-                    if sign in wanted and module and callee[:1].isupper() and module.split(".")[0] == package:
-                        into.setdefault((module, callee), set()).add(keyword)
+    files = list(files)
+    for path, patch in files:  # on the lines added
+        for key, keywords in _keywords(hunks(patch), path, True, "+").items() if _ADDED_KEYWORD.search(patch) else ():
+            now.setdefault(key, set()).update(keywords)
+    names = re.compile(r"\b(?:" + "|".join(sorted({re.escape(c) for _, c in now})) + r")\s*\(") if now else None
+    for path, patch in files if names else ():
+        # anywhere the old side shows, in any file: a keyword a call in sight passed before is no news
+        if names is not None and names.search(patch):
+            for key, keywords in _keywords(hunks(patch), path, False, " -", names).items():
+                then.setdefault(key, set()).update(keywords)
     added: dict[str, set[str]] = {}
     for f in facts:
         if f.kind == "signature":
