@@ -65,3 +65,11 @@ def test_a_keyword_to_a_class_of_unknown_origin_gives_no_fact(tmp_path):
                           "from other.lib import RMSNormGated\n")
     pr = change_of(tmp_path, {MODEL: before}, {MODEL: after})
     assert not [c for c in patch_only(pr) if c.kind == "passes"]
+
+
+def test_a_call_moved_to_another_file_passes_nothing_new(tmp_path):
+    call = ("from vllm.model_executor.layers.layernorm import RMSNormGated\n\n\ndef build(hidden):\n"
+            "    return RMSNormGated(\n        hidden,\n        activation='sigmoid',\n    )\n")
+    old, new = "vllm/model_executor/models/a.py", "vllm/model_executor/models/b.py"
+    pr = change_of(tmp_path, {NORM: NORM_TEXT, old: call, new: "x = 1\n"}, {NORM: NORM_TEXT, old: "x = 1\n", new: call})
+    assert not [c for c in patch_only(pr) if c.kind == "passes"]

@@ -60,12 +60,12 @@ def _module(source: str, path: str) -> str:
     return ".".join([*parts, source[level:]] if source[level:] else parts)
 
 
-def _imported(found: list[Hunk], path: str) -> dict[str, str]:
-    """Name → module of the ``from … import`` lines the new side of a file's hunks shows."""
+def _imported(found: list[Hunk], path: str, new: bool) -> dict[str, str]:
+    """Name → module of the ``from … import`` lines one side of a file's hunks shows."""
     imported: dict[str, str] = {}
     for hunk in found:
-        for sign in (" ", "+"):
-            imported.update({n: _module(s, path) for n, (s, _) in from_imports(hunk.side(True), hunk.header,
+        for sign in (" ", "+" if new else "-"):
+            imported.update({n: _module(s, path) for n, (s, _) in from_imports(hunk.side(new), hunk.header,
                                                                             sign).items()})
     return imported
 
@@ -85,7 +85,7 @@ def _keywords(found: list[Hunk], path: str, new: bool, wanted: str,
         for callee, keyword, sign in _calls(hunk, new):
             if sign not in wanted or not callee[:1].isupper():
                 continue
-            imported = _imported(found, path) if imported is None else imported
+            imported = _imported(found, path, new) if imported is None else imported
             module = imported.get(callee)
             if module and module.split(".")[0] == package:
                 out.setdefault((module, callee), set()).add(keyword)
