@@ -206,3 +206,25 @@ def test_a_parameter_line_removed_is_read_though_the_new_side_shows_no_change(tm
     pr = change_of(tmp_path, {"vllm/m.py": before}, {"vllm/m.py": after})
     assert [(c.symbol, c.detail) for c in patch_only(pr) if c.kind == "signature"] == [
         ("Manager.__init__", "-block_size")]
+
+
+def test_a_keyword_renamed_in_a_multi_line_signature_breaks_the_call_that_passes_it(tmp_path):
+    before = '''
+        import math
+
+
+        def round_up(
+            x: int,
+            multiple: int = 8,
+        ) -> int:
+            return math.ceil(x / multiple) * multiple
+    '''
+    after = before.replace("multiple: int = 8", "step: int = 8").replace("x / multiple) * multiple", "x / step) * step")
+    pr = change_of(tmp_path, {"vllm/utils/math_utils.py": before}, {"vllm/utils/math_utils.py": after},
+                   python_headers=True)
+    facts = [c for c in patch_only(pr) if c.kind == "signature"]
+    assert [(c.symbol, c.detail) for c in facts] == [("round_up", "multiple→step")]
+    downstream = {"ds/__init__.py": "",
+                  "ds/sizes.py": "from vllm.utils.math_utils import round_up\n\n\ndef pad(n):\n"
+                                 "    return round_up(n, multiple=16) + round_up(n)\n"}
+    assert {(i.line, i.severity) for i in matched(facts, downstream)} == {(1, "check"), (5, "breaks")}
