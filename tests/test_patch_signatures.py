@@ -228,3 +228,14 @@ def test_a_keyword_renamed_in_a_multi_line_signature_breaks_the_call_that_passes
                   "ds/sizes.py": "from vllm.utils.math_utils import round_up\n\n\ndef pad(n):\n"
                                  "    return round_up(n, multiple=16) + round_up(n)\n"}
     assert {(i.line, i.severity) for i in matched(facts, downstream)} == {(1, "check"), (5, "breaks")}
+
+
+def test_a_method_named_by_a_python_header_is_no_module_level_function(tmp_path):
+    before = ("class Worker:\n    def a(self):\n        return 1\n\n    def compile(self, x):\n"
+              + "".join(f"        y{i} = {i}\n" for i in range(8)) + "        return x\n\n\ndef helper(v):\n"
+              + "".join(f"    z{i} = {i}\n" for i in range(8)) + "    return v\n")
+    after = before.replace("        return x\n", "        return x + 1\n").replace("    return v\n", "    return v + 1\n")
+    pr = change_of(tmp_path, {"vllm/w.py": before}, {"vllm/w.py": after}, python_headers=True)
+    assert "@@ def compile(self, x):" in pr.files[0].patch
+    # GitHub's header drops the class and the indentation: the method's class is out of sight, not absent
+    assert {(c.kind, c.symbol) for c in facts_from_patches(pr, UP)} == {("body", "*.compile"), ("body", "helper")}
