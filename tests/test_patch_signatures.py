@@ -117,7 +117,8 @@ def test_a_hunk_that_starts_inside_a_signature_gives_its_tail_under_a_python_hea
     facts = {(c.kind, c.symbol): c for c in patch_only(pr)}
     sig = facts[("signature", "*.execute")]
     assert (sig.before, sig.after) == ("", "")  # only the tail is in sight: no whole signature
-    assert sig.detail == "dtype→num_tokens" and sig.breaks  # a renamed keyword, whatever its position
+    # a renamed keyword, whatever its position, said as the match reads a fact without before/after
+    assert sig.detail == "-dtype, +num_tokens=0" and sig.breaks
     assert facts[("returns", "*.execute")].after == "list[dict]"
 
 
@@ -239,3 +240,14 @@ def test_a_method_named_by_a_python_header_is_no_module_level_function(tmp_path)
     assert "@@ def compile(self, x):" in pr.files[0].patch
     # GitHub's header drops the class and the indentation: the method's class is out of sight, not absent
     assert {(c.kind, c.symbol) for c in facts_from_patches(pr, UP)} == {("body", "*.compile"), ("body", "helper")}
+
+
+def test_a_tail_that_only_adds_kwargs_breaks_no_override(tmp_path):
+    after = TAIL_BEFORE.replace('            dtype: str = "bf16",\n', '            dtype: str = "bf16",\n            **kwargs,\n')
+    pr = change_of(tmp_path, {"vllm/runner.py": TAIL_BEFORE}, {"vllm/runner.py": after}, python_headers=True)
+    downstream = {"ds/__init__.py": "",
+                  "ds/runner.py": "from vllm.runner import Runner\n\n\nclass NPURunner(Runner):\n"
+                                  "    def execute(self, scheduler_output, intermediate=None, dtype='bf16'):\n"
+                                  "        return scheduler_output\n"}
+    # "+**kwargs" read without the whole signature is no new required parameter: nothing breaks
+    assert not [i for i in matched(patch_only(pr), downstream) if i.severity == "breaks"]

@@ -166,6 +166,25 @@ def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
     return found
 
 
+def _tail_detail(detail: str, params: tuple[pyapi.Param, ...]) -> str:
+    """A signature detail as a fact without before/after must say it, the match reading it token by token: a
+    rename as the removal and addition it is (``-dtype, +num_tokens=0``); what needs the whole signature to
+    mean anything left out (a position, a kind ``positional→keyword-only``, ``*args``/``**kwargs`` added or a
+    parameter they now absorb: no call that worked stops working by these alone)."""
+    defaults = {p.name: p.default for p in params}
+    out: list[str] = []
+    for part in filter(None, detail.split(", ")):
+        if ": " in part or part.startswith("+*") or (part.startswith("-") and "→**" in part):
+            continue
+        if "→" in part and "=" not in part and not part.startswith(("+", "-")):
+            old, new = part.split("→", 1)
+            default = defaults.get(new)
+            out += [f"-{old}", f"+{new}" + (f"={default}" if default is not None else "")]
+            continue
+        out.append(part)
+    return ", ".join(out)
+
+
 def _public(symbol: str) -> bool:
     return all(not p.startswith("_") or p in _CALLED_DUNDERS for p in symbol.split(".") if p != WILDCARD)
 
@@ -183,8 +202,8 @@ def signature_facts(path: str, patch: str) -> list[Change]:
             if b is None or b.whole != a.whole or name in seen:
                 continue
             detail = pyapi.signature_detail(b.params, a.params)
-            if not a.whole:  # the tail only: where a parameter stands is not in sight
-                detail = ", ".join(p for p in detail.split(", ") if p and ": position " not in p)
+            if not a.whole:  # the tail only: the match reads the detail alone
+                detail = _tail_detail(detail, a.params)
             if detail:
                 seen.add(name)
                 facts.append(Change(kind="signature", symbol=name, path=path, line=a.line,
