@@ -17,7 +17,8 @@ Figures per downstream and fact set:
 - flags: uses flagged ``breaks``, and echoes: flags beyond the first per (upstream fact, downstream function).
 
 Run: .venv/bin/python -m benchmarks.impact_downstreams --wheels DIR [--gaudi GITDIR] [--ascend GITDIR] [--write]
-[--false vllm-ascend] (print each ``breaks`` the stricter evidence calls false on that downstream, full files)
+[--hunk-headers default|python] [--false vllm-ascend] (print each ``breaks`` the stricter evidence calls false on
+that downstream, full files)
 """
 
 from __future__ import annotations
@@ -61,10 +62,15 @@ GAUDI = Path("/work/.mirror/vllm-project+vllm-gaudi/repo")
 UPSTREAM = ("vllm",)
 
 
-def wheel_patches(repo: Path, sha: str) -> PullRequest:
+def wheel_patches(repo: Path, sha: str, python_headers: bool = False) -> PullRequest:
     """The change of ``sha`` as GitHub's REST API serves a PR's files: status, counts and each file's patch
-    (its hunks with three lines of context)."""
+    (its hunks with three lines of context). With ``python_headers`` git writes each hunk's header with its
+    Python driver (the last ``def``/``class`` line at any depth, as GitHub shows it), else by its default rule
+    (the last line at column 0)."""
     files: list[FileChange] = []
+    if python_headers:
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text("*.py diff=python\n", encoding="utf-8")
     status_of = {"A": "added", "D": "removed", "M": "modified", "R": "renamed"}
     for row in git(repo, "diff", "--name-status", "-M", f"{sha}^", sha).splitlines():
         code, *paths = row.split("\t")
@@ -273,6 +279,9 @@ def main() -> None:
     parser.add_argument("--gaudi", type=Path, default=GAUDI, help="vllm-gaudi's git directory")
     parser.add_argument("--write", action="store_true", help="replace the section of BENCHMARKS.md")
     parser.add_argument("--no-speed", action="store_true", help="skip the 3,000-file index and the 300-PR week")
+    parser.add_argument("--hunk-headers", choices=("default", "python"), default="default",
+                        help="how the patches' hunk headers are written: git's default rule (column-0 lines) or its "
+                             "Python driver (def/class lines at any depth, as GitHub shows them)")
     parser.add_argument("--before", type=Path, help="an earlier run's printed section, shown as 'before'")
     parser.add_argument("--before-label", default="earlier code", help="what --before was run on")
     parser.add_argument("--false", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi"],
@@ -286,7 +295,8 @@ def main() -> None:
         diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
         surface = Surface(packages=UPSTREAM)
         fact_sets = {"full files": commit_facts(diffs[sha], surface),
-                     "patches alone": patches_alone(wheel_patches(repo, sha), surface)}
+                     "patches alone" + (" (Python hunk headers)" if args.hunk_headers == "python" else ""):
+                         patches_alone(wheel_patches(repo, sha, args.hunk_headers == "python"), surface)}
         counts = {label: len(facts) for label, facts in fact_sets.items()}
         results = {"vllm-ascend": downstream("ascend", ascend, args.ascend, "vllm_ascend", root, fact_sets),
                    "vllm-gaudi": downstream("gaudi", gaudi, args.gaudi, "vllm_gaudi", root, fact_sets)}

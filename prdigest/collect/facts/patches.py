@@ -8,7 +8,18 @@ from __future__ import annotations
 import ast
 import re
 
-from prdigest.collect.facts import deprecations, indexes, pins, pyapi, toolchain
+from prdigest.collect.facts import (
+    deprecations,
+    indexes,
+    patchcalls,
+    patchexports,
+    patchfields,
+    patchobligations,
+    patchsigs,
+    pins,
+    pyapi,
+    toolchain,
+)
 from prdigest.collect.facts.surface import Surface
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change, PullRequest
@@ -65,7 +76,7 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
             continue
         removed, added = _sides(f.patch)
         if f.path.endswith(".py"):
-            facts.extend(_python(f.path, removed, added, surface))
+            facts.extend(_python(f.path, f.patch, removed, added, surface))
             if not surface.is_test(f.path):  # the lines the patch adds: enough to see a deprecation announced
                 facts.extend(deprecations.compare(f.path, "\n".join(removed), "\n".join(added)))
         elif f.path.endswith((".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc")):
@@ -81,10 +92,21 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
             facts.extend(toolchain.compare(f.path, "\n".join(removed), "\n".join(added), changed_only=True))
         if indexes.is_index_file(f.path):  # the lines a patch holds: an index it replaces shows on both sides
             facts.extend(indexes.compare(f.path, "\n".join(removed), "\n".join(added)))
+    # keywords the PR's added lines now pass to a constructor: across files (the call and the class are apart)
+    facts += patchcalls.passes_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                      and surface.is_api(f.path)], facts)
     return facts
 
 
-def _python(path: str, removed: list[str], added: list[str], surface: Surface) -> list[Change]:
+def _read_back(path: str, patch: str) -> list[Change]:
+    """What the hunks prove beyond single changed lines: signatures read whole or by their tail, the fields
+    of classes whose constructor takes them, a package's re-exports removed, methods that now only raise
+    ``NotImplementedError``."""
+    return (patchsigs.signature_facts(path, patch) + patchfields.field_facts(path, patch)
+            + patchexports.reexport_facts(path, patch) + patchobligations.obligation_facts(path, patch))
+
+
+def _python(path: str, patch: str, removed: list[str], added: list[str], surface: Surface) -> list[Change]:
     facts: list[Change] = []
     if surface.is_test(path):
         old = {n for n, (k, _, _) in _defs(removed).items() if k == "def" and n.startswith("test")}
@@ -100,7 +122,9 @@ def _python(path: str, removed: list[str], added: list[str], surface: Surface) -
                   for n in sorted(old - new)]
     if not surface.is_api(path):
         return facts
+    facts += _read_back(path, patch)
     old_defs, new_defs = _defs(removed), _defs(added)
+    read = {c.symbol.rpartition(".")[2] for c in facts if c.kind == "signature"}
     for name in sorted(old_defs.keys() | new_defs.keys()):
         public = not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
         b, a = old_defs.get(name), new_defs.get(name)
@@ -108,6 +132,8 @@ def _python(path: str, removed: list[str], added: list[str], surface: Surface) -
             if b[1] == a[1]:
                 continue
             if b[0] == "def" and a[0] == "def":
+                if name in read:  # the signature read whole, with its class, says it
+                    continue
                 ob, oa = _params(b[1]), _params(a[1])
                 detail = pyapi.signature_detail(ob, oa) if ob is not None and oa is not None else ""
                 if ob is not None and oa is not None and not detail:

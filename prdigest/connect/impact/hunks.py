@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from prdigest.collect.facts.hunklines import Hunk, hunks
 from prdigest.collect.facts.pyapi import PASSES
 from prdigest.connect.impact.matchers import WILDCARD
 from prdigest.connect.impact.signature import Signature
@@ -70,6 +71,28 @@ def _passed(fact: Change, added: list[str]) -> Change:
                                    "passed": tuple(passed)})
 
 
+def _in_method(hunk: Hunk) -> bool:
+    """Whether the ``def`` git's header names is a method: its parameters start with ``self`` or ``cls``, or,
+    when they are out of sight, the hunk's lines above any at column 0 use ``self``."""
+    m = re.match(r"^(?:async\s+)?def\s+\w+\s*\(\s*(\w*)", hunk.header.strip())
+    if not m:
+        return False
+    if m[1]:
+        return m[1] in ("self", "cls")
+    for row in hunk.rows:
+        if row.text.strip() and not row.text[:1].isspace():
+            return False
+        if re.search(r"\bself\b", row.text):
+            return True
+    return False
+
+
+def _closed(text: str) -> bool:
+    """Whether a ``def``/``class`` line holds its whole parameter list (its brackets balance)."""
+    code = re.sub(r"\"[^\"]*\"|'[^']*'", "''", text).split("#", 1)[0]
+    return code.count("(") == code.count(")") and code.count("[") == code.count("]")
+
+
 def _qualified(name: str, indent: int, classes: list[tuple[int, str]]) -> str:
     if indent == 0:
         return name
@@ -87,6 +110,7 @@ def _file_facts(path: str, patch: str) -> list[Change]:
     abstract: set[str] = set()  # methods added under an added @abstractmethod
     decorated = False  # the previous added line was @abstractmethod
     old_line = new_line = 0
+    in_methods = iter([_in_method(h) for h in hunks(patch)])
     for raw in patch.splitlines():
         header = _HEADER.match(raw)
         if header:
@@ -94,10 +118,14 @@ def _file_facts(path: str, patch: str) -> list[Change]:
             classes = []
             context = _DEF.match(header.group(3))
             current, current_indent = None, -1
+            method = next(in_methods, False)
             if context:
                 indent, kind, name, _ = context.groups()
                 if kind == "class":
                     classes.append((len(indent.expandtabs()), name))
+                elif method:
+                    # git's Python driver (GitHub's) writes a method's def without its indentation or class
+                    current, current_indent = f"{WILDCARD}.{name}", 4
                 else:
                     current, current_indent = _qualified(name, len(indent.expandtabs()), classes), \
                         len(indent.expandtabs())
@@ -142,7 +170,8 @@ def _file_facts(path: str, patch: str) -> list[Change]:
         public = not name.rsplit(".", 1)[-1].startswith("_") or name.endswith("__")
         if name not in added:
             facts.append(Change(kind="removed", symbol=name, path=path, line=line, before=text, public=public))
-        elif added[name][1] != text:
+        elif added[name][1] != text and _closed(text) and _closed(added[name][1]):
+            # a ``def f(`` line whose parameters follow on other lines shows none of them: no signature from it
             facts.append(Change(kind="signature", symbol=name, path=path, line=added[name][0], before=text,
                                 after=added[name][1], public=public))
     for name, (line, text) in added.items():
