@@ -662,3 +662,19 @@ def test_switching_git_off_fetches_only_the_files_the_clone_gave(serve, tmp_path
     without = source(server, state).collect(WEEK)
     assert st(server).stats()["kinds"] == {"repo": 1, "search": 1, "files": len(records)}  # nothing else again
     assert without == source(server, tmp_path / "cold.sqlite").collect(WEEK)  # as a cold run without --git
+
+
+def test_without_a_token_graphql_refuses_and_reviews_and_issues_come_pr_by_pr_with_a_notice(
+        serve, fixture_records, tmp_path: Path, caplog) -> None:
+    with_token = source(serve(fixture_records), tmp_path / "a.sqlite").collect(WEEK)
+    server = serve(fixture_records, token=None)  # REST answers without a token (GitHub: 60 requests an hour)
+    st(server).graphql_needs_token = True  # GraphQL does not: 401
+    src = source(server, tmp_path / "b.sqlite", token=None)
+    with caplog.at_level(logging.WARNING, logger="prdigest.collect.github"):
+        without = src.collect(WEEK)
+    assert without == with_token  # the same reviews, conversation and linked issues
+    kinds = st(server).stats()["kinds"]
+    assert src.stats.routes["graphql"] == 1 and kinds["auth"] == 1  # one refused try, not one per batch
+    assert kinds["reviews"] == len(without) and kinds["issue"] > 0  # then REST, PR by PR
+    notice = [r.getMessage() for r in caplog.records if "GraphQL" in r.getMessage()]
+    assert len(notice) == 1 and "401" in notice[0] and "GITHUB_TOKEN" in notice[0] and server.url in notice[0]
