@@ -678,3 +678,30 @@ def test_without_a_token_graphql_refuses_and_reviews_and_issues_come_pr_by_pr_wi
     assert kinds["reviews"] == len(without) and kinds["issue"] > 0  # then REST, PR by PR
     notice = [r.getMessage() for r in caplog.records if "GraphQL" in r.getMessage()]
     assert len(notice) == 1 and "401" in notice[0] and "GITHUB_TOKEN" in notice[0] and server.url in notice[0]
+
+
+def test_a_warm_git_run_lists_no_closed_pr_for_the_merge_commits(serve, tmp_path: Path) -> None:
+    from prdigest.collect.git import open_clone
+    from tests.git_support import build_upstream
+
+    upstream = build_upstream(tmp_path / "up")
+    records = [json.loads(pr.model_dump_json(exclude={"changes", "facts_source"})) for pr in upstream.prs]
+    server = serve(records)
+    state = tmp_path / "s.sqlite"
+    clone = open_clone(str(upstream.path), state_dir=tmp_path / "clones")
+    cold_src = source(server, state, upstream=lambda: clone)
+    cold = cold_src.collect(WEEK)
+    assert cold_src.stats.routes["pulls (closed)"] == 1 and "files" not in st(server).stats()["kinds"]
+    st(server).reset_counters()
+    warm_src = source(server, state, upstream=lambda: clone)
+    warm = warm_src.collect(WEEK)
+    assert warm == cold and {pr.number: pr.merge_commit for pr in warm} == upstream.commits
+    assert st(server).stats()["kinds"] == {"repo": 1, "search": 1} and warm_src.stats.requests == 2
+    # a PR edited since: its discussion asked again, its files still from the clone, still no list
+    edited = st(server).prs[upstream.prs[0].number]
+    edited.updated_at += timedelta(hours=1)
+    st(server).reset_counters()
+    again = source(server, state, upstream=lambda: clone).collect(WEEK)
+    assert [p.model_copy(update={"updated_at": None}) for p in again] == [
+        p.model_copy(update={"updated_at": None}) for p in warm]
+    assert not {"files", "pull_list"} & set(st(server).stats()["kinds"])
