@@ -50,6 +50,8 @@ class WeekRemarks:
     items: dict[int, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     complete: dict[int, set[str]] = field(default_factory=dict)
     requests: Counter[str] = field(default_factory=Counter)
+    #: False once GraphQL was refused (404/410: none here; 401: not without a token): later readers skip it.
+    graphql: bool = True
 
     def of(self, number: int) -> dict[str, list[dict[str, Any]]]:
         """The complete kinds of PR ``number`` (``review_comments``, ``issue_comments``, ``reviews``,
@@ -172,6 +174,7 @@ def _graphql(clients: Clients, repo: str, hits: Sequence[Hit], week: WeekRemarks
             if exc.status in (404, 410):  # no GraphQL here: reviews and issues PR by PR, as before
                 log.info("no GraphQL at %s: reviews and linked issues are asked PR by PR", clients.base_url)
                 week.requests["graphql"] += 1
+                week.graphql = False
                 return inline
             if exc.status == 401:
                 # GitHub's GraphQL needs a token where REST does not (a run without GITHUB_TOKEN): the repository
@@ -180,6 +183,7 @@ def _graphql(clients: Clients, repo: str, hits: Sequence[Hit], week: WeekRemarks
                             "of %d PRs of %s are asked PR by PR through REST (a reviews request a PR and one an "
                             "issue); set GITHUB_TOKEN to batch them", redact_url(clients.base_url), len(hits), repo)
                 week.requests["graphql"] += 1
+                week.graphql = False
                 return inline
             raise
         week.requests["graphql"] += 1

@@ -116,6 +116,8 @@ class GitHubSource:
         self._merge_commits: dict[int, str] = {}
         self._in_clone: set[str] = set()
         self._window: Window | None = None
+        #: False once this GitHub refused GraphQL (none, or none without a token): the file reads skip it.
+        self._graphql = True
         self.stats = CollectStats()
 
     def _profile(self, parts: set[str]) -> str:
@@ -182,11 +184,12 @@ class GitHubSource:
 
         def read(shas: Sequence[str]) -> tuple[dict[str, CommitDiff], list[str]]:
             reading = clients()
-            reader = BlobReader(reading, self.repo, known, self.concurrency)
+            reader = BlobReader(reading, self.repo, known, self.concurrency, graphql=self._graphql)
             try:
                 with github_errors(self.base_url, self.repo):
                     diffs, missing = reader([s for s in shas if s in known])
             finally:
+                self._graphql = self._graphql and reader.graphql
                 stats.file_requests += reader.requests
                 stats.routes.update(reader.routes)
                 reading.close()
@@ -254,6 +257,7 @@ class GitHubSource:
         week = week_remarks(clients, self.repo, [h for h, keep in todo if "review_comments" not in keep],
                             [h for h, keep in todo if self.discussion and "reviews" not in keep])
         stats.batch_requests = sum(week.requests.values())
+        self._graphql = week.graphql
         stats.routes.update(week.requests)
         pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo)), thread_name_prefix="github")
         pending: dict[Future[Fetched], tuple[Hit, set[str]]] = {}
