@@ -227,7 +227,8 @@ def git_table(rows: list[dict[str, Any]], latency: float) -> str:
         "repo-wide listings). Warm (the largest of three runs' requests, their median wall time): the repository "
         "check and the search pages only; each PR's merge commit sha is kept in the state store by the cold run, "
         "so the closed PRs are not listed again (before it was kept for `--git` too, every warm `--git` run listed "
-        "them again: at 300 PRs 8 requests, 0.027 a PR, measured with this command). Server latency {1000 * latency:.0f} ms a request, as above.")
+        "them again: at 300 PRs 8 requests, 0.027 a PR, measured with this benchmark before the change). "
+        f"Server latency {1000 * latency:.0f} ms a request, as above.")
 
 
 def table(rows: list[dict[str, Any]], concurrency: int, latency: float) -> str:
