@@ -3,9 +3,12 @@ server (tests/servers/github_server.py) in its own process, collected by GitHubS
 by the naive PyGithub loop, in the same run; then, for ``--facts-sizes``, the same week with its full-file facts
 as ``digest run --source github`` reads them without ``--git``: each PR's merge commit and its changed files
 before and after through the API, from a git repository of the week's merge commits the server serves (cold
-and warm, with GraphQL and on a GitHub without it).
+and warm, with GraphQL and on a GitHub without it); and, for ``--git-sizes``, the week collected as
+``digest run --source github --git`` does, with the discussion (cold and warm): the files come from a clone of
+that repository, each PR's merge commit sha from the closed-PR list (then from the state store).
 
-    .venv/bin/python -m benchmarks.github_collect [--sizes 250 500 1000] [--facts-sizes 300] [--write]
+    .venv/bin/python -m benchmarks.github_collect [--sizes 250 500 1000] [--facts-sizes 300] [--git-sizes 300]
+                                                  [--write]
 
 Requests are counted by the server, which adds a fixed latency to each (``--latency``, a stand-in for the
 network). Wall times are medians of three runs, without pacing (the source does not pace a loopback URL); peak
@@ -36,17 +39,24 @@ from github import Auth, Github  # noqa: E402
 
 from benchmarks.github_collect_facts import facts_table, measure_facts  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
+from prdigest.collect.git import open_clone  # noqa: E402
 from prdigest.collect.github import GitHubSource  # noqa: E402
 from prdigest.collect.github.client import default_retry  # noqa: E402
 from prdigest.kernel.models import FileChange, PullRequest, ReviewComment  # noqa: E402
 from prdigest.kernel.window import Window  # noqa: E402
 from prdigest.state.store import LazyStore  # noqa: E402  # after the sys.path insert above
 from tests.servers.github_server import iso, synthetic_week  # noqa: E402
+from tests.servers.github_week_git import build_week_git  # noqa: E402
 
 REPO = "acme/widgets"
 ROUTES = ("repo", "search", "files", "graphql", "pulls/comments (repo-wide)", "issues/comments (repo-wide)",
           "review_comments", "issue_comments", "reviews", "issue", "pull")
 TOKEN = "bench-token"
+#: Issue 38's targets with ``--git`` and the discussion: requests per PR, cold and warm.
+GIT_TARGETS = {"cold": 1.2, "warm": 0.02}
+#: The routes of a ``--git`` collection (no file list: the clone gives the files).
+GIT_ROUTES = ("repo", "search", "pulls (closed)", "files", "graphql", "pulls/comments (repo-wide)",
+              "issues/comments (repo-wide)", "review_comments", "issue_comments", "reviews", "issue")
 WEEK = Window(datetime(2026, 11, 16, tzinfo=timezone.utc), datetime(2026, 11, 23, tzinfo=timezone.utc))
 
 
@@ -154,6 +164,73 @@ def measure(n: int, workdir: Path, concurrency: int, latency: float, naive_loop:
             "switched_req": switched_req, "routes": routes}
 
 
+def measure_git(n: int, workdir: Path, concurrency: int, latency: float) -> dict[str, Any]:
+    """A cold ``--git`` collection of the week (the discussion on), then three warm ones on the same state: the
+    requests the server served (asserted equal to the collector's count), by route, and the wall time."""
+    recs = records(n)
+    git_dir = workdir / f"git-week-{n}.git"
+    build_week_git(recs, git_dir)  # sets each merged record's merge_commit, served as merge_commit_sha
+    data = workdir / f"git-week-{n}.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    clone = open_clone(str(git_dir), state_dir=workdir / f"git-clones-{n}")
+    server = Server(data, latency)
+    runs: list[dict[str, Any]] = []
+    try:
+        state = workdir / f"git-state-{n}.sqlite"
+        for label in ("cold", "warm", "warm", "warm"):
+            server.reset()
+            with LazyStore(state) as lazy:
+                src = GitHubSource(REPO, token=TOKEN, base_url=server.url, state=lazy, concurrency=concurrency,
+                                   retry=default_retry(backoff_factor=0.01), upstream=lambda: clone)
+                started = time.perf_counter()
+                prs = src.collect(WEEK)
+                seconds = time.perf_counter() - started
+            served = server.stats()["requests"]
+            assert served == src.stats.requests, (served, src.stats.requests)  # every request counted
+            # every PR's files from the clone: no file list asked
+            assert len(prs) == n and all(pr.merge_commit for pr in prs) and not src.stats.routes["files"]
+            assert not runs or prs == runs[0]["prs"]
+            runs.append({"label": label, "requests": served, "seconds": seconds, "routes": dict(src.stats.routes),
+                         "prs": prs})
+    finally:
+        server.stop()
+    warm = runs[1:]
+    return {"n": n, "runs": [
+        {**runs[0], "prs": None},
+        {"label": "warm", "requests": max(r["requests"] for r in warm),
+         "seconds": statistics.median(r["seconds"] for r in warm), "routes": warm[0]["routes"], "prs": None}]}
+
+
+def git_table(rows: list[dict[str, Any]], latency: float) -> str:
+    """The section's ``--git`` part: requests per PR against issue 38's targets, then by route."""
+    lines = ["With `--git` (the files and the prompt's hunks from a clone of the upstream, the discussion on; "
+             "issue 38's targets: ≤ 1.2 requests per PR cold, ≤ 0.02 warm):", "",
+             "| PRs | run | requests (/PR) | target (/PR) | met | wall s |", "| ---: | --- | ---: | ---: | :---: | ---: |"]
+    for r in rows:
+        n = r["n"]
+        for run in r["runs"]:
+            target = GIT_TARGETS[run["label"]]
+            per_pr = run["requests"] / n
+            lines.append(f"| {n} | {run['label']} | {run['requests']} ({per_pr:.3f}) | {target} "
+                         f"| {'yes' if per_pr <= target else 'no'} | {run['seconds']:.2f} |")
+    lines += ["", "Their requests by route (the collector's own count, equal to the server's):", "",
+              "| PRs | run | " + " | ".join(GIT_ROUTES) + " |", "| ---: | --- |" + " ---: |" * len(GIT_ROUTES)]
+    for r in rows:
+        for run in r["runs"]:
+            lines.append(f"| {r['n']} | {run['label']} | " + " | ".join(str(run["routes"].get(k, 0))
+                                                                     for k in GIT_ROUTES) + " |")
+    return "\n".join(lines) + (
+        "\n\nThe same synthetic week (and the PRs merged after it and the closed-unmerged ones around it), its merge "
+        "commits in a git repository given to `--git` as a folder (no fetch). Cold: the repository check, the search, "
+        "the closed-PR list for each PR's merge commit sha (100 a page, back to the window's start; every PR's commit "
+        "is in the clone, so no file list is asked), and the discussion as above (GraphQL 50 PRs a query, the "
+        "repo-wide listings). Warm (the largest of three runs' requests, their median wall time): the repository "
+        "check and the search pages only; each PR's merge commit sha is kept in the state store by the cold run, "
+        "so the closed PRs are not listed again (before it was kept for `--git` too, every warm `--git` run listed "
+        "them again: at 300 PRs 8 requests, 0.027 a PR, measured with this benchmark before the change). "
+        f"Server latency {1000 * latency:.0f} ms a request, as above.")
+
+
 def table(rows: list[dict[str, Any]], concurrency: int, latency: float) -> str:
     lines = [
         "| PRs | cold requests (/PR) | cold wall s (ms/PR) | warm requests (/PR) | warm wall s | peak MB (cold) "
@@ -208,6 +285,8 @@ def main() -> None:
     parser.add_argument("--no-naive", action="store_true", help="skip the naive PyGithub loop")
     parser.add_argument("--facts-sizes", type=int, nargs="*", default=[300],
                         help="weeks also collected with their full-file facts (none: skip)")
+    parser.add_argument("--git-sizes", type=int, nargs="*", default=[300],
+                        help="weeks also collected with --git and the discussion, cold and warm (none: skip)")
     parser.add_argument("--write", action="store_true", help="replace the GitHub collection section of BENCHMARKS.md")
     args = parser.parse_args()
     load = os.getloadavg()[0]
@@ -220,10 +299,12 @@ def main() -> None:
         facts = [measure_facts(n, records(n), Path(tmp), args.concurrency, WEEK, REPO, TOKEN,
                                lambda data, git_dir, graphql: Server(data, args.latency, git_dir, graphql))
                  for n in args.facts_sizes]
+        gits = [measure_git(n, Path(tmp), args.concurrency, args.latency) for n in args.git_sizes]
     command = ".venv/bin/python -m benchmarks.github_collect " + " ".join(sys.argv[1:])
     body = (f"Command: `{command.strip()}` (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after, "
             f"{os.cpu_count()} CPUs)\n\n{table(rows, args.concurrency, args.latency)}"
-            + (f"\n\n{facts_table(facts, args.latency)}" if facts else ""))
+            + (f"\n\n{facts_table(facts, args.latency)}" if facts else "")
+            + (f"\n\n{git_table(gits, args.latency)}" if gits else ""))
     print(body)
     if args.write:
         write_section("GitHub collection", body)

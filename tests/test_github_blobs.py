@@ -91,3 +91,27 @@ def test_the_source_counts_the_file_requests(world, github, tmp_path):
         routes = source.stats.routes
         assert (routes["pulls (closed)"], routes["graphql (merge commits)"], routes["graphql (files)"]) == (1, 1, 1)
         assert sum(routes.values()) == source.stats.requests
+
+
+def test_without_a_token_the_refused_graphql_is_tried_once_for_the_discussion_and_the_files(world, tmp_path):
+    from datetime import datetime, timezone
+
+    from prdigest.collect.github.source import GitHubSource
+    from prdigest.kernel.window import Window
+    from prdigest.state.store import open_store
+
+    records = [json.loads(line) for line in world.jsonl.read_text(encoding="utf-8").splitlines()]
+    state = make_state(records, "vllm-project/vllm", git_dir=world.upstream / ".git")  # REST needs no token
+    state.graphql_needs_token = True  # GraphQL does: 401
+    with GitHubServer(state) as server, open_store(tmp_path / "s.sqlite") as store:
+        source = GitHubSource("vllm-project/vllm", token=None, base_url=server.url, state=store, concurrency=2)
+        prs = source.collect(Window(datetime(2026, 5, 4, tzinfo=timezone.utc), datetime(2026, 5, 5, tzinfo=timezone.utc)))
+        readable = source.commit_reader(prs)
+        assert readable is not None
+        prs, read = readable
+        diffs, missing = read([pr.merge_commit.lower() for pr in prs])
+        kinds = state.stats()["kinds"]
+    assert missing == [] and len(diffs) == len(prs)
+    # the reviews query learnt GraphQL refuses: the files go straight to REST, not after a second refusal
+    assert kinds["auth"] == 1 and kinds["git_commit"] == len(prs)
+    assert source.stats.routes["graphql"] == 1 and "graphql (merge commits)" not in source.stats.routes

@@ -662,3 +662,46 @@ def test_switching_git_off_fetches_only_the_files_the_clone_gave(serve, tmp_path
     without = source(server, state).collect(WEEK)
     assert st(server).stats()["kinds"] == {"repo": 1, "search": 1, "files": len(records)}  # nothing else again
     assert without == source(server, tmp_path / "cold.sqlite").collect(WEEK)  # as a cold run without --git
+
+
+def test_without_a_token_graphql_refuses_and_reviews_and_issues_come_pr_by_pr_with_a_notice(
+        serve, fixture_records, tmp_path: Path, caplog) -> None:
+    with_token = source(serve(fixture_records), tmp_path / "a.sqlite").collect(WEEK)
+    server = serve(fixture_records, token=None)  # REST answers without a token (GitHub: 60 requests an hour)
+    st(server).graphql_needs_token = True  # GraphQL does not: 401
+    src = source(server, tmp_path / "b.sqlite", token=None)
+    with caplog.at_level(logging.WARNING, logger="prdigest.collect.github"):
+        without = src.collect(WEEK)
+    assert without == with_token  # the same reviews, conversation and linked issues
+    kinds = st(server).stats()["kinds"]
+    assert src.stats.routes["graphql"] == 1 and kinds["auth"] == 1  # one refused try, not one per batch
+    assert kinds["reviews"] == len(without) and kinds["issue"] > 0  # then REST, PR by PR
+    notice = [r.getMessage() for r in caplog.records if "GraphQL" in r.getMessage()]
+    assert len(notice) == 1 and "401" in notice[0] and "GITHUB_TOKEN" in notice[0] and server.url in notice[0]
+
+
+def test_a_warm_git_run_lists_no_closed_pr_for_the_merge_commits(serve, tmp_path: Path) -> None:
+    from prdigest.collect.git import open_clone
+    from tests.git_support import build_upstream
+
+    upstream = build_upstream(tmp_path / "up")
+    records = [json.loads(pr.model_dump_json(exclude={"changes", "facts_source"})) for pr in upstream.prs]
+    server = serve(records)
+    state = tmp_path / "s.sqlite"
+    clone = open_clone(str(upstream.path), state_dir=tmp_path / "clones")
+    cold_src = source(server, state, upstream=lambda: clone)
+    cold = cold_src.collect(WEEK)
+    assert cold_src.stats.routes["pulls (closed)"] == 1 and "files" not in st(server).stats()["kinds"]
+    st(server).reset_counters()
+    warm_src = source(server, state, upstream=lambda: clone)
+    warm = warm_src.collect(WEEK)
+    assert warm == cold and {pr.number: pr.merge_commit for pr in warm} == upstream.commits
+    assert st(server).stats()["kinds"] == {"repo": 1, "search": 1} and warm_src.stats.requests == 2
+    # a PR edited since: its discussion asked again, its files still from the clone, still no list
+    edited = st(server).prs[upstream.prs[0].number]
+    edited.updated_at += timedelta(hours=1)
+    st(server).reset_counters()
+    again = source(server, state, upstream=lambda: clone).collect(WEEK)
+    assert [p.model_copy(update={"updated_at": None}) for p in again] == [
+        p.model_copy(update={"updated_at": None}) for p in warm]
+    assert not {"files", "pull_list"} & set(st(server).stats()["kinds"])

@@ -7,7 +7,8 @@ reviews' inline comments), or has gone back past the PR's creation (none can be 
 back only while that stays cheaper than asking PR by PR: a PR whose remarks it has not all reached keeps its
 own request.
 Reviews and the issues PRs close or name come from GraphQL, ~50 PRs a query, where the server has it; a
-GitHub without it (or a PR with over 100 reviews) keeps the per-PR REST requests. Everything is shaped as
+GitHub without it, one that answers GraphQL only with a token (401: a run without one), or a PR with over 100
+reviews keeps the per-PR REST requests. Everything is shaped as
 the REST endpoints answer, so :mod:`~prdigest.collect.github.fetch` filters and stores it the same way.
 """
 
@@ -26,6 +27,7 @@ from prdigest.collect.discussion import linked_numbers
 from prdigest.collect.github.client import Clients
 from prdigest.collect.github.search import Hit
 from prdigest.kernel.models import MAX_ISSUE_BODY
+from prdigest.kernel.text import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,8 @@ class WeekRemarks:
     items: dict[int, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     complete: dict[int, set[str]] = field(default_factory=dict)
     requests: Counter[str] = field(default_factory=Counter)
+    #: False once GraphQL was refused (404/410: none here; 401: not without a token): later readers skip it.
+    graphql: bool = True
 
     def of(self, number: int) -> dict[str, list[dict[str, Any]]]:
         """The complete kinds of PR ``number`` (``review_comments``, ``issue_comments``, ``reviews``,
@@ -170,6 +174,16 @@ def _graphql(clients: Clients, repo: str, hits: Sequence[Hit], week: WeekRemarks
             if exc.status in (404, 410):  # no GraphQL here: reviews and issues PR by PR, as before
                 log.info("no GraphQL at %s: reviews and linked issues are asked PR by PR", clients.base_url)
                 week.requests["graphql"] += 1
+                week.graphql = False
+                return inline
+            if exc.status == 401:
+                # GitHub's GraphQL needs a token where REST does not (a run without GITHUB_TOKEN): the repository
+                # check already passed through REST, so this is no bad token; the per-PR REST requests stay.
+                log.warning("GitHub at %s answers GraphQL only with a token (401): the reviews and linked issues "
+                            "of %d PRs of %s are asked PR by PR through REST (a reviews request a PR and one an "
+                            "issue); set GITHUB_TOKEN to batch them", redact_url(clients.base_url), len(hits), repo)
+                week.requests["graphql"] += 1
+                week.graphql = False
                 return inline
             raise
         week.requests["graphql"] += 1

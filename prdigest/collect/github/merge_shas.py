@@ -3,7 +3,7 @@ listing the closed PRs again (a merged PR's ``merge_commit_sha`` never changes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from prdigest.kernel.storage import Store
 
@@ -41,6 +41,19 @@ class MergeCommits:
                     (self._repo, *chunk)):
                 found[int(number)] = str(sha)
         return found
+
+    def find(self, numbers: Sequence[int], listing: Callable[[], tuple[Mapping[int, str], int]]
+             ) -> tuple[dict[int, str], int]:
+        """The sha of each of ``numbers`` that has one, and the pages ``listing`` read: the stored shas, and only
+        when one is missing, those ``listing`` gives (the closed-PR list: PR number → sha, and its pages), kept
+        for the next run. A PR the listing gives no sha for is asked again next run."""
+        found = self.get_many(numbers)
+        if all(n in found for n in numbers):
+            return found, 0
+        listed, pages = listing()
+        fresh = {n: listed[n] for n in set(numbers) if n not in found and n in listed}
+        self.put_many(fresh)
+        return {**found, **fresh}, pages
 
     def put_many(self, shas: Mapping[int, str]) -> None:
         """Keep each PR's sha (replacing a stored one)."""

@@ -108,13 +108,16 @@ class GitHubSource:
         #: Reviews, conversation comments and linked issues too (``--no-discussion``: False).
         self.discussion = discussion
         #: The run's ``--git`` clone: when it can be had, each PR's merge commit sha comes from the closed-PR
-        #: list (one request per 100 PRs updated since the window opened) and a PR whose commit the clone has
+        #: list (one request per 100 PRs updated since the window opened; kept in the state store after, so a
+        #: later run lists none while every PR's sha is kept) and a PR whose commit the clone has
         #: gets no file request (the files come from git); without it every PR's files are fetched.
         self._upstream = upstream
         self.git_files = upstream is not None
         self._merge_commits: dict[int, str] = {}
         self._in_clone: set[str] = set()
         self._window: Window | None = None
+        #: False once this GitHub refused GraphQL (none, or none without a token): the file reads skip it.
+        self._graphql = True
         self.stats = CollectStats()
 
     def _profile(self, parts: set[str]) -> str:
@@ -161,33 +164,32 @@ class GitHubSource:
         found: dict[int, str] = {}
         lacking = [pr.number for pr in prs if not pr.merge_commit]
         if lacking:
-            # Kept from an earlier run: a warm run lists no closed PR to find its cached facts.
-            state = self._state
-            kept = MergeCommits(state() if callable(state) else state, self.repo)
-            found = kept.get_many(lacking)
-            if any(n not in found for n in lacking):
+            window = self._window
+
+            def listed() -> tuple[dict[int, str], int]:
                 listing = clients()
                 try:
                     with github_errors(self.base_url, self.repo):
-                        listed, pages = merge_commits(listing, self.repo, self._window)
+                        return merge_commits(listing, self.repo, window)
                 finally:
                     listing.close()
-                stats.file_requests += pages
-                stats.routes["pulls (closed)"] += pages
-                fresh = {n: listed[n] for n in lacking if n not in found and n in listed}
-                kept.put_many(fresh)
-                found.update(fresh)
+            # Kept from an earlier run: a warm run lists no closed PR to find its cached facts.
+            state = self._state
+            found, pages = MergeCommits(state() if callable(state) else state, self.repo).find(lacking, listed)
+            stats.file_requests += pages
+            stats.routes["pulls (closed)"] += pages
         prs = [pr if pr.merge_commit or pr.number not in found else pr.model_copy(
             update={"merge_commit": found[pr.number]}) for pr in prs]
         known = {pr.merge_commit.lower(): pr for pr in prs if pr.merge_commit}
 
         def read(shas: Sequence[str]) -> tuple[dict[str, CommitDiff], list[str]]:
             reading = clients()
-            reader = BlobReader(reading, self.repo, known, self.concurrency)
+            reader = BlobReader(reading, self.repo, known, self.concurrency, graphql=self._graphql)
             try:
                 with github_errors(self.base_url, self.repo):
                     diffs, missing = reader([s for s in shas if s in known])
             finally:
+                self._graphql = self._graphql and reader.graphql
                 stats.file_requests += reader.requests
                 stats.routes.update(reader.routes)
                 reading.close()
@@ -218,7 +220,9 @@ class GitHubSource:
                 self.git_files = clone is not None  # a clone that cannot be had: the files from GitHub
                 self._merge_commits, self._in_clone = {}, set()
                 if clone is not None:
-                    self._merge_commits, stats.list_requests = merge_commits(clients, self.repo, window)
+                    # Kept from an earlier run (a merged PR's sha never changes): a warm run lists no closed PR.
+                    self._merge_commits, stats.list_requests = MergeCommits(conn, self.repo).find(
+                        [h.number for h in hits], lambda: merge_commits(clients, self.repo, window))
                     self._in_clone = present_commits(clone, self._merge_commits.values())
                 stats.routes.update({"repo": 1, "search": stats.search_requests, "pulls (closed)": stats.list_requests})
                 prs = self._details(clients, cache, hits, stats)
@@ -253,6 +257,7 @@ class GitHubSource:
         week = week_remarks(clients, self.repo, [h for h, keep in todo if "review_comments" not in keep],
                             [h for h, keep in todo if self.discussion and "reviews" not in keep])
         stats.batch_requests = sum(week.requests.values())
+        self._graphql = week.graphql
         stats.routes.update(week.requests)
         pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo)), thread_name_prefix="github")
         pending: dict[Future[Fetched], tuple[Hit, set[str]]] = {}
