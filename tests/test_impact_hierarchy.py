@@ -258,3 +258,30 @@ def test_patches_through_any_alias_are_seen(tmp_path: Path) -> None:
     found = impacts(facts(tmp_path, PATCHED, after, tree=True), {"ds/__init__.py": "", "ds/patch.py": downstream})
     assert {("ds/patch.py", line(downstream, "setattr(N.Base"), "patches"),
             ("ds/patch.py", line(downstream, "mod.scale = mine"), "patches")} <= flagged(found)
+
+
+def test_a_data_attribute_still_set_by_a_base_in_an_unchanged_module_is_no_removal(tmp_path: Path) -> None:
+    before = {"up/__init__.py": "", "up/core.py": '''
+        class Core:
+            def __init__(self):
+                self.size = 0
+        ''', "up/layer.py": '''
+        from up.core import Core
+
+
+        class Layer(Core):
+            def __init__(self):
+                super().__init__()
+                self.size = 1
+                self.name = "layer"
+        '''}
+    after = edit(before, "up/layer.py", "        self.size = 1\n")
+    reader = '''
+        def size_of(layer):
+            return layer.size
+        '''
+    found = facts(tmp_path, before, after, tree=True)
+    assert not [f for f in found if f.kind == "attribute"]
+    assert impacts(found, {"ds/__init__.py": "", "ds/read.py": reader}) == []
+    alone = facts(tmp_path, before, after, tree=False)  # only the changed files: Core is not read
+    assert ("attribute", "Layer.size") in {(f.kind, f.symbol) for f in alone}

@@ -1,10 +1,11 @@
 """The upstream's class hierarchy across modules, read from the whole tree (``--git``): a method "removed" from a
 class that still inherits it from a base in an unchanged module is no removal, and a method removed or renamed
 that no class of the tree still defines is marked so (a downstream calling ``self.x.m()`` on an object of unknown
-type most likely calls this one).
+type most likely calls this one); a data attribute "removed" from a class that still gets it from such a base
+is no fact.
 
 Only the modules the changed classes' bases come from are read (each blob once per run); the method names of the
-whole tree are read only when a public method was removed or renamed. Without a tree (files or patches alone) a
+whole tree are read only when a method was removed or renamed. Without a tree (files or patches alone) a
 removed method whose class has a base in a module the commit did not change is marked: it may still be inherited.
 """
 
@@ -184,9 +185,9 @@ class Hierarchy:
             return None
         return self._find(target, got[0], got[1], name, depth + 1)
 
-    def source_of(self, module: str, cls: str, method: str) -> tuple[str, list[str]]:
-        """The ancestor (``module.Class``) of ``module.cls`` that defines ``method`` (not itself), and the bases
-        met that could not be read."""
+    def source_of(self, module: str, cls: str, method: str, *, data: bool = False) -> tuple[str, list[str]]:
+        """The ancestor (``module.Class``) of ``module.cls`` that defines ``method`` (not itself; ``data``: or sets
+        a data attribute of that name), and the bases met that could not be read."""
         unread: list[str] = []
         seen: set[tuple[str, str]] = {(module, cls)}
         todo = [(module, cls, 0)]
@@ -200,7 +201,8 @@ class Hierarchy:
                     continue
                 seen.add(base)
                 parsed = self.module(base[0])
-                if parsed is not None and f"{base[1]}.{method}" in parsed[0].defs:
+                key = f"{base[1]}.{method}"
+                if parsed is not None and (key in parsed[0].defs or data and key in parsed[0].attributes):
                     return f"{base[0]}.{base[1]}", unread
                 todo.append((base[0], base[1], depth + 1))
         return "", unread
@@ -221,7 +223,8 @@ def across_modules(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | N
                    packages: Sequence[str] = ()) -> list[Change]:
     """The facts, with each public method removed or renamed read against the class hierarchy across modules."""
     methods = [f for f in facts if f.kind in ("removed", "renamed") and "." in f.symbol and f.path.endswith(".py")]
-    if not methods:
+    attributes = [f for f in facts if f.kind == "attribute" and f.detail.startswith("removed") and tree is not None]
+    if not methods and not attributes:
         return facts
     after = {f.before_path: f.after for f in diff.files if f.after is not None}
     after.update({f.path: f.after for f in diff.files if f.after is not None})
@@ -237,7 +240,7 @@ def across_modules(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | N
     classes = Hierarchy(read)
     names: frozenset[str] | None = None
     gone = METHOD_GONE
-    if tree is not None:
+    if tree is not None and methods:
         names = tree.method_names(diff.sha)
     if names is None:  # what is available: the changed files after the commit
         gone = METHOD_GONE_CHANGED
@@ -245,6 +248,9 @@ def across_modules(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | N
                           for m in _METHOD.findall(text))
     out: list[Change] = []
     for f in facts:
+        owner, _, leaf = f.symbol.rpartition(".")
+        if f in attributes and owner and classes.source_of(module_of(f.path), owner, leaf, data=True)[0]:
+            continue  # the class still has it, from a base in another module
         if f in methods:
             f = _read_method(f, classes, names, gone, tree is not None, packages)
         out.append(f)
