@@ -167,7 +167,21 @@ def test_a_removed_method_called_on_an_object_of_unknown_type_breaks_when_no_ups
     assert ("removed", "Capturer.drain", METHOD_GONE) in {(f.kind, f.symbol, f.detail) for f in with_tree}
     found = impacts(with_tree, {"ds/__init__.py": "", "ds/runner.py": RUNNER})
     assert flagged(found) == {("ds/runner.py", line(RUNNER, "self.capturer.drain()"), "calls")}
-    assert [i.symbol for i in found] == ["up.capture.Capturer.drain"]
+    assert [(i.symbol, i.fact.split(";")[0]) for i in found] == [(".drain", "removed: Capturer.drain")]
+
+
+def test_one_line_per_call_when_several_upstream_classes_lose_the_method(tmp_path: Path) -> None:
+    before = {**CAPTURE, "up/other.py": '''
+        class Other:
+            def drain(self, limit=None):
+                return []
+        '''}
+    after = {**_without("drain"), "up/other.py": "class Other:\n    pass\n"}
+    with_tree = facts(tmp_path, before, after, tree=True)
+    assert {f.symbol for f in with_tree if f.kind == "removed"} == {"Capturer.drain", "Other.drain"}
+    found = impacts(with_tree, {"ds/__init__.py": "", "ds/runner.py": RUNNER})
+    assert [(i.path, i.line, i.severity) for i in found] == [
+        ("ds/runner.py", line(RUNNER, "self.capturer.drain()"), "breaks")]
 
 
 def test_without_the_tree_a_method_called_on_an_unknown_object_is_a_check(tmp_path: Path) -> None:

@@ -212,9 +212,9 @@ def _by_name(change: Change, ctx: Context, symbol: str, words: str) -> Iterator[
     gone = METHOD_GONE if whole else METHOD_GONE_CHANGED
     for use in ctx.table.named(leaf):
         if use.how == "method":
+            # shown as the use's ``.m``: one line per call, however many upstream classes lost a method ``m``
             yield Hit(use, "breaks" if proven else "check",
-                      f"{words}; `.{leaf}()` on an object of unknown type matched by name: {gone}",
-                      f"{ctx.module}.{symbol}")
+                      f"{words}; `.{leaf}()` on an object of unknown type matched by name: {gone}")
 
 
 def _setting(change: Change, ctx: Context) -> Iterator[Hit]:
