@@ -19,7 +19,10 @@ facts engine counts a method's call only on a receiver known to be of the method
 an untyped receiver when no other class of the changed files has a method of that name
 (prdigest.collect.facts.pyapi.passed_parameters). Through instances: a removed data attribute breaks a read of
 it through the class's name, and an ``obj.x`` read on an object of unknown type (the index's ``attribute``
-uses, by name) when the fact says no class of the changed files keeps the name; an attribute a base's
+uses, by name) when the fact says no class of the changed files keeps the name; a method called on an object of
+unknown type (the index's ``method`` uses, by name) breaks when the method was removed or renamed and no class
+of the upstream's tree keeps a method of that name (prdigest.collect.facts.hierarchy; a check when only the
+changed files were read, or for a builtin's name); an attribute a base's
 ``__init__`` newly sets breaks a subclass whose own ``__init__`` neither calls the base's nor sets it; a return
 type that changed breaks an override or a patch (``check`` when it only widens); a keyword upstream now passes to
 a constructor breaks a subclass ``__init__`` that does not take it. Kinds that no Python import can reach
