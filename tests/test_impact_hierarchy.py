@@ -7,6 +7,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from prdigest.collect.facts import Surface, commit_facts
 from prdigest.collect.facts.hierarchy import METHOD_GONE, METHOD_GONE_CHANGED, GitTree
 from prdigest.collect.git import UpstreamClone, read_commits
@@ -299,3 +301,17 @@ def test_a_data_attribute_still_set_by_a_base_in_an_unchanged_module_is_no_remov
     assert impacts(found, {"ds/__init__.py": "", "ds/read.py": reader}) == []
     alone = facts(tmp_path, before, after, tree=False)  # only the changed files: Core is not read
     assert ("attribute", "Layer.size") in {(f.kind, f.symbol) for f in alone}
+
+
+@pytest.mark.parametrize("imports, base", [
+    ("from up.core import base", "base.Base"),
+    ("import up.core.base as b", "b.Base"),
+    ("import up.core.base", "up.core.base.Base"),
+    ("from .core.base import Base", "Base"),
+])
+def test_a_base_named_through_a_module_is_followed(tmp_path: Path, imports: str, base: str) -> None:
+    before = {**BASE, "up/layer.py": f"{imports}\n\n\nclass Layer({base}):\n    def run(self, x):\n"
+                                     "        return x + 1\n\n    def extra(self):\n        return 2\n"}
+    after = edit(before, "up/layer.py", "    def run(self, x):\n        return x + 1\n\n")
+    assert ("body", "Layer.run", "now inherited from up.core.base.Base") in {
+        (f.kind, f.symbol, f.detail) for f in facts(tmp_path, before, after, tree=True)}

@@ -37,7 +37,8 @@ MAX_SCANNED = 20_000
 _METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
 #: Method names every Python object or builtin container has (``d.clear()`` on a dict): a call of one on an object
 #: of unknown type is never proven to reach the upstream's method.
-BUILTIN_METHODS = frozenset(n for t in (object, dict, list, set, frozenset, tuple, str, bytes, int, float) for n in dir(t))
+BUILTIN_METHODS = frozenset(n for t in (object, dict, list, set, frozenset, tuple, str, bytes, int, float)
+                            for n in dir(t))
 
 
 class UpstreamTree(Protocol):
@@ -176,14 +177,18 @@ class Hierarchy:
         source = parsed.imported.get(head)
         if source is None or depth > MAX_DEPTH:
             return None
-        # ``from m import B`` → (m, B); ``import a.b as x`` + ``x.B`` → (a.b, B)
-        target, name = (_absolute(source, module, package), head) if not rest else (source, rest)
-        if "." in name:
-            target, _, name = f"{target}.{name}".rpartition(".")
-        got = self.module(target)
-        if got is None:
-            return None
-        return self._find(target, got[0], got[1], name, depth + 1)
+        source = _absolute(source, module, package)
+        if not rest:  # ``from m import B`` → (m, B)
+            candidates = [(source, head)]
+        else:  # ``from a import b`` + ``b.B``; ``import a.b as x`` + ``x.B``; ``import a.b`` + ``a.b.B``
+            dotted = [f"{source}.{head}.{rest}", f"{source}.{rest}", f"{head}.{rest}"]
+            candidates = [(d.rpartition(".")[0], d.rpartition(".")[2]) for d in dotted]
+        for target, name in candidates:
+            got = self.module(target)
+            found = self._find(target, got[0], got[1], name, depth + 1) if got is not None else None
+            if found is not None:
+                return found
+        return None
 
     def source_of(self, module: str, cls: str, method: str, *, data: bool = False) -> tuple[str, list[str]]:
         """The ancestor (``module.Class``) of ``module.cls`` that defines ``method`` (not itself; ``data``: or sets
