@@ -49,6 +49,7 @@ from benchmarks.downstream_impact import (
 )
 from benchmarks.report import write_section
 from prdigest.collect.facts import Surface, commit_facts, patch_facts
+from prdigest.collect.facts.hierarchy import GitTree
 from prdigest.collect.git import UpstreamClone, read_commits
 from prdigest.connect.impact.downstream import DownstreamSpec, load_index
 from prdigest.connect.impact.hunks import facts_from_patches
@@ -292,9 +293,11 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="impact-two-"))
     try:
         repo, sha = upstream_repo(root, args.wheels, ascend["upstream_before"], ascend["upstream_after"])
-        diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
+        clone = UpstreamClone(repo / ".git")
+        diffs, _ = read_commits(clone, [sha])
         surface = Surface(packages=UPSTREAM)
-        fact_sets = {"full files": commit_facts(diffs[sha], surface),
+        # full files as a --git run reads them: the upstream's whole tree too (bases in unchanged modules)
+        fact_sets = {"full files": commit_facts(diffs[sha], surface, tree=GitTree(clone, UPSTREAM)),
                      "patches alone" + (" (Python hunk headers)" if args.hunk_headers == "python" else ""):
                          patches_alone(wheel_patches(repo, sha, args.hunk_headers == "python"), surface)}
         counts = {label: len(facts) for label, facts in fact_sets.items()}

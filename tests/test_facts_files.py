@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from prdigest.collect.facts import Surface, commit_facts, is_breaking
+from prdigest.collect.facts.hierarchy import METHOD_GONE_CHANGED
 from prdigest.collect.facts.pyapi import parse, signature_detail
 from prdigest.collect.git import CommitDiff, FileDiff
 from prdigest.kernel.factlines import MAX_SHAPE, code
@@ -43,7 +44,8 @@ def test_signature_details(before: str, after: str, detail: str) -> None:
     ("def _helper(x): ...\ndef keep(): ...\n", "def keep(): ...\n", {("removed", "_helper", "")}),
     # a rename needs the same shape; (self) alone is too common to pair on
     ("class A:\n    def old(self): return 1\n", "class A:\n    def new(self): return 2\n",
-     {("removed", "A.old", ""), ("added", "A.new", "")}),
+     # no class of the changed files keeps a method ``old``: a call ``obj.old()`` is matched by name (hierarchy.py)
+     {("removed", "A.old", METHOD_GONE_CHANGED), ("added", "A.new", "")}),
     # conditional definitions and try/except imports count once
     ("try:\n    import fast\nexcept ImportError:\n    fast = None\n", "try:\n    import fast\nexcept ImportError:\n"
      "    fast = None\nif fast:\n    def go(x): ...\nelse:\n    def go(x, y): ...\n", {("added", "go", "")}),

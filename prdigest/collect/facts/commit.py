@@ -7,7 +7,18 @@ from __future__ import annotations
 import logging
 import re
 
-from prdigest.collect.facts import build, configkeys, deprecations, indexes, kernels, pins, pyapi, settings, toolchain
+from prdigest.collect.facts import (
+    build,
+    configkeys,
+    deprecations,
+    hierarchy,
+    indexes,
+    kernels,
+    pins,
+    pyapi,
+    settings,
+    toolchain,
+)
 from prdigest.collect.facts.reading import named
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
@@ -19,17 +30,19 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "9"
+FACTS_VERSION = "10"
 
 
 def _python(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
-def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True) -> list[Change]:
+def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
+                 tree: hierarchy.UpstreamTree | None = None) -> list[Change]:
     """The facts of one commit, file by file, with moves between its modules matched across files
     (``receivers=False``: who passes a new parameter by the earlier rule, by the method's name alone, for the
-    benchmark's comparison; see pyapi.passed_parameters)."""
+    benchmark's comparison; see pyapi.passed_parameters; ``tree``: the upstream's whole tree, where methods are
+    resolved through bases in modules the commit did not change)."""
     facts: list[Change] = []
     after_modules: dict[str, pyapi.Module | None] = {}
     module_of: dict[str, str] = {}
@@ -46,7 +59,8 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True) 
     sides.update({f.before_path: (f.before, f.after) for f in diff.files if f.before_path in parsed_before})
     facts = pyapi.new_keywords(facts, parsed_before, parsed, sides, module_of)
     facts = _kept_keys(facts)
-    return unique(pyapi.moves(facts, after_modules, module_of), key=lambda f: (f.kind, f.symbol, f.path, f.detail))
+    facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
+    return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 
 def _kept_keys(facts: list[Change]) -> list[Change]:

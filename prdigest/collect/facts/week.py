@@ -12,6 +12,7 @@ from typing import Literal
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
+from prdigest.collect.facts.hierarchy import GitTree
 from prdigest.collect.facts.patches import patch_facts
 from prdigest.collect.facts.reach import TreeReader, classify, pr_evidence
 from prdigest.collect.facts.reading import reading
@@ -86,10 +87,12 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
         # Who can see each change: the tree at its merge commit from a clone; through the API (no tree listing),
         # what the PR itself shows, as for patches.
         trees = TreeReader(clone, surface) if clone is not None else None
+        upstream_tree = GitTree(clone, surface.packages) if clone is not None else None  # bases in other modules
         for sha, diff in diffs.items():
             evidence = trees.of(diff) if trees is not None else pr_evidence(by_commit[sha][0])
             with reading(pr.number for pr in by_commit[sha]):  # a file skipped for its size names its PRs
-                fresh[sha] = (classify(commit_facts(diff, surface), surface, evidence, diff), files_of(diff))
+                facts = commit_facts(diff, surface, tree=upstream_tree)
+                fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
             cache.put_many(fresh, version)

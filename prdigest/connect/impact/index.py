@@ -19,18 +19,20 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast, get_args
 
+from prdigest.connect.impact.receivers import unknown_receivers
 from prdigest.connect.impact.siblings import Siblings
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.pymodule import module_and_package
 
 #: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) and
-#: ``attribute`` (``obj.x`` on an object of unknown type, by the attribute's name alone: symbol ``.x``) are shown
-#: as a call (``Impact.how`` has no separate word for them).
-UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute"]
+#: ``attribute`` (``obj.x`` on an object of unknown type, by the attribute's name alone: symbol ``.x``) and
+#: ``method`` (``self.capturer.clear()``: a method called on an object of unknown type, by name: symbol ``.clear``)
+#: are shown as a call (``Impact.how`` has no separate word for them).
+UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute", "method"]
 
 #: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -116,6 +118,8 @@ class FileSummary:
     #: (attribute, line): ``f().x``, ``a[0].x``: attributes read on an expression (those on a chain of names are
     #: in ``reads`` and ``calls``), for attributes of upstream objects of unknown type
     attributes: list[tuple[str, int]] = field(default_factory=list)
+    #: (method, line): ``f().m(…)``, ``a[0].m(…)``: methods called on an expression (on a chain: in ``calls``)
+    called: list[tuple[str, int]] = field(default_factory=list)
     #: Attribute names this file defines: assigned (``obj.x = …``), class-level names, methods
     defines: set[str] = field(default_factory=set)
     #: (first line, last line, dotted name) of every function and method, for the scope of a use
@@ -229,7 +233,9 @@ class _Reader:
     def _assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = _chain(node.value) if isinstance(node, ast.Assign) and node.value is not None else None
-        if value is not None and len(value) > 1:
+        if value is None and isinstance(node, ast.Assign):
+            value = _imported_module(node.value)
+        if value is not None:  # ``M = vllm.x.y``, ``N = M``, ``M = importlib.import_module("vllm.x.y")``
             self.s.aliases += [(t.id, value, t.lineno) for t in targets if isinstance(t, ast.Name)]
         for target in targets:
             for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
@@ -265,6 +271,8 @@ class _Reader:
                 and _chain(target.value.func) == ("super",):
             self.s.super_calls.append((target.attr, node.lineno, detail))
             return [*args, *node.keywords]  # ``super().m`` is the base's method, no attribute of unknown type
+        if isinstance(target, ast.Attribute):
+            self.s.called.append((target.attr, node.lineno))
         return None
 
     def _attribute(self, node: ast.Attribute) -> list[ast.AST] | None:
@@ -298,6 +306,17 @@ class _Reader:
 
 
 _CALLS_INIT = re.compile(r"\.__init__\s*\(")
+
+
+def _imported_module(value: ast.expr) -> Parts | None:
+    """``importlib.import_module("vllm.x.y")`` as the chain ``("vllm", "x", "y")``; None for anything else."""
+    if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Constant)
+            and isinstance(value.args[0].value, str)):
+        return None
+    func = _chain(value.func)
+    if func is None or func[-1] != "import_module" or not re.fullmatch(r"[A-Za-z_][\w.]*", value.args[0].value):
+        return None
+    return tuple(value.args[0].value.split("."))
 
 
 def _calls_super(name: str, source: str) -> bool:
@@ -416,6 +435,8 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
     for s in files:
         for name, chain, _ in sorted(s.aliases, key=lambda a: a[2]):
             target = resolve(s.path, chain)
+            if target is None and _is_upstream(".".join(chain), upstream):
+                target = ".".join(chain)  # ``importlib.import_module("vllm.x")``: the module, imported by name
             if target is not None and _is_upstream(target, upstream) and name not in bindings[s.path]:
                 bindings[s.path][name] = target
 
@@ -499,6 +520,8 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                 continue
             seen.add(name)
             uses.append(Use(s.path, line, f".{name}", "attribute", local=name))
+        uses += [Use(s.path, line, f".{name}", "method", local=name)
+                 for name, line in unknown_receivers(s.calls, s.called, imported | set(bindings[s.path]), defined)]
     scopes = {s.path: _Scopes(s) for s in files}
     uses = [replace(u, scope=scopes[u.path].at(u.line)) for u in uses]
     return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))

@@ -19,7 +19,10 @@ facts engine counts a method's call only on a receiver known to be of the method
 an untyped receiver when no other class of the changed files has a method of that name
 (prdigest.collect.facts.pyapi.passed_parameters). Through instances: a removed data attribute breaks a read of
 it through the class's name, and an ``obj.x`` read on an object of unknown type (the index's ``attribute``
-uses, by name) when the fact says no class of the changed files keeps the name; an attribute a base's
+uses, by name) when the fact says no class of the changed files keeps the name; a method called on an object of
+unknown type (the index's ``method`` uses, by name) breaks when the method was removed or renamed and no class
+of the upstream's tree keeps a method of that name (prdigest.collect.facts.hierarchy; a check when only the
+changed files were read, or for a builtin's name); an attribute a base's
 ``__init__`` newly sets breaks a subclass whose own ``__init__`` neither calls the base's nor sets it; a return
 type that changed breaks an override or a patch (``check`` when it only widens); a keyword upstream now passes to
 a constructor breaks a subclass ``__init__`` that does not take it. Kinds that no Python import can reach
@@ -39,10 +42,12 @@ __all__ = ["HOW", "WILDCARD", "Signature", "SignatureChange", "UseTable", "fact_
 
 #: Shown as ``Impact.how`` (``reads`` is a use through the name, like a call).
 HOW: dict[str, ImpactHow] = {"imports": "imports", "subclasses": "subclasses", "overrides": "overrides",
-                             "patches": "patches", "calls": "calls", "reads": "calls", "attribute": "calls"}
+                             "patches": "patches", "calls": "calls", "reads": "calls", "attribute": "calls",
+                             "method": "calls"}
 _SEVERITY_RANK = {"breaks": 2, "check": 1}
 #: Which use of a file speaks for a module-level fact there (the import is the line to fix).
-_HOW_RANK = {"imports": 0, "subclasses": 1, "patches": 2, "overrides": 3, "calls": 4, "reads": 5, "attribute": 6}
+_HOW_RANK = {"imports": 0, "subclasses": 1, "patches": 2, "overrides": 3, "calls": 4, "reads": 5, "attribute": 6,
+             "method": 7}
 #: Kinds that make a name unreachable: one flag per downstream file says it (fix the import), not one per use.
 _GONE = MODULE_KINDS | {"moved"}
 

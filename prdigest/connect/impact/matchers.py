@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from prdigest.collect.facts.hierarchy import BASE_UNREAD, BUILTIN_METHODS, METHOD_GONE, METHOD_GONE_CHANGED
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
 from prdigest.connect.impact.index import CALLS_SUPER, OWN_INIT, SPREAD, Use
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
@@ -182,13 +183,38 @@ def _renamed(change: Change, ctx: Context) -> Iterator[Hit]:
     for use in ctx.table.named(old_name.rsplit(".", 1)[-1]):
         if matches(use, ctx.prefixes, old_name, deeper=True) is not None:
             yield Hit(use, "breaks", f"{old_name} → {new_name.rsplit('.', 1)[-1]}")
+    yield from _by_name(change, ctx, old_name, f"{old_name} → {new_name.rsplit('.', 1)[-1]}")
 
 
 def _removed(change: Change, ctx: Context) -> Iterator[Hit]:
     """A removed name: every use of it, or of anything under it, breaks."""
+    # without the upstream's tree, a method whose class has a base that was not read may still be inherited
+    unread = BASE_UNREAD.split("{}", 1)[0] in change.detail
     for use in ctx.table.named(change.symbol.rsplit(".", 1)[-1]):
         if matches(use, ctx.prefixes, change.symbol, deeper=True) is not None:
-            yield Hit(use, "breaks", change.symbol)
+            yield Hit(use, "check", f"{change.symbol} ({change.detail})") if unread \
+                else Hit(use, "breaks", change.symbol)
+    yield from _by_name(change, ctx, change.symbol, change.symbol)
+
+
+def _by_name(change: Change, ctx: Context, symbol: str, words: str) -> Iterator[Hit]:
+    """A method removed or renamed, matched by its name against calls on objects of unknown type
+    (``self.capturer.clear()``): only when no upstream class keeps a method of that name; ``breaks`` when the
+    upstream's whole tree proves it (and the downstream defines none: the index leaves those calls out), else a
+    ``check`` (only the commit's changed files were read, or the name is a builtin's: ``d.clear()`` on a dict)."""
+    if "." not in symbol:
+        return
+    whole = METHOD_GONE in change.detail
+    if not whole and METHOD_GONE_CHANGED not in change.detail:
+        return
+    leaf = symbol.rsplit(".", 1)[1]
+    proven = whole and change.public and leaf not in BUILTIN_METHODS
+    gone = METHOD_GONE if whole else METHOD_GONE_CHANGED
+    for use in ctx.table.named(leaf):
+        if use.how == "method":
+            # shown as the use's ``.m``: one line per call, however many upstream classes lost a method ``m``
+            yield Hit(use, "breaks" if proven else "check",
+                      f"{words}; `.{leaf}()` on an object of unknown type matched by name: {gone}")
 
 
 def _setting(change: Change, ctx: Context) -> Iterator[Hit]:
