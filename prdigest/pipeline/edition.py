@@ -104,6 +104,8 @@ class EditionSummary(BaseModel):
     per_verdict: dict[str, int]
     per_subsystem: dict[str, int]
     variants: dict[str, list[str]]
+    #: Messages sent by this run, per variant (the summary's table reads them: not a scan of ``sent`` per variant).
+    messages: dict[str, int] = {}
     idle_readers: list[str]
     sent: list[tuple[str, str, str]]
     failed: list[tuple[str, str, str]]
@@ -408,6 +410,7 @@ class EditionPipeline:
             published=len(edition.published), per_verdict=dict(per_verdict),
             per_subsystem=dict(per_subsystem.most_common()),
             variants={v.variant.key: [r.id for r in v.variant.readers] for v in rendered.variants},
+            messages=dict(Counter(r.variant for r in report.sent)),
             idle_readers=[r.id for r in rendered.idle], sent=[row(r) for r in report.sent],
             failed=[row(r) for r in report.failed],
             pending=[row(r) for r in report.pending], elsewhere=[row(r) for r in report.of(Outcome.ELSEWHERE)],
