@@ -27,15 +27,7 @@ from prdigest.connect.embedding import load_embedder
 from prdigest.connect.step import connect_edition
 from prdigest.connect.variants import plan_variants
 from prdigest.deliver.media import RenderProblem, link_hosts_for
-from prdigest.deliver.rendered import (  # noqa: F401 (Rendered, RenderedVariant, used_media: re-exported)
-    Rendered,
-    RenderedVariant,
-    compose_context,
-    planned_deliveries,
-    render_context,
-    render_variants,
-    used_media,
-)
+from prdigest.deliver.rendered import Rendered, compose_context, planned_deliveries, render_context, render_variants
 from prdigest.deliver.run import DeliveryReport, Outcome, Retry, deliver, outbox_routes
 from prdigest.draft import calibrations
 from prdigest.draft.cache import cached_complete
