@@ -90,3 +90,26 @@ def test_a_spool_gives_back_what_was_put_and_pickles_with_its_contents(tmp_path:
     assert spool.put({"x": Rendering("x", "c", lambda: None)}) is None
     spool.close()
     spool.close()
+
+
+def test_a_zh_cn_email_without_deep_reads_is_spooled_not_kept_in_memory(tmp_path: Path) -> None:
+    """Failed before the fix: its preheader was the catalog's string as it is, a ``Counted`` of the zh-CN plural
+    rule, whose class pickle cannot find by name; the variant's renderings then stayed in memory until delivery
+    (31 of 633 variants of the real week at 1,000 readers)."""
+    from flows.media import EMAIL
+    from prdigest.connect.variants import Filter, Variant, ordered
+    from prdigest.deliver.media import RenderContext
+    from prdigest.kernel.text import counted
+    from tests.factories import edition, entry
+
+    entries = [entry(100 + i, ["kernels"], "skim") for i in range(3)]
+    ed = edition(entries, language="zh-CN")
+    rendering = EMAIL.render(ed, Variant(Filter(), ordered(entries)), RenderContext())
+    spool = Spool(tmp_path)
+    at = spool.put({"email": rendering})
+    assert at is not None
+    back = spool.get(at)["email"].payload
+    assert (back.subject, back.preheader, back.html) == (rendering.payload.subject, rendering.payload.preheader,
+                                                         rendering.payload.html)
+    word = pickle.loads(pickle.dumps(counted("{n} {n|个|个}", "none")))
+    assert word.format(n=2) == "2 个" and word.rule == "none"
