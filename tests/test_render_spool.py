@@ -74,7 +74,7 @@ def test_rendered_variants_wait_in_an_unnamed_spool_not_in_memory_and_every_mess
     assert set(first.renderings()) == {"email", "slack"}
 
 
-def test_a_spool_gives_back_what_was_put_and_pickles_with_its_contents(tmp_path: Path) -> None:
+def test_a_spool_gives_back_what_was_put_and_pickles_with_its_contents(tmp_path: Path, caplog) -> None:
     spool = Spool(tmp_path)
     one = {"slack": Rendering("slack", "a", [{"text": "a"}], {"slack/a.json": b"[]"})}
     two = {"email": Rendering("email", "b", "x" * 10_000)}
@@ -87,7 +87,11 @@ def test_a_spool_gives_back_what_was_put_and_pickles_with_its_contents(tmp_path:
     copy = pickle.loads(pickle.dumps(spool))  # a render result persisted by Prefect keeps its renderings
     assert copy.get(at_two)["email"].payload == "x" * 10_000
     # A payload that cannot be pickled (a plugin's) is not spooled: the caller keeps it.
-    assert spool.put({"x": Rendering("x", "c", lambda: None)}) is None
+    with caplog.at_level("WARNING", logger="prdigest.deliver.spool"):
+        assert spool.put({"x": Rendering("x", "c", lambda: None)}) is None
+        assert spool.put({"x": Rendering("x", "d", lambda: None)}) is None
+    (said,) = [r.getMessage() for r in caplog.records]  # once per run, naming the first variant
+    assert "variant c cannot be pickled" in said
     spool.close()
     spool.close()
 

@@ -9,6 +9,7 @@ composing, so a run holds one variant's renderings at a time.
 
 from __future__ import annotations
 
+import logging
 import pickle
 import tempfile
 import threading
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import IO
 
 from prdigest.deliver.media import Rendering
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class Spool:
         self._file: IO[bytes] | None = None
         self._end = 0
         self._lock = threading.Lock()  # a flow's tasks run in threads
+        self._told = False
 
     def put(self, renderings: dict[str, Rendering]) -> Spooled | None:
         """Append the renderings (without their files, written by then); None when a payload cannot be pickled
@@ -44,7 +48,11 @@ class Spool:
         bare = {name: replace(r, files={}) for name, r in renderings.items()}
         try:
             packed = zlib.compress(pickle.dumps(bare, protocol=pickle.HIGHEST_PROTOCOL), 1)
-        except (pickle.PicklingError, TypeError, AttributeError):
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            if not self._told:  # said once per run: such a payload keeps its variants in memory until delivery
+                self._told = True
+                log.warning("a rendering of variant %s cannot be pickled (%s): it stays in memory until delivery",
+                            next((r.variant for r in renderings.values()), "?"), exc)
             return None
         with self._lock:
             if self._file is None:
