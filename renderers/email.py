@@ -326,29 +326,70 @@ def _assembled(build_groups: Callable[[list[Markup], list[Markup]], str], groups
     notes_html = [n for n in maybe_notes if n is not None]
     if len(notes_html) < len(maybe_notes):
         return None
-    note_marks = [_MARK.format(f"note-{i}") for i in range(len(notes))]
-    marks = [_MARK.format(f"group-{i}") for i in range(len(groups_html))]
-    if len(notes) not in skeletons:
-        try:
-            skeletons[len(notes)] = mjml2html(build_groups([Markup(m) for m in marks],
-                                                           [Markup(m) for m in note_marks]), fonts={})
-        except ValueError:
-            skeletons[len(notes)] = None
-    skeleton = skeletons[len(notes)]
+    note_marks, marks = _marks(len(groups_html), len(notes))
+    skeleton = _skeleton(build_groups, len(groups_html), len(notes), skeletons)
     if skeleton is None:
         return None
     found = [(skeleton.find(m), m, html) for m, html in zip(note_marks + marks, notes_html + compiled)]
-    if any(at < 0 for at, _, _ in found):
-        return None
     pieces, rest = [], skeleton
     for _, mark, html in sorted(found):
         before, _, rest = rest.partition(mark)
-        if mark in rest:
-            return None
         pieces += [before, html or ""]  # every compiled note and group is a string (checked above)
-    if "<i>prdigest-mark-" in rest:
-        return None
     return "".join(pieces) + rest
+
+
+def _marks(groups: int, notes: int) -> tuple[list[str], list[str]]:
+    """The marks in place of each note's text and of each group's entries."""
+    return [_MARK.format(f"note-{i}") for i in range(notes)], [_MARK.format(f"group-{i}") for i in range(groups)]
+
+
+def _skeleton(build_groups: Callable[[list[Markup], list[Markup]], str], groups: int, notes: int,
+              skeletons: dict[int, str | None]) -> str | None:
+    """The variant's document with marks, compiled once per number of notes; None when it does not compile or a
+    mark is not there exactly once (then the document is compiled whole)."""
+    if notes not in skeletons:
+        note_marks, marks = _marks(groups, notes)
+        try:
+            skeleton: str | None = mjml2html(build_groups([Markup(m) for m in marks],
+                                                          [Markup(m) for m in note_marks]), fonts={})
+        except ValueError:
+            skeleton = None
+        if skeleton is not None and (any(skeleton.count(m) != 1 for m in note_marks + marks)
+                                     or skeleton.count("<i>prdigest-mark-") != len(marks) + len(note_marks)):
+            skeleton = None
+        skeletons[notes] = skeleton
+    return skeletons[notes]
+
+
+def _assembled_size(build_groups: Callable[[list[Markup], list[Markup]], str], groups_html: list[list[Markup]],
+                    notes: list[str], skeletons: dict[int, str | None],
+                    compiled_fragments: dict[int, tuple[Markup, str | None]],
+                    sizes: dict[int, tuple[Markup, int]]) -> int | None:
+    """The bytes (UTF-8) of what :func:`_assembled` would make of these groups and notes, summed from the sizes of
+    their compiled pieces without putting them together (``sizes``: each fragment's, by id, kept with it); None
+    when it would not assemble."""
+    total = 0
+    for group in groups_html:
+        for fragment in group:
+            known = sizes.get(id(fragment))
+            if known is None or known[0] is not fragment:
+                compiled = compiled_fragments.get(id(fragment))
+                if compiled is None or compiled[0] is not fragment:
+                    compiled = compiled_fragments[id(fragment)] = (fragment, _compiled_fragment(fragment))
+                if compiled[1] is None:
+                    return None
+                known = sizes[id(fragment)] = (fragment, len(compiled[1].encode("utf-8")))
+            total += known[1]
+    for note in notes:
+        html = _compiled_note(note)
+        if html is None:
+            return None
+        total += len(html.encode("utf-8"))
+    skeleton = _skeleton(build_groups, len(groups_html), len(notes), skeletons)
+    if skeleton is None:
+        return None
+    marks = sum(len(m) for part in _marks(len(groups_html), len(notes)) for m in part)  # ASCII: bytes
+    return total + len(skeleton.encode("utf-8")) - marks
 
 
 def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
@@ -392,34 +433,55 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
     skeletons: dict[int, str | None] = {}  # the variant's document with marks, by number of notes
     compiled_fragments: dict[int, tuple[Markup, str | None]] = {}
 
-    def attempt(full: Callable[[EntryView], bool], note: str | None) -> str:
-        nonlocal frags, problems
+    def notes_of(fs: list[_Fragments], note: str | None) -> list[str]:
+        notes = [note] if note else []
+        if problems or len(fs) < len(frags):
+            dropped = sorted({p.number for p in problems} | ({f.view.number for f in frags}
+                                                              - {f.view.number for f in fs}))
+            notes.append(ui["problems"].format(n=len(dropped), numbers=", ".join(f"#{n}" for n in dropped)))
+        return notes
 
-        def notes_of(fs: list[_Fragments]) -> list[str]:
-            notes = [note] if note else []
-            if problems or len(fs) < len(frags):
-                dropped = sorted({p.number for p in problems} | ({f.view.number for f in frags}
-                                                                  - {f.view.number for f in fs}))
-                notes.append(ui["problems"].format(n=len(dropped),
-                                                   numbers=", ".join(f"#{n}" for n in dropped)))
-            return notes
-
+    def builder(full: Callable[[EntryView], bool], note: str | None) -> Callable[..., str]:
         def build(fs: list[_Fragments], marks: list[Markup] | None = None,
                   notes: list[Markup] | None = None) -> str:
-            return _mjml(edition, variant, subj, pre, fs, full, notes_of(fs) if notes is None else notes, online,
-                         link_hosts, reader_links, marks=marks, connect=connect, impact=impact, badges=badges)
+            return _mjml(edition, variant, subj, pre, fs, full, notes_of(fs, note) if notes is None else notes,
+                         online, link_hosts, reader_links, marks=marks, connect=connect, impact=impact,
+                         badges=badges)
+        return build
 
+    def attempt(full: Callable[[EntryView], bool], note: str | None) -> str:
+        nonlocal frags, problems
+        build = builder(full, note)
         # Each entry and note compiled once per render step, the variant's document around them once; when one
         # does not compile alone (or the document does not), the document is compiled whole as before.
         assembled = None if whole else _assembled(
             lambda marks, notes: build(frags, marks, notes),
-            [fragments for _, fragments in _group_fragments(frags, full, lang)], notes_of(frags),
+            [fragments for _, fragments in _group_fragments(frags, full, lang)], notes_of(frags, note),
             skeletons if not problems else {}, compiled_fragments)
         if assembled is not None:
             return assembled
         html, frags, new = compile_isolating(build, frags, variant.key)
         problems += new
         return html
+
+    fragment_sizes: dict[int, tuple[Markup, int]] = {}
+
+    def measured(full: Callable[[EntryView], bool], note: str | None) -> tuple[int, str | None]:
+        """A layout's size in bytes: told from its compiled pieces' sizes when it assembles (no attempt, no
+        HTML: None), else by an attempt (and its HTML). The same number either way, so the search below takes
+        the same steps, and the layout it settles on is the only one put together in the common case."""
+        if not whole and not problems:
+            build = builder(full, note)
+            told = _assembled_size(lambda marks, notes: build(frags, marks, notes),
+                                   [fragments for _, fragments in _group_fragments(frags, full, lang)],
+                                   notes_of(frags, note), skeletons, compiled_fragments, fragment_sizes)
+            if told is not None:
+                return told, None
+        html = attempt(full, note)
+        return size(html), html
+
+    def made(full: Callable[[EntryView], bool], note: str | None, html: str | None) -> str:
+        return html if html is not None else attempt(full, note)
 
     def size(html: str) -> int:
         return len(html.encode("utf-8"))
@@ -441,15 +503,25 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
         return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(
             edition, variant, link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect,
             budget=_text_budget(html)), problems=problems, compact=True)
-    html = attempt(lambda e: True, None) if full_bytes < budget else ""
+    def everything(e: EntryView) -> bool:
+        return True
+
+    def deep_reads(e: EntryView) -> bool:
+        return e.verdict is Verdict.DEEP_READ
+
+    told, html_made = measured(everything, None) if full_bytes < budget else (budget + 1, "")
     compact = False
-    if not html or size(html) > budget:
+    if told <= budget:
+        html = made(everything, None, html_made)
+    else:
         compact = True
         deep = [f.view.number for f in frags if f.view.verdict is Verdict.DEEP_READ]
-        html = attempt(lambda e: e.verdict is Verdict.DEEP_READ, ui["compact_all"])
-        if size(html) > budget:
+        told, html_made = measured(deep_reads, ui["compact_all"])
+        layout: tuple[Callable[[EntryView], bool], str, str | None] = (deep_reads, ui["compact_all"], html_made)
+        if told > budget:
             # Keep the first k deep-read entries in full: the largest k that fits (k = 0 if none does).
-            lo, hi, best = 0, len(deep) - 1, None
+            lo, hi = 0, len(deep) - 1
+            best: tuple[Callable[[EntryView], bool], str, str | None] | None = None
             while lo <= hi:
                 k = (lo + hi) // 2
                 chosen = set(deep[:k])
@@ -457,14 +529,15 @@ def render_email(edition: Edition, variant: Variant, *, budget: int = BUDGET,
                 def in_full(e: EntryView, chosen: set[int] = chosen) -> bool:
                     return e.number in chosen
 
-                candidate = attempt(in_full,
-                                    ui["compact_some"].format(full=k) if k else ui["compact_none"])
-                if size(candidate) <= budget:
-                    best, lo = candidate, k + 1
+                note = ui["compact_some"].format(full=k) if k else ui["compact_none"]
+                told, html_made = measured(in_full, note)
+                if told <= budget:
+                    best, lo = (in_full, note, html_made), k + 1
                 else:
                     hi = k - 1
             # Nothing fits: every entry as one line, over budget (Gmail offers "View entire message").
-            html = best if best is not None else attempt(lambda e: False, ui["compact_none"])
+            layout = best if best is not None else (lambda e: False, ui["compact_none"], None)
+        html = made(*layout)
     return RenderedEmail(subject=subj, preheader=pre, html=html, text=render_text(edition, variant,
                          link_hosts=link_hosts, site_url=site_url, reader_links=reader_links, connect=connect,
                          views=views, budget=_text_budget(html)), problems=problems, compact=compact)

@@ -40,8 +40,7 @@ def print_summary(summary: EditionSummary, seconds: float) -> None:
     readers.add_column("readers")
     readers.add_column("messages", justify="right")
     for key, ids in summary.variants.items():
-        n = sum(1 for r, _, _ in summary.sent if r in ids)
-        readers.add_row(key, ", ".join(ids), str(n))
+        readers.add_row(key, ", ".join(ids), str(summary.messages.get(key, 0)))
     for rid in summary.idle_readers:
         readers.add_row(Text("(nothing selected)", style="dim"), rid, "0")
     out.print(safe_table(readers))

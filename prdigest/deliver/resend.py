@@ -10,21 +10,19 @@ a Slack thread resumes after the parts the ledger recorded as posted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from prdigest.connect.variants import kept_variants
-from prdigest.deliver.email_message import sender
 from prdigest.deliver.ledger import Key, Ledger
-from prdigest.deliver.media import ComposeContext, MediaRegistry, RenderContext, Rendering, link_hosts_for
-from prdigest.deliver.run import Deferred, DeliveryReport, Retry, deliver, plan_deliveries
+from prdigest.deliver.media import MediaRegistry
+from prdigest.deliver.rendered import compose_context, planned_deliveries, render_context, render_variants
+from prdigest.deliver.run import DeliveryReport, Retry, deliver
 from prdigest.kernel.config import Settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.models import Edition
 from prdigest.kernel.storage import Store
-from prdigest.readers.file import Reader
 from prdigest.readers.selfservice import audience
-from prdigest.readers.selfservice.links import link_kinds, linker
 from prdigest.state import record as records
 from prdigest.state.record import SealKey
 
@@ -106,17 +104,14 @@ def resend_rows(asked: str, statuses: Iterable[str], *, state: Callable[[], Stor
     # The readers' own choices since apply (an unsubscribe stops a pending row too); the roster is the runs' own.
     served = audience(state(), edition.repo, readers.readers, vocabulary, edition.language, record=False)
     # The variants as first sent (their filter, entries, read-first and lede), never planned again over
-    # choices made since: a resent message is the message the reader was first meant to get.
-    variants = kept_variants(edition, served, vocabulary)
-    # As the first send rendered it: the run's archive URL (a thread resumed after its recorded parts must
-    # be rendered as it was) and the reader's own links (digest web, or DIGEST_UNSUBSCRIBE_URL).
-    context = RenderContext(link_hosts=link_hosts_for(settings.github_url), site_url=settings.site_url,
-                            reader_links=link_kinds(settings))
-    rendered: list[tuple[list[Reader], Mapping[str, Rendering] | Deferred]] = [
-        (v.readers, {m.name: m.render(edition, v, context) for m in delivered}) for v in variants]
-    compose = ComposeContext(edition=edition, sender=sender(settings),
-                             unsubscribe_template=settings.unsubscribe_url, links=linker(settings, edition.repo))
-    chosen = [d for d in plan_deliveries(rendered, delivered, compose) if d.key in chosen_rows]
+    # choices made since: a resent message is the message the reader was first meant to get. Only the variants
+    # with a row to send are rendered (one reader resent renders one variant), through the run's own path:
+    # the same contexts (the run's archive URL, the reader's own links), media and composers.
+    asked_readers = {reader for reader, _ in chosen_rows}
+    variants = [v for v in kept_variants(edition, served, vocabulary) if any(r.id in asked_readers for r in v.readers)]
+    rendered = render_variants(edition, variants, [], delivered, render_context(settings))
+    chosen = [d for d in planned_deliveries(rendered, delivered, compose_context(settings, edition))
+              if d.key in chosen_rows]
     found: set[Key] = {d.key for d in chosen}
     for k in sorted(set(chosen_rows) - found):
         result.skipped.append((*k, "not in the readers file any more, unsubscribed from it, or its filter "

@@ -141,6 +141,11 @@ class Counted(str):
 
         return str.format(_PLURAL.sub(pick, str(self)), *args, **values)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # A catalog string used as it is (a preheader without a count) travels inside renderings, which are pickled
+        # until delivery; the class of a rule other than "one" is made at run time and has no importable name.
+        return (counted, (str(self), self.rule))
+
 
 _COUNTED: dict[str, type[Counted]] = {"one": Counted}
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
-import pickle
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,9 +24,10 @@ from prdigest.collect.git.upstream import Upstream
 from prdigest.collect.sources import ReadsCommits
 from prdigest.connect.embedding import load_embedder
 from prdigest.connect.step import connect_edition
-from prdigest.connect.variants import Variant, plan_variants
-from prdigest.deliver.media import ComposeContext, Medium, RenderContext, Rendering, RenderProblem, link_hosts_for
-from prdigest.deliver.run import Deferred, DeliveryReport, Outcome, Retry, deliver, outbox_routes, plan_deliveries
+from prdigest.connect.variants import plan_variants
+from prdigest.deliver.media import RenderProblem, link_hosts_for
+from prdigest.deliver.rendered import Rendered, compose_context, planned_deliveries, render_context, render_variants
+from prdigest.deliver.run import DeliveryReport, Outcome, Retry, deliver, outbox_routes
 from prdigest.draft import calibrations
 from prdigest.draft.cache import cached_complete
 from prdigest.draft.calibration import Calibration, calibrated
@@ -39,15 +38,13 @@ from prdigest.kernel.errors import DigestError, SourceError
 from prdigest.kernel.links import flag_foreign_links
 from prdigest.kernel.models import Coverage, DraftEntry, Edition, EditionId, Entry, EntryStatus, Language, PullRequest
 from prdigest.kernel.window import Window
-from prdigest.kernel.writes import write_atomic, write_inside
-from prdigest.pipeline.compose import Services, sender
+from prdigest.kernel.writes import write_atomic
+from prdigest.pipeline.compose import Services
 from prdigest.pipeline.loop import run_edition
 from prdigest.pipeline.outfolder import prune, start_edition
 from prdigest.pipeline.prepare import draft_contexts
 from prdigest.pipeline.watch_notes import with_watch_notes
 from prdigest.publish.site import Archive, publish
-from prdigest.readers.file import Reader
-from prdigest.readers.selfservice.links import link_kinds, linker
 from prdigest.review.cleared_actions import without_cleared
 from prdigest.review.edits import apply_edits, apply_first
 from prdigest.state import record as records
@@ -88,65 +85,6 @@ class Collected:
     prs: list[PullRequest]
 
 
-@dataclass
-class RenderedVariant:
-    """One variant as the render step left it: the media its readers use (the only ones it is rendered on),
-    the problems rendering found, and its renderings packed (pickled and compressed, about a tenth of their
-    size as objects) until its delivery unpacks them. A run holds one variant's renderings as objects at a
-    time however many variants there are; each variant is rendered once."""
-
-    variant: Variant
-    media: list[str]
-    problems: list[RenderProblem] = field(default_factory=list)
-    packed: bytes = b""
-    #: The renderings as objects, when a medium's payload cannot be pickled (a plugin's): kept as they are.
-    unpacked: dict[str, Rendering] | None = None
-
-    @classmethod
-    def of(cls, variant: Variant, renderings: dict[str, Rendering]) -> "RenderedVariant":
-        """The variant's renderings packed; their files are written by then and packed without them (an
-        e-mail's HTML and text are in its payload already: packed once, not twice)."""
-        problems = [p for r in renderings.values() for p in r.problems]
-        renderings = {name: replace(r, files={}) for name, r in renderings.items()}
-        try:
-            packed = zlib.compress(pickle.dumps(renderings, protocol=pickle.HIGHEST_PROTOCOL), 1)
-        except (pickle.PicklingError, TypeError, AttributeError):
-            return cls(variant, list(renderings), problems, unpacked=renderings)
-        return cls(variant, list(renderings), problems, packed)
-
-    def renderings(self) -> dict[str, Rendering]:
-        """The variant's renderings by medium name, as the render step made them (without their files)."""
-        if self.unpacked is not None:
-            return self.unpacked
-        return pickle.loads(zlib.decompress(self.packed)) if self.packed else {}
-
-
-@dataclass
-class Rendered:
-    """The render step's result: every variant rendered (packed), the idle readers, the files written."""
-
-    variants: list[RenderedVariant]
-    idle: list[Reader]
-    files: list[Path] = field(default_factory=list)
-
-    @property
-    def problems(self) -> list[RenderProblem]:
-        return [p for v in self.variants for p in v.problems]
-
-
-def used_media(media: Iterable[Medium], readers: Iterable[Reader]) -> list[Medium]:
-    """The media some reader among ``readers`` has an address on, in the registry's order: the only ones a
-    variant is rendered for (nobody would receive the others)."""
-    readers = list(readers)
-    return [m for m in media if any(m.address(r) for r in readers)]
-
-
-def render_variant(edition: Edition, variant: Variant, media: Iterable[Medium],
-                   context: RenderContext) -> dict[str, Rendering]:
-    """``variant`` rendered on each of ``media``, by medium name."""
-    return {m.name: m.render(edition, variant, context) for m in media}
-
-
 class EditionSummary(BaseModel):
     """What a run produced, for the CLI's summary table and the run's result."""
 
@@ -157,6 +95,8 @@ class EditionSummary(BaseModel):
     per_verdict: dict[str, int]
     per_subsystem: dict[str, int]
     variants: dict[str, list[str]]
+    #: Messages sent by this run, per variant (the summary's table reads them: not a scan of ``sent`` per variant).
+    messages: dict[str, int] = {}
     idle_readers: list[str]
     sent: list[tuple[str, str, str]]
     failed: list[tuple[str, str, str]]
@@ -407,20 +347,12 @@ class EditionPipeline:
     # --- render ----------------------------------------------------------------------------------
     def render(self, edition: Edition, progress: Progress | None = None) -> Rendered:
         """Plan variants over the approved entries, render each once on the media its readers use, write its
-        files; one variant's renderings as objects at a time (see :class:`RenderedVariant`)."""
+        files and spool its renderings until delivery (:func:`prdigest.deliver.rendered.render_variants`)."""
         services = self.services
         variants, idle = plan_variants(edition, services.audience(), services.classifier.vocabulary)
-        context = RenderContext(link_hosts=link_hosts_for(services.settings.github_url),
-                                site_url=services.settings.site_url,
-                                reader_links=link_kinds(services.settings))
-        rendered = Rendered([], idle)
         start_edition(services.out, edition.key, services.media.names())  # DIR holds this edition only
-        for i, variant in enumerate(variants, start=1):
-            renderings = render_variant(edition, variant, used_media(services.media, variant.readers), context)
-            for rendering in renderings.values():
-                rendered.files += [write_inside(services.out, rel, data) for rel, data in rendering.files.items()]
-            rendered.variants.append(RenderedVariant.of(variant, renderings))
-            (progress or _reported("render"))(i, len(variants))
+        rendered = render_variants(edition, variants, idle, services.media, render_context(services.settings),
+                                   out=services.out, progress=progress or _reported("render"))
         # A variant an earlier rendering of this edition had (readers or review changed since) is gone too.
         written = {Path(f).relative_to(services.out).parts[0] for f in rendered.files}
         prune(services.out, {*services.media.names(), *written}, rendered.files)
@@ -444,16 +376,13 @@ class EditionPipeline:
     # --- deliver ---------------------------------------------------------------------------------
     def deliver(self, edition: Edition, rendered: Rendered, progress: Progress | None = None) -> DeliveryReport:
         """Every reader's messages on the delivered media: to the outbox (a dry run, no ledger), or
-        through the ledger (each reader's copy exactly once, across crashes and re-runs)."""
+        through the ledger (each reader's copy exactly once, across crashes and re-runs). Each variant's
+        renderings are read back from the render step's spool when its first message is composed, one variant
+        at a time."""
         services = self.services
         if not edition.published:
             return DeliveryReport()
-        context = ComposeContext(edition=edition, sender=sender(services.settings),
-                                 unsubscribe_template=services.settings.unsubscribe_url,
-                                 links=linker(services.settings, edition.repo))
-        # Each variant's renderings unpacked when its first message is composed, one variant at a time.
-        deliveries = plan_deliveries([(v.variant.readers, Deferred(v.variant.key, frozenset(v.media), v.renderings))
-                                      for v in rendered.variants], services.delivered, context)
+        deliveries = planned_deliveries(rendered, services.delivered, compose_context(services.settings, edition))
         deliveries, channels = outbox_routes(deliveries, services.channels)
         retry = Retry(services.settings.delivery_retries, services.settings.delivery_retry_delay)
         return deliver(edition.id, deliveries, channels, services.ledger(), progress or _reported("deliver"), retry)
@@ -470,6 +399,7 @@ class EditionPipeline:
             published=len(edition.published), per_verdict=dict(per_verdict),
             per_subsystem=dict(per_subsystem.most_common()),
             variants={v.variant.key: [r.id for r in v.variant.readers] for v in rendered.variants},
+            messages=dict(Counter(r.variant for r in report.sent)),
             idle_readers=[r.id for r in rendered.idle], sent=[row(r) for r in report.sent],
             failed=[row(r) for r in report.failed],
             pending=[row(r) for r in report.pending], elsewhere=[row(r) for r in report.of(Outcome.ELSEWHERE)],
