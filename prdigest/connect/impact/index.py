@@ -17,6 +17,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, Literal, cast, get_args
 
 from prdigest.connect.impact.receivers import unknown_receivers
@@ -30,6 +31,8 @@ from prdigest.kernel.pymodule import module_and_package
 #: ``method`` (``self.capturer.clear()``: a method called on an object of unknown type, by name: symbol ``.clear``)
 #: are shown as a call (``Impact.how`` has no separate word for them).
 UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute", "method"]
+#: The kinds of use as a set: checked once per cached row (``get_args`` per row cost a warm index a second).
+_HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
 INDEX_VERSION = 7
@@ -72,10 +75,14 @@ class Use:
     @classmethod
     def from_row(cls, row: Sequence[object]) -> "Use":
         path, line, symbol, how, detail, local, scope = row
-        if how not in get_args(UseHow):  # a cached row another version of the index wrote
+        if how not in _HOWS:  # a cached row another version of the index wrote
             raise ValueError(f"impact index row {path}:{line}: unknown use {how!r}")
-        # cast: ``how`` was checked just above
-        return cls(str(path), int(str(line)), str(symbol), cast(UseHow, how), str(detail), str(local), str(scope))
+        # cast: ``how`` was checked just above; a warm index reads tens of thousands of rows, so the JSON's own
+        # types are kept where they are already right
+        return cls(path if type(path) is str else str(path), line if type(line) is int else int(str(line)),
+                   symbol if type(symbol) is str else str(symbol), cast(UseHow, how),
+                   detail if type(detail) is str else str(detail), local if type(local) is str else str(local),
+                   scope if type(scope) is str else str(scope))
 
 
 # --- one file ------------------------------------------------------------------------------------------------
@@ -321,12 +328,24 @@ def _imported_module(value: ast.expr) -> Parts | None:
 
 def _calls_super(name: str, source: str) -> bool:
     """Whether a method's source calls the base's method of its own name (``super().f(``, ``Base.f(self``)."""
-    return re.search(rf"(?:\bsuper\([^)]*\)|\b[A-Z]\w*)\s*\.\s*{re.escape(name)}\s*\(", source) is not None
+    return _super_call(name).search(source) is not None
+
+
+@lru_cache(maxsize=4096)
+def _super_call(name: str) -> re.Pattern[str]:
+    """The pattern of a call of the base's ``name`` (compiled once per method name: thousands of files share
+    their method names, and ``re``'s own cache of 512 patterns thrashed on a 3,000-file tree)."""
+    return re.compile(rf"(?:\bsuper\([^)]*\)|\b[A-Z]\w*)\s*\.\s*{re.escape(name)}\s*\(")
 
 
 def dotted_pattern(upstream: Sequence[str]) -> re.Pattern[str]:
     """A string naming something inside an upstream package: ``vllm.x.Y`` (at least one dot)."""
-    roots = "|".join(re.escape(u) for u in sorted(upstream))
+    return _dotted(tuple(sorted(upstream)))
+
+
+@lru_cache(maxsize=64)
+def _dotted(upstream: tuple[str, ...]) -> re.Pattern[str]:
+    roots = "|".join(re.escape(u) for u in upstream)
     return re.compile(rf"(?:{roots})(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 

@@ -13,6 +13,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from prdigest.collect.facts.hierarchy import BASE_UNREAD, BUILTIN_METHODS, METHOD_GONE, METHOD_GONE_CHANGED
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
@@ -119,13 +120,18 @@ def _name(text: str) -> str:
     return re.split(r"[(\s:]", text, maxsplit=1)[0]
 
 
+@lru_cache(maxsize=8192)
+def _wildcard(head: str) -> re.Pattern[str]:
+    """A fact's symbol with a wildcard part as a pattern, compiled once (a week's match tries it on every use)."""
+    return re.compile(re.escape(head).replace(re.escape(WILDCARD), r"[A-Za-z_]\w*") + r"(?=\.|$)")
+
+
 def matches(use: Use, prefixes: Sequence[str], symbol: str, deeper: bool) -> str | None:
     """The use's symbol relative to the fact's (``""`` exact, ``".attr"`` deeper), or None."""
     for prefix in prefixes:
         head = f"{prefix}.{symbol}" if symbol else prefix
         if WILDCARD in head:
-            pattern = re.escape(head).replace(re.escape(WILDCARD), r"[A-Za-z_]\w*")
-            m = re.match(pattern + r"(?=\.|$)", use.symbol)
+            m = _wildcard(head).match(use.symbol)
             if m:
                 rest = use.symbol[m.end():]
                 return rest if (deeper or not rest) else None
