@@ -2,10 +2,10 @@
 
 A runtime or toolchain requirement moved (requirements, pyproject, setup.py, Dockerfiles, version files: one
 sentence naming every upgrade with its version; the commit CI tests main against, or a commit pin moving to a later
-commit of the upstream's main, is no release users install and asks nothing), a setting (environment variable, argument, config field)
-removed, renamed or given a new default, a public name removed, renamed, moved or re-signed. Internal facts ask
-nothing of a reader (prdigest/collect/facts/reach.py); items the editor cleared (``nobreak``) are left out for
-as long as the upstream leaves that symbol as it was (:func:`action_key`).
+commit of the upstream's main, is no release users install and asks nothing), a setting (environment variable,
+argument, config field) removed, renamed or given a new default, a public name removed, renamed, moved or
+re-signed. Internal facts ask nothing of a reader (prdigest/collect/facts/reach.py); items the editor cleared
+(``nobreak``) are left out for as long as the upstream leaves that symbol as it was (:func:`action_key`).
 """
 
 from __future__ import annotations
