@@ -119,8 +119,20 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
     # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do.
     asked = [c for c in live if c.reach == "public" and not (c.symbol in INDEX_OPTIONS and not c.before and not moves)]
-    items = unique([s for s in (_item(c, w) for c in asked) if s], key=lambda s: s)
+    items = unique([*_required(asked, w), *(s for s in (_item(c, w) for c in asked) if s)], key=lambda s: s)
     return out + items[:MAX_ITEMS]
+
+
+def _required(asked: Sequence[Change], w: Section) -> list[str]:
+    """One sentence per check a PR added that stops the program unless environment variables are set (any one of
+    those a check names will do), said with the setting that turns the check on when one does."""
+    by_guard: dict[str, list[str]] = {}
+    for c in asked:
+        if c.kind == "env" and c.detail == "required" and c.symbol not in by_guard.setdefault(c.after, []):
+            by_guard[c.after].append(c.symbol)
+    return [w["required_when" if guard else "required"].format(
+        noun=w["noun_env"], names=w["either"].join(code(n) for n in names), when=code(guard))
+        for guard, names in by_guard.items()]
 
 
 def _item(c: Change, w: Section) -> str:
@@ -131,6 +143,8 @@ def _item(c: Change, w: Section) -> str:
         return w["index_changed" if c.before else "index_added"].format(option=code(c.symbol), old=code(c.before),
                                                                          new=code(c.after))
     if c.kind in ("env", "argument", "config"):
+        if c.detail == "required":
+            return ""  # said once per check (_required)
         noun = w[f"noun_{c.kind}"]
         if c.detail.startswith("renamed") and c.before and c.after:
             return w["rename_setting"].format(noun=noun, old=code(c.before), new=code(c.after))

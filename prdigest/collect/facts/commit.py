@@ -7,7 +7,18 @@ from __future__ import annotations
 import logging
 import re
 
-from prdigest.collect.facts import build, configkeys, deprecations, indexes, kernels, pins, pyapi, settings, toolchain
+from prdigest.collect.facts import (
+    build,
+    configkeys,
+    deprecations,
+    envchecks,
+    indexes,
+    kernels,
+    pins,
+    pyapi,
+    settings,
+    toolchain,
+)
 from prdigest.collect.facts.reading import named
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
@@ -105,6 +116,7 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         facts.extend(_python_facts(f, surface, after_modules, module_of, parsed, parsed_before))
         if not (surface.is_test(f.path) or f.status == "D"):
             facts.extend(deprecations.compare(f.path, f.before, f.after))
+            facts.extend(envchecks.compare(f.path, f.before, f.after))
     elif kernels.is_kernel_file(f.path) and not surface.is_test(f.path):
         facts.extend(kernels.compare(f.path, f.before, f.after, before_path=old_path))
     if pins.is_pin_file(f.path):
