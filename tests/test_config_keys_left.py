@@ -84,3 +84,13 @@ def test_the_last_read_removed_is_the_key_removed(week: dict[int, list[Change]])
     [gone] = [c for c in week[2] if c.kind == "config"]
     assert (gone.symbol, gone.detail, gone.path) == ("graph_ex_config", "removed", "lib/config.py")
     assert actions(week[2], "en") == ["Stop setting the config key `graph_ex_config`; it was removed."]
+
+
+def test_without_a_clone_a_key_another_changed_file_still_reads_is_kept() -> None:
+    from prdigest.collect.facts.commit import commit_facts
+    from prdigest.collect.git.diff import CommitDiff, FileDiff
+    files = (FileDiff(status="M", path="lib/passes.py", before=PASSES, after=PASSES_MOVED),
+             FileDiff(status="M", path="lib/config.py", before=CONFIG, after=CONFIG.replace("fuse=True", "fuse=False")))
+    assert not [c for c in commit_facts(CommitDiff("a" * 40, "b" * 40, files), Surface()) if c.kind == "config"]
+    alone = commit_facts(CommitDiff("a" * 40, "b" * 40, files[:1]), Surface())  # nothing in sight reads it
+    assert [(c.symbol, c.detail) for c in alone if c.kind == "config"] == [("graph_ex_config", "removed")]
