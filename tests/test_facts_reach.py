@@ -59,11 +59,22 @@ BASE = {
             def load(self, path):
                 return path
         """,
+    "lib/store.py": """
+        from abc import ABC
+
+
+        class Store(ABC):
+            def save(self, key):
+                return key
+        """,
+    "lib/rejection_sample.py": "def rejection_sample(x):\n    return x\n",
+    ".agents/README.md": "# Agent notes\n\nCheck versions with `lib.runner.spec.init_spec`.\n",
     "lib/legacy.py": "def old():\n    return 1\n",
     "lib/inner.py": "def tool():\n    return 1\n",
     "lib/_private.py": "def secret():\n    return 1\n",
     "docs/usage.md": "# Usage\n\nCall `Runner.step` with a batch; the runner steps the model.\n\n"
-                     "Fused kernels: `lib.ops.fused_add`. Build from `main`.\n",
+                     "Fused kernels: `lib.ops.fused_add`. Build from `main`.\n\n"
+                     "Subclass `Store` to keep results. The layout:\n\n```\nlib/\n└── rejection_sample.py\n```\n",
     "lib/runner/__init__.py": "from lib.runner.spec import init_spec\n",
     "lib/runner/spec.py": "def init_spec(cfg):\n    return cfg\n",
     "lib/ops/__init__.py": "from lib.ops.fused import fused_add\n",
@@ -120,6 +131,15 @@ CHANGES = {
                 return path
         """,
     "lib/legacy.py": None,
+    "lib/store.py": """
+        from abc import ABC
+
+
+        class Store(ABC):
+            def save(self, key, ttl):
+                return key
+        """,
+    "lib/rejection_sample.py": "def rejection_sample(x, y):\n    return x\n",
     "lib/inner.py": "def tool(flag):\n    return 1\n",
     "lib/runner/spec.py": "def init_spec(cfg, device):\n    return cfg\n",
     "lib/ops/fused.py": "def fused_add(a, b, out):\n    return a + b\n",
@@ -160,13 +180,20 @@ def _by(changes: list[Change], kind: str, symbol: str) -> Change:
     ("renamed", "Pool.put", "public", "listed in `__all__` of `lib/worker.py`"),
     ("renamed", "Runner.advance", "public", "`Runner.step` is named in `docs/usage.md`"),
     ("removed", "SubPool.extra", "internal", "a method of `SubPool`, a subclass of `Pool`: callers may still reach the base's"),
-    ("signature", "Backend.load", "public", "an abstract base class of `lib/plugin.py`, meant to be subclassed"),
+    # An abstract base class is the contract of its subclasses: users' when the docs lead them to it.
+    ("signature", "Store.save", "public",
+     "an abstract base class of `lib/store.py` (named in `docs/usage.md`), meant to be subclassed"),
+    ("signature", "Backend.load", "internal", "an abstract base class of `lib/plugin.py` that no package users reach "
+     "exports and no doc or entry point names: subclassed inside the repository"),
+    # A doc's file tree names the file `rejection_sample.py`, not the function `rejection_sample` in it.
+    ("signature", "rejection_sample", "internal", "not exported, documented nor an entry point: used only inside the repository"),
     ("signature", "tool", "public", "an entry point in `setup.py`"),
     ("renamed", "helper", "internal", "not exported, documented nor an entry point: used only inside the repository"),
     ("signature", "secret", "internal", "a private module (`lib._private`)"),
     ("file-deleted", "lib/legacy.py", "internal", "a module no package `__init__`, doc or entry point names"),
     # A sub-package's re-export is public only where something users read leads to the package.
     ("signature", "fused_add", "public", "re-exported by `lib/ops/__init__.py`"),
+    # ``.agents/README.md`` naming it is written for the maintainers' agents, not for users.
     ("signature", "init_spec", "internal", "not exported, documented nor an entry point: used only inside the repository"),
     ("signature", ".agents/skills/notes/fetch.py:main", "internal", "the repository's own tooling (`.agents/`)"),
     # The docs saying `main` (the branch) do not make a script's main() public: a plain word names anything.
@@ -188,7 +215,7 @@ def test_only_public_facts_break(week: tuple[dict[int, list[Change]], PullReques
     # helper (a rename nothing outside the repo names), a method of an exported class no doc names, one a base may
     # still give, and the contributor-documented names do not break.
     assert breaking == {("signature", "start"), ("renamed", "Pool.put"), ("signature", "fused_add"),
-                        ("renamed", "Runner.advance"), ("signature", "Backend.load"), ("signature", "tool")}
+                        ("renamed", "Runner.advance"), ("signature", "Store.save"), ("signature", "tool")}
 
 
 def test_the_dockerfile_pins_name_their_versions(week: tuple[dict[int, list[Change]], PullRequest]) -> None:

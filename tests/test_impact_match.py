@@ -140,6 +140,9 @@ CASES = [
                  set(), id="docs change"),
     pytest.param(Change(kind="dependency", symbol="torch", path="requirements/common.txt", language="config"),
                  set(), id="a pin"),
+    pytest.param(Change(kind="env", symbol="VLLM_USE_V1", path="vllm/envs.py", after="dynamic_eplb",
+                        detail="required"),
+                 set(), id="an environment variable a new check requires: the downstream's read still works"),
 ]
 
 

@@ -1,7 +1,8 @@
 """Upgrades a reader must follow, read from a real repository (tests/git_support.py): a release pin replaced by a
-commit (main no longer supports that release), the upstream commit CI tests with, and a package index moved in
-the install docs or a Dockerfile, a script the docs tell users to run deleted; a mirror dropped, an index
-commented out or a script no doc names asks nothing."""
+commit (main no longer supports that release) or a commit by a release, and a package index moved in the install
+docs or a Dockerfile, a script the docs tell users to run deleted; the upstream commit CI tests with, a commit pin
+moving to a later commit of the upstream's main, a mirror dropped, an index commented out or a script no doc names
+asks nothing."""
 
 from __future__ import annotations
 
@@ -53,6 +54,10 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
                                          INSTALL.replace("incremental", "variant") + "\n```bash\npip install "
                                          "--extra-index-url https://torch.example/simple torch==2.10.0\n```\n"}),
     5: ("Drop the custom ops for the old toolkit", {"tools/install_ops_a2.sh": None, "tools/check_headers.sh": None}),
+    8: ("Follow upstream main of 0325", {"Dockerfile": f"FROM base:1.0\nARG VLLM_COMMIT={NEW}\n"
+                                                      "RUN git fetch vllm $VLLM_COMMIT\n"}),
+    9: ("Build the v0.20.1 release", {"Dockerfile": "FROM base:1.0\nARG VLLM_TAG=v0.20.1\n"
+                                                   "RUN git clone --branch $VLLM_TAG vllm\n"}),
 }
 
 
@@ -78,8 +83,9 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
     (1, "en", [f"main no longer supports `VLLM` `v0.18.0`: install `VLLM` at commit `{OLD[:10]}` before pulling "
                "main."]),
     (1, "zh-CN", [f"main 不再支持 `VLLM` `v0.18.0`：拉取 main 前先安装 `VLLM` 提交 `{OLD[:10]}`。"]),
-    (2, "en", [f"If you build main from source, use `VLLM` at commit `{NEW[:10]}`: the commit main is now tested "
-               "with."]),
+    (2, "en", []),  # the commit CI tests main against: no release users install
+    (8, "en", []),  # the images' commit of the upstream's main moves on: they build it, nothing to install
+    (9, "en", ["Install `VLLM` `v0.20.1` before pulling main."]),
     (3, "en", ["Switch `--extra-index-url` from `https://repo.example/pypi/incremental` to "
                "`https://repo.example/pypi/variant` where you install from it."]),
     (4, "en", []),  # a mirror dropped from a command, an index commented out before: nothing to do

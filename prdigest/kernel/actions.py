@@ -1,10 +1,11 @@
 """Action required: what a reader must do because of a PR, one sentence per item, from its public facts.
 
 A runtime or toolchain requirement moved (requirements, pyproject, setup.py, Dockerfiles, version files: one
-sentence naming every upgrade with its version), a setting (environment variable, argument, config field)
-removed, renamed or given a new default, a public name removed, renamed, moved or re-signed. Internal facts ask
-nothing of a reader (prdigest/collect/facts/reach.py); items the editor cleared (``nobreak``) are left out for
-as long as the upstream leaves that symbol as it was (:func:`action_key`).
+sentence naming every upgrade with its version; the commit CI tests main against, or a commit pin moving to a later
+commit of the upstream's main, is no release users install and asks nothing), a setting (environment variable,
+argument, config field) removed, renamed or given a new default, a public name removed, renamed, moved or
+re-signed. Internal facts ask nothing of a reader (prdigest/collect/facts/reach.py); items the editor cleared
+(``nobreak``) are left out for as long as the upstream leaves that symbol as it was (:func:`action_key`).
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
         new, old = version_of(c.after), version_of(c.before) if c.before else ""
         if not new or (c.before and (not old or old == new)):
             continue  # a ceiling or a URL moved, or the same floor: nothing to install
+        if old and _SHA.fullmatch(old) and _SHA.fullmatch(new):
+            continue  # main tracking the upstream's main: the images build the new commit; no release to install
         key = (product(c).lower(), new)
         if key not in seen:
             seen.add(key)
@@ -98,18 +101,6 @@ def dropped(changes: Sequence[Change]) -> list[tuple[str, str, str]]:
     return [(name, old, commits[key]) for key, (name, old) in releases.items() if key in commits]
 
 
-def commit_pins(changes: Sequence[Change]) -> list[tuple[str, str]]:
-    """(thing, commit) for each ``*_COMMIT`` pin the repository's CI moved from one commit to another: the
-    upstream commit main is now tested with, which whoever builds main from source must use too."""
-    out: list[tuple[str, str]] = []
-    for c in changes:
-        if (c.kind == "dependency" and c.reach == "internal" and _DOCKER_SUFFIX.search(c.symbol)
-                and c.symbol.upper().endswith("_COMMIT") and _SHA.fullmatch(c.before) and _SHA.fullmatch(c.after)
-                and c.before != c.after and (product(c), c.after[:10]) not in out):
-            out.append((product(c), c.after[:10]))
-    return out
-
-
 def actions(changes: Sequence[Change], language: str, cleared: Collection[str] = ()) -> list[str]:
     """The entry's ``action[]``: the sentences a reader must act on, in ``language`` (empty when nothing)."""
     w = _words(language)
@@ -125,14 +116,23 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
             if items:
                 out.append(w[verb].format(items=w["joiner"].join(items[:6])))
     out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
-    public = {m[0].lower() for m in moves} | {g[0].lower() for g in gone}
-    out += [w["commit_pin"].format(name=code(n), version=code(v)) for n, v in commit_pins(live)
-            if n.lower() not in public]
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
     # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do.
     asked = [c for c in live if c.reach == "public" and not (c.symbol in INDEX_OPTIONS and not c.before and not moves)]
-    items = unique([s for s in (_item(c, w) for c in asked) if s], key=lambda s: s)
+    items = unique([*_required(asked, w), *(s for s in (_item(c, w) for c in asked) if s)], key=lambda s: s)
     return out + items[:MAX_ITEMS]
+
+
+def _required(asked: Sequence[Change], w: Section) -> list[str]:
+    """One sentence per check a PR added that stops the program unless environment variables are set (any one of
+    those a check names will do), said with the setting that turns the check on when one does."""
+    by_guard: dict[str, list[str]] = {}
+    for c in asked:
+        if c.kind == "env" and c.detail == "required" and c.symbol not in by_guard.setdefault(c.after, []):
+            by_guard[c.after].append(c.symbol)
+    return [w["required_when" if guard else "required"].format(
+        noun=w["noun_env"], names=w["either"].join(code(n) for n in names), when=code(guard))
+        for guard, names in by_guard.items()]
 
 
 def _item(c: Change, w: Section) -> str:
@@ -143,6 +143,8 @@ def _item(c: Change, w: Section) -> str:
         return w["index_changed" if c.before else "index_added"].format(option=code(c.symbol), old=code(c.before),
                                                                          new=code(c.after))
     if c.kind in ("env", "argument", "config"):
+        if c.detail == "required":
+            return ""  # said once per check (_required)
         noun = w[f"noun_{c.kind}"]
         if c.detail.startswith("renamed") and c.before and c.after:
             return w["rename_setting"].format(noun=noun, old=code(c.before), new=code(c.after))

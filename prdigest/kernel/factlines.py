@@ -114,6 +114,9 @@ def _signature(change: Change, w: Section) -> str:
 def _surface(change: Change, w: Section) -> str:
     noun = w[f"noun_{change.kind}"]
     name = code(change.symbol)
+    if change.detail == "required":  # a check the PR added stops the program without it (envchecks.py)
+        return w["surface_required_when" if change.after else "surface_required"].format(
+            noun=noun, name=name, when=code(change.after))
     if change.before and change.after and change.detail.startswith("renamed"):
         return w["surface_renamed"].format(noun=noun, old=code(change.before), new=code(change.after))
     if change.before and change.after:

@@ -11,6 +11,7 @@ from prdigest.collect.facts import (
     build,
     configkeys,
     deprecations,
+    envchecks,
     hierarchy,
     indexes,
     kernels,
@@ -30,7 +31,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "10"
+FACTS_VERSION = "11"
 
 
 def _python(path: str) -> bool:
@@ -58,16 +59,20 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     sides = {f.path: (f.before, f.after) for f in diff.files if f.path in parsed}
     sides.update({f.before_path: (f.before, f.after) for f in diff.files if f.before_path in parsed_before})
     facts = pyapi.new_keywords(facts, parsed_before, parsed, sides, module_of)
-    facts = _kept_keys(facts)
+    facts = _kept_keys(facts, parsed)
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
     return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 
-def _kept_keys(facts: list[Change]) -> list[Change]:
-    """Settings read in one file and no longer in another were moved, not added and removed: both go."""
+def _kept_keys(facts: list[Change], parsed: dict[str, pyapi.Module]) -> list[Change]:
+    """Settings read in one file and no longer in another were moved, not added and removed: both go; so does a
+    config key one file stops reading that another changed file still reads after the commit (without a clone
+    those files are all that can tell; with one, the whole tree is asked: configkeys.still_read)."""
     added = {(c.kind, c.symbol) for c in facts if c.kind in ("config", "env") and c.detail == "added"}
     removed = {(c.kind, c.symbol) for c in facts if c.kind in ("config", "env") and c.detail == "removed"}
-    moved = added & removed
+    read = {k for m in parsed.values() for k in configkeys.config_keys(m)} if any(
+        kind == "config" for kind, _ in removed) else set()
+    moved = (added & removed) | {("config", k) for kind, k in removed if kind == "config" and k in read}
     if not moved:
         return facts
     return [c for c in facts if (c.kind, c.symbol) not in moved or c.detail not in ("added", "removed")]
@@ -119,6 +124,7 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         facts.extend(_python_facts(f, surface, after_modules, module_of, parsed, parsed_before))
         if not (surface.is_test(f.path) or f.status == "D"):
             facts.extend(deprecations.compare(f.path, f.before, f.after))
+            facts.extend(envchecks.compare(f.path, f.before, f.after))
     elif kernels.is_kernel_file(f.path) and not surface.is_test(f.path):
         facts.extend(kernels.compare(f.path, f.before, f.after, before_path=old_path))
     if pins.is_pin_file(f.path):

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
-from prdigest.collect.facts.pyapi import Module, _decorator_name, _unparse
+from prdigest.collect.facts.pyapi import Module, _decorator_name, _unparse, parse
 from prdigest.collect.facts.settings import Setting
+from prdigest.collect.facts.surface import Surface
+from prdigest.collect.git import GitUnavailable, UpstreamClone
+from prdigest.collect.git.diff import blob_texts
+from prdigest.kernel.models import Change
 
 #: Mappings users fill: vLLM's ``additional_config`` and ``*_extra_config`` (a model's ``hf_config`` or a
 #: ``quant_config`` read from checkpoint files is not set by the reader).
@@ -38,3 +43,33 @@ def config_keys(module: Module) -> dict[str, Setting]:
         if isinstance(key, str) and _KEY.fullmatch(key) and key not in found:
             found[key] = Setting(kind="config", symbol=key, line=getattr(node, "lineno", 0), default=default or "")
     return found
+
+
+def still_read(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface: Surface) -> list[Change]:
+    """``facts`` without a config key "removed" by one file that the tree at ``sha`` still reads elsewhere (the
+    read moved, as ``additional_config.get("x")`` into a config object's ``__init__``): a key is removed only
+    when no shipped module of the commit reads it any more. The tree is read only when such a fact is there."""
+    gone = {c.symbol for c in facts if c.kind == "config" and c.detail == "removed"}
+    if not gone:
+        return list(facts)
+    try:
+        listing = clone.run(["ls-tree", "-r", "--full-tree", sha], what="ls-tree").decode("utf-8", "replace")
+        files = {}
+        for line in listing.splitlines():
+            meta, _, path = line.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob" and path.endswith(".py") and surface.is_api(path) \
+                    and not surface.is_test(path):
+                files[parts[2]] = path
+        if clone.partial:
+            clone.fetch_blobs(files)
+        texts = blob_texts(clone, set(files))
+    except GitUnavailable:
+        return list(facts)  # the tree cannot be read: the fact stands as the diff shows it
+    left: set[str] = set()
+    for text, _ in texts.values():
+        quoted = {k for k in gone - left if text and (f'"{k}"' in text or f"'{k}'" in text)}
+        if quoted:
+            module = parse(text)
+            left |= quoted & set(config_keys(module)) if module is not None else set()
+    return [c for c in facts if not (c.kind == "config" and c.detail == "removed" and c.symbol in left)]

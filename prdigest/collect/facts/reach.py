@@ -40,6 +40,7 @@ _CODE_SPAN = re.compile(r"```.*?```|``[^`\n]+``|`[^`\n]+`", re.DOTALL)
 _IMPORTED = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)\)?|^\s*import\s+([\w.]+)", re.MULTILINE)
 _PACKAGING = re.compile(r"^(setup\.py|setup\.cfg|pyproject\.toml)$")
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_FILE_NAME = re.compile(r"[\w-]+\.(?:pyi?|sh|bash|md|rst|txt|ya?ml|json|toml|cfg|ini|cpp|cc|cu|cuh|hpp|h|c)\b")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _ENTRY = re.compile(r"([A-Za-z_][\w.]*)\s*:\s*([A-Za-z_][\w.]*)")
 _ABSTRACT_CLASS = re.compile(r"^class\s+([A-Za-z_]\w*)\s*\([^)]*\b(?:ABC|ABCMeta|Protocol)\b", re.MULTILINE)
@@ -117,7 +118,9 @@ def doc_names(path: str, text: str) -> frozenset[str]:
                     names.update((name.strip().split()[0], f"{module}.{name.strip().split()[0]}"))
         return frozenset(names)
     spans = " ".join(_CODE_SPAN.findall(text)) if path.endswith((".md", ".rst")) else text
-    return frozenset(_TOKEN.findall(spans)) | frozenset(_DOTTED.findall(spans))
+    # ``rejection_sample.py`` in a doc's file tree names a file (kept whole, for scripts and modules), not the
+    # function ``rejection_sample`` it may define
+    return frozenset(_TOKEN.findall(_FILE_NAME.sub(" ", spans))) | frozenset(_DOTTED.findall(spans))
 
 
 def _module_all(text: str | None) -> set[str]:
@@ -189,8 +192,8 @@ class TreeReader:
         return evidence
 
     def _wanted(self, path: str) -> bool:
-        if self.surface.is_test(path) or path.endswith(".po") or _CONTRIBUTOR_DOCS.search(path):
-            return False
+        if self.surface.is_test(path) or path.endswith(".po") or _CONTRIBUTOR_DOCS.search(path) or _TOOLING.match(path):
+            return False  # a README in ``.agents/`` is written for the maintainers' agents, not for users
         return path.endswith("/__init__.py") or path == "__init__.py" \
             or bool(_DOCS.search(path) or _PACKAGING.match(path))
 
@@ -222,7 +225,7 @@ def pr_evidence(pr: PullRequest) -> Evidence:
             for name in _TOKEN.findall(lines):
                 if not name.startswith("_"):
                     evidence.exported.setdefault(name, []).append(f.path)
-        elif _DOCS.search(f.path) and not _CONTRIBUTOR_DOCS.search(f.path):
+        elif _DOCS.search(f.path) and not _CONTRIBUTOR_DOCS.search(f.path) and not _TOOLING.match(f.path):
             for name in doc_names(f.path, lines):
                 evidence.documented.setdefault(name, f.path)
     return evidence
@@ -357,7 +360,14 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     if any(t in listed for t in top):
         return "public", f"listed in `__all__` of `{c.path}`"
     if any(t in abstract for t in top):
-        return "public", f"an abstract base class of `{c.path}`, meant to be subclassed"
+        # Its methods are the contract of whoever subclasses it: users, when the tree leads them to the class (a
+        # package they reach exports it, the docs or entry points name it); else only the repository's own code.
+        said = _said(top, evidence, c.path) if evidence is not None and evidence.whole_tree else ""
+        if said or evidence is None or not evidence.whole_tree:
+            return "public", f"an abstract base class of `{c.path}`{f' ({said})' if said else ''}, meant to be " \
+                             "subclassed"
+        return "internal", (f"an abstract base class of `{c.path}` that no package users reach exports and no doc "
+                            "or entry point names: subclassed inside the repository")
     method = any("." in n for n in _python_names(c)) and c.kind != "moved"
     if method and c.kind == "removed" and top[0] in bases:
         return "internal", (f"a method of `{top[0]}`, a subclass of `{bases[top[0]]}`: callers may still "

@@ -12,6 +12,7 @@ from typing import Literal
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
+from prdigest.collect.facts.configkeys import still_read
 from prdigest.collect.facts.hierarchy import GitTree
 from prdigest.collect.facts.patches import patch_facts
 from prdigest.collect.facts.reach import TreeReader, classify, pr_evidence
@@ -92,6 +93,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
             evidence = trees.of(diff) if trees is not None else pr_evidence(by_commit[sha][0])
             with reading(pr.number for pr in by_commit[sha]):  # a file skipped for its size names its PRs
                 facts = commit_facts(diff, surface, tree=upstream_tree)
+                if clone is not None:  # a config key one file stops reading may still be read elsewhere
+                    facts = still_read(facts, sha, clone, surface)
                 fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:

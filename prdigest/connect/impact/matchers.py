@@ -231,8 +231,8 @@ def _setting(change: Change, ctx: Context) -> Iterator[Hit]:
     renamed = detail == "renamed" or detail.startswith("renamed")
     name = (change.before if renamed and change.before else change.symbol).rsplit(".", 1)[-1]
     symbol = change.before if renamed and change.before else change.symbol
-    if detail == "added" or (not detail and not change.before):
-        return
+    if detail in ("added", "required") or (not detail and not change.before):
+        return  # a new setting, or one a new check requires: a downstream's read of it works as before
     for use in ctx.table.named(name):
         if matches(use, ctx.prefixes, symbol, deeper=False) is None:
             continue
