@@ -88,8 +88,9 @@ def test_reviews_a_linked_issue_facts_and_a_relation_reach_the_prompt_in_that_or
     digest = run_week(_discussed_week(), tmp_path, server, input_budget=3000)
     user = prompt_of(server, 102)
     data = user[user.index("<pr-data>"):user.index("</pr-data>")]
-    # The facts are the engine's, read from the REST patch (no --git here): a signature change of free().
-    marks = ["Title: [Core] BlockPool frees cached blocks lazily", "signature free in vllm/v1/core/block_pool.py",
+    # The facts are the engine's, read from the REST patch (no --git here): a signature change of free(), named with
+    # the class the hunk header shows.
+    marks = ["Title: [Core] BlockPool frees cached blocks lazily", "signature BlockPool.free in vllm/v1/core/block_pool.py",
              "Follows up #101 (this edition)", "changes requested by @njhill", "[@njhill, changes requested]",
              "[@youkaichao, approving]", "#31913 (open) Eager free thrashes", "Files changed (2",
              "--- vllm/v1/core/block_pool.py"]
@@ -109,7 +110,7 @@ def test_reviews_a_linked_issue_facts_and_a_relation_reach_the_prompt_in_that_or
 def test_no_discussion_leaves_reviews_comments_and_issues_out_of_the_prompt(server, tmp_path: Path) -> None:
     digest = run_week(_discussed_week(), tmp_path, server, no_discussion=True)
     user = prompt_of(server, 102)
-    assert "njhill" not in user and "#31913 (open)" not in user and "signature free in" in user
+    assert "njhill" not in user and "#31913 (open)" not in user and "signature BlockPool.free in" in user
     entry = next(e for e in digest["entries"] if e["number"] == 102)
     assert entry["coverage"]["comments_total"] == 0 and entry["coverage"]["issues"] == []
 
