@@ -1,0 +1,73 @@
+"""A zh-CN headline keeps the object of its title's verb: the words that name what changed (the PR's own names
+in backticks, its acronyms, the terms the glossary knows), each said once; when the object cannot be said the
+headline gives way to the fallback (the main code fact, else the files) instead of a bare verb."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from prdigest.draft.language import mixes_languages
+from prdigest.draft.offline import OfflineDrafter
+from prdigest.kernel.models import FileChange, PullRequest
+
+WHEN = datetime(2026, 3, 20, tzinfo=timezone.utc)
+
+
+def _head(title: str, paths: tuple[str, ...], body: str = "Body.") -> str:
+    pr = PullRequest(number=1, url="https://github.com/o/r/pull/1", title=title, author="a", merged_at=WHEN,
+                     body=body, files=[FileChange(path=p, status="modified", additions=30, deletions=2) for p in paths],
+                     additions=30 * len(paths), deletions=2 * len(paths))
+    return OfflineDrafter().draft(pr, [], "zh-CN").headline
+
+
+#: (title, the PR's files, the headline it gets); None: the title's object cannot be said, so the fallback speaks.
+CASES = [
+    ("[Attention] add gpt-oss support", ("vllm_ascend/attention/attention_v1.py",), "新增 `gpt-oss` 支持"),
+    ("[EPLB] Avoiding eplb's dependency on a specified model", ("vllm_ascend/eplb/adaptor/vllm_adaptor.py",),
+     "避免 EPLB 依赖"),
+    ("implement batch invariant with ascendc", ("vllm_ascend/batch_invariant.py", "csrc/ascendc/kernel.cpp"),
+     "实现 `batch_invariant`，结合 `ascendc`"),
+    ("[BugFix] Add support for rotary_dim parameter when using partial rope in rotary_embedding",
+     ("vllm_ascend/ops/rotary_embedding.py",), "为 `rotary_dim` 参数新增支持"),
+    ("[fix bug] fix tensor mismatch bug in sigmoid operate test case", ("tests/ut/ops/test_sigmoid.py",), None),
+    ("[P/D][PCP] mooncake layerwise support pcp function",
+     ("vllm_ascend/distributed/mooncake_layerwise_connector.py",), "`mooncake` 逐层支持 PCP 函数"),
+    ("[Refact]Refact MLA/SFA weight prefetch to consist with moe weight prefetch",
+     ("vllm_ascend/ops/weight_prefetch.py",), "重构 MLA/SFA 权重预取"),
+    ("DispatchGmmCombineDecode support bf16/float16 gmm1/gmm2 weight and support gmm weight with ND format",
+     ("csrc/dispatch_gmm_combine_decode/op_host.cpp",), "`DispatchGmmCombineDecode` 支持 `bf16/float16` `gmm1/gmm2` 权重"),
+    ("[CI][Misc] Use offline mode for model downloads", (".github/workflows/nightly.yaml",), None),
+    ("[Patch] Fix balance scheduling", ("vllm_ascend/patch/platform/patch_scheduler.py",), None),
+    ("[Feature] Add Mooncake layerwise connector for PD disaggregation", ("vllm_ascend/distributed/x.py",),
+     "为 PD 分离新增 Mooncake 逐层连接器"),
+]
+
+
+@pytest.mark.parametrize(("title", "paths", "expected"), CASES)
+def test_the_headline_keeps_the_object_of_the_verb_or_gives_way(
+        title: str, paths: tuple[str, ...], expected: str | None) -> None:
+    head = _head(title, paths)
+    if expected is None:
+        assert head == f"变更：改动 {paths[0]}", head
+    else:
+        assert head == expected, head
+    assert not mixes_languages(head)
+
+
+@pytest.mark.parametrize("title", [
+    "[Refact]Refact MLA/SFA weight prefetch to consist with moe weight prefetch",
+    "DispatchGmmCombineDecode support bf16/float16 gmm1/gmm2 weight and support gmm weight with ND format",
+    "[Lint] fix typos error in the example server",
+])
+def test_no_term_is_said_twice(title: str) -> None:
+    head = _head(title, ("vllm_ascend/x.py",))
+    for term in ("权重", "预取", "支持", "错误", "修复"):
+        assert head.count(term) <= 1, head
+
+
+@pytest.mark.parametrize(("title", "verb"), [("Refact the scheduler", "重构"), ("Refactor the scheduler", "重构"),
+                                              ("Refactored the scheduler", "重构")])
+def test_a_variant_of_a_known_verb_is_that_verb(title: str, verb: str) -> None:
+    assert _head(title, ("vllm_ascend/x.py",)) == f"{verb}调度器"
