@@ -31,7 +31,8 @@ _VERBS = (
     "disable", "restore", "drop", "make", "set", "document", "cache", "expose", "split", "widen", "sync",
     "adjust", "align", "refresh", "parameterize", "apply", "adapt", "check", "prevent", "change", "rework",
     "reuse", "enhance", "modify", "initialize", "release", "upstream", "recompute", "bypass", "lower", "raise",
-    "rewrite", "prune", "postpone", "defer", "tune", "guard",
+    "rewrite", "prune", "postpone", "defer", "tune", "guard", "resolve", "centralize", "cancel", "obtain", "clamp",
+    "discard", "separate", "keep", "reinstall", "install", "reapply", "translate",
 )
 
 

@@ -184,10 +184,11 @@ _GENERIC = frozenset({"bug", "bugs", "issue", "issues", "error", "errors", "prob
 
 def _whole(words: list[str], w: Section, names: Known, extra: int = 0) -> bool:
     """Whether an object was said: its words other than generic nouns are kept, or all but one when two or more
-    (``extra``: those of a place phrase said whole) are; "fix tensor mismatch bug" is not "修复张量问题"."""
+    (``extra``: those of a place phrase said whole; a code name counts twice) are; "fix tensor mismatch bug" is
+    not "修复张量问题", "fix default_kv_lease_ttl setting" is "修复 `default_kv_lease_ttl`"."""
     content = [x for x in words if x.lower() not in _GLUE and x.lower() not in _GENERIC]
-    _, kept, dropped = compose(content, "", w, (), names)
-    kept += extra if kept else 0
+    text, kept, dropped = compose(content, "", w, (), names)
+    kept += (extra if kept else 0) + text.count("`") // 2  # a code name the PR uses names the object twice over
     return kept > 0 and (not dropped or (dropped == 1 and kept >= 2))
 
 
