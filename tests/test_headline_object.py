@@ -42,6 +42,16 @@ CASES = [
     ("[Patch] Fix balance scheduling", ("vllm_ascend/patch/platform/patch_scheduler.py",), None),
     ("[Feature] Add Mooncake layerwise connector for PD disaggregation", ("vllm_ascend/distributed/x.py",),
      "为 PD 分离新增 Mooncake 逐层连接器"),
+    # a name stays a name; only lowercase words the glossary cannot say join into the file's name
+    ("[KV] Support KV cache offload prefill with LMCache connector", ("vllm/distributed/kv_connector/lmcache_connector.py",),
+     "支持 KV 缓存预填充，结合 LMCache 连接器"),
+    # words a file's name is made of after its first are no names: "align sum kernels" cannot be said
+    ("[perf] Speed up align sum kernels", ("csrc/moe/moe_align_sum_kernels.cu",), None),
+    # the PR's own folder names beside Chinese are code
+    ("[Misc] Remove hunyuan_vl patch", ("vllm_ascend/patch/worker/patch_hunyuan_vl.py",), "移除 `hunyuan_vl` `patch`"),
+    ("[Test] add attention ut for sfa_cp", ("tests/ut/attention/test_sfa_cp.py",), "为 `sfa_cp` 新增注意力 `ut`"),
+    ("[Feature] Support the merged graph for mtp", ("vllm_ascend/spec_decode/mtp_proposer.py",), "为 `mtp` 支持合并图"),
+    ("[Doc]: fixing doc typos", ("docs/usage/v1_guide.md",), "修复文档拼写错误"),
 ]
 
 

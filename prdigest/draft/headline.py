@@ -237,7 +237,7 @@ def headline(s: Signals, lang: Language) -> str:
         if len(text) + len(suffix) <= MAX_HEADLINE:
             text += suffix
     if zh and not s.is_revert:
-        text = backticked(text)  # code names as code, whatever composed the headline
+        text = backticked(text, code)  # code names as code, whatever composed the headline
     text = spaced(text, w)
     if text.strip().lower() == s.title.strip().lower():
         text = h["labelled"].format(label=fallback, text=text)
@@ -254,4 +254,4 @@ def intent(s: Signals, lang: Language) -> str | None:
         return clean_line(_statement(s, w, 1)[0], MAX_HEADLINE)
     said = point(s.core_title, _parse_title(s, True)[0], w, _verb, _names(s))
     code = code_words([f.path for f in s.files], s.identifiers)
-    return backticked(said) if said and not mixes_languages(said, code) else None
+    return backticked(said, code) if said and not mixes_languages(said, code) else None

@@ -47,15 +47,16 @@ class Known:
 
 
 def known(paths: Iterable[str], identifiers: Iterable[str] = (), text: str = "") -> Known:
-    """The names of a PR (see :class:`Known`): its paths' folders and file names and their parts
-    (``mooncake`` of ``mooncake_connector.py``), its identifiers, and the all-capital words of ``text``."""
-    code: set[str] = set()
-    for item in (*(p.lower() for p in paths), *(i.lower() for i in identifiers)):
-        for part in re.split(r"[/.]", item):
-            code.add(part)
-            code.update(x for x in re.split(r"[_-]", part) if len(x) > 2)
+    """The names of a PR (see :class:`Known`): its paths' folders and file names, the name a file's name opens
+    with (``mooncake`` of ``mooncake_connector.py``; "align" of ``moe_align_sum.cu`` is no name), its identifiers,
+    and the all-capital words of ``text``."""
+    code: set[str] = {x for name in identifiers for x in name.lower().split(".")}
+    for path in paths:
+        for part in path.lower().split("/"):
+            stem = part.split(".", 1)[0]
+            code.update((part, stem, re.split(r"[_-]", stem, maxsplit=1)[0]))
     acronyms = {x for x in re.findall(r"\b[A-Z][A-Z0-9]+\b", text) if re.search(r"[A-Z].*[A-Z]", x)}
-    return Known(frozenset(x for x in code if x and x not in _GLUE), frozenset(acronyms))
+    return Known(frozenset(x for x in code if len(x) > 2 and x not in _GLUE), frozenset(acronyms))
 
 
 def _as_named(token: str, names: Known) -> str | None:
@@ -86,12 +87,15 @@ def compose(words: list[str], verb: str, w: Section, avoid: Collection[str] = ()
     ``batch_invariant.py``) are that name."""
     terms = _glossary(tuple((str(t), str(x)) for t, x in w.get("glossary", ())))
     lowered = [x.lower().strip("`") for x in words]
-    said_alone = {n for n, _ in terms}  # words the glossary says: a run of them is said, not joined into code
+    # A run of lowercase words is joined into the PR's code name ("batch invariant" → `batch_invariant`) only
+    # when the glossary cannot say them all; a name ("LMCache connector") is said as written.
+    said_alone = {n for n, _ in terms}
     out: list[str] = []
     kept = dropped = 0
     i = 0
     while i < len(words):
         joined = next((n for n in (3, 2) if i + n <= len(words) and "_".join(lowered[i:i + n]) in names.code
+                       and all(x.islower() for x in words[i:i + n])
                        and not all((x,) in said_alone for x in lowered[i:i + n])), 0)
         if joined:
             out.append(f"`{'_'.join(lowered[i:i + joined])}`")
@@ -134,9 +138,11 @@ def compose(words: list[str], verb: str, w: Section, avoid: Collection[str] = ()
 _SPAN_OR_WORD = re.compile(r"`[^`]*`|[A-Za-z_][A-Za-z0-9_.+/-]*[A-Za-z0-9_+]")  # ASCII: \w is CJK too
 
 
-def backticked(text: str) -> str:
-    """Code identifiers of a Chinese headline in backticks (``enable_sparse_c8`` → `` `enable_sparse_c8` ``)."""
-    return _SPAN_OR_WORD.sub(lambda m: m[0] if m[0].startswith("`") or not is_code(m[0]) or "/" in m[0]
+def backticked(text: str, code: Collection[str] = frozenset()) -> str:
+    """Code identifiers of a Chinese headline in backticks (``enable_sparse_c8`` → `` `enable_sparse_c8` ``), and
+    the lowercase words that name the PR's own folders, files and code (``code``: "patch" of ``vllm_ascend/patch``)."""
+    return _SPAN_OR_WORD.sub(lambda m: m[0] if m[0].startswith("`") or "/" in m[0]
+                             or not (is_code(m[0]) or (m[0].islower() and m[0] in code))
                              or re.fullmatch(r"v\d[\w.+-]*", m[0]) else f"`{m[0]}`", text)
 
 
