@@ -52,6 +52,12 @@ CASES = [
     ("[Test] add attention ut for sfa_cp", ("tests/ut/attention/test_sfa_cp.py",), "为 `sfa_cp` 新增注意力 `ut`"),
     ("[Feature] Support the merged graph for mtp", ("vllm_ascend/spec_decode/mtp_proposer.py",), "为 `mtp` 支持合并图"),
     ("[Doc]: fixing doc typos", ("docs/usage/v1_guide.md",), "修复文档拼写错误"),
+    # "note for X": the note's subject is the object, and "unsupported" cannot be said
+    ("[Doc] Add note for unsupported PCP + FULL", ("docs/source/user_guide/feature_guide/graph_mode.md",), None),
+    # an aside in parentheses goes, and the title goes on after it
+    ("[Feat]Adapt the graph mode (piecewise and full_decode_only) of PCP and DCP for DeepSeek v3.2.",
+     ("vllm_ascend/compilation/acl_graph.py",), "为 `DeepSeek` v3.2 适配图模式 PCP DCP"),
+    ('[Docs] Fix typo ("defult") and double spacing', ("docs/configuration/optimization.md",), "修复拼写错误"),
 ]
 
 

@@ -18,6 +18,7 @@ from prdigest.kernel.i18n import Section
 _CLAUSE = re.compile(r"\s*(?:[:;]|\s-\s|\(|（|，|,\s)")
 _TOKEN = re.compile(r"`[^`]+`|[A-Za-z_][A-Za-z0-9_.+/-]*[A-Za-z0-9_+]|[A-Za-z]|\d[A-Za-z0-9_.+-]*")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_ASIDE = re.compile(r"\s*(?:\([^()]*\)|（[^（）]*）)")
 _CODEISH = re.compile(r"[`A-Za-z0-9]")
 #: Small words that carry no point on their own (the frames say places; here they just go).
 _GLUE = frozenset({"a", "an", "the", "to", "for", "in", "on", "of", "and", "or", "with", "by", "at", "from", "into",
@@ -164,7 +165,8 @@ def point(title: str, verb: str | None, w: Section,
     """The title's point in Chinese (``新增 Mooncake 逐层连接器``), None when the object of its verb cannot be
     said; ``verb_of`` finds the base verb opening a list of words (a purpose clause: "… to fix X" → "，以修复 X"),
     ``names`` are the PR's own names (:func:`known`)."""
-    clause = _CLAUSE.split(title, maxsplit=1)[0]
+    # An aside in parentheses goes; the title goes on after it ("Adapt graph mode (piecewise) of PCP for X").
+    clause = _CLAUSE.split(_ASIDE.sub("", title), maxsplit=1)[0]
     words = _TOKEN.findall(re.sub(r"(?<=\w)'s\b", "", clause))  # "eplb's dependency": the name, not "s"
     if verb is not None and words and words[0].lower().startswith(verb.split()[0][:4]):
         words = words[len(verb.split()):]  # the verb is said by the catalog
@@ -185,7 +187,8 @@ def point(title: str, verb: str | None, w: Section,
 
 #: Nouns that name no object on their own: "fix tensor mismatch bug" is about the mismatch, "add X support" about X.
 _GENERIC = frozenset({"bug", "bugs", "issue", "issues", "error", "errors", "problem", "problems", "support",
-                      "fix", "fixes", "function", "functions", "feature", "features", "case", "cases"})
+                      "fix", "fixes", "function", "functions", "feature", "features", "case", "cases", "note",
+                      "notes"})
 
 
 def _whole(words: list[str], w: Section, names: Known, extra: int = 0) -> bool:
@@ -222,6 +225,9 @@ def _said(words: list[str], verb: str | None, w: Section, names: Known) -> str |
         else:
             return None
     else:
+        conjunct = next((i for i, x in enumerate(words) if i and x.lower() == "and"), len(words))
+        if not _whole(words, w, names) and _whole(words[:conjunct], w, names):
+            words = words[:conjunct]  # "typo and double spacing": the first object said whole, not both half said
         text = compose(words, said, w, (), names)[0]
         if not _whole(words, w, names):
             return None
