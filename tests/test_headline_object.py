@@ -87,3 +87,9 @@ def test_no_term_is_said_twice(title: str) -> None:
                                               ("Refactored the scheduler", "重构")])
 def test_a_variant_of_a_known_verb_is_that_verb(title: str, verb: str) -> None:
     assert _head(title, ("vllm_ascend/x.py",)) == f"{verb}调度器"
+
+
+def test_without_files_a_title_that_cannot_be_said_is_kept_whole_after_the_area() -> None:
+    # "启用 `DeepSeek` `V3`" would say DeepSeek was enabled; the title said in part misleads, half said mixes
+    assert _head("[Feature] Enable two-batch overlap for DeepSeek V3", ()) == \
+        "变更：Enable two-batch overlap for `DeepSeek` `V3`"

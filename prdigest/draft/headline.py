@@ -224,6 +224,8 @@ def headline(s: Signals, lang: Language) -> str:
             elif s.files:
                 text, verbed = h["changes_to"].format(label=fallback, path=s.files[0].path), False
                 label = ""
+            else:  # no file to point to: the area, then the title whole, never half translated
+                text, whole = s.core_title, True
         if whole:
             text = h["labelled"].format(label=fallback, text=text)  # the area, then the title as its author wrote it
         elif label and label.lower() not in text.lower():
