@@ -58,6 +58,8 @@ CASES = [
     ("[Feat]Adapt the graph mode (piecewise and full_decode_only) of PCP and DCP for DeepSeek v3.2.",
      ("vllm_ascend/compilation/acl_graph.py",), "为 `DeepSeek` v3.2 适配图模式 PCP DCP"),
     ('[Docs] Fix typo ("defult") and double spacing', ("docs/configuration/optimization.md",), "修复拼写错误"),
+    # a term the glossary knows is said, though the PR's folder has its name
+    ("[Doc] update Qwen3.5 user guide", ("docs/source/user_guide/qwen3.5.md",), "升级 `Qwen3.5` 用户指南"),
 ]
 
 

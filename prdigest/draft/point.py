@@ -98,12 +98,12 @@ def compose(words: list[str], verb: str, w: Section, avoid: Collection[str] = ()
         joined = next((n for n in (3, 2) if i + n <= len(words) and "_".join(lowered[i:i + n]) in names.code
                        and all(x.islower() for x in words[i:i + n])
                        and not all((x,) in said_alone for x in lowered[i:i + n])), 0)
-        if joined:
+        term = next(((n, said) for n, said in terms if tuple(lowered[i:i + len(n)]) == n), None)
+        if joined and not (term and len(term[0]) >= joined):  # "user guide" is 用户指南, not `user_guide`
             out.append(f"`{'_'.join(lowered[i:i + joined])}`")
             kept += 1
             i += joined
             continue
-        term = next(((n, said) for n, said in terms if tuple(lowered[i:i + len(n)]) == n), None)
         if term is not None:
             if not any(term[1] in x for x in (verb, *avoid, *out)):  # "typos error": 拼写错误, not 拼写错误错误
                 out.append(term[1])
