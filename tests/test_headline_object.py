@@ -58,6 +58,10 @@ CASES = [
     ("[Feat]Adapt the graph mode (piecewise and full_decode_only) of PCP and DCP for DeepSeek v3.2.",
      ("vllm_ascend/compilation/acl_graph.py",), "为 `DeepSeek` v3.2 适配图模式 PCP DCP"),
     ('[Docs] Fix typo ("defult") and double spacing', ("docs/configuration/optimization.md",), "修复拼写错误"),
+    # a verb after its subject: the object after the verb is said whole, or the fallback speaks
+    ("[P/D][KVPool]Mooncake Layerwise Connector supports kv_pool", ("vllm_ascend/distributed/kv_pool/x.py",),
+     "Mooncake 逐层连接器支持 `kv_pool`"),
+    ("A5 support reshape and cache in CP situation", ("vllm_ascend/attention/attention_v1.py",), None),
     # a term the glossary knows is said, though the PR's folder has its name
     ("[Doc] update Qwen3.5 user guide", ("docs/source/user_guide/qwen3.5.md",), "升级 `Qwen3.5` 用户指南"),
 ]

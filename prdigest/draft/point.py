@@ -179,7 +179,16 @@ def point(title: str, verb: str | None, w: Section,
             purpose = w["headline"]["purpose"].format(text=rest) if kept and dropped <= kept else ""
             words = words[:i]
             break
-    text = _said(_first_clause(words, verb_of), verb, w, names)
+    words = _first_clause(words, verb_of)
+    middle = None if verb is not None else next(
+        (i for i, x in enumerate(words) if i and x.islower() and (x in ("support", "supports") or (
+            x.endswith("s") and len(x) > 4)) and verb_of(words[i:])), None)
+    if middle is not None:  # "Mooncake connector supports kv_pool": subject, verb, object (said whole)
+        opening = verb_of(words[middle:])
+        subject, kept, dropped = compose(words[:middle], "", w, (), names)
+        said = _said(words[middle + opening[1]:], opening[0], w, names) if opening else None
+        return subject + said + purpose if said is not None and kept > dropped else None
+    text = _said(words, verb, w, names)
     if text is None:
         return None
     return text + purpose
