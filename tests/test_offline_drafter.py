@@ -473,8 +473,9 @@ def test_a_reland_saying_its_first_attempt_was_reverted_is_not_itself_treated_as
     # title; when too little of the title can be said, the files it changes
     ("[Spec Decode] Unify update_stream across main and draft to fix fullgraph deadlock",
      [("vllm/v1/spec_decode/eagle.py", 40, 12)], "投机解码：统一 `update_stream`，以修复死锁"),
+    # the function the title names (an identifier of its own text) is the object, in backticks
     ("[Test] Refactor main() logic for clearer test selection flow", [("tests/conftest.py", 30, 10)],
-     "变更：改动 tests/conftest.py"),
+     "重构 `main`"),
     # every word in the phrasebook (or code, a name, a package with its version): composed in Chinese
     ("[Doc] Fix typo in documentation", [("docs/index.md", 2, 2)], "修复文档中的拼写错误"),
     ("Update to transformers v5", [("requirements/common.txt", 1, 1)], "升级至 transformers v5"),

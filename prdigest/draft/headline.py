@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from prdigest.draft.language import code_words, mixes_languages
 from prdigest.draft.phrasing import MAX_HEADLINE, cjk, draft_words, spaced
-from prdigest.draft.point import backticked, point
+from prdigest.draft.point import Known, backticked, known, point
 from prdigest.kernel.factlines import brief_line, fact_line, rank
 from prdigest.kernel.i18n import DEFAULT, Section
 from prdigest.kernel.models import Change, Language
@@ -31,7 +31,8 @@ _VERBS = (
     "disable", "restore", "drop", "make", "set", "document", "cache", "expose", "split", "widen", "sync",
     "adjust", "align", "refresh", "parameterize", "apply", "adapt", "check", "prevent", "change", "rework",
     "reuse", "enhance", "modify", "initialize", "release", "upstream", "recompute", "bypass", "lower", "raise",
-    "rewrite", "prune", "postpone", "defer", "tune", "guard",
+    "rewrite", "prune", "postpone", "defer", "tune", "guard", "resolve", "centralize", "cancel", "obtain", "clamp",
+    "discard", "separate", "keep", "reinstall", "install", "reapply", "translate",
 )
 
 
@@ -51,6 +52,7 @@ _NOUN_VERBS = {"support": "support", "refactor": "refactor", "refactoring": "ref
 _PREPOSITIONS = ("under", "for", "from", "in", "on", "at", "to", "with", "via", "into", "between", "across")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _SPAN = re.compile(r"`[^`]+`")
+_TWICE = re.compile(r"([\u4e00-\u9fff]{2,})\s*\1")
 _TITLE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _LONG_ASIDE = re.compile(r"\s*\([^()]{24,}\)\s*$")  # "(/inference does NOT bypass …)" goes; "(SM100)" stays
@@ -62,8 +64,19 @@ def _verb(words: list[str]) -> tuple[str, int] | None:
     """The base verb that opens ``words`` and how many words it spans."""
     if len(words) >= 2 and f"{words[0]} {words[1]}".lower() in _VERBS:
         return f"{words[0]} {words[1]}".lower(), 2
-    base = _VERB_FORMS.get(words[0].lower().rstrip(":,.")) if words else None
+    word = words[0].lower().rstrip(":,.") if words else ""
+    base = _VERB_FORMS.get(word) or _variant(word)
     return (base, 1) if base else None
+
+
+def _variant(word: str) -> str | None:
+    """The verb a shortened or inflected variant stands for ("refact", "refactored" → refactor): the one base
+    verb that the word begins, at five letters or more, or that begins the word (an inflection)."""
+    if len(word) < 5 or not word.isalpha():
+        return None
+    found = {base for base in _VERBS if " " not in base and len(base) >= 5
+             and (base.startswith(word) and len(word) >= 0.7 * len(base) or word.startswith(base))}
+    return found.pop() if len(found) == 1 else None
 
 
 @lru_cache(maxsize=8)
@@ -77,6 +90,7 @@ def _terms(text: str, w: Section) -> str:
     "X，并<动词> Y", other "and"s "与" (``draft.headline.and_verb``, ``and_other``)."""
     for pattern, said in _glossary(tuple((str(t), str(x)) for t, x in w.get("glossary", ()))):
         text = pattern.sub(said, text)
+    text = _TWICE.sub(r"\1", text)  # "typos error": 拼写错误, not 拼写错误 错误
     h = w["headline"]
 
     def conj(match: re.Match[str]) -> str:
@@ -118,6 +132,11 @@ def _parse_title(s: Signals, short: bool) -> tuple[str | None, str, str, str]:
     return verb, _ARTICLE.sub("", head), prep, _ARTICLE.sub("", tail)
 
 
+def _names(s: Signals) -> Known:
+    """The names the PR's own files, code, title and description use (:func:`prdigest.draft.point.known`)."""
+    return known((f.path for f in s.files), s.identifiers, f"{s.title}\n{s.body}")
+
+
 def _statement(s: Signals, w: Section, short: int) -> tuple[str, bool]:
     """The change as a phrase, and whether it opens with a verb (so an area prefix may lower-case it). A language
     written without spaces (``draft.spacing: cjk``) composes it from its frames and glossary; otherwise the
@@ -125,7 +144,7 @@ def _statement(s: Signals, w: Section, short: int) -> tuple[str, bool]:
     zh = cjk(w)
     if s.is_revert:
         # In Chinese, the reverted change's point; its English title stays in the link line.
-        said = point(s.core_title, _parse_title(s, False)[0], w, _verb) if zh else None
+        said = point(s.core_title, _parse_title(s, False)[0], w, _verb, _names(s)) if zh else None
         return w["headline"]["revert"].format(title=said or s.core_title), True
     verb, head, prep, tail = _parse_title(s, short > 0)
     if short > 1 and prep and head:
@@ -191,7 +210,8 @@ def headline(s: Signals, lang: Language) -> str:
             # The title's point in Chinese (its verb, names and known terms), else its main code fact, else the
             # files it changed: never the English title (kept in the link line) nor a count of changes.
             verb = _parse_title(s, short > 0)[0] if not s.is_revert else None
-            said, fact = point(s.core_title, verb, w, _verb), from_facts(s, MAX_HEADLINE - len(label) - 1, lang)
+            said = point(s.core_title, verb, w, _verb, _names(s))
+            fact = from_facts(s, MAX_HEADLINE - len(label) - 1, lang)
             names = set(_SPAN.findall(said or ""))
             # The main fact first when it names everything the title's point names, and says more of it.
             # A fact that only says a body changed ("修改 `X` 的实现") says less than any point of the title.
@@ -204,6 +224,8 @@ def headline(s: Signals, lang: Language) -> str:
             elif s.files:
                 text, verbed = h["changes_to"].format(label=fallback, path=s.files[0].path), False
                 label = ""
+            else:  # no file to point to: the area, then the title whole, never half translated
+                text, whole = s.core_title, True
         if whole:
             text = h["labelled"].format(label=fallback, text=text)  # the area, then the title as its author wrote it
         elif label and label.lower() not in text.lower():
@@ -217,7 +239,7 @@ def headline(s: Signals, lang: Language) -> str:
         if len(text) + len(suffix) <= MAX_HEADLINE:
             text += suffix
     if zh and not s.is_revert:
-        text = backticked(text)  # code names as code, whatever composed the headline
+        text = backticked(text, code)  # code names as code, whatever composed the headline
     text = spaced(text, w)
     if text.strip().lower() == s.title.strip().lower():
         text = h["labelled"].format(label=fallback, text=text)
@@ -232,6 +254,6 @@ def intent(s: Signals, lang: Language) -> str | None:
     w = draft_words(lang)
     if not cjk(w):
         return clean_line(_statement(s, w, 1)[0], MAX_HEADLINE)
-    said = point(s.core_title, _parse_title(s, True)[0], w, _verb)
+    said = point(s.core_title, _parse_title(s, True)[0], w, _verb, _names(s))
     code = code_words([f.path for f in s.files], s.identifiers)
-    return backticked(said) if said and not mixes_languages(said, code) else None
+    return backticked(said, code) if said and not mixes_languages(said, code) else None
