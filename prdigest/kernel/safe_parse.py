@@ -23,7 +23,8 @@ MAX_DEPTH = 200
 def parse(source: str | bytes, *, filename: str = "<unknown>", mode: Literal["exec", "eval"] = "exec",
           max_source: int = MAX_SOURCE, max_depth: int = MAX_DEPTH) -> tuple[ast.AST | None, str]:
     """``(tree, "")``, or ``(None, reason)`` when ``source`` is too large, too deep, not valid Python, or holds a
-    null byte; never raises for what the text holds."""
+    null byte; never raises for what the text holds. ``max_depth=0``: the tree's depth is not checked here (the
+    caller's own walk checks it: :func:`too_deep`)."""
     if len(source) > max_source:
         return None, f"too large to parse ({len(source):,} > {max_source:,} characters)"
     try:
@@ -36,10 +37,15 @@ def parse(source: str | bytes, *, filename: str = "<unknown>", mode: Literal["ex
         return None, f"nested too deeply to parse (over {max_depth} levels)"
     except ValueError as exc:  # a null byte; a bytes source that is not UTF-8
         return None, f"ValueError: {exc}"
-    depth = tree_depth(tree, max_depth)
-    if depth > max_depth:
+    # max_depth 0: the caller walks the tree without recursion and counts the depth itself (one pass, not two)
+    if max_depth and tree_depth(tree, max_depth) > max_depth:
         return None, f"nested too deeply to parse (over {max_depth} levels)"
     return tree, ""
+
+
+def too_deep(max_depth: int = MAX_DEPTH) -> str:
+    """The reason a tree deeper than ``max_depth`` is refused with, for callers that count the depth themselves."""
+    return f"nested too deeply to parse (over {max_depth} levels)"
 
 
 def tree_depth(tree: ast.AST, cap: int) -> int:

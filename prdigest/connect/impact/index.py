@@ -177,6 +177,10 @@ def module_name(path: str) -> tuple[str, bool]:
     return module_and_package(path)
 
 
+class _TooDeep(Exception):
+    """A tree deeper than ``safe_parse.MAX_DEPTH``: the file is named and skipped, as the parser's caps do."""
+
+
 class _Reader:
     """One walk over a module's tree, filling a :class:`FileSummary`."""
 
@@ -194,12 +198,18 @@ class _Reader:
         return "\n".join(self._lines[start - 1:end])
 
     def walk(self, node: ast.AST) -> None:
-        stack = [node]
+        """Every node the handlers do not prune, without recursion; raises :class:`_TooDeep` past
+        ``safe_parse.MAX_DEPTH`` levels (the depth counted here: a second pass over the tree cost a sixth of a
+        cold index)."""
+        stack: list[tuple[ast.AST, int]] = [(node, 1)]
         while stack:
-            node = stack.pop()
+            node, depth = stack.pop()
+            if depth > safe_parse.MAX_DEPTH:
+                raise _TooDeep
             handler = self._HANDLERS.get(type(node))
             children = handler(self, node) if handler else None
-            stack.extend(reversed(list(ast.iter_child_nodes(node))) if children is None else children)
+            below = reversed(list(ast.iter_child_nodes(node))) if children is None else children
+            stack.extend((child, depth + 1) for child in below)
 
     def _import(self, node: ast.Import) -> list[ast.AST]:
         for alias in node.names:
@@ -354,11 +364,15 @@ def summarize(path: str, source: bytes | str, upstream: Sequence[str]) -> FileSu
     not parse gets ``error`` set and nothing else."""
     module, is_package = module_name(path)
     summary = FileSummary(path, module, is_package)
-    tree, problem = safe_parse.parse(source, filename=path)  # too large, too deep or not Python: named, skipped
+    # too large, too deep or not Python: named, skipped (the depth is counted by the walk itself)
+    tree, problem = safe_parse.parse(source, filename=path, max_depth=0)
     if tree is None:
         summary.error = problem
         return summary
-    _Reader(summary, dotted_pattern(upstream), source).walk(tree)
+    try:
+        _Reader(summary, dotted_pattern(upstream), source).walk(tree)
+    except (_TooDeep, RecursionError):
+        return FileSummary(path, module, is_package, error=safe_parse.too_deep())
     return summary
 
 
