@@ -334,6 +334,24 @@ def _patches(repo: Path, sha: str) -> list[FileChange]:
     return files
 
 
+def commit_week(repo: Path, base: dict[str, str | None],
+                prs: dict[int, tuple[str, dict[str, str | None]]]) -> list[PullRequest]:
+    """A new repository at ``repo`` holding ``base``, then one commit per PR (``number: (title, files)``), as
+    merged PRs with GitHub's file list and hunks; the facts tests run ``week_facts`` over them with a clone."""
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, base)
+    commit(repo, "Initial layout")
+    merged: list[PullRequest] = []
+    for number, (title, files) in prs.items():
+        write(repo, files)
+        sha = commit(repo, f"{title} (#{number})")
+        merged.append(PullRequest(number=number, url=f"https://github.com/o/r/pull/{number}", title=title,
+                                  author="dev", merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc),
+                                  merge_commit=sha, files=_patches(repo, sha)))
+    return merged
+
+
 def build_upstream(root: Path) -> Upstream:
     """The upstream repository (served to partial clones: filters and any-sha wants allowed) and its week."""
     repo = root / "upstream"

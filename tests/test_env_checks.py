@@ -5,7 +5,6 @@ Real repositories (tests/git_support.py)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,8 @@ from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.git import open_clone
 from prdigest.kernel.actions import actions
 from prdigest.kernel.factlines import fact_line
-from prdigest.kernel.models import Change, PullRequest
-from tests.git_support import _patches, commit, git, write
+from prdigest.kernel.models import Change
+from tests.git_support import commit_week
 
 EPLB = """
 import os
@@ -61,17 +60,7 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
 @pytest.fixture(scope="module")
 def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
     repo = tmp_path_factory.mktemp("envchecks") / "up"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, BASE)
-    commit(repo, "Initial layout")
-    prs = []
-    for number, (title, files) in PRS.items():
-        write(repo, files)
-        sha = commit(repo, f"{title} (#{number})")
-        prs.append(PullRequest(number=number, url=f"https://github.com/o/r/pull/{number}", title=title, author="dev",
-                               merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), merge_commit=sha,
-                               files=_patches(repo, sha)))
+    prs = commit_week(repo, BASE, PRS)
     state: Path = tmp_path_factory.mktemp("s")
     return week_facts(prs, surface=Surface(), clone=open_clone(repo.as_uri(), state_dir=state)).changes
 
