@@ -164,12 +164,15 @@ def echoes(impacts: list[Impact], tree: Path) -> int:
     return extra
 
 
-def false_breaks(name: str, result: dict) -> list[str]:
+def false_breaks(name: str, result: dict, label: str = "full files", besides: dict | None = None) -> list[str]:
     """Each ``breaks`` flag the stricter evidence calls false (the downstream did not change the function holding
-    it), with the lenient evidence's word on it: the lines to read against the wheels' code."""
-    out = [f"Flagged breaks on {name} (full files) that the stricter evidence calls false:"]
+    it), with the lenient evidence's word on it: the lines to read against the wheels' code. With ``besides``
+    (another fact set's result), only the flags that set does not make at the same line and use."""
+    flagged = {(i.path, i.line, i.how) for i in besides["breaks"]} if besides else set()
+    extra = " and full files do not flag" if besides else ""
+    out = [f"Flagged breaks on {name} ({label}) that the stricter evidence calls false{extra}:"]
     for i in result["breaks"]:
-        if i not in result["region"]:
+        if i not in result["region"] and (i.path, i.line, i.how) not in flagged:
             lenient = "named in the changed text" if i in result["evidenced"] else "no evidence"
             out.append(f"- {i.path}:{i.line} {i.how} {i.symbol} ({lenient}): {i.fact}")
     return out
@@ -287,6 +290,9 @@ def main() -> None:
     parser.add_argument("--before-label", default="earlier code", help="what --before was run on")
     parser.add_argument("--false", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi"],
                         help="print the breaks the stricter evidence calls false on this downstream (full files)")
+    parser.add_argument("--false-patches", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi"],
+                        help="print the breaks from patches alone the stricter evidence calls false and full files "
+                             "do not flag, on this downstream")
     args = parser.parse_args()
     ascend = json.loads(DATA.read_text(encoding="utf-8"))
     gaudi = json.loads(GAUDI_DATA.read_text(encoding="utf-8"))
@@ -305,6 +311,10 @@ def main() -> None:
                    "vllm-gaudi": downstream("gaudi", gaudi, args.gaudi, "vllm_gaudi", root, fact_sets)}
         for name in args.false:
             print("\n".join(false_breaks(name, results[name]["full files"])), end="\n\n")
+        patches_label = next(label for label in fact_sets if label.startswith("patches alone"))
+        for name in args.false_patches:
+            print("\n".join(false_breaks(name, results[name][patches_label], patches_label,
+                                          results[name]["full files"])), end="\n\n")
         timing = None if args.no_speed else speed(root, fact_sets["full files"])
         before = (args.before_label, before_rows(args.before)) if args.before else None
         body = render(results, counts, os.getloadavg()[0], timing, before)
