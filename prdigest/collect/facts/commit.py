@@ -18,6 +18,7 @@ from prdigest.collect.facts import (
     kernels,
     pins,
     pyapi,
+    reexporters,
     settings,
     toolchain,
 )
@@ -62,7 +63,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     facts = pyapi.new_keywords(facts, parsed_before, parsed, sides, module_of)
     facts = _kept_keys(facts, parsed)
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
-    facts = inheritors.with_inheritors(facts, diff, tree)
+    facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)
     return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 

@@ -52,9 +52,9 @@ class UpstreamTree(Protocol):
         """Every name a ``def`` inside a class (or function) of the tree's Python files binds; None if unknown."""
         ...
 
-    def subclass_texts(self, sha: str, pattern: re.Pattern[str]) -> dict[str, str] | None:
-        """The text of each Python file of the tree that ``pattern`` finds in (a ``class`` line naming a base);
-        None if the tree cannot be read whole."""
+    def texts_where(self, sha: str, keep: Callable[[str], bool], suffix: str = "") -> dict[str, str] | None:
+        """The text of each Python file of the tree (whose path ends with ``suffix``) that ``keep`` accepts (a
+        ``class`` line naming a base, a ``from m import`` line); None if the tree cannot be read whole."""
         ...
 
 
@@ -107,13 +107,13 @@ class GitTree:
         self._read({oid})
         return self._texts[oid]
 
-    def subclass_texts(self, sha: str, pattern: re.Pattern[str]) -> dict[str, str] | None:
+    def texts_where(self, sha: str, keep: Callable[[str], bool], suffix: str = "") -> dict[str, str] | None:
         listing = self._listing(sha)
         if listing is None or len(listing) > MAX_SCANNED:
             return None
-        self._read(set(listing.values()))  # each blob once per run: method_names reads the same
-        return {path: text for path, oid in listing.items()
-                if (text := self._texts.get(oid)) and pattern.search(text)}
+        chosen = {path: oid for path, oid in listing.items() if path.endswith(suffix)}
+        self._read(set(chosen.values()))  # each blob once per run: method_names reads the same
+        return {path: text for path, oid in chosen.items() if (text := self._texts.get(oid)) and keep(text)}
 
     def method_names(self, sha: str) -> frozenset[str] | None:
         if sha not in self._scanned:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from prdigest.collect.facts import pyapi
 from prdigest.collect.facts.hierarchy import Hierarchy, Reader, UpstreamTree, _paths
@@ -25,10 +26,14 @@ KINDS = frozenset({"signature", "returns", "removed"})
 DEPTH = 3
 
 
-def _naming(names: set[str]) -> re.Pattern[str]:
-    """A ``class X(…)`` line whose bases name one of ``names``."""
-    alternatives = "|".join(re.escape(n) for n in sorted(names))
-    return re.compile(rf"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\b(?:{alternatives})\b", re.MULTILINE)
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)", re.MULTILINE)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+@lru_cache(maxsize=65536)
+def _base_words(text: str) -> frozenset[str]:
+    """The words a module's ``class X(…)`` lines write among their bases (each tree file read once per run)."""
+    return frozenset(w for bases in _CLASS_BASES.findall(text) for w in _WORD.findall(bases))
 
 
 def with_inheritors(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | None) -> list[Change]:
@@ -55,10 +60,14 @@ def with_inheritors(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | 
     for _ in range(DEPTH):
         if not frontier:
             break
-        pattern = _naming({cls for _, cls in frontier})
-        texts = {p: t for p, t in after.items() if pattern.search(t)}
+        names = {cls for _, cls in frontier}
+
+        def naming(text: str, names: set[str] = names) -> bool:
+            return not names.isdisjoint(_base_words(text))
+
+        texts = {p: t for p, t in after.items() if naming(t)}
         if tree is not None:
-            texts.update(tree.subclass_texts(diff.sha, pattern) or {})
+            texts.update(tree.texts_where(diff.sha, naming) or {})
         found: set[tuple[str, str]] = set()
         for path, text in texts.items():
             parsed = pyapi.parse(text)
@@ -76,9 +85,10 @@ def with_inheritors(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | 
         frontier = found
     if not children:
         return facts
+    chosen = {id(f) for f in targets}  # by identity: comparing pydantic models field by field is slow
     out: list[Change] = []
     for f in facts:
-        if f in targets:
+        if id(f) in chosen:
             cls, method = f.symbol.split(".")
             heirs = _heirs((module_of(f.path), cls), method, children, read)
             if heirs:

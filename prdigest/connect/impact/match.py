@@ -88,6 +88,9 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
         sub = change.model_copy(update={"symbol": heir, "inherited_by": ()})
         found += [Hit(h.use, h.severity, f"{h.words} (inherited by {heir.rpartition('.')[0]})", h.symbol)
                   for h in matcher(sub, Context.of(table, upstream, heir_module))]
+    for package in change.reexported_by:  # the name as another package re-exports it (``vllm.attention.X``)
+        found += [Hit(h.use, h.severity, f"{h.words} (re-exported by {package})", h.symbol)
+                  for h in matcher(change, Context.of(table, upstream, package))]
     hits = _one_per_scope(change, found)
     impacts = []
     for hit in hits:
