@@ -184,12 +184,18 @@ class Change(BaseModel):
     callers: tuple[str, ...] = ()
     #: ``untyped`` when every such call is on a receiver of unknown type, else empty.
     receiver: Literal["", "untyped"] = ""
+    #: Upstream classes (``vllm.b.Child``) that inherit the changed method without defining it: a downstream
+    #: reaches it as ``Child.f`` too (prdigest.collect.facts.inheritors).
+    inherited_by: tuple[str, ...] = ()
+    #: Upstream packages (``vllm.attention``), other than those above the fact's module, whose ``__init__``
+    #: re-exports the name: a downstream reaches it through them too (prdigest.collect.facts.reexporters).
+    reexported_by: tuple[str, ...] = ()
 
     @model_serializer(mode="wrap")
     def _without_empty_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # the call-site fields only where a fact has them: every other fact reads as it always did
         data: dict[str, Any] = handler(self)
-        for key in ("passed", "callers", "receiver"):
+        for key in ("passed", "callers", "receiver", "inherited_by", "reexported_by"):
             if not data.get(key, True):
                 data.pop(key, None)
         return data

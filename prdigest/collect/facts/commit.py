@@ -14,9 +14,11 @@ from prdigest.collect.facts import (
     envchecks,
     hierarchy,
     indexes,
+    inheritors,
     kernels,
     pins,
     pyapi,
+    reexporters,
     settings,
     toolchain,
 )
@@ -31,7 +33,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "11"
+FACTS_VERSION = "12"
 
 
 def _python(path: str) -> bool:
@@ -61,6 +63,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     facts = pyapi.new_keywords(facts, parsed_before, parsed, sides, module_of)
     facts = _kept_keys(facts, parsed)
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
+    facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)
     return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 

@@ -52,6 +52,11 @@ class UpstreamTree(Protocol):
         """Every name a ``def`` inside a class (or function) of the tree's Python files binds; None if unknown."""
         ...
 
+    def texts_where(self, sha: str, keep: Callable[[str], bool], suffix: str = "") -> dict[str, str] | None:
+        """The text of each Python file of the tree (whose path ends with ``suffix``) that ``keep`` accepts (a
+        ``class`` line naming a base, a ``from m import`` line); None if the tree cannot be read whole."""
+        ...
+
 
 class GitTree:
     """An :class:`UpstreamTree` read from a clone: one ``ls-tree`` per commit, each blob read once per run."""
@@ -101,6 +106,14 @@ class GitTree:
             return None
         self._read({oid})
         return self._texts[oid]
+
+    def texts_where(self, sha: str, keep: Callable[[str], bool], suffix: str = "") -> dict[str, str] | None:
+        listing = self._listing(sha)
+        if listing is None or len(listing) > MAX_SCANNED:
+            return None
+        chosen = {path: oid for path, oid in listing.items() if path.endswith(suffix)}
+        self._read(set(chosen.values()))  # each blob once per run: method_names reads the same
+        return {path: text for path, oid in chosen.items() if (text := self._texts.get(oid)) and keep(text)}
 
     def method_names(self, sha: str) -> frozenset[str] | None:
         if sha not in self._scanned:

@@ -14,6 +14,7 @@ from prdigest.collect.facts import (
     patchcalls,
     patchexports,
     patchfields,
+    patchmoves,
     patchobligations,
     patchsigs,
     pins,
@@ -95,7 +96,8 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     # keywords the PR's added lines now pass to a constructor: across files (the call and the class are apart)
     facts += patchcalls.passes_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                       and surface.is_api(f.path)], facts)
-    return facts
+    # a name one file removes and another adds moved (a re-export when the old file imports it back)
+    return patchmoves.relocated(facts, [(f.path, f.patch) for f in pr.files])
 
 
 def _read_back(path: str, patch: str) -> list[Change]:
@@ -142,7 +144,9 @@ def _python(path: str, patch: str, removed: list[str], added: list[str], surface
                                     detail=detail, public=public))
             elif b[0] == "class" and a[0] == "class":
                 facts.append(Change(kind="bases", symbol=name, path=path, before=b[1], after=a[1], public=public))
-        elif b and not name.startswith("__"):
+        elif b and not name.startswith("__") and not b[2]:
+            # an indented ``def`` is a method: named here without its class it would read as a module's
+            # function (``inputs`` → ``vllm.inputs``); the hunks' reader names it with its class
             facts.append(Change(kind="removed", symbol=name, path=path, before=f"({b[1]})", public=public))
         elif a and public and not name.startswith("__"):
             facts.append(Change(kind="added", symbol=name, path=path, after=f"({a[1]})", public=public))

@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from prdigest.collect.facts.hunklines import Hunk, hunks
+from prdigest.collect.facts.patchmoves import relocated
 from prdigest.collect.facts.pyapi import PASSES
 from prdigest.connect.impact.matchers import WILDCARD
 from prdigest.connect.impact.signature import Signature
@@ -38,7 +39,7 @@ def facts_from_patches(pr: PullRequest, upstream: Sequence[str]) -> list[Change]
         facts += _file_facts(f.path, f.patch)
     added = [raw[1:] for f in pr.files if f.patch and _in_upstream(f.path, upstream)
              for raw in f.patch.splitlines() if raw.startswith("+") and not raw.startswith("+++")]
-    return [_passed(fact, added) for fact in facts]
+    return relocated([_passed(fact, added) for fact in facts], [(f.path, f.patch) for f in pr.files])
 
 
 def _passed(fact: Change, added: list[str]) -> Change:
@@ -170,7 +171,8 @@ def _file_facts(path: str, patch: str) -> list[Change]:
         public = not name.rsplit(".", 1)[-1].startswith("_") or name.endswith("__")
         if name not in added:
             facts.append(Change(kind="removed", symbol=name, path=path, line=line, before=text, public=public))
-        elif added[name][1] != text and _closed(text) and _closed(added[name][1]):
+        elif added[name][1] != text and _closed(text) and _closed(added[name][1]) \
+                and not text.startswith("class"):  # a class line's parentheses hold its bases (a ``bases`` fact)
             # a ``def f(`` line whose parameters follow on other lines shows none of them: no signature from it
             facts.append(Change(kind="signature", symbol=name, path=path, line=added[name][0], before=text,
                                 after=added[name][1], public=public))

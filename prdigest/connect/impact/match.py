@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from prdigest.collect.facts.inheritors import heir_symbols
 from prdigest.connect.impact.matchers import MATCHERS, MODULE_KINDS, WILDCARD, Context, Hit, UseTable, fact_module
 from prdigest.connect.impact.signature import Signature, SignatureChange
 from prdigest.kernel.models import Change, Impact, ImpactHow
@@ -82,7 +83,15 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
     module = fact_module(change.path)
     if matcher is None or (module is None and change.kind not in MODULE_KINDS):
         return []
-    hits = _one_per_scope(change, list(matcher(change, Context.of(table, upstream, module or ""))))
+    found = list(matcher(change, Context.of(table, upstream, module or "")))
+    for heir_module, heir in heir_symbols(change):  # the method as a class inheriting it names it (``Child.f``)
+        sub = change.model_copy(update={"symbol": heir, "inherited_by": ()})
+        found += [Hit(h.use, h.severity, f"{h.words} (inherited by {heir.rpartition('.')[0]})", h.symbol)
+                  for h in matcher(sub, Context.of(table, upstream, heir_module))]
+    for package in change.reexported_by:  # the name as another package re-exports it (``vllm.attention.X``)
+        found += [Hit(h.use, h.severity, f"{h.words} (re-exported by {package})", h.symbol)
+                  for h in matcher(change, Context.of(table, upstream, package))]
+    hits = _one_per_scope(change, found)
     impacts = []
     for hit in hits:
         severity = hit.severity

@@ -194,12 +194,17 @@ def _renamed(change: Change, ctx: Context) -> Iterator[Hit]:
 
 def _removed(change: Change, ctx: Context) -> Iterator[Hit]:
     """A removed name: every use of it, or of anything under it, breaks."""
-    # without the upstream's tree, a method whose class has a base that was not read may still be inherited
+    # without the upstream's tree, a method whose class has a base that was not read may still be inherited;
+    # so may one whose class a patch does not show (``*.m``: which class lost it, and what it inherits, unknown)
     unread = BASE_UNREAD.split("{}", 1)[0] in change.detail
+    unseen = change.symbol.startswith(WILDCARD + ".")
     for use in ctx.table.named(change.symbol.rsplit(".", 1)[-1]):
         if matches(use, ctx.prefixes, change.symbol, deeper=True) is not None:
-            yield Hit(use, "check", f"{change.symbol} ({change.detail})") if unread \
-                else Hit(use, "breaks", change.symbol)
+            if unread or unseen:
+                why = change.detail if unread else "its class is out of the patch's sight: it may still inherit it"
+                yield Hit(use, "check", f"{change.symbol} ({why})")
+            else:
+                yield Hit(use, "breaks", change.symbol)
     yield from _by_name(change, ctx, change.symbol, change.symbol)
 
 
