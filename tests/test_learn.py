@@ -1,0 +1,100 @@
+"""What a reader can learn from a PR whose names are all internal (prdigest/draft/learn.py): a root cause
+explained, a new mechanism, a shared base class, a trade-off argued; and what teaches none of these."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from prdigest.draft import learn
+from prdigest.draft.offline import OfflineDrafter
+from prdigest.kernel.models import Change, FileChange, PullRequest, Verdict
+from prdigest.kernel.prtext.signals import extract
+
+WHEN = datetime(2026, 3, 20, tzinfo=timezone.utc)
+RUNNER = "plugin/worker/runner.py"
+
+
+def _pr(title: str, body: str, files: list[FileChange], changes: list[Change] = ()) -> PullRequest:  # type: ignore[assignment]
+    return PullRequest(number=1, url="https://github.com/o/r/pull/1", title=title, author="a", merged_at=WHEN,
+                       body=body, files=files, changes=list(changes),
+                       additions=sum(f.additions for f in files), deletions=sum(f.deletions for f in files))
+
+
+def _file(path: str, added: int, removed: int = 0, status: str = "modified") -> FileChange:
+    return FileChange(path=path, status=status, additions=added, deletions=removed)  # type: ignore[arg-type]
+
+
+def _fact(kind: str, symbol: str, path: str = RUNNER, **more: str) -> Change:
+    return Change(kind=kind, symbol=symbol, path=path, reach="internal", reach_how="not exported", **more)  # type: ignore[arg-type]
+
+
+SILENT_CAUSE = ("The runner cached the `block_tables` tensor at capture time. Replaying the graph after the "
+                "scheduler swapped the tensor kept using the stale copy, which caused garbled outputs for "
+                "sliding-window layers. The fix updates the captured tensor in place with `copy_` in "
+                "`Runner.replay`, so the graph reads the rows the scheduler wrote for this step; "
+                "`Runner.capture` now keeps the persistent buffer it hands to the graph.")
+LOUD_CAUSE = ("The helper passed the offsets as a list where the kernel expects a tensor, which resulted in a "
+              "TypeError at startup when speculative decoding was enabled. It now builds the tensor first.")
+COST_CAUSE = ("Clearing the state with a boolean-mask index_put forces a host-device sync on every prefill step, "
+              "which leaves the device idle. A small kernel fills the rows on the device instead.")
+REFACTOR = ("Moves the prefill and decode branches into their own functions so either order can be chosen, instead "
+            "of the fixed order; throughput 1200 tok/s either way. Behavior is identical.")
+
+LESSONS = [
+    # (why, title, body, files, facts, expected lesson keys)
+    ("a fix whose description traces silently wrong output to its cause", "[BugFix] Fix sliding-window replay",
+     SILENT_CAUSE, [_file(RUNNER, 12, 4)], [_fact("body", "Runner.replay")], {"root-cause"}),
+    ("a fix whose failure announces itself (an error) teaches no class of silent bug", "[BugFix] Fix startup",
+     LOUD_CAUSE, [_file(RUNNER, 12, 4)], [_fact("body", "Runner.prepare")], set()),
+    ("the same explanation in a docs-only change ships nothing to study", "[Doc] Fix the replay notes",
+     SILENT_CAUSE, [_file("docs/replay.md", 12, 4)], [], set()),
+    ("a cost traced to what causes it", "[Perf] Clear SSM state on device", COST_CAUSE,
+     [_file("plugin/ops/state.py", 60, 10)], [_fact("body", "clear_state", "plugin/ops/state.py")], {"trade-off"}),
+    ("a choice argued, but the author says behaviour is identical: a refactor", "Refactor the scheduler loop",
+     REFACTOR, [_file("plugin/core/scheduler.py", 200, 180)], [_fact("body", "Scheduler.schedule")], set()),
+    ("a new module of substance defining classes is a mechanism", "[Feature] Emulate unified buffers",
+     "Adds a buffer wrapper keeping a host and a device view in step.",
+     [_file("plugin/worker/uva.py", 260, status="added"), _file(RUNNER, 20, 5)],
+     [_fact("added", "UvaBuffer", "plugin/worker/uva.py"), _fact("added", "DirtyRows", "plugin/worker/uva.py")],
+     {"mechanism"}),
+    ("a new model file follows a pattern: no mechanism", "[Model] Support Foo",
+     "Adds the Foo model.", [_file("plugin/models/foo.py", 400, status="added")],
+     [_fact("added", "FooForCausalLM", "plugin/models/foo.py")], set()),
+    ("new files that only replace removed ones (a move) are no mechanism", "Split the ops module",
+     "Splits the module in two.",
+     [_file("plugin/ops/a.py", 200, status="added"), _file("plugin/ops/all.py", 0, 190)],
+     [_fact("added", "OpA", "plugin/ops/a.py")], set()),
+    ("a new base class two classes now derive from is a contract", "Share one pattern base across passes",
+     "Each fusion pattern registers itself with both compilers through one base.",
+     [_file("plugin/compile/base.py", 60, status="added"), _file("plugin/compile/p1.py", 20, 20),
+      _file("plugin/compile/p2.py", 20, 20)],
+     [_fact("added", "BasePattern", "plugin/compile/base.py"),
+      _fact("bases", "NormPattern", "plugin/compile/p1.py", before="", after="BasePattern"),
+      _fact("bases", "RopePattern", "plugin/compile/p2.py", before="", after="BasePattern")], {"contract"}),
+]
+
+
+@pytest.mark.parametrize(("why", "title", "body", "files", "facts", "expected"), LESSONS, ids=[r[0] for r in LESSONS])
+def test_lessons(why: str, title: str, body: str, files: list[FileChange], facts: list[Change],
+                 expected: set[str]) -> None:
+    assert {x.key for x in learn.lessons(extract(_pr(title, body, files, facts), []))} == expected, why
+
+
+def test_a_small_internal_fix_that_explains_its_root_cause_is_a_deep_read() -> None:
+    """Every fact internal, under 40 lines: reach and size would make it a skim; its explanation is the study."""
+    fix = _pr("[BugFix] Fix sliding-window replay", SILENT_CAUSE, [_file(RUNNER, 12, 4)],
+              [_fact("body", "Runner.replay")])
+    loud = _pr("[BugFix] Fix startup", LOUD_CAUSE, [_file(RUNNER, 12, 4)], [_fact("body", "Runner.prepare")])
+    drafter = OfflineDrafter()
+    entry = drafter.draft(fix, [], "en")
+    assert entry.verdict is Verdict.DEEP_READ
+    assert "root cause" in entry.rationale and "stale" in entry.rationale
+    assert drafter.draft(loud, [], "en").verdict is not Verdict.DEEP_READ
+
+
+def test_a_lesson_is_said_in_chinese_too() -> None:
+    fix = _pr("[BugFix] Fix sliding-window replay", SILENT_CAUSE, [_file(RUNNER, 12, 4)],
+              [_fact("body", "Runner.replay")])
+    assert "根因" in OfflineDrafter().draft(fix, [], "zh-CN").rationale
