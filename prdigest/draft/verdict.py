@@ -18,7 +18,7 @@ from prdigest.kernel.factlines import fact_line, news_first
 from prdigest.kernel.i18n import Section
 from prdigest.kernel.models import Change, Verdict, opt_in_signature
 from prdigest.kernel.prtext.kinds import Kind
-from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals, quiet_path
+from prdigest.kernel.prtext.signals import CI, SOURCE, TEST, Signals, quiet_path
 
 # ── Verdict weights: a PR's score is the sum of the weights whose signal it shows. ──────────────────
 W_SIZE_LARGE = 1.0       # ≥ 500 changed lines: a change that size usually carries design decisions
@@ -265,11 +265,13 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
         return Verdict.SKIP, Reason("docs", 0, "rule_translation")
     if scope.touch_up(s) and not asks:
         return Verdict.SKIP, Reason("docs", 0, "rule_touch_up")
-    if s.docs_only or (scope.docs_and_ci(s) and not s.is_bump):
+    if (s.docs_only and scope.user_docs(s)) or (scope.docs_and_ci(s) and not s.is_bump):
         return Verdict.SKIM, Reason("docs", 0, "rule_docs")
     if s.is_bump:
         if s.breaking:
             return Verdict.DEEP_READ, Reason("bump", 0, "rule_bump_breaking", (("what", s.breaking[0]),))
+        if s.only_kinds == {CI} and not asks:  # a CI action's version: plumbing nobody who runs the code sees
+            return Verdict.SKIP, Reason("ci", 0, "rule_ci")
         return Verdict.SKIM, Reason("bump", 0, "rule_bump")
     if s.ci_only and not asks:
         return Verdict.SKIP, Reason("ci", 0, "rule_ci")
