@@ -98,3 +98,17 @@ def test_a_lesson_is_said_in_chinese_too() -> None:
     fix = _pr("[BugFix] Fix sliding-window replay", SILENT_CAUSE, [_file(RUNNER, 12, 4)],
               [_fact("body", "Runner.replay")])
     assert "根因" in OfflineDrafter().draft(fix, [], "zh-CN").rationale
+
+
+def test_a_small_change_that_traces_a_cost_to_its_cause_is_a_deep_read() -> None:
+    """Five lines that remove a barrier: the size says skim, the argument for it is the study."""
+    body = ("Replaying a graph in FULL mode updates kernel parameters, so a hard barrier was added before `replay` "
+            "to avoid races. In PIECEWISE mode nothing is updated, and the barrier caused severe performance "
+            "regressions there, because every replay waited for the whole stream. `Graph.replay` now syncs only "
+            "in FULL mode; `Graph.capture` is unchanged. We tried this twice before and saw accuracy issues that "
+            "no longer reproduce on main.")
+    pr = _pr("[Performance] Remove the sync before PIECEWISE replay", body, [_file(RUNNER, 3, 2)],
+             [_fact("body", "Graph.replay")])
+    entry = OfflineDrafter().draft(pr, [], "en")
+    assert entry.verdict is Verdict.DEEP_READ, entry.rationale
+    assert "trade-off" in entry.rationale

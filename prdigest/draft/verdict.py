@@ -284,7 +284,7 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
     if s.quiet_facts and scored is Verdict.DEEP_READ:
         return Verdict.SKIM, Reason("quiet-facts", 0, "rule_quiet_facts")
     if (s.changes and scored is Verdict.DEEP_READ and s.size < SMALL_DIFF and not s.breaking_changes
-            and not s.kernel_changes and not learn.root_cause(s)):
+            and not s.kernel_changes and not learn.lessons(s)):
         # A deep read is for what takes study: callers to adapt, a kernel, a change too big to take in at once.
         return Verdict.SKIM, Reason("small", 0, "rule_small", (("size", s.size),))
     if scored is Verdict.SKIP and upgrades([c for c in s.changes if c.kind == "dependency"]):
