@@ -46,6 +46,10 @@ LESSONS = [
     # (why, title, body, files, facts, expected lesson keys)
     ("a fix whose description traces silently wrong output to its cause", "[BugFix] Fix sliding-window replay",
      SILENT_CAUSE, [_file(RUNNER, 12, 4)], [_fact("body", "Runner.replay")], {"root-cause"}),
+    ("a fix that says what its change is needed for: accuracy", "[BugFix] Fix quantized routing accuracy",
+     "Passes the routing scale from the quantized apply down to expert selection. This is necessary for keeping "
+     "accuracy in models that scale their routing weights.", [_file("plugin/ops/moe.py", 10, 3)],
+     [_fact("signature", "select_experts", "plugin/ops/moe.py")], {"root-cause"}),
     ("a fix whose failure announces itself (an error) teaches no class of silent bug", "[BugFix] Fix startup",
      LOUD_CAUSE, [_file(RUNNER, 12, 4)], [_fact("body", "Runner.prepare")], set()),
     ("the same explanation in a docs-only change ships nothing to study", "[Doc] Fix the replay notes",

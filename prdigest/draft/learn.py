@@ -47,7 +47,7 @@ _LOUD = _compile(r"\b(errors?|exceptions?|crash\w*|\w+Error|type mismatch\w*|(?:
 #: How it happened: a cause, a consequence or the mechanism named in so many words.
 _CAUSE = _compile(
     r"\b(because|root cause|the reason|due to|caused by|causes|causing|lead(?:s|ing)? to|led to|result(?:s|ed)? in|"
-    r"otherwise|incurs?|"
+    r"otherwise|incurs?|(?:is|are) (?:necessary|needed|required) (?:for|to)|"
     r"as a result|which (?:means|made|makes|broke|breaks)|so (?:that )?the|still (?:holds?|points?|uses?|keeps?|"
     r"treats?|refers?)|kept (?:treating|using|holding)|instead of|rather than|never|only when|whenever)\b")
 #: A design trade-off stated as one: the alternative, its cost or what it avoids.
