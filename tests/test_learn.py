@@ -63,6 +63,10 @@ LESSONS = [
      [_file("plugin/worker/uva.py", 260, status="added"), _file(RUNNER, 20, 5)],
      [_fact("added", "UvaBuffer", "plugin/worker/uva.py"), _fact("added", "DirtyRows", "plugin/worker/uva.py")],
      {"mechanism"}),
+    ("a new kernel file alone weighs as a kernel fact, not as a mechanism", "[Ops] Add a penalty kernel",
+     "Adds a Triton kernel for the penalties.", [_file("plugin/ops/triton/penalty.py", 240, status="added")],
+     [_fact("kernel", "penalty_kernel", "plugin/ops/triton/penalty.py"),
+      _fact("added", "apply_penalties", "plugin/ops/triton/penalty.py")], set()),
     ("a new model file follows a pattern: no mechanism", "[Model] Support Foo",
      "Adds the Foo model.", [_file("plugin/models/foo.py", 400, status="added")],
      [_fact("added", "FooForCausalLM", "plugin/models/foo.py")], set()),
@@ -76,7 +80,16 @@ LESSONS = [
       _file("plugin/compile/p2.py", 20, 20)],
      [_fact("added", "BasePattern", "plugin/compile/base.py"),
       _fact("bases", "NormPattern", "plugin/compile/p1.py", before="", after="BasePattern"),
-      _fact("bases", "RopePattern", "plugin/compile/p2.py", before="", after="BasePattern")], {"contract"}),
+      _fact("bases", "RopePattern", "plugin/compile/p2.py", before="", after="BasePattern"),
+      _fact("body", "PassManager.register", "plugin/compile/manager.py")], {"contract"}),
+    ("methods only hoisted into a new base are code moved, no contract", "Share one base across W8A8 schemes",
+     "Moves the shared methods into one base class.",
+     [_file("plugin/quant/base.py", 60, status="added"), _file("plugin/quant/a.py", 2, 30),
+      _file("plugin/quant/b.py", 2, 30)],
+     [_fact("added", "W8A8Base", "plugin/quant/base.py"),
+      _fact("bases", "SchemeA", "plugin/quant/a.py", before="", after="W8A8Base"),
+      _fact("bases", "SchemeB", "plugin/quant/b.py", before="", after="W8A8Base"),
+      _fact("body", "SchemeA.apply", "plugin/quant/a.py", detail="now inherited from W8A8Base")], set()),
 ]
 
 

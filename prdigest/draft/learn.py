@@ -89,17 +89,18 @@ def root_cause(s: Signals) -> Lesson | None:
 
 
 def _mechanism(s: Signals) -> Lesson | None:
-    """New shipped modules of substance that define classes or kernels (not a model following a pattern, not a
-    file moved): a mechanism others will meet."""
+    """New shipped Python modules of substance that define classes (not a model following a pattern, not a file
+    moved): a mechanism others will meet. A new kernel alone weighs as a kernel fact; as a lesson it split the
+    labellers (one week's new op a deep read, another's a skim) where a new class hierarchy did not."""
     shipped = scope.shipped(s)
     new = [f for f in shipped if f.is_new and "models/" not in f.path]
     grown = sum(f.additions for f in new) - sum(f.deletions for f in shipped)
     if grown < MECHANISM_LINES:
         return None
     paths = {f.path for f in new}
-    defined = [c for c in s.changes if c.path in paths and (c.kind == "kernel" or (c.kind == "added" and "." not in
-                                                                                     c.symbol.rsplit("::", 1)[-1]))]
-    if not defined and not any(f.is_kernel for f in new):
+    defined = [c for c in s.changes if c.path in paths and c.path.endswith(".py") and c.kind == "added"
+               and re.fullmatch(r"_?[A-Z]\w*", c.symbol)]
+    if not defined:
         return None
     return Lesson("mechanism", max(new, key=lambda f: f.additions).path)
 
@@ -109,8 +110,8 @@ def _contract(s: Signals) -> Lesson | None:
     in the prose alone, "interface", is too often one method added.)"""
     added = {c.symbol for c in s.changes if c.kind == "added" and "." not in c.symbol}
     shared = [c for c in s.changes if c.kind == "bases" and any(a in c.after for a in added)]
-    if len(shared) < 2 or s.unchanged_behaviour:
-        return None
+    if len(shared) < 2 or s.unchanged_behaviour or _hoisted(s):
+        return None  # methods only hoisted into the new base: code moved, no contract changed
     return Lesson("contract", next(a for a in sorted(added) if any(a in c.after for c in shared)))
 
 
