@@ -60,7 +60,7 @@ class FakeConfig:
 def test_fake():
     assert FakeConfig().enable is False
 """
-BASE = {"plug/__init__.py": "", "plug/config.py": CONFIG, "plug/runtime.py": RUNTIME, "plug/cli.py": CLI,
+BASE: dict[str, str | None] = {"plug/__init__.py": "", "plug/config.py": CONFIG, "plug/runtime.py": RUNTIME, "plug/cli.py": CLI,
         "tests/test_fake.py": TEST}
 # Each PR changes the tree the one before left.
 CONFIG_1 = CONFIG.replace("enable: bool = False", "enable: bool = True").replace("ratio: float = 0.8", "ratio: float = 1.0")

@@ -3,6 +3,7 @@ explained, a new mechanism, a shared base class, a trade-off argued; and what te
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
 import pytest
@@ -16,14 +17,14 @@ WHEN = datetime(2026, 3, 20, tzinfo=timezone.utc)
 RUNNER = "plugin/worker/runner.py"
 
 
-def _pr(title: str, body: str, files: list[FileChange], changes: list[Change] = ()) -> PullRequest:  # type: ignore[assignment]
+def _pr(title: str, body: str, files: list[FileChange], changes: Sequence[Change] = ()) -> PullRequest:
     return PullRequest(number=1, url="https://github.com/o/r/pull/1", title=title, author="a", merged_at=WHEN,
                        body=body, files=files, changes=list(changes),
                        additions=sum(f.additions for f in files), deletions=sum(f.deletions for f in files))
 
 
 def _file(path: str, added: int, removed: int = 0, status: str = "modified") -> FileChange:
-    return FileChange(path=path, status=status, additions=added, deletions=removed)  # type: ignore[arg-type]
+    return FileChange(path=path, status=status, additions=added, deletions=removed)
 
 
 def _fact(kind: str, symbol: str, path: str = RUNNER, **more: str) -> Change:

@@ -37,7 +37,8 @@ def _compile(pattern: str) -> re.Pattern[str]:
 _FAILURE = _compile(
     r"\b(accuracy|precision (?:loss|drop|issue|error|anomal\w+)|wrong|incorrect\w*|garbled|gibberish|stale|"
     r"race (?:condition)?|hangs?|hung|deadlocks?|leak\w*|out of (?:sync|step)|inconsisten\w+|"
-    r"silent(?:ly)? (?:wrong|incorrect|corrupt\w*|drop\w*|skip\w*|stopp\w*|lost|discard\w*)|corrupt\w*|NaNs?|never (?:loaded|freed|released|sent|called|put|reached)|"
+    r"silent(?:ly)? (?:wrong|incorrect|corrupt\w*|drop\w*|skip\w*|stopp\w*|lost|discard\w*)|corrupt\w*|NaNs?|"
+    r"never (?:loaded|freed|released|sent|called|put|reached)|"
     r"(?:no longer|not|never) (?:updated|synchroni[sz]ed|refreshed|propagated|applied)|double[- ]counted|lost|"
     r"unreasonabl\w*|fail(?:s|ed|ures?)? to (?:load|transfer|send|receive|put|save|free|release))\b")
 #: A failure that announces itself: an exception, an error, a crash, a wrong shape or type (not a lesson in
@@ -54,7 +55,8 @@ _CAUSE = _compile(
 _TRADE_OFF = _compile(
     r"\b(trade-?offs?|at the cost of|instead of|rather than|in exchange for|avoids? (?:a |the )?(?:host-device |"
     r"device |extra |per-step |unnecessary )?(?:sync\w*|copy|copies|barrier|overhead|recompil\w+|round trips?)|"
-    r"(?:forces?|requires?|needs?) (?:a |an )?(?:host-device |device )?sync\w*|only (?:pays|needed) (?:off )?(?:when|in|for))\b")
+    r"(?:forces?|requires?|needs?) (?:a |an )?(?:host-device |device )?sync\w*|"
+    r"only (?:pays|needed) (?:off )?(?:when|in|for))\b")
 #: A cost the description traces to its mechanism: a regression, an overhead, a stall or waste, and what causes it.
 _COST = _compile(r"\b(regressions?|overheads?|host[- ]bound|bubbles?|wasted?|bottlenecks?|stalls?|barriers?|"
                  r"(?:host-device |device |extra )sync\w*)\b")
