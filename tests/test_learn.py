@@ -108,7 +108,7 @@ def test_a_small_internal_fix_that_explains_its_root_cause_is_a_deep_read() -> N
     drafter = OfflineDrafter()
     entry = drafter.draft(fix, [], "en")
     assert entry.verdict is Verdict.DEEP_READ
-    assert "root cause" in entry.rationale and "stale" in entry.rationale
+    assert "root cause" in entry.rationale and "kept using the stale copy" in entry.rationale  # the author's words
     assert drafter.draft(loud, [], "en").verdict is not Verdict.DEEP_READ
 
 

@@ -74,11 +74,6 @@ class Lesson:
     evidence: str
 
 
-def _phrase(pattern: re.Pattern[str], text: str) -> str | None:
-    match = pattern.search(text)
-    return clean_line(match.group(0), 60) if match else None
-
-
 def root_cause(s: Signals) -> Lesson | None:
     """A fix whose description says what went wrong and how, in one sentence: the class of bug, not one case."""
     if not (s.is_bugfix or re.search(r"\bfix", s.core_title, re.IGNORECASE)) or not scope.shipped(s):
@@ -86,7 +81,7 @@ def root_cause(s: Signals) -> Lesson | None:
     for sentence in _sentences(s.body):
         failure, cause = _FAILURE.search(sentence), _CAUSE.search(sentence)
         if failure and cause and not _LOUD.search(sentence):
-            return Lesson("root-cause", clean_line(failure.group(0), 60))
+            return Lesson("root-cause", _around(sentence, failure, cause))
     return None
 
 
@@ -122,14 +117,27 @@ def _trade_off(s: Signals) -> Lesson | None:
     overhead, a stall, waste) traced to what causes it."""
     if not scope.shipped(s) or s.unchanged_behaviour:
         return None  # "behaviour is identical": a refactor's choices are its own business
-    prose = f"{s.core_title}\n{s.body}"
-    if (s.perf_claims or s.perf_units or s.evals) and (phrase := _phrase(_TRADE_OFF, prose)):
-        return Lesson("trade-off", phrase)
+    if s.perf_claims or s.perf_units or s.evals:
+        for sentence in [s.core_title, *_sentences(s.body)]:
+            if choice := _TRADE_OFF.search(sentence):
+                return Lesson("trade-off", _around(sentence, choice))
     for sentence in _sentences(s.body):
         cost = _COST.search(sentence)
-        if cost and _COST_CAUSE.search(sentence):
-            return Lesson("trade-off", clean_line(cost.group(0), 60))
+        if cost and (cause := _COST_CAUSE.search(sentence)):
+            return Lesson("trade-off", _around(sentence, cost, cause))
     return None
+
+
+def _around(sentence: str, *found: re.Match[str], words: int = 3) -> str:
+    """The words of ``sentence`` from the first match to the last and ``words`` either side, at most 80
+    characters: the cause and its failure as the author put them ("kept using the stale copy, which caused")."""
+    start, end = min(m.start() for m in found), max(m.end() for m in found)
+    before, after = sentence[:start].split(), sentence[end:].split()
+    left, right = " ".join(before[-words:]), " ".join(after[:words])
+    # a match inside a word run ("(instead") keeps its neighbour attached, as written
+    lead = " " if left and sentence[start - 1:start].isspace() else ""
+    tail = " " if right and sentence[end:end + 1].isspace() else ""
+    return clean_line(f"{left}{lead}{sentence[start:end]}{tail}{right}".strip(" ,;:"), 80)
 
 
 def _sentences(body: str) -> list[str]:
