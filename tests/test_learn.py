@@ -130,3 +130,13 @@ def test_a_small_change_that_traces_a_cost_to_its_cause_is_a_deep_read() -> None
     entry = OfflineDrafter().draft(pr, [], "en")
     assert entry.verdict is Verdict.DEEP_READ, entry.rationale
     assert "trade-off" in entry.rationale
+
+
+@pytest.mark.parametrize("body", ["because wrong " * 5000, " \n" * 30000, "avoids " + " " * 60000 + "x",
+                                  "instead of " * 6000 + "1.5x faster"], ids=["words", "blank", "spaces", "phrases"])
+def test_a_hostile_description_is_read_in_bounded_time(body: str) -> None:
+    import time
+    pr = _pr("[BugFix] Fix it", body, [_file(RUNNER, 12, 4)], [_fact("body", "Runner.replay")])
+    began = time.perf_counter()
+    learn.lessons(extract(pr, []))
+    assert time.perf_counter() - began < 2.0
