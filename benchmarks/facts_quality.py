@@ -95,8 +95,9 @@ def week_prs(git_dir: Path, repo: str, week: str) -> tuple[list[PullRequest], di
             continue
         number = int(found.group(1))
         numstat = git(git_dir, "show", "--numstat", "--format=", "-M", sha)
-        statuses = dict(reversed(line.split("\t")[::-1][:2]) for line in
-                        git(git_dir, "show", "--name-status", "--format=", "-M", sha).splitlines() if "\t" in line)
+        # ``A\tpath``, ``R100\told\tnew``: the status letter of the path the commit leaves (the last field).
+        statuses = {line.split("\t")[-1]: line.split("\t")[0] for line in
+                    git(git_dir, "show", "--name-status", "--format=", "-M", sha).splitlines() if "\t" in line}
         files = []
         for line in numstat.splitlines():
             parts = line.split("\t")

@@ -187,6 +187,10 @@ NOTES = {
                 "labellers agree with each other on 0.69 only, and on none of their deep reads",
     "2026-W20": "FITTING now, as 2026-W14. Measured blind once: agreement 0.68 with each labeller, deep-read P/R "
                 "0.50 / 0.57-0.67, 3 Action required entries, upgrades missed 1 of 3 (ana) and 2 of 5 (ben)",
+    "2026-W07": "FITTING since the third round: measured blind once (agreement 0.78 / 0.76, deep-read P/R 0.60 / 0.50 "
+                "and 0.80 / 0.57), then its disagreements were read for issue 35's third and fourth rounds",
+    "2026-W19": "FITTING since the third round, as 2026-W07. Measured blind once: agreement 0.58 / 0.60, deep-read "
+                "P/R 0.20 / 0.20 and 0.40 / 0.33",
 }
 
 

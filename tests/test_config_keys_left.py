@@ -80,6 +80,8 @@ def test_without_a_clone_a_key_another_changed_file_still_reads_is_kept() -> Non
     from prdigest.collect.git.diff import CommitDiff, FileDiff
     files = (FileDiff(status="M", path="lib/passes.py", before=PASSES, after=PASSES_MOVED),
              FileDiff(status="M", path="lib/config.py", before=CONFIG, after=CONFIG.replace("fuse=True", "fuse=False")))
-    assert not [c for c in commit_facts(CommitDiff("a" * 40, "b" * 40, files), Surface()) if c.kind == "config"]
+    both = [c for c in commit_facts(CommitDiff("a" * 40, "b" * 40, files), Surface()) if c.kind == "config"]
+    # ``fuse`` turning off is a fact of its own (tests/test_default_flips.py); no key is removed
+    assert [(c.symbol, c.detail) for c in both] == [("GraphExConfig.fuse", "default")]
     alone = commit_facts(CommitDiff("a" * 40, "b" * 40, files[:1]), Surface())  # nothing in sight reads it
     assert [(c.symbol, c.detail) for c in alone if c.kind == "config"] == [("graph_ex_config", "removed")]

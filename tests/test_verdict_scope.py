@@ -51,6 +51,11 @@ BASE = {
     ".github/workflows/build.yaml": "jobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make\n",
     "csrc/build.sh": "#!/bin/sh\nmake\n",
     "Dockerfile": "FROM base:1.0\nARG VLLM_TAG=v0.20.1\n",
+    "docs/source/conf.py": "linkcheck_ignore = []\n",
+    "docs/source/community/contributors.md": "# Maintainers\n\n- Ann\n",
+    "docs/source/developer_guide/contribution.md": "# Contributing\n\nTitle prefixes: [Bugfix].\n",
+    "AGENTS.md": "# Agents\n\nUse [Bugfix] in titles.\n",
+    "docs/source/tutorials/serve.md": "# Serve\n",
 }
 #: number → (title, files written, the verdict wanted)
 PRS: dict[int, tuple[str, dict[str, str | None], Verdict]] = {
@@ -84,6 +89,21 @@ PRS: dict[int, tuple[str, dict[str, str | None], Verdict]] = {
         "pkg/quant/w8a8_dynamic.py": "from pkg.quant.w8a8_base import W8A8Scheme\n\n\nclass DynamicMethod(W8A8Scheme):"
                                      "\n    def apply(self, x):\n        return x * 2\n"}, Verdict.SKIP),
     8: ("[CI] Main2main: move to vLLM v0.20.2", {"Dockerfile": "FROM base:1.0\nARG VLLM_TAG=v0.20.2\n"}, Verdict.SKIM),
+    # the docs' build set-up, who maintains the repository, what contributors and coding agents are told: own work
+    9: ("[CI] Add doc linkcheck ignore rule", {"docs/source/conf.py": 'linkcheck_ignore = ["https://x.org"]\n'},
+        Verdict.SKIP),
+    10: ("[Community] Nominate a new maintainer", {
+        "docs/source/community/contributors.md": "# Maintainers\n\n- Ann\n- Bo\n"}, Verdict.SKIP),
+    11: ("[Doc] Align PR title prefix guidance", {
+        "docs/source/developer_guide/contribution.md": "# Contributing\n\nTitle prefixes: [BugFix].\n",
+        "AGENTS.md": "# Agents\n\nUse [BugFix] in titles.\n"}, Verdict.SKIP),
+    # a CI action's version bumped: plumbing
+    12: ("[CI] Bump actions/cache from 3 to 4", {
+        ".github/workflows/build.yaml": "jobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+                                        "      - uses: actions/cache@v4\n      - run: make -j\n"}, Verdict.SKIP),
+    # a tutorial users read stays worth a skim
+    13: ("[Doc] Add a serving tutorial", {"docs/source/tutorials/serve.md": "# Serve\n\n" + "".join(
+        f"Step {i}: run `pkg serve --port {8000 + i}` and check the logs.\n" for i in range(10))}, Verdict.SKIM),
 }
 
 

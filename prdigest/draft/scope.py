@@ -12,9 +12,12 @@ from prdigest.kernel.prtext.signals import BUILD, CI, DOC, SOURCE, TEST, FileFac
 #: The maintainers' own tooling: hidden top-level folders (``.agents/``, ``.github/``), ``tools/``,
 #: ``scripts/``, shell scripts (build and install helpers).
 _TOOLING = re.compile(r"^(\.[^/]+|tools?|scripts?)/|\.sh$")
-#: Docs for contributors (how the repository builds, tests and is designed), not for its users.
-_CONTRIBUTOR_DOCS = re.compile(r"(^|/)(developer[_-]?guide|contributing|contribut\w*|design|internals?|dev)(/|\.)",
-                               re.IGNORECASE)
+#: Docs for contributors (how the repository builds, tests and is designed, who maintains it, what coding agents
+#: are told), not for its users.
+_CONTRIBUTOR_DOCS = re.compile(r"(^|/)(developer[_-]?guide|contributing|contribut\w*|design|internals?|dev|community|"
+                               r"governance|maintainers?|agents?|claude)(/|\.)", re.IGNORECASE)
+#: The docs' own build set-up (Sphinx's ``conf.py``, MkDocs' ``mkdocs.yml``): how pages are built, not what they say.
+_DOCS_BUILD = re.compile(r"(^|/)docs?/(?:.*/)?conf\.py$|(^|/)mkdocs\.ya?ml$")
 #: A translated copy of the docs: what they say, said again.
 _TRANSLATION = re.compile(r"(^|/)locale/|\.po$")
 #: A title whose verb only touches up what is there (a fix of a link, a caption, a version string, a format).
@@ -25,8 +28,9 @@ TOUCH_UP_SLACK = 2
 
 
 def tooling(path: str) -> bool:
-    """Whether ``path`` is the maintainers' own tooling rather than code a release ships."""
-    return bool(_TOOLING.search(path))
+    """Whether ``path`` is the maintainers' own tooling rather than code a release ships (the docs' build set-up
+    included)."""
+    return bool(_TOOLING.search(path) or _DOCS_BUILD.search(path))
 
 
 def shipped(s: Signals) -> tuple[FileFact, ...]:

@@ -11,14 +11,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prdigest.draft import scope
+from prdigest.draft import learn, scope
 from prdigest.draft.phrasing import area_names, cjk, code_names
 from prdigest.kernel.actions import actions, upgrades, version_of
 from prdigest.kernel.factlines import fact_line, news_first
 from prdigest.kernel.i18n import Section
 from prdigest.kernel.models import Change, Verdict, opt_in_signature
 from prdigest.kernel.prtext.kinds import Kind
-from prdigest.kernel.prtext.signals import SOURCE, TEST, Signals, quiet_path
+from prdigest.kernel.prtext.signals import CI, SOURCE, TEST, Signals, quiet_path
 
 # ── Verdict weights: a PR's score is the sum of the weights whose signal it shows. ──────────────────
 W_SIZE_LARGE = 1.0       # ≥ 500 changed lines: a change that size usually carries design decisions
@@ -111,8 +111,9 @@ def _scored(s: Signals) -> list[Reason]:
 
     # The +/- figures follow the reasons in the rationale, so the size phrases carry no numbers. With code
     # facts, what the code did replaces how much of it changed.
+    taught = learn.lessons(s)
     if s.changes:
-        _facts(s, add)
+        _facts(s, add, taught=bool(taught))
     elif s.size >= 500:
         add("size", W_SIZE_LARGE, "size_large")
     elif s.size >= 250:
@@ -132,7 +133,9 @@ def _scored(s: Signals) -> list[Reason]:
         add("evals", W_EVALS, "evals", evals=s.evals[0])
     elif s.perf_units:
         add("perf", W_PERF_NUMBERS, "perf_numbers")
-    if s.is_bugfix and "failure" in s.design:
+    for lesson in taught:  # what a reader can learn, even where every name is internal (prdigest/draft/learn.py)
+        add(f"lesson-{lesson.key}", learn.WEIGHT[lesson.key], "lesson", text=_lesson_text(lesson))
+    if s.is_bugfix and "failure" in s.design and not any(x.key == "root-cause" for x in taught):
         add("root-cause", W_ROOT_CAUSE, "root_cause")
     if s.groundwork and not _changes_behaviour(s):
         add("groundwork", W_GROUNDWORK, "groundwork")
@@ -144,7 +147,7 @@ def _scored(s: Signals) -> list[Reason]:
     new_architecture = any(k.key == "new-architecture" for k in s.kinds)
     if sources and all("models/" in f.path for f in sources) and not new_architecture:
         add("model-only", W_MODEL_ONLY, "model_only")
-    if s.new_sources:
+    if s.new_sources and not s.changes:  # with facts, the new code's worth is its lesson (a mechanism) or none
         add("new", W_NEW_SOURCE, "new", path=s.new_sources[0].path)
     if s.design:
         add("design", min(W_DESIGN_CAP, W_DESIGN * len(s.design)), "design",
@@ -179,8 +182,14 @@ def _kind_text(kind: Kind) -> Callable[[Section], str]:
     return lambda w: w["kind"][kind.key].format(evidence=kind.evidence)
 
 
-def _facts(s: Signals, add: Callable[..., None]) -> None:
-    """The weights of the code facts, each phrased by its most important fact."""
+def _lesson_text(lesson: learn.Lesson) -> Callable[[Section], str]:
+    """The reason's sentence for ``lesson``, in the words of the section it is given."""
+    return lambda w: w["lesson"][lesson.key].format(evidence=lesson.evidence)
+
+
+def _facts(s: Signals, add: Callable[..., None], *, taught: bool) -> None:
+    """The weights of the code facts, each phrased by its most important fact; ``taught``: the PR has a lesson
+    (prdigest/draft/learn.py), so internal facts are no reason to read less."""
     # Within each kind, the fact the title does not already name: the reason says something the title did not.
     breaking, api, kernels = (news_first(c, s.core_title) for c in (s.breaking_changes, s.api_changes,
                                                                     s.kernel_changes))
@@ -203,6 +212,8 @@ def _facts(s: Signals, add: Callable[..., None]) -> None:
         if built:
             add("fact-mechanism", W_FACT_MECHANISM, "fact_mechanism", fact=lambda w: fact_line(built[0], w.language))
             return
+        if taught:
+            return  # in a plugin every name is internal: what it teaches is the reason to read it
         internal = news_first(s.changes, s.core_title)
         add("fact-internal", W_FACT_NONE, "fact_internal", fact=lambda w: fact_line(internal[0], w.language))
 
@@ -213,10 +224,6 @@ def _additive(c: Change) -> bool:
     if c.kind == "added" or (c.kind in ("env", "argument", "config") and c.after and not c.before):
         return True
     return c.kind == "signature" and opt_in_signature(c.detail)
-
-
-#: Kinds of fact a mechanical change is made of: names moved or renamed, files moved, tests.
-_MECHANICAL = frozenset({"renamed", "moved", "file-renamed", "tests", "passes"})
 
 
 def platform_upgrades(s: Signals) -> list[str]:
@@ -236,27 +243,6 @@ def _patch_release(c: Change) -> bool:
     convention; readers follow its action, they need not study it."""
     old, new = (re.findall(r"\d+", version_of(v))[:3] if v else [] for v in (c.before, c.after))
     return len(old) == len(new) == 3 and old[:2] == new[:2]
-
-
-def _hoisted(s: Signals) -> bool:
-    """Methods moved up into a new internal base class the PR's classes now inherit from: code moved, not
-    behaviour."""
-    bases = {c.after for c in s.changes if c.kind == "bases"}
-    return bool(bases) and all(
-        c.kind in _MECHANICAL or c.kind == "bases" or (c.kind == "body" and c.detail.startswith("now inherited"))
-        or (c.kind == "added" and c.symbol in bases) for c in s.changes if c.reach == "internal")
-
-
-def _mechanical(s: Signals) -> Change | None:
-    """The first fact of a PR whose facts are all internal renames, moves and tests (no body, no setting), or
-    None: moving code teaches a reader nothing they will meet."""
-    if not s.changes or s.kinds or any(c.reach == "public" for c in s.changes):
-        return None
-    if _hoisted(s):
-        return next((c for c in s.changes if c.kind == "bases"), None)
-    if any(c.kind not in _MECHANICAL for c in s.changes):
-        return None
-    return next((c for c in s.changes if c.kind != "tests"), None)
 
 
 def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
@@ -279,11 +265,13 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
         return Verdict.SKIP, Reason("docs", 0, "rule_translation")
     if scope.touch_up(s) and not asks:
         return Verdict.SKIP, Reason("docs", 0, "rule_touch_up")
-    if s.docs_only or (scope.docs_and_ci(s) and not s.is_bump):
+    if (s.docs_only and scope.user_docs(s)) or (scope.docs_and_ci(s) and not s.is_bump):
         return Verdict.SKIM, Reason("docs", 0, "rule_docs")
     if s.is_bump:
         if s.breaking:
             return Verdict.DEEP_READ, Reason("bump", 0, "rule_bump_breaking", (("what", s.breaking[0]),))
+        if s.only_kinds == {CI} and not asks:  # a CI action's version: plumbing nobody who runs the code sees
+            return Verdict.SKIP, Reason("ci", 0, "rule_ci")
         return Verdict.SKIM, Reason("bump", 0, "rule_bump")
     if s.ci_only and not asks:
         return Verdict.SKIP, Reason("ci", 0, "rule_ci")
@@ -291,12 +279,12 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
         return Verdict.SKIP, Reason("own-work", 0, "rule_own_work")
     if scope.removal_only(s) and not s.kinds:
         return Verdict.SKIP, Reason("removal", 0, "rule_removal")
-    if _mechanical(s) is not None:
+    if learn.mechanical(s) is not None:
         return Verdict.SKIM if scored is Verdict.DEEP_READ else Verdict.SKIP, Reason("mechanical", 0, "rule_mechanical")
     if s.quiet_facts and scored is Verdict.DEEP_READ:
         return Verdict.SKIM, Reason("quiet-facts", 0, "rule_quiet_facts")
     if (s.changes and scored is Verdict.DEEP_READ and s.size < SMALL_DIFF and not s.breaking_changes
-            and not s.kernel_changes):
+            and not s.kernel_changes and not learn.lessons(s)):
         # A deep read is for what takes study: callers to adapt, a kernel, a change too big to take in at once.
         return Verdict.SKIM, Reason("small", 0, "rule_small", (("size", s.size),))
     if scored is Verdict.SKIP and upgrades([c for c in s.changes if c.kind == "dependency"]):

@@ -151,6 +151,9 @@ def _item(c: Change, w: Section) -> str:
         if c.detail == "removed":
             return w["remove_setting"].format(noun=noun, name=code(c.symbol))
         if c.detail == "default" and c.before and c.after:
+            was, now = switch(c.before), switch(c.after)
+            if was is not None and now is not None and was != now:  # a switch turned on (or off) by itself
+                return w["flip_on" if now else "flip_off"].format(noun=noun, name=code(c.symbol), old=code(c.before))
             return w["default"].format(noun=noun, name=code(c.symbol), old=code(c.before), new=code(c.after))
         return ""
     if c.kind == "deprecated":  # an action once the release that removes it is named
@@ -176,3 +179,9 @@ def _item(c: Change, w: Section) -> str:
     if c.kind == "kernel":
         return w["kernel"].format(name=name)
     return ""
+
+
+def switch(value: str) -> bool | None:
+    """The on/off a default says (``True``, ``'1'``, ``"false"``), or None for any other value."""
+    word = value.strip().strip("'\"").lower()
+    return True if word in ("true", "1", "yes", "on") else False if word in ("false", "0", "no", "off") else None

@@ -10,6 +10,7 @@ import re
 from prdigest.collect.facts import (
     build,
     configkeys,
+    defaults,
     deprecations,
     envchecks,
     hierarchy,
@@ -186,6 +187,9 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
         facts.extend(settings.compare(settings.config_fields(before, surface) if before else {},
                                       settings.config_fields(after, surface) if after else {}, f.path,
                                       before_path=old_path))
+    if api:  # an on/off default flipped where no declared surface looks (a config class, os.getenv, add_argument)
+        seen = {(s.kind, s.symbol) for s in facts}
+        facts.extend(s for s in defaults.flips(before, after, f.path, surface) if (s.kind, s.symbol) not in seen)
     # A field of an argument or config class is said once, as that setting.
     settled = {s.symbol for s in facts if s.kind in ("env", "argument", "config")}
     classes = {s.rpartition(".")[0] for s in settled}

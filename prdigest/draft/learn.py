@@ -1,0 +1,180 @@
+"""What a reader can learn from a PR, even when every name it touches is internal (a plugin's kernels, its
+model runner): a fix whose description explains its root cause, a new mechanism shipped with its code, a contract
+between components, a design trade-off stated with its reason.
+
+Reach says who must act; a lesson says who should study. Each lesson rests on the PR's own text and files, never
+on its size alone, and a change that only moves, renames or adapts code to the upstream teaches none of these
+(prdigest/draft/verdict.py weighs the lessons and applies the mechanical rules).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from prdigest.draft import scope
+from prdigest.kernel.models import Change
+from prdigest.kernel.prtext.prose import clean_line
+from prdigest.kernel.prtext.signals import Signals
+
+#: New shipped source (lines of new files beyond what the PR removed from shipped code) that makes a mechanism.
+MECHANISM_LINES = 150
+#: What each lesson weighs in the verdict's score (prdigest/draft/verdict.py). A root cause or a trade-off the
+#: author explains is the study itself; a new mechanism or shared base is half of one: labellers split on new
+#: kernels and quantization schemes that follow the pattern of earlier ones.
+WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "mechanism": 0.5, "contract": 0.5}
+#: Kinds of fact a mechanical change is made of: names moved or renamed, files moved, tests.
+_MECHANICAL = frozenset({"renamed", "moved", "file-renamed", "tests", "passes"})
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    # Descriptions wrap lines anywhere: a space in a pattern is any run of whitespace.
+    return re.compile(pattern.replace(" ", r"\s+"), re.IGNORECASE)
+
+
+#: A class of bug worth knowing: results silently wrong, state gone stale or out of step, a race, a hang (a crash
+#: or an error message is its own report; the rubric's lesson is the failure nobody sees).
+_FAILURE = _compile(
+    r"\b(accuracy|precision (?:loss|drop|issue|error|anomal\w+)|wrong|incorrect\w*|garbled|gibberish|stale|"
+    r"race (?:condition)?|hangs?|hung|deadlocks?|leak\w*|out of (?:sync|step)|inconsisten\w+|"
+    r"silent(?:ly)? (?:wrong|incorrect|corrupt\w*|drop\w*|skip\w*|stopp\w*|lost|discard\w*)|corrupt\w*|NaNs?|"
+    r"never (?:loaded|freed|released|sent|called|put|reached)|"
+    r"(?:no longer|not|never) (?:updated|synchroni[sz]ed|refreshed|propagated|applied)|double[- ]counted|lost|"
+    r"unreasonabl\w*|fail(?:s|ed|ures?)? to (?:load|transfer|send|receive|put|save|free|release))\b")
+#: A failure that announces itself: an exception, an error, a crash, a wrong shape or type (not a lesson in
+#: silent failure; its fix is a contained one).
+_LOUD = _compile(r"\b(errors?|exceptions?|crash\w*|\w+Error|type mismatch\w*|(?:incorrect|wrong) (?:shape|type|"
+                 r"signature|argument)s?|fails? to (?:compile|start|run|import|build)|would fail)\b")
+#: How it happened: a cause, a consequence or the mechanism named in so many words.
+_CAUSE = _compile(
+    r"\b(because|root cause|the reason|due to|caused by|causes|causing|lead(?:s|ing)? to|led to|result(?:s|ed)? in|"
+    r"otherwise|incurs?|(?:is|are) (?:necessary|needed|required) (?:for|to)|"
+    r"as a result|which (?:means|made|makes|broke|breaks)|so (?:that )?the|still (?:holds?|points?|uses?|keeps?|"
+    r"treats?|refers?)|kept (?:treating|using|holding)|instead of|rather than|never|only when|whenever)\b")
+#: A design trade-off stated as one: the alternative, its cost or what it avoids.
+_TRADE_OFF = _compile(
+    r"\b(trade-?offs?|at the cost of|instead of|rather than|in exchange for|avoids? (?:a |the )?(?:host-device |"
+    r"device |extra |per-step |unnecessary )?(?:sync\w*|copy|copies|barrier|overhead|recompil\w+|round trips?)|"
+    r"(?:forces?|requires?|needs?) (?:a |an )?(?:host-device |device )?sync\w*|"
+    r"only (?:pays|needed) (?:off )?(?:when|in|for))\b")
+#: A cost the description traces to its mechanism: a regression, an overhead, a stall or waste, and what causes it.
+_COST = _compile(r"\b(regressions?|overheads?|host[- ]bound|bubbles?|wasted?|bottlenecks?|stalls?|barriers?|"
+                 r"(?:host-device |device |extra )sync\w*)\b")
+_COST_CAUSE = _compile(r"\b(caus\w+|result(?:s|ed|ing)? in|lead(?:s|ing)? to|led to|because|due to|to avoid|forces?)\b")
+#: Work that only follows the upstream: a sync, a rebase, an adaptation without a reason of its own.
+_ADAPTATION = _compile(r"\b(main ?2 ?main|adapt\w* (?:to|for) (?:the )?(?:upstream|vllm|latest)|sync\w* (?:with|to) "
+                       r"(?:the )?(?:upstream|vllm)|upgrade vllm to|bump vllm)\b")
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One thing to study in a PR, with the phrase or file that shows it."""
+
+    key: str  # root-cause | mechanism | contract | trade-off
+    evidence: str
+
+
+def root_cause(s: Signals) -> Lesson | None:
+    """A fix whose description says what went wrong and how, in one sentence: the class of bug, not one case."""
+    if not (s.is_bugfix or re.search(r"\bfix", s.core_title, re.IGNORECASE)) or not scope.shipped(s):
+        return None
+    for sentence in _sentences(s.body):
+        failure, cause = _FAILURE.search(sentence), _CAUSE.search(sentence)
+        if failure and cause and not _LOUD.search(sentence):
+            return Lesson("root-cause", _around(sentence, failure, cause))
+    return None
+
+
+def _mechanism(s: Signals) -> Lesson | None:
+    """New shipped Python modules of substance that define classes (not a model following a pattern, not a file
+    moved): a mechanism others will meet. A new kernel alone weighs as a kernel fact; as a lesson it split the
+    labellers (one week's new op a deep read, another's a skim) where a new class hierarchy did not."""
+    shipped = scope.shipped(s)
+    new = [f for f in shipped if f.is_new and "models/" not in f.path]
+    grown = sum(f.additions for f in new) - sum(f.deletions for f in shipped)
+    if grown < MECHANISM_LINES:
+        return None
+    paths = {f.path for f in new}
+    defined = [c for c in s.changes if c.path in paths and c.path.endswith(".py") and c.kind == "added"
+               and re.fullmatch(r"_?[A-Z]\w*", c.symbol)]
+    if not defined:
+        return None
+    return Lesson("mechanism", max(new, key=lambda f: f.additions).path)
+
+
+def _contract(s: Signals) -> Lesson | None:
+    """A new base class that two or more classes of the PR now derive from: where components now meet. (A name
+    in the prose alone, "interface", is too often one method added.)"""
+    added = {c.symbol for c in s.changes if c.kind == "added" and "." not in c.symbol}
+    shared = [c for c in s.changes if c.kind == "bases" and any(a in c.after for a in added)]
+    if len(shared) < 2 or s.unchanged_behaviour or _hoisted(s):
+        return None  # methods only hoisted into the new base: code moved, no contract changed
+    return Lesson("contract", next(a for a in sorted(added) if any(a in c.after for c in shared)))
+
+
+def _trade_off(s: Signals) -> Lesson | None:
+    """A choice the description argues for: the alternative or its cost beside a measurement, or a cost (an
+    overhead, a stall, waste) traced to what causes it."""
+    if not scope.shipped(s) or s.unchanged_behaviour:
+        return None  # "behaviour is identical": a refactor's choices are its own business
+    if s.perf_claims or s.perf_units or s.evals:
+        for sentence in [s.core_title, *_sentences(s.body)]:
+            if choice := _TRADE_OFF.search(sentence):
+                return Lesson("trade-off", _around(sentence, choice))
+    for sentence in _sentences(s.body):
+        cost = _COST.search(sentence)
+        if cost and (cause := _COST_CAUSE.search(sentence)):
+            return Lesson("trade-off", _around(sentence, cost, cause))
+    return None
+
+
+def _around(sentence: str, *found: re.Match[str], words: int = 3) -> str:
+    """The words of ``sentence`` from the first match to the last and ``words`` either side, at most 80
+    characters: the cause and its failure as the author put them ("kept using the stale copy, which caused")."""
+    start, end = min(m.start() for m in found), max(m.end() for m in found)
+    before, after = sentence[:start].split(), sentence[end:].split()
+    left, right = " ".join(before[-words:]), " ".join(after[:words])
+    # a match inside a word run ("(instead") keeps its neighbour attached, as written
+    lead = " " if left and sentence[start - 1:start].isspace() else ""
+    tail = " " if right and sentence[end:end + 1].isspace() else ""
+    return clean_line(f"{left}{lead}{sentence[start:end]}{tail}{right}".strip(" ,;:"), 80)
+
+
+def _sentences(body: str) -> list[str]:
+    """The description's sentences (a blank line or a sentence's end), wrapped lines joined."""
+    return [x.replace("\n", " ") for x in re.split(r"(?<=[.!?])\s+|\n\s*\n|\n\s*[-*]\s", body) if x.strip()]
+
+
+def lessons(s: Signals) -> tuple[Lesson, ...]:
+    """What ``s`` teaches, at most one lesson of each kind; none for a change that only follows the upstream and
+    says no reason of its own."""
+    found = tuple(x for x in (root_cause(s), _mechanism(s), _contract(s), _trade_off(s)) if x is not None)
+    if found and adaptation(s) and all(x.key == "contract" for x in found):
+        return ()  # an adaptation names the upstream's interfaces; the lesson is upstream's
+    return found
+
+
+def adaptation(s: Signals) -> bool:
+    """Whether the title or description says the PR follows the upstream (a main-to-main sync, an adaptation)."""
+    return bool(_ADAPTATION.search(f"{s.core_title}\n{s.body[:600]}"))
+
+
+def _hoisted(s: Signals) -> bool:
+    """Methods moved up into a new internal base class the PR's classes now inherit from: code moved, not
+    behaviour."""
+    bases = {c.after for c in s.changes if c.kind == "bases"}
+    return bool(bases) and all(
+        c.kind in _MECHANICAL or c.kind == "bases" or (c.kind == "body" and c.detail.startswith("now inherited"))
+        or (c.kind == "added" and c.symbol in bases) for c in s.changes if c.reach == "internal")
+
+
+def mechanical(s: Signals) -> Change | None:
+    """The first fact of a PR whose facts are all internal renames, moves and tests (no body, no setting), or
+    None: moving code teaches a reader nothing they will meet."""
+    if not s.changes or s.kinds or any(c.reach == "public" for c in s.changes):
+        return None
+    if _hoisted(s):
+        return next((c for c in s.changes if c.kind == "bases"), None)
+    if any(c.kind not in _MECHANICAL for c in s.changes):
+        return None
+    return next((c for c in s.changes if c.kind != "tests"), None)
