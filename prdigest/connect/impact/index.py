@@ -200,16 +200,31 @@ class _Reader:
     def walk(self, node: ast.AST) -> None:
         """Every node the handlers do not prune, without recursion; raises :class:`_TooDeep` past
         ``safe_parse.MAX_DEPTH`` levels (the depth counted here: a second pass over the tree cost a sixth of a
-        cold index)."""
+        cold index). A handler's children are visited last first, the others in the tree's order."""
+        handlers = self._HANDLERS
+        # Below this depth no node's leaves can pass the cap: they are left on the tree (a name, its ``Load``,
+        # an operator hold nothing the handlers read, and were half of the nodes pushed); deeper, every node is
+        # pushed, so a tree is refused exactly when one of its nodes lies past the cap.
+        near = safe_parse.MAX_DEPTH - _LEAF_HEIGHT
         stack: list[tuple[ast.AST, int]] = [(node, 1)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, depth = stack.pop()
-            if depth > safe_parse.MAX_DEPTH:
-                raise _TooDeep
-            handler = self._HANDLERS.get(type(node))
-            children = handler(self, node) if handler else None
-            below = reversed(list(ast.iter_child_nodes(node))) if children is None else children
-            stack.extend((child, depth + 1) for child in below)
+            node, depth = pop()
+            handler = handlers.get(type(node))
+            children = handler(self, node) if handler is not None else None
+            if depth > near:
+                if depth > safe_parse.MAX_DEPTH:
+                    raise _TooDeep
+                below = reversed(list(ast.iter_child_nodes(node))) if children is None else children
+                stack.extend((child, depth + 1) for child in below)
+                continue
+            depth += 1
+            if children is None:
+                children = _children(node)
+                children.reverse()
+            for child in children:
+                if type(child) not in _LEAVES:
+                    push((child, depth))
 
     def _import(self, node: ast.Import) -> list[ast.AST]:
         for alias in node.names:
@@ -320,6 +335,34 @@ class _Reader:
         ast.AugAssign: _assign, ast.AnnAssign: _assign, ast.Call: _call, ast.Attribute: _attribute,
         ast.Expr: _expr, ast.Constant: _constant, ast.FunctionDef: _function, ast.AsyncFunctionDef: _function,
     }
+
+
+#: Node types no handler reads that hold nothing a handler reads (a name holds only its ``Load``): never pushed.
+_LEAVES: frozenset[type[ast.AST]] = frozenset(
+    {ast.Name, *(t for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+                 for t in base.__subclasses__())})
+#: How many levels a skipped leaf can reach below the node that holds it (a name, then its ``Load``).
+_LEAF_HEIGHT = 2
+#: Fields that never hold a node a handler reads (names, numbers, and the leaves' own fields): not looked at.
+_SCALARS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "module", "level", "kind", "conversion", "is_async",
+                      "simple", "type_comment"})
+_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes(node)`` as a list, less what lies in :data:`_SCALARS` fields (without the
+    generators: this runs for most of a tree's nodes)."""
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        fields = _FIELDS[type(node)] = tuple(f for f in node._fields if f not in _SCALARS)
+    out: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif type(value) is list:
+            out.extend(v for v in value if isinstance(v, ast.AST))
+    return out
 
 
 _CALLS_INIT = re.compile(r"\.__init__\s*\(")
