@@ -24,7 +24,8 @@ import orjson
 
 from prdigest.collect.git.argv import PROTOCOL_CONFIG, Remote, git_env, location_problem, ref_problem, sha_problem
 from prdigest.connect.impact import checkout
-from prdigest.connect.impact.index import INDEX_VERSION, Use, resolve_uses, summarize
+from prdigest.connect.impact.index import INDEX_VERSION, Use, resolve_uses
+from prdigest.connect.impact.summaries import summarize_files
 from prdigest.kernel.errors import DownstreamError
 from prdigest.kernel.storage import Store
 from prdigest.kernel.text import redact_url
@@ -213,7 +214,7 @@ def build(name: str, commit: str, files: list[tuple[str, bytes]], upstream: Sequ
     started = time.perf_counter()
     # One process: parsing in worker processes was measured slower in CPU on a shared 2-core machine (pickling
     # every file's summary back costs about what the parse saves; benchmarks/downstream_impact.py).
-    summaries = [summarize(path, data, upstream) for path, data in files]
+    summaries = summarize_files(files, upstream)
     uses = resolve_uses(summaries, upstream)
     errors = [*skipped, *(f"{s.path}: {s.error}" for s in summaries if s.error)]
     return DownstreamIndex(name, commit, len(files), uses, errors, time.perf_counter() - started)

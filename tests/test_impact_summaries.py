@@ -1,0 +1,79 @@
+"""The cold index's fast paths give the rows of the plain one (prdigest/connect/impact/summaries.py, the walk of
+prdigest/connect/impact/index.py): one content under two paths is read once and each path gets its own summary;
+the walk that leaves names and operators on the tree refuses a file exactly at the depth cap; the garbage
+collector is back on after, as it was."""
+
+from __future__ import annotations
+
+import gc
+import shutil
+from pathlib import Path
+
+import pytest
+
+from prdigest.connect.impact.downstream import DownstreamSpec, clone_dir, clone_files, load_index
+from prdigest.connect.impact.index import resolve_uses, summarize
+from prdigest.connect.impact.summaries import summarize_files
+from prdigest.kernel import safe_parse
+from prdigest.state.store import open_store
+from tests.git_support import commit, git
+from tests.impact_support import build_world
+
+UP = ("vllm",)
+
+
+def test_a_package_copied_under_a_second_name_gets_the_rows_of_its_files_read_one_by_one(tmp_path: Path) -> None:
+    world = build_world(tmp_path / "world")
+    shutil.copytree(world.downstream / "ds", world.downstream / "ds_copy")
+    git(world.downstream, "add", "-A")
+    commit(world.downstream, "the package vendored under a second name")
+    spec = DownstreamSpec("ascend", git=str(world.downstream), ref="main", packages=("ds", "ds_copy"))
+    with open_store(tmp_path / "state.sqlite") as store:
+        index = load_index(spec, UP, store=store, state_dir=tmp_path)
+        warm = load_index(spec, UP, store=store, state_dir=tmp_path)
+    files = list(clone_files(clone_dir(tmp_path, "ascend"), index.commit, ["ds", "ds_copy"]))
+    assert len(files) > 4 and len({data for _, data in files}) < len(files)  # the same bytes under two paths
+    one_by_one = resolve_uses([summarize(path, data, UP) for path, data in files], UP)
+    rows = [u.row() for u in index.uses]
+    assert rows == [u.row() for u in one_by_one] and [u.row() for u in warm.uses] == rows and warm.cached
+    copied = {tuple(r[1:]) for r in rows if str(r[0]).startswith("ds_copy/")}
+    assert copied and copied == {tuple(r[1:]) for r in rows if str(r[0]).startswith("ds/")}
+
+
+def test_each_path_of_one_content_gets_its_own_module_and_its_own_lists() -> None:
+    text = b"from vllm.x import Y\nclass A(Y):\n    def f(self):\n        Y.g(1)\n"
+    first, second = summarize_files([("ds/a.py", text), ("ds_copy/sub/__init__.py", text)], UP)
+    assert (first.module, first.is_package) == ("ds.a", False)
+    assert (second.path, second.module, second.is_package) == ("ds_copy/sub/__init__.py", "ds_copy.sub", True)
+    assert second.calls == first.calls and second.calls is not first.calls
+    assert second.defines == first.defines and second.defines is not first.defines
+    assert summarize("ds_copy/sub/__init__.py", text, UP) == second
+
+
+@pytest.mark.parametrize("leaf", ["y", "1"])
+@pytest.mark.parametrize("below", [-2, -1, 0, 1, 2])
+def test_a_file_is_refused_exactly_when_a_node_lies_past_the_depth_cap(leaf: str, below: int) -> None:
+    # ``x = ---y``: every node is walked; the deepest is the name's Load ("y") or the constant ("1")
+    levels = safe_parse.MAX_DEPTH + below
+    nesting = levels - (4 if leaf == "y" else 3)
+    source = "x = " + "-" * nesting + leaf + "\n"
+    tree, _ = safe_parse.parse(source, max_depth=0)
+    assert tree is not None and safe_parse.tree_depth(tree, 10 * levels) == levels
+    summary = summarize("ds/deep.py", source, UP)
+    assert bool(summary.error) == (levels > safe_parse.MAX_DEPTH), summary.error
+    if summary.error:
+        assert summary.error == safe_parse.too_deep()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_as_it_was_after_the_summaries(enabled: bool) -> None:
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        summarize_files([("ds/a.py", b"import vllm\n"), ("ds/b.py", b"def broken(:\n")], UP)
+        assert gc.isenabled() is enabled
+        with pytest.raises(TypeError):
+            summarize_files([("ds/a.py", None)], UP)  # type: ignore[list-item]
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
