@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.connect.impact.downstream import DownstreamSpec, clone_dir, clone_files, load_index
-from prdigest.connect.impact.index import resolve_uses, summarize
+from prdigest.connect.impact.downstream import DownstreamIndex, DownstreamSpec, clone_dir, clone_files, load_index
+from prdigest.connect.impact.index import Use, resolve_uses, summarize
 from prdigest.connect.impact.summaries import summarize_files
 from prdigest.kernel import safe_parse
 from prdigest.state.store import open_store
@@ -77,3 +77,11 @@ def test_the_garbage_collector_is_as_it_was_after_the_summaries(enabled: bool) -
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+def test_an_index_is_read_back_as_written_a_string_the_c_encoder_refuses_too() -> None:
+    uses = [Use("ds/a.py", 3, "vllm.x.Y", "calls", "kw=a;n=1", "Y", "A.f"), Use("ds/\u00e9.py", 1, "vllm", "imports")]
+    for errors in (["ds/b.py: SyntaxError: invalid syntax (line 1)"], ["ds/\udcff.py: not UTF-8"]):
+        index = DownstreamIndex("ascend", "c0ffee", 2, uses, errors)
+        back = DownstreamIndex.from_data("ascend", "c0ffee", index.data())
+        assert back is not None and back.cached and back.uses == uses and back.errors == errors

@@ -21,7 +21,7 @@ def summarize_files(files: Iterable[tuple[str, bytes]], upstream: Sequence[str])
     given to each path holding it (what a summary says depends on the content and ``upstream`` only)."""
     seen: dict[bytes, FileSummary] = {}
     out: list[FileSummary] = []
-    with _collector_paused():
+    with collector_paused():
         for path, data in files:
             first = seen.get(data)
             if first is None:
@@ -52,11 +52,12 @@ def _copy(value: object) -> object:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic collector off while trees are parsed and walked: parsing allocates millions of AST nodes (no
-    cycles among them: reference counting frees each tree), and each full collection it triggered walked every
-    summary kept so far (a sixth of a 3,000-file cold index's CPU time; benchmarks/impact_downstreams.py
-    --index-only). Re-enabled after, as it was, whatever happens."""
+def collector_paused() -> Iterator[None]:
+    """The cyclic collector off while trees are parsed and walked, or tens of thousands of uses built: parsing
+    allocates millions of AST nodes (no cycles among them: reference counting frees each tree), and each full
+    collection it triggered walked every summary kept so far (a sixth of a 3,000-file cold index's CPU time, a
+    third of reading a warm one's rows; benchmarks/impact_downstreams.py --index-only). Re-enabled after, as it
+    was, whatever happens."""
     was = gc.isenabled()
     gc.disable()
     try:
