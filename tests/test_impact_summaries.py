@@ -85,3 +85,16 @@ def test_an_index_is_read_back_as_written_a_string_the_c_encoder_refuses_too() -
         index = DownstreamIndex("ascend", "c0ffee", 2, uses, errors)
         back = DownstreamIndex.from_data("ascend", "c0ffee", index.data())
         assert back is not None and back.cached and back.uses == uses and back.errors == errors
+
+
+@pytest.mark.parametrize("row", [
+    ["ds/a.py", 3, "vllm.x.Y", "calls", "kw=a;n=1", "Y", "A.f"],
+    ["ds/a.py", "3", "vllm.x.Y", "calls", "kw=a;n=1", "Y", "A.f"],  # an older writer's types: converted
+    ["ds/a.py", 3, "vllm.x.Y", "calls", "kw=a;n=1", None, "A.f"],
+])
+def test_a_cached_row_becomes_the_use_the_constructor_builds(row: list[object]) -> None:
+    use = Use.from_row(row)
+    built = Use("ds/a.py", 3, "vllm.x.Y", "calls", "kw=a;n=1", "Y" if row[5] else "None", "A.f")
+    assert use == built and hash(use) == hash(built) and use.row() == built.row()
+    with pytest.raises(AttributeError):  # still frozen
+        use.line = 4  # type: ignore[misc]

@@ -77,12 +77,17 @@ class Use:
         path, line, symbol, how, detail, local, scope = row
         if how not in _HOWS:  # a cached row another version of the index wrote
             raise ValueError(f"impact index row {path}:{line}: unknown use {how!r}")
-        # cast: ``how`` was checked just above; a warm index reads tens of thousands of rows, so the JSON's own
-        # types are kept where they are already right
-        return cls(path if type(path) is str else str(path), line if type(line) is int else int(str(line)),
-                   symbol if type(symbol) is str else str(symbol), cast(UseHow, how),
-                   detail if type(detail) is str else str(detail), local if type(local) is str else str(local),
-                   scope if type(scope) is str else str(scope))
+        if type(path) is str and type(line) is int and type(symbol) is str and type(detail) is str \
+                and type(local) is str and type(scope) is str:
+            # Every row this index wrote: its fields set as the frozen dataclass's own __init__ sets them, without
+            # its seven object.__setattr__ calls (a warm index reads tens of thousands of rows).
+            use = object.__new__(cls)
+            use.__dict__.update(path=path, line=line, symbol=symbol, how=how, detail=detail, local=local,
+                                scope=scope)
+            return use
+        # cast: ``how`` was checked just above
+        return cls(str(path), line if type(line) is int else int(str(line)), str(symbol), cast(UseHow, how),
+                   str(detail), str(local), str(scope))
 
 
 # --- one file ------------------------------------------------------------------------------------------------
