@@ -21,8 +21,8 @@ Run: .venv/bin/python -m benchmarks.impact_downstreams --wheels DIR [--gaudi GIT
 that downstream, full files)
 
 Index only: .venv/bin/python -m benchmarks.impact_downstreams --index-only [--ascend GITDIR] [--repeat N] (the
-3,000-file index cold and warm, CPU seconds beside wall, and a digest of its rows to compare two versions of the
-index by; no wheels, nothing written)
+3,000-file index cold, warm and with one file changed, CPU seconds beside wall, and a digest of its rows to
+compare two versions of the index by; no wheels, nothing written)
 """
 
 from __future__ import annotations
@@ -227,11 +227,14 @@ def speed(root: Path, facts: list[Change]) -> dict[str, float]:
 
 
 def index_only(root: Path, ascend: Path, repeat: int) -> list[str]:
-    """The 3,000-file index alone, ``repeat`` times each in a fresh store: cold and warm wall and CPU seconds,
-    and the sha256 of its rows and errors (identical rows, identical digest)."""
+    """The 3,000-file index alone, ``repeat`` times each in a fresh store: cold, warm (the same files), and with
+    one file changed (a new commit: only that file parsed, uses resolved again), in wall and CPU seconds, and
+    the sha256 of the cold index's rows and errors (identical rows, identical digest)."""
     data = json.loads(DATA.read_text(encoding="utf-8"))
     big, packages = big_tree(checkout(ascend, data["d0"], root / "ascend"), root / "big", 3000)
     spec = DownstreamSpec("bench", path=str(big), packages=packages, upstream=UPSTREAM)
+    changed = sorted(big.rglob("*.py"))[0]
+    original = changed.read_bytes()
     out: list[str] = []
     for run in range(repeat):
         with open_store(root / f"big{run}.sqlite") as store:
@@ -240,12 +243,20 @@ def index_only(root: Path, ascend: Path, repeat: int) -> list[str]:
             cold_cpu, cpu = time.process_time() - cpu, time.process_time()
             warm = load_index(spec, UPSTREAM, store=store)
             warm_cpu = time.process_time() - cpu
-        assert warm.cached and not cold.cached
+            changed.write_bytes(original + b"\n\ndef _benchmark_change(x):\n    return x.changed\n")
+            try:
+                cpu = time.process_time()
+                one = load_index(spec, UPSTREAM, store=store)
+                one_cpu = time.process_time() - cpu
+            finally:
+                changed.write_bytes(original)
+        assert warm.cached and not cold.cached and not one.cached
         rows = hashlib.sha256(orjson.dumps([[u.row() for u in cold.uses], cold.errors])).hexdigest()
         same = [u.row() for u in warm.uses] == [u.row() for u in cold.uses] and warm.errors == cold.errors
         out.append(f"run {run + 1}: {cold.files:,} files, {len(cold.uses):,} uses, {len(cold.errors)} errors; "
                    f"cold {cold.seconds:.2f} s wall ({cold_cpu:.2f} s CPU), warm {warm.seconds:.2f} s wall "
-                   f"({warm_cpu:.2f} s CPU); rows sha256 {rows[:16]} (warm rows {'identical' if same else 'DIFFER'}); "
+                   f"({warm_cpu:.2f} s CPU), one file changed {one.seconds:.2f} s wall ({one_cpu:.2f} s CPU, "
+                   f"{one.parsed} parsed); rows sha256 {rows[:16]} (warm rows {'identical' if same else 'DIFFER'}); "
                    f"load average {os.getloadavg()[0]:.2f}")
     return out
 

@@ -14,6 +14,7 @@ import pytest
 from prdigest.connect.impact.downstream import DownstreamIndex, DownstreamSpec, clone_dir, clone_files, load_index
 from prdigest.connect.impact.index import Use, resolve_uses, summarize
 from prdigest.connect.impact.summaries import summarize_files
+from prdigest.connect.impact.summary_cache import SummaryCache, content_key, decode, encode
 from prdigest.kernel import safe_parse
 from prdigest.state.store import open_store
 from tests.git_support import commit, git
@@ -42,7 +43,8 @@ def test_a_package_copied_under_a_second_name_gets_the_rows_of_its_files_read_on
 
 def test_each_path_of_one_content_gets_its_own_module_and_its_own_lists() -> None:
     text = b"from vllm.x import Y\nclass A(Y):\n    def f(self):\n        Y.g(1)\n"
-    first, second = summarize_files([("ds/a.py", text), ("ds_copy/sub/__init__.py", text)], UP)
+    (first, second), parsed = summarize_files([("ds/a.py", text), ("ds_copy/sub/__init__.py", text)], UP)
+    assert parsed == 1
     assert (first.module, first.is_package) == ("ds.a", False)
     assert (second.path, second.module, second.is_package) == ("ds_copy/sub/__init__.py", "ds_copy.sub", True)
     assert second.calls == first.calls and second.calls is not first.calls
@@ -98,3 +100,51 @@ def test_a_cached_row_becomes_the_use_the_constructor_builds(row: list[object]) 
     assert use == built and hash(use) == hash(built) and use.row() == built.row()
     with pytest.raises(AttributeError):  # still frozen
         use.line = 4  # type: ignore[misc]
+
+
+def _commit_one_change(repo: Path) -> None:
+    path = next(p for p in sorted((repo / "ds").rglob("*.py")) if "import" in p.read_text(encoding="utf-8"))
+    path.write_text(path.read_text(encoding="utf-8") + "\n\ndef added(x):\n    return x.late_attribute\n",
+                    encoding="utf-8")
+    git(repo, "add", "-A")
+    commit(repo, "one module changed")
+
+
+def test_a_new_commit_parses_only_the_files_it_changed_and_gives_the_rows_of_a_fresh_index(tmp_path: Path) -> None:
+    world = build_world(tmp_path / "world")
+    spec = DownstreamSpec("ascend", git=str(world.downstream), ref="main", packages=("ds",))
+    with open_store(tmp_path / "state.sqlite") as store:
+        first = load_index(spec, UP, store=store, state_dir=tmp_path)
+        _commit_one_change(world.downstream)
+        second = load_index(spec, UP, store=store, state_dir=tmp_path)
+    fresh = load_index(spec, UP, state_dir=tmp_path / "fresh")  # no store: every file parsed
+    assert first.parsed == first.files > 2 and not second.cached and second.commit != first.commit
+    assert second.parsed == 1 and fresh.parsed == fresh.files == second.files
+    assert [u.row() for u in second.uses] == [u.row() for u in fresh.uses] and second.errors == fresh.errors
+    assert any(u.symbol == ".late_attribute" for u in second.uses)
+
+
+def test_a_kept_summary_reads_back_equal_to_the_files_own(tmp_path: Path) -> None:
+    world = build_world(tmp_path / "world")
+    files = sorted((p.relative_to(world.downstream).as_posix(), p.read_bytes())
+                   for p in (world.downstream / "ds").rglob("*.py"))
+    for path, data in files:
+        summary = summarize(path, data, UP)
+        assert decode(encode(summary), path) == summary, path
+        assert decode(encode(summary), "other/" + path) == summarize("other/" + path, data, UP)
+
+
+def test_a_damaged_kept_summary_is_parsed_again_and_another_upstream_keeps_its_own(state_location: str) -> None:
+    text = b"from vllm.x import Y\nY.f = lambda: 0\nimport torch\ntorch.cuda.sync()\nTARGET = 'torch.cuda.sync'\n"
+    with open_store(state_location) as store:  # SQLite and PostgreSQL
+        cache = SummaryCache(store, UP)
+        (first,), parsed = summarize_files([("ds/a.py", text)], UP, cache)
+        assert parsed == 1 and cache.get_many([content_key(text)])
+        assert summarize_files([("ds/b.py", text)], UP, cache)[1] == 0
+        store.execute("UPDATE downstream_summary SET data = ?", ('{"imports": 3}',))
+        (again,), parsed = summarize_files([("ds/a.py", text)], UP, cache)
+        assert parsed == 1 and again == first
+        assert summarize_files([("ds/a.py", text)], UP, cache)[1] == 0  # the damaged row replaced
+        both = ("vllm", "torch")
+        (torch,), parsed = summarize_files([("ds/a.py", text)], both, SummaryCache(store, both))
+        assert parsed == 1 and ("torch.cuda.sync", 5) in torch.strings and ("torch.cuda.sync", 5) not in first.strings
