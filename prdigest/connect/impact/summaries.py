@@ -9,13 +9,10 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from prdigest.connect.impact.index import FileSummary, module_name, summarize
 from prdigest.connect.impact.summary_cache import SummaryCache, content_key, decode, encode
-
-#: The summary's fields that depend on the file's path, not its content.
-_PLACE = frozenset({"path", "module", "is_package"})
 
 
 def summarize_files(files: Iterable[tuple[str, bytes]], upstream: Sequence[str],
@@ -67,18 +64,12 @@ def _moved(summary: FileSummary, path: str) -> FileSummary:
     (no two files' summaries share a list; the items, tuples and :class:`ClassDef` records, are shared: nothing
     changes them after the walk)."""
     module, is_package = module_name(path)
-    values = {f.name: _copy(getattr(summary, f.name)) for f in fields(summary) if f.name not in _PLACE}
-    return FileSummary(path=path, module=module, is_package=is_package, **values)
-
-
-def _copy(value: object) -> object:
-    if isinstance(value, list):
-        return list(value)
-    if isinstance(value, set):
-        return set(value)
-    if isinstance(value, dict):
-        return dict(value)
-    return value
+    moved = replace(summary, path=path, module=module, is_package=is_package)
+    for f in fields(moved):
+        value = getattr(moved, f.name)
+        if isinstance(value, (list, set, dict)):
+            setattr(moved, f.name, value.copy())
+    return moved
 
 
 @contextmanager
