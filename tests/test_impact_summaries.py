@@ -148,3 +148,23 @@ def test_a_damaged_kept_summary_is_parsed_again_and_another_upstream_keeps_its_o
         both = ("vllm", "torch")
         (torch,), parsed = summarize_files([("ds/a.py", text)], both, SummaryCache(store, both))
         assert parsed == 1 and ("torch.cuda.sync", 5) in torch.strings and ("torch.cuda.sync", 5) not in first.strings
+
+
+def test_the_walk_reads_past_names_nones_and_constants_that_sit_beside_nodes() -> None:
+    # ``global`` holds names, ``{**d}`` a None key, ``case True`` a bare constant, ``case P(x=…)`` a name list
+    source = (
+        "import vllm\n"
+        "def f(d):\n"
+        "    global state\n"
+        "    merged = {**d, 'k': vllm.a.one()}\n"
+        "    match d:\n"
+        "        case True:\n"
+        "            vllm.b.two()\n"
+        "        case vllm.c.P(x=1):\n"
+        "            vllm.d.three()\n"
+    )
+    summary = summarize("ds/walk.py", source, UP)
+    assert not summary.error
+    assert [(c, line) for c, line, _ in summary.calls] == [
+        (("vllm", "a", "one"), 4), (("vllm", "b", "two"), 7), (("vllm", "d", "three"), 9)]
+    assert (("vllm", "c", "P"), 8) in summary.reads

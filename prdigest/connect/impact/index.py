@@ -220,15 +220,26 @@ class _Reader:
             if depth > near:
                 if depth > safe_parse.MAX_DEPTH:
                     raise _TooDeep
-                below = reversed(list(ast.iter_child_nodes(node))) if children is None else children
-                stack.extend((child, depth + 1) for child in below)
+                exact = reversed(list(ast.iter_child_nodes(node))) if children is None else children
+                stack.extend((child, depth + 1) for child in exact)
                 continue
             depth += 1
-            if children is None:
-                children = _children(node)
-                children.reverse()
+            if children is None:  # ast.iter_child_nodes, inlined (it runs for most nodes), less _SCALARS fields
+                kind = type(node)
+                fields = _FIELDS.get(kind)
+                if fields is None:
+                    fields = _FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALARS)
+                below: list[Any] = []
+                for name in fields:
+                    value = getattr(node, name, None)
+                    if type(value) is list:
+                        below += value  # nodes, or names (``global x``) and None (``{**d}``'s key): skipped below
+                    elif isinstance(value, ast.AST):
+                        below.append(value)
+                below.reverse()
+                children = below
             for child in children:
-                if type(child) not in _LEAVES:
+                if type(child) not in _SKIPPED:
                     push((child, depth))
 
     def _import(self, node: ast.Import) -> list[ast.AST]:
@@ -351,23 +362,9 @@ _LEAF_HEIGHT = 2
 #: Fields that never hold a node a handler reads (names, numbers, and the leaves' own fields): not looked at.
 _SCALARS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "module", "level", "kind", "conversion", "is_async",
                       "simple", "type_comment"})
-_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """``ast.iter_child_nodes(node)`` as a list, less what lies in :data:`_SCALARS` fields (without the
-    generators: this runs for most of a tree's nodes)."""
-    fields = _FIELDS.get(type(node))
-    if fields is None:
-        fields = _FIELDS[type(node)] = tuple(f for f in node._fields if f not in _SCALARS)
-    out: list[ast.AST] = []
-    for name in fields:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            out.append(value)
-        elif type(value) is list:
-            out.extend(v for v in value if isinstance(v, ast.AST))
-    return out
+_FIELDS: dict[type, tuple[str, ...]] = {}
+#: What the walk never pushes: the leaves, and the names and Nones a node's lists hold beside nodes.
+_SKIPPED: frozenset[type] = _LEAVES | {str, type(None)}
 
 
 _CALLS_INIT = re.compile(r"\.__init__\s*\(")
