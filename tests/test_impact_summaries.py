@@ -168,3 +168,22 @@ def test_the_walk_reads_past_names_nones_and_constants_that_sit_beside_nodes() -
     assert [(c, line) for c, line, _ in summary.calls] == [
         (("vllm", "a", "one"), 4), (("vllm", "b", "two"), 7), (("vllm", "d", "three"), 9)]
     assert (("vllm", "c", "P"), 8) in summary.reads
+
+
+def test_a_method_calling_its_base_namesake_is_marked_and_one_that_does_not_is_not() -> None:
+    source = (
+        "from vllm.layers import Base\n"
+        "class A(Base):\n"
+        "    @decorated(forward=1)\n"
+        "    def forward(self, x):\n"
+        "        return super(\n"
+        "            A, self).forward(x)\n"
+        "    def step(self):\n"
+        "        return self.forward(1)\n"
+        "    def load(self, path):\n"
+        "        Base.load(self, path)\n"
+        "    def load_weights(self):\n"
+        "        return Base.load_other(self)\n"
+    )
+    (cls,) = summarize("ds/a.py", source, UP).classes
+    assert cls.supers == {"forward", "load"}
