@@ -34,7 +34,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 #: The kinds of use as a set: checked once per cached row (``get_args`` per row cost a warm index a second).
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
-#: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
+#: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
 INDEX_VERSION = 7
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``

@@ -3,15 +3,16 @@ commit parses only the files that commit changed: the index's uses are still res
 change in one module can change what another's names resolve to), but the parse and the walk, most of a cold
 index's time, are done once per content.
 
-Rows are keyed by the content's sha256 and a version naming :data:`~prdigest.connect.impact.index.INDEX_VERSION`
-and the upstream's packages (what a summary holds depends on nothing else). A row that cannot be read back (an
-older writer, a damaged value) is a miss: the file is parsed again.
+Rows are keyed by the content's sha256 and a version naming :data:`~prdigest.connect.impact.index.INDEX_VERSION`,
+the summary's fields and the upstream's packages (what a summary holds depends on nothing else). A row that
+cannot be read back (an older writer, a damaged value) is a miss: the file is parsed again.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from dataclasses import fields
 from datetime import datetime, timezone
 from typing import Any
 
@@ -30,6 +31,10 @@ MIGRATIONS = [
          PRIMARY KEY (sha, version)
        )""",
 ]
+#: The fields a summary is made of: a field added without a new INDEX_VERSION still misses every older row
+#: (read back, it would be empty).
+_SHAPE = hashlib.sha256(" ".join(f.name for kind in (FileSummary, ClassDef) for f in fields(kind)).encode()
+                        ).hexdigest()[:12]
 #: Keys per ``IN (…)`` query (SQLite's default limit on parameters is far above; PostgreSQL's too).
 _CHUNK = 500
 
@@ -45,7 +50,7 @@ class SummaryCache:
     def __init__(self, store: Store, upstream: Sequence[str]) -> None:
         store.migrate(COMPONENT, MIGRATIONS)
         self._store = store
-        self.version = f"{INDEX_VERSION}:{','.join(sorted(upstream))}"
+        self.version = f"{INDEX_VERSION}:{_SHAPE}:{','.join(sorted(upstream))}"
 
     def get_many(self, keys: Iterable[str]) -> dict[str, str]:
         """The stored summary (encoded) of each of ``keys`` that has one."""
