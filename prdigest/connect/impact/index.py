@@ -300,10 +300,16 @@ class _Reader:
     def _call(self, node: ast.Call) -> list[ast.AST] | None:
         func = _chain(node.func)
         args = node.args
-        keywords = ",".join(k.arg for k in node.keywords if k.arg)
+        # loops rather than generators: most calls pass a few arguments, and this runs for every call
+        named = [k.arg for k in node.keywords]
+        keywords = ",".join([k for k in named if k]) if named else ""
         # positional arguments before any ``*args``; a call spreading ``*args``/``**kwargs`` is marked
-        positional = next((i for i, a in enumerate(args) if isinstance(a, ast.Starred)), len(args))
-        spread = SPREAD if positional < len(args) or any(k.arg is None for k in node.keywords) else ""
+        positional = len(args)
+        for i, a in enumerate(args):
+            if isinstance(a, ast.Starred):
+                positional = i
+                break
+        spread = SPREAD if positional < len(args) or None in named else ""
         detail = f"kw={keywords};n={positional}{spread}"
         if func is not None:
             if (func[-1] == "setattr" and len(func) == 1 or func[-2:] == ("patch", "object")) and len(args) >= 2:
