@@ -19,12 +19,17 @@ Figures per downstream and fact set:
 Run: .venv/bin/python -m benchmarks.impact_downstreams --wheels DIR [--gaudi GITDIR] [--ascend GITDIR] [--write]
 [--hunk-headers default|python] [--false vllm-ascend] (print each ``breaks`` the stricter evidence calls false on
 that downstream, full files)
+
+Index only: .venv/bin/python -m benchmarks.impact_downstreams --index-only [--ascend GITDIR] [--repeat N] (the
+3,000-file index cold, warm and with one file changed, CPU seconds beside wall, and a digest of its rows to
+compare two versions of the index by; no wheels, nothing written)
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import os
 import re
@@ -35,6 +40,8 @@ import time
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
+
+import orjson
 
 from benchmarks.downstream_impact import (
     ASCEND,
@@ -231,6 +238,41 @@ def speed(root: Path, facts: list[Change]) -> dict[str, float]:
             "week": time.perf_counter() - started, "week_impacts": found}
 
 
+def index_only(root: Path, ascend: Path, repeat: int) -> list[str]:
+    """The 3,000-file index alone, ``repeat`` times each in a fresh store: cold, warm (the same files), and with
+    one file changed (a new commit: only that file parsed, uses resolved again), in wall and CPU seconds, and
+    the sha256 of the cold index's rows and errors (identical rows, identical digest)."""
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    big, packages = big_tree(checkout(ascend, data["d0"], root / "ascend"), root / "big", 3000)
+    spec = DownstreamSpec("bench", path=str(big), packages=packages, upstream=UPSTREAM)
+    changed = sorted(big.rglob("*.py"))[0]
+    original = changed.read_bytes()
+    out: list[str] = []
+    for run in range(repeat):
+        with open_store(root / f"big{run}.sqlite") as store:
+            cpu = time.process_time()
+            cold = load_index(spec, UPSTREAM, store=store)
+            cold_cpu, cpu = time.process_time() - cpu, time.process_time()
+            warm = load_index(spec, UPSTREAM, store=store)
+            warm_cpu = time.process_time() - cpu
+            changed.write_bytes(original + b"\n\ndef _benchmark_change(x):\n    return x.changed\n")
+            try:
+                cpu = time.process_time()
+                one = load_index(spec, UPSTREAM, store=store)
+                one_cpu = time.process_time() - cpu
+            finally:
+                changed.write_bytes(original)
+        assert warm.cached and not cold.cached and not one.cached
+        rows = hashlib.sha256(orjson.dumps([[u.row() for u in cold.uses], cold.errors])).hexdigest()
+        same = [u.row() for u in warm.uses] == [u.row() for u in cold.uses] and warm.errors == cold.errors
+        out.append(f"run {run + 1}: {cold.files:,} files, {len(cold.uses):,} uses, {len(cold.errors)} errors; "
+                   f"cold {cold.seconds:.2f} s wall ({cold_cpu:.2f} s CPU), warm {warm.seconds:.2f} s wall "
+                   f"({warm_cpu:.2f} s CPU), one file changed {one.seconds:.2f} s wall ({one_cpu:.2f} s CPU, "
+                   f"{one.parsed} parsed); rows sha256 {rows[:16]} (warm rows {'identical' if same else 'DIFFER'}); "
+                   f"load average {os.getloadavg()[0]:.2f}")
+    return out
+
+
 def before_rows(path: Path) -> list[str]:
     """The figures' table of an earlier run's printed section (the same script on earlier code), as is."""
     return [row for row in path.read_text(encoding="utf-8").splitlines()
@@ -288,7 +330,7 @@ def render(results: dict[str, dict[str, dict]], counts: dict[str, int], load: fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--wheels", type=Path, required=True, help="folder with the vllm 0.19.1 and 0.20.1 wheels")
+    parser.add_argument("--wheels", type=Path, help="folder with the vllm 0.19.1 and 0.20.1 wheels")
     parser.add_argument("--ascend", type=Path, default=ASCEND, help="vllm-ascend's git directory")
     parser.add_argument("--gaudi", type=Path, default=GAUDI, help="vllm-gaudi's git directory")
     parser.add_argument("--write", action="store_true", help="replace the section of BENCHMARKS.md")
@@ -303,7 +345,19 @@ def main() -> None:
     parser.add_argument("--false-patches", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi"],
                         help="print the breaks from patches alone the stricter evidence calls false and full files "
                              "do not flag, on this downstream")
+    parser.add_argument("--index-only", action="store_true",
+                        help="only the 3,000-file index, cold and warm, with its rows' digest (no wheels)")
+    parser.add_argument("--repeat", type=int, default=1, help="with --index-only: how many cold/warm pairs")
     args = parser.parse_args()
+    if args.index_only:
+        root = Path(tempfile.mkdtemp(prefix="impact-index-"))
+        try:
+            print("\n".join(index_only(root, args.ascend, args.repeat)))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        return
+    if args.wheels is None:
+        parser.error("--wheels is required (but for --index-only)")
     ascend = json.loads(DATA.read_text(encoding="utf-8"))
     gaudi = json.loads(GAUDI_DATA.read_text(encoding="utf-8"))
     root = Path(tempfile.mkdtemp(prefix="impact-two-"))

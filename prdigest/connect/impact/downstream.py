@@ -24,7 +24,9 @@ import orjson
 
 from prdigest.collect.git.argv import PROTOCOL_CONFIG, Remote, git_env, location_problem, ref_problem, sha_problem
 from prdigest.connect.impact import checkout
-from prdigest.connect.impact.index import INDEX_VERSION, Use, resolve_uses, summarize
+from prdigest.connect.impact.index import INDEX_VERSION, Use, resolve_uses
+from prdigest.connect.impact.summaries import collector_paused, summarize_files
+from prdigest.connect.impact.summary_cache import SummaryCache
 from prdigest.kernel.errors import DownstreamError
 from prdigest.kernel.storage import Store
 from prdigest.kernel.text import redact_url
@@ -70,18 +72,28 @@ class DownstreamIndex:
     cached: bool = False
     #: The upstream's import packages the uses were read for.
     upstream: tuple[str, ...] = ()
+    #: Files parsed to build it (the others' contents were parsed for an earlier index, or for another path).
+    parsed: int = 0
 
     def data(self) -> str:
-        return json.dumps({"version": INDEX_VERSION, "files": self.files, "errors": self.errors,
-                           "uses": [u.row() for u in self.uses]}, separators=(",", ":"))
+        payload = {"version": INDEX_VERSION, "files": self.files, "errors": self.errors,
+                   "uses": [u.row() for u in self.uses]}
+        try:  # the C encoder: a tenth of the time on tens of thousands of rows, the same values read back
+            return orjson.dumps(payload).decode()
+        except orjson.JSONEncodeError:  # a string it refuses (a lone surrogate): the stdlib escapes it
+            return json.dumps(payload, separators=(",", ":"))
 
     @classmethod
     def from_data(cls, name: str, commit: str, data: str) -> "DownstreamIndex | None":
-        payload = orjson.loads(data)  # a warm index is tens of thousands of rows: the C decoder, same values
+        try:
+            payload = orjson.loads(data)  # a warm index is tens of thousands of rows: the C decoder, same values
+        except orjson.JSONDecodeError:  # an escaped lone surrogate (the stdlib's encoding), which it refuses
+            payload = json.loads(data)
         if payload.get("version") != INDEX_VERSION:
             return None
-        return cls(name, commit, payload["files"], [Use.from_row(r) for r in payload["uses"]], payload["errors"],
-                   cached=True)
+        with collector_paused():
+            uses = [Use.from_row(r) for r in payload["uses"]]
+        return cls(name, commit, payload["files"], uses, payload["errors"], cached=True)
 
 
 def _git(args: Sequence[str], cwd: Path | None = None, what: str = "git", remote: Remote | None = None) -> str:
@@ -207,16 +219,18 @@ def _key(spec: DownstreamSpec, upstream: Sequence[str], content: str) -> str:
 
 
 def build(name: str, commit: str, files: list[tuple[str, bytes]], upstream: Sequence[str],
-          skipped: Sequence[str] = ()) -> DownstreamIndex:
+          skipped: Sequence[str] = (), store: Store | None = None) -> DownstreamIndex:
     """The index of ``files`` (path, content): summaries, then uses resolved across them; ``skipped`` (files not
-    read, ``path: reason``) are named among its errors."""
+    read, ``path: reason``) are named among its errors. With a ``store``, each file's summary is kept by its
+    content and a content summarized before is not parsed again."""
     started = time.perf_counter()
     # One process: parsing in worker processes was measured slower in CPU on a shared 2-core machine (pickling
     # every file's summary back costs about what the parse saves; benchmarks/downstream_impact.py).
-    summaries = [summarize(path, data, upstream) for path, data in files]
-    uses = resolve_uses(summaries, upstream)
+    summaries, parsed = summarize_files(files, upstream, SummaryCache(store, upstream) if store is not None else None)
+    with collector_paused():
+        uses = resolve_uses(summaries, upstream)
     errors = [*skipped, *(f"{s.path}: {s.error}" for s in summaries if s.error)]
-    return DownstreamIndex(name, commit, len(files), uses, errors, time.perf_counter() - started)
+    return DownstreamIndex(name, commit, len(files), uses, errors, time.perf_counter() - started, parsed=parsed)
 
 
 def _cached(store: Store | None, key: str) -> str | None:
@@ -270,7 +284,7 @@ def _load_index(spec: DownstreamSpec, upstream: Sequence[str], *, store: Store |
         if cached is not None and (index := DownstreamIndex.from_data(spec.name, commit, cached)) is not None:
             index.seconds, index.upstream = time.perf_counter() - started, upstream
             return index
-        index = build(spec.name, commit, files, upstream, skipped)
+        index = build(spec.name, commit, files, upstream, skipped, store)
     elif spec.git:
         clone, commit = fetch_clone(spec, state_dir or Path(".digest"))
         key = _key(spec, upstream, commit)
@@ -280,12 +294,13 @@ def _load_index(spec: DownstreamSpec, upstream: Sequence[str], *, store: Store |
             return index
         packages = list(spec.packages)
         skipped = []
-        index = build(spec.name, commit, list(clone_files(clone, commit, packages, skipped)), upstream, skipped)
+        index = build(spec.name, commit, list(clone_files(clone, commit, packages, skipped)), upstream, skipped,
+                      store)
     else:
         raise DownstreamError(f"downstream '{spec.name}' has neither path nor git")
     _keep(store, key, index)
     index.upstream = upstream
     index.seconds = time.perf_counter() - started
-    log.info("downstream %s at %s: %d files, %d uses in %.2fs", spec.name, commit[:12], index.files,
-             len(index.uses), index.seconds)
+    log.info("downstream %s at %s: %d files (%d parsed), %d uses in %.2fs", spec.name, commit[:12], index.files,
+             index.parsed, len(index.uses), index.seconds)
     return index

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, cast, get_args
 
@@ -34,7 +34,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 #: The kinds of use as a set: checked once per cached row (``get_args`` per row cost a warm index a second).
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
-#: Bumped whenever what the index extracts changes: cached indexes of older versions are rebuilt.
+#: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
 INDEX_VERSION = 7
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
@@ -77,12 +77,17 @@ class Use:
         path, line, symbol, how, detail, local, scope = row
         if how not in _HOWS:  # a cached row another version of the index wrote
             raise ValueError(f"impact index row {path}:{line}: unknown use {how!r}")
-        # cast: ``how`` was checked just above; a warm index reads tens of thousands of rows, so the JSON's own
-        # types are kept where they are already right
-        return cls(path if type(path) is str else str(path), line if type(line) is int else int(str(line)),
-                   symbol if type(symbol) is str else str(symbol), cast(UseHow, how),
-                   detail if type(detail) is str else str(detail), local if type(local) is str else str(local),
-                   scope if type(scope) is str else str(scope))
+        if type(path) is str and type(line) is int and type(symbol) is str and type(detail) is str \
+                and type(local) is str and type(scope) is str:
+            # Every row this index wrote: its fields set as the frozen dataclass's own __init__ sets them, without
+            # its seven object.__setattr__ calls (a warm index reads tens of thousands of rows).
+            use = object.__new__(cls)
+            use.__dict__.update(path=path, line=line, symbol=symbol, how=how, detail=detail, local=local,
+                                scope=scope)
+            return use
+        # cast: ``how`` was checked just above
+        return cls(str(path), line if type(line) is int else int(str(line)), str(symbol), cast(UseHow, how),
+                   str(detail), str(local), str(scope))
 
 
 # --- one file ------------------------------------------------------------------------------------------------
@@ -200,16 +205,42 @@ class _Reader:
     def walk(self, node: ast.AST) -> None:
         """Every node the handlers do not prune, without recursion; raises :class:`_TooDeep` past
         ``safe_parse.MAX_DEPTH`` levels (the depth counted here: a second pass over the tree cost a sixth of a
-        cold index)."""
+        cold index). A handler's children are visited last first, the others in the tree's order."""
+        handlers = self._HANDLERS
+        # Below this depth no node's leaves can pass the cap: they are left on the tree (a name, its ``Load``,
+        # an operator hold nothing the handlers read, and were half of the nodes pushed); deeper, every node is
+        # pushed, so a tree is refused exactly when one of its nodes lies past the cap.
+        near = safe_parse.MAX_DEPTH - _LEAF_HEIGHT
         stack: list[tuple[ast.AST, int]] = [(node, 1)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, depth = stack.pop()
-            if depth > safe_parse.MAX_DEPTH:
-                raise _TooDeep
-            handler = self._HANDLERS.get(type(node))
-            children = handler(self, node) if handler else None
-            below = reversed(list(ast.iter_child_nodes(node))) if children is None else children
-            stack.extend((child, depth + 1) for child in below)
+            node, depth = pop()
+            handler = handlers.get(type(node))
+            children = handler(self, node) if handler is not None else None
+            if depth > near:
+                if depth > safe_parse.MAX_DEPTH:
+                    raise _TooDeep
+                exact = reversed(list(ast.iter_child_nodes(node))) if children is None else children
+                stack.extend((child, depth + 1) for child in exact)
+                continue
+            depth += 1
+            if children is None:  # ast.iter_child_nodes, inlined (it runs for most nodes), less _SCALARS fields
+                kind = type(node)
+                fields = _FIELDS.get(kind)
+                if fields is None:
+                    fields = _FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALARS)
+                below: list[Any] = []
+                for name in fields:
+                    value = getattr(node, name, None)
+                    if type(value) is list:
+                        below += value  # nodes, or names (``global x``) and None (``{**d}``'s key): skipped below
+                    elif isinstance(value, ast.AST):
+                        below.append(value)
+                below.reverse()
+                children = below
+            for child in children:
+                if type(child) not in _SKIPPED:
+                    push((child, depth))
 
     def _import(self, node: ast.Import) -> list[ast.AST]:
         for alias in node.names:
@@ -269,10 +300,16 @@ class _Reader:
     def _call(self, node: ast.Call) -> list[ast.AST] | None:
         func = _chain(node.func)
         args = node.args
-        keywords = ",".join(k.arg for k in node.keywords if k.arg)
+        # loops rather than generators: most calls pass a few arguments, and this runs for every call
+        named = [k.arg for k in node.keywords]
+        keywords = ",".join([k for k in named if k]) if named else ""
         # positional arguments before any ``*args``; a call spreading ``*args``/``**kwargs`` is marked
-        positional = next((i for i, a in enumerate(args) if isinstance(a, ast.Starred)), len(args))
-        spread = SPREAD if positional < len(args) or any(k.arg is None for k in node.keywords) else ""
+        positional = len(args)
+        for i, a in enumerate(args):
+            if isinstance(a, ast.Starred):
+                positional = i
+                break
+        spread = SPREAD if positional < len(args) or None in named else ""
         detail = f"kw={keywords};n={positional}{spread}"
         if func is not None:
             if (func[-1] == "setattr" and len(func) == 1 or func[-2:] == ("patch", "object")) and len(args) >= 2:
@@ -322,6 +359,20 @@ class _Reader:
     }
 
 
+#: Node types no handler reads that hold nothing a handler reads (a name holds only its ``Load``): never pushed.
+_LEAVES: frozenset[type[ast.AST]] = frozenset(
+    {ast.Name, *(t for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+                 for t in base.__subclasses__())})
+#: How many levels a skipped leaf can reach below the node that holds it (a name, then its ``Load``).
+_LEAF_HEIGHT = 2
+#: Fields that never hold a node a handler reads (names, numbers, and the leaves' own fields): not looked at.
+_SCALARS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "module", "level", "kind", "conversion", "is_async",
+                      "simple", "type_comment"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+#: What the walk never pushes: the leaves, and the names and Nones a node's lists hold beside nodes.
+_SKIPPED: frozenset[type] = _LEAVES | {str, type(None)}
+
+
 _CALLS_INIT = re.compile(r"\.__init__\s*\(")
 
 
@@ -338,7 +389,9 @@ def _imported_module(value: ast.expr) -> Parts | None:
 
 def _calls_super(name: str, source: str) -> bool:
     """Whether a method's source calls the base's method of its own name (``super().f(``, ``Base.f(self``)."""
-    return _super_call(name).search(source) is not None
+    # Its ``def`` line names it once, never after a dot: a call needs a second mention. Most methods have none,
+    # and compiling and running their pattern was a tenth of a cold index.
+    return source.count(name) > 1 and _super_call(name).search(source) is not None
 
 
 @lru_cache(maxsize=4096)
@@ -515,6 +568,10 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                     params += OWN_INIT + ",".join(sorted(sets))
                 uses.append(Use(s.path, line, f"{base}.{name}", "overrides", detail=params, local=c.name))
 
+    # (file, local name) → the downstream dotted name it imports, the first import of that name
+    imported_from: dict[tuple[str, str], str] = {}
+    for s, local, dotted in pending:
+        imported_from.setdefault((s.path, local), dotted)
     for s in files:
         for chain, name in s.installs:
             owner = resolve(s.path, chain[:-1])
@@ -523,7 +580,7 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         for chain, line in s.assigns:
             target = resolve(s.path, chain)
             if target is not None and len(chain) > 1:
-                uses.append(Use(s.path, line, target, "patches", detail=_installs(s, line, by_module, pending),
+                uses.append(Use(s.path, line, target, "patches", detail=_installs(s, line, by_module, imported_from),
                                 local=".".join(chain)))
         for chain, attr, line in s.setattrs:
             target = resolve(s.path, chain)
@@ -534,12 +591,15 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         for text, line in s.strings:
             if _is_upstream(text, upstream):
                 uses.append(Use(s.path, line, text, "patches", detail="string"))
+        # the names a chain must start with to resolve (bound upstream, or a downstream module): most calls and
+        # reads are of local names, and were a third of this function's time
+        roots = bindings[s.path].keys() | siblings.bound.get(s.path, {}).keys()
         for chain, line, detail in s.calls:
-            target = resolve(s.path, chain)
+            target = resolve(s.path, chain) if chain[0] in roots else None
             if target is not None:
                 uses.append(Use(s.path, line, target, "calls", detail=detail, local=".".join(chain)))
         for chain, line in s.reads:
-            target = resolve(s.path, chain)
+            target = resolve(s.path, chain) if chain[0] in roots else None
             if target is not None and len(chain) > 1:
                 uses.append(Use(s.path, line, target, "reads", local=".".join(chain)))
     # Attributes read on objects of unknown type, by name: not of a name the file imports (a module, a class:
@@ -556,7 +616,8 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         uses += [Use(s.path, line, f".{name}", "method", local=name)
                  for name, line in unknown_receivers(s.calls, s.called, imported | set(bindings[s.path]), defined)]
     scopes = {s.path: _Scopes(s) for s in files}
-    uses = [replace(u, scope=scopes[u.path].at(u.line)) for u in uses]
+    # built anew rather than ``dataclasses.replace``d: a third of the time of this last step on 60,000 uses
+    uses = [Use(u.path, u.line, u.symbol, u.how, u.detail, u.local, scopes[u.path].at(u.line)) for u in uses]
     return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))
 
 
@@ -601,7 +662,7 @@ def _self_rows(s: FileSummary) -> list[tuple[Parts, int, str, str]]:
 
 
 def _installs(s: FileSummary, line: int, by_module: dict[str, FileSummary],
-              pending: list[tuple[FileSummary, str, str]]) -> str:
+              imported_from: dict[tuple[str, str], str]) -> str:
     """The parameters of the function a patch at ``line`` installs (defined in the file, or imported from a
     downstream module), or "" when the index cannot see it (a lambda, a method, an upstream function)."""
     name = s.values.get(line)
@@ -609,11 +670,11 @@ def _installs(s: FileSummary, line: int, by_module: dict[str, FileSummary],
         return ""
     if name in s.params:
         return s.params[name]
-    for source, local, dotted in pending:
-        if source is s and local == name:
-            module, _, original = dotted.rpartition(".")
-            other = by_module.get(module)
-            return other.params.get(original, "") if other is not None else ""
+    dotted = imported_from.get((s.path, name))
+    if dotted is not None:
+        module, _, original = dotted.rpartition(".")
+        other = by_module.get(module)
+        return other.params.get(original, "") if other is not None else ""
     return ""
 
 
