@@ -25,15 +25,17 @@ class _Events(_PARSER or object, Composer, SafeConstructor, Resolver):  # type: 
     """A safe loader whose caller composes one node at a time (PyYAML's composer over libyaml's events)."""
 
     def __init__(self, text: str) -> None:
-        assert _PARSER is not None
-        _PARSER.__init__(self, text)
+        super().__init__(text)  # type: ignore[call-arg]  # libyaml's parser (mypy sees the composer)
         Composer.__init__(self)
         SafeConstructor.__init__(self)
         Resolver.__init__(self)
 
     def node(self) -> yaml.Node:
         """The next node, composed (aliases to earlier anchors resolve: the anchors are kept)."""
-        return Composer.compose_node(self, None, None)  # type: ignore[arg-type]
+        node = Composer.compose_node(self, None, None)  # type: ignore[arg-type]
+        if node is None:  # pragma: no cover - the caller asks only where an event starts a node
+            raise yaml.YAMLError("a node was expected")
+        return node
 
     def data(self, node: yaml.Node) -> Any:
         """The node as Python data, the safe constructor's way."""
