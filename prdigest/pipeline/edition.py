@@ -23,6 +23,7 @@ from prdigest.collect.git import UpstreamClone
 from prdigest.collect.git.upstream import Upstream
 from prdigest.collect.sources import ReadsCommits
 from prdigest.connect.embedding import load_embedder
+from prdigest.connect.plans import Plans
 from prdigest.connect.step import connect_edition
 from prdigest.connect.variants import plan_variants
 from prdigest.deliver.media import RenderProblem, link_hosts_for
@@ -181,6 +182,8 @@ class EditionPipeline:
         #: The ``--git`` clone the collect step opened (and fetched) for this run: the draft step reads the files'
         #: text from it too, without a second fetch. None without ``--git`` or when it could not be had.
         self._clone: UpstreamClone | None = None
+        #: The connect step's variant plan, reused by this run's render step (prdigest/connect/plans.py).
+        self.plans = Plans()
 
     # --- the record ---------------------------------------------------------------------------
     def edition_id(self) -> EditionId:
@@ -329,7 +332,7 @@ class EditionPipeline:
         connected = connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
                                     embedder=load_embedder if settings.followup_semantic else None,
                                     complete=complete, vocabulary=services.classifier.vocabulary,
-                                    readers=services.audience())
+                                    readers=services.audience(), plans=self.plans)
         # the read-first order an editor gave this PR before
         return apply_first(services.store(), connected, services.seal_key())
 
@@ -349,7 +352,8 @@ class EditionPipeline:
         """Plan variants over the approved entries, render each once on the media its readers use, write its
         files and spool its renderings until delivery (:func:`prdigest.deliver.rendered.render_variants`)."""
         services = self.services
-        variants, idle = plan_variants(edition, services.audience(), services.classifier.vocabulary)
+        variants, idle = plan_variants(edition, services.audience(), services.classifier.vocabulary,
+                                       plans=self.plans)
         start_edition(services.out, edition.key, services.media.names())  # DIR holds this edition only
         rendered = render_variants(edition, variants, idle, services.media, render_context(services.settings),
                                    out=services.out, progress=progress or _reported("render"))
