@@ -125,3 +125,15 @@ def test_reading_many_readers_never_holds_the_whole_files_yaml_nodes(tmp_path: P
     assert len(loaded.readers) == 2000
     # The whole file's node tree (a node, a mark and a resolved tag per scalar) came to 3.5 times the models.
     assert peak < 1.5 * held, (peak, held)
+
+
+def test_readers_with_equal_filters_hold_one_copy_of_them_and_stay_apart_when_copied(tmp_path: Path) -> None:
+    path = tmp_path / "readers.yaml"
+    path.write_text(_many(3), encoding="utf-8")
+    a, b, c = load_readers(path).readers
+    assert a.subsystems == b.subsystems == ("core", "docs") and a.subsystems is b.subsystems is c.subsystems
+    assert a.model_fields_set is b.model_fields_set  # the same fields set: one set for all
+    changed = a.model_copy(update={"budget": 2})
+    stopped = b.without({"email"})
+    assert changed.budget == 2 and a.budget == b.budget == 5 and "budget" not in b.model_fields_set
+    assert stopped.email is None and b.email == "r-1@example.com" and a.email == "r-0@example.com"

@@ -15,7 +15,7 @@ from prdigest.kernel.text import clean
 from prdigest.kernel.vocabulary import NAME_PATTERN, name_problem
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
 from prdigest.readers.addresses import ADDRESSES, EMAIL, FEISHU, SLACK
-from prdigest.readers.stream import stream_model
+from prdigest.readers.stream import Shared, stream_model
 
 #: Read-first entries per reader unless the readers file says otherwise, and the most it may say.
 DEFAULT_BUDGET = 5
@@ -233,7 +233,10 @@ def _read(path: Path) -> ReadersFile:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         text = None  # the whole-file read names the file and why
-    found = stream_model(path, text, Reader, "readers", what="readers") if text is not None else None
+    # equal filters kept once (a reader's subsystems, exclusions, verdict): memory flat in readers, a plan's
+    # filters read from the same tuples
+    shared = Shared(("subsystems", "exclude", "min_verdict", "downstream"))
+    found = stream_model(path, text, Reader, "readers", what="readers", shared=shared) if text is not None else None
     if found is not None:
         try:
             # the readers are models already (validated once, not again); the rest of the file is small

@@ -3,6 +3,7 @@ dropped, instead of the whole file's node tree held at once (10,000 readers: ~60
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +46,21 @@ class _Events(_PARSER or object, Composer, SafeConstructor, Resolver):  # type: 
 
 
 def stream_model(path: Path, text: str, item: type[BaseModel], field: str, *,
-                 what: str, name_of: str = "id", label: str = "reader") -> dict[str, Any] | None:
+                 what: str, name_of: str = "id", label: str = "reader",
+                 shared: Shared | None = None) -> dict[str, Any] | None:
     """The top-level mapping of ``text`` with ``field``'s list validated item by item as ``item`` (the other
     keys as plain data), or None when the file is not a plain mapping holding a list at ``field`` (the caller
     reads it whole: its errors are named as they always were).
 
     An item that does not validate raises :class:`ConfigError` naming the file, the line, the field and the
-    item (``field[i]`` and its ``name_of`` value, as ``label``)."""
+    item (``field[i]`` and its ``name_of`` value, as ``label``). ``shared``: each item's repeated values kept once.
+    """
     if _PARSER is None:
         return None
     loader = _Events(text)
     try:
         try:
-            return _mapping(loader, path, item, field, what, name_of, label)
+            return _mapping(loader, path, item, field, what, name_of, label, shared)
         except yaml.YAMLError:
             return None  # read whole: PyYAML's own parser names the line and the problem
     finally:
@@ -65,7 +68,7 @@ def stream_model(path: Path, text: str, item: type[BaseModel], field: str, *,
 
 
 def _mapping(loader: _Events, path: Path, item: type[BaseModel], field: str, what: str, name_of: str,
-             label: str) -> dict[str, Any] | None:
+             label: str, shared: Shared | None) -> dict[str, Any] | None:
     loader.get_event()  # stream start
     if not loader.check_event(yaml.events.DocumentStartEvent):
         return None
@@ -83,7 +86,7 @@ def _mapping(loader: _Events, path: Path, item: type[BaseModel], field: str, wha
             return None  # a merge key, a repeated key, a key that is not text: the whole-file path decides
         if name == field and loader.check_event(SequenceStartEvent) and not loader.peek_event().anchor:
             loader.get_event()
-            found[name] = _items(loader, path, item, field, what, name_of, label)
+            found[name] = _items(loader, path, item, field, what, name_of, label, shared)
         else:
             found[name] = loader.data(loader.node())
     loader.get_event()  # mapping end
@@ -95,14 +98,34 @@ def _mapping(loader: _Events, path: Path, item: type[BaseModel], field: str, wha
     return found
 
 
+class Shared:
+    """One copy of each equal value the items of a file repeat: ten thousand readers follow a few hundred lists
+    of subsystems and set the same few fields. Only for frozen models (pydantic copies, never changes, their
+    set of fields set), whose values are equal tuples or strings."""
+
+    def __init__(self, fields: Iterable[str]) -> None:
+        self._fields = tuple(fields)
+        self._values: dict[object, object] = {}
+
+    def __call__(self, model: BaseModel) -> BaseModel:
+        values = self._values
+        kept = model.__pydantic_fields_set__
+        object.__setattr__(model, "__pydantic_fields_set__", values.setdefault(frozenset(kept), kept))
+        for name in self._fields:
+            value = model.__dict__[name]
+            model.__dict__[name] = values.setdefault((name, value), value)
+        return model
+
+
 def _items(loader: _Events, path: Path, item: type[BaseModel], field: str, what: str, name_of: str,
-           label: str) -> list[Any]:
+           label: str, shared: Shared | None) -> list[Any]:
     items: list[Any] = []
     while not loader.check_event(SequenceEndEvent):
         node = loader.node()
         data = loader.data(node)
         try:
-            items.append(item.model_validate(data))
+            made = item.model_validate(data)
+            items.append(shared(made) if shared is not None else made)
         except ValidationError as exc:
             index = len(items)
             problem = first_problem(exc, under=(field, str(index)))
