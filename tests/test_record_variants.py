@@ -146,3 +146,26 @@ def test_a_record_stored_before_the_variant_rows_still_reads_and_moves_to_them(t
         loaded.check_seal(key)
     with sqlite3.connect(state) as db:
         assert db.execute("SELECT COUNT(*) FROM edition_variants").fetchone() == (len(ed.variants),)
+
+
+def test_digest_json_is_written_variant_by_variant_as_json_dumps_would(tmp_path: Path) -> None:
+    import gc
+    import tracemalloc
+
+    from prdigest.pipeline.edition import write_digest_json
+
+    ed = _edition(3000)
+    path = write_digest_json(tmp_path, ed)
+    data = ed.model_dump(mode="json")
+    data.update(name=ed.name, week=ed.week, key=ed.key)
+    assert path.read_bytes() == json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+    del data
+    gc.collect()
+    tracemalloc.start()
+    try:
+        write_digest_json(tmp_path, ed)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Whole, the text, its bytes and the dumped tree were each the size of the file or more.
+    assert peak < 0.5 * path.stat().st_size, (peak, path.stat().st_size)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -162,14 +162,25 @@ def counts(entries: Iterable[Entry]) -> tuple[Counter[str], Counter[str]]:
     return Counter(e.verdict.value for e in entries), Counter(s for e in entries for s in e.subsystems)
 
 
+class _Dumped(list):
+    """The variants of ``digest.json``, each dumped when the encoder reaches it: never all at once (thousands at
+    10,000 readers)."""
+
+    def __iter__(self) -> Iterator[dict]:
+        return (v.model_dump(mode="json") for v in super().__iter__())
+
+
 def write_digest_json(out: Path, edition: Edition) -> Path:
-    """``DIR/digest.json``: the edition and all its entries, each with its review status."""
+    """``DIR/digest.json``: the edition and all its entries, each with its review status; written as it is
+    encoded, variant by variant (the text ``json.dumps(..., indent=2)`` gives, never held whole)."""
     path = out / "digest.json"
-    data = edition.model_dump(mode="json")
+    data = edition.model_copy(update={"variants": []}).model_dump(mode="json")
+    data["variants"] = _Dumped(edition.variants)  # in its place: the encoder's indented path iterates it
     data["name"] = edition.name  # unambiguous: repo + ISO week, or repo + exact window (EditionId.name)
     data["week"] = edition.week
     data["key"] = edition.key  # the ledger's key: digest status and digest resend accept it, or the name
-    write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8"))
+    chunks = json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(data)
+    write_atomic(path, (chunk.encode("utf-8") for chunk in chunks))
     return path
 
 
