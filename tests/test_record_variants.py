@@ -37,6 +37,13 @@ def test_a_record_keeps_its_variants_in_rows_and_its_hash_as_before(state_locati
     assert '"variants":[]' in body and "Lede 3" not in body and parts is not None
     assert [r[0] for r in rows] == [v.key for v in ed.variants]
     assert loaded is not None and loaded.edition == ed and loaded.hash == saved.hash and not loaded.partial
+    fewer = ed.model_copy(update={"variants": [ed.variants[0].model_copy(update={"lede": "New. Lede."}),
+                                               *ed.variants[1:4]]})
+    with open_store(state_location) as store:  # one row changed, the rows past the fourth deleted
+        assert records.save(store, fewer, Status.DRAFTED).hash == content_hash(fewer)
+        again = records.load(store, ed.key)
+        assert store.fetchone("SELECT COUNT(*) FROM edition_variants")[0] == 4
+    assert again is not None and again.edition == fewer
 
 
 def test_one_variant_loads_without_reading_the_others(state_location: str) -> None:
