@@ -312,3 +312,30 @@ def test_quoted_printable_in_one_call_is_the_same_as_line_by_line_where_it_is_us
         if transfer == "quoted-printable":
             assert encoded.encode() == lines
     assert used > 200
+
+
+def test_each_header_names_class_is_made_once_whatever_the_number_of_readers() -> None:
+    """Failed before: the email package made a new header class at every header parsed (each reader's To and
+    Message-ID), freed only by the cyclic collector: 10,000 readers' messages piled up classes between its runs."""
+    import gc
+
+    from prdigest.deliver.email_message import build_email
+    from tests.factories import edition, entry
+
+    ed = edition([entry(100, ["kernels"], "deep-read")], language="en")
+
+    def classes_after(n: int) -> int:
+        for i in range(n):
+            build_email(edition=ed, reader=Reader(id=f"r{i}", name=f"Reader {i}", email=f"r{i}@example.com"),
+                        subject="Digest", preheader="pre", html="<p>x</p>", text="x",
+                        sender="digest <digest@example.com>")
+        return sum(1 for o in gc.get_objects() if isinstance(o, type))
+
+    gc.collect()
+    gc.disable()  # as between two runs of the collector
+    try:
+        few = classes_after(5)
+        many = classes_after(200)
+    finally:
+        gc.enable()
+    assert many - few < 10, (few, many)

@@ -74,3 +74,66 @@ def test_a_bad_readers_file_stops_the_run_before_anything_is_collected_or_writte
     with pytest.raises(ConfigError, match=rf"^{readers}:7: .*readers\.1\.email"):
         build_services(options, load_settings(state=options.state), default_media())
     assert not out.exists() and not (tmp_path / "s.sqlite").exists()
+
+
+def _many(n: int, bad: int | None = None) -> str:
+    lines = ["readers:"]
+    for i in range(n):
+        lines += [f"  - id: r-{i}", f"    name: Reader {i}", f"    email: r-{i}@example.com" if i != bad
+                  else "    email: \"r@example.com\\nBcc: x@evil.example\"", "    subsystems: [core, docs]"]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_bad_reader_is_named_by_file_line_field_and_id(tmp_path: Path) -> None:
+    path = tmp_path / "readers.yaml"
+    path.write_text(_many(5, bad=3), encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_readers(path)
+    # reader 3 starts on line 14 (1 + 4 lines per reader); its email is its third line
+    assert str(err.value).startswith(f"{path}:16: readers field 'readers.3.email' (reader 'r-3'): "), str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_a_file_read_reader_by_reader_is_the_file_read_whole(tmp_path: Path) -> None:
+    from prdigest.kernel.yamlfile import load_yaml_model
+    from prdigest.readers.file import ReadersFile
+
+    path = tmp_path / "readers.yaml"
+    path.write_text("# anchors, merge keys and flow style across readers\nreaders:\n"
+                    "  - &base {id: a, name: A, email: a@example.com, subsystems: [core], budget: 3}\n"
+                    "  - <<: *base\n    id: b\n    slack: '#b'\n"
+                    "  - {id: c, name: C, feishu: group-c, exclude: [docs], min_verdict: skim}\n"
+                    "editors:\n  - {name: Lin, email: l@example.com}\n", encoding="utf-8")
+    streamed = load_readers(path)
+    assert streamed == load_yaml_model(path, ReadersFile, what="readers")
+    assert [r.budget for r in streamed.readers] == [3, 3, 5] and streamed.editors[0].name == "Lin"
+
+
+def test_reading_many_readers_never_holds_the_whole_files_yaml_nodes(tmp_path: Path) -> None:
+    import gc
+    import tracemalloc
+
+    path = tmp_path / "readers.yaml"
+    path.write_text(_many(2000), encoding="utf-8")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        loaded = load_readers(path)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(loaded.readers) == 2000
+    # The whole file's node tree (a node, a mark and a resolved tag per scalar) came to 3.5 times the models.
+    assert peak < 1.5 * held, (peak, held)
+
+
+def test_readers_with_equal_filters_hold_one_copy_of_them_and_stay_apart_when_copied(tmp_path: Path) -> None:
+    path = tmp_path / "readers.yaml"
+    path.write_text(_many(3), encoding="utf-8")
+    a, b, c = load_readers(path).readers
+    assert a.subsystems == b.subsystems == ("core", "docs") and a.subsystems is b.subsystems is c.subsystems
+    assert a.model_fields_set is b.model_fields_set  # the same fields set: one set for all
+    changed = a.model_copy(update={"budget": 2})
+    stopped = b.without({"email"})
+    assert changed.budget == 2 and a.budget == b.budget == 5 and "budget" not in b.model_fields_set
+    assert stopped.email is None and b.email == "r-1@example.com" and a.email == "r-0@example.com"

@@ -5,6 +5,7 @@ the CLI against the local aiosmtpd server."""
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from prdigest.kernel.errors import ConfigError
+from prdigest.state import variant_rows
 from prdigest.state.store import StateLocation
 from tests.conftest import SAMPLE
 from tests.factories import open_ledger
@@ -27,13 +29,23 @@ INJECTED = "Urgent: rotate your credentials at https://evil.example.com/login"
 
 
 def rewrite_consistently(state: Path) -> None:
-    """What someone with write access to the state database does: new content, and the hash that matches it."""
+    """What someone with write access to the state database does: new content, and the hashes that match it (with
+    the variants in rows of their own: the parts' head hash, and the whole edition's hash over its rows)."""
     with sqlite3.connect(state) as db:
-        (body,) = db.execute("SELECT body FROM edition_records").fetchone()
+        (key, body, parts) = db.execute("SELECT key, body, parts FROM edition_records").fetchone()
         start = body.index('"headline":"') + len('"headline":"')
         forged = body[:start] + INJECTED + body[body.index('"', start):]
-        db.execute("UPDATE edition_records SET body = ?, hash = ?",
-                   (forged, "sha256:" + hashlib.sha256(forged.encode()).hexdigest()))
+        if parts is None:
+            db.execute("UPDATE edition_records SET body = ?, hash = ?",
+                       (forged, "sha256:" + hashlib.sha256(forged.encode()).hexdigest()))
+            return
+        bodies = [b for (b,) in db.execute("SELECT body FROM edition_variants WHERE key = ? ORDER BY position",
+                                           (key,))]
+        listed = json.loads(parts)
+        listed["head"] = variant_rows.digest(forged)
+        db.execute("UPDATE edition_records SET body = ?, hash = ?, parts = ?",
+                   (forged, variant_rows.whole_hash(forged, bodies),
+                    json.dumps(listed, ensure_ascii=False, sort_keys=True, separators=(",", ":"))))
 
 
 @pytest.fixture

@@ -67,3 +67,36 @@ def test_resend_renders_only_the_variants_it_sends_and_sends_what_the_run_render
         sent = [p.get("card", p) for p in feishu.posts("kernels-group")]
         wanted = [p.get("card", p) for p in (rendered if isinstance(rendered, list) else [rendered])]
         assert [json.dumps(c, sort_keys=True) for c in sent] == [json.dumps(c, sort_keys=True) for c in wanted]
+
+
+def test_resend_of_one_reader_reads_only_that_readers_variant_from_the_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before resend read variants one by one: it loaded the whole record, every variant's row read and
+    checked (here the other variant's row is unreadable, and the resend of kern never needs it)."""
+    import sqlite3
+
+    readers = tmp_path / "readers.yaml"
+    readers.write_text("readers:\n  - {id: kern, name: Kernels, feishu: kernels-group, budget: 1}\n"
+                       "  - {id: all, name: All, feishu: all-group}\n", encoding="utf-8")
+    state = tmp_path / "state.sqlite"
+    with FeishuServer() as feishu:
+        monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_URL", feishu.add_bot("kernels-group", secret="right-s3cret"))
+        monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_SECRET", "a-wrong-s3cret")
+        monkeypatch.setenv("DIGEST_FEISHU_ALL_GROUP_URL", feishu.add_bot("all-group"))
+        first = CliRunner().invoke(app, ["run", "--source", f"jsonl:{SAMPLE}", "--since", "2026-11-16", "--until",
+                                         "2026-11-17", "--deliver", "feishu", "--out", str(tmp_path / "out"),
+                                         "--language", "en", "--readers", str(readers), "--state", str(state)])
+        assert first.exit_code == 0, first.output
+        digest = json.loads((tmp_path / "out" / "digest.json").read_text(encoding="utf-8"))
+        keys = {v["readers"][0]: v["key"] for v in digest["variants"]}
+        with sqlite3.connect(state) as db:
+            assert db.execute("UPDATE edition_variants SET body = 'not json' WHERE variant = ?",
+                              (keys["all"],)).rowcount == 1
+        monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_SECRET", "right-s3cret")
+        settings = load_settings(state=str(state))
+        options = RunOptions(readers=str(readers))
+        with command(settings) as core:
+            done = resend_rows(EDITION, ("failed",), state=core.store, settings=settings, media=default_media(),
+                               readers_of=lambda repo: core.readers(options, repo))
+        assert [(r.reader, r.outcome) for r in done.report.results] == [("kern", Outcome.SENT)] and not done.skipped
+        assert feishu.posts("kernels-group")

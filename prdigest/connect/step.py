@@ -16,6 +16,7 @@ from typing import Any
 
 from prdigest.connect import followups, readfirst, relations, stories
 from prdigest.connect.lede import Complete, write_lede
+from prdigest.connect.plans import Plans
 from prdigest.connect.variants import draft_variants
 from prdigest.kernel.models import (
     DraftEntry,
@@ -127,13 +128,15 @@ def _with_origins(store: Store, edition: Edition, items: list[EarlierFollowup]) 
 
 def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, *, max_weeks: int = 6,
                     embedder: Callable[[], Any] | None = None, complete: Complete | None = None,
-                    vocabulary: Vocabulary | None = None, readers: Sequence[Reader] = ()) -> Edition:
+                    vocabulary: Vocabulary | None = None, readers: Sequence[Reader] = (),
+                    plans: Plans | None = None) -> Edition:
     """``edition`` with each entry's relations (reverted PRs demoted), its stories, the earlier follow-ups
     (done, open, or proposed as done by the semantic match), its read-first ranking, its lede, and one
     variant per distinct filter of ``readers`` with its read-first and lede.
 
     ``embedder`` is called (once) only when open follow-ups need a semantic match; it returns an object with
     ``similarity(texts_a, texts_b) -> rows of scores``, or None. ``complete`` lets a model write the lede.
+    ``plans``: the variants' plan is kept there for the run's render step.
     """
     started = time.perf_counter()
     repo, here = edition.repo, edition.id.window
@@ -159,7 +162,7 @@ def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, 
     connected = connected.model_copy(update={"lede": write_lede(connected, complete, vocabulary)})
     if readers:
         connected = connected.model_copy(update={"variants": draft_variants(connected, list(readers), vocabulary,
-                                                                            complete)})
+                                                                            complete, plans)})
     log.info("%s: %d relations, %d stories, %d earlier follow-ups (%d done) in %.2fs", edition.name,
              sum(len(r) for r in found.values()), len(story_list), len(earlier),
              sum(1 for i in earlier if i.status == "done"), time.perf_counter() - started)

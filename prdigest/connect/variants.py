@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from prdigest.connect.lede import LedeBasis, variant_lede, write_lede
+from prdigest.connect.plans import Plans
 from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, FilterRecord, VariantRecord, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
@@ -173,7 +174,7 @@ def selection_facts(entries: Sequence[Entry]) -> list[_Facts]:
 
 
 def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabulary | None = None, *,
-                  drafts: bool = False) -> tuple[list[Variant], list[Reader]]:
+                  drafts: bool = False, plans: Plans | None = None) -> tuple[list[Variant], list[Reader]]:
     """Group readers by filter over the edition's published entries (``vocabulary``: the repo's; ``drafts``:
     over every entry not rejected, as the connect step does before review).
 
@@ -181,18 +182,29 @@ def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabular
     (their filter selects no published entry: they receive no message at all). Each variant's read-first
     comes from the edition's ranking and its lede from the edition's record of that variant while that
     lede is still grounded in the variant's entries (else the offline lede of the variant).
+
+    ``plans``: the run's :class:`~prdigest.connect.plans.Plans`: a plan over drafts is kept in it, and a plan over
+    the approved entries reuses its grouping and selections (the same variants, selected again only where the
+    review changed an entry they hold or now select).
     """
     published = [e for e in edition.entries if e.status is not EntryStatus.REJECTED] if drafts else edition.published
-    by_filter: dict[Filter, Variant] = {}
     # In reading order once: each filter's selection keeps it (ordered() of the selection, without a sort each).
     facts = selection_facts(ordered(published, vocabulary))
-    for reader in readers:
-        flt = Filter.of(reader, vocabulary)
-        if flt not in by_filter:
-            by_filter[flt] = Variant(flt, flt.select(facts))
-        by_filter[flt].readers.append(reader)
-    served = [v for v in by_filter.values() if v.entries]
-    idle = [r for v in by_filter.values() if not v.entries for r in v.readers]
+    kept = plans.groups(readers, vocabulary, facts) if plans is not None and not drafts else None
+    if kept is not None:
+        every = [Variant(cast(Filter, flt), entries, group) for flt, entries, group in kept]
+    else:
+        by_filter: dict[Filter, Variant] = {}
+        for reader in readers:
+            flt = Filter.of(reader, vocabulary)
+            if flt not in by_filter:
+                by_filter[flt] = Variant(flt, flt.select(facts))
+            by_filter[flt].readers.append(reader)
+        every = list(by_filter.values())
+        if plans is not None and drafts:
+            plans.keep(readers, vocabulary, facts, [(v.filter, v.entries, v.readers) for v in every])
+    served = [v for v in every if v.entries]
+    idle = [r for v in every if not v.entries for r in v.readers]
     _dedupe_keys(served)
 
     drafted = {v.key: v.lede for v in edition.variants}
@@ -240,11 +252,11 @@ def _dedupe_keys(variants: list[Variant]) -> None:
 
 
 def draft_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabulary | None = None,
-                   complete: "Complete | None" = None) -> list[VariantRecord]:
+                   complete: "Complete | None" = None, plans: Plans | None = None) -> list[VariantRecord]:
     """The connect step's variants, before review: over every entry not rejected, each with its read-first
     and its own lede (the model's when ``complete`` is given and its answer cites only the variant's
-    entries; a variant holding every entry shares the edition's lede)."""
-    variants, _ = plan_variants(edition, readers, vocabulary, drafts=True)
+    entries; a variant holding every entry shares the edition's lede). ``plans``: kept there for the render step."""
+    variants, _ = plan_variants(edition, readers, vocabulary, drafts=True, plans=plans)
     live = {e.number for e in edition.entries if e.status is not EntryStatus.REJECTED}
     for variant in variants:
         if complete is not None and {e.number for e in variant.entries} != live:

@@ -24,7 +24,7 @@ from prdigest.kernel.models import Edition
 from prdigest.kernel.storage import Store
 from prdigest.readers.selfservice import audience
 from prdigest.state import record as records
-from prdigest.state.record import SealKey
+from prdigest.state.record import EditionRecord, SealKey
 
 
 @dataclass
@@ -37,15 +37,27 @@ class Resent:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def load_edition(store: Store, asked: str, seal: SealKey) -> Edition:
-    """The edition as published, from its record: checked against its hash, and against its seal (what
-    pr-digest stored after the review, not a rewrite of the state database since)."""
-    found = records.resolve(store, asked)
+def load_record(store: Store, asked: str, seal: SealKey) -> EditionRecord:
+    """The published record, without its variants (:func:`variants_of` reads those asked for): checked against
+    its hash, and against its seal (what pr-digest stored after the review, not a rewrite of the state database
+    since)."""
+    found = records.resolve(store, asked, variants=False)
     if found is None or not found.published:
         known = ", ".join(r.edition.name for r in records.published(store)[:10]) or "none"
         raise ConfigError(f"--state {store.location}: no published edition {asked} (published editions: {known})")
     found.check_seal(seal)
-    return found.edition
+    return found
+
+
+def load_edition(store: Store, asked: str, seal: SealKey) -> Edition:
+    """The edition as published, from its record, every variant included (see :func:`load_record`)."""
+    found = load_record(store, asked, seal)
+    return found.edition.model_copy(update={"variants": records.variants_of(store, found)})
+
+
+def variants_of(store: Store, record: EditionRecord, keys: Iterable[str]) -> Edition:
+    """The record's edition with only the variants of ``keys`` (read one by one from their rows)."""
+    return record.edition.model_copy(update={"variants": records.variants_of(store, record, keys)})
 
 
 #: What ``digest resend`` may send: rows that may have arrived (``uncertain``), that a run gave up on
@@ -75,8 +87,9 @@ def resend_rows(asked: str, statuses: Iterable[str], *, state: Callable[[], Stor
     if not statuses or set(statuses) - set(RESENDABLE):
         raise ValueError(f"resend rows at {statuses}: only {', '.join(RESENDABLE)}")
 
-    edition = load_edition(state(), asked, SealKey.for_state(settings.state, settings.record_secret,
-                                                                settings.record_secret_previous))
+    record = load_record(state(), asked, SealKey.for_state(settings.state, settings.record_secret,
+                                                              settings.record_secret_previous))
+    edition = record.edition  # without its variants: those of the rows to send are read below
     ledger = Ledger(state())
     key = ledger.resolve(asked)
     if key is None:
@@ -108,7 +121,11 @@ def resend_rows(asked: str, statuses: Iterable[str], *, state: Callable[[], Stor
     # with a row to send are rendered (one reader resent renders one variant), through the run's own path:
     # the same contexts (the run's archive URL, the reader's own links), media and composers.
     asked_readers = {reader for reader, _ in chosen_rows}
-    variants = [v for v in kept_variants(edition, served, vocabulary) if any(r.id in asked_readers for r in v.readers)]
+    # Only the variants of the rows to send are read from the record (one reader resent reads one variant); a
+    # record kept whole (stored before its variants had rows) gives them from its body.
+    edition = variants_of(state(), record, {rows[k].variant for k in chosen_rows})
+    kept = kept_variants(edition, served, vocabulary) if edition.variants or record.parts is None else []
+    variants = [v for v in kept if any(r.id in asked_readers for r in v.readers)]
     rendered = render_variants(edition, variants, [], delivered, render_context(settings))
     chosen = [d for d in planned_deliveries(rendered, delivered, compose_context(settings, edition))
               if d.key in chosen_rows]

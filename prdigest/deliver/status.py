@@ -45,7 +45,8 @@ def ledger_report(store: Store, edition: str) -> LedgerReport:
     rows = ledger.rows(key)
     counts = ledger.counts(key)
     known = ledger.editions() if not rows else []
-    stored = records.resolve(store, key) or records.resolve(store, edition)
+    # its status, hash and entries: none of its variants' rows read
+    stored = records.resolve(store, key, variants=False) or records.resolve(store, edition, variants=False)
     repo = stored.edition.repo if stored is not None else None
     others = ledger.unsent(repo, key) if repo else []
     shown = [s for s in ORDER if counts[s] or s in ("sent", "failed", "pending")]

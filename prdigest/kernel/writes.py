@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from prdigest.kernel.errors import ConfigError
@@ -15,13 +16,17 @@ from prdigest.kernel.errors import ConfigError
 PUBLISHED_MODE = 0o644
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename: never half a file; mode 0644."""
+def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` (or its chunks, as they come) to ``path`` through a temporary file and a rename: never half a
+    file; mode 0644."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                handle.writelines(data)
         os.chmod(tmp, PUBLISHED_MODE)
         os.replace(tmp, path)
     except BaseException:

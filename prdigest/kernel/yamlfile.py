@@ -61,3 +61,7 @@ def load_yaml_model(path: Path, model: type[M], *, what: str) -> M:
         where = f":{line}" if line else ""
         raise ConfigError(f"{path}{where}: {what} field '{problem.field}': {problem.message}"
                           f"{problem.and_more('problem(s)')}") from None
+
+
+#: The line of a node below a part of a file composed on its own (:mod:`prdigest.readers.stream`).
+node_line = _node_line

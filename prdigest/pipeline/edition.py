@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,6 +23,7 @@ from prdigest.collect.git import UpstreamClone
 from prdigest.collect.git.upstream import Upstream
 from prdigest.collect.sources import ReadsCommits
 from prdigest.connect.embedding import load_embedder
+from prdigest.connect.plans import Plans
 from prdigest.connect.step import connect_edition
 from prdigest.connect.variants import plan_variants
 from prdigest.deliver.media import RenderProblem, link_hosts_for
@@ -161,14 +162,25 @@ def counts(entries: Iterable[Entry]) -> tuple[Counter[str], Counter[str]]:
     return Counter(e.verdict.value for e in entries), Counter(s for e in entries for s in e.subsystems)
 
 
+class _Dumped(list):
+    """The variants of ``digest.json``, each dumped when the encoder reaches it: never all at once (thousands at
+    10,000 readers)."""
+
+    def __iter__(self) -> Iterator[dict]:
+        return (v.model_dump(mode="json") for v in super().__iter__())
+
+
 def write_digest_json(out: Path, edition: Edition) -> Path:
-    """``DIR/digest.json``: the edition and all its entries, each with its review status."""
+    """``DIR/digest.json``: the edition and all its entries, each with its review status; written as it is
+    encoded, variant by variant (the text ``json.dumps(..., indent=2)`` gives, never held whole)."""
     path = out / "digest.json"
-    data = edition.model_dump(mode="json")
+    data = edition.model_copy(update={"variants": []}).model_dump(mode="json")
+    data["variants"] = _Dumped(edition.variants)  # in its place: the encoder's indented path iterates it
     data["name"] = edition.name  # unambiguous: repo + ISO week, or repo + exact window (EditionId.name)
     data["week"] = edition.week
     data["key"] = edition.key  # the ledger's key: digest status and digest resend accept it, or the name
-    write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8"))
+    chunks = json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(data)
+    write_atomic(path, (chunk.encode("utf-8") for chunk in chunks))
     return path
 
 
@@ -181,6 +193,8 @@ class EditionPipeline:
         #: The ``--git`` clone the collect step opened (and fetched) for this run: the draft step reads the files'
         #: text from it too, without a second fetch. None without ``--git`` or when it could not be had.
         self._clone: UpstreamClone | None = None
+        #: The connect step's variant plan, reused by this run's render step (prdigest/connect/plans.py).
+        self.plans = Plans()
 
     # --- the record ---------------------------------------------------------------------------
     def edition_id(self) -> EditionId:
@@ -329,7 +343,7 @@ class EditionPipeline:
         connected = connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
                                     embedder=load_embedder if settings.followup_semantic else None,
                                     complete=complete, vocabulary=services.classifier.vocabulary,
-                                    readers=services.audience())
+                                    readers=services.audience(), plans=self.plans)
         # the read-first order an editor gave this PR before
         return apply_first(services.store(), connected, services.seal_key())
 
@@ -349,7 +363,8 @@ class EditionPipeline:
         """Plan variants over the approved entries, render each once on the media its readers use, write its
         files and spool its renderings until delivery (:func:`prdigest.deliver.rendered.render_variants`)."""
         services = self.services
-        variants, idle = plan_variants(edition, services.audience(), services.classifier.vocabulary)
+        variants, idle = plan_variants(edition, services.audience(), services.classifier.vocabulary,
+                                       plans=self.plans)
         start_edition(services.out, edition.key, services.media.names())  # DIR holds this edition only
         rendered = render_variants(edition, variants, idle, services.media, render_context(services.settings),
                                    out=services.out, progress=progress or _reported("render"))

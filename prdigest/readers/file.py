@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any, Self
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.gitvalues import checked
@@ -15,6 +15,7 @@ from prdigest.kernel.text import clean
 from prdigest.kernel.vocabulary import NAME_PATTERN, name_problem
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
 from prdigest.readers.addresses import ADDRESSES, EMAIL, FEISHU, SLACK
+from prdigest.readers.stream import Shared, stream_model
 
 #: Read-first entries per reader unless the readers file says otherwise, and the most it may say.
 DEFAULT_BUDGET = 5
@@ -225,6 +226,26 @@ def _key_line(path: Path, index: int, field: str) -> int | None:
     return next((k.start_mark.line + 1 for k, _ in reader.value if k.value == field), reader.start_mark.line + 1)
 
 
+def _read(path: Path) -> ReadersFile:
+    """The readers file validated, its readers one at a time (:mod:`prdigest.readers.stream`: never the whole
+    file's YAML nodes at once); anything the reader-by-reader read does not decide is read whole, as before."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = None  # the whole-file read names the file and why
+    # equal filters kept once (a reader's subsystems, exclusions, verdict): memory flat in readers, a plan's
+    # filters read from the same tuples
+    shared = Shared(("subsystems", "exclude", "min_verdict", "downstream"))
+    found = stream_model(path, text, Reader, "readers", what="readers", shared=shared) if text is not None else None
+    if found is not None:
+        try:
+            # the readers are models already (validated once, not again); the rest of the file is small
+            return ReadersFile.model_validate(found)
+        except ValidationError:
+            pass  # named with its line by the whole-file read
+    return load_yaml_model(path, ReadersFile, what="readers")
+
+
 def load_readers(path: Path, known_subsystems: set[str] | None = None) -> ReadersFile:
     """Read and validate a readers file against the repo's subsystems.
 
@@ -232,7 +253,7 @@ def load_readers(path: Path, known_subsystems: set[str] | None = None) -> Reader
     (the classifier's, from the repo's rules) a name the repo never assigns is an error too. An empty set
     means the names cannot be known in advance (a repo without rules: folder names).
     """
-    readers = load_yaml_model(path, ReadersFile, what="readers")
+    readers = _read(path)
     for i, reader in enumerate(readers.readers):
         if reader.downstream is not None and reader.downstream not in readers.downstreams:
             line = _key_line(path, i, "downstream")

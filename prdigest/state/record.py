@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import StrEnum
@@ -27,9 +29,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from prdigest.kernel.errors import ReviewError
-from prdigest.kernel.models import Edition, EditionId
+from prdigest.kernel.models import Edition, EditionId, VariantRecord
 from prdigest.kernel.storage import Store
 from prdigest.kernel.surrogates import hash_bytes
+from prdigest.state import variant_rows
 from prdigest.state.seal import SealKey  # re-exported: callers seal and check through this module
 
 COMPONENT = "record"
@@ -55,6 +58,20 @@ MIGRATIONS = [
     """,
     # The seal (see the module docstring): NULL for records written before pr-digest sealed them.
     "ALTER TABLE edition_records ADD COLUMN seal TEXT",
+    # The variants in rows of their own (prdigest/state/variant_rows.py): ``parts`` lists their hashes (NULL:
+    # a record stored before, its variants in its body).
+    """
+    ALTER TABLE edition_records ADD COLUMN parts TEXT;
+    CREATE TABLE edition_variants (
+        key         TEXT NOT NULL,         -- the record's key
+        position    INTEGER NOT NULL,      -- the variant's place in the edition's list
+        variant     TEXT NOT NULL,         -- VariantRecord.key
+        hash        TEXT NOT NULL,         -- sha256 of body
+        body        TEXT NOT NULL,         -- the variant as canonical JSON
+        PRIMARY KEY (key, position)
+    );
+    CREATE INDEX edition_variants_variant ON edition_variants (key, variant)
+    """,
 ]
 
 
@@ -143,6 +160,16 @@ class EditionRecord:
     updated_at: datetime
     #: The record's seal as stored (None: written before records were sealed, or without a key).
     seal: str | None = None
+    #: Its variants' hashes as its row keeps them (:mod:`prdigest.state.variant_rows`); None: a record stored
+    #: before, its variants in its body.
+    parts: str | None = None
+    #: Loaded without its variants (``edition.variants`` is empty): :func:`variants_of` reads the ones asked for.
+    partial: bool = False
+
+    @property
+    def sealed(self) -> str:
+        """What the seal binds: the content hash, and the hash of the parts list when the variants are apart."""
+        return sealed_content(self.hash, self.parts)
 
     @property
     def key(self) -> str:
@@ -156,7 +183,7 @@ class EditionRecord:
             raise RecordError(f"the edition record of {name} carries no seal (written before pr-digest sealed "
                               "records, or its seal was removed in the state store): nothing is sent; run the "
                               "edition again with --resend-edition and review it (readers already sent are skipped)")
-        if not key.accepts(self.seal, self.key, self.revision, self.status.value, self.hash):
+        if not key.accepts(self.seal, self.key, self.revision, self.status.value, self.sealed):
             raise RecordError(f"the edition record of {name} ({self.status}, revision {self.revision}, content "
                               f"{short(self.hash)}) is not what pr-digest stored: it was rewritten in the state "
                               f"store after it was sealed, or sealed with another key than {key.origin}. "
@@ -183,7 +210,13 @@ class EditionRecord:
                               "is sent; run the edition again (--resend-edition) and review it")
 
 
-_COLUMNS = "key, repo, since, until, name, revision, status, hash, body, run_id, updated_at, seal"
+_COLUMNS = "key, repo, since, until, name, revision, status, hash, body, run_id, updated_at, seal, parts"
+
+
+def sealed_content(digest: str, parts: str | None) -> str:
+    """The content a record's seal binds: its hash, and with its variants apart the hash of their list too (a
+    variant read on its own is checked against that list)."""
+    return digest if parts is None else f"{digest} {_digest(parts)}"
 
 
 def ensure_schema(store: Store) -> None:
@@ -191,12 +224,13 @@ def ensure_schema(store: Store) -> None:
     store.migrate(COMPONENT, MIGRATIONS)
 
 
-def load(store: Store, edition: EditionId | str) -> EditionRecord | None:
-    """The record of ``edition`` (its identity or key), checked against its hash; None when none is stored."""
+def load(store: Store, edition: EditionId | str, *, variants: bool = True) -> EditionRecord | None:
+    """The record of ``edition`` (its identity or key), checked against its hash; None when none is stored.
+    ``variants=False``: without its variants (none of their rows read; see :func:`variants_of`)."""
     ensure_schema(store)
     key = edition if isinstance(edition, str) else edition.key
     row = store.fetchone(f"SELECT {_COLUMNS} FROM edition_records WHERE key = ?", (key,))
-    return None if row is None else _record(row)
+    return None if row is None else _record(store, row, variants=variants)
 
 
 def load_by_run(store: Store, run_id: str) -> EditionRecord | None:
@@ -204,26 +238,27 @@ def load_by_run(store: Store, run_id: str) -> EditionRecord | None:
     ensure_schema(store)
     row = store.fetchone(f"SELECT {_COLUMNS} FROM edition_records WHERE run_id = ? ORDER BY updated_at DESC",
                          (run_id,))
-    return None if row is None else _record(row)
+    return None if row is None else _record(store, row)
 
 
-def resolve(store: Store, asked: str) -> EditionRecord | None:
+def resolve(store: Store, asked: str, *, variants: bool = True) -> EditionRecord | None:
     """The record named by its key, its name as ``digest run`` prints it (newest when two share it), or its
-    exact identity ``repo@since..until``."""
-    found = load(store, asked)
+    exact identity ``repo@since..until`` (``variants``: as :func:`load`)."""
+    found = load(store, asked, variants=variants)
     if found is not None:
         return found
     row = store.fetchone(f"SELECT {_COLUMNS} FROM edition_records WHERE name = ? ORDER BY until DESC", (asked,))
     if row is not None:
-        return _record(row)
+        return _record(store, row, variants=variants)
     for record in published(store):
         if record.edition.id.exact == asked:
-            return record
+            return load(store, record.key, variants=variants) if variants else record
     return None
 
 
 def published(store: Store, repo: str | None = None) -> list[EditionRecord]:
-    """Every published record (of ``repo``), newest window first."""
+    """Every published record (of ``repo``), newest window first, without their variants (the archive and later
+    editions read none: :func:`load` or :func:`variants_of` gives them)."""
     ensure_schema(store)
     marks = ", ".join("?" for _ in PUBLISHED)
     sql = f"SELECT {_COLUMNS} FROM edition_records WHERE status IN ({marks})"
@@ -232,7 +267,24 @@ def published(store: Store, repo: str | None = None) -> list[EditionRecord]:
         sql += " AND repo = ?"
         params.append(repo)
     rows = store.fetchall(sql + " ORDER BY until DESC, since DESC, repo", params)
-    return [_record(r) for r in rows]
+    return [_record(store, r, variants=False) for r in rows]
+
+
+def variants_of(store: Store, record: EditionRecord, keys: Iterable[str] | None = None) -> list[VariantRecord]:
+    """The variants of ``record`` (those of ``keys``, in the edition's order), each checked against the record's
+    list of their hashes: only their rows are read."""
+    wanted = None if keys is None else set(keys)
+    if record.parts is None or not record.partial:
+        return [v for v in record.edition.variants if wanted is None or v.key in wanted]
+    listed = variant_rows.Parts.parse(record.parts).variants
+    rows = variant_rows.read(store, record.key, wanted)
+    found = []
+    for position, variant, digest, body in rows:
+        if position >= len(listed) or listed[position] != (variant, digest) or _digest(body) != digest:
+            raise RecordError(f"the edition record {record.key} was altered in the state store (its variant "
+                              f"'{variant}' no longer matches the record): nothing is sent; run the edition again")
+        found.append(_parsed_variant(record.key, body))
+    return found
 
 
 class Conflict(RecordError):
@@ -255,7 +307,12 @@ def save(store: Store, edition: Edition, status: Status, *, run_id: str | None =
     ``seal``: the key the record is sealed with (None: stored unsealed, and never delivered as it is).
     """
     ensure_schema(store)
-    body = canonical_json(edition)
+    if _PARTIAL.get(id(edition)) is edition:
+        raise RecordError(f"{edition.name}: an edition read without its variants cannot be stored (it would lose "
+                          "them): read its record with its variants")
+    # The variants in rows of their own; the body keeps the rest (the hash is the whole edition's all the same).
+    parts = variant_rows.split(edition)
+    body = canonical_json(edition) if parts is None else parts.head
     now = datetime.now(timezone.utc).isoformat()
 
     def write(tx: Store) -> EditionRecord:
@@ -273,17 +330,24 @@ def save(store: Store, edition: Edition, status: Status, *, run_id: str | None =
             _check_expected(edition, current, expect, status)
         revision = (current.revision + 1 if new_revision else current.revision) if current else 1
         owner = run_id if run_id is not None else (current.run_id if current and not new_revision else None)
-        digest = _digest(body)
-        sealed = seal.seal(edition.key, revision, status.value, digest) if seal is not None else None
+        digest = _digest(body) if parts is None else parts.hash
+        listed = None if parts is None else parts.parts
+        content = sealed_content(digest, listed)
+        sealed = seal.seal(edition.key, revision, status.value, content) if seal is not None else None
         values = (edition.key, edition.repo, _stamp(edition.since), _stamp(edition.until), edition.name, revision,
-                  status.value, digest, body, owner, now, sealed)
+                  status.value, digest, body, owner, now, sealed, listed)
         if current is None:
-            tx.execute(f"INSERT INTO edition_records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+            tx.execute(f"INSERT INTO edition_records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       values)
         else:
             tx.execute("UPDATE edition_records SET repo = ?, since = ?, until = ?, name = ?, revision = ?, status = ?, "
-                       "hash = ?, body = ?, run_id = ?, updated_at = ?, seal = ? WHERE key = ?",
+                       "hash = ?, body = ?, run_id = ?, updated_at = ?, seal = ?, parts = ? WHERE key = ?",
                        (*values[1:], edition.key))
-        return EditionRecord(edition, status, digest, revision, owner, datetime.fromisoformat(now), sealed)
+        if parts is None:
+            variant_rows.forget(tx, edition.key)
+        else:
+            variant_rows.write(tx, edition.key, parts.pieces)
+        return EditionRecord(edition, status, digest, revision, owner, datetime.fromisoformat(now), sealed, listed)
 
     return store.atomic(write)
 
@@ -319,7 +383,7 @@ def mark(store: Store, record: EditionRecord, status: Status, seal: SealKey | No
     deliverers of one edition never conflict here (the ledger orders their messages); a record that is not
     published at all is refused."""
     ensure_schema(store)
-    sealed = seal.seal(record.key, record.revision, status.value, record.hash) if seal is not None else None
+    sealed = seal.seal(record.key, record.revision, status.value, record.sealed) if seal is not None else None
     for _ in range(20):
         row = store.fetchone("SELECT status FROM edition_records WHERE key = ? AND revision = ? AND hash = ?",
                              (record.key, record.revision, record.hash))
@@ -359,16 +423,46 @@ def _stamp(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
-def _record(row: tuple, *, check: bool = True) -> EditionRecord:
-    key, body, stored_hash = row[0], row[8], row[7]
-    if check and _digest(body) != stored_hash:
-        raise RecordError(f"the edition record {key} was altered in the state store (its content no longer matches "
-                          f"{short(stored_hash)}): nothing is sent; run the edition again")
+def _altered(key: str, stored_hash: str) -> RecordError:
+    return RecordError(f"the edition record {key} was altered in the state store (its content no longer matches "
+                       f"{short(stored_hash)}): nothing is sent; run the edition again")
+
+
+def _unreadable(key: str, exc: ValidationError) -> RecordError:
+    return RecordError(f"the edition record {key} cannot be read by this pr-digest ({exc.error_count()} "
+                       f"problem(s), first: {exc.errors()[0]['msg']}): use the version that wrote it, or run "
+                       "the edition again")
+
+
+def _parsed_variant(key: str, body: str) -> VariantRecord:
+    try:
+        return variant_rows.parse(body)
+    except ValidationError as exc:
+        raise _unreadable(key, exc) from None
+
+
+#: Editions read without their variants (:func:`published`, ``load(..., variants=False)``): never stored as they are.
+#: By id: a model is not hashable; the weak value says whether that very object is still alive.
+_PARTIAL: "weakref.WeakValueDictionary[int, Edition]" = weakref.WeakValueDictionary()
+
+
+def _record(store: Store, row: tuple, *, check: bool = True, variants: bool = True) -> EditionRecord:
+    key, body, stored_hash, listed = row[0], row[8], row[7], row[12]
+    parts = None if listed is None else variant_rows.Parts.parse(listed)
+    if check and (_digest(body) != stored_hash if parts is None else _digest(body) != parts.head):
+        raise _altered(key, stored_hash)
     try:
         edition = tolerant(Edition, json.loads(body))
     except ValidationError as exc:
-        raise RecordError(f"the edition record {key} cannot be read by this pr-digest ({exc.error_count()} "
-                          f"problem(s), first: {exc.errors()[0]['msg']}): use the version that wrote it, or run "
-                          "the edition again") from None
+        raise _unreadable(key, exc) from None
+    partial = parts is not None and not variants
+    if parts is not None and variants:
+        rows = variant_rows.read(store, key)
+        if [(v, h) for _, v, h, _ in rows] != parts.variants or any(_digest(b) != h for _, _, h, b in rows) or (
+                check and variant_rows.whole_hash(body, (b for *_, b in rows)) != stored_hash):
+            raise _altered(key, stored_hash)
+        edition = edition.model_copy(update={"variants": [_parsed_variant(key, b) for *_, b in rows]})
+    if partial:
+        _PARTIAL[id(edition)] = edition
     return EditionRecord(edition, Status(row[6]), stored_hash, int(row[5]), row[9],
-                         datetime.fromisoformat(row[10]), row[11])
+                         datetime.fromisoformat(row[10]), row[11], listed, partial)

@@ -1,0 +1,96 @@
+"""The variant plan made once per run: the connect step's grouping of readers by filter, and each filter's
+selection, kept for the render step, which selects again only the variants its review changed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from prdigest.kernel.models import Entry
+from prdigest.kernel.vocabulary import Vocabulary
+from prdigest.readers.file import Reader
+
+#: One entry as a plan reads it (``prdigest.connect.variants._Facts``): the entry, its subsystems, its primary
+#: subsystem, its verdict's rank and the downstreams it affects.
+_Facts = tuple[Entry, frozenset[str], "str | None", int, frozenset[str]]
+
+
+class Selects(Protocol):
+    """A reader filter as a plan uses it (:class:`prdigest.connect.variants.Filter`)."""
+
+    @property
+    def key(self) -> str: ...
+
+    def select(self, facts: list[Any]) -> list[Entry]: ...
+
+
+#: One filter's part of a plan: the filter, the entries it selects (reading order), its readers.
+Group = tuple[Selects, list[Entry], list[Reader]]
+
+#: What selects and orders an entry (:meth:`Filter.select`, :func:`ordered`): its number, subsystems, primary
+#: subsystem, verdict rank and the downstreams it affects.
+_Signature = tuple[int, frozenset[str], "str | None", int, frozenset[str]]
+
+
+def _signature(fact: _Facts) -> _Signature:
+    entry, subsystems, primary, rank, downstreams = fact
+    return entry.number, subsystems, primary, rank, downstreams
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One filter of the connect step's plan: its readers and the numbers it selected, in reading order."""
+
+    filter: Selects
+    readers: list[Reader]
+    numbers: tuple[int, ...]
+
+
+@dataclass
+class Plans:
+    """The connect step's plan of one run, for its render step (:func:`prdigest.connect.variants.plan_variants`
+    with ``plans``). A render of the same readers over entries the review left as drafted reuses every filter's
+    selection; an entry rejected or re-judged (verdict, subsystems) has exactly the variants that held it or
+    now select it selected again. Read-first and ledes are always made again (the review may rank or rewrite)."""
+
+    _readers: Sequence[Reader] | None = None
+    _vocabulary: Vocabulary | None = None
+    _signatures: frozenset[_Signature] = frozenset()
+    _groups: list[_Group] = field(default_factory=list)
+    #: Keys of the variants the last reuse selected again (the rest kept the connect step's selection).
+    reselected: list[str] = field(default_factory=list)
+    #: How many of the last reuse's variants kept the connect step's selection.
+    reused: int = 0
+
+    def keep(self, readers: Sequence[Reader], vocabulary: Vocabulary | None, facts: list[_Facts],
+             groups: list[Group]) -> None:
+        """Remember the connect step's plan: every filter's group (the empty ones too) over ``facts``."""
+        self._readers, self._vocabulary = readers, vocabulary
+        self._signatures = frozenset(_signature(f) for f in facts)
+        self._groups = [_Group(flt, list(members), tuple(e.number for e in entries))
+                        for flt, entries, members in groups]
+
+    def groups(self, readers: Sequence[Reader], vocabulary: Vocabulary | None,
+               facts: list[_Facts]) -> list[Group] | None:
+        """Every filter's group over ``facts`` (in the connect step's order), or None when the readers or the
+        vocabulary are not the connect step's (the caller plans anew)."""
+        if self._readers is None or vocabulary is not self._vocabulary or not (
+                readers is self._readers or list(readers) == list(self._readers)):
+            return None
+        now = {_signature(f) for f in facts}
+        # An entry whose selection or place may differ: rejected, added, or re-judged since the connect step.
+        changed = {s[0] for s in now.symmetric_difference(self._signatures)}
+        entries = {f[0].number: f[0] for f in facts}
+        moved = [f for f in facts if f[0].number in changed]
+        planned: list[Group] = []
+        self.reselected, self.reused = [], 0
+        for group in self._groups:
+            flt = group.filter
+            if changed and (not changed.isdisjoint(group.numbers) or flt.select(moved)):
+                planned.append((flt, flt.select(facts), list(group.readers)))
+                self.reselected.append(flt.key)
+            else:  # the entries unchanged keep their relative reading order
+                planned.append((flt, [entries[n] for n in group.numbers], list(group.readers)))
+                self.reused += 1
+        return planned
