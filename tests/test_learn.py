@@ -83,6 +83,16 @@ LESSONS = [
       _fact("bases", "NormPattern", "plugin/compile/p1.py", before="", after="BasePattern"),
       _fact("bases", "RopePattern", "plugin/compile/p2.py", before="", after="BasePattern"),
       _fact("body", "PassManager.register", "plugin/compile/manager.py")], {"contract"}),
+    ("an alternative named beside an accuracy score only is how the code is written, not a trade-off",
+     "[Feature] Support Foo on the fast path",
+     "Refactor `FastModel` so the shared `initialize` path uses `config.head_dim` instead of duplicating the "
+     "setup of each subclass. GSM8K accuracy is 0.91 before and after.",
+     [_file("plugin/fast/model.py", 120, 40)], [_fact("body", "FastModel.initialize", "plugin/fast/model.py")],
+     set()),
+    ("the same kind of alternative beside a speed figure is a trade-off argued", "[Perf] Gather less KV in prefill",
+     "The prefill path now gathers only the required KV instead of the full KV. TTFT drops from 120 ms to 80 ms "
+     "at 32k tokens.", [_file("plugin/attention/prefill.py", 120, 40)],
+     [_fact("body", "Prefill.gather", "plugin/attention/prefill.py")], {"trade-off"}),
     ("methods only hoisted into a new base are code moved, no contract", "Share one base across W8A8 schemes",
      "Moves the shared methods into one base class.",
      [_file("plugin/quant/base.py", 60, status="added"), _file("plugin/quant/a.py", 2, 30),
