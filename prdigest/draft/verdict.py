@@ -265,7 +265,7 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
         return Verdict.SKIP, Reason("docs", 0, "rule_translation")
     if scope.touch_up(s) and not asks:
         return Verdict.SKIP, Reason("docs", 0, "rule_touch_up")
-    if (s.docs_only and scope.user_docs(s)) or (scope.docs_and_ci(s) and not s.is_bump):
+    if (s.docs_only and (scope.user_docs(s) or scope.new_pages(s))) or (scope.docs_and_ci(s) and not s.is_bump):
         return Verdict.SKIM, Reason("docs", 0, "rule_docs")
     if s.is_bump:
         if s.breaking:
