@@ -10,6 +10,7 @@ import pytest
 
 from prdigest.draft import learn
 from prdigest.draft.offline import OfflineDrafter
+from prdigest.draft.verdict import assess
 from prdigest.kernel.models import Change, FileChange, PullRequest, Verdict
 from prdigest.kernel.prtext.signals import extract
 
@@ -150,3 +151,17 @@ def test_a_hostile_description_is_read_in_bounded_time(body: str) -> None:
     began = time.perf_counter()
     learn.lessons(extract(pr, []))
     assert time.perf_counter() - began < 2.0
+
+
+def test_a_new_compiled_op_counts_its_new_files_where_new_python_code_needs_a_lesson() -> None:
+    """A new fused kernel's C++ has no classes the mechanism lesson reads: its new files weigh as new source."""
+    body = "Fuses dispatch, the FFN and combine into one kernel for W4A8 and registers it with the MoE layer."
+    kernel = [_fact("kernel", "fused_moe_w4a8", "plugin/ops/fused.py"), _fact("body", "MoeLayer.forward",
+                                                                              "plugin/ops/moe.py")]
+    cpp = _pr("[Kernel] Fuse W4A8 dispatch, FFN and combine", body,
+              [_file("csrc/fused_w4a8/op_kernel/fused_w4a8_kernel.cpp", 900, status="added"),
+               _file("csrc/torch_binding.cpp", 20), _file("plugin/ops/moe.py", 10, 2)], kernel)
+    py = _pr("[Ops] Add a penalty kernel", body, [_file("plugin/ops/triton/penalty.py", 240, status="added"),
+                                                  _file("plugin/ops/moe.py", 10, 2)], kernel)
+    assert "new" in {r.key for r in assess(extract(cpp, [])).reasons}
+    assert "new" not in {r.key for r in assess(extract(py, [])).reasons}
