@@ -145,6 +145,8 @@ def _item(c: Change, w: Section) -> str:
     if c.kind in ("env", "argument", "config"):
         if c.detail == "required":
             return ""  # said once per check (_required)
+        if c.detail == "rejected":  # a new check stops startup with the key set where it does not belong
+            return w["rejected"].format(noun=w[f"noun_{c.kind}"], name=code(c.symbol), why=code(c.after))
         noun = w[f"noun_{c.kind}"]
         if c.detail.startswith("renamed") and c.before and c.after:
             return w["rename_setting"].format(noun=noun, old=code(c.before), new=code(c.after))
