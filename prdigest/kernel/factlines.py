@@ -168,6 +168,8 @@ def fact_line(change: Change, language: Language) -> str:
         return _surface(change, w)
     if kind == "dependency":
         old, new = code(change.before), code(change.after)
+        if change.detail == "support dropped":  # prdigest/collect/facts/versiongates.py
+            return w["dependency_support_dropped"].format(name=name, old=old)
         if old and new:
             return w["dependency_changed"].format(name=name, old=old, new=new)
         if new:

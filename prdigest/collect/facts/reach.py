@@ -348,6 +348,8 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
             return "internal", f"a private module (`{module}`)"
         return "public", "a deprecation announced to its users"
     if c.kind == "dependency":
+        if c.detail == "support dropped":  # prdigest/collect/facts/versiongates.py
+            return "public", f"a release of `{c.symbol}` the shipped code no longer supports"
         if runtime_pin_file(c.path):
             return "public", f"a runtime requirement (`{c.path}`)"
         return "internal", f"a development or CI requirement (`{c.path}`)"
