@@ -13,12 +13,12 @@ from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
 from prdigest.collect.facts.configkeys import still_read
-from prdigest.collect.facts.versiongates import still_gated
 from prdigest.collect.facts.hierarchy import GitTree
 from prdigest.collect.facts.patches import patch_facts
 from prdigest.collect.facts.reach import TreeReader, classify, pr_evidence
 from prdigest.collect.facts.reading import reading
 from prdigest.collect.facts.surface import Surface
+from prdigest.collect.facts.versiongates import still_gated
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone, read_commits
 from prdigest.kernel.models import Change, FileChange, PullRequest
 
