@@ -191,6 +191,11 @@ NOTES = {
                 "and 0.80 / 0.57), then its disagreements were read for issue 35's third and fourth rounds",
     "2026-W19": "FITTING since the third round, as 2026-W07. Measured blind once: agreement 0.58 / 0.60, deep-read "
                 "P/R 0.20 / 0.20 and 0.40 / 0.33",
+    "2026-W09": "FITTING since the fifth round: measured blind once on the fourth round's code (agreement 0.67 / 0.61, "
+                "deep-read P/R 0.33 / 0.25 with each labeller; 0.72 / 0.67 on the code before that round), then its "
+                "disagreements were read for issue 35's fifth round",
+    "2026-W16": "FITTING since the fifth round, as 2026-W09. Measured blind once on the fourth round's code: agreement "
+                "0.66 / 0.66, deep-read P/R 0.22 / 0.50 and 0.33 / 0.60 (0.72 / 0.69 on the code before that round)",
 }
 
 

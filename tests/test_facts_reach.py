@@ -264,3 +264,29 @@ def test_a_module_an_init_imports_for_its_effects_is_not_re_exported() -> None:
     from prdigest.collect.facts.reach import _init_names
     names = _init_names("import lib.patch.patch_sched  # noqa: F401\nimport lib.x as x\nfrom lib.api import Engine\n")
     assert {"Engine", "x"} <= names and "patch_sched" not in names
+
+
+def test_an_init_that_stops_importing_a_module_from_above_removes_nothing_users_import(tmp_path: Path) -> None:
+    """``from plug import envs`` in ``plug/patch/__init__.py`` (an entry point) was the package's own use of a
+    module above it: dropping it removes nothing (``plug.envs`` is still there); a name it offered from below does."""
+    repo = tmp_path / "up"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {
+        "setup.py": 'from setuptools import setup\nsetup(entry_points={"x.plugins": ["p = plug.patch:register"]})\n',
+        "plug/__init__.py": "",
+        "plug/envs.py": "BALANCE = False\n",
+        "plug/patch/sched.py": "class Sched:\n    pass\n",
+        "plug/patch/__init__.py": "from plug import envs\nfrom plug.patch.sched import Sched\n\n\n"
+                                  "def register():\n    return envs.BALANCE\n"})
+    commit(repo, "Initial layout")
+    write(repo, {"plug/patch/__init__.py": "def register():\n    return True\n"})
+    sha = commit(repo, "Drop the balance patch (#9)")
+    pr = PullRequest(number=9, url="https://github.com/o/r/pull/9", title="Drop the balance patch", author="dev",
+                     merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), merge_commit=sha,
+                     files=_patches(repo, sha))
+    facts = week_facts([pr], surface=Surface(), clone=open_clone(repo.as_uri(), state_dir=tmp_path / "state"))
+    envs, sched = _by(facts.changes[9], "removed", "envs"), _by(facts.changes[9], "removed", "Sched")
+    assert (envs.reach, envs.breaks) == ("internal", False), envs.reach_how
+    assert "from a package above it" in envs.reach_how
+    assert sched.reach == "public", sched.reach_how

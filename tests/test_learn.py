@@ -10,6 +10,7 @@ import pytest
 
 from prdigest.draft import learn
 from prdigest.draft.offline import OfflineDrafter
+from prdigest.draft.verdict import assess
 from prdigest.kernel.models import Change, FileChange, PullRequest, Verdict
 from prdigest.kernel.prtext.signals import extract
 
@@ -83,6 +84,16 @@ LESSONS = [
       _fact("bases", "NormPattern", "plugin/compile/p1.py", before="", after="BasePattern"),
       _fact("bases", "RopePattern", "plugin/compile/p2.py", before="", after="BasePattern"),
       _fact("body", "PassManager.register", "plugin/compile/manager.py")], {"contract"}),
+    ("an alternative named beside an accuracy score only is how the code is written, not a trade-off",
+     "[Feature] Support Foo on the fast path",
+     "Refactor `FastModel` so the shared `initialize` path uses `config.head_dim` instead of duplicating the "
+     "setup of each subclass. GSM8K accuracy is 0.91 before and after.",
+     [_file("plugin/fast/model.py", 120, 40)], [_fact("body", "FastModel.initialize", "plugin/fast/model.py")],
+     set()),
+    ("the same kind of alternative beside a speed figure is a trade-off argued", "[Perf] Gather less KV in prefill",
+     "The prefill path now gathers only the required KV instead of the full KV. TTFT drops from 120 ms to 80 ms "
+     "at 32k tokens.", [_file("plugin/attention/prefill.py", 120, 40)],
+     [_fact("body", "Prefill.gather", "plugin/attention/prefill.py")], {"trade-off"}),
     ("methods only hoisted into a new base are code moved, no contract", "Share one base across W8A8 schemes",
      "Moves the shared methods into one base class.",
      [_file("plugin/quant/base.py", 60, status="added"), _file("plugin/quant/a.py", 2, 30),
@@ -140,3 +151,17 @@ def test_a_hostile_description_is_read_in_bounded_time(body: str) -> None:
     began = time.perf_counter()
     learn.lessons(extract(pr, []))
     assert time.perf_counter() - began < 2.0
+
+
+def test_a_new_compiled_op_counts_its_new_files_where_new_python_code_needs_a_lesson() -> None:
+    """A new fused kernel's C++ has no classes the mechanism lesson reads: its new files weigh as new source."""
+    body = "Fuses dispatch, the FFN and combine into one kernel for W4A8 and registers it with the MoE layer."
+    kernel = [_fact("kernel", "fused_moe_w4a8", "plugin/ops/fused.py"), _fact("body", "MoeLayer.forward",
+                                                                              "plugin/ops/moe.py")]
+    cpp = _pr("[Kernel] Fuse W4A8 dispatch, FFN and combine", body,
+              [_file("csrc/fused_w4a8/op_kernel/fused_w4a8_kernel.cpp", 900, status="added"),
+               _file("csrc/torch_binding.cpp", 20), _file("plugin/ops/moe.py", 10, 2)], kernel)
+    py = _pr("[Ops] Add a penalty kernel", body, [_file("plugin/ops/triton/penalty.py", 240, status="added"),
+                                                  _file("plugin/ops/moe.py", 10, 2)], kernel)
+    assert "new" in {r.key for r in assess(extract(cpp, [])).reasons}
+    assert "new" not in {r.key for r in assess(extract(py, [])).reasons}

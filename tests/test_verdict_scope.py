@@ -104,6 +104,17 @@ PRS: dict[int, tuple[str, dict[str, str | None], Verdict]] = {
     # a tutorial users read stays worth a skim
     13: ("[Doc] Add a serving tutorial", {"docs/source/tutorials/serve.md": "# Serve\n\n" + "".join(
         f"Step {i}: run `pkg serve --port {8000 + i}` and check the logs.\n" for i in range(10))}, Verdict.SKIM),
+    # a new page of substance for contributors or coding agents (a skill, an AGENTS.md written out) is worth a
+    # skim, with or without its pre-commit hook beside it; a small edit of one (11) stays a skip
+    14: ("[Doc][Skill] Add a model-adaptation skill for coding agents", {
+        ".agents/skills/adapt-model/SKILL.md": "# Adapt a model\n\n" + "".join(
+            f"{i}. Check that layer {i} loads its weights and compare its outputs with the reference.\n"
+            for i in range(120))}, Verdict.SKIM),
+    15: ("[Doc] Add development guidelines for coding agents", {
+        "docs/source/developer_guide/agents.md": "# Guidelines\n\n" + "".join(
+            f"- Rule {i}: run the unit tests of the module you change before opening a PR.\n" for i in range(110)),
+        ".github/workflows/build.yaml": "jobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+                                        "      - run: make lint\n      - run: make\n"}, Verdict.SKIM),
 }
 
 

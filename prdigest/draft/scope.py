@@ -25,6 +25,8 @@ _TOUCH_UP = re.compile(r"^\W*(fix|correct|update|polish|refine|format|tidy|clean
                        r"|\b(links?|formatting|captions?|wording|typos?)\b", re.IGNORECASE)
 #: Lines a touch-up may add beyond what it removes: a word here, a line there.
 TOUCH_UP_SLACK = 2
+#: Lines of a new docs page that make it a page to read (a guide, a skill for coding agents), not a stub.
+NEW_PAGE_LINES = 100
 
 
 def tooling(path: str) -> bool:
@@ -52,6 +54,13 @@ def own_work(s: Signals) -> bool:
     return all(f.kind in (TEST, CI, BUILD, DOC) or tooling(f.path) for f in s.files)
 
 
+def new_pages(s: Signals) -> tuple[FileFact, ...]:
+    """New docs pages of substance, whoever they are for (contributors, coding agents): a reader learns how the
+    project works from them, which is worth a skim even when no user reads them."""
+    return tuple(f for f in s.of_kind(DOC) if f.is_new and f.additions >= NEW_PAGE_LINES
+                 and not _TRANSLATION.search(f.path))
+
+
 def translation_only(s: Signals) -> bool:
     """True when every changed file is a translation of the docs."""
     return bool(s.files) and all(f.kind == DOC and _TRANSLATION.search(f.path) for f in s.files)
@@ -64,7 +73,7 @@ def touch_up(s: Signals) -> bool:
 
 def docs_and_ci(s: Signals) -> bool:
     """Docs users read, with CI or build configuration beside them (a release note and its release job)."""
-    return bool(user_docs(s)) and s.only_kinds <= {DOC, CI, BUILD}
+    return bool(user_docs(s) or new_pages(s)) and s.only_kinds <= {DOC, CI, BUILD}
 
 
 def removal_only(s: Signals) -> bool:

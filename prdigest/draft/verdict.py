@@ -147,8 +147,11 @@ def _scored(s: Signals) -> list[Reason]:
     new_architecture = any(k.key == "new-architecture" for k in s.kinds)
     if sources and all("models/" in f.path for f in sources) and not new_architecture:
         add("model-only", W_MODEL_ONLY, "model_only")
-    if s.new_sources and not s.changes:  # with facts, the new code's worth is its lesson (a mechanism) or none
-        add("new", W_NEW_SOURCE, "new", path=s.new_sources[0].path)
+    # With facts, new Python code's worth is its lesson (a mechanism) or none; a new compiled op (C++, AscendC) has
+    # no classes that lesson reads, so its new files still count (a fused kernel and its integration).
+    compiled = [f for f in s.new_sources if not f.path.endswith(".py")]
+    if s.new_sources and (not s.changes or compiled):
+        add("new", W_NEW_SOURCE, "new", path=(compiled or s.new_sources)[0].path)
     if s.design:
         add("design", min(W_DESIGN_CAP, W_DESIGN * len(s.design)), "design",
             topics=lambda w: w["list"].join(w["topic"][d] for d in s.design))
@@ -265,7 +268,7 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
         return Verdict.SKIP, Reason("docs", 0, "rule_translation")
     if scope.touch_up(s) and not asks:
         return Verdict.SKIP, Reason("docs", 0, "rule_touch_up")
-    if (s.docs_only and scope.user_docs(s)) or (scope.docs_and_ci(s) and not s.is_bump):
+    if (s.docs_only and (scope.user_docs(s) or scope.new_pages(s))) or (scope.docs_and_ci(s) and not s.is_bump):
         return Verdict.SKIM, Reason("docs", 0, "rule_docs")
     if s.is_bump:
         if s.breaking:

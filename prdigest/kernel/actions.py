@@ -91,7 +91,7 @@ def dropped(changes: Sequence[Change]) -> list[tuple[str, str, str]]:
     releases: dict[str, tuple[str, str]] = {}
     commits: dict[str, str] = {}
     for c in changes:
-        if c.kind != "dependency" or c.reach != "public":
+        if c.kind != "dependency" or c.reach != "public" or c.detail == "support dropped":  # gates: no pin
             continue
         old, new = version_of(c.before) if c.before else "", version_of(c.after) if c.after else ""
         if old and not _SHA.fullmatch(old) and (not new or _SHA.fullmatch(new)):
@@ -119,6 +119,9 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
     # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do.
     asked = [c for c in live if c.reach == "public" and not (c.symbol in INDEX_OPTIONS and not c.before and not moves)]
+    # A release whose gates went is said once: not again beside its pin dropped or the package's upgrade.
+    said = {n.lower() for n, _, _ in gone} | {m[0].lower() for m in moves}
+    asked = [c for c in asked if not (c.detail == "support dropped" and c.symbol.lower() in said)]
     items = unique([*_required(asked, w), *(s for s in (_item(c, w) for c in asked) if s)], key=lambda s: s)
     return out + items[:MAX_ITEMS]
 
@@ -137,6 +140,8 @@ def _required(asked: Sequence[Change], w: Section) -> list[str]:
 
 def _item(c: Change, w: Section) -> str:
     """One fact's action, or "" when the fact asks nothing of a reader."""
+    if c.kind == "dependency" and c.detail == "support dropped":  # its last version gate went (versiongates.py)
+        return w["support_dropped"].format(name=code(c.symbol), old=code(c.before))
     if c.kind == "dependency" and c.symbol in INDEX_OPTIONS:
         if not c.after:
             return ""  # an index dropped: installing keeps working without it
@@ -145,6 +150,8 @@ def _item(c: Change, w: Section) -> str:
     if c.kind in ("env", "argument", "config"):
         if c.detail == "required":
             return ""  # said once per check (_required)
+        if c.detail == "rejected":  # a new check stops startup with the key set where it does not belong
+            return w["rejected"].format(noun=w[f"noun_{c.kind}"], name=code(c.symbol), why=code(c.after))
         noun = w[f"noun_{c.kind}"]
         if c.detail.startswith("renamed") and c.before and c.after:
             return w["rename_setting"].format(noun=noun, old=code(c.before), new=code(c.after))

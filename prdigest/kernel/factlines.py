@@ -117,6 +117,8 @@ def _surface(change: Change, w: Section) -> str:
     if change.detail == "required":  # a check the PR added stops the program without it (envchecks.py)
         return w["surface_required_when" if change.after else "surface_required"].format(
             noun=noun, name=name, when=code(change.after))
+    if change.detail == "rejected":  # a check the PR added stops startup with it set (envchecks.py)
+        return w["surface_rejected"].format(noun=noun, name=name, why=code(change.after))
     if change.before and change.after and change.detail.startswith("renamed"):
         return w["surface_renamed"].format(noun=noun, old=code(change.before), new=code(change.after))
     if change.before and change.after:
@@ -166,6 +168,8 @@ def fact_line(change: Change, language: Language) -> str:
         return _surface(change, w)
     if kind == "dependency":
         old, new = code(change.before), code(change.after)
+        if change.detail == "support dropped":  # prdigest/collect/facts/versiongates.py
+            return w["dependency_support_dropped"].format(name=name, old=old)
         if old and new:
             return w["dependency_changed"].format(name=name, old=old, new=new)
         if new:

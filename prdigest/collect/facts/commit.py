@@ -22,6 +22,7 @@ from prdigest.collect.facts import (
     reexporters,
     settings,
     toolchain,
+    versiongates,
 )
 from prdigest.collect.facts.reading import named
 from prdigest.collect.facts.surface import Surface, module_name
@@ -34,7 +35,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "13"
+FACTS_VERSION = "14"
 
 
 def _python(path: str) -> bool:
@@ -129,6 +130,7 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         if not (surface.is_test(f.path) or f.status == "D"):
             facts.extend(deprecations.compare(f.path, f.before, f.after))
             facts.extend(envchecks.compare(f.path, f.before, f.after))
+            facts.extend(versiongates.compare(f.path, f.before, f.after))
     elif kernels.is_kernel_file(f.path) and not surface.is_test(f.path):
         facts.extend(kernels.compare(f.path, f.before, f.after, before_path=old_path))
     if pins.is_pin_file(f.path):

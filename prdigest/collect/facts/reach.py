@@ -287,6 +287,16 @@ def _private(c: Change) -> str:
     return ""
 
 
+def _from_above(c: Change) -> bool:
+    """Whether a re-export fact's name came from a package above the ``__init__`` that imported it (or from
+    ``..``): a name that package uses, not one it offers from below."""
+    source = c.before.rsplit(".", 1)[0] if "." in c.before else ""
+    if source.startswith(".."):
+        return True
+    package = module_name(c.path)
+    return bool(source) and not source.startswith(".") and package.startswith(source + ".")
+
+
 def _packages(path: str) -> list[str]:
     """The ``__init__.py`` of every package above ``path``, nearest first (``a/b/c.py`` → ``a/b/…``, ``a/…``)."""
     parts = path.split("/")[:-1]
@@ -338,6 +348,8 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
             return "internal", f"a private module (`{module}`)"
         return "public", "a deprecation announced to its users"
     if c.kind == "dependency":
+        if c.detail == "support dropped":  # prdigest/collect/facts/versiongates.py
+            return "public", f"a release of `{c.symbol}` the shipped code no longer supports"
         if runtime_pin_file(c.path):
             return "public", f"a runtime requirement (`{c.path}`)"
         return "internal", f"a development or CI requirement (`{c.path}`)"
@@ -352,6 +364,10 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     private = _private(c)
     if private:
         return "internal", private
+    if c.kind == "removed" and c.detail == "re-export removed" and _from_above(c):
+        # `from pkg import envs` in `pkg/sub/__init__.py` uses a module of a package above; nobody imports it from
+        # `pkg.sub`, and it is still where users import it from.
+        return "internal", f"an import `{c.path}` took from a package above it (`{c.before}`), still there"
     top = [n.split(".", 1)[0] for n in _python_names(c)]
     last = [n.rsplit(".", 1)[-1] for n in _python_names(c)]
     listed, abstract, bases = alls.get(c.path, (set(), set(), {}))

@@ -18,6 +18,7 @@ from prdigest.collect.facts.patches import patch_facts
 from prdigest.collect.facts.reach import TreeReader, classify, pr_evidence
 from prdigest.collect.facts.reading import reading
 from prdigest.collect.facts.surface import Surface
+from prdigest.collect.facts.versiongates import still_gated
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone, read_commits
 from prdigest.kernel.models import Change, FileChange, PullRequest
 
@@ -95,6 +96,7 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                 facts = commit_facts(diff, surface, tree=upstream_tree)
                 if clone is not None:  # a config key one file stops reading may still be read elsewhere
                     facts = still_read(facts, sha, clone, surface)
+                    facts = still_gated(facts, sha, clone, surface)  # a release dropped only if no gate is left
                 fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:

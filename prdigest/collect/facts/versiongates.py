@@ -1,0 +1,56 @@
+"""Releases of an upstream a PR stops supporting: version gates (``if vllm_version_is("0.15.0"):``) it removes from
+shipped Python code, when no shipped module of the tree at its merge commit still gates on that release. Each is a
+``dependency`` fact with detail ``support dropped``, the package as symbol and the release as ``before``: main no
+longer works with that release, which is an upgrade its users must make (prdigest/kernel/actions.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from prdigest.collect.facts.surface import Surface
+from prdigest.collect.git import GitUnavailable, UpstreamClone
+from prdigest.collect.git.diff import blob_texts
+from prdigest.kernel.models import Change
+
+#: A call asking whether the installed upstream is one release: ``vllm_version_is("0.15.0")``.
+_GATE = re.compile(r"\b([A-Za-z]\w*?)_version_is\(\s*[\"'](v?\d+(?:\.\d+)+[\w.+-]*)[\"']\s*\)")
+DETAIL = "support dropped"
+
+
+def gates(text: str | None) -> set[tuple[str, str]]:
+    """(package, release) for each version gate ``text`` has."""
+    return {(m[1], m[2].removeprefix("v")) for m in _GATE.finditer(text or "")}  # "v0.15.0" is "0.15.0"
+
+
+def compare(path: str, before: str | None, after: str | None) -> list[Change]:
+    """A fact for each release whose gates the file had and has no more (the tree is asked later: still_gated)."""
+    return [Change(kind="dependency", symbol=name, path=path, before=release, after="", detail=DETAIL,
+                   language="text") for name, release in sorted(gates(before) - gates(after))]
+
+
+def still_gated(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface: Surface) -> list[Change]:
+    """``facts`` without a dropped release some shipped module of the tree at ``sha`` still gates on (one file's
+    gate went, the release is still supported); all such facts go when the tree cannot be read."""
+    dropped = {(c.symbol, c.before) for c in facts if c.kind == "dependency" and c.detail == DETAIL}
+    if not dropped:
+        return list(facts)
+    try:
+        listing = clone.run(["ls-tree", "-r", "--full-tree", sha], what="ls-tree").decode("utf-8", "replace")
+        files = {}
+        for line in listing.splitlines():
+            meta, _, path = line.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob" and path.endswith(".py") and not surface.is_test(path):
+                files[parts[2]] = path
+        if clone.partial:
+            clone.fetch_blobs(files)
+        texts = blob_texts(clone, set(files))
+    except GitUnavailable:
+        left = dropped  # nothing shows the release is gone everywhere: claim nothing
+    else:
+        left = set()
+        for text, _ in texts.values():
+            left |= gates(text) & dropped
+    return [c for c in facts if not (c.kind == "dependency" and c.detail == DETAIL and (c.symbol, c.before) in left)]
