@@ -18,3 +18,17 @@ def test_the_summary_counts_messages_per_variant_and_the_table_shows_them(tmp_pa
     rows = {line.split("│")[1].strip(): line.split("│")[3].strip()
             for line in capsys.readouterr().out.splitlines() if line.count("│") == 4}
     assert {k: rows[k] for k in ("docs", "kernels", "all")} == {"docs": "2", "kernels": "3", "all": "1"}
+
+
+def test_the_paths_to_open_are_printed_whole_on_a_narrow_terminal(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A path longer than the terminal is not folded (a folded path cannot be copied: `digest.jso` / `n`), and a
+    folder whose name looks like markup is printed as it is."""
+    monkeypatch.setenv("COLUMNS", "60")
+    deep = tmp_path / "a-folder-whose-name-is-long-enough-to-pass-the-width" / "[bold]week[/bold]"
+    deep.mkdir(parents=True)
+    summary = _run(deep, Counted())
+    print_summary(summary, 1.0)
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    out = deep / "out"
+    assert str(out / "digest.json") in lines
+    assert {str(out / "email" / f"{key}.html") for key in summary.variants} <= set(lines)

@@ -64,11 +64,12 @@ def print_summary(summary: EditionSummary, seconds: float) -> None:
         out.print(f"{summary.already_sent} message(s) were sent by an earlier run of this edition: not sent again.")
     root = Path(summary.out)
     out.print(f"\nDone in {seconds:.1f} s. Open:")
-    out.print(f"  {root / 'digest.json'}")
-    for key in summary.variants:
-        out.print(f"  {root / 'email' / (key + '.html')}")
+    # A path is printed whole (never folded at the terminal's width, never read as markup) so it can be copied.
+    paths = [str(root / "digest.json"), *(str(root / "email" / (key + ".html")) for key in summary.variants)]
     if (root / "outbox").exists():
-        out.print(f"  {root / 'outbox'}/")
+        paths.append(f"{root / 'outbox'}/")
     if (root / "site" / "index.html").exists():
-        out.print(f"  {root / 'site' / 'index.html'}  (the archive; `digest serve {root}` for its search)")
+        paths.append(f"{root / 'site' / 'index.html'}  (the archive; `digest serve {root}` for its search)")
+    for path in paths:
+        out.print(f"  {path}", soft_wrap=True, markup=False, highlight=False)
 
