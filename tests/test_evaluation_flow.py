@@ -32,9 +32,9 @@ def test_flow_writes_the_report_and_publishes_it_as_an_artifact(prefect_api, tmp
 
     result = digest_evaluation(gold=str(SAMPLE), out=str(tmp_path))
     assert {Path(p).name for p in result["paths"]} == {"eval.json", "eval.md", "eval.html"}
-    assert result["n"] == 58 and round(result["verdict_agreement"], 3) == 0.897
+    assert result["n"] == 58 and round(result["verdict_agreement"], 3) == 0.879
     artifact = _artifact("evaluation")
-    assert "verdict agreement (as shipped) | 89.7%" in artifact and "Worst disagreements" in artifact
+    assert "verdict agreement (as shipped) | 87.9%" in artifact and "Worst disagreements" in artifact
 
 
 def test_flow_wants_exactly_one_mode(prefect_api, tmp_path: Path) -> None:
