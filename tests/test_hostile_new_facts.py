@@ -1,0 +1,183 @@
+"""No single hostile PR, file or answer stops the facts that landed since the last sweep: patch-only facts
+(hunklines, patchcalls, patchmoves, deprecations), inheritors, re-exporters, the hierarchy (GitTree), env
+checks, indexes and GraphQL blobs. A real upstream repository holds cycles of classes, a class inheriting from
+itself, an ``__init__`` re-exporting itself, a link out of the tree, files that are not UTF-8, hold a NUL, a
+``def`` of 5,000 parameters, 300 nested parentheses, names with a leading ``-``, a newline and shell
+metacharacters; its week is read with the clone and from the patches alone. 1 MB lines are read in a child
+process under a generous CPU limit (a regex gone quadratic is killed there instead of hanging the suite), and
+memory is bounded by counting it (tracemalloc), never by timing."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tracemalloc
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from prdigest.collect.facts import Surface, week_facts
+from prdigest.collect.facts.hunklines import code, hunks
+from prdigest.collect.git import open_clone
+from prdigest.connect.impact.hunks import facts_from_patches
+from prdigest.kernel.models import Change, FileChange, PullRequest
+from tests.git_support import commit_week, git
+
+ROOT = Path(__file__).resolve().parents[1]
+UP = ("up",)
+MB = 1_000_000
+PARAMS = ", ".join(f"p{i}" for i in range(5000))
+
+BASE = {
+    "up/__init__.py": "from up.base import Base\n",
+    "up/base.py": "class Base:\n    def forward(self, x):\n        return x\n\n    def keep(self):\n        return 1\n",
+    "up/child.py": "from up.base import Base\n\n\nclass Child(Base):\n    pass\n",
+    # a cycle of classes across two modules, a class inheriting from itself
+    "up/cyc_a.py": "from up.cyc_b import B\n\n\nclass A(B):\n    def f(self, x):\n        return x\n",
+    "up/cyc_b.py": "from up.cyc_a import A\n\n\nclass B(A):\n    def g(self):\n        return 1\n",
+    "up/selfish.py": "class S(S):\n    def h(self, x):\n        return x\n",
+    # packages re-exporting themselves and each other
+    "up/p/__init__.py": "from up.base import Base\nfrom up.p import Base as Again\n",
+    "up/q/__init__.py": "from up.p import Base\nfrom up.q import Base as Y\n",
+}
+HOSTILE = {
+    "up/cyc_a.py": BASE["up/cyc_a.py"].replace("def f(self, x)", "def f(self, x, y)"),
+    "up/selfish.py": BASE["up/selfish.py"].replace("def h(self, x)", "def h(self, x, z)") + "\n\nclass T(T, S):\n"
+                     "    pass\n",
+    "up/deep.py": "x = " + "(" * 300 + "1" + ")" * 300 + "\n",
+    "up/wide.py": f"def wide({PARAMS}):\n    return 1\n\n\nclass W(Base):\n    def forward(self, {PARAMS}):\n"
+                  "        pass\n",
+    "up/long.py": "x = '" + "a" * MB + "'\n",
+    "up/bad.py": "def f(:\n  class (\n",
+    "up/-rf.py": "class Dash:\n    pass\n",
+    "up/$(touch pwned);`touch pwned2`.py": "import os\n\nassert os.getenv('A;touch pwned3'), 'set it'\n",
+    "docs/install.md": "pip install x --extra-index-url https://e.example/$(touch pwned4)\n",
+}
+BENIGN = BASE["up/base.py"].replace("def forward(self, x)", "def forward(self, x, scale)")
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[PullRequest]]:
+    """The week: #1 benign (Base.forward now requires scale), #2 hostile texts, #3 hostile bytes and links."""
+    repo = tmp_path_factory.mktemp("hostile") / "up"
+    prs = commit_week(repo, BASE, {1: ("Forward takes scale", {"up/base.py": BENIGN}), 2: ("Hostile", HOSTILE)})
+    (repo / "up" / "nul.py").write_bytes(b"def f(x):\n    return x\0\n")
+    (repo / "up" / "latin.py").write_bytes(b"class L:\n    s = '\xff\xfe\xed\xa0\x80'\n")
+    (repo / "up" / "nl\nname.py").write_text("class N:\n    pass\n", encoding="utf-8")
+    (repo / "up" / "link.py").symlink_to("../../../../../../etc/passwd")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Bytes (#3)")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    prs.append(PullRequest(number=3, url="https://github.com/o/r/pull/3", title="Bytes", author="dev",
+                           merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), merge_commit=sha, files=[]))
+    return repo, prs
+
+
+def _benign_intact(changes: dict[int, list[Change]]) -> Change:
+    sig = [c for c in changes[1] if c.kind == "signature"]
+    assert [c.symbol for c in sig] == ["Base.forward"]
+    return sig[0]
+
+
+def _nothing_ran(root: Path) -> None:
+    assert not [p for p in (root, ROOT, Path.cwd()) for p in p.rglob("pwned*")]
+
+
+def test_a_hostile_week_read_with_the_clone_finishes_and_keeps_the_other_prs(
+        upstream: tuple[Path, list[PullRequest]], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    repo, prs = upstream
+    result = week_facts(prs, surface=Surface(packages=UP), clone=open_clone(repo.as_uri(), state_dir=tmp_path))
+    forward = _benign_intact(result.changes)
+    assert forward.inherited_by == ("up.child.Child",)
+    assert forward.reexported_by == ("up.p", "up.q")  # through p's own re-export of itself, once each
+    got = {c.symbol: c for c in result.changes[2]}
+    # the cycle and the self-inheriting class: each heir named once, the walk stopped
+    assert got["A.f"].inherited_by == ("up.cyc_b.B",)
+    assert got["S.h"].inherited_by == ("up.selfish.T",)
+    assert got["A;touch pwned3"].kind == "env"  # a variable's name is data
+    assert "PR #2 up/long.py: skipped for code facts: too large" in caplog.text
+    _nothing_ran(repo.parent)
+
+
+def test_a_hostile_week_read_from_its_patches_alone_finishes(upstream: tuple[Path, list[PullRequest]]) -> None:
+    repo, prs = upstream
+    result = week_facts(prs, surface=Surface(packages=UP))
+    _benign_intact(result.changes)
+    assert {"A.f", "S.h", "Dash", "wide"} <= {c.symbol for c in result.changes[2]}
+    _nothing_ran(repo.parent)
+
+
+#: Added lines of 1 MB a regex read quadratically (tried from each character, bracket or "use" of the line).
+LINES = {
+    "open-brackets": "f(" + "(" * MB,
+    "use-use": "# deprecated: " + "use " * (MB // 4),
+    "dotted": "x = " + "a." * (MB // 2),
+    "calls": "A(" * (MB // 2),
+    "word": "f(" + "a" * MB,
+    "def": "def f(" + "a, " * (MB // 3),
+    "class": "class A(" + "B, " * (MB // 3) + "):",
+    "string": "x = '" + "a" * MB + "'",
+    "backslashes": "x = '" + "\\" * MB,
+}
+_CHILD = """
+import json, sys
+from datetime import datetime, timezone
+from prdigest.collect.facts import Surface
+from prdigest.collect.facts.patches import patch_facts
+from prdigest.kernel.models import FileChange, PullRequest
+
+def patch(text):
+    lines = text.splitlines()
+    return f"@@ -0,0 +1,{len(lines)} @@\\n" + "".join(f"+{line}\\n" for line in lines)
+
+lines = json.load(sys.stdin)
+files = [FileChange(path=f"up/{name}.py", status="added", additions=3, deletions=0,
+                    patch=patch("class C:\\n    pass\\n" + line)) for name, line in lines.items()]
+files.append(FileChange(path="up/ok.py", status="modified", additions=1, deletions=1,
+                        patch="@@ -1,2 +1,2 @@\\n-def ok(a):\\n+def ok(a, b):\\n     return a\\n"))
+pr = PullRequest(number=7, url="https://github.com/o/r/pull/7", title="t",
+                 merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), files=files)
+print(json.dumps(sorted([c.kind, c.symbol, c.path] for c in patch_facts(pr, Surface(packages=("up",))))))
+"""
+
+
+def _cpu_limit() -> None:
+    # 60 s of CPU: the whole read takes a few; a quadratic regex on a 1 MB line takes hours
+    resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+
+
+def test_a_megabyte_line_in_a_patch_is_read_in_linear_time() -> None:
+    done = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(LINES), capture_output=True, text=True,
+                          cwd=ROOT, preexec_fn=_cpu_limit, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, f"killed or failed ({done.returncode}): {done.stderr[-2000:]}"
+    facts = [tuple(f) for f in json.loads(done.stdout)]
+    assert ("signature", "ok", "up/ok.py") in facts  # the PR's other file is read as before
+    assert {p for _, _, p in facts} >= {f"up/{name}.py" for name in LINES}  # each file read (class C at least)
+
+
+def test_a_megabyte_string_literal_is_emptied_in_little_memory() -> None:
+    tracemalloc.start()
+    try:
+        assert code("x = '" + "a" * MB + "'  # c") == "x = ''  "
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * MB  # 125 MB when the regex kept a backtracking frame per character
+
+
+def test_hunk_headers_lying_about_counts_or_numbers_are_read_without_raising() -> None:
+    lying = "@@ -1,999999 +1,0 @@ def f(\n-a\n+b\n context\n"
+    (hunk,) = hunks(lying)
+    assert [(r.sign, r.text, r.line) for r in hunk.rows] == [("-", "a", 1), ("+", "b", 1), (" ", "context", 2)]
+    huge = "@@ -" + "9" * 5000 + ",1 +" + "9" * 5000 + ",1 @@\n+x\n"
+    assert hunks(huge) == []  # no hunk: int() refuses 5,000 digits
+    pr = PullRequest(number=8, url="https://github.com/o/r/pull/8", title="t",
+                     merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc),
+                     files=[FileChange(path="up/m.py", status="modified", additions=1, deletions=0, patch=huge),
+                            FileChange(path="up/n.py", status="modified", additions=1, deletions=1,
+                                       patch="@@ -1,2 +1,2 @@ class N:\n-    def g(self):\n+    def g(self, y):\n")])
+    assert [f.symbol for f in facts_from_patches(pr, UP)] == ["N.g"]
