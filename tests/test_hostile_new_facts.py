@@ -23,6 +23,7 @@ import pytest
 from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.facts.hunklines import code, hunks
 from prdigest.collect.git import open_clone
+from prdigest.collect.github.blobql import ASK_REST, blob_text
 from prdigest.connect.impact.hunks import facts_from_patches
 from prdigest.kernel.models import Change, FileChange, PullRequest
 from tests.git_support import commit_week, git
@@ -181,3 +182,19 @@ def test_hunk_headers_lying_about_counts_or_numbers_are_read_without_raising() -
                             FileChange(path="up/n.py", status="modified", additions=1, deletions=1,
                                        patch="@@ -1,2 +1,2 @@ class N:\n-    def g(self):\n+    def g(self, y):\n")])
     assert [f.symbol for f in facts_from_patches(pr, UP)] == ["N.g"]
+
+
+@pytest.mark.parametrize("node, expected", [
+    ({"byteSize": "lots", "isBinary": False, "isTruncated": False, "text": "x = 1\n"}, (None, ASK_REST)),
+    ({"byteSize": [1], "isBinary": False, "isTruncated": False, "text": "x = 1\n"}, (None, ASK_REST)),
+    ({"byteSize": None, "isBinary": False, "isTruncated": False, "text": "x = 1\n"}, (None, ASK_REST)),
+    ({"byteSize": 10, "isBinary": False, "isTruncated": False, "text": "x" * (2 * MB)}, (None, "too large")),
+    ({"byteSize": 5, "isBinary": False, "isTruncated": False, "text": None}, (None, ASK_REST)),
+    ({"byteSize": 5, "isBinary": False, "isTruncated": False, "text": {"a": 1}}, (None, ASK_REST)),
+    ({"byteSize": 5, "isBinary": False, "isTruncated": False, "text": "a\ud800b"}, ("a\ufffdb", "")),
+    (None, (None, "not found")),
+    ("text", (None, "not found")),
+])
+def test_a_graphql_blob_that_is_not_text_or_lies_about_its_size_is_never_taken_whole(
+        node: object, expected: tuple[str | None, str]) -> None:
+    assert blob_text(node, MB) == expected
