@@ -140,6 +140,9 @@ files = [FileChange(path=f"up/{name}.py", status="added", additions=3, deletions
                     patch=patch("class C:\\n    pass\\n" + line)) for name, line in lines.items()]
 files.append(FileChange(path="up/ok.py", status="modified", additions=1, deletions=1,
                         patch="@@ -1,2 +1,2 @@\\n-def ok(a):\\n+def ok(a, b):\\n     return a\\n"))
+# a Dockerfile's RUN line of 1 MB (toolchain pins)
+files.append(FileChange(path="docker/Dockerfile", status="modified", additions=1, deletions=1,
+                        patch="@@ -1 +1 @@\\n-RUN pip install a==1\\n+RUN pip install a==2 " + "b" * 1_000_000 + "\\n"))
 pr = PullRequest(number=7, url="https://github.com/o/r/pull/7", title="t",
                  merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), files=files)
 print(json.dumps(sorted([c.kind, c.symbol, c.path] for c in patch_facts(pr, Surface(packages=("up",))))))
@@ -157,6 +160,7 @@ def test_a_megabyte_line_in_a_patch_is_read_in_linear_time() -> None:
     assert done.returncode == 0, f"killed or failed ({done.returncode}): {done.stderr[-2000:]}"
     facts = [tuple(f) for f in json.loads(done.stdout)]
     assert ("signature", "ok", "up/ok.py") in facts  # the PR's other file is read as before
+    assert ("dependency", "a", "docker/Dockerfile") in facts
     assert {p for _, _, p in facts} >= {f"up/{name}.py" for name in LINES}  # each file read (class C at least)
 
 
