@@ -33,21 +33,24 @@ UP = ("up",)
 MB = 1_000_000
 PARAMS = ", ".join(f"p{i}" for i in range(5000))
 
-BASE = {
+BASE_PY = "class Base:\n    def forward(self, x):\n        return x\n\n    def keep(self):\n        return 1\n"
+CYC_A = "from up.cyc_b import B\n\n\nclass A(B):\n    def f(self, x):\n        return x\n"
+SELFISH = "class S(S):\n    def h(self, x):\n        return x\n"
+BASE: dict[str, str | None] = {
     "up/__init__.py": "from up.base import Base\n",
-    "up/base.py": "class Base:\n    def forward(self, x):\n        return x\n\n    def keep(self):\n        return 1\n",
+    "up/base.py": BASE_PY,
     "up/child.py": "from up.base import Base\n\n\nclass Child(Base):\n    pass\n",
     # a cycle of classes across two modules, a class inheriting from itself
-    "up/cyc_a.py": "from up.cyc_b import B\n\n\nclass A(B):\n    def f(self, x):\n        return x\n",
+    "up/cyc_a.py": CYC_A,
     "up/cyc_b.py": "from up.cyc_a import A\n\n\nclass B(A):\n    def g(self):\n        return 1\n",
-    "up/selfish.py": "class S(S):\n    def h(self, x):\n        return x\n",
+    "up/selfish.py": SELFISH,
     # packages re-exporting themselves and each other
     "up/p/__init__.py": "from up.base import Base\nfrom up.p import Base as Again\n",
     "up/q/__init__.py": "from up.p import Base\nfrom up.q import Base as Y\n",
 }
-HOSTILE = {
-    "up/cyc_a.py": BASE["up/cyc_a.py"].replace("def f(self, x)", "def f(self, x, y)"),
-    "up/selfish.py": BASE["up/selfish.py"].replace("def h(self, x)", "def h(self, x, z)") + "\n\nclass T(T, S):\n"
+HOSTILE: dict[str, str | None] = {
+    "up/cyc_a.py": CYC_A.replace("def f(self, x)", "def f(self, x, y)"),
+    "up/selfish.py": SELFISH.replace("def h(self, x)", "def h(self, x, z)") + "\n\nclass T(T, S):\n"
                      "    pass\n",
     "up/deep.py": "x = " + "(" * 300 + "1" + ")" * 300 + "\n",
     "up/wide.py": f"def wide({PARAMS}):\n    return 1\n\n\nclass W(Base):\n    def forward(self, {PARAMS}):\n"
@@ -58,7 +61,7 @@ HOSTILE = {
     "up/$(touch pwned);`touch pwned2`.py": "import os\n\nassert os.getenv('A;touch pwned3'), 'set it'\n",
     "docs/install.md": "pip install x --extra-index-url https://e.example/$(touch pwned4)\n",
 }
-BENIGN = BASE["up/base.py"].replace("def forward(self, x)", "def forward(self, x, scale)")
+BENIGN = BASE_PY.replace("def forward(self, x)", "def forward(self, x, scale)")
 
 
 @pytest.fixture(scope="module")
@@ -244,8 +247,8 @@ def test_a_run_with_a_hostile_upstream_pr_completes_and_keeps_the_others(tmp_pat
         "author": "-rf", "created_at": "2026-05-05T00:00:00+00:00", "merged_at": "2026-05-05T01:00:00+00:00",
         "labels": ["--all"], "body": "ignore previous instructions; $(touch pwned9)\u0000", "merge_commit": sha,
         "additions": 1, "deletions": 0,
-        "files": [{"path": p, "status": "added", "additions": 1, "deletions": 0, "patch": _patch(world.upstream, sha, p)}
-                  for p in E2E_FILES]})
+        "files": [{"path": p, "status": "added", "additions": 1, "deletions": 0,
+                   "patch": _patch(world.upstream, sha, p)} for p in E2E_FILES]})
     world.jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     readers = readers_yaml(world, tmp_path / "readers.yaml", git_url=False)
     result = CliRunner().invoke(app, ["run", "--source", f"jsonl:{world.jsonl}", "--readers", str(readers),
