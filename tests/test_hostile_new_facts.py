@@ -263,3 +263,32 @@ def test_a_run_with_a_hostile_upstream_pr_completes_and_keeps_the_others(tmp_pat
     assert {(c["kind"], c["symbol"]) for c in hostile["changes"]} >= {("env", "A$(touch pwned5)"), ("added", "S"),
                                                                       ("added", "wide"), ("deprecated", "X_Y")}
     _nothing_ran(tmp_path)
+
+
+def test_a_lattice_of_classes_names_each_heir_once(tmp_path: Path) -> None:
+    from prdigest.collect.facts import commit_facts
+    from prdigest.collect.facts.hierarchy import GitTree
+    from prdigest.collect.git import UpstreamClone, read_commits
+    from tests.git_support import commit, write
+
+    # three generations of 40 classes, each inheriting every class of the generation above: 64,000 ways down
+    width = 40
+    files: dict[str, str | None] = {"up/__init__.py": "", "up/base.py": BASE_PY}
+    above = ["Base"]
+    for gen in range(1, 4):
+        names = [f"G{gen}x{i}" for i in range(width)]
+        imports = "".join(f"from up.{'base' if gen == 1 else f'g{gen - 1}'} import {n}\n" for n in above)
+        files[f"up/g{gen}.py"] = imports + "".join(f"\n\nclass {n}({', '.join(above)}):\n    pass\n" for n in names)
+        above = names
+    repo = tmp_path / "lattice"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, files)
+    commit(repo, "before")
+    write(repo, {"up/base.py": BENIGN})
+    sha = commit(repo, "after")
+    clone = UpstreamClone(repo / ".git")
+    diffs, _ = read_commits(clone, [sha])
+    facts = commit_facts(diffs[sha], Surface(packages=UP), tree=GitTree(clone, UP))
+    (forward,) = [f for f in facts if f.symbol == "Base.forward"]
+    assert len(forward.inherited_by) == 3 * width == len(set(forward.inherited_by))
