@@ -292,3 +292,24 @@ def test_a_lattice_of_classes_names_each_heir_once(tmp_path: Path) -> None:
     facts = commit_facts(diffs[sha], Surface(packages=UP), tree=GitTree(clone, UP))
     (forward,) = [f for f in facts if f.symbol == "Base.forward"]
     assert len(forward.inherited_by) == 3 * width == len(set(forward.inherited_by))
+
+
+_MANY_REMOVED = """
+import sys
+from pathlib import Path
+from tests.impact_support import facts_between
+
+n = 20_000
+before = {"up/__init__.py": "", "up/m.py": "class C:\\n" + "".join(f"    def m{i}(self):\\n        return {i}\\n"
+                                                                  for i in range(n))}
+facts = facts_between(Path(sys.argv[1]), before, {"up/m.py": "class C:\\n    pass\\n"}, ("up",))
+print(sum(f.kind == "removed" for f in facts))
+"""
+
+
+def test_a_class_losing_20000_methods_is_read_in_linear_time(tmp_path: Path) -> None:
+    # the hierarchy told its facts apart by pydantic equality: 20,000 x 20,000 comparisons (killed at 60 s of CPU)
+    done = subprocess.run([sys.executable, "-c", _MANY_REMOVED, str(tmp_path)], capture_output=True, text=True,
+                          cwd=ROOT, preexec_fn=_cpu_limit, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, f"killed or failed ({done.returncode}): {done.stderr[-2000:]}"
+    assert done.stdout.strip() == "20000"
