@@ -313,3 +313,28 @@ def test_a_class_losing_20000_methods_is_read_in_linear_time(tmp_path: Path) -> 
                           cwd=ROOT, preexec_fn=_cpu_limit, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, f"killed or failed ({done.returncode}): {done.stderr[-2000:]}"
     assert done.stdout.strip() == "20000"
+
+
+_MANY_MOVED = """
+from datetime import datetime, timezone
+from prdigest.collect.facts import Surface
+from prdigest.collect.facts.patches import patch_facts
+from prdigest.kernel.models import FileChange, PullRequest
+
+lines = [row for i in range(20_000) for row in (f"class K{i}:", "    pass")]
+removed = f"@@ -1,{len(lines)} +0,0 @@\\n" + "".join(f"-{line}\\n" for line in lines)
+added = f"@@ -0,0 +1,{len(lines)} @@\\n" + "".join(f"+{line}\\n" for line in lines)
+pr = PullRequest(number=9, url="https://github.com/o/r/pull/9", title="t",
+                 merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc),
+                 files=[FileChange(path="up/a.py", status="modified", additions=0, deletions=len(lines), patch=removed),
+                        FileChange(path="up/b.py", status="added", additions=len(lines), deletions=0, patch=added)])
+print(sum(f.kind == "moved" for f in patch_facts(pr, Surface(packages=("up",)))))
+"""
+
+
+def test_a_patch_moving_20000_classes_reads_the_old_files_imports_once() -> None:
+    # patchmoves read the old file's imports again for each moved name: 20,000 x the patch (killed at 60 s of CPU)
+    done = subprocess.run([sys.executable, "-c", _MANY_MOVED], capture_output=True, text=True, cwd=ROOT,
+                          preexec_fn=_cpu_limit, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, f"killed or failed ({done.returncode}): {done.stderr[-2000:]}"
+    assert done.stdout.strip() == "20000"
