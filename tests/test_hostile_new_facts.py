@@ -146,6 +146,14 @@ files.append(FileChange(path="up/ok.py", status="modified", additions=1, deletio
 # a Dockerfile's RUN line of 1 MB (toolchain pins)
 files.append(FileChange(path="docker/Dockerfile", status="modified", additions=1, deletions=1,
                         patch="@@ -1 +1 @@\\n-RUN pip install a==1\\n+RUN pip install a==2 " + "b" * 1_000_000 + "\\n"))
+# 200,000 blank lines before a setting: ``^\\s*`` under re.M ran from each line start over all the blank lines below
+blank = "+\\n" * 200_000
+files += [FileChange(path="docs/README.md", status="modified", additions=1, deletions=0,
+                     patch="@@ -1 +1,200001 @@\\n" + blank + "+index-url = https://new.example/simple\\n"),
+          FileChange(path="docker/Dockerfile.blank", status="modified", additions=1, deletions=0,
+                     patch="@@ -1 +1,200001 @@\\n" + blank + "+FROM base:2\\n"),
+          FileChange(path="up/blank.py", status="modified", additions=1, deletions=0,
+                     patch="@@ -1 +1,200001 @@\\n" + blank + "+x = Cls(k=1)\\n")]
 pr = PullRequest(number=7, url="https://github.com/o/r/pull/7", title="t",
                  merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), files=files)
 print(json.dumps(sorted([c.kind, c.symbol, c.path] for c in patch_facts(pr, Surface(packages=("up",))))))
@@ -164,6 +172,7 @@ def test_a_megabyte_line_in_a_patch_is_read_in_linear_time() -> None:
     facts = [tuple(f) for f in json.loads(done.stdout)]
     assert ("signature", "ok", "up/ok.py") in facts  # the PR's other file is read as before
     assert ("dependency", "a", "docker/Dockerfile") in facts
+    assert ("dependency", "--index-url", "docs/README.md") in facts
     assert {p for _, _, p in facts} >= {f"up/{name}.py" for name in LINES}  # each file read (class C at least)
 
 

@@ -29,7 +29,7 @@ _CALL_OPEN = re.compile(r"\b[A-Z]\w*\s*\(")
 _KEYWORD_LATER = re.compile(r"\b\w+\s*=(?!=)")
 _BRACKET = re.compile(r"[()\[\]{}]")
 #: An added line passing a keyword (alone on its line, or inside a call written on it).
-_ADDED_KEYWORD = re.compile(r"^\+\s*[A-Za-z_]\w*\s*=(?!=)|^\+[^\n(]*\([^\n]*?\b[A-Za-z_]\w*\s*=(?!=)", re.M)
+_ADDED_KEYWORD = re.compile(r"^\+[ \t]*[A-Za-z_]\w*[ \t]*=(?!=)|^\+[^\n(]*\([^\n]*?\b[A-Za-z_]\w*\s*=(?!=)", re.M)
 _KEYWORD = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)")
 
 
