@@ -347,3 +347,20 @@ def test_a_patch_moving_20000_classes_reads_the_old_files_imports_once() -> None
                           preexec_fn=_cpu_limit, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, f"killed or failed ({done.returncode}): {done.stderr[-2000:]}"
     assert done.stdout.strip() == "20000"
+
+
+_BLANK_EXAMPLE = """
+from prdigest.collect.facts.reach import doc_names
+
+print(sorted(doc_names("examples/blank.py", "\\n" * 300_000 + "x = 1\\nfrom up.m import X\\n")))
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="prdigest/collect/facts/reach.py (another branch's): _IMPORTED starts with "
+                                       "^\\s* under re.M, crossing every blank line below each line start")
+def test_an_example_of_300000_blank_lines_is_read_in_linear_time() -> None:
+    # 20 s of CPU: linear, the read takes well under one; as it is, some 400 s
+    done = subprocess.run([sys.executable, "-c", _BLANK_EXAMPLE], capture_output=True, text=True, cwd=ROOT,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CPU, (20, 20)), env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, f"killed or failed ({done.returncode}): {done.stderr[-2000:]}"
+    assert "up.m.X" in done.stdout
