@@ -19,7 +19,7 @@ from prdigest.kernel.models import Change
 
 _WORKFLOW = re.compile(r"(^|/)\.github/workflows/[^/]+\.ya?ml$")
 _CMAKE = re.compile(r"(^|/)CMakeLists\.txt$|\.cmake$")
-_CMAKE_SET = re.compile(r"^\s*(set|option)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\b([^)]*)\)", re.IGNORECASE | re.MULTILINE)
+_CMAKE_SET = re.compile(r"^[ \t]*(set|option)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\b([^)]*)\)", re.IGNORECASE | re.MULTILINE)
 _CMAKE_COMMENT = re.compile(r"#.*$", re.MULTILINE)
 _SHAPE = 60
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -20,7 +20,9 @@ _SUBJECT = re.compile(r"`([A-Za-z_][\w.\-]*)`|[\"']([A-Za-z_][\w.]*)[\"']|(--[a-
 _REMOVAL = re.compile(r"\b(?:be\s+)?(?:removed|dropped|deleted)\s+(?:in|from|by|after|with)\s+(?:the\s+)?"
                       r"(?:(?:vllm|release|version)[-\s]*(?:ascend\s*)?)?(v?\d+\.\d+(?:\.\d+)?(?:rc\d+)?)",
                       re.IGNORECASE)
-_INSTEAD = re.compile(r"\buse\s+(.+?)\s+instead\b", re.IGNORECASE)
+#: The replacement is bounded (it is cut at 120 characters anyway): ``(.+?)`` tried from every "use" of a
+#: 1 MB line is quadratic.
+_INSTEAD = re.compile(r"\buse\s+(.{1,200}?)\s+instead\b", re.IGNORECASE)
 #: Lines after the one that says "deprecated" read with it: a message split over a few lines.
 _FOLLOWING = 2
 

@@ -264,12 +264,14 @@ def across_modules(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | N
         gone = METHOD_GONE_CHANGED
         names = frozenset(m for path, text in after.items() if path.endswith(".py")
                           for m in _METHOD.findall(text))
+    # by identity: ``f in methods`` compares pydantic models field by field, quadratic in a PR's facts
+    attribute_ids, method_ids = {id(f) for f in attributes}, {id(f) for f in methods}
     out: list[Change] = []
     for f in facts:
         owner, _, leaf = f.symbol.rpartition(".")
-        if f in attributes and owner and classes.source_of(module_of(f.path), owner, leaf, data=True)[0]:
+        if id(f) in attribute_ids and owner and classes.source_of(module_of(f.path), owner, leaf, data=True)[0]:
             continue  # the class still has it, from a base in another module
-        if f in methods:
+        if id(f) in method_ids:
             f = _read_method(f, classes, names, gone, tree is not None, packages)
         out.append(f)
     return out

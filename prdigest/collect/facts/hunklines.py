@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$")
-_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+#: Line numbers of at most 18 digits (a header giving more is no hunk: ``int`` refuses 4,300 digits and more).
+_HEADER = re.compile(r"^@@ -(\d{1,18})(?:,\d+)? \+(\d{1,18})(?:,\d+)? @@ ?(.*)$")
+#: Possessive runs: a 1 MB literal is one step per run, not a backtracking frame per character (125 MB).
+_STRING = re.compile(r"\"(?:[^\"\\]++|\\.)*+\"|'(?:[^'\\]++|\\.)*+'")
 HEAD_DEF = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
 HEAD_CLASS = re.compile(r"^class\s+([A-Za-z_]\w*)\b")
 

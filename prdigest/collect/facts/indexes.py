@@ -14,7 +14,7 @@ from prdigest.kernel.models import Change
 OPTIONS = ("--extra-index-url", "--index-url", "--find-links")
 _OPTION = re.compile(r"(--extra-index-url|--extra-index|--index-url|--find-links|(?<![\w-])-[if])(?:\s+|=)"
                      r"[\"']?(https?://[^\s\"'`\\|)]+)")
-_SETTING = re.compile(r"^\s*(extra-index-url|index-url|find-links)\s*=\s*[\"']?(https?://[^\s\"'`]+)", re.MULTILINE)
+_SETTING = re.compile(r"^[ \t]*(extra-index-url|index-url|find-links)\s*=\s*[\"']?(https?://[^\s\"'`]+)", re.MULTILINE)
 _ALIASES = {"--extra-index": "--extra-index-url", "-i": "--index-url", "-f": "--find-links"}
 _FILES = re.compile(r"(\.(md|rst)$|(^|/)README[^/]*$|(^|/)(Dockerfile[^/]*|[^/]+\.dockerfile|Containerfile[^/]*)$|"
                     r"(^|/)requirements[^/]*\.(txt|in)$|(^|/)pip\.conf$)", re.IGNORECASE)

@@ -102,8 +102,12 @@ def _heirs(top: tuple[str, str], method: str, children: dict[tuple[str, str], li
     """``module.Class`` of each class below ``top`` that gets ``method`` from it (none on the way defines it)."""
     out: list[str] = []
     todo = list(children.get(top, ()))
+    seen: set[tuple[str, str]] = set()  # each class once: a lattice of bases has width ** depth ways down to it
     while todo:
         module, cls = todo.pop()
+        if (module, cls) in seen:
+            continue
+        seen.add((module, cls))
         got = read(module)
         if got is not None and f"{cls}.{method}" in got[0].defs:
             continue  # it defines its own: below it, the method is that one

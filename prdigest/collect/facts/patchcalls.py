@@ -20,11 +20,16 @@ from prdigest.collect.facts.patchexports import from_imports
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change
 
-_CALLEE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
-_ONE_LINE = re.compile(r"\b[A-Z]\w*\s*\(.*\b\w+\s*=(?!=)")
+# Each pattern is tried from a word's start only, after the first bracket only: tried from every character (or
+# every bracket) of a 1 MB line, ``[\w.]*``, ``.*\(`` and ``\(.*`` scan the rest of it each time (quadratic).
+#: A call's name (its last dotted part: what the callee is keyed by) and its ``(``.
+_CALLEE = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+#: A capitalized call opened on the line, then a keyword after its ``(`` (read by :func:`_one_line`).
+_CALL_OPEN = re.compile(r"\b[A-Z]\w*\s*\(")
+_KEYWORD_LATER = re.compile(r"\b\w+\s*=(?!=)")
 _BRACKET = re.compile(r"[()\[\]{}]")
 #: An added line passing a keyword (alone on its line, or inside a call written on it).
-_ADDED_KEYWORD = re.compile(r"^\+\s*[A-Za-z_]\w*\s*=(?!=)|^\+.*\(.*\b[A-Za-z_]\w*\s*=(?!=)", re.M)
+_ADDED_KEYWORD = re.compile(r"^\+[ \t]*[A-Za-z_]\w*[ \t]*=(?!=)|^\+[^\n(]*\([^\n]*?\b[A-Za-z_]\w*\s*=(?!=)", re.M)
 _KEYWORD = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)")
 
 
@@ -37,7 +42,7 @@ def _calls(hunk: Hunk, new: bool) -> Iterable[tuple[str, str, str]]:
             m = _KEYWORD.match(text)
             if m:
                 yield stack[-1], m[1], row.sign
-        elif row.sign != " " and _ONE_LINE.search(text):
+        elif row.sign != " " and _one_line(text):
             tree, _ = safe_parse.parse(row.text.strip(), max_source=5_000)  # the whole call on one line
             for node in ast.walk(tree) if isinstance(tree, ast.Module) else ():
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -48,6 +53,12 @@ def _calls(hunk: Hunk, new: bool) -> Iterable[tuple[str, str, str]]:
                 stack.append(callees.get(m.start(), ""))
             elif stack:
                 stack.pop()
+
+
+def _one_line(text: str) -> bool:
+    """Whether a capitalized call is opened on the line and a keyword is passed after it."""
+    opened = _CALL_OPEN.search(text)
+    return opened is not None and _KEYWORD_LATER.search(text, opened.end()) is not None
 
 
 def _module(source: str, path: str) -> str:

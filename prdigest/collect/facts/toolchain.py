@@ -13,12 +13,13 @@ from prdigest.kernel.models import Change
 
 _DOCKERFILE = re.compile(r"(^|/)(Dockerfile[^/]*|[^/]+\.dockerfile|Containerfile[^/]*)$", re.IGNORECASE)
 _VERSION_INFO = re.compile(r"(^|/)version\.info$")
-_FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?([^\s:@]+)(?::([^\s@]+))?", re.IGNORECASE | re.MULTILINE)
-_SETTING = re.compile(r"^\s*(?:ARG|ENV)\s+([A-Za-z_][A-Za-z0-9_]*?_(?:VERSION|TAG|VER|COMMIT))\s*[= ]\s*[\"']?"
+_FROM = re.compile(r"^[ \t]*FROM\s+(?:--platform=\S+\s+)?([^\s:@]+)(?::([^\s@]+))?", re.IGNORECASE | re.MULTILINE)
+_SETTING = re.compile(r"^[ \t]*(?:ARG|ENV)\s+([A-Za-z_][A-Za-z0-9_]*?_(?:VERSION|TAG|VER|COMMIT))\s*[= ]\s*[\"']?"
                       r"([^\s\"'\\]+)", re.IGNORECASE | re.MULTILINE)
 #: ``pip install name==1.2`` on a RUN line (continuations joined): a package the image installs at that version.
-_PIP_PIN = re.compile(r"[\"']?([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][\w.+-]*)")
-_INFO_LINE = re.compile(r"^\s*(Version|version_dir)\s*=\s*\"?([^\s\"]+)\"?", re.MULTILINE)
+#: A name starts where no name character precedes it: tried inside a 1 MB word too, the scan was quadratic.
+_PIP_PIN = re.compile(r"(?<![A-Za-z0-9._-])[\"']?([A-Za-z0-9][A-Za-z0-9._-]*+)==([A-Za-z0-9][\w.+-]*)")
+_INFO_LINE = re.compile(r"^[ \t]*(Version|version_dir)\s*=\s*\"?([^\s\"]+)\"?", re.MULTILINE)
 
 
 def is_toolchain_file(path: str) -> bool:

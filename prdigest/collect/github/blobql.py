@@ -99,14 +99,16 @@ def blob_text(node: Any, max_bytes: int) -> tuple[str | None, str]:
         return None, ASK_REST
     if not isinstance(node, dict) or not node:
         return None, "not found"  # nothing at that path, or a folder / submodule there
-    size = int(node.get("byteSize") or 0)
+    size = node.get("byteSize")
     if node.get("isBinary"):
         return None, "binary"
-    if size > max_bytes:
+    if isinstance(size, int) and size > max_bytes:
         return None, "too large"
     text = node.get("text")
-    if node.get("isTruncated") or not isinstance(text, str):
-        return None, ASK_REST
+    if node.get("isTruncated") or not isinstance(text, str) or not isinstance(size, int):
+        return None, ASK_REST  # an answer that is not what GitHub sends: REST says what the file is
+    if len(text) > max_bytes:  # a byteSize saying less than the text holds: the text's own size counts
+        return None, "too large"
     if "\0" in text[:8000]:  # as the REST path and git decide
         return None, "binary"
     return _LONE_SURROGATE.sub("\ufffd", text), ""

@@ -15,7 +15,8 @@ from prdigest.connect.impact.matchers import WILDCARD
 from prdigest.connect.impact.signature import Signature
 from prdigest.kernel.models import Change, ChangeKind, PullRequest
 
-_HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$")
+#: Line numbers of at most 18 digits (``int`` refuses 4,300 digits and more: such a header is no hunk).
+_HEADER = re.compile(r"^@@ -(\d{1,18})(?:,\d+)? \+(\d{1,18})(?:,\d+)? @@ ?(.*)$")
 _DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)\s*(.*)$")
 
 
