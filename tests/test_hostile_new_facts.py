@@ -356,8 +356,6 @@ print(sorted(doc_names("examples/blank.py", "\\n" * 300_000 + "x = 1\\nfrom up.m
 """
 
 
-@pytest.mark.xfail(strict=True, reason="prdigest/collect/facts/reach.py (another branch's): _IMPORTED starts with "
-                                       "^\\s* under re.M, crossing every blank line below each line start")
 def test_an_example_of_300000_blank_lines_is_read_in_linear_time() -> None:
     # 20 s of CPU: linear, the read takes well under one; as it is, some 400 s
     done = subprocess.run([sys.executable, "-c", _BLANK_EXAMPLE], capture_output=True, text=True, cwd=ROOT,

@@ -37,7 +37,7 @@ _DOCS = re.compile(r"^(docs?|examples?)/.+\.(md|rst|txt|py|ya?ml|sh)$|(^|/)READM
 _CONTRIBUTOR_DOCS = re.compile(r"(^|/)(developer[_-]?guide|contributing|contribut\w*|design|internals?|dev)(/|\.)",
                                re.IGNORECASE)
 _CODE_SPAN = re.compile(r"```.*?```|``[^`\n]+``|`[^`\n]+`", re.DOTALL)
-_IMPORTED = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)\)?|^\s*import\s+([\w.]+)", re.MULTILINE)
+_IMPORTED = re.compile(r"^[ \t]*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)\)?|^[ \t]*import\s+([\w.]+)", re.MULTILINE)
 _PACKAGING = re.compile(r"^(setup\.py|setup\.cfg|pyproject\.toml)$")
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _FILE_NAME = re.compile(r"[\w-]+\.(?:pyi?|sh|bash|md|rst|txt|ya?ml|json|toml|cfg|ini|cpp|cc|cu|cuh|hpp|h|c)\b")
