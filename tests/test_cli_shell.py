@@ -86,7 +86,8 @@ def test_a_bad_readers_file_is_refused_in_one_line_naming_file_and_line_without_
     assert result.returncode == 2
     assert result.stdout == "" and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines() == [
-        f"error: {bad}:{line}: readers field 'readers.3.subsytems': Extra inputs are not permitted"]
+        f"error: {bad}:{line}: readers field 'readers.3.subsytems' (reader 'platform-amd'): Extra inputs are not "
+        "permitted"]
     assert not (tmp_path / "out").exists()
 
 

@@ -525,17 +525,29 @@ def test_a_record_rewritten_during_the_review_is_refused_and_nothing_is_sent(pre
     from typer.testing import CliRunner
 
     from flows.cli import app
+    from prdigest.state import variant_rows
     from prdigest.state.record import canonical_json, content_hash
     from prdigest.state.store import open_store
 
     thread, result, run_id, out, state = _edition_waiting_for_review(tmp_path, monkeypatch)
     with open_store(state) as store:
-        body = store.fetchone("SELECT body FROM edition_records WHERE run_id = ?", (run_id,))[0]
-        shown = Edition.model_validate_json(body)
-        tampered = shown.model_copy(update={"entries": [
-            e.model_copy(update={"headline": "Verify your account at evil.example"}) for e in shown.entries]})
-        store.execute("UPDATE edition_records SET body = ?, hash = ? WHERE run_id = ?",
-                      (canonical_json(tampered), content_hash(tampered), run_id))
+        key, body, parts = store.fetchone("SELECT key, body, parts FROM edition_records WHERE run_id = ?", (run_id,))
+        if parts is None:  # the variants inside the body
+            shown = Edition.model_validate_json(body)
+            tampered = shown.model_copy(update={"entries": [
+                e.model_copy(update={"headline": "Verify your account at evil.example"}) for e in shown.entries]})
+            store.execute("UPDATE edition_records SET body = ?, hash = ? WHERE run_id = ?",
+                          (canonical_json(tampered), content_hash(tampered), run_id))
+        else:  # the variants in rows of their own: the head's digest and the whole hash made to match as well
+            forged = re.sub(r'"headline":"(?:[^"\\]|\\.)*"', '"headline":"Verify your account at evil.example"',
+                            body)
+            bodies = [b for (b,) in store.fetchall(
+                "SELECT body FROM edition_variants WHERE key = ? ORDER BY position", (key,))]
+            listed = json.loads(parts)
+            listed["head"] = variant_rows.digest(forged)
+            store.execute("UPDATE edition_records SET body = ?, hash = ?, parts = ? WHERE run_id = ?",
+                          (forged, variant_rows.whole_hash(forged, bodies),
+                           json.dumps(listed, ensure_ascii=False, sort_keys=True, separators=(",", ":")), run_id))
     if via == "ui":
         resume_flow_run(run_id, run_input={"decision": "send", "approver": "Ann", "changes": ""})
     else:
