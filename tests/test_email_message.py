@@ -318,7 +318,6 @@ def test_each_header_names_class_is_made_once_whatever_the_number_of_readers() -
     """Failed before: the email package made a new header class at every header parsed (each reader's To and
     Message-ID), freed only by the cyclic collector: 10,000 readers' messages piled up classes between its runs."""
     import gc
-
     from email.headerregistry import BaseHeader
 
     from prdigest.deliver.email_message import build_email
