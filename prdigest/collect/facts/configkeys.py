@@ -13,7 +13,7 @@ from prdigest.collect.facts.pyapi import Module, _decorator_name, _unparse, pars
 from prdigest.collect.facts.settings import Setting
 from prdigest.collect.facts.surface import Surface
 from prdigest.collect.git import GitUnavailable, UpstreamClone
-from prdigest.collect.git.diff import blob_texts
+from prdigest.collect.git.texts import tree_texts
 from prdigest.kernel.models import Change
 
 #: Mappings users fill: vLLM's ``additional_config`` and ``*_extra_config`` (a model's ``hf_config`` or a
@@ -53,17 +53,8 @@ def still_read(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface:
     if not gone:
         return list(facts)
     try:
-        listing = clone.run(["ls-tree", "-r", "--full-tree", sha], what="ls-tree").decode("utf-8", "replace")
-        files = {}
-        for line in listing.splitlines():
-            meta, _, path = line.partition("\t")
-            parts = meta.split()
-            if len(parts) == 3 and parts[1] == "blob" and path.endswith(".py") and surface.is_api(path) \
-                    and not surface.is_test(path):
-                files[parts[2]] = path
-        if clone.partial:
-            clone.fetch_blobs(files)
-        texts = blob_texts(clone, set(files))
+        texts = tree_texts(clone, sha,
+                           lambda path: path.endswith(".py") and surface.is_api(path) and not surface.is_test(path))
     except GitUnavailable:
         return list(facts)  # the tree cannot be read: the fact stands as the diff shows it
     left: set[str] = set()

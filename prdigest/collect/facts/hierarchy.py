@@ -153,6 +153,20 @@ def _absolute(source: str, module: str, package: bool) -> str:
 Reader = Callable[[str], tuple[pyapi.Module, bool] | None]
 
 
+def module_reader(after: dict[str, str], tree: UpstreamTree | None, sha: str) -> Reader:
+    """Module → (parsed, is it a package): a changed file's text after the commit, else the tree's at ``sha``."""
+
+    def read(module: str) -> tuple[pyapi.Module, bool] | None:
+        for path in _paths(module):
+            text = after.get(path) if path in after or tree is None else tree.text(sha, path)
+            parsed = pyapi.parse(text) if text else None
+            if parsed is not None:
+                return parsed, path.endswith("__init__.py")
+        return None
+
+    return read
+
+
 class Hierarchy:
     """Classes resolved across modules through each module's imports, read by ``read`` (module → parsed, is it a
     package), each module once."""
@@ -247,15 +261,7 @@ def across_modules(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | N
     after = {f.before_path: f.after for f in diff.files if f.after is not None}
     after.update({f.path: f.after for f in diff.files if f.after is not None})
 
-    def read(module: str) -> tuple[pyapi.Module, bool] | None:
-        for path in _paths(module):
-            text = after.get(path) if path in after or tree is None else tree.text(diff.sha, path)
-            parsed = pyapi.parse(text) if text else None
-            if parsed is not None:
-                return parsed, path.endswith("__init__.py")
-        return None
-
-    classes = Hierarchy(read)
+    classes = Hierarchy(module_reader(after, tree, diff.sha))
     names: frozenset[str] | None = None
     gone = METHOD_GONE
     if tree is not None and methods:

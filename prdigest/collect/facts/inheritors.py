@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from prdigest.collect.facts import pyapi
-from prdigest.collect.facts.hierarchy import Hierarchy, Reader, UpstreamTree, _paths
+from prdigest.collect.facts.hierarchy import Hierarchy, Reader, UpstreamTree, module_reader
 from prdigest.collect.git import CommitDiff
 from prdigest.kernel.models import Change
 from prdigest.kernel.pymodule import module_of
@@ -44,14 +44,7 @@ def with_inheritors(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | 
         return facts
     after = {f.path: f.after for f in diff.files if f.after is not None and f.path.endswith(".py")}
 
-    def read(module: str) -> tuple[pyapi.Module, bool] | None:
-        for path in _paths(module):
-            text = after.get(path) if path in after or tree is None else tree.text(diff.sha, path)
-            parsed = pyapi.parse(text) if text else None
-            if parsed is not None:
-                return parsed, path.endswith("__init__.py")
-        return None
-
+    read = module_reader(after, tree, diff.sha)
     classes = Hierarchy(read)
     # (module, class) → the classes below it (module, class) that define none of the methods asked of it
     children: dict[tuple[str, str], list[tuple[str, str]]] = {}

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from prdigest.collect.facts.surface import Surface
 from prdigest.collect.git import GitUnavailable, UpstreamClone
-from prdigest.collect.git.diff import blob_texts
+from prdigest.collect.git.texts import tree_texts
 from prdigest.kernel.models import Change
 
 #: A call asking whether the installed upstream is one release: ``vllm_version_is("0.15.0")``.
@@ -37,16 +37,7 @@ def still_gated(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface
     if not dropped:
         return list(facts)
     try:
-        listing = clone.run(["ls-tree", "-r", "--full-tree", sha], what="ls-tree").decode("utf-8", "replace")
-        files = {}
-        for line in listing.splitlines():
-            meta, _, path = line.partition("\t")
-            parts = meta.split()
-            if len(parts) == 3 and parts[1] == "blob" and path.endswith(".py") and not surface.is_test(path):
-                files[parts[2]] = path
-        if clone.partial:
-            clone.fetch_blobs(files)
-        texts = blob_texts(clone, set(files))
+        texts = tree_texts(clone, sha, lambda path: path.endswith(".py") and not surface.is_test(path))
     except GitUnavailable:
         left = dropped  # nothing shows the release is gone everywhere: claim nothing
     else:

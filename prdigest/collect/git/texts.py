@@ -7,7 +7,7 @@ files with a hunk, one batched fetch of the blobs a partial clone lacks, and ``c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from prdigest.collect.git.argv import sha_problem
 from prdigest.collect.git.clone import GitUnavailable, UpstreamClone
@@ -53,3 +53,18 @@ def after_texts(clone: UpstreamClone, prs: Sequence[PullRequest], max_files: int
         if text is not None:
             out.setdefault(number, {})[name] = text
     return out
+
+
+def tree_texts(clone: UpstreamClone, sha: str, wanted: Callable[[str], bool]) -> dict[str, tuple[str | None, str]]:
+    """Blob id → (text, problem) of every file of the tree at ``sha`` whose path ``wanted`` keeps (a partial
+    clone fetches them first); raises :class:`GitUnavailable` when git cannot list or read the tree."""
+    listing = clone.run(["ls-tree", "-r", "--full-tree", sha], what="ls-tree").decode("utf-8", "replace")
+    files = {}
+    for line in listing.splitlines():
+        meta, _, path = line.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "blob" and wanted(path):
+            files[parts[2]] = path
+    if clone.partial:
+        clone.fetch_blobs(files)
+    return blob_texts(clone, set(files))
