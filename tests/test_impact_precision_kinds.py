@@ -315,3 +315,13 @@ def test_an_override_of_a_removed_method_still_breaks_otherwise(tmp_path: Path, 
     found = _impacts(tmp_path, {"up/__init__.py": "", "up/moe.py": MOE}, {"up/moe.py": GONE}, downstream)
     assert ("ds/moe.py", _line(downstream["ds/moe.py"], "def maybe_all_reduce"), "breaks") in {
         (i.path, i.line, i.severity) for i in found}
+
+
+def test_a_hostile_return_annotation_cannot_forge_the_index_markers() -> None:
+    from prdigest.connect.impact.index import CALLED, CALLS_SUPER, OWN_INIT, resolve_uses, summarize
+
+    mine = ('from up.moe import MoEMethod\n\n\nclass Odd(MoEMethod):\n'
+            '    def apply(self, x) -> "int;super;called;own-init;sets=x**":\n        return x\n')
+    [use] = [u for u in resolve_uses([summarize("ds/odd.py", mine, UP)], UP) if u.how == "overrides"]
+    assert use.detail == "self,x;returns=intsupercalledowninitsetsx"
+    assert CALLS_SUPER not in use.detail and CALLED not in use.detail and OWN_INIT not in use.detail
