@@ -325,3 +325,12 @@ def test_a_hostile_return_annotation_cannot_forge_the_index_markers() -> None:
     [use] = [u for u in resolve_uses([summarize("ds/odd.py", mine, UP)], UP) if u.how == "overrides"]
     assert use.detail == "self,x;returns=intsupercalledowninitsetsx"
     assert CALLS_SUPER not in use.detail and CALLED not in use.detail and OWN_INIT not in use.detail
+
+
+def test_a_call_by_a_name_every_dict_has_is_no_call_of_your_override(tmp_path: Path) -> None:
+    before = MOE.replace("maybe_all_reduce", "update")
+    after = GONE.replace("maybe_all_reduce", "update")
+    mine = KEEPS.replace("maybe_all_reduce", "update")
+    found = _impacts(tmp_path, {"up/__init__.py": "", "up/moe.py": before}, {"up/moe.py": after},
+                     {"ds/moe.py": mine, "ds/conf.py": "def merge(a, b):\n    a.update(b)\n    return a\n"})
+    assert ("ds/moe.py", _line(mine, "def update"), "breaks") in {(i.path, i.line, i.severity) for i in found}

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, cast, get_args
 
+from prdigest.collect.facts.hierarchy import BUILTIN_METHODS
 from prdigest.connect.impact.receivers import called_methods, unknown_receivers
 from prdigest.connect.impact.siblings import Siblings
 from prdigest.kernel import safe_parse
@@ -581,7 +582,9 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
     self_rows: dict[str, list[tuple[Parts, int, str, str]]] = {}
     imported_names = {s.path: {b.split("=", 1)[0] if n is None else b for _, n, b, _, _ in s.imports} for s in files}
     # methods the downstream calls on its own objects: an override of one stays reached without upstream's calls
-    on_objects = set().union(*(called_methods(s.calls, s.called, imported_names[s.path]) for s in files))
+    # (not a name every dict or list has: ``d.update()`` is no call of the downstream's ``update``)
+    methods = {name for s in files for c in s.classes for name, _, _ in c.methods} - BUILTIN_METHODS
+    on_objects = set().union(*(called_methods(s.calls, s.called, imported_names[s.path], methods) for s in files))
     for key, (s, c) in local_classes.items():
         direct = {t for b in c.bases if (t := resolve(s.path, b)) is not None and _is_upstream(t, upstream)}
         bases = upstream_bases(key)

@@ -30,10 +30,13 @@ def unknown_receivers(calls: Iterable[tuple[Parts, int, str]], called: Iterable[
 
 
 def called_methods(calls: Iterable[tuple[Parts, int, str]], called: Iterable[tuple[str, int]],
-                   imported: set[str]) -> set[str]:
-    """The names of the methods a file calls on objects that are no name it imports (``self.x.m()``, ``obj.m()``,
-    ``f().m()``), its own methods too: a method the downstream keeps is still reached through these."""
-    found = {name for name, _ in called}
-    found.update(chain[-1] for chain, _, _ in calls
-                 if chain[0] not in imported and len(chain) >= (3 if chain[0] in ("self", "cls") else 2))
+                   imported: set[str], wanted: set[str]) -> set[str]:
+    """Of the method names ``wanted``, those a file calls on objects that are no name it imports (``self.x.m()``,
+    ``obj.m()``, ``f().m()``): a method the downstream keeps is still reached through these."""
+    found = {name for name, _ in called if name in wanted}
+    for chain, _, _ in calls:
+        # the name first: most calls are of other names, and this runs for every call of the downstream
+        if chain[-1] in wanted and chain[0] not in imported \
+                and len(chain) >= (3 if chain[0] in ("self", "cls") else 2):
+            found.add(chain[-1])
     return found
