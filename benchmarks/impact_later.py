@@ -11,7 +11,9 @@ history supports, and the hand verdicts (benchmarks/data/impact_handcheck.json) 
 
 The statement holding a use: the smallest statement whose lines hold it; a compound statement (a ``def``, a
 ``class``, an ``if``) counts by its header only (decorators, signature, condition), so a later change anywhere in
-a function's body does not count for a flag on its ``def`` line.
+a function's body does not count for a flag on its ``def`` line. For a patch ``X.f = g`` whose ``g`` is imported
+from another of the downstream's modules, a change of ``g``'s definition there counts too (where a plugin fixes
+what it installs).
 """
 
 from __future__ import annotations
@@ -79,8 +81,35 @@ def statement(tree: Path, path: str, line: int) -> set[int]:
     return set(range(best[0], best[1] + 1)) if best else {line}
 
 
+def installed_elsewhere(tree: Path, path: str, line: int) -> tuple[str, set[int]] | None:
+    """For a patch ``X.f = g`` at ``line`` whose ``g`` the file imports from another of the downstream's modules
+    (``from pkg.mod import g``): that module's file and the lines of ``g``'s definition there; else None."""
+    parsed = ast.parse((tree / path).read_bytes())
+    value = next((n.value.id for n in ast.walk(parsed) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+                  and n.lineno <= line <= (n.end_lineno or n.lineno)), None)
+    source = next((n.module for n in ast.walk(parsed) if isinstance(n, ast.ImportFrom) and n.module and not n.level
+                   and any((a.asname or a.name) == value for a in n.names)), None)
+    if value is None or source is None:
+        return None
+    original = next(a.name for n in ast.walk(parsed) if isinstance(n, ast.ImportFrom) and n.module == source
+                    for a in n.names if (a.asname or a.name) == value)
+    for candidate in (source.replace(".", "/") + ".py", source.replace(".", "/") + "/__init__.py"):
+        if (tree / candidate).is_file():
+            for node in ast.parse((tree / candidate).read_bytes()).body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == original:
+                    return candidate, set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return None
+
+
 def later_evidence(breaks: list[Impact], region: list[Impact], tree: Path,
                    changed: dict[str, set[int]]) -> list[Impact]:
-    """The flags the stricter evidence holds (``region``), and those whose statement ``changed`` (d0 → the later
-    commit) touches."""
-    return [i for i in breaks if i in region or statement(tree, i.path, i.line) & changed.get(i.path, set())]
+    """The flags the stricter evidence holds (``region``), those whose statement ``changed`` (d0 → the later
+    commit) touches, and patches whose installed function, defined in another of the downstream's modules,
+    it changed (the stricter region follows an installed function only within the patching file)."""
+    out = []
+    for i in breaks:
+        elsewhere = installed_elsewhere(tree, i.path, i.line) if i.how == "patches" else None
+        if i in region or statement(tree, i.path, i.line) & changed.get(i.path, set()) \
+                or (elsewhere is not None and elsewhere[1] & changed.get(elsewhere[0], set())):
+            out.append(i)
+    return out

@@ -92,3 +92,18 @@ def test_a_d1_the_branch_does_not_hold_is_its_own_later_commit(tmp_path: Path) -
     write(repo, {"ds/side.py": "y = 2\n"})
     d1 = _commit(repo, "d1 on a side branch", "2026-05-01T10:00:00+00:00")
     assert later_commit(repo / ".git", d1)[0] == d1
+
+
+def test_a_patch_counts_a_later_change_where_its_installed_function_is_defined(tmp_path: Path) -> None:
+    from benchmarks.impact_later import installed_elsewhere
+
+    tree = tmp_path / "d0"
+    (tree / "ds").mkdir(parents=True)
+    (tree / "ds/impl.py").write_text("import os\n\n\ndef g(x,\n      y=1):\n    return x\n", encoding="utf-8")
+    (tree / "ds/patch.py").write_text("import up.a as a\n\nfrom ds.impl import g as mine\n\na.f = mine\n",
+                                      encoding="utf-8")
+    assert installed_elsewhere(tree, "ds/patch.py", 5) == ("ds/impl.py", {4, 5, 6})
+    flag = Impact(downstream="ds", path="ds/patch.py", line=5, symbol="up.a.f", how="patches", severity="breaks",
+                  fact="x")
+    assert later_evidence([flag], [], tree, {"ds/impl.py": {5}}) == [flag]
+    assert later_evidence([flag], [], tree, {"ds/impl.py": {1}}) == []  # another line of that module
