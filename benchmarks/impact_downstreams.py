@@ -42,6 +42,7 @@ import time
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import cast
 
 import orjson
 
@@ -218,7 +219,8 @@ def downstream(name: str, data: dict, gitdir: Path, package: str, root: Path,
         seconds = time.perf_counter() - started
         result = score(impacts, tree, lines, text, adaptations)
         result["echoes"] = echoes(impacts, tree)
-        result["later"] = later_evidence(result["breaks"], result["region"], tree, since)
+        result["later"] = later_evidence(cast(list[Impact], result["breaks"]), cast(list[Impact], result["region"]),
+                                         tree, since)
         result["later_commit"] = (later, when)
         result["seconds"] = seconds
         result["files_indexed"] = index.files
@@ -324,7 +326,8 @@ def render(results: dict[str, dict[str, dict]], counts: dict[str, int], load: fl
             "stricter evidence calls false from full files, read in the wheels' code and the downstream's history). "
             "Stricter or later (a looser evidence, beside the stricter one, not instead of it: benchmarks/"
             "impact_later.py): the stricter evidence, or the downstream changed the statement holding the flagged use "
-            f"(a `def`'s header, a whole multi-line import or call) between d0 and its last commit on main at most "
+            f"(a `def`'s header, a whole multi-line import or call; for a patch, also the function it installs where "
+            "another of its modules defines it) between d0 and its last commit on main at most "
             f"{LATER_DAYS} days after d1 and by {HISTORY_END:%Y-%m-%d} ({later}).", ""]
     for name, per in results.items():
         r = per["full files"]
