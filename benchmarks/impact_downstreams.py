@@ -13,7 +13,8 @@ Figures per downstream and fact set:
   the adaptation changed for that PR (and ``breaks`` or ``check``);
 - precision of ``breaks``, lenient and stricter (benchmarks.downstream_impact.score's measure: stricter = the
   downstream changed, by d1, the function holding the use, or for a subclass statement its class, or for a
-  patch the function it installs; a pure insertion counts for what holds the line it follows), and beside it
+  patch the function it installs, in its own module or another; a use outside a function counts by its whole
+  statement, a multi-line import or call; a pure insertion counts for what holds the line it follows), and beside it
   "stricter or later" (benchmarks.impact_later: or the downstream changed the statement holding the use by its last
   commit within 60 days after d1 and by 2026-05-31);
 - flags: uses flagged ``breaks``, and echoes: flags beyond the first per (upstream fact, downstream function).
@@ -57,7 +58,15 @@ from benchmarks.downstream_impact import (
     index_speed,
     upstream_repo,
 )
-from benchmarks.impact_later import HISTORY_END, LATER_DAYS, changed_since, later_commit, later_evidence
+from benchmarks.impact_later import (
+    HISTORY_END,
+    LATER_DAYS,
+    changed_since,
+    installed_elsewhere,
+    later_commit,
+    later_evidence,
+    statement,
+)
 from benchmarks.report import write_section
 from prdigest.collect.facts import Surface, commit_facts, patch_facts
 from prdigest.collect.facts.hierarchy import GitTree
@@ -150,12 +159,23 @@ def region(tree: Path, path: str, line: int, how: str) -> set[int]:
     return out
 
 
+def held(use: Impact, tree: Path, lines: dict[str, set[int]]) -> bool:
+    """Whether the adaptation commits changed what holds ``use``: its :func:`region`, the whole statement holding it
+    (a module-level import or call over several lines, changed below the line the index names) or, for a patch
+    whose installed function is defined in another of the downstream's modules, that function there."""
+    changed = lines.get(use.path, set())
+    if region(tree, use.path, use.line, use.how) & changed or statement(tree, use.path, use.line) & changed:
+        return True
+    elsewhere = installed_elsewhere(tree, use.path, use.line) if use.how == "patches" else None
+    return elsewhere is not None and bool(elsewhere[1] & lines.get(elsewhere[0], set()))
+
+
 def score(impacts: list[Impact], tree: Path, lines: dict[str, set[int]], text: str,
           adaptations: list[tuple[str, list[int], set[str]]]) -> dict[str, object]:
     """Recall rows and the uses flagged breaks with evidence (benchmarks.downstream_impact.score's measure,
     with a subclass statement's region its class)."""
     breaks = [i for i in impacts if i.severity == "breaks"]
-    in_region = [i for i in breaks if region(tree, i.path, i.line, i.how) & lines.get(i.path, set())]
+    in_region = [i for i in breaks if held(i, tree, lines)]
     evidenced = [i for i in breaks if i in in_region
                  or any(re.search(rf"\b{re.escape(n)}\b", text) for n in _named(i))]
     rows = [(commit, pr, sorted(paths), any(i.path in paths for i in breaks), any(i.path in paths for i in impacts))
