@@ -190,12 +190,17 @@ class Change(BaseModel):
     #: Upstream packages (``vllm.attention``), other than those above the fact's module, whose ``__init__``
     #: re-exports the name: a downstream reaches it through them too (prdigest.collect.facts.reexporters).
     reexported_by: tuple[str, ...] = ()
+    #: Of a constructor fact (``C.__init__``, a signature or ``passes`` fact): ``by-name`` when every upstream call
+    #: passing its new parameters builds the class by its own name (not a variable, a factory or a class a
+    #: ``__new__`` picks): a downstream subclass is built there only where the downstream patches the class over
+    #: (prdigest.collect.facts.constructors).
+    constructed: Literal["", "by-name"] = ""
 
     @model_serializer(mode="wrap")
     def _without_empty_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # the call-site fields only where a fact has them: every other fact reads as it always did
         data: dict[str, Any] = handler(self)
-        for key in ("passed", "callers", "receiver", "inherited_by", "reexported_by"):
+        for key in ("passed", "callers", "receiver", "inherited_by", "reexported_by", "constructed"):
             if not data.get(key, True):
                 data.pop(key, None)
         return data

@@ -10,6 +10,7 @@ import re
 from prdigest.collect.facts import (
     build,
     configkeys,
+    constructors,
     defaults,
     deprecations,
     envchecks,
@@ -35,7 +36,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "14"
+FACTS_VERSION = "15"
 
 
 def _python(path: str) -> bool:
@@ -63,6 +64,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     sides = {f.path: (f.before, f.after) for f in diff.files if f.path in parsed}
     sides.update({f.before_path: (f.before, f.after) for f in diff.files if f.before_path in parsed_before})
     facts = pyapi.new_keywords(facts, parsed_before, parsed, sides, module_of)
+    facts = constructors.by_name(facts, parsed, texts, diff, tree, surface.packages)
     facts = _kept_keys(facts, parsed)
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
     facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, cast, get_args
 
-from prdigest.connect.impact.receivers import unknown_receivers
+from prdigest.collect.facts.hierarchy import BUILTIN_METHODS
+from prdigest.connect.impact.receivers import called_methods, unknown_receivers
 from prdigest.connect.impact.siblings import Siblings
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
@@ -35,7 +36,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 7
+INDEX_VERSION = 8
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -47,6 +48,13 @@ OWN_INIT = ";own-init;sets="
 CALLS_SUPER = ";super"
 #: In a call's ``detail``: it spreads ``*args`` or ``**kwargs`` (what it passes cannot be read).
 SPREAD = ";spread"
+#: In an override's (or an installed function's) ``detail``, right after its parameters: its return annotation,
+#: kept to the characters a type is written with (``;returns=torch.Tensor | None``): whether it already returns
+#: what upstream now promises.
+RETURNS = ";returns="
+#: In an override's ``detail``: the downstream calls a method of that name itself (``self.m(…)`` in the class,
+#: ``obj.m(…)`` anywhere on an object that is no imported name): it stays reached when upstream stops calling it.
+CALLED = ";called"
 
 Parts = tuple[str, ...]
 
@@ -176,6 +184,25 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return ",".join(out)
 
 
+def _returned(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> str:
+    """``;returns=T`` for a function annotated with its return type (``lines``: the file's source lines; T as
+    written, quotes and anything a type is not spelled with dropped), else ""."""
+    node = fn.returns
+    if node is None or node.end_lineno is None or node.end_col_offset is None or node.end_lineno > len(lines):
+        return ""
+    # the offsets count UTF-8 bytes; read off the source rather than ``ast.unparse`` (a cold index runs this on
+    # every method of thousands of files)
+    rows = [row.encode("utf-8") for row in lines[node.lineno - 1:node.end_lineno]]
+    rows[-1] = rows[-1][:node.end_col_offset]
+    rows[0] = rows[0][node.col_offset:]
+    text = b" ".join(rows).decode("utf-8", "replace")
+    text = " ".join(_NOT_A_TYPE.sub("", text).split())[:200]
+    return f"{RETURNS}{text}" if text else ""
+
+
+_NOT_A_TYPE = re.compile(r"[^\w.\[\], |]")
+
+
 def module_name(path: str) -> tuple[str, bool]:
     """``pkg/a/b.py`` → (``pkg.a.b``, False); ``pkg/a/__init__.py`` → (``pkg.a``, True) (the kernel's
     :func:`~prdigest.kernel.pymodule.module_and_package`)."""
@@ -195,12 +222,19 @@ class _Reader:
         self.source = source
         self._lines: list[str] | None = None
 
-    def lines(self, start: int, end: int) -> str:
-        """The source's lines ``start``..``end`` (1-based, inclusive)."""
+    def _source_lines(self) -> list[str]:
         if self._lines is None:
             text = self.source.decode("utf-8", "replace") if isinstance(self.source, bytes) else self.source
             self._lines = text.splitlines()
-        return "\n".join(self._lines[start - 1:end])
+        return self._lines
+
+    def lines(self, start: int, end: int) -> str:
+        """The source's lines ``start``..``end`` (1-based, inclusive)."""
+        return "\n".join(self._source_lines()[start - 1:end])
+
+    def _returned(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        """The function's return annotation as :data:`RETURNS` says it (read off its source line), or ""."""
+        return "" if fn.returns is None else _returned(fn, self._source_lines())
 
     def walk(self, node: ast.AST) -> None:
         """Every node the handlers do not prune, without recursion; raises :class:`_TooDeep` past
@@ -259,14 +293,14 @@ class _Reader:
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.s.functions.append((node.lineno, node.end_lineno or node.lineno, node.name))
         if node.col_offset == 0:  # module level: a function a patch may install
-            self.s.params[node.name] = _params(node)
+            self.s.params[node.name] = _params(node) + self._returned(node)
         return None
 
     def _class(self, node: ast.ClassDef) -> list[ast.AST]:
         # ``Base[A, B]``: a subscripted generic base is its class
         bases = [c for c in (_chain(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases) if c]
         functions = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        methods = [(n.name, n.lineno, _params(n)) for n in functions]
+        methods = [(n.name, n.lineno, _params(n) + self._returned(n)) for n in functions]
         init = next((n for n in functions if n.name == "__init__"), None)
         # read off the source: a walk of the method would cost more than the rest of the class
         own_init = init is not None and not _CALLS_INIT.search(self.lines(init.lineno, init.end_lineno or init.lineno))
@@ -546,6 +580,11 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         return found
 
     self_rows: dict[str, list[tuple[Parts, int, str, str]]] = {}
+    imported_names = {s.path: {b.split("=", 1)[0] if n is None else b for _, n, b, _, _ in s.imports} for s in files}
+    # methods the downstream calls on its own objects: an override of one stays reached without upstream's calls
+    # (not a name every dict or list has: ``d.update()`` is no call of the downstream's ``update``)
+    methods = {name for s in files for c in s.classes for name, _, _ in c.methods} - BUILTIN_METHODS
+    on_objects = set().union(*(called_methods(s.calls, s.called, imported_names[s.path], methods) for s in files))
     for key, (s, c) in local_classes.items():
         direct = {t for b in c.bases if (t := resolve(s.path, b)) is not None and _is_upstream(t, upstream)}
         bases = upstream_bases(key)
@@ -556,12 +595,16 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         if direct and len(direct) == len(c.bases):  # every base upstream: ``super().m(…)`` calls one of theirs
             uses += [Use(s.path, line, f"{base}.{name}", "calls", detail=detail, local=f"super().{name}")
                      for name, line, detail in s.super_calls if c.line <= line <= c.end for base in sorted(direct)]
+        own_calls = {chain[1] for chain, at, _, how in self_rows[s.path]
+                     if how == "calls" and len(chain) == 2 and c.line <= at <= c.end} if bases else set()
         for base in bases:
             if base in direct:
                 uses.append(Use(s.path, c.line, base, "subclasses", local=c.name))
             for name, line, params in c.methods:
                 if name in c.supers:
                     params += CALLS_SUPER
+                if name in own_calls or name in on_objects:
+                    params += CALLED
                 if name == "__init__" and c.own_init:
                     sets = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self"
                             and c.line <= at <= c.end} | {m for m, _, _ in c.methods}
@@ -606,7 +649,7 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
     # resolved above, or not the upstream's), not a name the downstream defines anywhere; one line per file.
     defined = set().union(*(s.defines for s in files)) if files else set()
     for s in files:
-        imported = {b.split("=", 1)[0] if n is None else b for _, n, b, _, _ in s.imports}
+        imported = imported_names[s.path]
         seen: set[str] = set()
         for name, line in _attribute_reads(s, imported):
             if name in seen or name in defined or name.startswith("__"):

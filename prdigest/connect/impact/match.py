@@ -24,9 +24,12 @@ unknown type (the index's ``method`` uses, by name) breaks when the method was r
 of the upstream's tree keeps a method of that name (prdigest.collect.facts.hierarchy; a check when only the
 changed files were read, or for a builtin's name); an attribute a base's
 ``__init__`` newly sets breaks a subclass whose own ``__init__`` neither calls the base's nor sets it; a return
-type that changed breaks an override or a patch (``check`` when it only widens); a keyword upstream now passes to
-a constructor breaks a subclass ``__init__`` that does not take it. Kinds that no Python import can reach
-(pins, kernels, tests, docs) match nothing.
+type that changed breaks an override or a patch annotated with another type (``check`` when it only widens, or
+without an annotation when it narrows; nothing when the annotation is within the new type); a keyword upstream now
+passes to a constructor breaks a subclass ``__init__`` that does not take it, unless every such call builds the
+upstream's own class by name and the downstream does not patch the class over (``Change.constructed``: a
+``check``); an override of a removed method that the downstream calls itself and that does not call the base's is
+a ``check``. Kinds that no Python import can reach (pins, kernels, tests, docs) match nothing.
 """
 
 from __future__ import annotations

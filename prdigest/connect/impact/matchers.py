@@ -12,12 +12,12 @@ import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from prdigest.collect.facts.hierarchy import BASE_UNREAD, BUILTIN_METHODS, METHOD_GONE, METHOD_GONE_CHANGED
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
-from prdigest.connect.impact.index import CALLS_SUPER, OWN_INIT, SPREAD, Use
+from prdigest.connect.impact.index import CALLED, CALLS_SUPER, OWN_INIT, RETURNS, SPREAD, Use
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
 from prdigest.kernel.pymodule import is_python, module_of
@@ -143,6 +143,13 @@ def matches(use: Use, prefixes: Sequence[str], symbol: str, deeper: bool) -> str
     return None
 
 
+def returned(use: Use) -> str | None:
+    """An override's or installed function's return annotation as the index read it; None without one."""
+    if RETURNS not in use.detail:
+        return None
+    return use.detail.split(RETURNS, 1)[1].split(";", 1)[0]
+
+
 def _exact(change: Change, ctx: Context, *hows: str) -> Iterator[Use]:
     """The uses of the fact's own symbol (not deeper), of the given kinds (any when none given)."""
     for use in ctx.table.named(change.symbol.rsplit(".", 1)[-1]):
@@ -193,7 +200,10 @@ def _renamed(change: Change, ctx: Context) -> Iterator[Hit]:
 
 
 def _removed(change: Change, ctx: Context) -> Iterator[Hit]:
-    """A removed name: every use of it, or of anything under it, breaks."""
+    """A removed name: every use of it, or of anything under it, breaks. An override of a removed method breaks
+    when it calls the base's (``super().m(…)``: gone) or when only upstream called it (what it changed no longer
+    runs); one the downstream calls itself (``self.m()``, ``obj.m()``) and that does not call the base's is its
+    own method now: its calls still reach it, and what upstream does instead is a ``check``."""
     # without the upstream's tree, a method whose class has a base that was not read may still be inherited;
     # so may one whose class a patch does not show (``*.m``: which class lost it, and what it inherits, unknown)
     unread = BASE_UNREAD.split("{}", 1)[0] in change.detail
@@ -203,6 +213,10 @@ def _removed(change: Change, ctx: Context) -> Iterator[Hit]:
             if unread or unseen:
                 why = change.detail if unread else "its class is out of the patch's sight: it may still inherit it"
                 yield Hit(use, "check", f"{change.symbol} ({why})")
+            elif use.how == "overrides" and CALLED in use.detail and CALLS_SUPER not in use.detail \
+                    and "." in change.symbol:
+                yield Hit(use, "check", f"{change.symbol}; yours keeps it and calls it itself (not the base's): "
+                          "upstream no longer calls it")
             else:
                 yield Hit(use, "breaks", change.symbol)
     yield from _by_name(change, ctx, change.symbol, change.symbol)
@@ -276,7 +290,8 @@ def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
 
 
 def _passes(change: Change, ctx: Context) -> Iterator[Hit]:
-    """A keyword upstream now passes to a constructor: a subclass ``__init__`` that does not take it breaks."""
+    """A keyword upstream now passes to a constructor: a subclass ``__init__`` that does not take it breaks (a
+    ``check`` when upstream passes it only where it builds its own class by name: :func:`_built_by_upstream`)."""
     keywords = [k.strip() for k in change.detail.split(",") if k.strip()]
     for use in _exact(change, ctx, "overrides"):
         taken = Signature.parse(use.detail.split(";", 1)[0])
@@ -284,16 +299,53 @@ def _passes(change: Change, ctx: Context) -> Iterator[Hit]:
             continue
         missing = [k for k in keywords if k not in taken.names]
         if missing:
-            yield Hit(use, "breaks", f"{change.symbol}: upstream now passes {', '.join(missing)}, yours does not "
-                      "take it")
+            words = f"{change.symbol}: upstream now passes {', '.join(missing)}, yours does not take it"
+            if _built_by_upstream(change, ctx):
+                yield Hit(use, "breaks", words)
+            else:
+                yield Hit(use, "check", words + _OWN_BUILD.format(change.symbol.split(".")[0]))
+
+
+#: Said of a subclass ``__init__`` that upstream's new keywords never reach (:func:`_built_by_upstream`).
+_OWN_BUILD = "; upstream passes it only where it builds its own {} by name, never your subclass"
+
+
+def _built_by_upstream(change: Change, ctx: Context) -> bool:
+    """Whether upstream's calls passing a constructor's new keywords may build a downstream subclass: they build
+    whatever a variable, a factory or a ``__new__`` hands over (the fact is not ``constructed="by-name"``), or the
+    downstream patches the class over (``module.C = Mine``, anywhere upstream may have imported it)."""
+    if change.constructed != "by-name":
+        return True
+    cls = change.symbol.split(".")[0]
+    return any(u.how == "patches" and u.symbol.rsplit(".", 1)[-1] == cls for u in ctx.table.named(cls))
 
 
 def _returns(change: Change, ctx: Context) -> Iterator[Hit]:
-    """A return type that changed: an override or a patch breaks (``check`` when the new type only widens)."""
-    widened = type_names(change.before) <= type_names(change.after)
+    """A return type that changed, against an override or a patch's installed function: one annotated with a
+    type within the new one already fits (not listed); one annotated otherwise breaks, unless the new type only
+    widens (``check``); one without an annotation breaks where the type was replaced, and is a ``check`` where it
+    was narrowed (``X | None`` → ``X``) or widened: it may return the narrower type already. A caller is never
+    flagged: a narrower type is still what it handled."""
+    old, new = _types(change.before), _types(change.after)
+    widened, narrowed = old <= new, new < old
     for use in _exact(change, ctx, "overrides", "patches"):
-        yield Hit(use, "check" if widened else "breaks",
-                  f"{change.symbol} returns {change.after} (was {change.before})")
+        own = returned(use)
+        words = f"{change.symbol} returns {change.after} (was {change.before})"
+        if own is not None and _types(own) <= new:
+            continue  # it returns what upstream now promises
+        if own is None:
+            yield Hit(use, "check" if widened or narrowed else "breaks",
+                      words + ("; yours has no return annotation: check what it returns" if narrowed else ""))
+        else:
+            yield Hit(use, "check" if widened else "breaks", f"{words}; yours returns {own}")
+
+
+def _types(annotation: str) -> frozenset[str]:
+    """The type names an annotation is made of, each without its module (``torch.Tensor`` and ``Tensor`` are one)."""
+    return type_names(_QUALIFIER.sub("", annotation))
+
+
+_QUALIFIER = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
 
 
 def _signature(change: Change, ctx: Context) -> Iterator[Hit]:
@@ -321,6 +373,11 @@ def _signature(change: Change, ctx: Context) -> Iterator[Hit]:
         elif severity == "breaks" and use.how == "overrides" and _private_callers(use, sig, ctx):
             severity = "check"
             words += f"; upstream passes it only from its private {' and '.join(sig.callers)}, which yours never calls"
+        elif severity == "breaks" and use.how == "overrides" and leaf == "__init__" \
+                and not _built_by_upstream(change, ctx) \
+                and signature_severity(use, replace(sig, passed=())) != "breaks":
+            severity = "check"  # what breaks it is only what upstream passes, and that never builds a subclass
+            words += _OWN_BUILD.format(cls.rsplit(".", 1)[-1])
         if severity == "check" and use.how in ("overrides", "patches") and sig.added \
                 and not sig.removed and not sig.added_required and "**" not in use.detail:
             words += "; no upstream call passes it yet, yours does not take it"

@@ -27,3 +27,16 @@ def unknown_receivers(calls: Iterable[tuple[Parts, int, str]], called: Iterable[
         seen.add(name)
         out.append((name, line))
     return out
+
+
+def called_methods(calls: Iterable[tuple[Parts, int, str]], called: Iterable[tuple[str, int]],
+                   imported: set[str], wanted: set[str]) -> set[str]:
+    """Of the method names ``wanted``, those a file calls on objects that are no name it imports (``self.x.m()``,
+    ``obj.m()``, ``f().m()``): a method the downstream keeps is still reached through these."""
+    found = {name for name, _ in called if name in wanted}
+    for chain, _, _ in calls:
+        # the name first: most calls are of other names, and this runs for every call of the downstream
+        if chain[-1] in wanted and chain[0] not in imported \
+                and len(chain) >= (3 if chain[0] in ("self", "cls") else 2):
+            found.add(chain[-1])
+    return found
