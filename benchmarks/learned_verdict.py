@@ -1,0 +1,261 @@
+"""The learned verdict, measured leave-one-week-out: fit the product's calibration on every labelled vllm-ascend week
+but one, measure it on the week left out against each of its labellers, beside the offline drafter alone.
+
+    .venv/bin/python -m benchmarks.learned_verdict [--git DIR] [--examples both|agreed] [--cache DIR] [--write]
+    .venv/bin/python -m benchmarks.learned_verdict --measure-weeks 2026-Wxx ... [--labels DIR]
+
+Weeks are real: each week's squash merges on the first-parent line of the clone (``benchmarks.facts_quality.week_prs``,
+history up to 2026-05-31), their code facts read by the product's engine from the same clone, drafted by the
+offline drafter (zh-CN, no rules file: subsystems empty), then calibrated by the product's own code
+(prdigest/draft/calibration.py: the features, the fit with its cross-validated strength, the verdict applied).
+
+Labels are ``benchmarks/data/labels/<slug>-<week>.<labeller>.json``, two blind labellers a week. Each labeller's
+label of a PR is one example (``--examples both``, the default: a PR the labellers disagree on is two examples with
+different labels, so the model learns the labellers' shared taste and where it is unsure); ``--examples agreed``
+keeps only the PRs both labellers gave the same verdict. Each left-out week is measured against each of its
+labellers separately, as the drafter alone is.
+
+``--measure-weeks W ...`` fits once on all the labelled weeks (``--fit-weeks``, default the eight below) and
+measures the named weeks instead (their label files read from ``--labels``): the same table, for weeks that were
+never fitted on. ``--cache DIR`` keeps each week's drafted PRs (keyed by the week and this checkout's commit) so a
+second run does not re-read the clone; nothing of it is committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import pickle
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.facts_quality import week_prs  # noqa: E402
+from benchmarks.judgement import LABELS, read_labels  # noqa: E402
+from benchmarks.report import write_section  # noqa: E402
+from prdigest.collect.facts.surface import Surface  # noqa: E402
+from prdigest.collect.facts.week import week_facts  # noqa: E402
+from prdigest.collect.git import open_clone  # noqa: E402
+from prdigest.draft.calibration import Calibration, features, fit  # noqa: E402
+from prdigest.draft.offline import OfflineDrafter  # noqa: E402
+from prdigest.kernel.models import PullRequest, Verdict  # noqa: E402
+
+REPO = "vllm-project/vllm-ascend"
+CLONE = Path("/work/.mirror/vllm-project+vllm-ascend/repo")
+#: The labelled weeks this benchmark fits and measures on (every other week is held out for a final measure).
+WEEKS = ("2026-W07", "2026-W09", "2026-W12", "2026-W14", "2026-W16", "2026-W17", "2026-W19", "2026-W20")
+SURFACE = Surface(packages=("vllm_ascend",))
+DEEP = Verdict.DEEP_READ
+
+
+@dataclass
+class Week:
+    """One week's labelled PRs: each with its facts, the drafter's verdict and each labeller's verdict."""
+
+    week: str
+    prs: list[tuple[PullRequest, Verdict]]
+    labels: dict[str, dict[int, Verdict]]  # labeller → PR number → verdict
+
+    def examples(self, mode: str) -> list[tuple[set[str], Verdict]]:
+        """The week's labelled examples: one per labeller's label (``both``), or the agreed labels (``agreed``)."""
+        out = []
+        for pr, drafted in self.prs:
+            given = [labels[pr.number] for labels in self.labels.values() if pr.number in labels]
+            if mode == "agreed":
+                given = given[:1] if len(set(given)) == 1 and len(given) == len(self.labels) else []
+            out += [(features(pr, [], drafted), label) for label in given]
+        return out
+
+
+def _commit() -> str:
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def drafted(git_dir: Path, week: str, cache: Path | None) -> list[tuple[PullRequest, Verdict]]:
+    """The week's PRs with their facts from the clone and the offline drafter's verdict (cached when asked)."""
+    key = hashlib.sha256(f"{git_dir.resolve()}|{week}|{_commit()}".encode()).hexdigest()[:16]
+    path = cache / f"{week}-{key}.pickle" if cache else None
+    if path is not None and path.exists():
+        return pickle.loads(path.read_bytes())  # our own file, written below
+    prs, _ = week_prs(git_dir, REPO, week)
+    with tempfile.TemporaryDirectory() as state:
+        facts = week_facts(prs, surface=SURFACE, clone=open_clone(str(git_dir), state_dir=Path(state)))
+    drafter = OfflineDrafter()
+    out = []
+    for pr in prs:
+        shown = pr.model_copy(update={"changes": facts.changes.get(pr.number, []),
+                                      "facts_source": facts.source.get(pr.number)})
+        out.append((shown, drafter.draft(shown, [], "zh-CN").verdict))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pickle.dumps(out))
+    return out
+
+
+def load_week(git_dir: Path, week: str, folder: Path, cache: Path | None) -> Week:
+    """A labelled week: its drafted PRs that have a label, and every labeller's verdicts."""
+    found = read_labels(REPO, week, folder)
+    if not found:
+        raise SystemExit(f"{week}: no label file {folder}/{REPO.replace('/', '-')}-{week}.<labeller>.json")
+    labels = {who: {n: Verdict(str(lab["verdict"])) for n, lab in rows.items()} for who, rows in found.items()}
+    numbers = set().union(*labels.values())
+    return Week(week, [(pr, v) for pr, v in drafted(git_dir, week, cache) if pr.number in numbers], labels)
+
+
+@dataclass
+class Score:
+    """Verdict agreement and deep-read counts against one labeller."""
+
+    n: int
+    right: int
+    deep_ours: int
+    deep_theirs: int
+    deep_both: int
+
+    @property
+    def agreement(self) -> float:
+        return self.right / self.n if self.n else float("nan")
+
+    @property
+    def precision(self) -> float:
+        return self.deep_both / self.deep_ours if self.deep_ours else float("nan")
+
+    @property
+    def recall(self) -> float:
+        return self.deep_both / self.deep_theirs if self.deep_theirs else float("nan")
+
+    def __add__(self, other: "Score") -> "Score":
+        return Score(self.n + other.n, self.right + other.right, self.deep_ours + other.deep_ours,
+                     self.deep_theirs + other.deep_theirs, self.deep_both + other.deep_both)
+
+
+def score(ours: dict[int, Verdict], theirs: dict[int, Verdict]) -> Score:
+    common = [n for n in theirs if n in ours]
+    return Score(len(common), sum(ours[n] is theirs[n] for n in common),
+                 sum(ours[n] is DEEP for n in common), sum(theirs[n] is DEEP for n in common),
+                 sum(ours[n] is DEEP and theirs[n] is DEEP for n in common))
+
+
+def verdicts(week: Week, calibration: Calibration | None) -> dict[int, Verdict]:
+    """The week's verdicts: the drafter's, or calibrated."""
+    return {pr.number: d if calibration is None else calibration.verdict(features(pr, [], d)) for pr, d in week.prs}
+
+
+@dataclass
+class Row:
+    """One measured week and labeller: the drafter alone and calibrated."""
+
+    week: str
+    labeller: str
+    drafter: Score
+    learned: Score
+    moved: int
+    strength: float
+    labels: int
+
+
+def measure(week: Week, calibration: Calibration) -> list[Row]:
+    alone, learned = verdicts(week, None), verdicts(week, calibration)
+    moved = sum(alone[n] is not learned[n] for n in alone)
+    return [Row(week.week, who, score(alone, labels), score(learned, labels), moved, calibration.strength,
+                calibration.labels) for who, labels in sorted(week.labels.items())]
+
+
+def table(rows: list[Row]) -> str:
+    def f(x: float) -> str:
+        return "n/a" if x != x else f"{x:.2f}"
+
+    lines = ["| left out | labeller | PRs | fit labels | strength | moved | agreement: drafter → learned | "
+             "deep-read P / R: drafter | deep-read P / R: learned |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        lines.append(f"| {r.week} | {r.labeller} | {r.drafter.n} | {r.labels} | {r.strength:g} | {r.moved} | "
+                     f"{f(r.drafter.agreement)} → **{f(r.learned.agreement)}** | {f(r.drafter.precision)} / "
+                     f"{f(r.drafter.recall)} | {f(r.learned.precision)} / {f(r.learned.recall)} |")
+    return "\n".join(lines)
+
+
+def summary(rows: list[Row]) -> str:
+    """Mean agreement over the (week, labeller) rows, the worst row, and deep-read P/R pooled over them."""
+    out = []
+    for name, pick in (("drafter alone", lambda r: r.drafter), ("learned", lambda r: r.learned)):
+        scores = [pick(r) for r in rows]
+        total = sum(scores[1:], scores[0])
+        mean = statistics.fmean(s.agreement for s in scores)
+        worst = min(s.agreement for s in scores)
+        out.append(f"- {name}: mean agreement **{mean:.3f}** (lowest row {worst:.2f}); deep-read pooled "
+                   f"P {total.precision:.2f} ({total.deep_both}/{total.deep_ours}) / R {total.recall:.2f} "
+                   f"({total.deep_both}/{total.deep_theirs})")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--git", type=Path, default=CLONE, help="the vllm-ascend clone (never committed)")
+    parser.add_argument("--labels", type=Path, default=LABELS, help="the folder of label files")
+    parser.add_argument("--examples", choices=("both", "agreed"), default="both")
+    parser.add_argument("--fit-weeks", nargs="+", default=list(WEEKS))
+    parser.add_argument("--measure-weeks", nargs="+", help="fit on every --fit-weeks week, measure these instead")
+    parser.add_argument("--cache", type=Path, help="keep each week's drafted PRs here (not committed)")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    fitted = {w: load_week(args.git, w, LABELS, args.cache) for w in args.fit_weeks}
+    rows: list[Row] = []
+    fit_seconds = []
+    if args.measure_weeks:
+        overlap = set(args.measure_weeks) & set(args.fit_weeks)
+        if overlap:
+            raise SystemExit(f"{', '.join(sorted(overlap))}: fitted on, so not a measure; leave them out of "
+                             "--measure-weeks or of --fit-weeks")
+        t0 = time.perf_counter()
+        c = fit([e for w in fitted.values() for e in w.examples(args.examples)], source="all fitted weeks")
+        fit_seconds.append(time.perf_counter() - t0)
+        for w in args.measure_weeks:
+            rows += measure(load_week(args.git, w, args.labels, args.cache), c)
+    else:
+        for w, week in fitted.items():
+            t0 = time.perf_counter()
+            c = fit([e for o, other in fitted.items() if o != w for e in other.examples(args.examples)],
+                    source=f"all but {w}")
+            fit_seconds.append(time.perf_counter() - t0)
+            rows += measure(week, c)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    shown = [f"--examples {args.examples}"] if args.examples != "both" else []
+    if args.measure_weeks:
+        shown.append("--measure-weeks " + " ".join(args.measure_weeks))
+    command = " ".join([".venv/bin/python -m benchmarks.learned_verdict", *shown, *(["--write"] if args.write else [])])
+    how = (f"fit once on {', '.join(args.fit_weeks)}, measured on {', '.join(args.measure_weeks)}"
+           if args.measure_weeks else f"leave-one-week-out over {', '.join(args.fit_weeks)}: each week measured by "
+                                      "a calibration fitted on the other weeks' labels")
+    body = f"""Command: `{command}` (load average {load}; the clone: the search tool's fetch of {REPO}, history up to
+2026-05-31; {len(fit_seconds)} fits, {statistics.fmean(fit_seconds):.1f} s each, the whole run
+{time.perf_counter() - started:.0f} s)
+
+{how}; examples: {args.examples} (see the script's docstring). Offline drafter with code facts, zh-CN, no rules file.
+
+{table(rows)}
+
+{summary(rows)}
+
+Targets (issue 35): mean agreement ≥ 0.72 with each labeller, deep-read P ≥ 0.6 and R ≥ 0.65.
+"""
+    print(body)
+    if args.write:
+        write_section("Learned verdict: " + ("fitted on the labelled weeks, measured on others" if args.measure_weeks
+                                             else "leave-one-week-out (vllm-ascend)"), body)
+    return body
+
+
+if __name__ == "__main__":
+    main()
