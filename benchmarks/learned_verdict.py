@@ -17,7 +17,7 @@ labellers separately, as the drafter alone is.
 
 ``--measure-weeks W ...`` fits once on all the labelled weeks (``--fit-weeks``, default the eight below) and
 measures the named weeks instead (their label files read from ``--labels``): the same table, for weeks that were
-never fitted on. ``--cache DIR`` keeps each week's drafted PRs (keyed by the week and this checkout's commit) so a
+never fitted on. ``--cache DIR`` keeps each week's drafted PRs (keyed by the week and the drafting code) so a
 second run does not re-read the clone; nothing of it is committed.
 """
 
@@ -28,7 +28,6 @@ import hashlib
 import os
 import pickle
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -65,25 +64,37 @@ class Week:
     prs: list[tuple[PullRequest, Verdict]]
     labels: dict[str, dict[int, Verdict]]  # labeller → PR number → verdict
 
-    def examples(self, mode: str) -> list[tuple[set[str], Verdict]]:
-        """The week's labelled examples: one per labeller's label (``both``), or the agreed labels (``agreed``)."""
+    def examples(self, mode: str) -> list[tuple[tuple[set[str], Verdict], int]]:
+        """The week's labelled examples, each with its PR's number: one per labeller's label (``both``), or the
+        agreed labels (``agreed``)."""
         out = []
         for pr, drafted in self.prs:
             given = [labels[pr.number] for labels in self.labels.values() if pr.number in labels]
             if mode == "agreed":
                 given = given[:1] if len(set(given)) == 1 and len(given) == len(self.labels) else []
-            out += [(features(pr, [], drafted), label) for label in given]
+            feats = features(pr, [], drafted)
+            out += [((feats, label), pr.number) for label in given]
         return out
 
 
-def _commit() -> str:
-    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+def fitted_on(weeks: list[Week], mode: str, source: str) -> Calibration:
+    """The calibration fitted on these weeks' labels, the labels of one PR cross-validated together."""
+    rows = [row for week in weeks for row in week.examples(mode)]
+    return fit([example for example, _ in rows], source=source, groups=[number for _, number in rows])
+
+
+def _code() -> str:
+    """A digest of the product code that drafts (every module but the calibration, which the cache must not pin)."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "prdigest").rglob("*.py")):
+        if not path.name.startswith("calibration"):
+            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def drafted(git_dir: Path, week: str, cache: Path | None) -> list[tuple[PullRequest, Verdict]]:
     """The week's PRs with their facts from the clone and the offline drafter's verdict (cached when asked)."""
-    key = hashlib.sha256(f"{git_dir.resolve()}|{week}|{_commit()}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{git_dir.resolve()}|{week}|{_code()}".encode()).hexdigest()[:16]
     path = cache / f"{week}-{key}.pickle" if cache else None
     if path is not None and path.exists():
         return pickle.loads(path.read_bytes())  # our own file, written below
@@ -219,15 +230,14 @@ def main(argv: list[str] | None = None) -> str:
             raise SystemExit(f"{', '.join(sorted(overlap))}: fitted on, so not a measure; leave them out of "
                              "--measure-weeks or of --fit-weeks")
         t0 = time.perf_counter()
-        c = fit([e for w in fitted.values() for e in w.examples(args.examples)], source="all fitted weeks")
+        c = fitted_on(list(fitted.values()), args.examples, "all fitted weeks")
         fit_seconds.append(time.perf_counter() - t0)
         for w in args.measure_weeks:
             rows += measure(load_week(args.git, w, args.labels, args.cache), c)
     else:
         for w, week in fitted.items():
             t0 = time.perf_counter()
-            c = fit([e for o, other in fitted.items() if o != w for e in other.examples(args.examples)],
-                    source=f"all but {w}")
+            c = fitted_on([other for o, other in fitted.items() if o != w], args.examples, f"all but {w}")
             fit_seconds.append(time.perf_counter() - t0)
             rows += measure(week, c)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
