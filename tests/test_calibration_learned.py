@@ -95,3 +95,43 @@ def test_a_saved_calibration_of_older_features_still_applies_from_a_real_store(t
     again = Calibration.from_json(fit([(features(_pr(i, f"t{i}", ["a.py"]), [], Verdict.SKIM), Verdict.SKIM)
                                        for i in range(1, 13)]).to_json())
     assert again.deep_read_at == DEEP_READ_AT
+
+
+def test_calibrate_takes_several_labelled_files_or_a_folder_and_refuses_a_label_file_naming_it(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from tests.test_calibration import TOPICS, run, week, write
+
+    # Two people labelled the same week, each in a file of their own; the next week is not labelled.
+    first, second = week(1000, 16, TOPICS), week(1000, 16, TOPICS)
+    folder = tmp_path / "labelled"
+    folder.mkdir()
+    write(folder / "w47.ana.jsonl", first)
+    write(folder / "w47.ben.jsonl", second)
+    state = str(tmp_path / "state.sqlite")
+    fitted = CliRunner().invoke(app, ["calibrate", "--gold", str(folder / "w47.ana.jsonl"), "--gold",
+                                      str(folder / "w47.ben.jsonl"), "--state", state, "--language", "en"])
+    assert fitted.exit_code == 0, fitted.output
+    assert "calibration fitted on 72 labels (gold w47.ana.jsonl, w47.ben.jsonl;" in fitted.output
+    nxt = write(tmp_path / "week2.jsonl", week(2000, 24, ["attn", "cache", "graph", "router"]))
+    after = run(tmp_path, nxt, state)
+    assert all(e["verdict"] == {"[Perf]": "deep-read", "[Doc] ": "skip", "[Bugfi": "skim"}[e["title"][:6]]
+               for e in after.values())
+    again = CliRunner().invoke(app, ["calibrate", "--gold", str(folder), "--state", state, "--language", "en"])
+    assert again.exit_code == 0 and "fitted on 72 labels (gold w47.ana.jsonl, w47.ben.jsonl;" in again.output
+
+    labels = tmp_path / "vllm-project-vllm-2026-W47.ana.json"
+    labels.write_text(json.dumps({"labeller": "ana", "repo": "vllm-project/vllm", "week": "2026-W47",
+                                  "labels": {"1000": {"verdict": "skim"}}}))
+    refused = CliRunner().invoke(app, ["calibrate", "--gold", str(labels), "--state", state])
+    assert refused.exit_code == 2 and f"{labels}: a file of labels by PR number carries no PR text" in refused.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = CliRunner().invoke(app, ["calibrate", "--gold", str(empty), "--state", state])
+    assert nothing.exit_code == 2 and f"{empty}: no labelled file (*.jsonl) in the folder" in nothing.output
+    other = write(tmp_path / "other.jsonl", [{**r, "url": r["url"].replace("vllm-project/vllm", "acme/pkg")}
+                                             for r in week(3000, 16, TOPICS)])
+    mixed = CliRunner().invoke(app, ["calibrate", "--gold", str(folder / "w47.ana.jsonl"), "--gold", str(other),
+                                     "--state", state])
+    assert mixed.exit_code == 2 and "of 2 repos (acme/pkg, vllm-project/vllm)" in mixed.output
