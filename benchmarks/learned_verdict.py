@@ -3,6 +3,7 @@ but one, measure it on the week left out against each of its labellers, beside t
 
     .venv/bin/python -m benchmarks.learned_verdict [--git DIR] [--examples both|agreed] [--cache DIR] [--write]
     .venv/bin/python -m benchmarks.learned_verdict --measure-weeks 2026-Wxx ... [--labels DIR]
+    .venv/bin/python -m benchmarks.learned_verdict --export-gold DIR   # then: digest calibrate --gold DIR --git CLONE
 
 Weeks are real: each week's squash merges on the first-parent line of the clone (``benchmarks.facts_quality.week_prs``,
 history up to 2026-05-31), their code facts read by the product's engine from the same clone, drafted by the
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import pickle
 import statistics
@@ -210,6 +212,26 @@ def summary(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
+def export_gold(weeks: list[Week], folder: Path, labels: Path) -> list[Path]:
+    """Each week's labels, one file per labeller, as gold JSONL (the source format, each line with ``gold``) that
+    ``digest calibrate --gold FOLDER --git CLONE`` reads: the PRs as the clone gives them, without their facts (the
+    run reads those from the clone again)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for week in weeks:
+        for who, rows in sorted(read_labels(REPO, week.week, labels).items()):
+            path = folder / f"{week.week}.{who}.jsonl"
+            lines = []
+            for pr, _ in week.prs:
+                if pr.number in rows:
+                    record = pr.model_dump(mode="json", exclude={"changes", "facts_source", "changes_omitted"})
+                    record["gold"] = {"verdict": rows[pr.number]["verdict"], "why": rows[pr.number].get("why", "")}
+                    lines.append(json.dumps(record, ensure_ascii=False))
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            written.append(path)
+    return written
+
+
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--git", type=Path, default=CLONE, help="the vllm-ascend clone (never committed)")
@@ -218,10 +240,17 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--fit-weeks", nargs="+", default=list(WEEKS))
     parser.add_argument("--measure-weeks", nargs="+", help="fit on every --fit-weeks week, measure these instead")
     parser.add_argument("--cache", type=Path, help="keep each week's drafted PRs here (not committed)")
+    parser.add_argument("--export-gold", type=Path, metavar="DIR", help="write the fitted weeks' labels as gold "
+                        "JSONL for digest calibrate --gold DIR (PR text from the clone: never commit it), and stop")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     fitted = {w: load_week(args.git, w, LABELS, args.cache) for w in args.fit_weeks}
+    if args.export_gold:
+        written = export_gold(list(fitted.values()), args.export_gold, LABELS)
+        text = "\n".join(str(p) for p in written)
+        print(text)
+        return text
     rows: list[Row] = []
     fit_seconds = []
     if args.measure_weeks:
