@@ -77,7 +77,8 @@ def from_gold(config: EvalConfig, settings: Settings, paths: Sequence[Path] = ()
                 examples += [(features(item.pr, subs, row.verdict), item.gold.verdict)
                              for item, subs, row in zip(gold.items, subsystems, rows)]
                 groups += [item.pr.number for item in gold.items]
-        names = ", ".join(path.name for path in files)
+        names = ", ".join(path.name for path in files) if len(files) <= 3 else \
+            f"{len(files)} files, {files[0].name} to {files[-1].name}"
         return _fitted(store(), repo, examples, f"gold {names}", names if len(files) > 1 else str(files[0]), groups)
 
 
