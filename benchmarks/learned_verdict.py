@@ -188,7 +188,7 @@ def table(rows: list[Row]) -> str:
     def f(x: float) -> str:
         return "n/a" if x != x else f"{x:.2f}"
 
-    lines = ["| left out | labeller | PRs | fit labels | strength | moved | agreement: drafter → learned | "
+    lines = ["| week measured | labeller | PRs | fit labels | strength | moved | agreement: drafter → learned | "
              "deep-read P / R: drafter | deep-read P / R: learned |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
@@ -291,6 +291,8 @@ def main(argv: list[str] | None = None) -> str:
             rows += measure(week, c)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     shown = [f"--examples {args.examples}"] if args.examples != "both" else []
+    if list(args.fit_weeks) != list(WEEKS):
+        shown.append("--fit-weeks " + " ".join(args.fit_weeks))
     if args.measure_weeks:
         shown.append("--measure-weeks " + " ".join(args.measure_weeks))
     command = " ".join([".venv/bin/python -m benchmarks.learned_verdict", *shown, *(["--write"] if args.write else [])])
