@@ -15,8 +15,10 @@ from prdigest.kernel.errors import ConfigError, DigestError, first_problem
 
 
 def calibrate(
-    gold: Optional[Path] = typer.Option(None, "--gold", help="Labelled PRs: JSONL in the source format, each line "
-                                        "with \"gold\": {\"verdict\": ...} (as digest eval --gold reads)."),
+    gold: Optional[list[Path]] = typer.Option(None, "--gold", help="Labelled PRs: JSONL in the source format, each "
+                                              "line with \"gold\": {\"verdict\": ...} (as digest eval --gold reads); "
+                                              "repeat it for several files (a week, a labeller each), or give a "
+                                              "folder of them."),
     from_reviews: bool = typer.Option(False, "--from-reviews", help="Learn from the editors' recorded decisions: "
                                       "each kept entry's final verdict is a label."),
     repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (default: from the PR URLs, or the only "
@@ -40,7 +42,8 @@ def calibrate(
     from prdigest.kernel.config import load_settings
 
     try:
-        if (gold is not None) == from_reviews:
+        paths = gold or []
+        if bool(paths) == from_reviews:
             raise ConfigError("give exactly one of --gold FILE, --from-reviews")
         if from_reviews:
             from prdigest.kernel.window import parse_instant
@@ -50,13 +53,13 @@ def calibrate(
         else:
             try:
                 config = EvalConfig.model_validate({
-                    "gold": str(gold), "drafter": drafter, "llm_base_url": llm_base_url, "model": model,
+                    "gold": str(paths[0]), "drafter": drafter, "llm_base_url": llm_base_url, "model": model,
                     "language": language, "rules": str(rules) if rules else None, "repo": repo,
                     "state": state, "git": git})
             except ValidationError as exc:
                 problem = first_problem(exc)
                 raise ConfigError(f"{flag(problem.top)}: {problem.message}") from None
-            fitted = cal.from_gold(config, load_settings(**config.settings_overrides()))
+            fitted = cal.from_gold(config, load_settings(**config.settings_overrides()), paths)
     except DigestError as exc:
         raise fail(exc) from None
     c = fitted.calibration

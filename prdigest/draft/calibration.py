@@ -2,7 +2,9 @@
 gold file, or the editors' recorded decisions), that moves the drafter's verdict toward the team's taste.
 
 Its features are read from the PR and its code facts alone (the verdict the drafter proposed, the size, which kinds
-of files, the facts' kinds and reach, the subsystems, the title's tags and words); its weights start from "keep
+of files, the facts' kinds and reach, the subsystems, the title's tags and words, and through the offline drafter's
+eyes its score, its reasons, the parts of the tree touched and the description's length:
+prdigest/draft/calibration_features.py); its weights start from "keep
 the drafter's verdict" and the regularisation pulls them back there, so a few labels move little and a few hundred
 can move what they show. The strength is chosen by cross-validation on the labels themselves, which also says
 whether the calibration beat the drafter there (:attr:`Calibration.cv_calibrated` vs :attr:`Calibration.cv_drafter`).
@@ -14,10 +16,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from prdigest.draft.calibration_features import drafter_features, part_features
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.prtext.files import SOURCE, file_kind
 from prdigest.kernel.prtext.pointing import is_code
@@ -27,10 +30,14 @@ CLASSES = (Verdict.DEEP_READ, Verdict.SKIM, Verdict.SKIP)
 #: The weight that makes a fresh model keep the drafter's verdict (before any label moves it).
 PRIOR = 2.0
 #: Regularisation strengths tried by cross-validation, weakest first (a tie goes to the stronger: less moved).
-STRENGTHS = (0.003, 0.03, 0.3)
+STRENGTHS = (0.003, 0.01, 0.03, 0.3)
 FOLDS = 5
 #: The strength that stands for "keep the drafter's verdicts" (the prior alone) when nothing beats it.
 KEEP = 1e9
+#: A fitted calibration says deep-read once that verdict is this probable, even when another is more probable: a PR
+#: worth studying that a reader never opens costs more than one opened in vain, and deep reads are rare (about one
+#: label in ten), so the most probable verdict alone would almost never be a deep read.
+DEEP_READ_AT = 0.3
 _TAG = re.compile(r"\[([^\[\]]{1,40})\]")
 _WORDS = frozenset({"fix", "fixes", "bug", "bugfix", "revert", "add", "adds", "support", "refactor", "remove",
                     "deprecate", "perf", "optimize", "speed", "doc", "docs", "test", "tests", "ci", "bump",
@@ -64,6 +71,10 @@ def features(pr: PullRequest, subsystems: Sequence[str], drafted: Verdict) -> se
         out.add("fact:public")
     if any(c.breaks for c in facts):
         out.add("fact:breaking")
+    public = sum(1 for c in facts if c.public)
+    if public:
+        out.add("public:" + ("1-2" if public <= 2 else "3+"))
+    out |= drafter_features(pr, subsystems) | part_features(pr)
     out.update(f"sub:{s}" for s in subsystems[:3])
     out.update(f"label:{' '.join(label.lower().split())[:40]}" for label in pr.labels[:5])
     out.update(f"tag:{' '.join(t.lower().split())}" for t in _TAG.findall(pr.title)[:3])
@@ -84,6 +95,9 @@ class Calibration:
     source: str = ""
     created_at: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    #: Deep-read once its probability reaches this (:data:`DEEP_READ_AT`); None: the most probable verdict (the
+    #: calibrations saved before the threshold existed).
+    deep_read_at: float | None = None
 
     def probabilities(self, feats: set[str]) -> list[float]:
         """The probability of each verdict of :data:`CLASSES` for a PR with these features."""
@@ -94,14 +108,18 @@ class Calibration:
         return _softmax(logits)
 
     def verdict(self, feats: set[str]) -> Verdict:
-        """The calibrated verdict (the most probable one)."""
+        """The calibrated verdict: deep-read once probable enough (:attr:`deep_read_at`), else the most probable."""
         p = self.probabilities(feats)
+        if self.deep_read_at is not None:
+            if p[0] >= self.deep_read_at:
+                return CLASSES[0]
+            return CLASSES[1] if p[1] >= p[2] else CLASSES[2]
         return CLASSES[max(range(len(CLASSES)), key=lambda k: p[k])]
 
     def to_json(self) -> dict[str, Any]:
         return {"weights": self.weights, "strength": self.strength, "labels": self.labels,
                 "cv_calibrated": self.cv_calibrated, "cv_drafter": self.cv_drafter, "source": self.source,
-                "classes": [c.value for c in CLASSES], "meta": self.meta}
+                "classes": [c.value for c in CLASSES], "meta": self.meta, "deep_read_at": self.deep_read_at}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], created_at: str = "") -> "Calibration":
@@ -112,7 +130,8 @@ class Calibration:
                    strength=float(data["strength"]), labels=int(data["labels"]),
                    cv_calibrated=data.get("cv_calibrated"),
                    cv_drafter=data.get("cv_drafter"), source=str(data.get("source", "")), created_at=created_at,
-                   meta=dict(data.get("meta") or {}))
+                   meta=dict(data.get("meta") or {}),
+                   deep_read_at=None if data.get("deep_read_at") is None else float(data["deep_read_at"]))
 
 
 def _softmax(logits: list[float]) -> list[float]:
@@ -136,16 +155,20 @@ def _fit(examples: Sequence[tuple[set[str], Verdict]], strength: float,
     prior = [p for name in names for p in _prior(name)]  # flat: feature i, class k at i * k_n + k
     w = list(prior)
     g2 = [1e-8] * len(w)
-    rows = [([index[f] * k_n for f in feats], CLASSES.index(v)) for feats, v in examples]
-    n = len(rows)
+    # One row per distinct feature set with its count of each label (a PR labelled by two people is one row): the
+    # same loss, computed once per PR instead of once per label.
+    counted: dict[frozenset[str], list[int]] = {}
+    for feats, v in examples:
+        counted.setdefault(frozenset(feats), [0] * k_n)[CLASSES.index(v)] += 1
+    rows = [([index[f] * k_n for f in feats], counts, sum(counts)) for feats, counts in counted.items()]
+    n = len(examples)
     for _ in range(iterations):
         grad = [strength * (a - b) for a, b in zip(w, prior)]
-        for at, y in rows:
+        for at, counts, total in rows:
             logits = [sum(w[i + k] for i in at) for k in range(k_n)]
             p = _softmax(logits)
-            p[y] -= 1.0
             for k in range(k_n):
-                d = p[k] / n
+                d = (total * p[k] - counts[k]) / n
                 for i in at:
                     grad[i + k] += d
         for j, g in enumerate(grad):
@@ -155,7 +178,7 @@ def _fit(examples: Sequence[tuple[set[str], Verdict]], strength: float,
 
 
 def _agreement(weights: dict[str, list[float]], examples: Sequence[tuple[set[str], Verdict]]) -> float:
-    model = Calibration(weights, 0.0, 0)
+    model = Calibration(weights, 0.0, 0, deep_read_at=DEEP_READ_AT)
     return sum(model.verdict(f) is v for f, v in examples) / len(examples)
 
 
@@ -163,12 +186,23 @@ def _drafted(feats: set[str]) -> Verdict:
     return next(c for c in CLASSES if f"drafted:{c.value}" in feats)
 
 
-def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "") -> Calibration:
+def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "",
+        groups: Sequence[Hashable] | None = None) -> Calibration:
     """A calibration fitted on ``examples`` (each PR's :func:`features` and its label), its strength chosen by
-    cross-validation. Raises ValueError for fewer than 10 labels: too few to say anything."""
+    cross-validation; ``groups`` names each example's PR (several labels of one PR are cross-validated together).
+    Raises ValueError for fewer than 10 labels: too few to say anything."""
     if len(examples) < 10:
         raise ValueError(f"{len(examples)} labelled PRs: a calibration needs at least 10")
-    folds = [list(range(i, len(examples), FOLDS)) for i in range(min(FOLDS, len(examples)))]
+    # The labels of one PR (two labellers, or two files) share a fold: one on each side would score the fit on what
+    # it was fitted on, and favour the weakest strength.
+    keys: Sequence[Hashable] = range(len(examples)) if groups is None else groups
+    if len(keys) != len(examples):
+        raise ValueError(f"{len(keys)} groups for {len(examples)} labelled PRs")
+    order: dict[Hashable, int] = {}
+    for key in keys:
+        order.setdefault(key, len(order))
+    n_folds = min(FOLDS, len(order))
+    folds = [[i for i, key in enumerate(keys) if order[key] % n_folds == k] for k in range(n_folds)]
     drafter = sum(_drafted(f) is v for f, v in examples) / len(examples)
     # The drafter's own verdicts are a candidate too (infinite strength: the prior alone), and win ties: a
     # calibration that does not beat the drafter in cross-validation keeps its verdicts.
@@ -178,14 +212,15 @@ def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "") -> Ca
         for held in folds:
             out = set(held)
             weights = _fit([e for i, e in enumerate(examples) if i not in out], strength, iterations=100)
-            right += sum(Calibration(weights, 0.0, 0).verdict(examples[i][0]) is examples[i][1] for i in held)
+            model = Calibration(weights, 0.0, 0, deep_read_at=DEEP_READ_AT)
+            right += sum(model.verdict(examples[i][0]) is examples[i][1] for i in held)
         score = right / len(examples)
         if score > best[0] or (score == best[0] and best[1] != KEEP and strength > best[1]):
             best = (score, strength)
     names = {f for feats, _ in examples for f in feats} | {f"drafted:{c.value}" for c in CLASSES}
     weights = {n: _prior(n) for n in sorted(names)} if best[1] == KEEP else _fit(examples, best[1])
     return Calibration(weights, best[1], len(examples), cv_calibrated=best[0], cv_drafter=drafter, source=source,
-                       meta={"train_agreement": _agreement(weights, examples)})
+                       meta={"train_agreement": _agreement(weights, examples)}, deep_read_at=DEEP_READ_AT)
 
 
 def calibrated(draft: DraftEntry, pr: PullRequest, subsystems: Sequence[str], language: Language,

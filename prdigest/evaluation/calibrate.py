@@ -9,6 +9,8 @@ GitHub collector's cache, for its files) holds it; rejected entries say nothing 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -40,30 +42,72 @@ class Fitted:
     disagreements: int
 
 
-def _fitted(store: Store, repo: str, examples: list[Example], source: str, where: str) -> Fitted:
+def _fitted(store: Store, repo: str, examples: list[Example], source: str, where: str,
+            groups: list[int] | None = None) -> Fitted:
     try:
-        calibration = fit(examples, source=source)
+        calibration = fit(examples, source=source, groups=groups)
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}; label more PRs") from None
     disagreements = sum(1 for feats, label in examples if f"drafted:{label.value}" not in feats)
     return Fitted(repo, calibrations.save(store, repo, calibration), disagreements)
 
 
-def from_gold(config: EvalConfig, settings: Settings) -> Fitted:
-    """Fit ``config.repo``'s calibration on the labelled file ``config.gold``, drafted as a run drafts."""
-    gold = load_gold(Path(config.gold).expanduser())
-    repo = config.repo or repo_of([i.pr for i in gold.items], gold.path)
+def from_gold(config: EvalConfig, settings: Settings, paths: Sequence[Path] = ()) -> Fitted:
+    """Fit ``config.repo``'s calibration on the labelled files ``paths`` (default ``config.gold``; a folder stands for
+    its ``*.jsonl``), each drafted as a run drafts it; a PR labelled in several files (by several people) is one
+    example per label, its labels cross-validated together."""
+    files = gold_files(paths or [Path(config.gold)])
+    golds = [load_gold(path) for path in files]
+    repos = {config.repo or repo_of([i.pr for i in gold.items], gold.path) for gold in golds}
+    if len(repos) != 1:
+        raise ConfigError(f"the labelled files are of {len(repos)} repos ({', '.join(sorted(repos))}): calibrate "
+                          "one repo at a time")
+    repo = repos.pop()
     classifier = classifier_for(repo, Path(config.rules) if config.rules else None)
     language = config.language or settings.language
+    examples: list[Example] = []
+    groups: list[int] = []
     with command(settings) as core:
         store = core.store
-        gold, contexts = prepared(gold, repo, settings, classifier, store())
-        subsystems = [classifier.classify(item.pr) for item in gold.items]
         with candidate(config, settings, classifier, store) as cand:
-            rows = draft_rows(gold, subsystems, cand, language, None, contexts, calibration=None)
-        examples = [(features(item.pr, subs, row.verdict), item.gold.verdict)
-                    for item, subs, row in zip(gold.items, subsystems, rows)]
-        return _fitted(store(), repo, examples, f"gold {gold.path.name}", str(gold.path))
+            for gold in golds:  # each file on its own: its PRs are one edition's, over the window they span
+                gold, contexts = prepared(gold, repo, settings, classifier, store())
+                subsystems = [classifier.classify(item.pr) for item in gold.items]
+                rows = draft_rows(gold, subsystems, cand, language, None, contexts, calibration=None)
+                examples += [(features(item.pr, subs, row.verdict), item.gold.verdict)
+                             for item, subs, row in zip(gold.items, subsystems, rows)]
+                groups += [item.pr.number for item in gold.items]
+        names = ", ".join(path.name for path in files) if len(files) <= 3 else \
+            f"{len(files)} files, {files[0].name} to {files[-1].name}"
+        return _fitted(store(), repo, examples, f"gold {names}", names if len(files) > 1 else str(files[0]), groups)
+
+
+def gold_files(paths: Sequence[Path]) -> list[Path]:
+    """The labelled JSONL files ``paths`` name: each file, and each folder's ``*.jsonl`` in name order. A folder
+    without one, or a label file without PR text (``{"labeller", "week", "labels"}``), is refused naming it."""
+    out: list[Path] = []
+    for given in paths:
+        path = given.expanduser()
+        if path.is_dir():
+            found = sorted(path.glob("*.jsonl"))
+            if not found:
+                raise ConfigError(f"{path}: no labelled file (*.jsonl) in the folder")
+            out += found
+        elif path.is_file() and _label_file(path):
+            raise ConfigError(f"{path}: a file of labels by PR number carries no PR text to draft; give the labelled "
+                              "PRs as JSONL in the source format, each line with \"gold\": {\"verdict\": ...}")
+        else:
+            out.append(path)
+    return list(dict.fromkeys(out))
+
+
+def _label_file(path: Path) -> bool:
+    """Whether ``path`` is one JSON object of labels by PR number (``{"labeller", "labels": {...}}``), not JSONL."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("labels"), dict) and "number" not in data
 
 
 def _pr_of(entry: Entry, cached: PullRequest | None) -> PullRequest:
