@@ -90,6 +90,8 @@ class LedgerRow:
 
 
 _COLUMNS = ", ".join(LedgerRow.__dataclass_fields__)
+#: Planned rows written per statement by :meth:`Ledger.register`.
+REGISTER_BATCH = 1000
 _ROW = "edition = ? AND reader = ? AND medium = ?"
 
 
@@ -189,11 +191,12 @@ class Ledger:
         Sent, sending and uncertain rows never change. A failed row whose recipient has since changed (the
         readers file was fixed) becomes pending again; a pending row follows the current variant and
         recipient. The first Message-ID recorded for a row is kept for good.
+
+        ``planned`` is read :data:`REGISTER_BATCH` rows at a time (10,000 readers' rows are never one list here),
+        and read again if the transaction is retried: a collection, or anything that iterates afresh each time.
         """
         now = _now()
-        rows = [(edition, reader, medium, variant, recipient, message_id, now, now)
-                for reader, medium, variant, recipient, message_id in planned]
-        self._write("registering the deliveries", lambda: self.conn.executemany(
+        sql = (
             "INSERT INTO delivery_ledger AS l (edition, reader, medium, variant, recipient, message_id, created_at, "
             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             # The existing row's columns are qualified: PostgreSQL finds a bare name ambiguous here.
@@ -206,9 +209,19 @@ class Ledger:
             "  recipient = CASE WHEN l.status IN ('pending', 'failed') THEN excluded.recipient ELSE l.recipient END, "
             "  message_id = COALESCE(l.message_id, excluded.message_id), "
             "  updated_at = CASE WHEN l.status IN ('pending', 'failed') AND l.recipient <> excluded.recipient "
-            "                    THEN excluded.updated_at ELSE l.updated_at END",
-            rows,
-        ))
+            "                    THEN excluded.updated_at ELSE l.updated_at END")
+
+        def write(store: Store) -> None:
+            batch: list[tuple] = []
+            for reader, medium, variant, recipient, message_id in planned:
+                batch.append((edition, reader, medium, variant, recipient, message_id, now, now))
+                if len(batch) >= REGISTER_BATCH:
+                    store.executemany(sql, batch)
+                    batch = []
+            if batch:
+                store.executemany(sql, batch)
+
+        self._write("registering the deliveries", lambda: self.conn.atomic(write))
 
     def rows(self, edition: str) -> dict[Key, LedgerRow]:
         """Every row of the edition, by (reader, medium)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import partial
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Delivery:
     """One reader's copy of one variant on one medium, composed only when it is about to be pushed."""
 
@@ -258,8 +258,7 @@ class _Claims:
 
     def run(self, channels: dict[str, Channel], retry: Retry = NO_RETRY) -> DeliveryReport:
         ledger, key = self.ledger, self.key
-        ledger.register(key, [(d.reader.id, d.medium, d.variant, d.recipient, d.message_id)
-                              for d in self.by_key.values()])
+        ledger.register(key, _Planned(self.by_key.values()))
         released, uncertain = ledger.recover(key)
         if released or uncertain:
             log.warning("%s: %d claim(s) of stopped deliverers returned to pending, %d became uncertain "
@@ -418,6 +417,17 @@ class _Claims:
         for k in sorted(self.by_key, key=self.order.__getitem__):
             report.results.append(self.results[k] if k in self.results else untried[k])
         return report
+
+
+class _Planned:
+    """The ledger rows of ``deliveries`` (reader, medium, variant, recipient, Message-ID), made as they are read
+    and made again when read again (a retried transaction): never one list of them all."""
+
+    def __init__(self, deliveries: Iterable[Delivery]) -> None:
+        self.deliveries = deliveries
+
+    def __iter__(self) -> Iterator[tuple[str, str, str, str, str | None]]:
+        return ((d.reader.id, d.medium, d.variant, d.recipient, d.message_id) for d in self.deliveries)
 
 
 def ledger_safe(work: Callable[[], object]) -> None:
