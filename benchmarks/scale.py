@@ -454,14 +454,11 @@ STREAM = (
     "instead of every variant's packed renderings held in memory from the render step to delivery; an e-mail over "
     "its size budget is laid out once (the layouts' sizes told from their compiled pieces, only the chosen one put "
     "together: 1 attempt where a compact variant took 2 to 7); a record save reads the stored record's status, not "
-    "its whole content; the end-of-run summary counts messages per variant once. Memory is not flat in readers yet: "
-    "at 10,000 readers the process holds ~60 MiB more than at 1,000 before the edition starts (the readers file "
-    "read: 10,000 readers' YAML and models), and the edition's record keeps every variant (3,090, each with its "
-    "readers, entries, read-first and lede: the contract `digest resend` relies on), which each load or save of "
-    "the record serialises or parses again (~20 MiB each time, the publish step's archive read the largest now); "
-    "the rendered variants are no longer part of it. The CPU seconds of this section were measured at load 3 to 10 "
-    "(other sessions on the 2 cores) and moved by ±2 s between runs of the same code at 1,000 readers (before: 11.3, "
-    "11.8; after: 12.9, 13.6, 10.0 in alternating runs): compare them at low load before reading a change into them.")
+    "its whole content; the end-of-run summary counts messages per variant once. (At that round memory was not flat "
+    "in readers: the readers file read and the record's variants parsed at each load/save; see the third round "
+    "above.) The CPU seconds of this section were measured at load 3 to 10 (other sessions on the 2 cores) and moved "
+    "by ±2 s between runs of the same code at 1,000 readers (before: 11.3, 11.8; after: 12.9, 13.6, 10.0 in "
+    "alternating runs): compare them at low load before reading a change into them.")
 
 
 def kept_rows(results: list[dict], path: Path | None = None) -> list[str]:
@@ -551,7 +548,7 @@ THIRD_ROUND = (
 def fourth_round(results: list[dict]) -> str:
     """What issue 38's fourth round changed, where each size's peak is now, and the growth from 1,000 to 10,000."""
     by = {r["readers"]: r for r in results if r["prs"] == 300}
-    parts = []
+    parts = [] if by else ["(the figures: a run of this command with --prs 300)"]
     for n in sorted(by):
         r, before = by[n], BEFORE_ROUND4.get(n)
         steps = {step: peak for step, peak, *_ in r.get("phases") or []}
@@ -588,7 +585,7 @@ def fourth_round(results: list[dict]) -> str:
         "delivery: the readers file read (collect), the variant plans and ledes of 3,088 variants (connect), and the "
         "render step (traced with `--one 2000 --trace`: the Python heap holds 13.5 MiB before the render step, peaks at "
         "28 during it and holds 16.5 after, so most of the render step's rise in RSS is transient work over thousands "
-        "of variants, not what it keeps); those steps were not changed in this round."
+        "of variants, not what it keeps); those steps were not changed in this round. The 1000 × 10 row is the third round's, not measured again."
     )
 
 
