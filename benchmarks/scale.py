@@ -30,6 +30,7 @@ import tracemalloc
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -106,18 +107,20 @@ def one(n_prs: int, n_readers: int, language: str, history: str = "", until: str
         return replace(medium, render=render)
 
     steps: dict[str, float] = {}
-    phases: list[tuple[str, float, float]] = []  # (step, peak RSS so far, RSS now) in MiB, at each step's end
-
+    # (step, peak RSS so far, RSS now) in MiB at each step's end; with --trace, the traced heap now and its peak too
+    phases: list[tuple[Any, ...]] = []  # a str, then floats
     snapshots: dict[str, object] = {}
 
     def mark(step: str) -> None:
-        phases.append((step, peak_rss(), current_rss()))
+        rss = (peak_rss(), current_rss())
+        traced: tuple[float, ...] = ()
         if trace and tracemalloc.is_tracing():  # the Python heap now and its peak during the step, MiB
             now, peak = tracemalloc.get_traced_memory()
             tracemalloc.reset_peak()
-            phases[-1] += (now / 2**20, peak / 2**20)
+            traced = (now / 2**20, peak / 2**20)
             if step in TRACED:
                 snapshots[step] = tracemalloc.take_snapshot()
+        phases.append((step, *rss, *traced))
 
     class Timed(EditionPipeline):
         def render(self, *args, **kwargs):
