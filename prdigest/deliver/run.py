@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import partial
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Delivery:
     """One reader's copy of one variant on one medium, composed only when it is about to be pushed."""
 
@@ -131,7 +131,7 @@ class Outcome(str, Enum):
     ELSEWHERE = "elsewhere"  # another deliverer holds it right now (a concurrent run or worker)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeliveryResult:
     """One delivery's outcome: the provider id when sent, the reason otherwise."""
 
@@ -173,8 +173,11 @@ class DeliveryReport:
         return self.of(Outcome.UNCERTAIN)
 
     def add(self, delivery: Delivery, outcome: Outcome, detail: str = "") -> None:
-        self.results.append(DeliveryResult(delivery.reader.id, delivery.medium, delivery.variant,
-                                           delivery.recipient, outcome, detail))
+        self.results.append(_result(delivery, outcome, detail))
+
+
+def _result(delivery: Delivery, outcome: Outcome, detail: str = "") -> DeliveryResult:
+    return DeliveryResult(delivery.reader.id, delivery.medium, delivery.variant, delivery.recipient, outcome, detail)
 
 
 @dataclass(frozen=True)
@@ -255,14 +258,12 @@ class _Claims:
 
     def run(self, channels: dict[str, Channel], retry: Retry = NO_RETRY) -> DeliveryReport:
         ledger, key = self.ledger, self.key
-        ledger.register(key, [(d.reader.id, d.medium, d.variant, d.recipient, d.message_id)
-                              for d in self.by_key.values()])
+        ledger.register(key, _Planned(self.by_key.values()))
         released, uncertain = ledger.recover(key)
         if released or uncertain:
             log.warning("%s: %d claim(s) of stopped deliverers returned to pending, %d became uncertain "
                         "(their push had begun)", key, released, uncertain)
-        rows = ledger.rows(key)
-        total = sum(1 for k in self.by_key if rows[k].status in ("pending", "sending"))
+        total = sum(1 for k in ledger.keys(key, ("pending", "sending")) if k in self.by_key)
         owner = new_owner()
         self.done, self.total = 0, total
         try:
@@ -284,7 +285,7 @@ class _Claims:
         finally:
             ledger_safe(lambda: ledger.release_all(key, owner))
             end_owner(owner)
-        return self._report(ledger.rows(key))
+        return self._report()
 
     def _pass(self, channels: dict[str, Channel], owner: str, down: dict[str, str]) -> None:
         """Claim and push every pending row of ours not yet tried in this pass (and rows given back meanwhile).
@@ -294,24 +295,24 @@ class _Claims:
         its first message and dropped after its last; then every
         pending row of the edition in (reader, medium) order, until none of ours is left: rows a stopped or
         concurrent deliverer gave back meanwhile."""
-        for readers in self._chunks(self.ledger.rows(self.key)):
+        for readers in self._chunks(self.ledger.keys(self.key, ("pending",))):
             self._claim(channels, owner, down, readers)
-        while self._claim(channels, owner, down) and self._others_left(self.ledger.rows(self.key)):
+        while self._claim(channels, owner, down) and self._others_left(self.ledger.keys(self.key, ("pending",))):
             pass
 
-    def _chunks(self, rows: dict[tuple[str, str], LedgerRow]) -> list[list[str]]:
+    def _chunks(self, pending_rows: set[tuple[str, str]]) -> list[list[str]]:
         """The readers to claim for, chunk by chunk, in the plan's order: the readers of consecutive variants
         together as long as their pending rows fit one claim (:data:`CLAIM_BATCH`), so 10,000 readers in
         thousands of small variants are not a claim (and, in the outbox, three commits) per variant; a variant
         with more rows than that alone, :data:`CLAIM_BATCH` readers at a time."""
         pending: dict[str, int] = {}
-        for k, row in rows.items():
-            if row.status == "pending" and k in self.by_key and k not in self.tried:
+        for k in pending_rows:
+            if k in self.by_key and k not in self.tried:
                 pending[k[0]] = pending.get(k[0], 0) + 1
         chunks: list[list[str]] = []
         current: list[str] = []
         count = 0
-        for readers in self._variants(rows):
+        for readers in self._variants(pending_rows):
             n = sum(pending.get(r, 0) for r in readers)
             if n > CLAIM_BATCH:
                 chunks += [readers[start:start + CLAIM_BATCH] for start in range(0, len(readers), CLAIM_BATCH)]
@@ -325,14 +326,12 @@ class _Claims:
             chunks.append(current)
         return chunks
 
-    def _variants(self, rows: dict[tuple[str, str], LedgerRow]) -> list[list[str]]:
+    def _variants(self, pending_rows: set[tuple[str, str]]) -> list[list[str]]:
         """The readers with a pending row of ours not yet tried, grouped by variant in the plan's order."""
         groups: dict[str, list[str]] = {}
         for k in sorted(self.by_key, key=self.order.__getitem__):
-            row = rows.get(k)
             readers = groups.setdefault(self.by_key[k].variant, [])
-            if (row is not None and row.status == "pending" and k not in self.tried
-                    and (not readers or readers[-1] != k[0])):
+            if k in pending_rows and k not in self.tried and (not readers or readers[-1] != k[0]):
                 readers.append(k[0])
         return [readers for readers in groups.values() if readers]
 
@@ -394,25 +393,41 @@ class _Claims:
         for attempt, _ in attempts:
             self._result(attempt.delivery.key, attempt.report)
 
-    def _others_left(self, rows: dict[tuple[str, str], LedgerRow]) -> bool:
+    def _others_left(self, pending_rows: set[tuple[str, str]]) -> bool:
         """Whether rows of ours went back to pending meanwhile (a claim another deliverer gave back)."""
-        return any(r.status == "pending" and k in self.by_key and k not in self.tried for k, r in rows.items())
+        return any(k in self.by_key and k not in self.tried for k in pending_rows)
 
-    def _report(self, rows: dict[tuple[str, str], LedgerRow]) -> DeliveryReport:
+    def _report(self) -> DeliveryReport:
+        """Every delivery's outcome in the plan's order: this run's, and for the rows it did not try (sent by an
+        earlier run, held by another deliverer) what the ledger says, read a page at a time and only then."""
+        untried: dict[tuple[str, str], DeliveryResult] = {}
+        if len(self.results) < len(self.by_key):
+            for k, status, error, provider_id, owner in self.ledger.outcomes_of(self.key):
+                delivery = self.by_key.get(k)
+                if delivery is None or k in self.results:
+                    continue
+                outcome, detail = {
+                    "sent": (Outcome.ALREADY, provider_id or ""),
+                    "failed": (Outcome.FAILED, error or "failed"),
+                    "uncertain": (Outcome.UNCERTAIN, f"{error or 'uncertain'} (not resent: digest resend --uncertain)"),
+                    "sending": (Outcome.ELSEWHERE, f"being delivered by {owner}"),
+                }.get(status, (Outcome.PENDING, error or "pending"))
+                untried[k] = _result(delivery, outcome, detail)
         report = DeliveryReport()
         for k in sorted(self.by_key, key=self.order.__getitem__):
-            if k in self.results:
-                report.results.append(self.results[k])
-                continue
-            row, delivery = rows[k], self.by_key[k]
-            outcome, detail = {
-                "sent": (Outcome.ALREADY, row.provider_id or ""),
-                "failed": (Outcome.FAILED, row.error or "failed"),
-                "uncertain": (Outcome.UNCERTAIN, f"{row.error or 'uncertain'} (not resent: digest resend --uncertain)"),
-                "sending": (Outcome.ELSEWHERE, f"being delivered by {row.owner}"),
-            }.get(row.status, (Outcome.PENDING, row.error or "pending"))
-            report.add(delivery, outcome, detail)
+            report.results.append(self.results[k] if k in self.results else untried[k])
         return report
+
+
+class _Planned:
+    """The ledger rows of ``deliveries`` (reader, medium, variant, recipient, Message-ID), made as they are read
+    and made again when read again (a retried transaction): never one list of them all."""
+
+    def __init__(self, deliveries: Iterable[Delivery]) -> None:
+        self.deliveries = deliveries
+
+    def __iter__(self) -> Iterator[tuple[str, str, str, str, str | None]]:
+        return ((d.reader.id, d.medium, d.variant, d.recipient, d.message_id) for d in self.deliveries)
 
 
 def ledger_safe(work: Callable[[], object]) -> None:

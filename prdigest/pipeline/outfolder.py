@@ -9,7 +9,8 @@ The archive (``DIR/site/``) is rebuilt whole by :func:`prdigest.kernel.writes.wr
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 #: Where the outbox channel writes (prdigest.pipeline.compose.make_channels).
@@ -26,22 +27,30 @@ def edition_in(out: Path) -> str | None:
     return key if isinstance(key, str) else None
 
 
-def _files(folder: Path) -> list[Path]:
-    """The regular files and symlinks under ``folder`` (nothing when it is not a real folder)."""
+def _files(folder: Path) -> Iterator[Path]:
+    """The regular files and symlinks under ``folder``, one at a time (nothing when it is not a real folder)."""
     if folder.is_symlink() or not folder.is_dir():
-        return []
-    return [p for p in folder.rglob("*") if p.is_symlink() or p.is_file()]
+        return
+    # Not rglob: it keeps every path it yielded (to yield none twice), all of them at once.
+    folders = [folder]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    folders.append(Path(entry.path))
 
 
 def prune(out: Path, folders: Iterable[str], keep: Iterable[Path]) -> list[Path]:
     """Remove every file under ``DIR/<folder>`` not in ``keep``; returns what was removed."""
-    kept = {p.resolve() for p in keep}
-    removed = []
-    for name in sorted(set(folders)):
-        for path in _files(out / name):
-            if path.is_symlink() or path.resolve() not in kept:
-                path.unlink()
-                removed.append(path)
+    # Real paths as strings, and the folder's files looked at one at a time: at 10,000 readers a render step keeps
+    # ~7,300 files, and a set of resolved Paths beside a list of the folder's Paths peaked at 7 MiB.
+    kept = {os.path.realpath(p) for p in keep}
+    removed = [path for name in sorted(set(folders)) for path in _files(out / name)
+               if path.is_symlink() or os.path.realpath(path) not in kept]
+    for path in removed:
+        path.unlink()
     return removed
 
 

@@ -311,8 +311,8 @@ def save(store: Store, edition: Edition, status: Status, *, run_id: str | None =
         raise RecordError(f"{edition.name}: an edition read without its variants cannot be stored (it would lose "
                           "them): read its record with its variants")
     # The variants in rows of their own; the body keeps the rest (the hash is the whole edition's all the same).
-    parts = variant_rows.split(edition)
-    body = canonical_json(edition) if parts is None else parts.head
+    head = variant_rows.head_of(edition)
+    body = canonical_json(edition) if head is None else head
     now = datetime.now(timezone.utc).isoformat()
 
     def write(tx: Store) -> EditionRecord:
@@ -330,8 +330,12 @@ def save(store: Store, edition: Edition, status: Status, *, run_id: str | None =
             _check_expected(edition, current, expect, status)
         revision = (current.revision + 1 if new_revision else current.revision) if current else 1
         owner = run_id if run_id is not None else (current.run_id if current and not new_revision else None)
-        digest = _digest(body) if parts is None else parts.hash
-        listed = None if parts is None else parts.parts
+        if head is None:
+            variant_rows.forget(tx, edition.key)
+            digest, listed = _digest(body), None
+        else:  # each variant serialised, hashed and written (when changed) one at a time
+            stored = variant_rows.store(tx, edition.key, head, edition.variants)
+            digest, listed = stored.hash, stored.parts
         content = sealed_content(digest, listed)
         sealed = seal.seal(edition.key, revision, status.value, content) if seal is not None else None
         values = (edition.key, edition.repo, _stamp(edition.since), _stamp(edition.until), edition.name, revision,
@@ -343,10 +347,6 @@ def save(store: Store, edition: Edition, status: Status, *, run_id: str | None =
             tx.execute("UPDATE edition_records SET repo = ?, since = ?, until = ?, name = ?, revision = ?, status = ?, "
                        "hash = ?, body = ?, run_id = ?, updated_at = ?, seal = ?, parts = ? WHERE key = ?",
                        (*values[1:], edition.key))
-        if parts is None:
-            variant_rows.forget(tx, edition.key)
-        else:
-            variant_rows.write(tx, edition.key, parts.pieces)
         return EditionRecord(edition, status, digest, revision, owner, datetime.fromisoformat(now), sealed, listed)
 
     return store.atomic(write)
