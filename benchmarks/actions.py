@@ -1,0 +1,148 @@
+"""Action required on labelled weeks: each week's entries with an ``action[]`` beside what the labellers asked.
+
+    .venv/bin/python -m benchmarks.actions --git DIR --repo OWNER/NAME --weeks 2026-W07 2026-W09 [--show]
+        [--json OUT] [--before OUT_OF_AN_EARLIER_RUN --before-label TEXT] [--write]
+
+The drafts and actions are made as ``benchmarks.judgement`` makes them (the week's squash merges read from the
+clone ``DIR``, offline drafter, zh-CN, no rules file); the labels are its label files. Per week: the entries of the
+Action required block, how many of them at least one labeller also gave an action (and how many both did), the
+PRs a labeller gave an action that we give none (per labeller, and PRs both labellers asked for), and the
+dependency upgrades among those. ``--show`` prints each of our entries with its sentences beside the labellers'
+actions, then each miss. ``--json`` keeps the figures; ``--before`` puts an earlier run's figures beside them.
+``--write`` writes the section "Action required on the labelled weeks" of BENCHMARKS.md with the command and
+the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.judgement import LABELS, UPGRADE, Drafted, from_git, read_labels  # noqa: E402
+from benchmarks.report import write_section  # noqa: E402
+
+TITLE = "Action required on the labelled weeks"
+Labels = dict[str, dict[int, dict[str, object]]]
+
+
+def asked(labels: Labels) -> dict[int, dict[str, list[str]]]:
+    """PR number → labeller → the actions that labeller gave it (only PRs some labeller gave one)."""
+    out: dict[int, dict[str, list[str]]] = {}
+    for who, by_number in labels.items():
+        for number, label in by_number.items():
+            items = [str(a) for a in label.get("action") or []]  # type: ignore[union-attr]
+            if items:
+                out.setdefault(number, {})[who] = items
+    return out
+
+
+def figures(drafts: dict[int, Drafted], labels: Labels) -> dict[str, object]:
+    """One week's figures: entries, entries confirmed by one / both labellers, misses per labeller and both."""
+    wanted = asked(labels)
+    ours = sorted(n for n, d in drafts.items() if d.action)
+    labellers = sorted(labels)
+    missed = {who: sorted(n for n, by in wanted.items() if who in by and n in drafts and not drafts[n].action)
+              for who in labellers}
+    both = sorted(n for n, by in wanted.items() if len(by) == len(labellers) >= 2 and n in drafts
+                  and not drafts[n].action)
+    upgrades = sorted(n for n, by in wanted.items() if n in drafts and not drafts[n].action
+                      and any(UPGRADE.search(a) for items in by.values() for a in items))
+    return {"entries": ours, "confirmed": [n for n in ours if n in wanted],
+            "confirmed by both": [n for n in ours if len(wanted.get(n, {})) >= 2],
+            "missed": missed, "missed by both": both, "upgrades missed": upgrades,
+            "labelled": sorted(n for n in wanted if n in drafts)}
+
+
+def show(week: str, drafts: dict[int, Drafted], labels: Labels) -> str:
+    """Each entry with an action beside the labellers' actions, then the labellers' actions with none of ours."""
+    wanted = asked(labels)
+    lines = [f"== {week}"]
+    for n in sorted(set(wanted) | {n for n, d in drafts.items() if d.action}):
+        if n not in drafts:
+            continue
+        mark = "ok " if drafts[n].action and n in wanted else "NEW" if drafts[n].action else "MISS"
+        lines.append(f"{mark} #{n} {drafts[n].pr.title}")
+        lines += [f"      ours: {a}" for a in drafts[n].action]
+        lines += [f"      {who}: {a}" for who, items in sorted(wanted.get(n, {}).items()) for a in items]
+    return "\n".join(lines)
+
+
+def _row(week: str, f: dict[str, object], labellers: list[str]) -> str:
+    missed: dict[str, list[int]] = f["missed"]  # type: ignore[assignment]
+    entries: list[int] = f["entries"]  # type: ignore[assignment]
+    per = ", ".join(f"{who} {len(missed.get(who, []))}" for who in labellers)
+    return (f"| {week} | {len(entries)} | {len(f['confirmed'])} ({len(f['confirmed by both'])}) | "  # type: ignore[arg-type]
+            f"{len(f['labelled'])} | {per} | {len(f['missed by both'])} | {len(f['upgrades missed'])} | "  # type: ignore[arg-type]
+            f"{_numbers(f['missed by both'])} |")  # type: ignore[arg-type]
+
+
+def _numbers(numbers: list[int]) -> str:
+    return " ".join(f"#{n}" for n in numbers) or "-"
+
+
+def table(results: dict[str, dict[str, object]], labellers: dict[str, list[str]]) -> list[str]:
+    """The figures of every week as a markdown table, with totals."""
+    lines = ["| week | entries | a labeller asked too (both) | PRs labellers asked | missed per labeller | "
+             "missed, both asked | upgrades missed | missed, both asked (PRs) |",
+             "| --- | ---: | ---: | ---: | --- | ---: | ---: | --- |"]
+    lines += [_row(week, f, labellers.get(week, [])) for week, f in results.items()]
+    total = {k: sum(len(f[k]) for f in results.values())  # type: ignore[arg-type]
+             for k in ("entries", "confirmed", "confirmed by both", "labelled", "missed by both", "upgrades missed")}
+    missed = sum(len(v) for f in results.values() for v in f["missed"].values())  # type: ignore[union-attr]
+    lines.append(f"| all | {total['entries']} | {total['confirmed']} ({total['confirmed by both']}) | "
+                 f"{total['labelled']} | {missed} in all | {total['missed by both']} | {total['upgrades missed']} | |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--git", type=Path, required=True, help="a clone of the repository (never committed)")
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--weeks", nargs="+", required=True)
+    parser.add_argument("--labels", type=Path, default=LABELS, help="the folder of label files")
+    parser.add_argument("--show", action="store_true", help="print each entry's actions beside the labellers'")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--before", type=Path, help="figures of an earlier run (its --json), shown first")
+    parser.add_argument("--before-label", default="before", help="what the earlier run was (a commit)")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args(argv)
+    results: dict[str, dict[str, object]] = {}
+    labellers: dict[str, list[str]] = {}
+    for week in args.weeks:
+        drafts = from_git(args.git, args.repo, week)
+        labels = read_labels(args.repo, week, args.labels)
+        labellers[week] = sorted(labels)
+        results[week] = figures(drafts, labels)
+        if args.show:
+            print(show(week, drafts, labels), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"labellers": labellers, "weeks": results}, indent=1), encoding="utf-8")
+    command = (f".venv/bin/python -m benchmarks.actions --git DIR --repo {args.repo} --weeks {' '.join(args.weeks)}"
+               + (" --write" if args.write else ""))
+    lines = [f"Command: `{command}` (DIR: a clone of the repository, history up to 2026-05-31)", ""]
+    if args.before:
+        earlier = json.loads(args.before.read_text(encoding="utf-8"))
+        lines += [f"Before ({args.before_label}):", "", *table(earlier["weeks"], earlier["labellers"]), "",
+                  "After:", ""]
+    lines += [*table(results, labellers), "",
+              "entries: PRs of the week whose Action required item we give; a labeller asked too: of those, PRs at "
+              "least one labeller (both) also gave an action; missed: PRs a labeller gave an action that we give "
+              "none; upgrades missed: those whose labelled action is an upgrade or a pin. Targets: at most 10 "
+              "entries a week, at least 0.8 of them actions a reader must take, no upgrade missed.", "",
+              f"Load average: {os.getloadavg()[0]:.2f} (2 cores, shared)."]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        write_section(TITLE, text)
+    return text
+
+
+if __name__ == "__main__":
+    main()
