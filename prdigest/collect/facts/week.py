@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from prdigest.collect.facts import envreads
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
@@ -97,6 +98,7 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                 if clone is not None:  # a config key one file stops reading may still be read elsewhere
                     facts = still_read(facts, sha, clone, surface)
                     facts = still_gated(facts, sha, clone, surface)  # a release dropped only if no gate is left
+                    facts = envreads.still_read(facts, sha, clone, surface)  # a variable renamed only if unread
                 fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
