@@ -1,7 +1,7 @@
 """A release of the upstream a PR stops supporting: the last version gate on it (``up_version_is("0.15.0")``)
 removed from shipped code is a ``dependency`` fact (detail ``support dropped``) and the action to upgrade; a gate
-removed from one file while another module of the tree still has it drops nothing (prdigest/collect/facts/
-versiongates.py). Real repositories (tests/git_support.py)."""
+removed from one file while another module of the tree still has it drops nothing, nor do the gates of a release
+older than every release main pinned before the PR (prdigest/collect/facts/versiongates.py, pinned.py). Real repositories (tests/git_support.py)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ def probs(x):
 '''
 BASE = {"lib/__init__.py": "", "lib/utils.py": "def up_version_is(v):\n    return v == '0.15.0'\n",
         "lib/attn.py": ATTN, "lib/sampler.py": SAMPLER,
+        # main installs 0.15.0; a gate on 0.14.0 is left over from before that pin moved
+        "Dockerfile": "FROM python:3.11\nARG UP_TAG=v0.15.0\nRUN git clone --branch $UP_TAG up\n",
+        "lib/old.py": 'from lib.utils import up_version_is\n\nLEGACY = up_version_is("0.14.0")\n',
         "tests/test_attn.py": 'from lib.utils import up_version_is\n\n\ndef test_gate():\n    up_version_is("0.14.0")\n'}
 PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     # one file's gate goes; the sampler still gates on 0.15.0: still supported
@@ -41,6 +44,8 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     # the last gate on 0.15.0 goes (a gate on the next release takes its place); a test's gate is no support
     2: ("clean 0.15.0 support", {"lib/sampler.py": SAMPLER.replace('"0.15.0"', '"0.16.0"'),
                                  "tests/test_attn.py": "def test_gate():\n    pass\n"}),
+    # the last gate on a release older than every release main installs goes: dead code cleaned up
+    3: ("clean 0.14.0 leftovers", {"lib/old.py": "LEGACY = False\n"}),
 }
 
 
@@ -67,6 +72,11 @@ def test_the_last_gate_on_a_release_removed_asks_to_upgrade(week: dict[int, list
     assert actions(week[2], "zh-CN") == ["main 不再兼容 `up` `0.15.0`：拉取 main 前先升级 `up`。"]
     fact = next(c for c in week[2] if c.detail == "support dropped")
     assert fact_line(fact, "en") == "no longer works with `up` `0.15.0`: its last version gate removed"
+
+
+def test_gates_of_a_release_main_had_moved_past_ask_nothing(week: dict[int, list[Change]]) -> None:
+    assert _dropped(week[3]) == []
+    assert actions(week[3], "en") == []
 
 
 def test_a_release_dropped_with_its_pin_or_beside_an_upgrade_is_said_once() -> None:

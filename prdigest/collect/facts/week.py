@@ -97,7 +97,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                 facts = commit_facts(diff, surface, tree=upstream_tree)
                 if clone is not None:  # a config key one file stops reading may still be read elsewhere
                     facts = still_read(facts, sha, clone, surface)
-                    facts = still_gated(facts, sha, clone, surface)  # a release dropped only if no gate is left
+                    # a release dropped only if no gate is left and main still installed it
+                    facts = still_gated(facts, sha, clone, surface, parent=diff.parent)
                     facts = envreads.still_read(facts, sha, clone, surface)  # a variable renamed only if unread
                 fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
