@@ -62,8 +62,23 @@ STARTUP_CHECKED = STARTUP + """
     if vllm_config.model_config.hf_config.num_experts > 256:
         raise ValueError("num_experts over 256 is not supported")
 """
+WORKER = """
+def run():
+    return 1
+
+
+def create_profiler(profiler_config):
+    if profiler_config.profiler != "torch":
+        raise RuntimeError(f"Unrecognized profiler: {profiler_config.profiler}")
+    return profiler_config
+"""
+RUNNER = """
+class Runner:
+    def __init__(self, ascend_config):
+        self.ascend_config = ascend_config
+"""
 BASE = {"lib/__init__.py": "", "lib/platform.py": PLATFORM, "lib/sched.py": "def plan(config):\n    return config\n",
-        "lib/startup.py": STARTUP}
+        "lib/startup.py": STARTUP, "lib/worker.py": WORKER, "lib/runner.py": RUNNER}
 PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     1: ("[BugFix] Restrict layer sharding to prefill instances", {"lib/platform.py": CHECKED}),
     # the same check with a log line above it: old news
@@ -95,6 +110,13 @@ def plan(config):
     # and narrowed back, its message reworded: nothing more is refused
     7: ("Relax the layer sharding check", {"lib/platform.py": MOVED.replace(
         "can only be enabled on a prefill instance.", "is allowed on prefill instances only.")}),
+    # a check moved into a new module of its own
+    8: ("Move the profiler out of the worker", {"lib/worker.py": "def run():\n    return 1\n",
+                                                "lib/profiler.py": WORKER.replace("def run():\n    return 1\n", "")}),
+    # a new feature's limits: not implemented yet, nothing that worked before is refused
+    9: ("Add MoE models to the v2 runner", {"lib/runner.py": RUNNER + """        if ascend_config.dynamic_eplb:
+            raise NotImplementedError("dynamic_eplb is not supported by the v2 runner yet.")
+"""}),
 }
 
 
@@ -157,3 +179,9 @@ def test_a_check_made_to_refuse_more_setups_asks_again_one_narrowed_or_reworded_
     assert _rejected(week[6]) == [("layer_sharding", message, "public")]
     assert actions(week[6], "en")[0].startswith("Check where you set the config key `layer_sharding`")
     assert _rejected(week[7]) == [] and actions(week[7], "en") == []
+
+
+def test_a_check_moved_to_another_module_or_a_limit_not_implemented_yet_asks_nothing(
+        week: dict[int, list[Change]]) -> None:
+    assert _rejected(week[8]) == [] and actions(week[8], "en") == []
+    assert _rejected(week[9]) == [] and actions(week[9], "en") == []

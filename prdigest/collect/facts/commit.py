@@ -21,6 +21,7 @@ from prdigest.collect.facts import (
     pins,
     pyapi,
     reexporters,
+    rejections,
     settings,
     toolchain,
     versiongates,
@@ -57,6 +58,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     for f in diff.files:
         facts.extend(file_facts(f, surface, after_modules, module_of, parsed, parsed_before))
     facts = _kept_modules(diff, facts, after_modules, parsed)
+    facts = rejections.moved(facts, ((f.path, f.before) for f in diff.files if _python(f.before_path)))
     texts = {f.path: f.after for f in diff.files if f.path in parsed and f.after}
     facts = pyapi.inherited(facts, parsed)
     facts = pyapi.passed_parameters(facts, parsed, texts, receivers=receivers)

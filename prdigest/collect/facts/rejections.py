@@ -12,8 +12,9 @@ named like a config that is not a config itself (``ascend_config.recompute_sched
 A PR asks something of a reader when the check is new for that setting, or when the condition that reaches the
 ``raise`` now holds in every case it held before and in some more (``kv is not None and role != "p"`` →
 ``kv is None or role != "p"``: the setups that passed without a transfer config are refused now). A check only
-reworded, moved inside its file, or narrowed asks nothing. Each is an ``env`` or ``config`` fact with detail
-``rejected`` and the error's message as ``after``.
+reworded, moved (inside its file or from another file of the commit: :func:`moved`), narrowed, or one raising
+``NotImplementedError`` (a combination not supported yet) asks nothing. Each is an ``env`` or ``config`` fact with
+detail ``rejected`` and the error's message as ``after``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -121,6 +123,12 @@ def _message(exc: ast.expr | None) -> str:
     return " ".join(text.split())
 
 
+def _not_implemented(exc: ast.expr | None) -> bool:
+    """``raise NotImplementedError(…)``: a combination not supported yet, which did not work before either (a new
+    feature's limits: ``dynamic_eplb is not supported by model runner v2``), not a setting newly refused."""
+    return isinstance(exc, ast.Call) and _owner(exc.func).rsplit(".", 1)[-1] == "NotImplementedError"
+
+
 def _names(message: str, key: Key) -> bool:
     """Whether the message names the setting (as a word: ``additional_config.layer_sharding`` names it)."""
     return bool(re.search(rf"(?<![A-Za-z0-9_]){re.escape(key[1])}(?![A-Za-z0-9_])", message, re.IGNORECASE))
@@ -154,7 +162,7 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejec
 
     def _record(stmt: ast.Raise, path: list[Step]) -> None:
         message = _message(stmt.exc)
-        if not message:
+        if not message or _not_implemented(stmt.exc):
             return
         key = next((k for k in (_single(_reads(test, aliases)) for test, _ in path) if k is not None), None)
         if key is None or not _names(message, key):
@@ -228,6 +236,21 @@ def widened(before: list[list[Step]], after: list[list[Step]]) -> bool:
             return False
         more = more or (now and not was)
     return more
+
+
+def moved(facts: list[Change], befores: Iterable[tuple[str, str | None]]) -> list[Change]:
+    """``facts`` without a setting refused by a check another changed file had before the commit (a check moved
+    from one module to another: ``_create_profiler`` out of ``worker.py`` into a new profiler module); ``befores``
+    are (path after the commit, text before) of the commit's Python files."""
+    refused = [c for c in facts if c.detail == "rejected" and c.kind in ("env", "config")]
+    if not refused:
+        return facts
+    old: dict[str, set[Key]] = {}
+    for path, text in befores:
+        if text and "raise" in text and any(c.symbol in text for c in refused):
+            old[path] = set(rejections(text))
+    return [c for c in facts if not (c in refused and any((c.kind, c.symbol) in keys
+                                                          for path, keys in old.items() if path != c.path))]
 
 
 def compare(path: str, before: str | None, after: str | None) -> list[Change]:
