@@ -19,6 +19,7 @@ from prdigest.collect.facts.patches import patch_facts
 from prdigest.collect.facts.reach import TreeReader, classify, pr_evidence
 from prdigest.collect.facts.reading import reading
 from prdigest.collect.facts.surface import Surface
+from prdigest.collect.facts.tested import untested
 from prdigest.collect.facts.versiongates import still_gated
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone, read_commits
 from prdigest.kernel.models import Change, FileChange, PullRequest
@@ -98,7 +99,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                 if clone is not None:  # a config key one file stops reading may still be read elsewhere
                     facts = still_read(facts, sha, clone, surface)
                     # a release dropped only if no gate is left and main still installed it
-                    facts = still_gated(facts, sha, clone, surface, parent=diff.parent)
+                    facts = still_gated(facts, sha, clone, surface, parent=diff.parent,
+                                        untested=untested((f.path, f.before, f.after) for f in diff.files))
                     facts = envreads.still_read(facts, sha, clone, surface)  # a variable renamed only if unread
                 fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
