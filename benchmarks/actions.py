@@ -20,6 +20,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -30,6 +31,8 @@ from benchmarks.report import write_section  # noqa: E402
 
 TITLE = "Action required on the labelled weeks"
 Labels = dict[str, dict[int, dict[str, object]]]
+#: One week's figures (see :func:`figures`), as JSON keeps them.
+Figures = dict[str, Any]
 
 
 def asked(labels: Labels) -> dict[int, dict[str, list[str]]]:
@@ -37,13 +40,14 @@ def asked(labels: Labels) -> dict[int, dict[str, list[str]]]:
     out: dict[int, dict[str, list[str]]] = {}
     for who, by_number in labels.items():
         for number, label in by_number.items():
-            items = [str(a) for a in label.get("action") or []]  # type: ignore[union-attr]
+            given: Any = label.get("action") or []
+            items = [str(a) for a in given]
             if items:
                 out.setdefault(number, {})[who] = items
     return out
 
 
-def figures(drafts: dict[int, Drafted], labels: Labels) -> dict[str, object]:
+def figures(drafts: dict[int, Drafted], labels: Labels) -> Figures:
     """One week's figures: entries, entries confirmed by one / both labellers, misses per labeller and both."""
     wanted = asked(labels)
     ours = sorted(n for n, d in drafts.items() if d.action)
@@ -74,28 +78,28 @@ def show(week: str, drafts: dict[int, Drafted], labels: Labels) -> str:
     return "\n".join(lines)
 
 
-def _row(week: str, f: dict[str, object], labellers: list[str]) -> str:
-    missed: dict[str, list[int]] = f["missed"]  # type: ignore[assignment]
-    entries: list[int] = f["entries"]  # type: ignore[assignment]
+def _row(week: str, f: Figures, labellers: list[str]) -> str:
+    missed: dict[str, list[int]] = f["missed"]
+    entries: list[int] = f["entries"]
     per = ", ".join(f"{who} {len(missed.get(who, []))}" for who in labellers)
-    return (f"| {week} | {len(entries)} | {len(f['confirmed'])} ({len(f['confirmed by both'])}) | "  # type: ignore[arg-type]
-            f"{len(f['labelled'])} | {per} | {len(f['missed by both'])} | {len(f['upgrades missed'])} | "  # type: ignore[arg-type]
-            f"{_numbers(f['missed by both'])} |")  # type: ignore[arg-type]
+    return (f"| {week} | {len(entries)} | {len(f['confirmed'])} ({len(f['confirmed by both'])}) | "
+            f"{len(f['labelled'])} | {per} | {len(f['missed by both'])} | {len(f['upgrades missed'])} | "
+            f"{_numbers(f['missed by both'])} |")
 
 
 def _numbers(numbers: list[int]) -> str:
     return " ".join(f"#{n}" for n in numbers) or "-"
 
 
-def table(results: dict[str, dict[str, object]], labellers: dict[str, list[str]]) -> list[str]:
+def table(results: dict[str, Figures], labellers: dict[str, list[str]]) -> list[str]:
     """The figures of every week as a markdown table, with totals."""
     lines = ["| week | entries | a labeller asked too (both) | PRs labellers asked | missed per labeller | "
              "missed, both asked | upgrades missed | missed, both asked (PRs) |",
              "| --- | ---: | ---: | ---: | --- | ---: | ---: | --- |"]
     lines += [_row(week, f, labellers.get(week, [])) for week, f in results.items()]
-    total = {k: sum(len(f[k]) for f in results.values())  # type: ignore[arg-type]
+    total = {k: sum(len(f[k]) for f in results.values())
              for k in ("entries", "confirmed", "confirmed by both", "labelled", "missed by both", "upgrades missed")}
-    missed = sum(len(v) for f in results.values() for v in f["missed"].values())  # type: ignore[union-attr]
+    missed = sum(len(v) for f in results.values() for v in f["missed"].values())
     lines.append(f"| all | {total['entries']} | {total['confirmed']} ({total['confirmed by both']}) | "
                  f"{total['labelled']} | {missed} in all | {total['missed by both']} | {total['upgrades missed']} | |")
     return lines
@@ -113,7 +117,7 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--before-label", default="before", help="what the earlier run was (a commit)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
-    results: dict[str, dict[str, object]] = {}
+    results: dict[str, Figures] = {}
     labellers: dict[str, list[str]] = {}
     for week in args.weeks:
         drafts = from_git(args.git, args.repo, week)

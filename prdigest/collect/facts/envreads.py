@@ -38,7 +38,8 @@ def reads(text: str | None) -> dict[str, set[str]]:
         key = setting_read(node)
         if key is None or key[0] != "env":
             continue
-        line = lines[node.lineno - 1] if 0 < getattr(node, "lineno", 0) <= len(lines) else ""
+        at: int = getattr(node, "lineno", 0)
+        line = lines[at - 1] if 0 < at <= len(lines) else ""
         blanked = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(key[1])}(?![A-Za-z0-9_])", _PLACEHOLDER, line)
         found.setdefault(key[1], set()).add(" ".join(blanked.split()))
     return found
