@@ -77,8 +77,16 @@ class Runner:
     def __init__(self, ascend_config):
         self.ascend_config = ascend_config
 """
+SHARDING = """
+def shard_layers(ascend_config):
+    layer_sharding = ascend_config.layer_sharding or []
+    if layer_sharding:
+        if layer_sharding != ["o_proj"]:
+            raise ValueError(f"Found invalid layer_sharding: {layer_sharding}")
+    return layer_sharding
+"""
 BASE = {"lib/__init__.py": "", "lib/platform.py": PLATFORM, "lib/sched.py": "def plan(config):\n    return config\n",
-        "lib/startup.py": STARTUP, "lib/worker.py": WORKER, "lib/runner.py": RUNNER}
+        "lib/startup.py": STARTUP, "lib/worker.py": WORKER, "lib/runner.py": RUNNER, "lib/sharding.py": SHARDING}
 PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     1: ("[BugFix] Restrict layer sharding to prefill instances", {"lib/platform.py": CHECKED}),
     # the same check with a log line above it: old news
@@ -116,6 +124,14 @@ def plan(config):
     # a new feature's limits: not implemented yet, nothing that worked before is refused
     9: ("Add MoE models to the v2 runner", {"lib/runner.py": RUNNER + """        if ascend_config.dynamic_eplb:
             raise NotImplementedError("dynamic_eplb is not supported by the v2 runner yet.")
+"""}),
+    # a new check of a setting that another changed file already checks for something else: no move
+    10: ("Refuse layer sharding without a transfer config", {
+        "lib/sharding.py": SHARDING.replace("    return layer_sharding", "    return list(layer_sharding)"),
+        "lib/validate.py": """
+def validate(ascend_config, kv):
+    if ascend_config.layer_sharding and kv is None:
+        raise ValueError("layer_sharding needs a kv_transfer_config")
 """}),
 }
 
@@ -185,3 +201,8 @@ def test_a_check_moved_to_another_module_or_a_limit_not_implemented_yet_asks_not
         week: dict[int, list[Change]]) -> None:
     assert _rejected(week[8]) == [] and actions(week[8], "en") == []
     assert _rejected(week[9]) == [] and actions(week[9], "en") == []
+
+
+def test_a_new_check_beside_another_check_of_that_setting_elsewhere_is_no_move(
+        week: dict[int, list[Change]]) -> None:
+    assert _rejected(week[10]) == [("layer_sharding", "layer_sharding needs a kv_transfer_config", "public")]

@@ -239,18 +239,19 @@ def widened(before: list[list[Step]], after: list[list[Step]]) -> bool:
 
 
 def moved(facts: list[Change], befores: Iterable[tuple[str, str | None]]) -> list[Change]:
-    """``facts`` without a setting refused by a check another changed file had before the commit (a check moved
-    from one module to another: ``_create_profiler`` out of ``worker.py`` into a new profiler module); ``befores``
-    are (path after the commit, text before) of the commit's Python files."""
+    """``facts`` without a check another changed file had before the commit, the same setting refused with the same
+    message (a check moved from one module to another: ``_create_profiler`` out of ``worker.py`` into a new
+    profiler module; another check of that setting is no move); ``befores`` are (path after the commit, text
+    before) of the commit's Python files."""
     refused = [c for c in facts if c.detail == "rejected" and c.kind in ("env", "config")]
     if not refused:
         return facts
-    old: dict[str, set[Key]] = {}
+    old: dict[str, set[tuple[Kind, str, str]]] = {}
     for path, text in befores:
         if text and "raise" in text and any(c.symbol in text for c in refused):
-            old[path] = set(rejections(text))
-    return [c for c in facts if not (c in refused and any((c.kind, c.symbol) in keys
-                                                          for path, keys in old.items() if path != c.path))]
+            old[path] = {(kind, name, r.message) for (kind, name), r in rejections(text).items()}
+    return [c for c in facts if not (c in refused and any((c.kind, c.symbol, c.after) in checks
+                                                          for path, checks in old.items() if path != c.path))]
 
 
 def compare(path: str, before: str | None, after: str | None) -> list[Change]:
