@@ -5,11 +5,13 @@ validating several keys at once, asks nothing. Real repositories (tests/git_supp
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
 
 from prdigest.collect.facts import Surface, week_facts
+from prdigest.collect.facts.rejections import widened
 from prdigest.collect.git import open_clone
 from prdigest.kernel.actions import actions
 from prdigest.kernel.factlines import code, fact_line
@@ -206,3 +208,20 @@ def test_a_check_moved_to_another_module_or_a_limit_not_implemented_yet_asks_not
 def test_a_new_check_beside_another_check_of_that_setting_elsewhere_is_no_move(
         week: dict[int, list[Change]]) -> None:
     assert _rejected(week[10]) == [("layer_sharding", "layer_sharding needs a kv_transfer_config", "public")]
+
+
+@pytest.mark.parametrize(("before", "after", "wider"), [
+    ('kv is not None and kv.role != "p"', 'kv is None or kv.role != "p"', True),  # no transfer config: refused now
+    ('kv is None or kv.role != "p"', 'kv is not None and kv.role != "p"', False),  # narrowed
+    ('kv.role != "p"', 'not kv.role == "p"', False),  # the same test written otherwise
+    ("a and b", "a", True),
+    ("a", "a and b", False),
+    ("a or b", "b or c", False),  # some setups refused, others let through: no claim
+    (" and ".join(f"x{i}" for i in range(13)), " or ".join(f"x{i}" for i in range(13)), False),  # too many tests
+])
+def test_a_check_widens_only_when_it_refuses_all_it_did_and_more(before: str, after: str, wider: bool) -> None:
+    def paths(condition: str) -> list[list[tuple[ast.expr, bool]]]:
+        test = ast.parse(condition, mode="eval").body
+        return [[(test, True)]]
+
+    assert widened(paths(before), paths(after)) is wider
