@@ -65,7 +65,9 @@ STARTUP_CHECKED = STARTUP + """
         raise ValueError("num_experts over 256 is not supported")
 """
 WORKER = """
-def run():
+def run(profiler_config):
+    if profiler_config.profiler is None:
+        raise RuntimeError("Profiling is not enabled: set the profiler to torch")
     return 1
 
 
@@ -120,9 +122,10 @@ def plan(config):
     # and narrowed back, its message reworded: nothing more is refused
     7: ("Relax the layer sharding check", {"lib/platform.py": MOVED.replace(
         "can only be enabled on a prefill instance.", "is allowed on prefill instances only.")}),
-    # a check moved into a new module of its own
-    8: ("Move the profiler out of the worker", {"lib/worker.py": "def run():\n    return 1\n",
-                                                "lib/profiler.py": WORKER.replace("def run():\n    return 1\n", "")}),
+    # a check moved into a new module of its own (the worker's other check of that setting stays)
+    8: ("Move the profiler out of the worker", {"lib/worker.py": WORKER.split("\n\n\ndef create_profiler")[0],
+                                                "lib/profiler.py": "def create_profiler" + WORKER.split(
+                                                    "\n\n\ndef create_profiler")[1]}),
     # a new feature's limits: not implemented yet, nothing that worked before is refused
     9: ("Add MoE models to the v2 runner", {"lib/runner.py": RUNNER + """        if ascend_config.dynamic_eplb:
             raise NotImplementedError("dynamic_eplb is not supported by the v2 runner yet.")

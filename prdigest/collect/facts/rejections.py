@@ -48,11 +48,13 @@ Step = tuple[ast.expr, bool]
 
 @dataclass
 class Rejection:
-    """A setting's checks in one file: the first error's message and line, and each path that reaches a raise."""
+    """A setting's checks in one file: the first error's message and line, each path that reaches a raise, and
+    every message they raise."""
 
     message: str
     line: int
     paths: list[list[Step]] = field(default_factory=list)
+    messages: set[str] = field(default_factory=set)
 
 
 def _owner(node: ast.expr) -> str:
@@ -172,6 +174,7 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejec
             return
         entry = found.setdefault(key, Rejection(message[:MAX_MESSAGE], stmt.lineno))
         entry.paths.append(path)
+        entry.messages.add(message[:MAX_MESSAGE])
 
     walk(fn.body, [])
 
@@ -257,7 +260,7 @@ def moved(facts: list[Change], befores: Iterable[tuple[str, str | None]]) -> lis
     old: dict[str, set[tuple[Kind, str, str]]] = {}
     for path, text in befores:
         if text and "raise" in text and any(c.symbol in text for c in refused):
-            old[path] = {(kind, name, r.message) for (kind, name), r in rejections(text).items()}
+            old[path] = {(kind, name, m) for (kind, name), r in rejections(text).items() for m in r.messages}
     return [c for c in facts if not (c in refused and any((c.kind, c.symbol, c.after) in checks
                                                           for path, checks in old.items() if path != c.path))]
 
