@@ -35,6 +35,36 @@ Labels = dict[str, dict[int, dict[str, object]]]
 Figures = dict[str, Any]
 
 
+#: What a reader of the section must know about a repository's weeks (read by hand beside ``--show``).
+NOTES = {
+    "vllm-project/vllm-ascend": [
+        "All eight weeks are fitting weeks: their labels were read while writing these rules (issue 35, sixth "
+        "round).",
+        "Now given: W17 #8373 (three settings refused in PD modes, checked in a function reading many settings) and "
+        "#8562 (the layer_sharding check widened to setups with no transfer config), both by "
+        "prdigest/collect/facts/rejections.py; W17 #8617 (the Mooncake abort timeout renamed where the connector "
+        "reads `envs.X`: envreads.py); W12 #7502 (0.17.0 branches removed and CI moved to v0.18.0, two gates "
+        "forgotten in one module: tested.py).",
+        "No longer given: W12 #7213 and W09 #6852 (gates on a release older than the one the Dockerfiles pinned "
+        "before the PR: dead code, pinned.py; W09's upgrade is said on #6813, which moved the pin); W17 #8576 and "
+        "W14 #7895 (a package index changed in a doc's text alone is a fact, not an action; ben had asked for "
+        "#7895).",
+        "Entries no labeller asked for: W07 #6664 (npugraph_ex turned on by default: a default flipped) and W12 "
+        "#7523 (the Dockerfiles' VLLM_TAG v0.17.0 → v0.18.0, merged 14 minutes after #7502, where both labellers "
+        "put the upgrade). Three rejections the first version of the rule gave were left out by reading them: a "
+        "new feature's limits raised as NotImplementedError (W16 #7922, W17 #8514) and a check moved between "
+        "modules (W20 #8953).",
+        "Still missed, none a runtime pin of main: behaviour no code fact shows (W09 #6785 stops irqbalance, #5632, "
+        "#6803), a release note (W09 #6839), a contributor pre-commit hook (W12 #7446), a dev tool dropped from "
+        "requirements-dev (W14 #7760), commit pins moving along the upstream's main (W14 #7787, W16 #8172: by "
+        "design), the docs index (W14 #7895), a submodule moved (W16 #7779; three other submodule moves in W19 and "
+        "W20 were not labelled), an internal EPLB policy constructor (W16 #8269), a build script's option value "
+        "(W20 #9103), a vendor folder renamed (W20 #8146). 'Upgrades missed' counts labelled actions whose words "
+        "match upgrade, pin, install, CANN or torch (#6785 says 'pinning', #8146 '_cann_ops').",
+    ],
+}
+
+
 def asked(labels: Labels) -> dict[int, dict[str, list[str]]]:
     """PR number → labeller → the actions that labeller gave it (only PRs some labeller gave one)."""
     out: dict[int, dict[str, list[str]]] = {}
@@ -140,6 +170,7 @@ def main(argv: list[str] | None = None) -> str:
               "least one labeller (both) also gave an action; missed: PRs a labeller gave an action that we give "
               "none; upgrades missed: those whose labelled action is an upgrade or a pin. Targets: at most 10 "
               "entries a week, at least 0.8 of them actions a reader must take, no upgrade missed.", "",
+              *(f"- {note}" for note in NOTES.get(args.repo, [])), "",
               f"Load average: {os.getloadavg()[0]:.2f} (2 cores, shared)."]
     text = "\n".join(lines)
     print(text)
