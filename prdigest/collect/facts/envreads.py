@@ -13,7 +13,6 @@ fact goes.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 
 from prdigest.collect.facts.rejections import setting_read
@@ -40,7 +39,7 @@ def reads(text: str | None) -> dict[str, set[str]]:
             continue
         at: int = getattr(node, "lineno", 0)
         line = lines[at - 1] if 0 < at <= len(lines) else ""
-        blanked = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(key[1])}(?![A-Za-z0-9_])", _PLACEHOLDER, line)
+        blanked = line.replace(key[1], _PLACEHOLDER)  # a plain replace: one compiled pattern per name was slow
         found.setdefault(key[1], set()).add(" ".join(blanked.split()))
     return found
 

@@ -34,6 +34,10 @@ from prdigest.kernel.safe_parse import parse
 MAX_MESSAGE = 120
 #: Conditions over more distinct tests than this are not compared (2**12 cases at most).
 MAX_ATOMS = 12
+#: Nor are more ways to one setting's raises than this (a generated file's thousand checks of one key).
+MAX_PATHS = 64
+#: Tests kept on the way to one raise, outermost first (the ones that say which setting turns it on).
+MAX_STEPS = 16
 _CONFIG_OWNER = re.compile(r"config\W*$", re.IGNORECASE)
 #: Configs read from a model's or a checkpoint's files: their attributes are no setting a reader makes.
 _MODEL_CONFIG = re.compile(r"(^|\.)(hf_config|hf_text_config|text_config|vision_config|quant_config|"
@@ -152,10 +156,13 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejec
             if isinstance(stmt, ast.Raise):
                 _record(stmt, path)
             elif isinstance(stmt, ast.If):
-                walk(stmt.body, [*path, (stmt.test, True)])
-                walk(stmt.orelse, [*path, (stmt.test, False)])
-                if stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue)) and not stmt.orelse:
-                    path.append((stmt.test, False))  # an early return: what follows runs only when it failed
+                walk(stmt.body, [*path, (stmt.test, True)][:MAX_STEPS])
+                walk(stmt.orelse, [*path, (stmt.test, False)][:MAX_STEPS])
+                if stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Continue)) and not stmt.orelse \
+                        and len(path) < MAX_STEPS:
+                    # an early return: what follows runs only when it failed (a check that raises is no guard of
+                    # the next check: each is its own, and a run of them stays linear)
+                    path.append((stmt.test, False))
             elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
                 for part in ("body", "orelse", "finalbody"):
                     walk(getattr(stmt, part, []) or [], path)
@@ -229,8 +236,8 @@ def widened(before: list[list[Step]], after: list[list[Step]]) -> bool:
     def written(paths: list[list[Step]]) -> list[tuple[tuple[str, bool], ...]]:
         return sorted(tuple((ast.unparse(t), want) for t, want in path) for path in paths)
 
-    if written(before) == written(after):
-        return False  # the same tests as written: the common case of a file changed elsewhere
+    if len(before) + len(after) > MAX_PATHS or written(before) == written(after):
+        return False  # too many to tell, or the same tests as written: a file changed elsewhere
     atoms = sorted(set().union(*(_atoms(t) for path in (*before, *after) for t, _ in path)))
     if len(atoms) > MAX_ATOMS:
         return False  # too many tests to tell: claim nothing

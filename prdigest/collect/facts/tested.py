@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from prdigest.collect.facts.pinned import key
 
 _WORKFLOW = re.compile(r"(^|/)\.github/workflows/[^/]+\.ya?ml$")
-_INLINE = re.compile(r"^(\s*)([A-Za-z][\w-]*?)_versions?\s*:\s*\[([^\]\n]*)\]", re.MULTILINE)
-_BLOCK = re.compile(r"^(\s*)([A-Za-z][\w-]*?)_versions?\s*:\s*$", re.MULTILINE)
-_DEFAULT = re.compile(r"^\s*default\s*:\s*[\"']?(v?\d+(?:\.\d+)+[\w.+-]*)[\"']?\s*$")
+_KEY = re.compile(r"^([ \t]*)(?:-[ \t]*)?([A-Za-z][\w-]*?)_versions?[ \t]*:[ \t]*(.*)$")
+_INLINE = re.compile(r"^\[([^\]]*)\]")
+_DEFAULT = re.compile(r"^[ \t]*default[ \t]*:[ \t]*[\"']?(v?\d+(?:\.\d+)+[\w.+-]*)[\"']?[ \t]*$")
 _RELEASE = re.compile(r"v?\d+(?:\.\d+)+[\w.+-]*")
 #: Lines under a block key read for its default at most.
 _MAX_BLOCK = 12
@@ -25,25 +25,27 @@ def is_workflow(path: str) -> bool:
 
 
 def releases(text: str | None) -> set[tuple[str, str]]:
-    """(package key, release) for each release a workflow file tests (``v0.17.0`` is ``0.17.0``)."""
+    """(package key, release) for each release a workflow file tests (``v0.17.0`` is ``0.17.0``); one pass over
+    its lines, each block key reading at most a few lines below it."""
     found: set[tuple[str, str]] = set()
-    if not text:
-        return found
-    for match in _INLINE.finditer(text):
-        for item in match[3].split(","):
-            value = item.strip().strip("\"'")
-            if _RELEASE.fullmatch(value):
-                found.add((key(match[2]), value.removeprefix("v")))
-    lines = text.splitlines()
-    for match in _BLOCK.finditer(text):
-        at, indent = text.count("\n", 0, match.start()), len(match[1])
-        for line in lines[at + 1:at + 1 + _MAX_BLOCK]:
-            if line.strip() and len(line) - len(line.lstrip()) <= indent:
-                break  # the key's block ended
-            default = _DEFAULT.match(line)
-            if default:
-                found.add((key(match[2]), default[1].removeprefix("v")))
-                break
+    lines = (text or "").splitlines()
+    for at, line in enumerate(lines):
+        match = _KEY.match(line)
+        if not match:
+            continue
+        package, rest = key(match[2]), match[3].strip()
+        inline = _INLINE.match(rest)
+        if inline:
+            found |= {(package, v.removeprefix("v")) for v in (i.strip().strip("\"'") for i in inline[1].split(","))
+                      if _RELEASE.fullmatch(v)}
+        elif not rest:  # a block: its ``default:`` is the release an input tests when none is given
+            for below in lines[at + 1:at + 1 + _MAX_BLOCK]:
+                if below.strip() and len(below) - len(below.lstrip()) <= len(match[1]):
+                    break  # the key's block ended
+                default = _DEFAULT.match(below)
+                if default:
+                    found.add((package, default[1].removeprefix("v")))
+                    break
     return found
 
 
