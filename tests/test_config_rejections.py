@@ -90,7 +90,10 @@ def shard_layers(ascend_config):
     return layer_sharding
 """
 BASE = {"lib/__init__.py": "", "lib/platform.py": PLATFORM, "lib/sched.py": "def plan(config):\n    return config\n",
-        "lib/startup.py": STARTUP, "lib/worker.py": WORKER, "lib/runner.py": RUNNER, "lib/sharding.py": SHARDING}
+        "lib/startup.py": STARTUP, "lib/worker.py": WORKER, "lib/runner.py": RUNNER, "lib/sharding.py": SHARDING,
+        # the settings users already set, read where the config is built
+        "lib/ascend_config.py": "def build(additional_config):\n"
+                                "    return {k: additional_config.get(k) for k in ('layer_sharding', 'legacy_cache')}\n"}
 PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     1: ("[BugFix] Restrict layer sharding to prefill instances", {"lib/platform.py": CHECKED}),
     # the same check with a log line above it: old news
@@ -129,6 +132,14 @@ def plan(config):
     # a new feature's limits: not implemented yet, nothing that worked before is refused
     9: ("Add MoE models to the v2 runner", {"lib/runner.py": RUNNER + """        if ascend_config.dynamic_eplb:
             raise NotImplementedError("dynamic_eplb is not supported by the v2 runner yet.")
+"""}),
+    # a setting read for the first time, checked as it comes: no reader has set it yet
+    11: ("Add the dump config", {"lib/dump.py": """
+def dump_path(additional_config):
+    dump_config = additional_config.get("dump_config")
+    if dump_config is not None and not isinstance(dump_config, dict):
+        raise ValueError(f"additional_config.dump_config must be a dict, got {type(dump_config).__name__}.")
+    return dump_config
 """}),
     # a new check of a setting that another changed file already checks for something else: no move
     10: ("Refuse layer sharding without a transfer config", {
@@ -206,6 +217,11 @@ def test_a_check_moved_to_another_module_or_a_limit_not_implemented_yet_asks_not
         week: dict[int, list[Change]]) -> None:
     assert _rejected(week[8]) == [] and actions(week[8], "en") == []
     assert _rejected(week[9]) == [] and actions(week[9], "en") == []
+
+
+def test_a_check_of_a_setting_the_pr_adds_asks_nothing(week: dict[int, list[Change]]) -> None:
+    assert [(c.kind, c.symbol, c.detail) for c in week[11] if c.symbol == "dump_config"] == [
+        ("config", "dump_config", "added")]
 
 
 def test_a_new_check_beside_another_check_of_that_setting_elsewhere_is_no_move(

@@ -12,7 +12,8 @@ named like a config that is not a config itself (``ascend_config.recompute_sched
 A PR asks something of a reader when the check is new for that setting, or when the condition that reaches the
 ``raise`` now holds in every case it held before and in some more (``kv is not None and role != "p"`` →
 ``kv is None or role != "p"``: the setups that passed without a transfer config are refused now). A check only
-reworded, moved (inside its file or from another file of the commit: :func:`moved`), narrowed, or one raising
+reworded, moved (inside its file or from another file of the commit: :func:`moved`), narrowed, one of a setting
+no shipped module named before the commit (:func:`known_before`), or one raising
 ``NotImplementedError`` (a combination not supported yet) asks nothing. Each is an ``env`` or ``config`` fact with
 detail ``rejected`` and the error's message as ``after``.
 """
@@ -22,11 +23,14 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from prdigest.collect.facts.settings import _ENV_NAME, _env_call
+from prdigest.collect.facts.surface import Surface
+from prdigest.collect.git import GitUnavailable, UpstreamClone
+from prdigest.collect.git.texts import tree_texts
 from prdigest.kernel.models import Change
 from prdigest.kernel.safe_parse import parse
 
@@ -270,6 +274,25 @@ def moved(facts: list[Change], befores: Iterable[tuple[str, str | None]]) -> lis
             old[path] = {(kind, name, m) for (kind, name), r in rejections(text).items() for m in r.messages}
     return [c for c in facts if not (c in refused and any((c.kind, c.symbol, c.after) in checks
                                                           for path, checks in old.items() if path != c.path))]
+
+
+def known_before(facts: Sequence[Change], parent: str | None, clone: UpstreamClone, surface: Surface) -> list[Change]:
+    """``facts`` without a check of a setting the commit adds that no shipped module of the tree at ``parent``
+    names (``dump_config`` read for the first time and validated as it comes: no reader has set it yet). The tree is
+    read only when such a fact is there; the facts stand when it cannot be read."""
+    added = {(c.kind, c.symbol) for c in facts if c.detail == "added" and c.kind in ("env", "config")}
+    new = {c.symbol for c in facts if c.detail == "rejected" and (c.kind, c.symbol) in added}
+    if not new or not parent:
+        return list(facts)
+    try:
+        texts = tree_texts(clone, parent, lambda path: path.endswith(".py") and not surface.is_test(path))
+    except GitUnavailable:
+        return list(facts)
+    named: set[str] = set()
+    for text, _ in texts.values():
+        named |= {n for n in new - named if text and re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])",
+                                                               text)}
+    return [c for c in facts if not (c.detail == "rejected" and c.symbol in new - named)]
 
 
 def compare(path: str, before: str | None, after: str | None) -> list[Change]:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from prdigest.collect.facts import envreads
+from prdigest.collect.facts import envreads, rejections
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
@@ -102,6 +102,7 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                     facts = still_gated(facts, sha, clone, surface, parent=diff.parent,
                                         untested=untested((f.path, f.before, f.after) for f in diff.files))
                     facts = envreads.still_read(facts, sha, clone, surface)  # a variable renamed only if unread
+                    facts = rejections.known_before(facts, diff.parent, clone, surface)  # a new setting: unset
                 fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
