@@ -51,9 +51,9 @@ NOTES = {
         "#7895).",
         "Entries no labeller asked for: W07 #6664 (npugraph_ex turned on by default: a default flipped) and W12 "
         "#7523 (the Dockerfiles' VLLM_TAG v0.17.0 → v0.18.0, merged 14 minutes after #7502, where both labellers "
-        "put the upgrade). Three rejections the first version of the rule gave were left out by reading them: a "
-        "new feature's limits raised as NotImplementedError (W16 #7922, W17 #8514) and a check moved between "
-        "modules (W20 #8953).",
+        "put the upgrade). Four rejections the first versions of the rule gave were left out by reading them: a "
+        "new feature's limits raised as NotImplementedError (W16 #7922, W17 #8514), a check moved between "
+        "modules (W20 #8953) and a new key validated as it comes (W20 #8574, additional_config.dump_config).",
         "Still missed, none a runtime pin of main: behaviour no code fact shows (W09 #6785 stops irqbalance, #5632, "
         "#6803), a release note (W09 #6839), a contributor pre-commit hook (W12 #7446), a dev tool dropped from "
         "requirements-dev (W14 #7760), commit pins moving along the upstream's main (W14 #7787, W16 #8172: by "
