@@ -90,5 +90,8 @@ def test_a_check_moved_or_in_a_test_asks_nothing(week: dict[int, list[Change]]) 
 
 def test_a_check_that_forbids_a_variable_is_no_requirement(week: dict[int, list[Change]]) -> None:
     assert _required(week[3]) == [("LOADER_CACHE_DIR", "", "public")]
+    # the variable it forbids is a setting now refused at startup (rejections.py), never a requirement
     assert actions(week[3], "en") == [
-        "Set the environment variable `LOADER_CACHE_DIR` as the check asks: startup now fails without it."]
+        "Set the environment variable `LOADER_CACHE_DIR` as the check asks: startup now fails without it.",
+        "Check where you set the environment variable `LOADER_LEGACY`: a new check stops startup with it where it "
+        "does not belong (`LOADER_LEGACY is no longer supported`)."]

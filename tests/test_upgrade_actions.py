@@ -1,8 +1,8 @@
 """Upgrades a reader must follow, read from a real repository (tests/git_support.py): a release pin replaced by a
-commit (main no longer supports that release) or a commit by a release, and a package index moved in the install
-docs or a Dockerfile, a script the docs tell users to run deleted; the upstream commit CI tests with, a commit pin
-moving to a later commit of the upstream's main, a mirror dropped, an index commented out or a script no doc names
-asks nothing."""
+commit (main no longer supports that release) or a commit by a release, and a package index moved in a Dockerfile
+(or in the install docs beside a pin it moves), a script the docs tell users to run deleted; the upstream commit CI
+tests with, a commit pin moving to a later commit of the upstream's main, a mirror dropped, an index commented out,
+an index a doc's text alone changes or a script no doc names asks nothing."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ BASE = {
     "docs/source/faqs.md": "# FAQ\n\nFor faster attention run:\n\n```bash\nbash tools/install_ops_a2.sh\n```\n",
     "tools/install_ops_a2.sh": "#!/bin/sh\necho install\n",
     "tools/check_headers.sh": "#!/bin/sh\necho lint\n",
+    "Dockerfile.a3": "FROM base:1.0\nRUN pip install --extra-index-url https://repo.example/pypi/incremental plugin\n",
 }
 
 #: Each PR of the week: its title and the files it writes.
@@ -56,6 +57,8 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
                                                       "RUN git fetch vllm $VLLM_COMMIT\n"}),
     9: ("Build the v0.20.1 release", {"Dockerfile": "FROM base:1.0\nARG VLLM_TAG=v0.20.1\n"
                                                    "RUN git clone --branch $VLLM_TAG vllm\n"}),
+    10: ("Fix the image's wheel index", {"Dockerfile.a3": "FROM base:1.0\nRUN pip install --extra-index-url "
+                                                          "https://repo.example/pypi/variant plugin\n"}),
 }
 
 
@@ -74,8 +77,9 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
     (2, "en", []),  # the commit CI tests main against: no release users install
     (8, "en", []),  # the images' commit of the upstream's main moves on: they build it, nothing to install
     (9, "en", ["Install `VLLM` `v0.20.1` before pulling main."]),
-    (3, "en", ["Switch `--extra-index-url` from `https://repo.example/pypi/incremental` to "
-               "`https://repo.example/pypi/variant` where you install from it."]),
+    (3, "en", []),  # a doc's text changes the index: a fact; what main installs from is in the images
+    (10, "en", ["Switch `--extra-index-url` from `https://repo.example/pypi/incremental` to "
+                "`https://repo.example/pypi/variant` where you install from it."]),
     (4, "en", []),  # a mirror dropped from a command, an index commented out before: nothing to do
     (5, "en", ["Stop running `tools/install_ops_a2.sh`; the script was removed."]),  # not check_headers.sh
     (6, "en", []),  # a doc adds an install route through a mirror: nothing a reader must change

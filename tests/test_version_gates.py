@@ -1,7 +1,8 @@
 """A release of the upstream a PR stops supporting: the last version gate on it (``up_version_is("0.15.0")``)
 removed from shipped code is a ``dependency`` fact (detail ``support dropped``) and the action to upgrade; a gate
-removed from one file while another module of the tree still has it drops nothing (prdigest/collect/facts/
-versiongates.py). Real repositories (tests/git_support.py)."""
+removed from one file while another module of the tree still has it drops nothing, nor do the gates of a release
+older than every release main pinned before the PR; a gate forgotten in one module keeps nothing supported when the
+PR's CI stops testing that release (prdigest/collect/facts/versiongates.py, pinned.py, tested.py). Real repositories (tests/git_support.py)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,26 @@ def probs(x):
         return x * 2
     return x
 '''
+WORKFLOW = """
+on:
+  workflow_call:
+    inputs:
+      up_version:
+        required: false
+        default: "v0.16.0"
+jobs:
+  unit:
+    strategy:
+      matrix:
+        up_version: [8b6325758cce5f9c36d38f2462edbd368b97a07c, v0.16.0]
+"""
 BASE = {"lib/__init__.py": "", "lib/utils.py": "def up_version_is(v):\n    return v == '0.15.0'\n",
         "lib/attn.py": ATTN, "lib/sampler.py": SAMPLER,
+        # main installs 0.15.0; a gate on 0.14.0 is left over from before that pin moved
+        "Dockerfile": "FROM python:3.11\nARG UP_TAG=v0.15.0\nRUN git clone --branch $UP_TAG up\n",
+        "lib/old.py": 'from lib.utils import up_version_is\n\nLEGACY = up_version_is("0.14.0")\n',
+        "lib/spec.py": 'from lib.utils import up_version_is\n\nOLD_SPEC = up_version_is("0.16.0")\n',
+        ".github/workflows/test.yaml": WORKFLOW,
         "tests/test_attn.py": 'from lib.utils import up_version_is\n\n\ndef test_gate():\n    up_version_is("0.14.0")\n'}
 PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     # one file's gate goes; the sampler still gates on 0.15.0: still supported
@@ -41,6 +60,11 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     # the last gate on 0.15.0 goes (a gate on the next release takes its place); a test's gate is no support
     2: ("clean 0.15.0 support", {"lib/sampler.py": SAMPLER.replace('"0.15.0"', '"0.16.0"'),
                                  "tests/test_attn.py": "def test_gate():\n    pass\n"}),
+    # the last gate on a release older than every release main installs goes: dead code cleaned up
+    3: ("clean 0.14.0 leftovers", {"lib/old.py": "LEGACY = False\n"}),
+    # CI moves to the next release and the gates on the one it no longer tests go, one forgotten in spec.py
+    4: ("upgrade to 0.17.0", {"lib/sampler.py": "def probs(x):\n    return x * 2\n",
+                              ".github/workflows/test.yaml": WORKFLOW.replace("v0.16.0", "v0.17.0")}),
 }
 
 
@@ -67,6 +91,17 @@ def test_the_last_gate_on_a_release_removed_asks_to_upgrade(week: dict[int, list
     assert actions(week[2], "zh-CN") == ["main 不再兼容 `up` `0.15.0`：拉取 main 前先升级 `up`。"]
     fact = next(c for c in week[2] if c.detail == "support dropped")
     assert fact_line(fact, "en") == "no longer works with `up` `0.15.0`: its last version gate removed"
+
+
+def test_gates_of_a_release_main_had_moved_past_ask_nothing(week: dict[int, list[Change]]) -> None:
+    assert _dropped(week[3]) == []
+    assert actions(week[3], "en") == []
+
+
+def test_a_release_ci_stops_testing_is_dropped_though_a_gate_on_it_is_forgotten(
+        week: dict[int, list[Change]]) -> None:
+    assert _dropped(week[4]) == [("up", "0.16.0", "public")]
+    assert actions(week[4], "en") == ["main no longer works with `up` `0.16.0`: upgrade `up` before pulling main."]
 
 
 def test_a_release_dropped_with_its_pin_or_beside_an_upgrade_is_said_once() -> None:

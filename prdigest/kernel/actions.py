@@ -27,6 +27,8 @@ _SHA = re.compile(r"[0-9a-f]{7,40}")
 #: The install options whose value is a package index (prdigest/collect/facts/indexes.py: the core's kernel
 #: does not import the collectors, so the names are said again here).
 INDEX_OPTIONS = frozenset({"--extra-index-url", "--index-url", "--find-links"})
+#: Documentation pages (an install guide, a README): what they say is read, not installed from.
+_DOCS = re.compile(r"\.(md|rst)$|(^|/)README[^/]*$", re.IGNORECASE)
 
 
 def action_key(change: Change) -> str:
@@ -117,8 +119,10 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
                 out.append(w[verb].format(items=w["joiner"].join(items[:6])))
     out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
-    # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do.
-    asked = [c for c in live if c.reach == "public" and not (c.symbol in INDEX_OPTIONS and not c.before and not moves)]
+    # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do, and so is one a
+    # doc's text changes: what users of main install from is in the Dockerfiles and requirement files.
+    asked = [c for c in live if c.reach == "public" and not (
+        c.symbol in INDEX_OPTIONS and (not c.before or _DOCS.search(c.path)) and not moves)]
     # A release whose gates went is said once: not again beside its pin dropped or the package's upgrade.
     said = {n.lower() for n, _, _ in gone} | {m[0].lower() for m in moves}
     asked = [c for c in asked if not (c.detail == "support dropped" and c.symbol.lower() in said)]

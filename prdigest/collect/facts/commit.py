@@ -14,6 +14,7 @@ from prdigest.collect.facts import (
     defaults,
     deprecations,
     envchecks,
+    envreads,
     hierarchy,
     indexes,
     inheritors,
@@ -21,6 +22,7 @@ from prdigest.collect.facts import (
     pins,
     pyapi,
     reexporters,
+    rejections,
     settings,
     toolchain,
     versiongates,
@@ -36,7 +38,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "15"
+FACTS_VERSION = "16"
 
 
 def _python(path: str) -> bool:
@@ -57,6 +59,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     for f in diff.files:
         facts.extend(file_facts(f, surface, after_modules, module_of, parsed, parsed_before))
     facts = _kept_modules(diff, facts, after_modules, parsed)
+    facts = rejections.moved(facts, ((f.path, f.before) for f in diff.files if _python(f.before_path)))
     texts = {f.path: f.after for f in diff.files if f.path in parsed and f.after}
     facts = pyapi.inherited(facts, parsed)
     facts = pyapi.passed_parameters(facts, parsed, texts, receivers=receivers)
@@ -133,6 +136,8 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
             facts.extend(deprecations.compare(f.path, f.before, f.after))
             facts.extend(envchecks.compare(f.path, f.before, f.after))
             facts.extend(versiongates.compare(f.path, f.before, f.after))
+            said = {(c.kind, c.symbol) for c in facts}  # an env file's rename is said once, as that setting
+            facts.extend(c for c in envreads.compare(f.path, f.before, f.after) if (c.kind, c.symbol) not in said)
     elif kernels.is_kernel_file(f.path) and not surface.is_test(f.path):
         facts.extend(kernels.compare(f.path, f.before, f.after, before_path=old_path))
     if pins.is_pin_file(f.path):

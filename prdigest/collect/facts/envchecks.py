@@ -5,16 +5,15 @@ check on when an ``if`` around it reads one (``if self.config["dynamic_eplb"]:``
 the PR adds count (one the file already had, at any line, is old news); a check that forbids a variable, or one
 that merely reads it, asks nothing.
 
-A config key a new check rejects: a function the PR adds or changes that reads one config key and raises an error
-with a message (``if layer_sharding and role != "kv_producer": raise ValueError("… only on the P node")``) is a
-``config`` fact with detail ``rejected`` and the message as ``after``: startup now stops with that key set where
-the check says it does not belong.
+A setting a new or widened check refuses (``if layer_sharding and role != "kv_producer": raise ValueError("… only
+on the P node")``) is said by prdigest/collect/facts/rejections.py.
 """
 
 from __future__ import annotations
 
 import ast
 
+from prdigest.collect.facts import rejections
 from prdigest.collect.facts.pyapi import _unparse
 from prdigest.collect.facts.settings import _env_call
 from prdigest.kernel.models import Change
@@ -22,8 +21,6 @@ from prdigest.kernel.safe_parse import parse
 
 #: The longest condition said as it is written when no setting's key can be read from it.
 _MAX_CONDITION = 60
-#: The longest error message a rejected config key's fact quotes.
-_MAX_MESSAGE = 120
 
 
 def _checks(text: str | None) -> dict[tuple[tuple[str, ...], str], int]:
@@ -69,49 +66,13 @@ def _setting(test: ast.expr) -> str:
     return written if len(written) <= _MAX_CONDITION else ""
 
 
-def _config_key(node: ast.AST) -> str:
-    """The key ``node`` reads from a config (``additional_config.get("layer_sharding")``,
-    ``self.config["x"]``), or ""."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
-        owner, key = node.func.value, node.args[0] if node.args else None
-    elif isinstance(node, ast.Subscript):
-        owner, key = node.value, node.slice
-    else:
-        return ""
-    if isinstance(key, ast.Constant) and isinstance(key.value, str) and "config" in (_unparse(owner) or "").lower():
-        return key.value
-    return ""
-
-
-def _rejections(text: str | None) -> dict[str, tuple[str, int]]:
-    """config key → (the error's message, line) for each function that reads exactly one config key and raises an
-    error with a message: a check that stops startup when that key is set where it does not belong."""
-    tree, _ = parse(text or "")
-    if not isinstance(tree, ast.Module):
-        return {}
-    found: dict[str, tuple[str, int]] = {}
-    for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        keys = {k for k in map(_config_key, ast.walk(fn)) if k}
-        raised = [r for r in ast.walk(fn) if isinstance(r, ast.Raise) and isinstance(r.exc, ast.Call) and r.exc.args
-                  and isinstance(r.exc.args[0], ast.Constant) and isinstance(r.exc.args[0].value, str)]
-        if len(keys) == 1 and raised:
-            message = " ".join(str(raised[0].exc.args[0].value).split())  # type: ignore[union-attr]
-            found.setdefault(keys.pop(), (message[:_MAX_MESSAGE], raised[0].lineno))
-    return found
-
-
 def compare(path: str, before: str | None, after: str | None) -> list[Change]:
-    """An ``env`` fact (detail ``required``) for each variable a check added to ``after`` requires, and a
-    ``config`` fact (detail ``rejected``, the error's message as ``after``) for each config key a new check rejects."""
-    rejected: list[Change] = []
-    if after and "config" in after:
-        old = _rejections(before)
-        rejected = [Change(kind="config", symbol=key, path=path, line=line, after=message, detail="rejected",
-                           public=True, language="config")
-                    for key, (message, line) in _rejections(after).items() if key not in old]
-    return rejected + _required(path, before, after)
+    """An ``env`` fact (detail ``required``) for each variable a check added to ``after`` requires, and an ``env`` or
+    ``config`` fact (detail ``rejected``) for each setting a new or widened check refuses (rejections.py)."""
+    required = _required(path, before, after)
+    needed = {c.symbol for c in required}  # ``if not os.getenv("X"): raise``: X is required, not refused
+    return [c for c in rejections.compare(path, before, after)
+            if not (c.kind == "env" and c.symbol in needed)] + required
 
 
 def _required(path: str, before: str | None, after: str | None) -> list[Change]:

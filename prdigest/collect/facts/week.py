@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from prdigest.collect.facts import envreads, rejections
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
@@ -18,6 +19,7 @@ from prdigest.collect.facts.patches import patch_facts
 from prdigest.collect.facts.reach import TreeReader, classify, pr_evidence
 from prdigest.collect.facts.reading import reading
 from prdigest.collect.facts.surface import Surface
+from prdigest.collect.facts.tested import untested
 from prdigest.collect.facts.versiongates import still_gated
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone, read_commits
 from prdigest.kernel.models import Change, FileChange, PullRequest
@@ -96,7 +98,11 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                 facts = commit_facts(diff, surface, tree=upstream_tree)
                 if clone is not None:  # a config key one file stops reading may still be read elsewhere
                     facts = still_read(facts, sha, clone, surface)
-                    facts = still_gated(facts, sha, clone, surface)  # a release dropped only if no gate is left
+                    # a release dropped only if no gate is left and main still installed it
+                    facts = still_gated(facts, sha, clone, surface, parent=diff.parent,
+                                        untested=untested((f.path, f.before, f.after) for f in diff.files))
+                    facts = envreads.still_read(facts, sha, clone, surface)  # a variable renamed only if unread
+                    facts = rejections.known_before(facts, diff.parent, clone, surface)  # a new setting: unset
                 fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:

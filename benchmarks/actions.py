@@ -1,0 +1,183 @@
+"""Action required on labelled weeks: each week's entries with an ``action[]`` beside what the labellers asked.
+
+    .venv/bin/python -m benchmarks.actions --git DIR --repo OWNER/NAME --weeks 2026-W07 2026-W09 [--show]
+        [--json OUT] [--before OUT_OF_AN_EARLIER_RUN --before-label TEXT] [--write]
+
+The drafts and actions are made as ``benchmarks.judgement`` makes them (the week's squash merges read from the
+clone ``DIR``, offline drafter, zh-CN, no rules file); the labels are its label files. Per week: the entries of the
+Action required block, how many of them at least one labeller also gave an action (and how many both did), the
+PRs a labeller gave an action that we give none (per labeller, and PRs both labellers asked for), and the
+dependency upgrades among those. ``--show`` prints each of our entries with its sentences beside the labellers'
+actions, then each miss. ``--json`` keeps the figures; ``--before`` puts an earlier run's figures beside them.
+``--write`` writes the section "Action required on the labelled weeks" of BENCHMARKS.md with the command and
+the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.judgement import LABELS, UPGRADE, Drafted, from_git, read_labels  # noqa: E402
+from benchmarks.report import write_section  # noqa: E402
+
+TITLE = "Action required on the labelled weeks"
+Labels = dict[str, dict[int, dict[str, object]]]
+#: One week's figures (see :func:`figures`), as JSON keeps them.
+Figures = dict[str, Any]
+
+
+#: What a reader of the section must know about a repository's weeks (read by hand beside ``--show``).
+NOTES = {
+    "vllm-project/vllm-ascend": [
+        "All eight weeks are fitting weeks: their labels were read while writing these rules (issue 35, sixth "
+        "round).",
+        "Now given: W17 #8373 (three settings refused in PD modes, checked in a function reading many settings) and "
+        "#8562 (the layer_sharding check widened to setups with no transfer config), both by "
+        "prdigest/collect/facts/rejections.py; W17 #8617 (the Mooncake abort timeout renamed where the connector "
+        "reads `envs.X`: envreads.py); W12 #7502 (0.17.0 branches removed and CI moved to v0.18.0, two gates "
+        "forgotten in one module: tested.py).",
+        "No longer given: W12 #7213 and W09 #6852 (gates on a release older than the one the Dockerfiles pinned "
+        "before the PR: dead code, pinned.py; W09's upgrade is said on #6813, which moved the pin); W17 #8576 and "
+        "W14 #7895 (a package index changed in a doc's text alone is a fact, not an action; ben had asked for "
+        "#7895).",
+        "Entries no labeller asked for: W07 #6664 (npugraph_ex turned on by default: a default flipped) and W12 "
+        "#7523 (the Dockerfiles' VLLM_TAG v0.17.0 → v0.18.0, merged 14 minutes after #7502, where both labellers "
+        "put the upgrade). Four rejections the first versions of the rule gave were left out by reading them: a "
+        "new feature's limits raised as NotImplementedError (W16 #7922, W17 #8514), a check moved between "
+        "modules (W20 #8953) and a new key validated as it comes (W20 #8574, additional_config.dump_config).",
+        "Still missed, none a runtime pin of main: behaviour no code fact shows (W09 #6785 stops irqbalance, #5632, "
+        "#6803), a release note (W09 #6839), a contributor pre-commit hook (W12 #7446), a dev tool dropped from "
+        "requirements-dev (W14 #7760), commit pins moving along the upstream's main (W14 #7787, W16 #8172: by "
+        "design), the docs index (W14 #7895), a submodule moved (W16 #7779; three other submodule moves in W19 and "
+        "W20 were not labelled), an internal EPLB policy constructor (W16 #8269), a build script's option value "
+        "(W20 #9103), a vendor folder renamed (W20 #8146). 'Upgrades missed' counts labelled actions whose words "
+        "match upgrade, pin, install, CANN or torch (#6785 says 'pinning', #8146 '_cann_ops').",
+    ],
+}
+
+
+def asked(labels: Labels) -> dict[int, dict[str, list[str]]]:
+    """PR number → labeller → the actions that labeller gave it (only PRs some labeller gave one)."""
+    out: dict[int, dict[str, list[str]]] = {}
+    for who, by_number in labels.items():
+        for number, label in by_number.items():
+            given: Any = label.get("action") or []
+            items = [str(a) for a in given]
+            if items:
+                out.setdefault(number, {})[who] = items
+    return out
+
+
+def figures(drafts: dict[int, Drafted], labels: Labels) -> Figures:
+    """One week's figures: entries, entries confirmed by one / both labellers, misses per labeller and both."""
+    wanted = asked(labels)
+    ours = sorted(n for n, d in drafts.items() if d.action)
+    labellers = sorted(labels)
+    missed = {who: sorted(n for n, by in wanted.items() if who in by and n in drafts and not drafts[n].action)
+              for who in labellers}
+    both = sorted(n for n, by in wanted.items() if len(by) == len(labellers) >= 2 and n in drafts
+                  and not drafts[n].action)
+    upgrades = sorted(n for n, by in wanted.items() if n in drafts and not drafts[n].action
+                      and any(UPGRADE.search(a) for items in by.values() for a in items))
+    return {"entries": ours, "confirmed": [n for n in ours if n in wanted],
+            "confirmed by both": [n for n in ours if len(wanted.get(n, {})) >= 2],
+            "missed": missed, "missed by both": both, "upgrades missed": upgrades,
+            "labelled": sorted(n for n in wanted if n in drafts)}
+
+
+def show(week: str, drafts: dict[int, Drafted], labels: Labels) -> str:
+    """Each entry with an action beside the labellers' actions, then the labellers' actions with none of ours."""
+    wanted = asked(labels)
+    lines = [f"== {week}"]
+    for n in sorted(set(wanted) | {n for n, d in drafts.items() if d.action}):
+        if n not in drafts:
+            continue
+        mark = "ok " if drafts[n].action and n in wanted else "NEW" if drafts[n].action else "MISS"
+        lines.append(f"{mark} #{n} {drafts[n].pr.title}")
+        lines += [f"      ours: {a}" for a in drafts[n].action]
+        lines += [f"      {who}: {a}" for who, items in sorted(wanted.get(n, {}).items()) for a in items]
+    return "\n".join(lines)
+
+
+def _row(week: str, f: Figures, labellers: list[str]) -> str:
+    missed: dict[str, list[int]] = f["missed"]
+    entries: list[int] = f["entries"]
+    per = ", ".join(f"{who} {len(missed.get(who, []))}" for who in labellers)
+    return (f"| {week} | {len(entries)} | {len(f['confirmed'])} ({len(f['confirmed by both'])}) | "
+            f"{len(f['labelled'])} | {per} | {len(f['missed by both'])} | {len(f['upgrades missed'])} | "
+            f"{_numbers(f['missed by both'])} |")
+
+
+def _numbers(numbers: list[int]) -> str:
+    return " ".join(f"#{n}" for n in numbers) or "-"
+
+
+def table(results: dict[str, Figures], labellers: dict[str, list[str]]) -> list[str]:
+    """The figures of every week as a markdown table, with totals."""
+    lines = ["| week | entries | a labeller asked too (both) | PRs labellers asked | missed per labeller | "
+             "missed, both asked | upgrades missed | missed, both asked (PRs) |",
+             "| --- | ---: | ---: | ---: | --- | ---: | ---: | --- |"]
+    lines += [_row(week, f, labellers.get(week, [])) for week, f in results.items()]
+    total = {k: sum(len(f[k]) for f in results.values())
+             for k in ("entries", "confirmed", "confirmed by both", "labelled", "missed by both", "upgrades missed")}
+    missed = sum(len(v) for f in results.values() for v in f["missed"].values())
+    lines.append(f"| all | {total['entries']} | {total['confirmed']} ({total['confirmed by both']}) | "
+                 f"{total['labelled']} | {missed} in all | {total['missed by both']} | {total['upgrades missed']} | |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--git", type=Path, required=True, help="a clone of the repository (never committed)")
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--weeks", nargs="+", required=True)
+    parser.add_argument("--labels", type=Path, default=LABELS, help="the folder of label files")
+    parser.add_argument("--show", action="store_true", help="print each entry's actions beside the labellers'")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--before", type=Path, help="figures of an earlier run (its --json), shown first")
+    parser.add_argument("--before-label", default="before", help="what the earlier run was (a commit)")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args(argv)
+    results: dict[str, Figures] = {}
+    labellers: dict[str, list[str]] = {}
+    for week in args.weeks:
+        drafts = from_git(args.git, args.repo, week)
+        labels = read_labels(args.repo, week, args.labels)
+        labellers[week] = sorted(labels)
+        results[week] = figures(drafts, labels)
+        if args.show:
+            print(show(week, drafts, labels), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"labellers": labellers, "weeks": results}, indent=1), encoding="utf-8")
+    command = (f".venv/bin/python -m benchmarks.actions --git DIR --repo {args.repo} --weeks {' '.join(args.weeks)}"
+               + (" --write" if args.write else ""))
+    lines = [f"Command: `{command}` (DIR: a clone of the repository, history up to 2026-05-31)", ""]
+    if args.before:
+        earlier = json.loads(args.before.read_text(encoding="utf-8"))
+        lines += [f"Before ({args.before_label}):", "", *table(earlier["weeks"], earlier["labellers"]), "",
+                  "After:", ""]
+    lines += [*table(results, labellers), "",
+              "entries: PRs of the week whose Action required item we give; a labeller asked too: of those, PRs at "
+              "least one labeller (both) also gave an action; missed: PRs a labeller gave an action that we give "
+              "none; upgrades missed: those whose labelled action is an upgrade or a pin. Targets: at most 10 "
+              "entries a week, at least 0.8 of them actions a reader must take, no upgrade missed.", "",
+              *(f"- {note}" for note in NOTES.get(args.repo, [])), "",
+              f"Load average: {os.getloadavg()[0]:.2f} (2 cores, shared)."]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        write_section(TITLE, text)
+    return text
+
+
+if __name__ == "__main__":
+    main()
