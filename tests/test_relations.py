@@ -108,6 +108,19 @@ def test_a_pr_reverted_in_the_same_edition_is_demoted_unless_the_revert_teaches(
     assert relation_lines(out[20].relations, "en") == ["Reverts #10 (this edition)"]
 
 
+def test_an_upgrade_and_its_revert_in_one_edition_ask_nothing_but_a_revert_of_last_week_still_does() -> None:
+    bump = pr(6110, "[Misc] Bump mooncake version to v0.3.8.post1", day=1)
+    back = pr(6164, 'Revert "[Misc] Bump mooncake version to v0.3.8.post1 (#6110)"', day=3)
+    ed = week_edition(0, [entry_of(bump).model_copy(update={"action": ["Upgrade mooncake to v0.3.8.post1."]}),
+                          entry_of(back).model_copy(update={"action": ["Roll mooncake back to v0.3.7.post2."]})])
+    out = {e.number: e for e in demote_reverted(ed.entries, find_relations(ed, [bump, back], []), ed.id.window)}
+    assert out[6110].action == [] and out[6164].action == []
+    later = week_edition(1, [entry_of(p := pr(41377, 'Revert "[Kernel] Fuse MoE align (#41234)"', week=1))
+                             .model_copy(update={"action": ["Roll back the MoE align kernel."]})])
+    kept = demote_reverted(later.entries, find_relations(later, [p], [HISTORY[0]]), later.id.window)
+    assert kept[0].action == ["Roll back the MoE align kernel."]
+
+
 def test_the_archive_shows_a_later_revert_on_the_earlier_entry() -> None:
     first = week_edition(0, [entry_of(ORIGINAL)])
     p = pr(41377, 'Revert "[Kernel] Fuse MoE align (#41234)"', week=1)

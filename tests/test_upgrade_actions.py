@@ -59,6 +59,10 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
                                                    "RUN git clone --branch $VLLM_TAG vllm\n"}),
     10: ("Fix the image's wheel index", {"Dockerfile.a3": "FROM base:1.0\nRUN pip install --extra-index-url "
                                                           "https://repo.example/pypi/variant plugin\n"}),
+    11: ("Add the A5 images and build v0.20.2", {
+        "Dockerfile.a5": "FROM cann:9.0.0\nARG VLLM_TAG=v0.20.2\nARG MOONCAKE_TAG=v0.3.8.post1\nRUN pip install "
+                         "--extra-index-url https://torch.example/cpu triton-ascend==3.2.1\n",
+        "Dockerfile": "FROM base:1.0\nARG VLLM_TAG=v0.20.2\nRUN git clone --branch $VLLM_TAG vllm\n"}),
 }
 
 
@@ -86,6 +90,8 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
     (7, "en", ["Upgrade `torch` to `2.10.0` before pulling main.",
                "Add `--extra-index-url` `https://torch.example/simple` to your install command."]),
     (5, "zh-CN", ["不再运行 `tools/install_ops_a2.sh`：该脚本已被删除。"]),
+    # a new image for new hardware pins what it builds with: only the image that existed asks anything
+    (11, "en", ["Upgrade `VLLM` to `v0.20.2` before pulling main."]),
 ])
 def test_each_upgrade_a_reader_must_follow_is_an_action(week: dict[int, list[Change]], number: int,
                                                         language: str, expected: list[str]) -> None:

@@ -189,6 +189,10 @@ def demote_reverted(entries: list[Entry], relations: dict[int, list[Relation]], 
     A PR re-landed after its revert (``relanded-by``, or its revert reverted again) keeps its verdict, as
     editors do: the revert and the re-land show the cost was real, and the entry links to the re-land. A
     demoted entry's rationale is restated from its new verdict, opening with that verdict's own words.
+
+    Action required is what a reader pulling main at the end of the edition must do: a PR reverted within it (and
+    not re-landed) asks nothing, and neither does a revert of a PR of this edition (an upgrade and its revert in
+    one week leave the reader where they were).
     """
     verdicts = {e.number: e.verdict for e in entries}
     reverted_again = {n for n, rs in relations.items() if any(r.kind == "reverted-by" for r in rs)}
@@ -199,6 +203,11 @@ def demote_reverted(entries: list[Entry], relations: dict[int, list[Relation]], 
         reverts = [r.number for r in mine if r.kind == "reverted-by" and r.edition == here
                    and r.number not in reverted_again]
         relanded = [r.number for r in mine if r.kind == "relanded-by"]
+        undoes_here = any(r.kind == "reverts" and r.edition == here for r in mine)
+        if entry.action and ((reverts and not relanded) or undoes_here):
+            log.info("PR #%s and its revert are both in this edition: its Action required items are dropped",
+                     entry.number)
+            update["action"] = []
         if reverts and not relanded:
             teaches = any(verdicts.get(n) is Verdict.DEEP_READ for n in reverts)
             cap = Verdict.SKIM if teaches else Verdict.SKIP

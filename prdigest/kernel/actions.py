@@ -29,6 +29,9 @@ _SHA = re.compile(r"[0-9a-f]{7,40}")
 INDEX_OPTIONS = frozenset({"--extra-index-url", "--index-url", "--find-links"})
 #: Documentation pages (an install guide, a README): what they say is read, not installed from.
 _DOCS = re.compile(r"\.(md|rst)$|(^|/)README[^/]*$", re.IGNORECASE)
+#: A pin's ``detail`` when the file holding it is new in the PR (a Dockerfile for new hardware): a new way to
+#: build, nothing that moved under anyone building main today, so it asks nothing.
+NEW_FILE = "new file"
 
 
 def action_key(change: Change) -> str:
@@ -73,7 +76,7 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
     out: list[tuple[str, str, bool | None]] = []
     seen: set[tuple[str, str]] = set()
     for c in changes:
-        if c.kind != "dependency" or c.reach != "public" or not c.after:
+        if c.kind != "dependency" or c.reach != "public" or not c.after or c.detail == NEW_FILE:
             continue
         new, old = version_of(c.after), version_of(c.before) if c.before else ""
         if not new or (c.before and (not old or old == new)):
@@ -121,7 +124,7 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
     # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do, and so is one a
     # doc's text changes: what users of main install from is in the Dockerfiles and requirement files.
-    asked = [c for c in live if c.reach == "public" and not (
+    asked = [c for c in live if c.reach == "public" and c.detail != NEW_FILE and not (
         c.symbol in INDEX_OPTIONS and (not c.before or _DOCS.search(c.path)) and not moves)]
     # A release whose gates went is said once: not again beside its pin dropped or the package's upgrade.
     said = {n.lower() for n, _, _ in gone} | {m[0].lower() for m in moves}

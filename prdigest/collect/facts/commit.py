@@ -32,13 +32,14 @@ from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, FileDiff
 from prdigest.collect.git.diff import MAX_BLOB
 from prdigest.kernel import safe_parse
+from prdigest.kernel.actions import NEW_FILE
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.models import Change
 
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "16"
+FACTS_VERSION = "17"
 
 
 def _python(path: str) -> bool:
@@ -144,11 +145,17 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         facts.extend(pins.compare(f.path, f.before, f.after, before_path=old_path))
     if build.is_build_file(f.path) or build.is_build_file(old_path):
         facts.extend(build.compare(f.path, f.before, f.after, before_path=old_path))
+    toolchain_facts: list[Change] = []
     if toolchain.is_toolchain_file(f.path) or toolchain.is_toolchain_file(old_path):
-        facts.extend(toolchain.compare(f.path, f.before, f.after, before_path=old_path))
+        toolchain_facts += toolchain.compare(f.path, f.before, f.after, before_path=old_path)
     if indexes.is_index_file(f.path):
-        facts.extend(indexes.compare(f.path, f.before, f.after, before_path=old_path))
-    return facts
+        toolchain_facts += indexes.compare(f.path, f.before, f.after, before_path=old_path)
+    if f.before is None and toolchain.is_toolchain_file(f.path):
+        # a new image (a Dockerfile for new hardware): what it pins is a new way to build, not a requirement that
+        # moved under anyone who builds main today (kernel/actions.py asks nothing of NEW_FILE pins)
+        toolchain_facts = [c.model_copy(update={"detail": NEW_FILE}) if c.kind == "dependency" else c
+                           for c in toolchain_facts]
+    return facts + toolchain_facts
 
 
 def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Module | None],
