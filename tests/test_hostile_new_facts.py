@@ -53,6 +53,8 @@ HOSTILE: dict[str, str | None] = {
     "up/selfish.py": SELFISH.replace("def h(self, x)", "def h(self, x, z)") + "\n\nclass T(T, S):\n"
                      "    pass\n",
     "up/deep.py": "x = " + "(" * 300 + "1" + ")" * 300 + "\n",
+    # a package __init__ the parser runs out of memory on (reach reads what packages import)
+    "up/r/__init__.py": "from up.base import Base\nx = " + "-" * 100_000 + "1\n",
     "up/wide.py": f"def wide({PARAMS}):\n    return 1\n\n\nclass W(Base):\n    def forward(self, {PARAMS}):\n"
                   "        pass\n",
     "up/long.py": "x = '" + "a" * MB + "'\n",

@@ -9,6 +9,7 @@ such a tree is refused here too, by its depth.
 from __future__ import annotations
 
 import ast
+import threading
 import warnings
 from typing import Literal
 
@@ -18,6 +19,11 @@ MAX_SOURCE = 2_000_000
 #: Nesting depth of a tree at most: real code stays under 40 (CPython's standard library: 33); recursive
 #: visitors fail from about 500.
 MAX_DEPTH = 200
+#: One ``ast.parse`` at a time in the process: CPython 3.11 keeps the AST converter's recursion depth in state
+#: shared by threads, so two drafting threads parsing at once can fail with "SystemError: AST constructor
+#: recursion depth mismatch" (seen in CI: one PR's draft lost). Parsing holds the GIL anyway; the lock costs
+#: no parallelism.
+PARSE_LOCK = threading.Lock()
 
 
 def parse(source: str | bytes, *, filename: str = "<unknown>", mode: Literal["exec", "eval"] = "exec",
@@ -30,7 +36,8 @@ def parse(source: str | bytes, *, filename: str = "<unknown>", mode: Literal["ex
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like in others' strings
-            tree = ast.parse(source, filename=filename, mode=mode)
+            with PARSE_LOCK:
+                tree = ast.parse(source, filename=filename, mode=mode)
     except SyntaxError as exc:
         return None, f"SyntaxError: {exc.msg} (line {exc.lineno})"
     except (RecursionError, MemoryError):

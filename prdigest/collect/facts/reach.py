@@ -21,6 +21,7 @@ from prdigest.collect.facts import indexes
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone
 from prdigest.collect.git.diff import blob_texts
+from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change, PullRequest
 
 #: Kinds whose symbol is a Python name (``Scheduler.schedule``): their reach is the name's.
@@ -86,9 +87,8 @@ class Evidence:
 def _init_names(text: str) -> set[str]:
     """The names a package ``__init__`` makes importable: what it imports or defines, ``__all__``, and the
     identifiers of its string constants (lazy import tables such as ``"vllm.entrypoints.llm:LLM"``)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree, _ = safe_parse.parse(text, filename="__init__.py", max_depth=0)
+    if tree is None:  # not Python, too large or nested too deep: its words stand for its names
         return set(_TOKEN.findall(text))
     names: set[str] = set()
     for node in ast.walk(tree):
