@@ -88,7 +88,7 @@ def _init_names(text: str) -> set[str]:
     """The names a package ``__init__`` makes importable: what it imports or defines, ``__all__``, and the
     identifiers of its string constants (lazy import tables such as ``"vllm.entrypoints.llm:LLM"``)."""
     tree, _ = safe_parse.parse(text, filename="__init__.py", max_depth=0)
-    if tree is None:  # not Python, too large or nested too deep: its words stand for its names
+    if not isinstance(tree, ast.Module):  # not Python, too large or nested too deep: its words stand for its names
         return set(_TOKEN.findall(text))
     names: set[str] = set()
     for node in ast.walk(tree):
