@@ -53,6 +53,13 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
         "UP_NIXL_ABORT_REQUEST_TIMEOUT", "UP_MOONCAKE_ABORT_REQUEST_TIMEOUT").replace(
         "    def workers(self):\n        return int(os.getenv(\"UP_CONNECTOR_WORKERS\", \"4\"))\n",
         "    def workers(self):\n        return 4\n\n    def batch(self):\n        return os.environ.get(\"UP_BATCH\")\n")}),
+    # a read moved to another module in the same PR: still read, nothing to do
+    5: ("Move the batch size to the pool", {
+        "lib/connector.py": CONNECTOR.replace("UP_NIXL_ABORT_REQUEST_TIMEOUT", "UP_MOONCAKE_ABORT_REQUEST_TIMEOUT")
+        .replace("    def workers(self):\n        return int(os.getenv(\"UP_CONNECTOR_WORKERS\", \"4\"))\n",
+                 "    def workers(self):\n        return 4\n"),
+        "lib/pool.py": "import os\n\nfrom up import envs\n\n\ndef wait():\n    return envs.UP_SHARED_TIMEOUT\n\n\n"
+                       "def batch():\n    return os.environ.get(\"UP_BATCH\")\n"}),
 }
 
 
@@ -88,3 +95,18 @@ def test_an_old_name_still_read_elsewhere_or_in_a_test_asks_nothing(week: dict[i
 
 def test_a_read_dropped_beside_an_unrelated_new_one_is_no_rename(week: dict[int, list[Change]]) -> None:
     assert _renamed(week[4]) == []
+
+
+def _unread(changes: list[Change]) -> list[str]:
+    return [c.symbol for c in changes if c.kind == "env" and c.detail == "no longer read"]
+
+
+def test_a_variable_no_module_reads_any_more_asks_readers_to_move_off_it(week: dict[int, list[Change]]) -> None:
+    # #4 stops reading UP_MOONCAKE_WORKERS (workers() returns 4) and reads nothing in its place
+    assert _unread(week[4]) == ["UP_MOONCAKE_WORKERS"]
+    assert actions(week[4], "en") == ["Move off the environment variable `UP_MOONCAKE_WORKERS`: main no longer reads "
+                                      "it, so setting it does nothing now (see this PR for what replaces it)."]
+
+
+def test_a_read_moved_to_another_module_is_still_read(week: dict[int, list[Change]]) -> None:
+    assert _unread(week[5]) == [] and actions(week[5], "en") == []

@@ -164,6 +164,8 @@ def _item(c: Change, w: Section) -> str:
             return w["rename_setting"].format(noun=noun, old=code(c.before), new=code(c.after))
         if c.detail == "removed":
             return w["remove_setting"].format(noun=noun, name=code(c.symbol))
+        if c.detail == "no longer read":  # prdigest/collect/facts/envreads.py
+            return w["unread_setting"].format(noun=noun, name=code(c.symbol))
         if c.detail == "default" and c.before and c.after:
             was, now = switch(c.before), switch(c.after)
             if was is not None and now is not None and was != now:  # a switch turned on (or off) by itself

@@ -7,7 +7,8 @@ like an env module (``envs.X``, ``envs_ascend.X``, ``vllm.envs.X``). A file that
 reading another on a line otherwise the same renamed it: an ``env`` fact, detail ``renamed where read``, the old
 name as ``before``. Readers who set the old name must set the new one, unless some shipped module of the tree at the
 merge commit still reads the old name (:func:`still_read`): then the old setting still does something, and the
-fact goes.
+fact goes. A file that stops reading a variable with no other name in its place makes a fact too, detail ``no
+longer read`` (:data:`UNREAD`), under the same condition: read nowhere in the tree at the merge commit.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from prdigest.kernel.models import Change
 from prdigest.kernel.safe_parse import parse
 
 DETAIL = "renamed where read"
+#: A variable a file stops reading with no other name taking its place, read nowhere else in the tree at the merge
+#: commit (``envs_vllm.VLLM_TORCH_PROFILER_DIR`` → ``profiler_config.torch_profiler_dir``): setting it does nothing.
+UNREAD = "no longer read"
 _PLACEHOLDER = "\0"
 
 
@@ -57,6 +61,9 @@ def compare(path: str, before: str | None, after: str | None) -> list[Change]:
         if len(partners) == 1:  # one new name on the old one's lines: a rename, not two unrelated changes
             facts.append(Change(kind="env", symbol=partners[0], path=path, line=_line(after, partners[0]),
                                 before=name, after=partners[0], detail=DETAIL, public=True, language="config"))
+        elif not partners:
+            facts.append(Change(kind="env", symbol=name, path=path, line=_line(before, name), before=name,
+                                detail=UNREAD, public=True, language="config"))
     return facts
 
 
@@ -70,7 +77,7 @@ def _line(text: str, name: str) -> int:
 def still_read(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface: Surface) -> list[Change]:
     """``facts`` without a rename whose old name some shipped module of the tree at ``sha`` still reads; all such
     renames go when the tree cannot be read (nothing shows the old name is unread)."""
-    old = {c.before for c in facts if c.kind == "env" and c.detail == DETAIL}
+    old = {c.before for c in facts if c.kind == "env" and c.detail in (DETAIL, UNREAD)}
     if not old:
         return list(facts)
     try:
@@ -83,4 +90,4 @@ def still_read(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface:
             named = {name for name in old - left if text and name in text}
             if named:
                 left |= named & set(reads(text))
-    return [c for c in facts if not (c.kind == "env" and c.detail == DETAIL and c.before in left)]
+    return [c for c in facts if not (c.kind == "env" and c.detail in (DETAIL, UNREAD) and c.before in left)]

@@ -103,6 +103,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                                         untested=untested((f.path, f.before, f.after) for f in diff.files))
                     facts = envreads.still_read(facts, sha, clone, surface)  # a variable renamed only if unread
                     facts = rejections.known_before(facts, diff.parent, clone, surface)  # a new setting: unset
+                else:  # the API's files alone cannot show that no other module still reads a variable
+                    facts = [c for c in facts if not (c.kind == "env" and c.detail == envreads.UNREAD)]
                 fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
