@@ -74,3 +74,15 @@ def test_renderings_sharing_the_steps_scratch_are_the_bytes_of_each_variant_rend
         done = render_variants(approved, [variant], [], media, own, out=out)
         alone.update({str(f.relative_to(out)): f.read_bytes() for f in done.files})
     assert files and files == alone
+
+
+def test_variants_planned_without_a_vocabulary_share_each_entrys_pieces(tmp_path: Path) -> None:
+    # plan_variants(edition, readers) with no vocabulary (a resend of an edition recorded before filters were kept,
+    # scripts): every filter must share one open vocabulary, or each variant's entries are viewed anew.
+    rng = random.Random(40)
+    approved, readers = _approved(rng), _readers(rng)
+    variants, idle = plan_variants(approved, readers)
+    context = render_context(load_settings())
+    render_variants(approved, variants, idle, default_media("outbox"), context, out=tmp_path)
+    views = sum(1 for key in context.shared if key[0] == "view")
+    assert len(variants) > 20 and 0 < views <= len(approved.entries), (views, len(variants))

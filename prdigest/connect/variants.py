@@ -196,8 +196,11 @@ def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabular
     else:
         by_filter: dict[Filter, Variant] = {}
         sets: dict[frozenset[str], frozenset[str]] = {}  # equal sets of names held once by the filters kept
+        # One vocabulary for every filter: the renderers make an entry's view once per vocabulary object, so a fresh
+        # open vocabulary per filter made every variant render its entries anew (memory growing with readers).
+        vocab = vocabulary or Vocabulary.open()
         for reader in readers:
-            flt = Filter.of(reader, vocabulary)
+            flt = Filter.of(reader, vocab)
             if flt not in by_filter:
                 flt = replace(flt, subsystems=sets.setdefault(flt.subsystems, flt.subsystems),
                               exclude=sets.setdefault(flt.exclude, flt.exclude))
