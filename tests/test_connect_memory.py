@@ -53,3 +53,19 @@ def test_the_plan_kept_for_the_render_step_holds_no_list_of_entries_per_filter()
     # the filters and their readers' lists are kept; the selections take a few dozen bytes each, not 8 per entry
     per_group = held / groups
     assert per_group < 800, f"{per_group:.0f} bytes kept per filter ({groups} filters, {selected} selections)"
+
+
+def test_the_render_steps_variants_with_equal_selections_share_one_list() -> None:
+    rng = random.Random(39)
+    drafted, readers, vocabulary = _drafted(rng), _readers(rng, 600), Vocabulary.open()
+    plans = Plans()
+    plan_variants(drafted, readers, vocabulary, drafts=True, plans=plans)
+    approved = drafted.model_copy(update={"entries": [e.model_copy(update={"status": "approved"})
+                                                      for e in drafted.entries]})
+    reused, _ = plan_variants(approved, readers, vocabulary, plans=plans)
+    assert plans.reused == len(plans._groups) and not plans.reselected
+    selections = {tuple(e.number for e in v.entries) for v in reused}
+    assert len(selections) < len(reused)  # some filters select the same entries
+    assert len({id(v.entries) for v in reused}) == len(selections)
+    assert [[e.number for e in v.entries] for v in reused] == [
+        [e.number for e in v.entries] for v in plan_variants(approved, readers, vocabulary)[0]]

@@ -108,13 +108,18 @@ class Plans:
         self.reselected, self.reused = [], 0
         # the planned entries rejected or re-judged since (an added one is in no group's mask: select() finds it)
         touched = _mask({n: i for i, n in enumerate(self._order)}, changed)
+        # equal selections (filters that differ by budget, or by what selects nothing here) share one list: held
+        # by their variants to the run's end, once per selection rather than once per filter
+        lists: dict[int, list[Entry]] = {}
         for group in self._groups:
             flt = group.filter
             if changed and (group.selected & touched or flt.select(moved)):
                 planned.append((flt, flt.select(facts), list(group.readers)))
                 self.reselected.append(flt.key)
             else:  # the entries unchanged keep their relative reading order
-                planned.append((flt, [entries[n] for n in _numbers(self._order, group.selected)],
-                                list(group.readers)))
+                selection = lists.get(group.selected)
+                if selection is None:
+                    selection = lists[group.selected] = [entries[n] for n in _numbers(self._order, group.selected)]
+                planned.append((flt, selection, list(group.readers)))
                 self.reused += 1
         return planned
