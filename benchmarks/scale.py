@@ -617,12 +617,13 @@ def fifth_round(results: list[dict]) -> str:
         "15.5 MiB. The connect step's "
         "plan, kept for the render step, holds each filter's selection as a bit mask over the plan's reading order "
         "instead of a tuple of the selected numbers (8 bytes an entry, ~60 entries a filter), its groups slotted, "
-        "and the filters kept share equal sets of subsystems (the test's 1,096 filters: 1,466 → 598 bytes each). "
+        "and the filters kept share equal sets of subsystems (the test's 1,096 filters: 1,466 → 598 bytes each); the "
+        "render step's variants with equal selections share one list of entries (held to the run's end). "
         + "; ".join(parts) + "." + growth + " The render step's end is lower, but the peak is set later: the "
         "approved record's save after render and delivery's transient work rise back into the room render freed "
-        "(RSS is a high-water mark; traced, delivery's heap grows from 15 to 26 MiB over its messages, partly the "
-        "e-mail package's parsed headers, not changed in this round). The 1,000-reader CPU seconds (9.9 → 12.0) are "
-        "within this machine's run-to-run spread under other sessions' load (see the streaming paragraph below). "
+        "(RSS is a high-water mark; traced at 2,000 readers, delivery's heap grows from 15 to 26 MiB over its messages, partly the "
+        "e-mail package's parsed headers, not changed in this round). CPU seconds move with other sessions' load on "
+        "this machine (see the streaming paragraph below): compare them at like load. "
         "The 1000 × 10 row is the third round's, not measured again."
     )
 
