@@ -13,7 +13,7 @@ from prdigest.kernel.links import DEFAULT_LINK_HOSTS, defang
 from prdigest.kernel.models import Edition, Entry
 from renderers.escape import one_line as _one_line
 from renderers.escape import pr_url, truncate
-from renderers.shared import shared
+from renderers.shared import latest
 
 SHOWN_DONE = 10
 SHOWN_OPEN = 3
@@ -61,8 +61,9 @@ class Connections:
 def variant_connections(edition: Edition, variant: Variant,
                         link_hosts: tuple[str, ...] = DEFAULT_LINK_HOSTS) -> "Connections":
     """A reader variant's connections (its lede, read-first, stories and follow-ups): made once per variant in a
-    render step, whichever media show it (:mod:`renderers.shared`; the block is frozen)."""
-    return shared("variant-connections", (edition, variant), (link_hosts,), lambda: connections(
+    render step, whichever media show it, and kept only until the next variant's are made
+    (:func:`renderers.shared.latest`; the block is frozen)."""
+    return latest("variant-connections", (edition, variant), (link_hosts,), lambda: connections(
         edition, variant.entries, link_hosts, lede=variant.lede or None, first=variant.read_first,
         variant_filter=variant.filter))
 

@@ -10,6 +10,10 @@ A fragment is keyed by the objects it is made from, by identity (the entry, the 
 its plain arguments; each key holds its objects, so an id is never reused for another object while the
 dictionary lives. Fragments are immutable (views, strings, tuples) or treated as such (Slack blocks and Feishu
 elements, dictionaries no renderer changes after making them).
+
+A fragment made from one variant (its connections) is reused only while that variant is rendered on its media
+(the render step renders variant after variant): :func:`latest` keeps only the newest of its kind, so the step
+holds one, not one per variant, and its memory stays flat in readers.
 """
 
 from __future__ import annotations
@@ -51,4 +55,20 @@ def shared(kind: str, objects: tuple[object, ...], args: tuple[Hashable, ...], m
         return hit[1]
     value = make()
     store[key] = (objects, value)
+    return value
+
+
+def latest(kind: str, objects: tuple[object, ...], args: tuple[Hashable, ...], make: Callable[[], T]) -> T:
+    """Like :func:`shared`, but only the newest fragment of ``kind`` is kept: one made per variant, reused by
+    the variant's media (rendered one after another) and dropped when the next variant's is made."""
+    store = _STORE.get()
+    if store is None:
+        return make()
+    slot = (kind,)
+    key = (*map(id, objects), *args)
+    hit = store.get(slot)
+    if hit is not None and hit[1][0] == key and all(a is b for a, b in zip(hit[0], objects)):
+        return hit[1][1]
+    value = make()
+    store[slot] = (objects, (key, value))  # replaces the previous variant's: it is not shown again
     return value

@@ -3,7 +3,7 @@ selection, kept for the render step, which selects again only the variants its r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -38,13 +38,30 @@ def _signature(fact: _Facts) -> _Signature:
     return entry.number, subsystems, primary, rank, downstreams
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Group:
-    """One filter of the connect step's plan: its readers and the numbers it selected, in reading order."""
+    """One filter of the connect step's plan: its readers and the entries it selected, as a bit mask over the
+    plan's numbers in reading order (bit i: the i-th): a few dozen bytes per filter where a tuple of the numbers
+    took eight per entry selected, for each of thousands of filters (issue 38: memory flat in readers)."""
 
     filter: Selects
     readers: list[Reader]
-    numbers: tuple[int, ...]
+    selected: int
+
+
+def _mask(places: dict[int, int], numbers: Iterable[int]) -> int:
+    """The bit mask of ``numbers`` (those with a place) over the numbers whose places are ``places``."""
+    mask = 0
+    for n in numbers:
+        if n in places:
+            mask |= 1 << places[n]
+    return mask
+
+
+def _numbers(order: tuple[int, ...], mask: int) -> list[int]:
+    """The numbers of ``mask``'s bits, in ``order``'s order (a selection keeps the reading order)."""
+    bits = bin(mask)[:1:-1]  # the lowest bit first
+    return [order[i] for i, bit in enumerate(bits) if bit == "1"]
 
 
 @dataclass
@@ -58,6 +75,8 @@ class Plans:
     _vocabulary: Vocabulary | None = None
     _signatures: frozenset[_Signature] = frozenset()
     _groups: list[_Group] = field(default_factory=list)
+    #: The numbers of the entries planned over, in reading order: the groups' masks index it.
+    _order: tuple[int, ...] = ()
     #: Keys of the variants the last reuse selected again (the rest kept the connect step's selection).
     reselected: list[str] = field(default_factory=list)
     #: How many of the last reuse's variants kept the connect step's selection.
@@ -68,7 +87,9 @@ class Plans:
         """Remember the connect step's plan: every filter's group (the empty ones too) over ``facts``."""
         self._readers, self._vocabulary = readers, vocabulary
         self._signatures = frozenset(_signature(f) for f in facts)
-        self._groups = [_Group(flt, list(members), tuple(e.number for e in entries))
+        self._order = tuple(f[0].number for f in facts)
+        places = {n: i for i, n in enumerate(self._order)}
+        self._groups = [_Group(flt, list(members), _mask(places, (e.number for e in entries)))
                         for flt, entries, members in groups]
 
     def groups(self, readers: Sequence[Reader], vocabulary: Vocabulary | None,
@@ -85,12 +106,20 @@ class Plans:
         moved = [f for f in facts if f[0].number in changed]
         planned: list[Group] = []
         self.reselected, self.reused = [], 0
+        # the planned entries rejected or re-judged since (an added one is in no group's mask: select() finds it)
+        touched = _mask({n: i for i, n in enumerate(self._order)}, changed)
+        # equal selections (filters that differ by budget, or by what selects nothing here) share one list: held
+        # by their variants to the run's end, once per selection rather than once per filter
+        lists: dict[int, list[Entry]] = {}
         for group in self._groups:
             flt = group.filter
-            if changed and (not changed.isdisjoint(group.numbers) or flt.select(moved)):
+            if changed and (group.selected & touched or flt.select(moved)):
                 planned.append((flt, flt.select(facts), list(group.readers)))
                 self.reselected.append(flt.key)
             else:  # the entries unchanged keep their relative reading order
-                planned.append((flt, [entries[n] for n in group.numbers], list(group.readers)))
+                selection = lists.get(group.selected)
+                if selection is None:
+                    selection = lists[group.selected] = [entries[n] for n in _numbers(self._order, group.selected)]
+                planned.append((flt, selection, list(group.readers)))
                 self.reused += 1
         return planned

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
 
 from prdigest.connect.lede import LedeBasis, variant_lede, write_lede
@@ -195,9 +195,15 @@ def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabular
         every = [Variant(cast(Filter, flt), entries, group) for flt, entries, group in kept]
     else:
         by_filter: dict[Filter, Variant] = {}
+        sets: dict[frozenset[str], frozenset[str]] = {}  # equal sets of names held once by the filters kept
+        # One vocabulary for every filter: the renderers make an entry's view once per vocabulary object, so a fresh
+        # open vocabulary per filter made every variant render its entries anew (memory growing with readers).
+        vocab = vocabulary or Vocabulary.open()
         for reader in readers:
-            flt = Filter.of(reader, vocabulary)
+            flt = Filter.of(reader, vocab)
             if flt not in by_filter:
+                flt = replace(flt, subsystems=sets.setdefault(flt.subsystems, flt.subsystems),
+                              exclude=sets.setdefault(flt.exclude, flt.exclude))
                 by_filter[flt] = Variant(flt, flt.select(facts))
             by_filter[flt].readers.append(reader)
         every = list(by_filter.values())
