@@ -37,7 +37,9 @@ def timeout():
 """
 BASE = {"lib/__init__.py": "", "lib/connector.py": CONNECTOR, "lib/other.py": OTHER,
         "lib/pool.py": "from up import envs\n\n\ndef wait():\n    return envs.UP_SHARED_TIMEOUT\n",
-        "tests/test_connector.py": "import os\n\n\ndef test_x():\n    assert os.getenv('CI_OLD') is None\n"}
+        "tests/test_connector.py": "import os\n\n\ndef test_x():\n    assert os.getenv('CI_OLD') is None\n",
+        "lib/profile.py": "from up import envs\n\n\ndef profile():\n    return (envs.UP_PROFILER_DIR, envs.UP_PROFILER_STACK,\n"
+                          "            envs.UP_PROFILER_MEMORY)\n"}
 PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     1: ("[Misc] Modify configuration parameters", {"lib/connector.py": CONNECTOR.replace(
         "UP_NIXL_ABORT_REQUEST_TIMEOUT", "UP_MOONCAKE_ABORT_REQUEST_TIMEOUT")}),
@@ -54,6 +56,9 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
         "    def workers(self):\n        return int(os.getenv(\"UP_CONNECTOR_WORKERS\", \"4\"))\n",
         "    def workers(self):\n        return 4\n\n    def batch(self):\n        return os.environ.get(\"UP_BATCH\")\n")}),
     # a read moved to another module in the same PR: still read, nothing to do
+    # three variables a module stops reading at once (a profiler moved to a config object): one sentence
+    6: ("Profile through the config", {"lib/profile.py": "def profile(cfg):\n"
+                                                          "    return cfg.profiler_dir, cfg.with_stack, cfg.memory\n"}),
     5: ("Move the batch size to the pool", {
         "lib/connector.py": CONNECTOR.replace("UP_NIXL_ABORT_REQUEST_TIMEOUT", "UP_MOONCAKE_ABORT_REQUEST_TIMEOUT")
         .replace("    def workers(self):\n        return int(os.getenv(\"UP_CONNECTOR_WORKERS\", \"4\"))\n",
@@ -110,3 +115,10 @@ def test_a_variable_no_module_reads_any_more_asks_readers_to_move_off_it(week: d
 
 def test_a_read_moved_to_another_module_is_still_read(week: dict[int, list[Change]]) -> None:
     assert _unread(week[5]) == [] and actions(week[5], "en") == []
+
+
+def test_several_variables_a_pr_stops_reading_are_one_action(week: dict[int, list[Change]]) -> None:
+    assert sorted(_unread(week[6])) == ["UP_PROFILER_DIR", "UP_PROFILER_MEMORY", "UP_PROFILER_STACK"]
+    assert actions(week[6], "en") == [
+        "Move off the environment variables `UP_PROFILER_DIR`, `UP_PROFILER_MEMORY`, `UP_PROFILER_STACK`: main no "
+        "longer reads them, so setting them does nothing now (see this PR for what replaces them)."]

@@ -129,7 +129,9 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     # A release whose gates went is said once: not again beside its pin dropped or the package's upgrade.
     said = {n.lower() for n, _, _ in gone} | {m[0].lower() for m in moves}
     asked = [c for c in asked if not (c.detail == "support dropped" and c.symbol.lower() in said)]
-    items = unique([*_required(asked, w), *(s for s in (_item(c, w) for c in asked) if s)], key=lambda s: s)
+    grouped = _unread(asked, w)
+    each = [c for c in asked if not (grouped and c.kind == "env" and c.detail == "no longer read")]
+    items = unique([*_required(asked, w), *grouped, *(s for s in (_item(c, w) for c in each) if s)], key=lambda s: s)
     return out + items[:MAX_ITEMS]
 
 
@@ -143,6 +145,15 @@ def _required(asked: Sequence[Change], w: Section) -> list[str]:
     return [w["required_when" if guard else "required"].format(
         noun=w["noun_env"], names=w["either"].join(code(n) for n in names), when=code(guard))
         for guard, names in by_guard.items()]
+
+
+def _unread(asked: Sequence[Change], w: Section) -> list[str]:
+    """One sentence for the environment variables a PR stops reading (envreads.py): a PR that moves the profiler
+    off three variables asks one thing, not three."""
+    names = unique([c.symbol for c in asked if c.kind == "env" and c.detail == "no longer read"], key=lambda s: s)
+    if len(names) < 2:
+        return []  # one variable: said by _item
+    return [w["unread_settings"].format(names=w["joiner"].join(code(n) for n in names))]
 
 
 def _item(c: Change, w: Section) -> str:
@@ -164,7 +175,7 @@ def _item(c: Change, w: Section) -> str:
             return w["rename_setting"].format(noun=noun, old=code(c.before), new=code(c.after))
         if c.detail == "removed":
             return w["remove_setting"].format(noun=noun, name=code(c.symbol))
-        if c.detail == "no longer read":  # prdigest/collect/facts/envreads.py
+        if c.detail == "no longer read":  # prdigest/collect/facts/envreads.py; several: one sentence (_unread)
             return w["unread_setting"].format(noun=noun, name=code(c.symbol))
         if c.detail == "default" and c.before and c.after:
             was, now = switch(c.before), switch(c.after)

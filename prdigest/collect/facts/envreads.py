@@ -50,9 +50,9 @@ def reads(text: str | None) -> dict[str, set[str]]:
 
 def compare(path: str, before: str | None, after: str | None) -> list[Change]:
     """A fact for each variable ``after`` reads where ``before`` read another, on a line otherwise the same."""
-    if not before or not after or "env" not in before or "env" not in after:
-        return []  # no getenv, environ or envs module on one side: nothing read by name to rename
-    old, new = reads(before), reads(after)
+    if not before or not after or "env" not in before:
+        return []  # nothing read by name before (or the module deleted: file facts say so)
+    old, new = reads(before), reads(after) if "env" in after else {}  # none read after: each one is unread
     gone = {name: lines for name, lines in old.items() if name not in new}
     came = {name: lines for name, lines in new.items() if name not in old}
     facts: list[Change] = []
