@@ -11,7 +11,10 @@ from pathlib import Path
 
 from prdigest.collect.facts import Surface, commit_facts
 from prdigest.collect.git import UpstreamClone, read_commits
-from prdigest.kernel.models import Change
+from prdigest.connect.impact.downstream import DownstreamSpec, load_index
+from prdigest.connect.impact.match import UseTable, match_changes
+from prdigest.kernel.models import Change, Impact
+from prdigest.state.store import open_store
 from tests.git_support import commit, git, write
 
 UPSTREAM_BASE = {
@@ -311,3 +314,16 @@ def facts_between(tmp_path: Path, before: dict[str, str | None], after: dict[str
     sha = commit(repo, "after")
     diffs, _ = read_commits(UpstreamClone(repo / ".git"), [sha])
     return commit_facts(diffs[sha], Surface(packages=packages), receivers=receivers)
+
+
+def match_downstream(tmp_path: Path, facts: list[Change], downstream: dict[str, str],
+                     up: tuple[str, ...] = ("up",)) -> list[Impact]:
+    """``facts`` matched against a downstream committed in its own repository and indexed from that checkout."""
+    repo = tmp_path / "downstream"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"ds/__init__.py": "", **downstream})
+    commit(repo, "downstream")
+    with open_store(tmp_path / "state.sqlite") as store:
+        index = load_index(DownstreamSpec("ds", path=str(repo), packages=("ds",), upstream=up), up, store=store)
+    return match_changes(facts, UseTable.of("ds", index.uses, up), up)

@@ -10,12 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.connect.impact.downstream import DownstreamSpec, load_index
-from prdigest.connect.impact.match import UseTable, match_changes
 from prdigest.kernel.models import Impact
-from prdigest.state.store import open_store
-from tests.git_support import commit, git, write
-from tests.impact_support import facts_between
+from tests.impact_support import facts_between, match_downstream
 
 UP = ("up",)
 
@@ -71,15 +67,8 @@ def peer_impacts(tmp_path: Path, before: dict[str, str | None], after: dict[str,
                  downstream: dict[str, str]) -> list[Impact]:
     """The impacts of ``before`` → ``after`` (one upstream commit) on a downstream committed in its own repository
     and indexed from that checkout."""
-    facts = facts_between(tmp_path, _text(before), _text(after), UP)
-    repo = tmp_path / "downstream"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, {"ds/__init__.py": "", **downstream})
-    commit(repo, "downstream")
-    with open_store(tmp_path / "state.sqlite") as store:
-        index = load_index(DownstreamSpec("ds", path=str(repo), packages=("ds",), upstream=UP), UP, store=store)
-    return match_changes(facts, UseTable.of("ds", index.uses, UP), UP)
+    return match_downstream(tmp_path, facts_between(tmp_path, _text(before), _text(after), UP), downstream)
+
 
 
 #: (id, upstream before, upstream after, downstream files, the severity the downstream's only flag may have:

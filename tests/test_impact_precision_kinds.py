@@ -14,11 +14,9 @@ import pytest
 from prdigest.collect.facts import Surface, commit_facts
 from prdigest.collect.facts.hierarchy import GitTree
 from prdigest.collect.git import UpstreamClone, read_commits
-from prdigest.connect.impact.downstream import DownstreamSpec, load_index
-from prdigest.connect.impact.match import UseTable, match_changes
 from prdigest.kernel.models import Change, Impact
-from prdigest.state.store import open_store
 from tests.git_support import commit, git, write
+from tests.impact_support import match_downstream
 
 UP = ("up",)
 
@@ -40,15 +38,7 @@ def _facts(tmp_path: Path, before: dict[str, str | None], after: dict[str, str |
 def _impacts(tmp_path: Path, before: dict[str, str | None], after: dict[str, str | None],
              downstream: dict[str, str]) -> list[Impact]:
     """The impacts of the upstream commit on a downstream committed in its own repository, indexed from it."""
-    facts = _facts(tmp_path, before, after)
-    repo = tmp_path / "downstream"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, {"ds/__init__.py": "", **downstream})
-    commit(repo, "downstream")
-    with open_store(tmp_path / "state.sqlite") as store:
-        index = load_index(DownstreamSpec("ds", path=str(repo), packages=("ds",), upstream=UP), UP, store=store)
-    return match_changes(facts, UseTable.of("ds", index.uses, UP), UP)
+    return match_downstream(tmp_path, _facts(tmp_path, before, after), downstream)
 
 
 def _line(text: str, marker: str) -> int:

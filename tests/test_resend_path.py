@@ -23,23 +23,28 @@ from tests.servers.feishu_server import FeishuServer
 EDITION = "vllm-project/vllm 2026-11-16..2026-11-17"
 
 
+def _run_with_kern_failing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, feishu: FeishuServer) -> None:
+    """A run of the sample week to two Feishu groups (two variants: the same subsystems, read-first budgets apart)
+    whose delivery to kern's group fails on a wrong secret; readers.yaml, state.sqlite and out/ in ``tmp_path``."""
+    (tmp_path / "readers.yaml").write_text("readers:\n  - {id: kern, name: Kernels, feishu: kernels-group, budget: 1}\n"
+                                           "  - {id: all, name: All, feishu: all-group}\n", encoding="utf-8")
+    monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_URL", feishu.add_bot("kernels-group", secret="right-s3cret"))
+    monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_SECRET", "a-wrong-s3cret")
+    monkeypatch.setenv("DIGEST_FEISHU_ALL_GROUP_URL", feishu.add_bot("all-group"))
+    first = CliRunner().invoke(app, ["run", "--source", f"jsonl:{SAMPLE}", "--since", "2026-11-16", "--until",
+                                     "2026-11-17", "--deliver", "feishu", "--out", str(tmp_path / "out"),
+                                     "--language", "en", "--readers", str(tmp_path / "readers.yaml"), "--state",
+                                     str(tmp_path / "state.sqlite")])
+    assert first.exit_code == 0, first.output
+
+
 def test_resend_renders_only_the_variants_it_sends_and_sends_what_the_run_rendered(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failed before the fix: resend rendered every variant of the edition on its own path (here two, for one
     reader's row)."""
-    readers = tmp_path / "readers.yaml"
-    # Two variants: the same subsystems, read-first budgets apart.
-    readers.write_text("readers:\n  - {id: kern, name: Kernels, feishu: kernels-group, budget: 1}\n"
-                       "  - {id: all, name: All, feishu: all-group}\n", encoding="utf-8")
-    state = tmp_path / "state.sqlite"
+    readers, state = tmp_path / "readers.yaml", tmp_path / "state.sqlite"
     with FeishuServer() as feishu:
-        monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_URL", feishu.add_bot("kernels-group", secret="right-s3cret"))
-        monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_SECRET", "a-wrong-s3cret")
-        monkeypatch.setenv("DIGEST_FEISHU_ALL_GROUP_URL", feishu.add_bot("all-group"))
-        first = CliRunner().invoke(app, ["run", "--source", f"jsonl:{SAMPLE}", "--since", "2026-11-16", "--until",
-                                         "2026-11-17", "--deliver", "feishu", "--out", str(tmp_path / "out"),
-                                         "--language", "en", "--readers", str(readers), "--state", str(state)])
-        assert first.exit_code == 0, first.output
+        _run_with_kern_failing(tmp_path, monkeypatch, feishu)
         assert not feishu.posts("kernels-group") and feishu.posts("all-group")
         digest = json.loads((tmp_path / "out" / "digest.json").read_text(encoding="utf-8"))
         keys = {v["readers"][0]: v["key"] for v in digest["variants"]}
@@ -75,18 +80,9 @@ def test_resend_of_one_reader_reads_only_that_readers_variant_from_the_record(
     checked (here the other variant's row is unreadable, and the resend of kern never needs it)."""
     import sqlite3
 
-    readers = tmp_path / "readers.yaml"
-    readers.write_text("readers:\n  - {id: kern, name: Kernels, feishu: kernels-group, budget: 1}\n"
-                       "  - {id: all, name: All, feishu: all-group}\n", encoding="utf-8")
-    state = tmp_path / "state.sqlite"
+    readers, state = tmp_path / "readers.yaml", tmp_path / "state.sqlite"
     with FeishuServer() as feishu:
-        monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_URL", feishu.add_bot("kernels-group", secret="right-s3cret"))
-        monkeypatch.setenv("DIGEST_FEISHU_KERNELS_GROUP_SECRET", "a-wrong-s3cret")
-        monkeypatch.setenv("DIGEST_FEISHU_ALL_GROUP_URL", feishu.add_bot("all-group"))
-        first = CliRunner().invoke(app, ["run", "--source", f"jsonl:{SAMPLE}", "--since", "2026-11-16", "--until",
-                                         "2026-11-17", "--deliver", "feishu", "--out", str(tmp_path / "out"),
-                                         "--language", "en", "--readers", str(readers), "--state", str(state)])
-        assert first.exit_code == 0, first.output
+        _run_with_kern_failing(tmp_path, monkeypatch, feishu)
         digest = json.loads((tmp_path / "out" / "digest.json").read_text(encoding="utf-8"))
         keys = {v["readers"][0]: v["key"] for v in digest["variants"]}
         with sqlite3.connect(state) as db:
