@@ -18,7 +18,12 @@ class LiveApp:
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+        # A module's client keeps one connection alive across its tests. uvicorn closes a connection idle for
+        # timeout_keep_alive (5 s by default); on a loaded machine the tests between two requests can take that
+        # long, and a request sent as the server closes the connection gets "Server disconnected without sending a
+        # response". The tests are about the app, not about idle connections: keep them open for the whole module.
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=3600)
+        self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
     def start(self) -> "LiveApp":
