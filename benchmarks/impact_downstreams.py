@@ -82,6 +82,9 @@ GAUDI_DATA = Path(__file__).parent / "data" / "downstream_impact_gaudi.json"
 #: Hand verdicts on the flags the stricter evidence calls false, read in the wheels' code and the downstreams' history.
 HANDCHECK = Path(__file__).parent / "data" / "impact_handcheck.json"
 GAUDI = Path("/work/.mirror/vllm-project+vllm-gaudi/repo")
+# a third downstream, labelled blind (benchmarks/data/downstream_impact_tpu.json, committed alone before any match ran
+# on it): scored only with --tpu GITDIR, so the two-downstream run stays what it was
+TPU_DATA = Path(__file__).parent / "data" / "downstream_impact_tpu.json"
 UPSTREAM = ("vllm",)
 
 
@@ -370,6 +373,7 @@ def main() -> None:
     parser.add_argument("--wheels", type=Path, help="folder with the vllm 0.19.1 and 0.20.1 wheels")
     parser.add_argument("--ascend", type=Path, default=ASCEND, help="vllm-ascend's git directory")
     parser.add_argument("--gaudi", type=Path, default=GAUDI, help="vllm-gaudi's git directory")
+    parser.add_argument("--tpu", type=Path, help="vllm-project/tpu-inference's git directory: score it too")
     parser.add_argument("--write", action="store_true", help="replace the section of BENCHMARKS.md")
     parser.add_argument("--no-speed", action="store_true", help="skip the 3,000-file index and the 300-PR week")
     parser.add_argument("--hunk-headers", choices=("default", "python"), default="default",
@@ -377,7 +381,7 @@ def main() -> None:
                              "Python driver (def/class lines at any depth, as GitHub shows them)")
     parser.add_argument("--before", type=Path, help="an earlier run's printed section, shown as 'before'")
     parser.add_argument("--before-label", default="earlier code", help="what --before was run on")
-    parser.add_argument("--false", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi"],
+    parser.add_argument("--false", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi", "tpu-inference"],
                         help="print the breaks the stricter evidence calls false on this downstream (full files)")
     parser.add_argument("--false-patches", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi"],
                         help="print the breaks from patches alone the stricter evidence calls false and full files "
@@ -410,6 +414,9 @@ def main() -> None:
         counts = {label: len(facts) for label, facts in fact_sets.items()}
         results = {"vllm-ascend": downstream("ascend", ascend, args.ascend, "vllm_ascend", root, fact_sets),
                    "vllm-gaudi": downstream("gaudi", gaudi, args.gaudi, "vllm_gaudi", root, fact_sets)}
+        if args.tpu:
+            tpu = json.loads(TPU_DATA.read_text(encoding="utf-8"))
+            results["tpu-inference"] = downstream("tpu", tpu, args.tpu, "tpu_inference", root, fact_sets)
         verdicts = json.loads(HANDCHECK.read_text(encoding="utf-8"))["verdicts"]
         for name, per in results.items():
             for result in per.values():
