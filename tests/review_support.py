@@ -155,6 +155,11 @@ UIS = ("classic", "new")
 #: Scroll the first text node of the dialog that contains the needle into view (inside whatever scrolls), then
 #: ask the browser what is painted there; and measure the reading area: the rendered markdown block, clipped by
 #: every scrolling ancestor (what the editor can see of it at once).
+_IN_DIALOG_JS = """(needle) => {
+  const dialog = document.querySelector('[role=dialog]');
+  return !!dialog && dialog.textContent.includes(needle);
+}"""
+
 _PAINTED_JS = """(needle) => {
   const dialog = document.querySelector('[role=dialog]');
   const walker = document.createTreeWalker(dialog, NodeFilter.SHOW_TEXT);
@@ -200,7 +205,15 @@ def open_resume_dialog(page, ui: str, run_id: str, which: str):
 
 
 def painted(page, needle: str) -> dict[str, Any]:
-    """Where the dialog's text ``needle`` is: scrolled to, painted or not, and the reading area's visible height."""
+    """Where the dialog's text ``needle`` is: scrolled to, painted or not, and the reading area's visible height.
+    The form's fields come before its description is rendered (a 150-entry markdown on a loaded machine can take
+    seconds more), so wait up to 30 s for the text to be in the dialog; a needle that never comes is ``found: False``."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where the browser tests run
+
+    try:
+        page.wait_for_function(_IN_DIALOG_JS, arg=needle, timeout=30_000)
+    except PlaywrightTimeout:
+        pass  # the evaluation below says it is not there
     return page.evaluate(_PAINTED_JS, needle)
 
 
