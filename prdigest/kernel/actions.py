@@ -58,11 +58,31 @@ def version_of(spec: str) -> str:
     return found[0] if found and any(ch.isdigit() for ch in found[0]) else ""
 
 
+#: A pre-release or post-release tag after the release numbers (``3.2.0.dev20260105``, ``0.1.0rc9``, ``9.1.0-beta.1``,
+#: ``2.10.0.post4``), and where it sorts against the release itself (0).
+_STAGE = re.compile(r"[-._]?(dev|a|alpha|b|beta|c|rc|pre|preview|post)[-._]?(\d*)", re.IGNORECASE)
+_STAGES = {"dev": -4, "a": -3, "alpha": -3, "b": -2, "beta": -2, "c": -1, "rc": -1, "pre": -1, "preview": -1,
+           "post": 1}
+
+
+def release_key(version: str) -> tuple[tuple[int, ...], int, int]:
+    """A version as it sorts: its release numbers (four, zero-padded), then its stage (a dev build, alpha, beta or
+    release candidate before the release, a post-release after) and that stage's number."""
+    found = re.match(r"v?(\d+(?:\.\d+)*)(.*)", version.strip(), re.IGNORECASE)
+    if not found:
+        return (), 0, 0
+    numbers = tuple(int(x) for x in found[1].split(".")[:4])
+    stage = _STAGE.match(found[2])
+    return ((*numbers, *(0,) * (4 - len(numbers))), _STAGES[stage[1].lower()] if stage else 0,
+            int(stage[2]) if stage and stage[2] else 0)
+
+
 def _newer(new: str, old: str) -> bool:
-    """Whether ``new`` is a later version than ``old`` (a commit is taken to move forward)."""
+    """Whether ``new`` is a later version than ``old`` (a commit is taken to move forward): a pin moving from a dev
+    build or a release candidate to its release (``3.2.0.dev20260105`` → ``3.2.0``) is an upgrade."""
     if _SHA.fullmatch(new) or _SHA.fullmatch(old):
         return True
-    return tuple(int(x) for x in re.findall(r"\d+", new)[:4]) >= tuple(int(x) for x in re.findall(r"\d+", old)[:4])
+    return release_key(new) >= release_key(old)
 
 
 def product(change: Change) -> str:
@@ -129,6 +149,9 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     # A release whose gates went is said once: not again beside its pin dropped or the package's upgrade.
     said = {n.lower() for n, _, _ in gone} | {m[0].lower() for m in moves}
     asked = [c for c in asked if not (c.detail == "support dropped" and c.symbol.lower() in said)]
+    # A setting removed where it is declared and no longer read elsewhere is one thing to do: stop setting it.
+    removed = {(c.kind, c.symbol) for c in asked if c.kind in ("env", "argument", "config") and c.detail == "removed"}
+    asked = [c for c in asked if not (c.detail == "no longer read" and (c.kind, c.symbol) in removed)]
     grouped = _unread(asked, w)
     each = [c for c in asked if not (grouped and c.kind == "env" and c.detail == "no longer read")]
     items = unique([*_required(asked, w), *grouped, *(s for s in (_item(c, w) for c in each) if s)], key=lambda s: s)

@@ -373,7 +373,7 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     listed, abstract, bases = alls.get(c.path, (set(), set(), {}))
     if c.path.endswith("__init__.py") and (evidence is None or evidence.reaches(c.path)):
         return "public", f"defined in the package's `{c.path}`"
-    if any(t in listed for t in top):
+    if any(t in listed for t in top) and _reached(c.path, evidence):
         return "public", f"listed in `__all__` of `{c.path}`"
     if any(t in abstract for t in top):
         # Its methods are the contract of whoever subclasses it: users, when the tree leads them to the class (a
@@ -401,6 +401,14 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     if evidence is None or not evidence.whole_tree:
         return "public", "from the patches alone (no clone): not shown to be internal"
     return "internal", "not exported, documented nor an entry point: used only inside the repository"
+
+
+def _reached(path: str, evidence: Evidence | None) -> bool:
+    """Whether users reach the module at ``path`` (or the package above it): a sub-package's ``__all__`` that no
+    doc or entry point leads to (``quantization.methods``) lists names for the repository's own star imports."""
+    if evidence is None or not evidence.whole_tree:
+        return True
+    return evidence.reaches(path) or any(evidence.reaches(p) for p in _packages(path)[:1])
 
 
 def _file_reach(c: Change, evidence: Evidence | None) -> tuple[str, str]:
