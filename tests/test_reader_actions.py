@@ -258,7 +258,12 @@ def test_a_variable_removed_and_no_longer_read_is_said_once(week: dict[int, list
 @pytest.mark.parametrize(("number", "language", "expected"), [
     (6, "en", ["Upgrade `mooncake` to `0.3.8` before pulling main."]),  # a release candidate to its release
     (6, "zh-CN", ["拉取 main 前先升级 `mooncake` 至 `0.3.8`。"]),
+    # the tutorial's install command (not the contributor guide's, not CI's)
+    (7, "en", ["Upgrade `triton-ascend` to `3.2.0` before pulling main."]),
     (8, "en", ["Upgrade `xlite` to `0.1.0rc1` before pulling main."]),  # imported by plugin/xlite/runner.py
+    # a system package the image users build from now installs (not one of a Dockerfile the PR adds)
+    (10, "en", ["Install the system package `clang-15` before pulling main: the images now install it."]),
+    (10, "zh-CN", ["拉取 main 前先安装系统软件包 `clang-15`：镜像现已安装它。"]),
 ])
 def test_what_a_reader_must_install_or_move_is_an_action(week: dict[int, list[Change]], number: int, language: str,
                                                         expected: list[str]) -> None:

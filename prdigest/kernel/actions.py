@@ -32,6 +32,9 @@ _DOCS = re.compile(r"\.(md|rst)$|(^|/)README[^/]*$", re.IGNORECASE)
 #: A pin's ``detail`` when the file holding it is new in the PR (a Dockerfile for new hardware): a new way to
 #: build, nothing that moved under anyone building main today, so it asks nothing.
 NEW_FILE = "new file"
+#: A ``dependency`` fact's ``detail`` for a system package an image now installs (prdigest/collect/facts/
+#: syspackages.py; the kernel does not import the collectors, so the word is said again here).
+SYSTEM = "system package"
 
 
 def action_key(change: Change) -> str:
@@ -96,7 +99,7 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
     out: list[tuple[str, str, bool | None]] = []
     seen: set[tuple[str, str]] = set()
     for c in changes:
-        if c.kind != "dependency" or c.reach != "public" or not c.after or c.detail == NEW_FILE:
+        if c.kind != "dependency" or c.reach != "public" or not c.after or c.detail in (NEW_FILE, SYSTEM):
             continue
         new, old = version_of(c.after), version_of(c.before) if c.before else ""
         if not new or (c.before and (not old or old == new)):
@@ -141,6 +144,7 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
             if items:
                 out.append(w[verb].format(items=w["joiner"].join(items[:6])))
     out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
+    out += _system(live, w)
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
     # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do, and so is one a
     # doc's text changes: what users of main install from is in the Dockerfiles and requirement files.
@@ -156,6 +160,17 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     each = [c for c in asked if not (grouped and c.kind == "env" and c.detail == "no longer read")]
     items = unique([*_required(asked, w), *grouped, *(s for s in (_item(c, w) for c in each) if s)], key=lambda s: s)
     return out + items[:MAX_ITEMS]
+
+
+def _system(live: Sequence[Change], w: Section) -> list[str]:
+    """One sentence for the system packages the images users build from now install (clang for a compiler the
+    kernels need): a reader installing outside the images adds them too."""
+    names = unique([c.symbol for c in live if c.kind == "dependency" and c.detail == SYSTEM and c.reach == "public"],
+                   key=lambda s: s)
+    if not names:
+        return []
+    return [w["system_one" if len(names) == 1 else "system_many"].format(
+        names=w["joiner"].join(code(n) for n in names[:6]))]
 
 
 def _required(asked: Sequence[Change], w: Section) -> list[str]:

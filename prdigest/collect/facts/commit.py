@@ -13,6 +13,7 @@ from prdigest.collect.facts import (
     constructors,
     defaults,
     deprecations,
+    docpins,
     envchecks,
     envreads,
     hierarchy,
@@ -24,6 +25,7 @@ from prdigest.collect.facts import (
     reexporters,
     rejections,
     settings,
+    syspackages,
     toolchain,
     versiongates,
 )
@@ -150,6 +152,10 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         toolchain_facts += toolchain.compare(f.path, f.before, f.after, before_path=old_path)
     if indexes.is_index_file(f.path):
         toolchain_facts += indexes.compare(f.path, f.before, f.after, before_path=old_path)
+    if docpins.is_doc(f.path):  # a version the install commands readers copy now give
+        toolchain_facts += docpins.compare(f.path, f.before, f.after)
+    if toolchain.is_dockerfile(f.path):  # a system package the image now installs
+        toolchain_facts += syspackages.compare(f.path, f.before, f.after)
     if f.before is None and toolchain.is_toolchain_file(f.path):
         # a new image (a Dockerfile for new hardware): what it pins is a new way to build, not a requirement that
         # moved under anyone who builds main today (kernel/actions.py asks nothing of NEW_FILE pins)

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from prdigest.collect.facts import indexes
+from prdigest.collect.facts import docpins, indexes
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone
 from prdigest.collect.git.diff import blob_texts
@@ -350,6 +350,8 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     if c.kind == "dependency":
         if c.detail == "support dropped":  # prdigest/collect/facts/versiongates.py
             return "public", f"a release of `{c.symbol}` the shipped code no longer supports"
+        if docpins.is_doc(c.path) and not _CONTRIBUTOR_DOCS.search(c.path) and not _TOOLING.match(c.path):
+            return "public", f"an install command of the user docs (`{c.path}`)"
         if runtime_pin_file(c.path):
             return "public", f"a runtime requirement (`{c.path}`)"
         return "internal", f"a development or CI requirement (`{c.path}`)"
