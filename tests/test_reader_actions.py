@@ -264,6 +264,11 @@ def test_a_variable_removed_and_no_longer_read_is_said_once(week: dict[int, list
     # a system package the image users build from now installs (not one of a Dockerfile the PR adds)
     (10, "en", ["Install the system package `clang-15` before pulling main: the images now install it."]),
     (10, "zh-CN", ["拉取 main 前先安装系统软件包 `clang-15`：镜像现已安装它。"]),
+    (11, "en", ["Move `PLUGIN_FLASHCOMM` to `enable_flashcomm`, `PLUGIN_ENABLE_NZ` to `weight_nz_mode`, "
+                "`PLUGIN_MONITOR_DAEMON` to `monitor_use_daemon` before the old names are removed."]),
+    (11, "zh-CN", ["在旧名称移除前，将 `PLUGIN_FLASHCOMM` 改为 `enable_flashcomm`、`PLUGIN_ENABLE_NZ` 改为 "
+                   "`weight_nz_mode`、`PLUGIN_MONITOR_DAEMON` 改为 `monitor_use_daemon`。"]),
+    (13, "en", ["Move `PLUGIN_FLASHCOMM` to `additional_config enable_flashcomm` before the old name is removed."]),
 ])
 def test_what_a_reader_must_install_or_move_is_an_action(week: dict[int, list[Change]], number: int, language: str,
                                                         expected: list[str]) -> None:

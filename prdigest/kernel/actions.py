@@ -158,7 +158,9 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     asked = [c for c in asked if not (c.detail == "no longer read" and (c.kind, c.symbol) in removed)]
     grouped = _unread(asked, w)
     each = [c for c in asked if not (grouped and c.kind == "env" and c.detail == "no longer read")]
-    items = unique([*_required(asked, w), *grouped, *(s for s in (_item(c, w) for c in each) if s)], key=lambda s: s)
+    items = unique([*_required(asked, w), *grouped, *_migrating(asked, w),
+                    *(s for s in (_item(c, w) for c in each) if s)],
+                   key=lambda s: s)
     return out + items[:MAX_ITEMS]
 
 
@@ -183,6 +185,25 @@ def _required(asked: Sequence[Change], w: Section) -> list[str]:
     return [w["required_when" if guard else "required"].format(
         noun=w["noun_env"], names=w["either"].join(code(n) for n in names), when=code(guard))
         for guard, names in by_guard.items()]
+
+
+#: Settings a migration sentence names at most; the rest are counted (the PR's table lists them all).
+MAX_MIGRATING = 3
+
+
+def _migrating(asked: Sequence[Change], w: Section) -> list[str]:
+    """One sentence for the settings a PR deprecates in favour of another with no removal release named yet (a
+    warning naming old and new, a table of migrated settings in the docs: prdigest/collect/facts/migrations.py):
+    move them before they are removed."""
+    pairs = unique([(c.symbol, c.detail) for c in asked if c.kind == "deprecated" and c.detail and not c.after],
+                   key=lambda p: p[0])
+    if not pairs:
+        return []
+    said = w["joiner"].join(w["migrate_pair"].format(old=code(old), new=code(new))
+                            for old, new in pairs[:MAX_MIGRATING])
+    if len(pairs) > MAX_MIGRATING:
+        said += w["migrate_more"].format(n=len(pairs) - MAX_MIGRATING)
+    return [w["migrate_one" if len(pairs) == 1 else "migrate_many"].format(pairs=said)]
 
 
 def _unread(asked: Sequence[Change], w: Section) -> list[str]:
@@ -223,7 +244,7 @@ def _item(c: Change, w: Section) -> str:
         return ""
     if c.kind == "deprecated":  # an action once the release that removes it is named
         if not c.after:
-            return ""
+            return ""  # with its replacement: said once for all (_migrating)
         return w["deprecated_instead" if c.detail else "deprecated"].format(
             name=code(c.symbol), version=code(c.after), instead=code(c.detail))
     if c.kind == "file-deleted" and c.path.endswith((".sh", ".bash")):

@@ -20,6 +20,7 @@ from prdigest.collect.facts import (
     indexes,
     inheritors,
     kernels,
+    migrations,
     pins,
     pyapi,
     reexporters,
@@ -152,8 +153,10 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         toolchain_facts += toolchain.compare(f.path, f.before, f.after, before_path=old_path)
     if indexes.is_index_file(f.path):
         toolchain_facts += indexes.compare(f.path, f.before, f.after, before_path=old_path)
-    if docpins.is_doc(f.path):  # a version the install commands readers copy now give
+    if docpins.is_doc(f.path):  # a version the install commands readers copy now give; settings migrating
         toolchain_facts += docpins.compare(f.path, f.before, f.after)
+        if not surface.is_test(f.path):
+            facts.extend(migrations.compare(f.path, f.before, f.after))
     if toolchain.is_dockerfile(f.path):  # a system package the image now installs
         toolchain_facts += syspackages.compare(f.path, f.before, f.after)
     if f.before is None and toolchain.is_toolchain_file(f.path):

@@ -346,6 +346,8 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
         module = module_name(c.path)
         if any(p.startswith("_") and not p.startswith("__") for p in module.split(".")):
             return "internal", f"a private module (`{module}`)"
+        if _CONTRIBUTOR_DOCS.search(c.path) or _NOT_USERS.search(c.path):
+            return "internal", f"a page for contributors or the repository's tooling (`{c.path}`)"
         return "public", "a deprecation announced to its users"
     if c.kind == "dependency":
         if c.detail == "support dropped":  # prdigest/collect/facts/versiongates.py
