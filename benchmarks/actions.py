@@ -4,10 +4,12 @@
         [--json OUT] [--before OUT_OF_AN_EARLIER_RUN --before-label TEXT] [--write]
 
 The drafts and actions are made as ``benchmarks.judgement`` makes them (the week's squash merges read from the
-clone ``DIR``, offline drafter, zh-CN, no rules file); the labels are its label files. Per week: the entries of the
+clone ``DIR``, offline drafter, zh-CN, no rules file), then a PR reverted within the week and its revert lose
+their items as the connect step drops them; the labels are its label files. Per week: the entries of the
 Action required block, how many of them at least one labeller also gave an action (and how many both did), the
 PRs a labeller gave an action that we give none (per labeller, and PRs both labellers asked for), and the
-dependency upgrades among those. ``--show`` prints each of our entries with its sentences beside the labellers'
+dependency upgrades among those (a labelled action that asks for one by its meaning: a verb of installing or
+moving to a release beside a version or a commit, or a named package to install: ``judgement.upgrade_action``). ``--show`` prints each of our entries with its sentences beside the labellers'
 actions, then each miss. ``--json`` keeps the figures; ``--before`` puts an earlier run's figures beside them.
 ``--write`` writes the section "Action required on the labelled weeks" of BENCHMARKS.md with the command and
 the load average.
@@ -26,8 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.judgement import LABELS, UPGRADE, Drafted, from_git, read_labels  # noqa: E402
+from benchmarks.judgement import LABELS, Drafted, from_git, read_labels, upgrade_action  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
+from prdigest.connect.relations import revert_targets  # noqa: E402
 
 TITLE = "Action required on the labelled weeks"
 Labels = dict[str, dict[int, dict[str, object]]]
@@ -77,6 +80,17 @@ def asked(labels: Labels) -> dict[int, dict[str, list[str]]]:
     return out
 
 
+def reverted_within(drafts: dict[int, Drafted], repo: str) -> dict[int, Drafted]:
+    """The drafts as the connect step leaves them (prdigest/connect/relations.py demote_reverted): a PR reverted
+    within the week, and its revert, ask nothing of a reader pulling main at the end of it."""
+    undone: set[int] = set()
+    for number, d in drafts.items():
+        targets = [n for n in revert_targets(d.pr, repo)[0] if n in drafts]
+        if targets:
+            undone |= {number, *targets}
+    return {n: Drafted(d.pr, d.draft, []) if n in undone else d for n, d in drafts.items()}
+
+
 def figures(drafts: dict[int, Drafted], labels: Labels) -> Figures:
     """One week's figures: entries, entries confirmed by one / both labellers, misses per labeller and both."""
     wanted = asked(labels)
@@ -87,7 +101,7 @@ def figures(drafts: dict[int, Drafted], labels: Labels) -> Figures:
     both = sorted(n for n, by in wanted.items() if len(by) == len(labellers) >= 2 and n in drafts
                   and not drafts[n].action)
     upgrades = sorted(n for n, by in wanted.items() if n in drafts and not drafts[n].action
-                      and any(UPGRADE.search(a) for items in by.values() for a in items))
+                      and any(upgrade_action(a) for items in by.values() for a in items))
     return {"entries": ours, "confirmed": [n for n in ours if n in wanted],
             "confirmed by both": [n for n in ours if len(wanted.get(n, {})) >= 2],
             "missed": missed, "missed by both": both, "upgrades missed": upgrades,
@@ -150,7 +164,7 @@ def main(argv: list[str] | None = None) -> str:
     results: dict[str, Figures] = {}
     labellers: dict[str, list[str]] = {}
     for week in args.weeks:
-        drafts = from_git(args.git, args.repo, week)
+        drafts = reverted_within(from_git(args.git, args.repo, week), args.repo)
         labels = read_labels(args.repo, week, args.labels)
         labellers[week] = sorted(labels)
         results[week] = figures(drafts, labels)
