@@ -222,6 +222,7 @@ def flashcomm_enabled(additional_config):
         logger.warning("PLUGIN_FLASHCOMM is deprecated; use additional_config enable_flashcomm instead.")
     return additional_config.get("enable_flashcomm", False)
 '''}),
+    14: ("Go back to the previous mooncake release", {"requirements.txt": "torch==2.9.0\nmooncake==0.3.7\n"}),
 }
 
 
@@ -260,6 +261,7 @@ def test_a_variable_removed_and_no_longer_read_is_said_once(week: dict[int, list
     (6, "zh-CN", ["拉取 main 前先升级 `mooncake` 至 `0.3.8`。"]),
     # the tutorial's install command (not the contributor guide's, not CI's)
     (7, "en", ["Upgrade `triton-ascend` to `3.2.0` before pulling main."]),
+    (14, "zh-CN", ["拉取 main 前先回退 `mooncake` 至 `0.3.7`。"]),  # said as a sentence, the version after "至"
     (8, "en", ["Upgrade `xlite` to `0.1.0rc1` before pulling main."]),  # imported by plugin/xlite/runner.py
     # a system package the image users build from now installs (not one of a Dockerfile the PR adds)
     (10, "en", ["Install the system package `clang-15` before pulling main: the images now install it."]),
