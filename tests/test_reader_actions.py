@@ -184,6 +184,7 @@ BASE = {
     "docs/source/user_guide/configuration/additional_config.md": ADDITIONAL_CONFIG,
     ".github/workflows/test.yaml": WORKFLOW,
     "Dockerfile": DOCKERFILE,
+    "Dockerfile.310p": "FROM quay.io/ascend/cann:9.0.0-310p-ubuntu22.04-py3.11\nRUN pip install -e /workspace/plugin\n",
 }
 
 #: Each PR of the week: its title and the files it writes.
@@ -223,6 +224,9 @@ def flashcomm_enabled(additional_config):
     return additional_config.get("enable_flashcomm", False)
 '''}),
     14: ("Go back to the previous mooncake release", {"requirements.txt": "torch==2.9.0\nmooncake==0.3.7\n"}),
+    15: ("Upgrade the 310P image to the CANN beta", {
+        "Dockerfile.310p": "FROM quay.io/ascend/cann:9.1.0-beta.1-310p-ubuntu22.04-py3.11\n"
+                           "RUN pip install -e /workspace/plugin\n"}),
 }
 
 
@@ -262,6 +266,7 @@ def test_a_variable_removed_and_no_longer_read_is_said_once(week: dict[int, list
     # the tutorial's install command (not the contributor guide's, not CI's)
     (7, "en", ["Upgrade `triton-ascend` to `3.2.0` before pulling main."]),
     (14, "zh-CN", ["拉取 main 前先回退 `mooncake` 至 `0.3.7`。"]),  # said as a sentence, the version after "至"
+    (15, "en", ["Upgrade `cann` to `9.1.0-beta.1` before pulling main."]),  # the beta named, not 9.1.0
     (8, "en", ["Upgrade `xlite` to `0.1.0rc1` before pulling main."]),  # imported by plugin/xlite/runner.py
     # a system package the image users build from now installs (not one of a Dockerfile the PR adds)
     (10, "en", ["Install the system package `clang-15` before pulling main: the images now install it."]),

@@ -20,7 +20,9 @@ from prdigest.kernel.models import Change
 #: Items one entry lists at most besides its upgrade sentence: a PR renaming forty names asks one thing of a
 #: reader many times, and its facts list them all.
 MAX_ITEMS = 3
-_VERSION = re.compile(r"v?\d+(?:\.[0-9A-Za-z]+)+|v?\d+")
+#: A release's numbers, then a pre-release or post-release said after a hyphen (``9.1.0-beta.1``; an image tag's
+#: ``-910b`` or ``-a3`` names hardware, not a stage, and is left out).
+_VERSION = re.compile(r"(?:v?\d+(?:\.[0-9A-Za-z]+)+|v?\d+)(?:-(?:dev|alpha|beta|rc|pre|post)\.?\d*(?![\w]))?")
 _FLOOR = re.compile(r"(===?|~=|>=|>)\s*(v?\d[\w.+-]*)")
 _DOCKER_SUFFIX = re.compile(r"_(?:VERSION|TAG|VER|COMMIT)$", re.IGNORECASE)
 _SHA = re.compile(r"[0-9a-f]{7,40}")
@@ -48,7 +50,8 @@ def _words(language: str) -> Section:
 
 def version_of(spec: str) -> str:
     """The version a pin or tag asks for: ``==2.10.0.post4`` → ``2.10.0.post4``, ``>=2.6,<3`` → ``2.6``,
-    ``9.1.0-910b-ubuntu22.04`` → ``9.1.0``; "" for a ceiling alone or no version."""
+    ``9.1.0-910b-ubuntu22.04`` → ``9.1.0``, ``9.1.0-beta.1-310p`` → ``9.1.0-beta.1``; "" for a ceiling alone or no
+    version."""
     spec = spec.split(";", 1)[0].strip()
     if _SHA.fullmatch(spec):
         return spec[:10]  # a commit pin: the commit is the version
