@@ -15,6 +15,7 @@ import pytest
 from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.git import open_clone
 from prdigest.kernel.actions import actions
+from prdigest.kernel.factlines import fact_line
 from prdigest.kernel.models import Change
 from tests.git_support import commit_week
 
@@ -165,6 +166,26 @@ OPTIONS_TABLE = ADDITIONAL_CONFIG + """
 | `PLUGIN_USE_OPTIMIZED` | `use_optimized` |
 """
 
+PLATFORM = '''
+from plugin.compilation import CUDAGraphMode
+
+
+class Platform:
+    @classmethod
+    def check_and_update_config(cls, vllm_config):
+        compilation_config = vllm_config.compilation_config
+        # full graphs come later: piecewise for now
+        if compilation_config.cudagraph_mode == CUDAGraphMode.FULL_AND_PIECEWISE:
+            compilation_config.cudagraph_mode = CUDAGraphMode.PIECEWISE
+        if compilation_config.pass_level == 3:
+            compilation_config.pass_level = 2
+        return vllm_config
+'''
+GRAPH_DOC = """# Graph mode
+
+Set `cudagraph_mode` in `--compilation-config` to choose how graphs are captured.
+"""
+
 BASE = {
     "plugin/__init__.py": '"""plugin."""\n\n\ndef register():\n    return "plugin.platform:Platform"\n',
     "plugin/envs.py": ENVS,
@@ -184,6 +205,8 @@ BASE = {
     "docs/source/user_guide/configuration/additional_config.md": ADDITIONAL_CONFIG,
     ".github/workflows/test.yaml": WORKFLOW,
     "Dockerfile": DOCKERFILE,
+    "plugin/platform.py": PLATFORM,
+    "docs/source/user_guide/graph_mode.md": GRAPH_DOC,
     "Dockerfile.310p": "FROM quay.io/ascend/cann:9.0.0-310p-ubuntu22.04-py3.11\nRUN pip install -e /workspace/plugin\n",
 }
 
@@ -224,6 +247,10 @@ def flashcomm_enabled(additional_config):
     return additional_config.get("enable_flashcomm", False)
 '''}),
     14: ("Go back to the previous mooncake release", {"requirements.txt": "torch==2.9.0\nmooncake==0.3.7\n"}),
+    16: ("Support FULL_AND_PIECEWISE", {"plugin/platform.py": PLATFORM.replace(
+        "        if compilation_config.cudagraph_mode == CUDAGraphMode.FULL_AND_PIECEWISE:\n"
+        "            compilation_config.cudagraph_mode = CUDAGraphMode.PIECEWISE\n", "").replace(
+        "        if compilation_config.pass_level == 3:\n            compilation_config.pass_level = 2\n", "")}),
     15: ("Upgrade the 310P image to the CANN beta", {
         "Dockerfile.310p": "FROM quay.io/ascend/cann:9.1.0-beta.1-310p-ubuntu22.04-py3.11\n"
                            "RUN pip install -e /workspace/plugin\n"}),
@@ -267,6 +294,11 @@ def test_a_variable_removed_and_no_longer_read_is_said_once(week: dict[int, list
     (7, "en", ["Upgrade `triton-ascend` to `3.2.0` before pulling main."]),
     (14, "zh-CN", ["拉取 main 前先回退 `mooncake` 至 `0.3.7`。"]),  # said as a sentence, the version after "至"
     (15, "en", ["Upgrade `cann` to `9.1.0-beta.1` before pulling main."]),  # the beta named, not 9.1.0
+    # the setting the docs name: its value is kept now (pass_level, which no doc names, asks nothing)
+    (16, "en", ["`cudagraph_mode` set to `FULL_AND_PIECEWISE` is no longer turned into `PIECEWISE`: set the config "
+                "key `cudagraph_mode` to `PIECEWISE` to keep the old behaviour."]),
+    (16, "zh-CN", ["`cudagraph_mode` 为 `FULL_AND_PIECEWISE` 时不再被改为 `PIECEWISE`：如需保持旧行为，请将配置项 "
+                   "`cudagraph_mode` 显式设为 `PIECEWISE`。"]),
     (8, "en", ["Upgrade `xlite` to `0.1.0rc1` before pulling main."]),  # imported by plugin/xlite/runner.py
     # a system package the image users build from now installs (not one of a Dockerfile the PR adds)
     (10, "en", ["Install the system package `clang-15` before pulling main: the images now install it."]),
@@ -289,3 +321,11 @@ def test_the_pins_readers_do_not_install_stay_internal(week: dict[int, list[Chan
     assert reach[("pytest", "requirements-dev.txt")] == "internal"
     xlite = next(c for c in week[8] if c.symbol == "xlite")
     assert xlite.reach == "public" and "plugin/xlite/runner.py" in xlite.reach_how
+
+
+def test_a_system_package_says_what_the_images_now_install(week: dict[int, list[Change]]) -> None:
+    clang = next(c for c in week[10] if c.symbol == "clang-15")
+    assert (clang.kind, clang.detail, clang.reach) == ("dependency", "system package", "public")
+    assert fact_line(clang, "en") == "the images now install the system package `clang-15`"
+    assert [c.detail for c in week[10] if c.symbol == "gcc-c++"] == ["new file"]  # Dockerfile.a5 is new
+

@@ -237,6 +237,8 @@ def _item(c: Change, w: Section) -> str:
             return w["rename_setting"].format(noun=noun, old=code(c.before), new=code(c.after))
         if c.detail == "removed":
             return w["remove_setting"].format(noun=noun, name=code(c.symbol))
+        if c.detail == "no longer rewritten" and c.before and c.after:  # prdigest/collect/facts/overrides.py
+            return w["unrewritten"].format(noun=noun, name=code(c.symbol), old=code(c.before), new=code(c.after))
         if c.detail == "no longer read":  # prdigest/collect/facts/envreads.py; several: one sentence (_unread)
             return w["unread_setting"].format(noun=noun, name=code(c.symbol))
         if c.detail == "default" and c.before and c.after:

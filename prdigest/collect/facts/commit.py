@@ -21,6 +21,7 @@ from prdigest.collect.facts import (
     inheritors,
     kernels,
     migrations,
+    overrides,
     pins,
     pyapi,
     reexporters,
@@ -140,6 +141,7 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
             facts.extend(deprecations.compare(f.path, f.before, f.after))
             facts.extend(envchecks.compare(f.path, f.before, f.after))
             facts.extend(versiongates.compare(f.path, f.before, f.after))
+            facts.extend(overrides.compare(f.path, f.before, f.after))
             said = {(c.kind, c.symbol) for c in facts}  # an env file's rename is said once, as that setting
             facts.extend(c for c in envreads.compare(f.path, f.before, f.after) if (c.kind, c.symbol) not in said)
     elif kernels.is_kernel_file(f.path) and not surface.is_test(f.path):

@@ -357,6 +357,10 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
         if runtime_pin_file(c.path):
             return "public", f"a runtime requirement (`{c.path}`)"
         return "internal", f"a development or CI requirement (`{c.path}`)"
+    if c.kind in ("env", "argument", "config") and c.detail == "no longer rewritten" and evidence is not None \
+            and evidence.whole_tree and c.symbol not in evidence.documented:
+        # a value the code stopped rewriting changes a default only for a setting users set: one the docs name
+        return "internal", f"a setting no user doc names (`{c.symbol}`): the code's own"
     if c.kind in ("env", "argument", "config"):
         return "public", {"env": "an environment variable the code reads", "argument": "a command-line or engine "
                           "argument", "config": "a configuration field users set"}[c.kind]
