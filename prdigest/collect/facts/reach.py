@@ -361,6 +361,11 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
             and evidence.whole_tree and c.symbol not in evidence.documented:
         # a value the code stopped rewriting changes a default only for a setting users set: one the docs name
         return "internal", f"a setting no user doc names (`{c.symbol}`): the code's own"
+    if c.kind == "config" and c.detail == "default" and "." in c.symbol and evidence is not None \
+            and evidence.whole_tree and c.symbol.rsplit(".", 1)[-1] not in evidence.documented:
+        # a config class's field (prdigest/collect/facts/defaults.py) users set only where the docs tell them to: an
+        # internal pass's switch no page names is the code's own default
+        return "internal", f"a field of `{c.symbol.rsplit('.', 1)[0]}` no user doc names: the code's own default"
     if c.kind in ("env", "argument", "config"):
         return "public", {"env": "an environment variable the code reads", "argument": "a command-line or engine "
                           "argument", "config": "a configuration field users set"}[c.kind]
