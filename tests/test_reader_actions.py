@@ -260,6 +260,9 @@ def flashcomm_enabled(additional_config):
         "            compilation_config.cudagraph_mode = CUDAGraphMode.PIECEWISE\n", "").replace(
         "        if compilation_config.pass_level == 3:\n            compilation_config.pass_level = 2\n", "")}),
     17: ("Turn the fusion passes on", {"plugin/compilation.py": COMPILATION.replace("= False", "= True")}),
+    18: ("Drop the flashcomm and NZ variables", {"plugin/envs.py": ENVS.replace(
+        '    "PLUGIN_ENABLE_NZ": lambda: int(os.getenv("PLUGIN_ENABLE_NZ", "1")),\n', "").replace(
+        '    "PLUGIN_FLASHCOMM": lambda: os.getenv("PLUGIN_FLASHCOMM", "0"),\n', "")}),
     15: ("Upgrade the 310P image to the CANN beta", {
         "Dockerfile.310p": "FROM quay.io/ascend/cann:9.1.0-beta.1-310p-ubuntu22.04-py3.11\n"
                            "RUN pip install -e /workspace/plugin\n"}),
@@ -311,6 +314,9 @@ def test_a_variable_removed_and_no_longer_read_is_said_once(week: dict[int, list
     # a documented key's default flipped; the internal pass's switch no page names asks nothing
     (17, "en", ["`AscendCompilationConfig.fuse_norm_quant` is now on by default: set it to `False` to keep the old "
                 "behaviour."]),
+    # several settings of one kind removed: one thing to do, one sentence
+    (18, "en", ["Stop setting the environment variables `PLUGIN_ENABLE_NZ`, `PLUGIN_FLASHCOMM`; they were removed."]),
+    (18, "zh-CN", ["不再设置环境变量 `PLUGIN_ENABLE_NZ`、`PLUGIN_FLASHCOMM`：它们已被移除。"]),
     (8, "en", ["Upgrade `xlite` to `0.1.0rc1` before pulling main."]),  # imported by plugin/xlite/runner.py
     # a system package the image users build from now installs (not one of a Dockerfile the PR adds)
     (10, "en", ["Install the system package `clang-15` before pulling main: the images now install it."]),

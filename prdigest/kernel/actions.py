@@ -161,6 +161,9 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     asked = [c for c in asked if not (c.detail == "no longer read" and (c.kind, c.symbol) in removed)]
     grouped = _unread(asked, w)
     each = [c for c in asked if not (grouped and c.kind == "env" and c.detail == "no longer read")]
+    gone_settings = _removed(each, w)
+    each = [c for c in each if not (c.detail == "removed" and any(c.kind == k for k, _ in gone_settings))]
+    grouped += [sentence for _, sentence in gone_settings]
     items = unique([*_required(asked, w), *grouped, *_migrating(asked, w),
                     *(s for s in (_item(c, w) for c in each) if s)],
                    key=lambda s: s)
@@ -207,6 +210,18 @@ def _migrating(asked: Sequence[Change], w: Section) -> list[str]:
     if len(pairs) > MAX_MIGRATING:
         said += w["migrate_more"].format(n=len(pairs) - MAX_MIGRATING)
     return [w["migrate_one" if len(pairs) == 1 else "migrate_many"].format(pairs=said)]
+
+
+def _removed(asked: Sequence[Change], w: Section) -> list[tuple[str, str]]:
+    """(kind, sentence) for each kind of setting a PR removes several of: dropping three prefetch variables asks
+    one thing, not three items under the cap."""
+    out: list[tuple[str, str]] = []
+    for kind in ("env", "argument", "config"):
+        names = unique([c.symbol for c in asked if c.kind == kind and c.detail == "removed"], key=lambda s: s)
+        if len(names) >= 2:
+            out.append((kind, w["remove_settings"].format(noun=w[f"noun_{kind}s"],
+                                                          names=w["joiner"].join(code(n) for n in names))))
+    return out
 
 
 def _unread(asked: Sequence[Change], w: Section) -> list[str]:
