@@ -10,6 +10,12 @@ docs (or a warning naming old and new) asks readers to move before the old names
 
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from prdigest.collect.facts import Surface, week_facts
@@ -18,6 +24,8 @@ from prdigest.kernel.actions import actions
 from prdigest.kernel.factlines import fact_line
 from prdigest.kernel.models import Change
 from tests.git_support import commit_week
+
+ROOT = Path(__file__).resolve().parents[1]
 
 ENVS = '''
 import os
@@ -347,3 +355,38 @@ def test_a_system_package_says_what_the_images_now_install(week: dict[int, list[
     assert fact_line(clang, "en") == "the images now install the system package `clang-15`"
     assert [c.detail for c in week[10] if c.symbol == "gcc-c++"] == ["new file"]  # Dockerfile.a5 is new
 
+
+
+_HOSTILE = r'''
+from prdigest.collect.facts import docpins, migrations, overrides, syspackages
+
+MB = 1_000_000
+# 200,000 continuation lines of one RUN, and one RUN line of 1 MB holding 100,000 install commands
+continued = "RUN apt-get install -y a \\\n" + "    b \\\n" * 200_000 + "    clang\n"
+installs = "RUN " + "apt install x; " * 100_000 + "\n"
+assert "clang" in syspackages.compare("Dockerfile", "FROM a\n", continued)[-1].symbol
+assert len(syspackages.packages(installs)) == 1
+# 100,000 one-row tables under no heading, and a pip install line of 1 MB
+tables = "".join(f"| `PLUGIN_X{i}` | `x{i}` |\n\n" for i in range(100_000)) + "deprecated\n"
+assert len(migrations.compare("docs/a.md", "", tables)) == 100_000
+pins = "pip install " + "a" * MB + "==1.0\npip install b==1.0\n"
+assert docpins.compare("docs/a.md", pins, pins.replace("b==1.0", "b==2.0"))[0].symbol == "b"
+# a rewrite nested 30 ifs deep and 20,000 rewrites of one setting
+deep = "def f(config):\n" + "".join("    " * (i + 1) + "if config.x == 1:\n" for i in range(30)) + \
+    "    " * 31 + "config.x = 2\n"
+many = "def f(config):\n" + "    if config.x == 1:\n        config.x = 2\n" * 20_000
+assert len(overrides.compare("a.py", deep, "def f(config):\n    pass\n")) == 1
+assert len(overrides.compare("a.py", many, "def f(config):\n    pass\n")) == 1
+print("ok")
+'''
+
+
+def test_hostile_pages_and_images_are_read_in_linear_time() -> None:
+    done = subprocess.run([sys.executable, "-c", _HOSTILE], capture_output=True, text=True, cwd=ROOT,
+                          preexec_fn=_cpu_limit, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stdout.strip() == "ok", f"killed or failed: {done.stderr[-2000:]}"
+
+
+def _cpu_limit() -> None:
+    # 60 s of CPU: the whole read takes a few seconds; a quadratic scan of these inputs takes hours
+    resource.setrlimit(resource.RLIMIT_CPU, (60, 60))

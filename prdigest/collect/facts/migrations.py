@@ -44,10 +44,18 @@ def compare(path: str, before: str | None, after: str | None) -> list[Change]:
     """One ``deprecated`` fact per row a PR adds to a migration table of ``path`` (a page of the user docs)."""
     lines = (after or "").splitlines()
     old = Counter((before or "").splitlines())
+    # Each line's section (from its ``#`` / ``##`` heading) and whether the section says the names are going: one
+    # pass, so a page of many tables under one heading is read once.
+    section, going, top = [0] * len(lines), {0: False}, 0
+    for i, line in enumerate(lines):
+        if _HEADING.match(line):
+            top = i
+            going[top] = False
+        section[i] = top
+        going[top] = going[top] or bool(_GOING.search(line))
     facts: list[Change] = []
     for first, last in _rows(lines):
-        top = next((i for i in range(first, -1, -1) if _HEADING.match(lines[i])), 0)
-        if not _GOING.search("\n".join(lines[top:last + 1])):
+        if not going[section[first]]:
             continue
         for i in range(first, last + 1):
             if old[lines[i]] > 0:

@@ -25,16 +25,19 @@ def packages(text: str | None) -> dict[str, int]:
     lines = (text or "").splitlines()
     number = 0
     while number < len(lines):
-        start, command = number, lines[number]
-        while command.rstrip().endswith("\\") and number + 1 < len(lines):
+        start, parts = number, [lines[number].rstrip()]
+        # continuation lines gathered, then joined once (joining as they come copies the command each time)
+        while parts[-1].endswith("\\") and number + 1 < len(lines):
+            parts[-1] = parts[-1][:-1]
             number += 1
-            command = command.rstrip()[:-1] + " " + lines[number]
+            parts.append(lines[number].rstrip())
         number += 1
+        command = " ".join(parts)
         if not re.match(r"\s*RUN\b", command, re.IGNORECASE):
             continue
         for match in _INSTALL.finditer(command):
-            rest = _END.split(command[match.end():], maxsplit=1)[0]
-            for word in rest.split():
+            end = _END.search(command, match.end())
+            for word in command[match.end():end.start() if end else len(command)].split():
                 if word.startswith("-") or "$" in word or not _NAME.fullmatch(word):
                     continue  # an option (``-y``, ``--no-install-recommends``) or a variable
                 found.setdefault(re.split(r"[:=]", word, maxsplit=1)[0], start + 1)
