@@ -213,7 +213,7 @@ BASE = {
     "plugin/quant/methods/__init__.py": '"""Quantization methods."""\n\n__all__: list[str] = []\n',
     "plugin/xlite/__init__.py": "",
     "plugin/xlite/runner.py": RUNNER,
-    "requirements.txt": "torch==2.9.0\nmooncake==0.3.8rc1\n",
+    "requirements.txt": "torch==2.9.0\ntorch-npu==2.9.0\nmooncake==0.3.8rc1\n",
     "requirements-dev.txt": "pytest==8.0.0\nxlite==0.1.0rc0\n",
     "docs/source/tutorials/moe.md": TUTORIAL,
     "docs/source/developer_guide/contributing.md": CONTRIBUTING,
@@ -221,6 +221,7 @@ BASE = {
     ".github/workflows/test.yaml": WORKFLOW,
     "Dockerfile": DOCKERFILE,
     "plugin/platform.py": PLATFORM,
+    "docs/source/installation.md": "```bash\npip install torch_npu==2.9.0\n```\n",
     "plugin/compilation.py": COMPILATION,
     "docs/source/user_guide/graph_mode.md": GRAPH_DOC,
     "Dockerfile.310p": "FROM quay.io/ascend/cann:9.0.0-310p-ubuntu22.04-py3.11\nRUN pip install -e /workspace/plugin\n",
@@ -239,7 +240,7 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
         "plugin/envs.py": ENVS.replace('    "PLUGIN_USE_OPTIMIZED": lambda: os.getenv("PLUGIN_USE_OPTIMIZED", "1"),\n',
                                        ""),
         "plugin/encoder.py": "def pad(x):\n    return x + [0]\n"}),
-    6: ("Use the mooncake release", {"requirements.txt": "torch==2.9.0\nmooncake==0.3.8\n"}),
+    6: ("Use the mooncake release", {"requirements.txt": "torch==2.9.0\ntorch-npu==2.9.0\nmooncake==0.3.8\n"}),
     7: ("Update triton ascend to its release", {
         "docs/source/tutorials/moe.md": TUTORIAL.replace("-i https://test.example/simple/ ", "").replace(
             "3.2.0.dev20260105", "3.2.0"),
@@ -262,7 +263,7 @@ def flashcomm_enabled(additional_config):
         logger.warning("PLUGIN_FLASHCOMM is deprecated; use additional_config enable_flashcomm instead.")
     return additional_config.get("enable_flashcomm", False)
 '''}),
-    14: ("Go back to the previous mooncake release", {"requirements.txt": "torch==2.9.0\nmooncake==0.3.7\n"}),
+    14: ("Go back to the previous mooncake release", {"requirements.txt": "torch==2.9.0\ntorch-npu==2.9.0\nmooncake==0.3.7\n"}),
     16: ("Support FULL_AND_PIECEWISE", {"plugin/platform.py": PLATFORM.replace(
         "        if compilation_config.cudagraph_mode == CUDAGraphMode.FULL_AND_PIECEWISE:\n"
         "            compilation_config.cudagraph_mode = CUDAGraphMode.PIECEWISE\n", "").replace(
@@ -271,6 +272,8 @@ def flashcomm_enabled(additional_config):
     18: ("Drop the flashcomm and NZ variables", {"plugin/envs.py": ENVS.replace(
         '    "PLUGIN_ENABLE_NZ": lambda: int(os.getenv("PLUGIN_ENABLE_NZ", "1")),\n', "").replace(
         '    "PLUGIN_FLASHCOMM": lambda: os.getenv("PLUGIN_FLASHCOMM", "0"),\n', "")}),
+    19: ("Upgrade torch-npu", {"requirements.txt": "torch==2.9.0\ntorch-npu==2.10.0\nmooncake==0.3.7\n",
+                               "docs/source/installation.md": "```bash\npip install torch_npu==2.10.0\n```\n"}),
     15: ("Upgrade the 310P image to the CANN beta", {
         "Dockerfile.310p": "FROM quay.io/ascend/cann:9.1.0-beta.1-310p-ubuntu22.04-py3.11\n"
                            "RUN pip install -e /workspace/plugin\n"}),
@@ -325,6 +328,8 @@ def test_a_variable_removed_and_no_longer_read_is_said_once(week: dict[int, list
     # several settings of one kind removed: one thing to do, one sentence
     (18, "en", ["Stop setting the environment variables `PLUGIN_ENABLE_NZ`, `PLUGIN_FLASHCOMM`; they were removed."]),
     (18, "zh-CN", ["不再设置环境变量 `PLUGIN_ENABLE_NZ`、`PLUGIN_FLASHCOMM`：它们已被移除。"]),
+    # the install guide's torch_npu and the requirement's torch-npu are one package: said once
+    (19, "en", ["Upgrade `torch-npu` to `2.10.0` before pulling main."]),
     (8, "en", ["Upgrade `xlite` to `0.1.0rc1` before pulling main."]),  # imported by plugin/xlite/runner.py
     # a system package the image users build from now installs (not one of a Dockerfile the PR adds)
     (10, "en", ["Install the system package `clang-15` before pulling main: the images now install it."]),

@@ -27,11 +27,12 @@ def is_doc(path: str) -> bool:
 
 
 def pins(text: str | None) -> dict[str, str]:
-    """Package (lower case) → ``==version`` for each pin an install command of ``text`` gives (the first one)."""
+    """Package (named as requirement files are read: ``torch_npu`` is ``torch-npu``) → ``==version`` for each pin
+    an install command of ``text`` gives (the first one)."""
     found: dict[str, str] = {}
     for command in _COMMAND.finditer((text or "").replace("\\\n", " ")):
         for name, version in _PIN.findall(command[1]):
-            found.setdefault(name.lower(), f"=={version.rstrip('.,')}")
+            found.setdefault(re.sub(r"[-_.]+", "-", name).lower(), f"=={version.rstrip('.,')}")
     return found
 
 
@@ -44,7 +45,8 @@ def compare(path: str, before: str | None, after: str | None) -> list[Change]:
 
 
 def _line(text: str | None, name: str) -> int:
+    pattern = re.compile(re.escape(name).replace("\\-", "[-_.]") + "==", re.IGNORECASE)
     for number, line in enumerate((text or "").splitlines(), 1):
-        if f"{name}==" in line.lower():
+        if pattern.search(line):
             return number
     return 0
