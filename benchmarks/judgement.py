@@ -15,8 +15,8 @@ patches). Labels are ``benchmarks/data/labels/<owner-name>-<week>.<labeller>.jso
 
 Per week and labeller: verdict agreement and Cohen's κ, deep-read precision and recall (against the
 labeller), and between labellers their agreement and κ (the ceiling); the Action required entry count and how
-many of them the labellers also gave actions; dependency upgrades missed (a labelled action about an upgrade
-or a pin on an entry with no action of ours); zh-CN headlines wholly Chinese; headlines that list or count
+many of them the labellers also gave actions; dependency upgrades missed (a labelled action asking for an upgrade
+by its meaning, :func:`upgrade_action`, on an entry with no action of ours); zh-CN headlines wholly Chinese; headlines that list or count
 changes. ``--write`` writes the section of BENCHMARKS.md with the command and the load average.
 """
 
@@ -53,8 +53,22 @@ VERDICTS = ("deep-read", "skim", "skip")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 #: A headline that lists or counts changes instead of saying the point ("等 161 项改动", "and 3 more").
 LIST_HEADLINE = re.compile(r"等\s*\d+\s*项|\d+\s*(?:项|处)改动|\band \d+ more\b|\b\d+ changes\b|等多项改动", re.IGNORECASE)
-#: A labelled action about a dependency upgrade or pin.
-UPGRADE = re.compile(r"upgrad|\bpin|bump|install|升级|版本|安装|CANN|torch", re.IGNORECASE)
+#: A version as labellers write one (``v0.20.1``, ``3.2.0.dev20260105``, ``9.1.0-beta.1``) or a commit (``35141a7e``).
+_VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+[\w.+-]*|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,40}\b")
+#: A verb of installing, upgrading or moving to a release (or "with vLLM v0.16.0": the release main runs with).
+_VERB = re.compile(r"\b(?:upgrad\w*|downgrad\w*|(?:re)?install(?:s|ed|ing)?|bump\w*|pin(?:ned|s)?|move\w*(?: \w+){0,2} to|"
+                   r"check\w* out|use|with|build\w* against)\b|升级|安装|回退", re.IGNORECASE)
+#: "install clang", "upgrade torch": a named package to install or upgrade, with or without a version.
+_NAMED_INSTALL = re.compile(r"\b(?:(?:re)?install(?:/upgrade)?|upgrade)\s+(?!(?:from|it|them|the|to|with|a|an|and|or|"
+                            r"outside|inside|main|that|this)\b)[A-Za-z][\w.+-]*", re.IGNORECASE)
+
+
+def upgrade_action(text: str) -> bool:
+    """Whether a labelled action asks for a dependency upgrade, by its meaning: a verb of installing or moving to
+    a release beside a version or a commit ("Upgrade CANN to 8.5.0", "check out vLLM at commit 14acf429"), or a
+    named package to install ("install clang"). A word alone is not enough: "your own IRQ/NUMA pinning" asks to
+    set a config key, "_cann_ops_custom" names a folder, and "set VLLM_X=0" a setting."""
+    return bool(_VERSION.search(text) and _VERB.search(text)) or bool(_NAMED_INSTALL.search(text))
 
 
 @dataclass
@@ -150,7 +164,7 @@ def measure(result: WeekResult) -> dict[str, object]:
         deep_ours = {n for n in common if drafts[n].draft.verdict.value == "deep-read"}
         deep_theirs = {n for n in common if labels[n]["verdict"] == "deep-read"}
         asked = {n for n in common if labels[n].get("action")}
-        upgrades = {n for n in asked if any(UPGRADE.search(str(a)) for a in labels[n]["action"])}  # type: ignore[union-attr]
+        upgrades = {n for n in asked if any(upgrade_action(str(a)) for a in labels[n]["action"])}  # type: ignore[union-attr]
         per[who] = {
             "labelled": len(common),
             "agreement": sum(x == y for x, y in zip(ours, theirs)) / len(common) if common else float("nan"),

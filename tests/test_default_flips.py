@@ -60,8 +60,10 @@ class FakeConfig:
 def test_fake():
     assert FakeConfig().enable is False
 """
+#: The user docs name the keys users set (a config class's field no page names is the code's own: reach.py).
+DOCS = "# Configuration\n\n| key | default |\n|---|---|\n| `enable` | `False` |\n| `async_mode` | `True` |\n"
 BASE: dict[str, str | None] = {"plug/__init__.py": "", "plug/config.py": CONFIG, "plug/runtime.py": RUNTIME, "plug/cli.py": CLI,
-        "tests/test_fake.py": TEST}
+        "tests/test_fake.py": TEST, "docs/configuration.md": DOCS}
 # Each PR changes the tree the one before left.
 CONFIG_1 = CONFIG.replace("enable: bool = False", "enable: bool = True").replace("ratio: float = 0.8", "ratio: float = 1.0")
 CONFIG_3 = CONFIG_1.replace("eager: bool = False", "eager: bool = True")

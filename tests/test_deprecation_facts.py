@@ -92,8 +92,10 @@ def test_each_name_a_new_line_deprecates_is_a_fact(facts: list[Change]) -> None:
     assert fact_line(facts[2], "zh-CN") == "弃用 `VLLM_BALANCE_SCHEDULING`，将于 `v0.21.0` 移除"
 
 
-def test_a_deprecation_with_its_removal_release_is_an_action(facts: list[Change]) -> None:
+def test_a_deprecation_with_its_removal_release_or_its_replacement_is_an_action(facts: list[Change]) -> None:
+    # with its replacement and no release named yet: move before it is removed (tests/test_reader_actions.py)
     assert actions(facts, "en") == [
+        "Move `VLLM_ENABLE_FLASHCOMM1` to `additional_config.enable_flashcomm1` before the old name is removed.",
         "Move off `legacy_mode` to `mode` before `v0.22`, which removes it.",
         "Move off `VLLM_BALANCE_SCHEDULING` to `--additional-config '{\"enable_balance_scheduling\": true}` "
         "before `v0.21.0`, which removes it."]

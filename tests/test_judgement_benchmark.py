@@ -6,7 +6,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.judgement import LIST_HEADLINE, WeekResult, from_source, kappa, main, measure, read_labels
+import pytest
+
+from benchmarks.judgement import (
+    LIST_HEADLINE,
+    WeekResult,
+    from_source,
+    kappa,
+    main,
+    measure,
+    read_labels,
+    upgrade_action,
+)
 
 SAMPLE = Path(__file__).resolve().parents[1] / "prdigest" / "collect" / "data" / "vllm-sample-week.jsonl"
 REPO = "vllm-project/vllm"
@@ -67,3 +78,21 @@ def test_a_label_with_an_unknown_verdict_names_the_file_and_pr(tmp_path: Path) -
         assert "vllm-project-vllm-sample.x.json" in str(exc) and "PR 5" in str(exc)
     else:
         raise AssertionError("an unknown verdict was accepted")
+
+
+@pytest.mark.parametrize(("text", "upgrade"), [
+    ("Upgrade CANN (and NNAL) to 8.5.0 before pulling main.", True),
+    ("Install triton-ascend==3.2.0 from the package index in place of the 3.2.0.dev20260105 test build.", True),
+    ("On 310P, move your environment to CANN 9.1.0-beta.1.", True),
+    ("If you build main from source, check out vLLM at commit 14acf429ac08b6d538ca6feb3e06b6d13895804d.", True),
+    ("On bare-metal installs, install clang (clang-15 on Ubuntu) so triton-ascend kernels can compile.", True),
+    ("upgrade torch", True),
+    # a word is not the meaning: a CPU pinning, a folder named after CANN, a setting's value
+    ("If your hosts rely on your own IRQ/NUMA pinning, set additional_config enable_cpu_binding=false.", False),
+    ("Remove ASCEND_CUSTOM_OPP_PATH pointing at vllm_ascend/_cann_ops_custom/vendors/vllm-ascend.", False),
+    ("Set VLLM_ASCEND_ENABLE_MLAPO=0 if you need the memory back, since MLAPO is on by default.", False),
+    ("Stop calling tools/install_ops_a2.sh in deployment scripts; they are removed.", False),
+])
+def test_an_upgrade_is_told_by_what_the_labelled_action_asks(text: str, upgrade: bool) -> None:
+    assert upgrade_action(text) is upgrade
+

@@ -20,7 +20,9 @@ from prdigest.kernel.models import Change
 #: Items one entry lists at most besides its upgrade sentence: a PR renaming forty names asks one thing of a
 #: reader many times, and its facts list them all.
 MAX_ITEMS = 3
-_VERSION = re.compile(r"v?\d+(?:\.[0-9A-Za-z]+)+|v?\d+")
+#: A release's numbers, then a pre-release or post-release said after a hyphen (``9.1.0-beta.1``; an image tag's
+#: ``-910b`` or ``-a3`` names hardware, not a stage, and is left out).
+_VERSION = re.compile(r"(?:v?\d+(?:\.[0-9A-Za-z]+)+|v?\d+)(?:-(?:dev|alpha|beta|rc|pre|post)\.?\d*(?![\w]))?")
 _FLOOR = re.compile(r"(===?|~=|>=|>)\s*(v?\d[\w.+-]*)")
 _DOCKER_SUFFIX = re.compile(r"_(?:VERSION|TAG|VER|COMMIT)$", re.IGNORECASE)
 _SHA = re.compile(r"[0-9a-f]{7,40}")
@@ -32,6 +34,9 @@ _DOCS = re.compile(r"\.(md|rst)$|(^|/)README[^/]*$", re.IGNORECASE)
 #: A pin's ``detail`` when the file holding it is new in the PR (a Dockerfile for new hardware): a new way to
 #: build, nothing that moved under anyone building main today, so it asks nothing.
 NEW_FILE = "new file"
+#: A ``dependency`` fact's ``detail`` for a system package an image now installs (prdigest/collect/facts/
+#: syspackages.py; the kernel does not import the collectors, so the word is said again here).
+SYSTEM = "system package"
 
 
 def action_key(change: Change) -> str:
@@ -45,7 +50,8 @@ def _words(language: str) -> Section:
 
 def version_of(spec: str) -> str:
     """The version a pin or tag asks for: ``==2.10.0.post4`` → ``2.10.0.post4``, ``>=2.6,<3`` → ``2.6``,
-    ``9.1.0-910b-ubuntu22.04`` → ``9.1.0``; "" for a ceiling alone or no version."""
+    ``9.1.0-910b-ubuntu22.04`` → ``9.1.0``, ``9.1.0-beta.1-310p`` → ``9.1.0-beta.1``; "" for a ceiling alone or no
+    version."""
     spec = spec.split(";", 1)[0].strip()
     if _SHA.fullmatch(spec):
         return spec[:10]  # a commit pin: the commit is the version
@@ -58,11 +64,31 @@ def version_of(spec: str) -> str:
     return found[0] if found and any(ch.isdigit() for ch in found[0]) else ""
 
 
+#: A pre-release or post-release tag after the release numbers (``3.2.0.dev20260105``, ``0.1.0rc9``, ``9.1.0-beta.1``,
+#: ``2.10.0.post4``), and where it sorts against the release itself (0).
+_STAGE = re.compile(r"[-._]?(dev|a|alpha|b|beta|c|rc|pre|preview|post)[-._]?(\d*)", re.IGNORECASE)
+_STAGES = {"dev": -4, "a": -3, "alpha": -3, "b": -2, "beta": -2, "c": -1, "rc": -1, "pre": -1, "preview": -1,
+           "post": 1}
+
+
+def release_key(version: str) -> tuple[tuple[int, ...], int, int]:
+    """A version as it sorts: its release numbers (four, zero-padded), then its stage (a dev build, alpha, beta or
+    release candidate before the release, a post-release after) and that stage's number."""
+    found = re.match(r"v?(\d+(?:\.\d+)*)(.*)", version.strip(), re.IGNORECASE)
+    if not found:
+        return (), 0, 0
+    numbers = tuple(int(x) for x in found[1].split(".")[:4])
+    stage = _STAGE.match(found[2])
+    return ((*numbers, *(0,) * (4 - len(numbers))), _STAGES[stage[1].lower()] if stage else 0,
+            int(stage[2]) if stage and stage[2] else 0)
+
+
 def _newer(new: str, old: str) -> bool:
-    """Whether ``new`` is a later version than ``old`` (a commit is taken to move forward)."""
+    """Whether ``new`` is a later version than ``old`` (a commit is taken to move forward): a pin moving from a dev
+    build or a release candidate to its release (``3.2.0.dev20260105`` → ``3.2.0``) is an upgrade."""
     if _SHA.fullmatch(new) or _SHA.fullmatch(old):
         return True
-    return tuple(int(x) for x in re.findall(r"\d+", new)[:4]) >= tuple(int(x) for x in re.findall(r"\d+", old)[:4])
+    return release_key(new) >= release_key(old)
 
 
 def product(change: Change) -> str:
@@ -76,7 +102,7 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
     out: list[tuple[str, str, bool | None]] = []
     seen: set[tuple[str, str]] = set()
     for c in changes:
-        if c.kind != "dependency" or c.reach != "public" or not c.after or c.detail == NEW_FILE:
+        if c.kind != "dependency" or c.reach != "public" or not c.after or c.detail in (NEW_FILE, SYSTEM):
             continue
         new, old = version_of(c.after), version_of(c.before) if c.before else ""
         if not new or (c.before and (not old or old == new)):
@@ -121,6 +147,7 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
             if items:
                 out.append(w[verb].format(items=w["joiner"].join(items[:6])))
     out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
+    out += _system(live, w)
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
     # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do, and so is one a
     # doc's text changes: what users of main install from is in the Dockerfiles and requirement files.
@@ -129,10 +156,29 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     # A release whose gates went is said once: not again beside its pin dropped or the package's upgrade.
     said = {n.lower() for n, _, _ in gone} | {m[0].lower() for m in moves}
     asked = [c for c in asked if not (c.detail == "support dropped" and c.symbol.lower() in said)]
+    # A setting removed where it is declared and no longer read elsewhere is one thing to do: stop setting it.
+    removed = {(c.kind, c.symbol) for c in asked if c.kind in ("env", "argument", "config") and c.detail == "removed"}
+    asked = [c for c in asked if not (c.detail == "no longer read" and (c.kind, c.symbol) in removed)]
     grouped = _unread(asked, w)
     each = [c for c in asked if not (grouped and c.kind == "env" and c.detail == "no longer read")]
-    items = unique([*_required(asked, w), *grouped, *(s for s in (_item(c, w) for c in each) if s)], key=lambda s: s)
+    gone_settings = _removed(each, w)
+    each = [c for c in each if not (c.detail == "removed" and any(c.kind == k for k, _ in gone_settings))]
+    grouped += [sentence for _, sentence in gone_settings]
+    items = unique([*_required(asked, w), *grouped, *_migrating(asked, w),
+                    *(s for s in (_item(c, w) for c in each) if s)],
+                   key=lambda s: s)
     return out + items[:MAX_ITEMS]
+
+
+def _system(live: Sequence[Change], w: Section) -> list[str]:
+    """One sentence for the system packages the images users build from now install (clang for a compiler the
+    kernels need): a reader installing outside the images adds them too."""
+    names = unique([c.symbol for c in live if c.kind == "dependency" and c.detail == SYSTEM and c.reach == "public"],
+                   key=lambda s: s)
+    if not names:
+        return []
+    return [w["system_one" if len(names) == 1 else "system_many"].format(
+        names=w["joiner"].join(code(n) for n in names[:6]))]
 
 
 def _required(asked: Sequence[Change], w: Section) -> list[str]:
@@ -145,6 +191,37 @@ def _required(asked: Sequence[Change], w: Section) -> list[str]:
     return [w["required_when" if guard else "required"].format(
         noun=w["noun_env"], names=w["either"].join(code(n) for n in names), when=code(guard))
         for guard, names in by_guard.items()]
+
+
+#: Settings a migration sentence names at most; the rest are counted (the PR's table lists them all).
+MAX_MIGRATING = 3
+
+
+def _migrating(asked: Sequence[Change], w: Section) -> list[str]:
+    """One sentence for the settings a PR deprecates in favour of another with no removal release named yet (a
+    warning naming old and new, a table of migrated settings in the docs: prdigest/collect/facts/migrations.py):
+    move them before they are removed."""
+    pairs = unique([(c.symbol, c.detail) for c in asked if c.kind == "deprecated" and c.detail and not c.after],
+                   key=lambda p: p[0])
+    if not pairs:
+        return []
+    said = w["joiner"].join(w["migrate_pair"].format(old=code(old), new=code(new))
+                            for old, new in pairs[:MAX_MIGRATING])
+    if len(pairs) > MAX_MIGRATING:
+        said += w["migrate_more"].format(n=len(pairs) - MAX_MIGRATING)
+    return [w["migrate_one" if len(pairs) == 1 else "migrate_many"].format(pairs=said)]
+
+
+def _removed(asked: Sequence[Change], w: Section) -> list[tuple[str, str]]:
+    """(kind, sentence) for each kind of setting a PR removes several of: dropping three prefetch variables asks
+    one thing, not three items under the cap."""
+    out: list[tuple[str, str]] = []
+    for kind in ("env", "argument", "config"):
+        names = unique([c.symbol for c in asked if c.kind == kind and c.detail == "removed"], key=lambda s: s)
+        if len(names) >= 2:
+            out.append((kind, w["remove_settings"].format(noun=w[f"noun_{kind}s"],
+                                                          names=w["joiner"].join(code(n) for n in names))))
+    return out
 
 
 def _unread(asked: Sequence[Change], w: Section) -> list[str]:
@@ -175,6 +252,8 @@ def _item(c: Change, w: Section) -> str:
             return w["rename_setting"].format(noun=noun, old=code(c.before), new=code(c.after))
         if c.detail == "removed":
             return w["remove_setting"].format(noun=noun, name=code(c.symbol))
+        if c.detail == "no longer rewritten" and c.before and c.after:  # prdigest/collect/facts/overrides.py
+            return w["unrewritten"].format(noun=noun, name=code(c.symbol), old=code(c.before), new=code(c.after))
         if c.detail == "no longer read":  # prdigest/collect/facts/envreads.py; several: one sentence (_unread)
             return w["unread_setting"].format(noun=noun, name=code(c.symbol))
         if c.detail == "default" and c.before and c.after:
@@ -185,7 +264,7 @@ def _item(c: Change, w: Section) -> str:
         return ""
     if c.kind == "deprecated":  # an action once the release that removes it is named
         if not c.after:
-            return ""
+            return ""  # with its replacement: said once for all (_migrating)
         return w["deprecated_instead" if c.detail else "deprecated"].format(
             name=code(c.symbol), version=code(c.after), instead=code(c.detail))
     if c.kind == "file-deleted" and c.path.endswith((".sh", ".bash")):

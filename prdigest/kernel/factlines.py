@@ -172,6 +172,8 @@ def fact_line(change: Change, language: Language) -> str:
         old, new = code(change.before), code(change.after)
         if change.detail == "support dropped":  # prdigest/collect/facts/versiongates.py
             return w["dependency_support_dropped"].format(name=name, old=old)
+        if change.detail == "system package":  # prdigest/collect/facts/syspackages.py
+            return w["dependency_system"].format(name=name)
         if old and new:
             return w["dependency_changed"].format(name=name, old=old, new=new)
         if new:

@@ -13,17 +13,21 @@ from prdigest.collect.facts import (
     constructors,
     defaults,
     deprecations,
+    docpins,
     envchecks,
     envreads,
     hierarchy,
     indexes,
     inheritors,
     kernels,
+    migrations,
+    overrides,
     pins,
     pyapi,
     reexporters,
     rejections,
     settings,
+    syspackages,
     toolchain,
     versiongates,
 )
@@ -39,7 +43,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "18"
+FACTS_VERSION = "19"
 
 
 def _python(path: str) -> bool:
@@ -137,6 +141,7 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
             facts.extend(deprecations.compare(f.path, f.before, f.after))
             facts.extend(envchecks.compare(f.path, f.before, f.after))
             facts.extend(versiongates.compare(f.path, f.before, f.after))
+            facts.extend(overrides.compare(f.path, f.before, f.after))
             said = {(c.kind, c.symbol) for c in facts}  # an env file's rename is said once, as that setting
             facts.extend(c for c in envreads.compare(f.path, f.before, f.after) if (c.kind, c.symbol) not in said)
     elif kernels.is_kernel_file(f.path) and not surface.is_test(f.path):
@@ -150,6 +155,12 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         toolchain_facts += toolchain.compare(f.path, f.before, f.after, before_path=old_path)
     if indexes.is_index_file(f.path):
         toolchain_facts += indexes.compare(f.path, f.before, f.after, before_path=old_path)
+    if docpins.is_doc(f.path):  # a version the install commands readers copy now give; settings migrating
+        toolchain_facts += docpins.compare(f.path, f.before, f.after)
+        if not surface.is_test(f.path):
+            facts.extend(migrations.compare(f.path, f.before, f.after))
+    if toolchain.is_dockerfile(f.path):  # a system package the image now installs
+        toolchain_facts += syspackages.compare(f.path, f.before, f.after)
     if f.before is None and toolchain.is_toolchain_file(f.path):
         # a new image (a Dockerfile for new hardware): what it pins is a new way to build, not a requirement that
         # moved under anyone who builds main today (kernel/actions.py asks nothing of NEW_FILE pins)

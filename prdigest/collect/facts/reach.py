@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from prdigest.collect.facts import indexes
+from prdigest.collect.facts import docpins, indexes
 from prdigest.collect.facts.surface import Surface, module_name
 from prdigest.collect.git import CommitDiff, GitUnavailable, UpstreamClone
 from prdigest.collect.git.diff import blob_texts
@@ -346,13 +346,26 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
         module = module_name(c.path)
         if any(p.startswith("_") and not p.startswith("__") for p in module.split(".")):
             return "internal", f"a private module (`{module}`)"
+        if _CONTRIBUTOR_DOCS.search(c.path) or _NOT_USERS.search(c.path):
+            return "internal", f"a page for contributors or the repository's tooling (`{c.path}`)"
         return "public", "a deprecation announced to its users"
     if c.kind == "dependency":
         if c.detail == "support dropped":  # prdigest/collect/facts/versiongates.py
             return "public", f"a release of `{c.symbol}` the shipped code no longer supports"
+        if docpins.is_doc(c.path) and not _CONTRIBUTOR_DOCS.search(c.path) and not _TOOLING.match(c.path):
+            return "public", f"an install command of the user docs (`{c.path}`)"
         if runtime_pin_file(c.path):
             return "public", f"a runtime requirement (`{c.path}`)"
         return "internal", f"a development or CI requirement (`{c.path}`)"
+    if c.kind in ("env", "argument", "config") and c.detail == "no longer rewritten" and evidence is not None \
+            and evidence.whole_tree and c.symbol not in evidence.documented:
+        # a value the code stopped rewriting changes a default only for a setting users set: one the docs name
+        return "internal", f"a setting no user doc names (`{c.symbol}`): the code's own"
+    if c.kind == "config" and c.detail == "default" and "." in c.symbol and evidence is not None \
+            and evidence.whole_tree and c.symbol.rsplit(".", 1)[-1] not in evidence.documented:
+        # a config class's field (prdigest/collect/facts/defaults.py) users set only where the docs tell them to: an
+        # internal pass's switch no page names is the code's own default
+        return "internal", f"a field of `{c.symbol.rsplit('.', 1)[0]}` no user doc names: the code's own default"
     if c.kind in ("env", "argument", "config"):
         return "public", {"env": "an environment variable the code reads", "argument": "a command-line or engine "
                           "argument", "config": "a configuration field users set"}[c.kind]
@@ -373,7 +386,7 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     listed, abstract, bases = alls.get(c.path, (set(), set(), {}))
     if c.path.endswith("__init__.py") and (evidence is None or evidence.reaches(c.path)):
         return "public", f"defined in the package's `{c.path}`"
-    if any(t in listed for t in top):
+    if any(t in listed for t in top) and _reached(c.path, evidence):
         return "public", f"listed in `__all__` of `{c.path}`"
     if any(t in abstract for t in top):
         # Its methods are the contract of whoever subclasses it: users, when the tree leads them to the class (a
@@ -401,6 +414,14 @@ def _reach(c: Change, surface: Surface, evidence: Evidence | None, alls: Shapes)
     if evidence is None or not evidence.whole_tree:
         return "public", "from the patches alone (no clone): not shown to be internal"
     return "internal", "not exported, documented nor an entry point: used only inside the repository"
+
+
+def _reached(path: str, evidence: Evidence | None) -> bool:
+    """Whether users reach the module at ``path`` (or the package above it): a sub-package's ``__all__`` that no
+    doc or entry point leads to (``quantization.methods``) lists names for the repository's own star imports."""
+    if evidence is None or not evidence.whole_tree:
+        return True
+    return evidence.reaches(path) or any(evidence.reaches(p) for p in _packages(path)[:1])
 
 
 def _file_reach(c: Change, evidence: Evidence | None) -> tuple[str, str]:

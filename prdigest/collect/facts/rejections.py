@@ -63,6 +63,8 @@ class Rejection:
     line: int
     paths: list[list[Step]] = field(default_factory=list)
     messages: set[str] = field(default_factory=set)
+    #: The line of each path's ``raise``, in the order of ``paths``.
+    lines: list[int] = field(default_factory=list)
 
 
 def _owner(node: ast.expr) -> str:
@@ -144,8 +146,9 @@ def _names(message: str, key: Key) -> bool:
     return bool(re.search(rf"(?<![A-Za-z0-9_]){re.escape(key[1])}(?![A-Za-z0-9_])", message, re.IGNORECASE))
 
 
-def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejection]) -> None:
-    """Each raise of one function with the setting that leads to it."""
+def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejection], every: bool = False) -> None:
+    """Each raise of one function with the setting that leads to it (``every``: also under each other setting its
+    tests read that the message names, so a check reworded under another setting's test is known as the same)."""
     aliases: dict[str, Key] = {}
     keyed: dict[str, Key] = {}
     for node in ast.walk(fn):
@@ -183,9 +186,14 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejec
             key = _single(set().union(*(_reads(test, keyed, keyed=True) for test, _ in path)))
         if key is None:
             return
-        entry = found.setdefault(key, Rejection(message[:MAX_MESSAGE], stmt.lineno))
-        entry.paths.append(path)
-        entry.messages.add(message[:MAX_MESSAGE])
+        keys = {key}
+        if every:
+            keys |= {k for test, _ in path for k in _reads(test, aliases) if _names(message, k)}
+        for each in keys:
+            entry = found.setdefault(each, Rejection(message[:MAX_MESSAGE], stmt.lineno))
+            entry.paths.append(path)
+            entry.lines.append(stmt.lineno)
+            entry.messages.add(message[:MAX_MESSAGE])
 
     walk(fn.body, [])
 
@@ -194,15 +202,26 @@ def _single(reads: set[Key]) -> Key | None:
     return next(iter(reads)) if len(reads) == 1 else None
 
 
-def rejections(text: str | None) -> dict[Key, Rejection]:
-    """Every setting a check of ``text`` refuses, with its message and the paths to its raises."""
+def rejections(text: str | None, every: bool = False) -> dict[Key, Rejection]:
+    """Every setting a check of ``text`` refuses, with its message and the paths to its raises (``every``: each
+    check also under every setting its tests read that its message names)."""
     tree, _ = parse(text or "")
     found: dict[Key, Rejection] = {}
     if isinstance(tree, ast.Module):
         for fn in ast.walk(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                _function(fn, found)
+                _function(fn, found, every)
     return found
+
+
+def _new_classes(before: str | None, after: str) -> list[tuple[int, int]]:
+    """The line spans of the classes ``after`` defines that ``before`` did not (by name): a new model or backend."""
+    def classes(text: str | None) -> list[ast.ClassDef]:
+        tree, _ = parse(text or "")
+        return [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)] if isinstance(tree, ast.Module) else []
+
+    old = {c.name for c in classes(before)}
+    return [(c.lineno, c.end_lineno or c.lineno) for c in classes(after) if c.name not in old]
 
 
 def _atom(test: ast.expr) -> tuple[str, bool]:
@@ -299,10 +318,15 @@ def compare(path: str, before: str | None, after: str | None) -> list[Change]:
     """A fact for each setting a check of ``after`` newly refuses, or refuses in more setups than ``before``."""
     if not after or "raise" not in after:
         return []
-    old = rejections(before)
+    # A check the file had is known under each setting its message named, whichever test now leads to it (the
+    # profiler's check reached through its new config instead of its variable is the same check, reworded).
+    old = rejections(before, every=True)
+    # A check inside a class the PR adds refuses nothing anyone ran: that model or backend is new (its limits).
+    fresh = _new_classes(before, after)
     facts: list[Change] = []
     for key, new in rejections(after).items():
-        if key in old and not widened(old[key].paths, new.paths):
+        paths = [p for p, line in zip(new.paths, new.lines) if not any(a <= line <= b for a, b in fresh)]
+        if not paths or (key in old and not widened(old[key].paths, paths)):
             continue
         kind, name = key
         facts.append(Change(kind=kind, symbol=name, path=path, line=new.line, after=new.message, detail="rejected",

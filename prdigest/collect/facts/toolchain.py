@@ -22,6 +22,10 @@ _PIP_PIN = re.compile(r"(?<![A-Za-z0-9._-])[\"']?([A-Za-z0-9][A-Za-z0-9._-]*+)==
 _INFO_LINE = re.compile(r"^[ \t]*(Version|version_dir)\s*=\s*\"?([^\s\"]+)\"?", re.MULTILINE)
 
 
+def is_dockerfile(path: str) -> bool:
+    return bool(_DOCKERFILE.search(path))
+
+
 def is_toolchain_file(path: str) -> bool:
     return bool(_DOCKERFILE.search(path) or _VERSION_INFO.search(path))
 

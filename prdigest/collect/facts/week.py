@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from prdigest.collect.facts import envreads, rejections
+from prdigest.collect.facts import envreads, reach_imports, rejections
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
@@ -105,7 +105,10 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                     facts = rejections.known_before(facts, diff.parent, clone, surface)  # a new setting: unset
                 else:  # the API's files alone cannot show that no other module still reads a variable
                     facts = [c for c in facts if not (c.kind == "env" and c.detail == envreads.UNREAD)]
-                fresh[sha] = (classify(facts, surface, evidence, diff), files_of(diff))
+                facts = classify(facts, surface, evidence, diff)
+                if clone is not None:  # a development pin the shipped code imports: an optional backend's
+                    facts = reach_imports.imported(facts, sha, clone, surface)
+                fresh[sha] = (facts, files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
             cache.put_many(fresh, version)
