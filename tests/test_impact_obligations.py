@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.collect.facts import Surface, commit_facts
+from prdigest.collect.facts import Surface, commit_facts, patch_facts
 from prdigest.collect.facts.hierarchy import GitTree
 from prdigest.collect.git import UpstreamClone, read_commits
 from prdigest.kernel.models import Change, Impact
-from tests.git_support import commit, git, write
+from tests.git_support import commit, commit_week, git, write
 from tests.impact_support import match_downstream
 
 UP = ("up",)
@@ -228,6 +228,31 @@ def test_a_set_made_a_tuple_breaks_each_call_of_a_method_a_tuple_lacks(tmp_path)
     assert _found(found, "retyped") == [("ds/lora.py", _line(ADDS, ".discard("), "breaks"),
                                         ("ds/lora.py", _line(ADDS, ".add("), "breaks")]
     assert "a tuple has no .add()" in next(i.fact for i in found if i.line == _line(ADDS, ".add("))
+
+
+def test_a_set_made_a_tuple_breaks_the_same_calls_from_the_patch_alone(tmp_path):
+    [pr] = commit_week(tmp_path / "upstream", {"up/__init__.py": "", "up/lora.py": LORA},
+                       {1: ("Order the LoRA classes", {"up/lora.py": TUPLE})})
+    facts = patch_facts(pr, Surface(packages=UP))
+    assert [(f.symbol, f.before, f.after) for f in facts if f.kind == "retyped"] == [("_all_lora_classes", "set",
+                                                                                      "tuple")]
+    found = match_downstream(tmp_path, facts, {"ds/lora.py": ADDS})
+    assert _found(found, "retyped") == [("ds/lora.py", _line(ADDS, ".discard("), "breaks"),
+                                        ("ds/lora.py", _line(ADDS, ".add("), "breaks")]
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    pytest.param("_classes = {\n    1,\n}\n", "_classes = (\n    1,\n)\n",
+                 id="a brace and a parenthesis say no kind on their own"),
+    pytest.param("_classes: list[int] = [\n    1,\n]\n", "_classes: List[int] = [\n    1,\n]\n",
+                 id="the same kind spelled otherwise"),
+    pytest.param("class C:\n    classes: set = {\n        1,\n    }\n",
+                 "class C:\n    classes: tuple = (\n        1,\n    )\n", id="an indented assignment is no module's name"),
+])
+def test_a_patch_proves_no_other_kind_from_what_it_cannot_read(tmp_path: Path, before: str, after: str) -> None:
+    [pr] = commit_week(tmp_path / "upstream", {"up/__init__.py": "", "up/lora.py": before},
+                       {1: ("Change it", {"up/lora.py": after})})
+    assert [f for f in patch_facts(pr, Surface(packages=UP)) if f.kind == "retyped"] == []
 
 
 #: (upstream before, after, downstream: nothing it does fails on the new kind)

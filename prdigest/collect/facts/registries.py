@@ -29,7 +29,8 @@ from prdigest.kernel.pymodule import module_and_package
 
 #: The container kinds a literal, a constructor call or an annotation's head names.
 CONTAINERS = ("dict", "list", "set", "tuple", "frozenset")
-_ANNOTATED = {"Dict": "dict", "List": "list", "Set": "set", "Tuple": "tuple", "FrozenSet": "frozenset",
+#: An annotation's head → the container kind it says (``Set[…]`` and ``set[…]`` are one).
+ANNOTATED = {"Dict": "dict", "List": "list", "Set": "set", "Tuple": "tuple", "FrozenSet": "frozenset",
               "dict": "dict", "list": "list", "set": "set", "tuple": "tuple", "frozenset": "frozenset"}
 _LITERALS: dict[type[ast.AST], str] = {ast.Dict: "dict", ast.DictComp: "dict", ast.List: "list",
                                        ast.ListComp: "list", ast.Set: "set", ast.SetComp: "set", ast.Tuple: "tuple"}
@@ -37,7 +38,7 @@ _LITERALS: dict[type[ast.AST], str] = {ast.Dict: "dict", ast.DictComp: "dict", a
 _CLASS_NAME = re.compile(r"_?[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*")
 _EMPTY = ast.Module(body=[], type_ignores=[])
 #: Names of an annotation that say the container, not the kind of thing it holds.
-_GENERIC = frozenset({*_ANNOTATED, "type", "Type", "Any", "Callable", "Sequence", "Mapping", "Iterable"})
+_GENERIC = frozenset({*ANNOTATED, "type", "Type", "Any", "Callable", "Sequence", "Mapping", "Iterable"})
 
 
 def missing(kind: str, method: str) -> bool:
@@ -75,8 +76,8 @@ def container(value: ast.expr | None, annotation: ast.expr | None) -> str:
             return value.func.id
     head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
     if isinstance(head, ast.Attribute):
-        return _ANNOTATED.get(head.attr, "")
-    return _ANNOTATED.get(head.id, "") if isinstance(head, ast.Name) else ""
+        return ANNOTATED.get(head.attr, "")
+    return ANNOTATED.get(head.id, "") if isinstance(head, ast.Name) else ""
 
 
 def retyped_facts(before: pyapi.Module | None, after: pyapi.Module | None, path: str) -> list[Change]:
