@@ -363,3 +363,61 @@ def test_a_hook_is_a_check_without_an_unguarded_upstream_call(tmp_path: Path, af
                                                               downstream: str, severity: str | None) -> None:
     found = _impacts(tmp_path, HOOK_BEFORE, after, {"ds/platform.py": downstream})
     assert [i.severity for i in found if i.fact.startswith("abstract:")] == ([severity] if severity else [])
+
+
+# --- from the patches alone: a parameter the PR's own added calls pass -------------------------------------------
+
+QUANT = '''
+    class QuantizationConfig:
+        @classmethod
+        def override_quantization_method(
+            cls, hf_quant_cfg, user_quant
+        ):
+            return None
+    '''
+CONFIG = '''
+    class ModelConfig:
+        def verify(self, method, cfg, quant):
+            return method.override_quantization_method(
+                cfg,
+                quant,
+            )
+    '''
+HF_CONFIG = QUANT.replace("cls, hf_quant_cfg, user_quant", "cls, hf_quant_cfg, user_quant, hf_config=None")
+PASSES_HF = CONFIG.replace("                quant,\n", "                quant,\n                hf_config=self.hf_config,\n")
+HPU_QUANT = '''from up.quant import QuantizationConfig
+
+
+class HPUConfig(QuantizationConfig):
+    @classmethod
+    def override_quantization_method(cls, hf_quant_cfg, user_quant):
+        return "hpu"
+'''
+
+
+def _patch_impacts(tmp_path: Path, after: dict[str, str | None]) -> list[Impact]:
+    [pr] = commit_week(tmp_path / "upstream", {"up/__init__.py": "", "up/quant.py": QUANT, "up/config.py": CONFIG},
+                       {1: ("Pass the HF config", after)})
+    return match_downstream(tmp_path, patch_facts(pr, Surface(packages=UP)), {"ds/quant.py": HPU_QUANT})
+
+
+def test_a_parameter_the_prs_added_call_passes_breaks_an_override_from_the_patch_alone(tmp_path):
+    found = _patch_impacts(tmp_path, {"up/quant.py": HF_CONFIG, "up/config.py": PASSES_HF})
+    assert [(i.line, i.severity) for i in found if i.fact.startswith("signature:")] == [
+        (_line(HPU_QUANT, "def override_quantization_method"), "breaks")]
+
+
+@pytest.mark.parametrize("config", [
+    pytest.param(None, id="no call passes it"),
+    pytest.param(CONFIG.replace("                quant,\n", "                quant,\n                hf_config=None,\n"),
+                 id="the call passed it already"),
+])
+def test_a_parameter_no_added_call_of_the_method_passes_is_a_check_from_the_patch_alone(tmp_path: Path,
+                                                                                         config: str | None) -> None:
+    before_config = config or CONFIG
+    [pr] = commit_week(tmp_path / "upstream", {"up/__init__.py": "", "up/quant.py": QUANT,
+                                               "up/config.py": before_config},
+                       {1: ("Pass the HF config", {"up/quant.py": HF_CONFIG,
+                                                   "up/config.py": before_config + "\n\nVERSION = 2\n"})})
+    found = match_downstream(tmp_path, patch_facts(pr, Surface(packages=UP)), {"ds/quant.py": HPU_QUANT})
+    assert [i.severity for i in found if i.fact.startswith("signature:")] == ["check"]

@@ -17,6 +17,7 @@ from prdigest.collect.facts import (
     patchfields,
     patchmoves,
     patchobligations,
+    patchpassed,
     patchsigs,
     pins,
     pyapi,
@@ -97,6 +98,9 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     # keywords the PR's added lines now pass to a constructor: across files (the call and the class are apart)
     facts += patchcalls.passes_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                       and surface.is_api(f.path)], facts)
+    # the parameters a method's signature fact adds that the PR's added calls of it pass
+    facts = patchpassed.with_passed([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                     and surface.is_api(f.path)], facts)
     # a name one file removes and another adds moved (a re-export when the old file imports it back)
     return patchmoves.relocated(facts, [(f.path, f.patch) for f in pr.files])
 
