@@ -401,8 +401,15 @@ def _patch_impacts(tmp_path: Path, after: dict[str, str | None]) -> list[Impact]
     return match_downstream(tmp_path, patch_facts(pr, Surface(packages=UP)), {"ds/quant.py": HPU_QUANT})
 
 
-def test_a_parameter_the_prs_added_call_passes_breaks_an_override_from_the_patch_alone(tmp_path):
-    found = _patch_impacts(tmp_path, {"up/quant.py": HF_CONFIG, "up/config.py": PASSES_HF})
+@pytest.mark.parametrize("config", [
+    pytest.param(PASSES_HF, id="one argument a line"),
+    pytest.param(CONFIG.replace("                cfg,\n                quant,\n",
+                                "                cfg, quant, hf_config=self.hf_config\n"),
+                 id="after positional arguments on its line"),
+])
+def test_a_parameter_the_prs_added_call_passes_breaks_an_override_from_the_patch_alone(tmp_path: Path,
+                                                                                       config: str) -> None:
+    found = _patch_impacts(tmp_path, {"up/quant.py": HF_CONFIG, "up/config.py": config})
     assert [(i.line, i.severity) for i in found if i.fact.startswith("signature:")] == [
         (_line(HPU_QUANT, "def override_quantization_method"), "breaks")]
 
@@ -421,3 +428,15 @@ def test_a_parameter_no_added_call_of_the_method_passes_is_a_check_from_the_patc
                                                    "up/config.py": before_config + "\n\nVERSION = 2\n"})})
     found = match_downstream(tmp_path, patch_facts(pr, Surface(packages=UP)), {"ds/quant.py": HPU_QUANT})
     assert [i.severity for i in found if i.fact.startswith("signature:")] == ["check"]
+
+
+def test_a_keyword_only_an_upstream_subclass_passes_to_its_base_constructor_is_no_call_from_the_patch_alone(tmp_path):
+    base = "class Rope:\n    def __init__(\n        self, size\n    ):\n        self.size = size\n\n\n" \
+           "class YaRNRope(Rope):\n    def __init__(self, size):\n        super().__init__(\n            size,\n" \
+           "        )\n"
+    after = base.replace("self, size\n    ):", "self, size, init_cache=True\n    ):").replace(
+        "            size,\n        )", "            size,\n            init_cache=False,\n        )")
+    [pr] = commit_week(tmp_path / "upstream", {"up/__init__.py": "", "up/rope.py": base},
+                       {1: ("Defer the cache", {"up/rope.py": after})})
+    assert [(f.symbol, f.passed) for f in patch_facts(pr, Surface(packages=UP)) if f.kind == "signature"] == [
+        ("Rope.__init__", ())]

@@ -34,12 +34,6 @@ _KEYWORD = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)")
 _DEFINES = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s")
 
 
-def calls_in(hunk: Hunk, new: bool) -> Iterable[tuple[str, str, str]]:
-    """(callee, keyword, sign of the row) for each keyword passed to a call opened in sight on one side of a hunk:
-    the callee is the call's last dotted part (``cfg.override(`` → ``override``)."""
-    return _calls(hunk, new)
-
-
 def _calls(hunk: Hunk, new: bool) -> Iterable[tuple[str, str, str]]:
     """(callee, keyword, sign of the row) for each keyword passed to a call opened in sight, one side."""
     stack: list[str] = []  # the callee of each bracket open in sight ("" for a bracket that is no call)

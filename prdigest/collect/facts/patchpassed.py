@@ -3,20 +3,49 @@
 downstream override that does not take the parameter breaks without a clone too.
 
 A call ``r.m(`` opened in sight on either side of a hunk of any Python file of the PR, an added line passing
-``p=`` at the call's own depth (prdigest.collect.facts.patchcalls reads the calls): ``p`` is passed when the
-method's signature fact (symbol ``C.m`` or ``*.m``) adds ``p`` with a default and no call of ``m`` the old side
-shows passed it. The receiver is never typed from a patch (``receiver="untyped"``, as full files say of a call on
-an object of unknown type); a ``def m(`` line is a definition, never a call.
+``p=`` at the call's own depth (anywhere on the line: ``cfg, q, hf_config=c``): ``p`` is passed when the method's
+signature fact (symbol ``C.m`` or ``*.m``) adds ``p`` with a default and no call of ``m`` the old side shows passed
+it. The receiver is never typed from a patch (``receiver="untyped"``, as full files say of a call on an object of
+unknown type); a ``def m(`` or ``class`` line opens no call. A constructor (``__init__``) is left to
+prdigest.collect.facts.patchcalls: its calls name the class, and ``super().__init__(…)`` in an upstream subclass
+builds no downstream class.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 
-from prdigest.collect.facts.hunklines import hunks
-from prdigest.collect.facts.patchcalls import calls_in
+from prdigest.collect.facts.hunklines import Hunk, code, hunks
 from prdigest.collect.facts.pyapi import PASSES, UNTYPED, added_with_default
 from prdigest.kernel.models import Change
+
+#: A bracket, a keyword passed (``name=``, not ``==``), or a name right before its call's ``(``.
+_TOKEN = re.compile(r"([()\[\]{}])|\b([A-Za-z_]\w*)\s*=(?!=)|\b([A-Za-z_]\w*)\s*(?=\()")
+_DEFINES = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s")
+
+
+def _passed(hunk: Hunk, new: bool, wanted: dict[str, set[str]]) -> Iterator[tuple[str, str, str]]:
+    """(method, keyword, sign of the row) for each wanted keyword passed at a wanted method's call's own depth, on
+    one side of a hunk (brackets opened above the hunk are out of sight: nothing inside them is read)."""
+    stack: list[str] = []
+    for row in hunk.side(new):
+        text = code(row.text)
+        called = ""
+        defines = bool(_DEFINES.match(text))
+        for m in _TOKEN.finditer(text):
+            bracket, keyword, name = m[1], m[2], m[3]
+            if name:
+                called = "" if defines else name
+            elif bracket in ("(", "[", "{"):
+                stack.append(called if bracket == "(" else "")
+                called = ""
+            elif bracket:
+                if stack:
+                    stack.pop()
+                called = ""
+            elif keyword and stack and stack[-1] in wanted and keyword in wanted[stack[-1]]:
+                yield stack[-1], keyword, row.sign
 
 
 def with_passed(files: Iterable[tuple[str, str]], facts: list[Change]) -> list[Change]:
@@ -24,7 +53,7 @@ def with_passed(files: Iterable[tuple[str, str]], facts: list[Change]) -> list[C
     line of the PR passes to a call of that method (``files``: ``(path, patch)`` of each Python file)."""
     wanted: dict[str, set[str]] = {}
     for f in facts:
-        if f.kind == "signature" and "." in f.symbol and not f.passed:
+        if f.kind == "signature" and "." in f.symbol and not f.passed and not f.symbol.endswith(".__init__"):
             added = added_with_default(f.detail)
             if added:
                 wanted.setdefault(f.symbol.rpartition(".")[2], set()).update(added)
@@ -37,14 +66,15 @@ def with_passed(files: Iterable[tuple[str, str]], facts: list[Change]) -> list[C
             continue
         for hunk in hunks(patch):
             for new, into in ((True, now), (False, then)):
-                for callee, keyword, sign in calls_in(hunk, new):
-                    if callee in wanted and keyword in wanted[callee] and (sign == "+" or not new):
+                for callee, keyword, sign in _passed(hunk, new, wanted):
+                    if sign == "+" or not new:
                         into.setdefault(callee, set()).add(keyword)
     out = []
     for f in facts:
         leaf = f.symbol.rpartition(".")[2]
         given = sorted(set(added_with_default(f.detail)) & (now.get(leaf, set()) - then.get(leaf, set()))) \
-            if f.kind == "signature" and "." in f.symbol and not f.passed else []
+            if f.kind == "signature" and "." in f.symbol and not f.passed and not f.symbol.endswith(".__init__") \
+            else []
         if given:
             f = f.model_copy(update={"detail": f.detail + PASSES.format(" and ".join(given) + UNTYPED),
                                      "passed": tuple(given), "receiver": "untyped"})
