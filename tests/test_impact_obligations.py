@@ -440,3 +440,10 @@ def test_a_keyword_only_an_upstream_subclass_passes_to_its_base_constructor_is_n
                        {1: ("Defer the cache", {"up/rope.py": after})})
     assert [(f.symbol, f.passed) for f in patch_facts(pr, Surface(packages=UP)) if f.kind == "signature"] == [
         ("Rope.__init__", ())]
+
+
+def test_a_keyword_the_classs_own_self_call_passes_is_no_call_on_an_unknown_object_from_the_patch_alone(tmp_path):
+    own = CONFIG.replace("return method.override_quantization_method(", "return self.override_quantization_method(")
+    found = _patch_impacts(tmp_path, {"up/quant.py": HF_CONFIG, "up/config.py": own.replace(
+        "                quant,\n", "                quant,\n                hf_config=self.hf_config,\n")})
+    assert [i.severity for i in found if i.fact.startswith("signature:")] == ["check"]

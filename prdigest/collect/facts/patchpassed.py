@@ -6,7 +6,8 @@ A call ``r.m(`` opened in sight on either side of a hunk of any Python file of t
 ``p=`` at the call's own depth (anywhere on the line: ``cfg, q, hf_config=c``): ``p`` is passed when the method's
 signature fact (symbol ``C.m`` or ``*.m``) adds ``p`` with a default and no call of ``m`` the old side shows passed
 it. The receiver is never typed from a patch (``receiver="untyped"``, as full files say of a call on an object of
-unknown type); a ``def m(`` or ``class`` line opens no call. A constructor (``__init__``) is left to
+unknown type), so a call on ``self``, ``cls`` or ``super()`` is not read (the class's own flow: which of its methods
+calls it a patch does not show); a ``def m(`` or ``class`` line opens no call. A constructor (``__init__``) is left to
 prdigest.collect.facts.patchcalls: its calls name the class, and ``super().__init__(…)`` in an upstream subclass
 builds no downstream class.
 """
@@ -23,6 +24,7 @@ from prdigest.kernel.models import Change
 #: A bracket, a keyword passed (``name=``, not ``==``), or a name right before its call's ``(``.
 _TOKEN = re.compile(r"([()\[\]{}])|\b([A-Za-z_]\w*)\s*=(?!=)|\b([A-Za-z_]\w*)\s*(?=\()")
 _DEFINES = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s")
+_OWN = re.compile(r"(?:\b(?:self|cls)|\bsuper\(\s*\))\s*\.\s*$")
 
 
 def _passed(hunk: Hunk, new: bool, wanted: dict[str, set[str]]) -> Iterator[tuple[str, str, str]]:
@@ -36,7 +38,9 @@ def _passed(hunk: Hunk, new: bool, wanted: dict[str, set[str]]) -> Iterator[tupl
         for m in _TOKEN.finditer(text):
             bracket, keyword, name = m[1], m[2], m[3]
             if name:
-                called = "" if defines else name
+                # ``self.m(…)``, ``super().m(…)``: the class's own flow, whose callers a patch does not show (full files
+                # say them: ``Change.callers``), not a call on an object of unknown type
+                called = "" if defines or _OWN.search(text, 0, m.start(3)) else name
             elif bracket in ("(", "[", "{"):
                 stack.append(called if bracket == "(" else "")
                 called = ""
