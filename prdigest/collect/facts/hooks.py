@@ -45,35 +45,41 @@ def _imports(tree: ast.Module, module: str, package: bool) -> dict[str, str]:
     return out
 
 
-def _calls(tree: ast.Module, method: str) -> Iterator[tuple[ast.Call, str, FunctionNode | None, list[ast.AST]]]:
-    """Each call ``r.method(…)`` with its class (``""`` outside one), its function and the nodes above it."""
-    stack: list[tuple[ast.AST, str, FunctionNode | None, list[ast.AST]]] = [(n, "", None, []) for n in tree.body]
+def _calls(tree: ast.Module, method: str) -> Iterator[tuple[ast.Call, str, FunctionNode | None, tuple[ast.Try, ...]]]:
+    """Each call ``r.method(…)`` with its class (``""`` outside one), its function and the ``try`` statements whose
+    body holds it."""
+    Item = tuple[ast.AST, str, FunctionNode | None, tuple[ast.Try, ...]]
+    stack: list[Item] = [(n, "", None, ()) for n in tree.body]
     while stack:
-        node, cls, fn, above = stack.pop()
+        node, cls, fn, tries = stack.pop()
         if isinstance(node, ast.ClassDef) and fn is None:
             cls = node.name
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn is None:
             fn = node
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method:
-            yield node, cls, fn, above
-        stack.extend((child, cls, fn, [*above, node]) for child in ast.iter_child_nodes(node))
+            yield node, cls, fn, tries
+        if isinstance(node, ast.Try):  # its handlers guard its body only
+            stack.extend((child, cls, fn, (*tries, node)) for child in node.body)
+            rest = [*node.orelse, *node.finalbody, *node.handlers]
+            stack.extend((child, cls, fn, tries) for child in rest)
+        else:
+            stack.extend((child, cls, fn, tries) for child in ast.iter_child_nodes(node))
 
 
-def _guarded(method: str, fn: FunctionNode | None, above: list[ast.AST]) -> bool:
+def _guarded(method: str, fn: FunctionNode | None, tries: tuple[ast.Try, ...]) -> bool:
     """Whether a fallback covers the call: ``hasattr(…, "method")`` in its function, or a ``try`` around it
     whose handler catches what a missing hook raises."""
     for node in ast.walk(fn) if fn is not None else ():
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr") \
                 and any(isinstance(a, ast.Constant) and a.value == method for a in node.args):
             return True
-    for node in above:
-        if isinstance(node, ast.Try):
-            for handler in node.handlers:
-                types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-                if handler.type is None or any(isinstance(t, (ast.Name, ast.Attribute)) and
-                                               (t.id if isinstance(t, ast.Name) else t.attr) in _FALLBACKS
-                                               for t in types if t is not None):
-                    return True
+    for node in tries:
+        for handler in node.handlers:
+            types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            if handler.type is None or any(isinstance(t, (ast.Name, ast.Attribute)) and
+                                           (t.id if isinstance(t, ast.Name) else t.attr) in _FALLBACKS
+                                           for t in types if t is not None):
+                return True
     return False
 
 
@@ -116,18 +122,17 @@ def with_needed_by(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | N
                 continue
             module, package = module_and_package(path)
             imported = _imports(parsed.tree, module, package)
-            for call, cls, fn, above in _calls(parsed.tree, method):
+            for call, cls, fn, tries in _calls(parsed.tree, method):
                 receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-                if not isinstance(receiver, ast.Name) or _guarded(method, fn, above):
+                if not isinstance(receiver, ast.Name) or _guarded(method, fn, tries):
                     continue
                 if receiver.id in ("self", "cls"):
                     reached = (module, cls) == target
                 else:
                     source = imported.get(receiver.id)
                     reached = source is not None and _instance_of(classes, source, receiver.id) == target
-                if reached:
-                    found.append(f"{module}.{cls + '.' if cls and fn is not None else ''}{fn.name if fn else ''}"
-                                 .rstrip("."))
+                if reached:  # the calling function (``m.f``, ``m.C.f``), or its module for a call outside one
+                    found.append(".".join(p for p in (module, cls if fn else "", fn.name if fn else "") if p))
         if found:
             needed[id(fact)] = tuple(dict.fromkeys(found))
     return [f.model_copy(update={"needed_by": needed[id(f)]}) if id(f) in needed else f for f in facts]
