@@ -130,6 +130,20 @@ def test_a_new_registry_missing_the_key_you_enter_beside_it_breaks_where_you_ent
     assert "no entry for PlatformEnum.OOT" in impact.fact and "choose" in impact.fact
 
 
+def test_an_entry_appended_to_the_list_under_your_key_counts_as_entering_the_registry(tmp_path):
+    appends = OOT.replace("    _FP8_KERNELS[PlatformEnum.OOT] = [MyKernel]\n",
+                          "    _FP8_KERNELS[PlatformEnum.OOT] = []\n\n_FP8_KERNELS[PlatformEnum.OOT].append(MyKernel)\n")
+    found = _impacts(tmp_path, REGISTRY_BEFORE, {"up/kernels.py": BLOCK}, {"ds/kernels.py": appends})
+    assert "_FP8_KERNELS[PlatformEnum.OOT].append" in appends
+    # one line per downstream function (module level is one): the break, at its first line
+    assert _found(found, "registry") == [("ds/kernels.py", _line(appends, "_FP8_KERNELS[PlatformEnum.OOT] = []"),
+                                          "breaks")]
+    only_append = appends.replace("if PlatformEnum.OOT not in _FP8_KERNELS:\n    _FP8_KERNELS[PlatformEnum.OOT] = []\n",
+                                  "")
+    found = _impacts(tmp_path / "append", REGISTRY_BEFORE, {"up/kernels.py": BLOCK}, {"ds/kernels.py": only_append})
+    assert _found(found, "registry") == [("ds/kernels.py", _line(only_append, ".append(MyKernel)"), "breaks")]
+
+
 def test_the_registry_fact_says_its_siblings_keys_classes_and_who_looks_it_up(tmp_path):
     facts = _facts(tmp_path, REGISTRY_BEFORE, {"up/kernels.py": BLOCK})
     [fact] = [f for f in facts if f.kind == "registry"]

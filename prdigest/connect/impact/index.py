@@ -51,6 +51,10 @@ SPREAD = ";spread"
 #: In the ``detail`` of an entry into a mapping (``R[k] = v``, a call of ``R.__setitem__``): the key as written, a
 #: dotted name or a string (``;key=PlatformEnum.OOT``), empty when it is any other expression.
 KEY = ";key="
+#: The method an entry into a mapping's list is recorded as (``R[k].append(v)``: ``R.__entry__``, with :data:`KEY`);
+#: no type has it, so only the registry match reads it.
+ENTRY = "__entry__"
+_ENTERING = frozenset({"append", "extend", "insert", "add", "update"})
 #: In an override's (or an installed function's) ``detail``, right after its parameters: its return annotation,
 #: kept to the characters a type is written with (``;returns=torch.Tensor | None``): whether it already returns
 #: what upstream now promises.
@@ -377,6 +381,10 @@ class _Reader:
                 and _chain(target.value.func) == ("super",):
             self.s.super_calls.append((target.attr, node.lineno, detail))
             return [*args, *node.keywords]  # ``super().m`` is the base's method, no attribute of unknown type
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Subscript) and target.attr in _ENTERING:
+            owner = _chain(target.value.value)
+            if owner is not None:  # ``R[k].append(v)``: an entry into ``R`` under ``k`` (a registry of lists)
+                self.s.calls.append(((*owner, ENTRY), node.lineno, f"kw=;n=1{KEY}{_key(target.value.slice)}"))
         if isinstance(target, ast.Attribute):
             self.s.called.append((target.attr, node.lineno))
         return None

@@ -15,16 +15,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from prdigest.collect.facts.registries import missing
-from prdigest.connect.impact.index import KEY, Use
+from prdigest.connect.impact.index import ENTRY, KEY, Use
 from prdigest.connect.impact.matchers import Context, Hit, Matcher, matches
 from prdigest.kernel.models import Change
 
-#: Calls that put an entry into a registry (a mapping's ``R[k] = v`` is ``R.__setitem__``).
-ENTERS = frozenset({"__setitem__", "append", "add", "update", "setdefault", "extend", "insert"})
+#: Calls that put an entry into a registry (a mapping's ``R[k] = v`` is ``R.__setitem__``, ``R[k].append(v)`` is
+#: ``R.__entry__``: prdigest.connect.impact.index).
+ENTERS = frozenset({"__setitem__", ENTRY, "append", "add", "update", "setdefault", "extend", "insert"})
 
 
 def entered_key(use: Use) -> str:
-    """The key an entry ``R[k] = v`` uses, as the index kept it (a dotted name or a string), else ""."""
+    """The key an entry ``R[k] = v`` or ``R[k].append(v)`` uses, as the index kept it (a dotted name or a string),
+    else ""."""
     return use.detail.split(KEY, 1)[1].split(";", 1)[0] if KEY in use.detail else ""
 
 
