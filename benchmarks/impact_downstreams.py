@@ -358,6 +358,14 @@ def render(results: dict[str, dict[str, dict]], counts: dict[str, int], load: fl
         out.append("")
         out += [f"- {c[:10]} → #{pr}: {'yes' if b else 'no'} / {'yes' if a else 'no'}" for c, pr, _, b, a in r["rows"]]
         out.append("")
+        for label, other in per.items():  # the other fact sets' rows where they differ (patches alone's misses)
+            if label == "full files":
+                continue
+            differ = [(c, pr, b, a) for (c, pr, _, b, a), full in zip(other["rows"], r["rows"]) if (b, a) != full[3:]]
+            out.append(f"Rows of {name} from {label} that differ from full files: "
+                       + ("; ".join(f"{c[:10]} → #{pr}: {'yes' if b else 'no'} / {'yes' if a else 'no'}"
+                                    for c, pr, b, a in differ) or "none") + ".")
+            out.append("")
     if timing:
         out += [f"Index of a {timing['files']:,}-file tree ({timing['uses']:,} uses; vllm-ascend's files copied under "
                 f"several package names): cold {timing['cold']:.2f} s wall ({timing['cpu']:.2f} s CPU), warm "

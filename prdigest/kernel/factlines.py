@@ -218,6 +218,10 @@ def fact_line(change: Change, language: Language) -> str:
     if kind == "passes":
         params = w["joiner"].join(code(k.strip()) for k in change.detail.split(",")[:3] if k.strip())
         return w["passes"].format(name=name, params=params)
+    if kind == "registry":
+        return w["registry"].format(name=name)
+    if kind == "retyped":
+        return w["retyped"].format(name=name, old=code(change.before), new=code(change.after))
     return w["body"].format(name=name)
 
 

@@ -130,7 +130,7 @@ class ReviewComment(_Record):
 
 ChangeKind = Literal["added", "removed", "renamed", "moved", "signature", "env", "argument", "config", "dependency",
                      "kernel", "file-deleted", "file-renamed", "tests", "abstract", "bases", "body", "ci", "build",
-                     "attribute", "returns", "passes", "deprecated"]
+                     "attribute", "returns", "passes", "deprecated", "registry", "retyped"]
 
 
 #: Appended by the facts engine to a signature fact's detail when an upstream call site passes a parameter the
@@ -195,12 +195,22 @@ class Change(BaseModel):
     #: ``__new__`` picks): a downstream subclass is built there only where the downstream patches the class over
     #: (prdigest.collect.facts.constructors).
     constructed: Literal["", "by-name"] = ""
+    #: Upstream functions (``vllm.utils.torch_utils.set_random_seed``) that need what the fact adds, with no
+    #: fallback: they call a method that only raises ``NotImplementedError`` on an instance of its class, or look a
+    #: new registry up with ``[key]`` (prdigest.collect.facts.hooks, prdigest.collect.facts.registries).
+    needed_by: tuple[str, ...] = ()
+    #: Of a new registry: the registries of its module that list the same kind of class (a downstream entering one
+    #: of them is told to enter the new one too).
+    siblings: tuple[str, ...] = ()
+    #: Of a new registry: the classes it lists, by their dotted names (a downstream subclass of one is told).
+    listed: tuple[str, ...] = ()
 
     @model_serializer(mode="wrap")
     def _without_empty_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # the call-site fields only where a fact has them: every other fact reads as it always did
         data: dict[str, Any] = handler(self)
-        for key in ("passed", "callers", "receiver", "inherited_by", "reexported_by", "constructed"):
+        for key in ("passed", "callers", "receiver", "inherited_by", "reexported_by", "constructed", "needed_by",
+                    "siblings", "listed"):
             if not data.get(key, True):
                 data.pop(key, None)
         return data

@@ -17,6 +17,7 @@ from prdigest.collect.facts import (
     envchecks,
     envreads,
     hierarchy,
+    hooks,
     indexes,
     inheritors,
     kernels,
@@ -25,6 +26,7 @@ from prdigest.collect.facts import (
     pins,
     pyapi,
     reexporters,
+    registries,
     rejections,
     settings,
     syspackages,
@@ -73,6 +75,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     sides.update({f.before_path: (f.before, f.after) for f in diff.files if f.before_path in parsed_before})
     facts = pyapi.new_keywords(facts, parsed_before, parsed, sides, module_of)
     facts = constructors.by_name(facts, parsed, texts, diff, tree, surface.packages)
+    facts = hooks.with_needed_by(facts, diff, tree, surface.packages)
     facts = _kept_keys(facts, parsed)
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
     facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)
@@ -198,6 +201,9 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
         if f.status == "R" and before is not None and after is not None:
             facts.extend(_renamed_module(before, after, f.path, old_path))
         facts.extend(pyapi.compare(before, after, f.path, before_path=old_path))
+        # what no name's signature shows: a new registry of classes, a module-level container of another kind
+        facts.extend(registries.registry_facts(before, after, f.path))
+        facts.extend(registries.retyped_facts(before, after, f.path))
     if surface.is_env_file(f.path) or surface.is_env_file(old_path):
         facts.extend(settings.compare(settings.environment(before) if before else {},
                                       settings.environment(after) if after else {}, f.path, before_path=old_path))

@@ -195,6 +195,10 @@ class Hierarchy:
             out.append(found if found is not None else written)
         return out
 
+    def find(self, module: str, parsed: pyapi.Module, package: bool, written: str) -> tuple[str, str] | None:
+        """Where the class ``written`` in ``module`` (``parsed``) is defined, following re-exports, or None."""
+        return self._find(module, parsed, package, written.split("[", 1)[0].strip())
+
     def _find(self, module: str, parsed: pyapi.Module, package: bool, written: str,
               depth: int = 0) -> tuple[str, str] | None:
         """Where the class ``written`` in ``module`` is defined (following re-exports), or None."""

@@ -31,6 +31,7 @@ _BRACKET = re.compile(r"[()\[\]{}]")
 #: An added line passing a keyword (alone on its line, or inside a call written on it).
 _ADDED_KEYWORD = re.compile(r"^\+[ \t]*[A-Za-z_]\w*[ \t]*=(?!=)|^\+[^\n(]*\([^\n]*?\b[A-Za-z_]\w*\s*=(?!=)", re.M)
 _KEYWORD = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)")
+_DEFINES = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s")
 
 
 def _calls(hunk: Hunk, new: bool) -> Iterable[tuple[str, str, str]]:
@@ -47,7 +48,9 @@ def _calls(hunk: Hunk, new: bool) -> Iterable[tuple[str, str, str]]:
             for node in ast.walk(tree) if isinstance(tree, ast.Module) else ():
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                     yield from ((node.func.id, k.arg, row.sign) for k in node.keywords if k.arg)
-        callees = {m.end() - 1: m[1].rpartition(".")[2] for m in _CALLEE.finditer(text)}
+        # a ``def f(`` or ``class C(`` line opens a definition's brackets, no call
+        callees = {} if _DEFINES.match(text) else {m.end() - 1: m[1].rpartition(".")[2]
+                                                   for m in _CALLEE.finditer(text)}
         for m in _BRACKET.finditer(text):
             if m[0] in "([{":
                 stack.append(callees.get(m.start(), ""))

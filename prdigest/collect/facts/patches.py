@@ -12,10 +12,12 @@ from prdigest.collect.facts import (
     deprecations,
     indexes,
     patchcalls,
+    patchcontainers,
     patchexports,
     patchfields,
     patchmoves,
     patchobligations,
+    patchpassed,
     patchsigs,
     pins,
     pyapi,
@@ -96,6 +98,9 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     # keywords the PR's added lines now pass to a constructor: across files (the call and the class are apart)
     facts += patchcalls.passes_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                       and surface.is_api(f.path)], facts)
+    # the parameters a method's signature fact adds that the PR's added calls of it pass
+    facts = patchpassed.with_passed([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                     and surface.is_api(f.path)], facts)
     # a name one file removes and another adds moved (a re-export when the old file imports it back)
     return patchmoves.relocated(facts, [(f.path, f.patch) for f in pr.files])
 
@@ -103,9 +108,10 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
 def _read_back(path: str, patch: str) -> list[Change]:
     """What the hunks prove beyond single changed lines: signatures read whole or by their tail, the fields
     of classes whose constructor takes them, a package's re-exports removed, methods that now only raise
-    ``NotImplementedError``."""
+    ``NotImplementedError``, module-level containers of another kind."""
     return (patchsigs.signature_facts(path, patch) + patchfields.field_facts(path, patch)
-            + patchexports.reexport_facts(path, patch) + patchobligations.obligation_facts(path, patch))
+            + patchexports.reexport_facts(path, patch) + patchobligations.obligation_facts(path, patch)
+            + patchcontainers.retyped_facts(path, patch))
 
 
 def _python(path: str, patch: str, removed: list[str], added: list[str], surface: Surface) -> list[Change]:

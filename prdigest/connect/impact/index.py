@@ -36,7 +36,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 8
+INDEX_VERSION = 9
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -48,6 +48,13 @@ OWN_INIT = ";own-init;sets="
 CALLS_SUPER = ";super"
 #: In a call's ``detail``: it spreads ``*args`` or ``**kwargs`` (what it passes cannot be read).
 SPREAD = ";spread"
+#: In the ``detail`` of an entry into a mapping (``R[k] = v``, a call of ``R.__setitem__``): the key as written, a
+#: dotted name or a string (``;key=PlatformEnum.OOT``), empty when it is any other expression.
+KEY = ";key="
+#: The method an entry into a mapping's list is recorded as (``R[k].append(v)``: ``R.__entry__``, with :data:`KEY`);
+#: no type has it, so only the registry match reads it.
+ENTRY = "__entry__"
+_ENTERING = frozenset({"append", "extend", "insert", "add", "update"})
 #: In an override's (or an installed function's) ``detail``, right after its parameters: its return annotation,
 #: kept to the characters a type is written with (``;returns=torch.Tensor | None``): whether it already returns
 #: what upstream now promises.
@@ -203,6 +210,16 @@ def _returned(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> s
 _NOT_A_TYPE = re.compile(r"[^\w.\[\], |]")
 
 
+def _key(node: ast.expr) -> str:
+    """A subscript's key as :data:`KEY` keeps it: a dotted name, or a short string or number (its ``repr``)."""
+    chain = _chain(node)
+    if chain is not None:
+        return ".".join(chain)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and len(repr(node.value)) <= 80:
+        return re.sub(r"[^\w.'\"-]", "", repr(node.value))
+    return ""
+
+
 def module_name(path: str) -> tuple[str, bool]:
     """``pkg/a/b.py`` → (``pkg.a.b``, False); ``pkg/a/__init__.py`` → (``pkg.a``, True) (the kernel's
     :func:`~prdigest.kernel.pymodule.module_and_package`)."""
@@ -321,6 +338,11 @@ class _Reader:
             self.s.aliases += [(t.id, value, t.lineno) for t in targets if isinstance(t, ast.Name)]
         for target in targets:
             for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
+                if isinstance(t, ast.Subscript):  # ``R[k] = v``: an entry into ``R`` (a registry), with its key
+                    owner = _chain(t.value)
+                    if owner is not None:
+                        self.s.calls.append(((*owner, "__setitem__"), t.lineno, f"kw=;n=2{KEY}{_key(t.slice)}"))
+                    continue
                 if isinstance(t, ast.Attribute):
                     self.s.defines.add(t.attr)
                     chain = _chain(t)
@@ -359,6 +381,10 @@ class _Reader:
                 and _chain(target.value.func) == ("super",):
             self.s.super_calls.append((target.attr, node.lineno, detail))
             return [*args, *node.keywords]  # ``super().m`` is the base's method, no attribute of unknown type
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Subscript) and target.attr in _ENTERING:
+            owner = _chain(target.value.value)
+            if owner is not None:  # ``R[k].append(v)``: an entry into ``R`` under ``k`` (a registry of lists)
+                self.s.calls.append(((*owner, ENTRY), node.lineno, f"kw=;n=1{KEY}{_key(target.value.slice)}"))
         if isinstance(target, ast.Attribute):
             self.s.called.append((target.attr, node.lineno))
         return None

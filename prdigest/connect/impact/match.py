@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 
 from prdigest.collect.facts.inheritors import heir_symbols
 from prdigest.connect.impact.matchers import MATCHERS, MODULE_KINDS, WILDCARD, Context, Hit, UseTable, fact_module
+from prdigest.connect.impact.obligations import OBLIGATIONS
 from prdigest.connect.impact.signature import Signature, SignatureChange
 from prdigest.kernel.models import Change, Impact, ImpactHow
 
@@ -54,6 +55,8 @@ _HOW_RANK = {"imports": 0, "subclasses": 1, "patches": 2, "overrides": 3, "calls
              "method": 7}
 #: Kinds that make a name unreachable: one flag per downstream file says it (fix the import), not one per use.
 _GONE = MODULE_KINDS | {"moved"}
+#: Every kind's matcher: the API's (matchers.py) and the obligations' (obligations.py).
+_MATCHERS = {**MATCHERS, **OBLIGATIONS}
 
 
 def _fact_words(change: Change, text: str) -> str:
@@ -82,7 +85,7 @@ def _one_per_scope(change: Change, hits: list[Hit]) -> list[Hit]:
 def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, number: int = 0,
                  partial: bool = False) -> list[Impact]:
     """The impacts of one upstream fact on one downstream (``table``): one per downstream function."""
-    matcher = MATCHERS.get(change.kind)
+    matcher = _MATCHERS.get(change.kind)
     module = fact_module(change.path)
     if matcher is None or (module is None and change.kind not in MODULE_KINDS):
         return []

@@ -424,9 +424,13 @@ def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
         if use.how == "subclasses" and use.local not in owners \
                 and matches(use, ctx.prefixes, cls, deeper=False) is not None:
             # @abstractmethod: the subclass can no longer be made; raise NotImplementedError: it fails only
-            # where upstream calls it, often a feature some platforms never reach: told, as a check
-            hard = change.public and UNIMPLEMENTED not in change.detail
-            yield Hit(use, "breaks" if hard else "check", change.symbol)  # the reader's line: "adds abstract X"
+            # where upstream calls it, often a feature some platforms never reach: told, as a check, unless upstream
+            # calls it on an instance of the class with no fallback (``needed_by``: prdigest.collect.facts.hooks)
+            hard = change.public and (UNIMPLEMENTED not in change.detail or bool(change.needed_by))
+            callers = ", ".join(n.rpartition(".")[2] for n in change.needed_by)
+            words = f"{change.symbol}; upstream calls it in {callers}, yours does not define it" if callers \
+                else change.symbol
+            yield Hit(use, "breaks" if hard else "check", words)  # the reader's line: "adds abstract X"
 
 
 def _added(change: Change, ctx: Context) -> Iterator[Hit]:
