@@ -53,7 +53,8 @@ from prdigest.kernel.models import PullRequest, Verdict  # noqa: E402
 REPO = "vllm-project/vllm-ascend"
 CLONE = Path("/work/.mirror/vllm-project+vllm-ascend/repo")
 #: The labelled weeks this benchmark fits and measures on (every other week is held out for a final measure).
-WEEKS = ("2026-W07", "2026-W09", "2026-W12", "2026-W14", "2026-W16", "2026-W17", "2026-W19", "2026-W20")
+WEEKS = ("2026-W04", "2026-W07", "2026-W09", "2026-W12", "2026-W14", "2026-W16", "2026-W17", "2026-W19", "2026-W20",
+         "2026-W22")
 SURFACE = Surface(packages=("vllm_ascend",))
 DEEP = Verdict.DEEP_READ
 
