@@ -47,6 +47,7 @@ from prdigest.collect.facts.surface import Surface  # noqa: E402
 from prdigest.collect.facts.week import week_facts  # noqa: E402
 from prdigest.collect.git import open_clone  # noqa: E402
 from prdigest.draft.calibration import Calibration, features, fit  # noqa: E402
+from prdigest.draft.calibration_depth import depth_features  # noqa: E402
 from prdigest.draft.offline import OfflineDrafter  # noqa: E402
 from prdigest.kernel.models import PullRequest, Verdict  # noqa: E402
 
@@ -57,6 +58,14 @@ WEEKS = ("2026-W04", "2026-W07", "2026-W09", "2026-W12", "2026-W14", "2026-W16",
          "2026-W22")
 SURFACE = Surface(packages=("vllm_ascend",))
 DEEP = Verdict.DEEP_READ
+#: ``--without-depth``: the features as they were before prdigest/draft/calibration_depth.py (the "before" figures).
+WITHOUT_DEPTH: list[bool] = [False]
+
+
+def pr_features(pr: PullRequest, drafted_as: Verdict) -> set[str]:
+    """The calibration's features of a PR the drafter gave ``drafted_as`` (no rules file: no subsystems)."""
+    found = features(pr, [], drafted_as)
+    return found - depth_features(pr) if WITHOUT_DEPTH[0] else found
 
 
 @dataclass
@@ -75,7 +84,7 @@ class Week:
             given = [labels[pr.number] for labels in self.labels.values() if pr.number in labels]
             if mode == "agreed":
                 given = given[:1] if len(set(given)) == 1 and len(given) == len(self.labels) else []
-            feats = features(pr, [], drafted)
+            feats = pr_features(pr, drafted)
             out += [((feats, label), pr.number) for label in given]
         return out
 
@@ -162,7 +171,7 @@ def score(ours: dict[int, Verdict], theirs: dict[int, Verdict]) -> Score:
 
 def verdicts(week: Week, calibration: Calibration | None) -> dict[int, Verdict]:
     """The week's verdicts: the drafter's, or calibrated."""
-    return {pr.number: d if calibration is None else calibration.verdict(features(pr, [], d)) for pr, d in week.prs}
+    return {pr.number: d if calibration is None else calibration.verdict(pr_features(pr, d)) for pr, d in week.prs}
 
 
 @dataclass
@@ -176,6 +185,30 @@ class Row:
     moved: int
     strength: float
     labels: int
+
+
+def deep_disagreements(week: Week, ours: dict[int, Verdict]) -> list[str]:
+    """The week's deep-read disagreements: each PR every labeller called a deep read and we did not (``missed``),
+    and each we called one that no labeller did (``extra``), with its title, size, files and the features that
+    fired (those of prdigest/draft/calibration_depth.py, and the drafter's reasons)."""
+    out = []
+    for pr, drafted_as in week.prs:
+        given = [labels[pr.number] for labels in week.labels.values() if pr.number in labels]
+        theirs = bool(given) and all(v is DEEP for v in given)
+        mine = ours.get(pr.number) is DEEP
+        if theirs == mine or (mine and any(v is DEEP for v in given)):
+            continue
+        new = [f.path for f in pr.files if f.status == "added"]
+        fired = sorted(f for f in pr_features(pr, drafted_as) if f.split(":")[0] in _SHOWN)
+        out.append(f"{'missed' if theirs else 'extra'} {week.week} #{pr.number} (drafted {drafted_as.value}) "
+                   f"{pr.title[:100]!r} +{pr.additions}/-{pr.deletions} in {len(pr.files)} files, new: "
+                   f"{', '.join(new[:4]) or '-'}{' …' if len(new) > 4 else ''}\n    {' '.join(fired)}")
+    return out
+
+
+_SHOWN = {"newsrc", "newfiles", "srcadd", "newclass", "newfunc", "newpublic", "newkernel", "kernel-touched",
+          "default-changed", "pin", "mechanical", "mostly-not-source", "explains", "rfc", "prose", "why", "rule",
+          "score"}
 
 
 def measure(week: Week, calibration: Calibration) -> list[Row]:
@@ -263,8 +296,13 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--cache", type=Path, help="keep each week's drafted PRs here (not committed)")
     parser.add_argument("--export-gold", type=Path, metavar="DIR", help="write the fitted weeks' labels as gold "
                         "JSONL for digest calibrate --gold DIR (PR text from the clone: never commit it), and stop")
+    parser.add_argument("--show-deep", action="store_true", help="print each measured week's deep-read "
+                        "disagreements (missed: every labeller's deep read, not ours; extra: ours, no labeller's)")
+    parser.add_argument("--without-depth", action="store_true", help="leave out the features of what a deep read "
+                        "is made of (prdigest/draft/calibration_depth.py): the figures before them")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
+    WITHOUT_DEPTH[0] = args.without_depth
     started = time.perf_counter()
     fitted = {w: load_week(args.git, w, LABELS, args.cache) for w in args.fit_weeks}
     if args.export_gold:
@@ -273,6 +311,7 @@ def main(argv: list[str] | None = None) -> str:
         print(text)
         return text
     rows: list[Row] = []
+    shown: list[str] = []
     fit_seconds = []
     if args.measure_weeks:
         overlap = set(args.measure_weeks) & set(args.fit_weeks)
@@ -283,20 +322,27 @@ def main(argv: list[str] | None = None) -> str:
         c = fitted_on(list(fitted.values()), args.examples, "all fitted weeks")
         fit_seconds.append(time.perf_counter() - t0)
         for w in args.measure_weeks:
-            rows += measure(load_week(args.git, w, args.labels, args.cache), c)
+            week = load_week(args.git, w, args.labels, args.cache)
+            rows += measure(week, c)
+            shown += deep_disagreements(week, verdicts(week, c)) if args.show_deep else []
     else:
         for w, week in fitted.items():
             t0 = time.perf_counter()
             c = fitted_on([other for o, other in fitted.items() if o != w], args.examples, f"all but {w}")
             fit_seconds.append(time.perf_counter() - t0)
             rows += measure(week, c)
+            shown += deep_disagreements(week, verdicts(week, c)) if args.show_deep else []
+    if shown:
+        print("\n".join(shown), end="\n\n")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    shown = [f"--examples {args.examples}"] if args.examples != "both" else []
+    options = [f"--examples {args.examples}"] if args.examples != "both" else []
+    options += ["--without-depth"] if args.without_depth else []
     if list(args.fit_weeks) != list(WEEKS):
-        shown.append("--fit-weeks " + " ".join(args.fit_weeks))
+        options.append("--fit-weeks " + " ".join(args.fit_weeks))
     if args.measure_weeks:
-        shown.append("--measure-weeks " + " ".join(args.measure_weeks))
-    command = " ".join([".venv/bin/python -m benchmarks.learned_verdict", *shown, *(["--write"] if args.write else [])])
+        options.append("--measure-weeks " + " ".join(args.measure_weeks))
+    command = " ".join([".venv/bin/python -m benchmarks.learned_verdict", *options,
+                        *(["--write"] if args.write else [])])
     how = (f"fit once on {', '.join(args.fit_weeks)}, measured on {', '.join(args.measure_weeks)}"
            if args.measure_weeks else f"leave-one-week-out over {', '.join(args.fit_weeks)}: each week measured by "
                                       "a calibration fitted on the other weeks' labels")

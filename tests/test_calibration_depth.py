@@ -5,15 +5,18 @@ template."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.git import open_clone
-from prdigest.draft.calibration import features
+from prdigest.draft import calibrations
+from prdigest.draft.calibration import calibrated, features, fit
 from prdigest.draft.calibration_depth import body_features, code_features, package_source
-from prdigest.kernel.models import PullRequest, Verdict
+from prdigest.kernel.models import Change, DraftEntry, PullRequest, Verdict
+from prdigest.state.store import open_store
 from tests.git_support import commit_week
 
 CORE = """
@@ -133,3 +136,50 @@ def test_an_explanation_the_author_wrote_counts_beyond_the_template() -> None:
 
 def test_the_features_join_the_calibrations_own(week: dict[int, PullRequest]) -> None:
     assert {"newfiles:1", "prose:<150"} <= features(week[1], [], Verdict.SKIM)
+
+
+def _mechanism(number: int, classes: bool) -> PullRequest:
+    """A PR of 400 new lines in the package: four new classes (a mechanism of its own), or four new functions."""
+    path = f"vllm_ascend/feature_{number}.py"
+    pr = PullRequest.model_validate({
+        "number": number, "url": f"https://github.com/o/r/pull/{number}", "title": f"Change {number}",
+        "merged_at": "2026-03-02T00:00:00Z", "additions": 400, "deletions": 20,
+        "files": [{"path": path, "additions": 400, "deletions": 20}]})
+    names = [f"Pager{number}{k}" if classes else f"page_{number}_{k}" for k in range(4)]
+    return pr.model_copy(update={"changes": [Change(kind="added", symbol=name, path=path, after="" if classes
+                                                    else "(x)", reach="internal") for name in names]})
+
+
+def _labelled(deep: Callable[[int, bool], bool]) -> tuple[list[tuple[set[str], Verdict]], list[int]]:
+    """60 PRs the drafter calls skim, half with new classes, each labelled twice: deep-read where ``deep`` says."""
+    examples, groups = [], []
+    for number in range(1, 61):
+        classes = number % 2 == 0
+        feats = features(_mechanism(number, classes), [], Verdict.SKIM)
+        label = Verdict.DEEP_READ if deep(number, classes) else Verdict.SKIM
+        examples += [(feats, label), (feats, label)]
+        groups += [number, number]
+    return examples, groups
+
+
+def _applied(tmp_path: Path, examples: list[tuple[set[str], Verdict]], groups: list[int]) -> list[Verdict]:
+    """The verdicts of two new PRs (new classes; new functions) under the fit, saved and read from a real store."""
+    store = open_store(tmp_path / "state.sqlite")
+    try:
+        calibrations.save(store, "o/r", fit(examples, source="labels", groups=groups))
+        saved = calibrations.latest(store, "o/r")
+    finally:
+        store.close()
+    draft = DraftEntry(number=1, headline="h", verdict=Verdict.SKIM, rationale="Skim: a page.", drafter="offline")
+    return [calibrated(draft, _mechanism(number, classes), [], "en", saved).verdict
+            for number, classes in ((100, True), (101, False))]
+
+
+def test_labels_that_read_new_classes_deeply_move_such_a_pr_to_a_deep_read(tmp_path: Path) -> None:
+    examples, groups = _labelled(lambda number, classes: classes)
+    assert _applied(tmp_path, examples, groups) == [Verdict.DEEP_READ, Verdict.SKIM]
+
+
+def test_labels_without_that_pattern_move_nothing(tmp_path: Path) -> None:
+    examples, groups = _labelled(lambda number, classes: number % 5 == 0)  # one PR in five, new classes or not
+    assert _applied(tmp_path, examples, groups) == [Verdict.SKIM, Verdict.SKIM]
