@@ -100,9 +100,8 @@ def code_features(pr: PullRequest) -> set[str]:
     if any(not c.after and c.before for c in pins):
         out.add("pin:dropped")  # a version's support dropped: the baseline moved
     total = pr.additions + pr.deletions
-    moved = sum(1 for c in pr.changes if c.kind in ("moved", "file-renamed", "renamed"))
-    if total >= 200 and moved >= 3 and min(pr.additions, pr.deletions) >= 0.6 * max(pr.additions, pr.deletions):
-        out.add("mechanical")  # as much removed as added, names moving: a move, not a new mechanism
+    if total >= 200 and new_lines == 0 and min(pr.additions, pr.deletions) >= 0.6 * max(pr.additions, pr.deletions):
+        out.add("mechanical")  # as much removed as added and no new code: a move, a reformat, a revert
     if src and new_lines == 0 and sum(f.additions for f in src) * 4 < total:
         out.add("mostly-not-source")
     return out
