@@ -183,3 +183,17 @@ def test_labels_that_read_new_classes_deeply_move_such_a_pr_to_a_deep_read(tmp_p
 def test_labels_without_that_pattern_move_nothing(tmp_path: Path) -> None:
     examples, groups = _labelled(lambda number, classes: number % 5 == 0)  # one PR in five, new classes or not
     assert _applied(tmp_path, examples, groups) == [Verdict.SKIM, Verdict.SKIM]
+
+
+def test_balanced_churn_without_new_code_is_mechanical_whatever_moved() -> None:
+    def pr(files: list[dict[str, object]]) -> PullRequest:
+        return PullRequest.model_validate({
+            "number": 7, "url": "https://github.com/o/r/pull/7", "title": "t", "merged_at": "2026-03-02T00:00:00Z",
+            "files": files, "additions": sum(int(str(f["additions"])) for f in files),
+            "deletions": sum(int(str(f["deletions"])) for f in files)})
+
+    reformat = [{"path": f"vllm_ascend/m{i}.py", "additions": 100, "deletions": 96} for i in range(5)]
+    assert "mechanical" in code_features(pr(reformat))  # a reformat or a revert: no names moved, nothing new
+    grown = [*reformat, {"path": "vllm_ascend/pager.py", "additions": 300, "deletions": 0, "status": "added"}]
+    assert "mechanical" not in code_features(pr(grown[:1] + grown[-1:]))
+    assert "mechanical" not in code_features(pr(grown))
