@@ -13,9 +13,9 @@ import pytest
 from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.git import open_clone
 from prdigest.draft import calibrations
-from prdigest.draft.calibration import calibrated, features, fit
-from prdigest.draft.calibration_depth import body_features, code_features, package_source
-from prdigest.kernel.models import Change, DraftEntry, PullRequest, Verdict
+from prdigest.draft.calibration import features, fit
+from prdigest.draft.calibration_depth import body_features, code_features, depth_features, package_source
+from prdigest.kernel.models import Change, PullRequest, Verdict
 from prdigest.state.store import open_store
 from tests.git_support import commit_week
 
@@ -134,8 +134,9 @@ def test_an_explanation_the_author_wrote_counts_beyond_the_template() -> None:
     assert {"explains:2+", "rfc", "prose:600-1500"} <= found
 
 
-def test_the_features_join_the_calibrations_own(week: dict[int, PullRequest]) -> None:
-    assert {"newfiles:1", "prose:<150"} <= features(week[1], [], Verdict.SKIM)
+def test_the_shipped_features_leave_them_out(week: dict[int, PullRequest]) -> None:
+    assert {"newfiles:1", "prose:<150"} <= depth_features(week[1])
+    assert not depth_features(week[1]) & features(week[1], [], Verdict.SKIM)
 
 
 def _mechanism(number: int, classes: bool) -> PullRequest:
@@ -150,12 +151,17 @@ def _mechanism(number: int, classes: bool) -> PullRequest:
                                                     else "(x)", reach="internal") for name in names]})
 
 
+def _features(pr: PullRequest) -> set[str]:
+    """The calibration's features with this module's, as ``benchmarks.learned_verdict --depth`` fits them."""
+    return features(pr, [], Verdict.SKIM) | depth_features(pr)
+
+
 def _labelled(deep: Callable[[int, bool], bool]) -> tuple[list[tuple[set[str], Verdict]], list[int]]:
     """60 PRs the drafter calls skim, half with new classes, each labelled twice: deep-read where ``deep`` says."""
     examples, groups = [], []
     for number in range(1, 61):
         classes = number % 2 == 0
-        feats = features(_mechanism(number, classes), [], Verdict.SKIM)
+        feats = _features(_mechanism(number, classes))
         label = Verdict.DEEP_READ if deep(number, classes) else Verdict.SKIM
         examples += [(feats, label), (feats, label)]
         groups += [number, number]
@@ -170,9 +176,8 @@ def _applied(tmp_path: Path, examples: list[tuple[set[str], Verdict]], groups: l
         saved = calibrations.latest(store, "o/r")
     finally:
         store.close()
-    draft = DraftEntry(number=1, headline="h", verdict=Verdict.SKIM, rationale="Skim: a page.", drafter="offline")
-    return [calibrated(draft, _mechanism(number, classes), [], "en", saved).verdict
-            for number, classes in ((100, True), (101, False))]
+    assert saved is not None
+    return [saved.verdict(_features(_mechanism(number, classes))) for number, classes in ((100, True), (101, False))]
 
 
 def test_labels_that_read_new_classes_deeply_move_such_a_pr_to_a_deep_read(tmp_path: Path) -> None:

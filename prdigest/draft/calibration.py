@@ -4,8 +4,7 @@ gold file, or the editors' recorded decisions), that moves the drafter's verdict
 Its features are read from the PR and its code facts alone (the verdict the drafter proposed, the size, which kinds
 of files, the facts' kinds and reach, the subsystems, the title's tags and words, and through the offline drafter's
 eyes its score, its reasons, the parts of the tree touched and the description's length:
-prdigest/draft/calibration_features.py; and what a deep read is made of: new package code, defaults changed, pins,
-the description's explanation: prdigest/draft/calibration_depth.py); its weights start from "keep
+prdigest/draft/calibration_features.py); its weights start from "keep
 the drafter's verdict" and the regularisation pulls them back there, so a few labels move little and a few hundred
 can move what they show. The strength is chosen by cross-validation on the labels themselves (by log loss), which
 also says whether the calibration beat the drafter there (:attr:`Calibration.cv_calibrated` vs
@@ -22,7 +21,6 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prdigest.draft.calibration_depth import depth_features
 from prdigest.draft.calibration_features import drafter_features, part_features
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.prtext.files import SOURCE, file_kind
@@ -77,7 +75,7 @@ def features(pr: PullRequest, subsystems: Sequence[str], drafted: Verdict) -> se
     public = sum(1 for c in facts if c.public)
     if public:
         out.add("public:" + ("1-2" if public <= 2 else "3+"))
-    out |= drafter_features(pr, subsystems) | part_features(pr) | depth_features(pr)
+    out |= drafter_features(pr, subsystems) | part_features(pr)
     out.update(f"sub:{s}" for s in subsystems[:3])
     out.update(f"label:{' '.join(label.lower().split())[:40]}" for label in pr.labels[:5])
     out.update(f"tag:{' '.join(t.lower().split())}" for t in _TAG.findall(pr.title)[:3])

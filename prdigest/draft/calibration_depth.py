@@ -5,8 +5,10 @@ pins), and how much the description explains (explanation sections such as a roo
 prose written beyond the repository's PR template).
 
 Read from the PR's files (their status and added lines), its code facts (prdigest/collect/facts/) and its body;
-each is a binary feature of :func:`prdigest.draft.calibration.features` (a bucket of a count, never a PR's
-name), so a calibration saved before these existed still applies: a feature without a weight weighs nothing.
+each is a binary feature (a bucket of a count, never a PR's name). They are not in the shipped feature set
+(:func:`prdigest.draft.calibration.features`): measured leave-one-week-out over ten labelled vllm-ascend weeks
+they lowered verdict agreement with the product's fit (BENCHMARKS.md, *Learned verdict*);
+``benchmarks.learned_verdict --depth`` adds them to measure them again.
 """
 
 from __future__ import annotations
