@@ -6,10 +6,11 @@ of files, the facts' kinds and reach, the subsystems, the title's tags and words
 eyes its score, its reasons, the parts of the tree touched and the description's length:
 prdigest/draft/calibration_features.py); its weights start from "keep
 the drafter's verdict" and the regularisation pulls them back there, so a few labels move little and a few hundred
-can move what they show. The strength is chosen by cross-validation on the labels themselves, which also says
-whether the calibration beat the drafter there (:attr:`Calibration.cv_calibrated` vs :attr:`Calibration.cv_drafter`).
-Pure Python: a few hundred labels fit in about a second. Kept as JSON in the state store
-(prdigest/state/calibrations.py); applied by :func:`calibrated` in the draft step of a run and of ``digest eval``.
+can move what they show. The strength is chosen by cross-validation on the labels themselves (by log loss), which
+also says whether the calibration beat the drafter there (:attr:`Calibration.cv_calibrated` vs
+:attr:`Calibration.cv_drafter`). Pure Python: a few hundred labels fit in about a second. Kept as JSON in the
+state store (prdigest/state/calibrations.py); applied by :func:`calibrated` in the draft step of a run and of
+``digest eval``.
 """
 
 from __future__ import annotations
@@ -206,17 +207,24 @@ def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "",
     drafter = sum(_drafted(f) is v for f, v in examples) / len(examples)
     # The drafter's own verdicts are a candidate too (infinite strength: the prior alone), and win ties: a
     # calibration that does not beat the drafter in cross-validation keeps its verdicts.
-    best: tuple[float, float] = (drafter, KEEP)
+    # The strength is the one whose held-out labels are most probable (log loss: every label's probability counts,
+    # where agreement counts only which side of a threshold it fell, and on a few hundred labels swings with a
+    # handful of PRs); it is kept only if its held-out verdicts also agree with the labels more than the drafter's.
+    chosen: tuple[float, float, float] | None = None  # (log loss, agreement, strength)
     for strength in STRENGTHS:
-        right = 0
+        right, loss = 0, 0.0
         for held in folds:
             out = set(held)
             weights = _fit([e for i, e in enumerate(examples) if i not in out], strength, iterations=100)
             model = Calibration(weights, 0.0, 0, deep_read_at=DEEP_READ_AT)
-            right += sum(model.verdict(examples[i][0]) is examples[i][1] for i in held)
-        score = right / len(examples)
-        if score > best[0] or (score == best[0] and best[1] != KEEP and strength > best[1]):
-            best = (score, strength)
+            for i in held:
+                right += model.verdict(examples[i][0]) is examples[i][1]
+                loss -= math.log(max(model.probabilities(examples[i][0])[CLASSES.index(examples[i][1])], 1e-12))
+        if chosen is None or loss < chosen[0]:
+            chosen = (loss, right / len(examples), strength)
+    best: tuple[float, float] = (drafter, KEEP)
+    if chosen is not None and chosen[1] > drafter:
+        best = (chosen[1], chosen[2])
     names = {f for feats, _ in examples for f in feats} | {f"drafted:{c.value}" for c in CLASSES}
     weights = {n: _prior(n) for n in sorted(names)} if best[1] == KEEP else _fit(examples, best[1])
     return Calibration(weights, best[1], len(examples), cv_calibrated=best[0], cv_drafter=drafter, source=source,
