@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.calibration_depth import depth_features  # noqa: E402
 from benchmarks.facts_quality import week_prs  # noqa: E402
 from benchmarks.judgement import LABELS, read_labels  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
@@ -47,7 +48,6 @@ from prdigest.collect.facts.surface import Surface  # noqa: E402
 from prdigest.collect.facts.week import week_facts  # noqa: E402
 from prdigest.collect.git import open_clone  # noqa: E402
 from prdigest.draft.calibration import Calibration, features, fit  # noqa: E402
-from prdigest.draft.calibration_depth import depth_features  # noqa: E402
 from prdigest.draft.offline import OfflineDrafter  # noqa: E402
 from prdigest.kernel.models import PullRequest, Verdict  # noqa: E402
 
@@ -58,7 +58,7 @@ WEEKS = ("2026-W04", "2026-W07", "2026-W09", "2026-W12", "2026-W14", "2026-W16",
          "2026-W22")
 SURFACE = Surface(packages=("vllm_ascend",))
 DEEP = Verdict.DEEP_READ
-#: ``--depth``: the calibration's features and those of what a deep read is made of (prdigest/draft/calibration_depth.py).
+#: ``--depth``: the calibration's features and those of what a deep read is made of (benchmarks/calibration_depth.py).
 WITH_DEPTH: list[bool] = [False]
 
 
@@ -190,7 +190,7 @@ class Row:
 def deep_disagreements(week: Week, ours: dict[int, Verdict]) -> list[str]:
     """The week's deep-read disagreements: each PR every labeller called a deep read and we did not (``missed``),
     and each we called one that no labeller did (``extra``), with its title, size, files and the features that
-    fired (those of prdigest/draft/calibration_depth.py, and the drafter's reasons)."""
+    fired (those of benchmarks/calibration_depth.py, and the drafter's reasons)."""
     out = []
     for pr, drafted_as in week.prs:
         given = [labels[pr.number] for labels in week.labels.values() if pr.number in labels]
@@ -274,7 +274,7 @@ supported by following an existing pattern, a new variant of an existing kernel 
 bf16 variant), a version bump of one tool. Our extra deep reads are mostly those; our misses are mostly the
 explained small fixes and the platform moves the drafter's rules did not call.
 
-**Features of what a deep read is made of** (prdigest/draft/calibration_depth.py, measured with `--depth`, not
+**Features of what a deep read is made of** (benchmarks/calibration_depth.py, measured with `--depth`, not
 shipped): new package source lines and files (tests, docs, CI, examples, tools excluded), new classes and functions
 from the code facts, a new kernel, new names users can reach, a default changed between literals, pins by how many
 files carry them and a version's support dropped, mechanical churn (balanced, no new code), explanation sections
@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--show-deep", action="store_true", help="print each measured week's deep-read "
                         "disagreements (missed: every labeller's deep read, not ours; extra: ours, no labeller's)")
     parser.add_argument("--depth", action="store_true", help="add the features of what a deep read is made of "
-                        "(prdigest/draft/calibration_depth.py), which the product leaves out")
+                        "(benchmarks/calibration_depth.py), which the product leaves out")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
     WITH_DEPTH[0] = args.depth

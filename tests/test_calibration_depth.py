@@ -1,4 +1,4 @@
-"""What a deep read is made of, as calibration features (prdigest/draft/calibration_depth.py): the package's new
+"""What a deep read is made of, as calibration features (benchmarks/calibration_depth.py): the package's new
 code (files, lines, classes, functions, kernels) read from a real repository's commits and their code facts, not
 the churn a move or a test suite makes; defaults changed and pins; and how much a description explains beyond its
 template."""
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.calibration_depth import body_features, code_features, depth_features, package_source
 from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.git import open_clone
 from prdigest.draft import calibrations
 from prdigest.draft.calibration import features, fit
-from prdigest.draft.calibration_depth import body_features, code_features, depth_features, package_source
 from prdigest.kernel.models import Change, PullRequest, Verdict
 from prdigest.state.store import open_store
 from tests.git_support import commit_week

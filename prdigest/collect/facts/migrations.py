@@ -18,11 +18,11 @@ import re
 from collections import Counter
 
 from prdigest.kernel.models import Change
+from prdigest.kernel.text import CODE_SPAN
 
 #: What a section says when its table lists settings on their way out.
 _GOING = re.compile(r"deprecat|migrat|will be removed|no longer (?:be )?supported|replaced by|renamed", re.IGNORECASE)
 _HEADING = re.compile(r"^(#{1,2})\s")
-_SPAN = re.compile(r"`([^`\n]+)`")
 _ENV = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+")
 _KEY = re.compile(r"(?:--)?[A-Za-z_][\w.-]*(?:=\S+)?")
 
@@ -62,7 +62,7 @@ def compare(path: str, before: str | None, after: str | None) -> list[Change]:
                 old[lines[i]] -= 1
                 continue  # a row the page had: old news
             cells = [cell.strip() for cell in lines[i].strip().strip("|").split("|")]
-            spans = [_SPAN.fullmatch(cell) for cell in cells[:2]]
+            spans = [CODE_SPAN.fullmatch(cell) for cell in cells[:2]]
             if len(cells) < 2 or not all(spans):
                 continue
             name, instead = (m[1].strip() for m in spans if m)
