@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -411,7 +411,7 @@ class EditionPipeline:
 
     # --- summarize -------------------------------------------------------------------------------
     def summarize(self, edition: Edition, rendered: Rendered | None, report: DeliveryReport,
-                  files: list[Path]) -> EditionSummary:
+                  files: Sequence[str | Path]) -> EditionSummary:
         """What the run produced and delivered, for the CLI and the run's result."""
         rendered = rendered or Rendered([], [])
         per_verdict, per_subsystem = counts(edition.published)
