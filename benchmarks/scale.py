@@ -669,7 +669,7 @@ def sixth_round(results: list[dict]) -> str:
         "the run's end, holds their paths as text instead of Path objects (~430 → ~100 bytes a file, ~7,300 files "
         "at 10,000 readers). Every rendering and outbox file is the bytes it was (the golden and rendering tests, "
         "and the delivery tests reading the e-mails back). "
-        + "; ".join(parts) + "." + growth + " Two earlier runs of the same code with this command (without --write), "
+        + "; ".join(parts) + "." + growth + " Two earlier runs of the same code with this command, "
         "1,000 / 10,000 readers: 95 / 124 MiB, 9.9 / 36.0 CPU s (load 3.8 / 3.0); 96 / 124 MiB, 8.6 / 37.0 CPU s "
         "(load 0.7 / 2.6). Delivery no longer grows over its messages; what still grows with "
         "readers (the steps' ends above, 10,000 against 1,000): collect (the readers file read), connect (3,088 "
