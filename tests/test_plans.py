@@ -107,7 +107,7 @@ def test_the_renderings_are_byte_identical_with_the_plan_reused_or_made_again(tm
     def files(out: Path, variants: list[Variant], idle: list[Reader]) -> dict[str, bytes]:
         rendered = render_variants(approved, variants, idle, media, context, out=out)
         assert not rendered.problems
-        return {str(f.relative_to(out)): f.read_bytes() for f in rendered.files}
+        return {str(Path(f).relative_to(out)): Path(f).read_bytes() for f in rendered.files}
 
     reused = files(tmp_path / "reused", *plan_variants(approved, readers, plans=plans))
     assert plans.reused > 0

@@ -84,3 +84,34 @@ def test_changed_variants_across_batches_are_written_and_the_rest_left_as_stored
     assert sorted(p for p in after if after[p] != before[p]) == [3, 64, 65, 130]
     assert second.hash == content_hash(fewer)
     assert loaded is not None and loaded.edition == fewer
+
+
+def test_the_approved_record_keeps_the_reviewed_records_variants_not_an_equal_copy_of_each() -> None:
+    """Failed before: the approved record's save after the render step made a new record of every rendered variant,
+    equal to the reviewed one, and both were held while it was saved (and the copies to the run's end): 3,088 of
+    each at 10,000 readers. Now a variant the render step planned as reviewed is the reviewed record's object."""
+    from prdigest.connect.variants import plan_variants
+    from prdigest.deliver.rendered import Rendered, RenderedVariant
+    from prdigest.pipeline.edition import EditionPipeline
+    from prdigest.readers.file import Reader
+
+    ed = edition([entry(i, [("moe", "docs", "kernels")[i % 3]], ("skim", "deep-read")[i % 2]) for i in range(1, 13)],
+                 language="en")
+    readers = [Reader(id=f"r{i:03d}", name=f"R {i}", email=f"r{i:03d}@example.com",
+                      subsystems=[("moe", "docs", "kernels")[i % 3]] if i % 4 else [],
+                      min_verdict=("skip", "deep-read")[i % 2]) for i in range(40)]
+    variants, idle = plan_variants(ed, readers)
+    assert len(variants) > 3
+    reviewed = ed.model_copy(update={"variants": [v.record() for v in variants]})
+    variants[1].lede = "Another lede. It has two sentences."  # the render step's lede differs for this one
+    rendered = Rendered([RenderedVariant(v, ["email"]) for v in variants], idle)
+    gc.collect()
+    before = sum(1 for o in gc.get_objects() if type(o) is VariantRecord)
+    approved = EditionPipeline.with_problems(reviewed, rendered)
+    gc.collect()
+    made = sum(1 for o in gc.get_objects() if type(o) is VariantRecord) - before
+    assert approved.variants == [v.record() for v in variants]  # what is stored is what was rendered
+    assert canonical_json(approved) == canonical_json(reviewed.model_copy(update={
+        "problems": [], "variants": [v.record() for v in variants]}))
+    assert [a is r for a, r in zip(approved.variants, reviewed.variants)] == [i != 1 for i in range(len(variants))]
+    assert made == 1, made  # only the variant whose lede changed

@@ -93,6 +93,10 @@ _ENCODED: dict[tuple[str, str], str] = {}
 #: Each header class's ``max_count`` by (registry, lower-case name).
 _MAX_COUNT: dict[tuple[object, str], int | None] = {}
 _CACHED = 1024  # entries kept in each, at most (a run's constant headers are a handful)
+#: Headers whose value is each message's own, parsed and folded for it alone, never cached: a reader's Message-ID
+#: (too long to be stored as written) is never seen again, and 1,024 of them parsed (~7 KB each) filled ``_PARSED``
+#: (and ``_FOLDED`` kept them alive too) with ~7 MB that no other message used.
+_OWN = frozenset({"message-id"})
 
 
 class _MessagePolicy(EmailPolicy):
@@ -106,7 +110,7 @@ class _MessagePolicy(EmailPolicy):
         return _MAX_COUNT[key]
 
     def header_store_parse(self, name, value):  # email's signature
-        if type(value) is not str:
+        if type(value) is not str or name.lower() in _OWN:
             return super().header_store_parse(name, value)
         key = (self.header_factory, name, value)
         found = _PARSED.get(key)
@@ -414,7 +418,7 @@ class _SharedParts(_Lines):
     def _write_headers(self, msg):  # email's signature
         policy_ = self.policy
         for name, value in msg.raw_items():
-            if not isinstance(policy_, EmailPolicy) or not hasattr(value, "name"):
+            if not isinstance(policy_, EmailPolicy) or not hasattr(value, "name") or name.lower() in _OWN:
                 self._fp.write(policy_.fold_binary(name, value))
                 continue
             # What EmailPolicy.fold_binary's result depends on: the header, the line length, the line ending,

@@ -238,6 +238,23 @@ class Ledger:
             f"SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status IN ({marks})",
             (edition, *statuses))}
 
+    def each_key(self, edition: str, statuses: Sequence[str], page: int = 1000) -> Iterator[Key]:
+        """The (reader, medium) of the edition's rows at any of ``statuses``, in (reader, medium) order, read
+        ``page`` rows at a time: :meth:`keys` without holding every row's key at once (11,549 at 10,000 readers,
+        read at the start of each delivery pass)."""
+        marks = ", ".join("?" for _ in statuses)
+        after = ("", "")
+        while True:
+            found = self.conn.fetchall(
+                f"SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status IN ({marks}) "
+                "AND (reader > ? OR (reader = ? AND medium > ?)) ORDER BY reader, medium LIMIT ?",
+                (edition, *statuses, after[0], after[0], after[1], page))
+            for r in found:
+                yield r[0], r[1]
+            if len(found) < page:
+                return
+            after = (found[-1][0], found[-1][1])
+
     def outcomes_of(self, edition: str, page: int = 500) -> Iterator[tuple[Key, str, str | None, str | None,
                                                                           str | None]]:
         """``((reader, medium), status, error, provider_id, owner)`` of every row of the edition, in (reader,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,7 +27,14 @@ from prdigest.connect.plans import Plans
 from prdigest.connect.step import connect_edition
 from prdigest.connect.variants import plan_variants
 from prdigest.deliver.media import RenderProblem, link_hosts_for
-from prdigest.deliver.rendered import Rendered, compose_context, planned_deliveries, render_context, render_variants
+from prdigest.deliver.rendered import (
+    Rendered,
+    compose_context,
+    kept_records,
+    planned_deliveries,
+    render_context,
+    render_variants,
+)
 from prdigest.deliver.run import DeliveryReport, Outcome, Retry, deliver, outbox_routes
 from prdigest.draft import calibrations
 from prdigest.draft.cache import cached_complete
@@ -225,7 +232,7 @@ class EditionPipeline:
         """The edition as it is published: with its render problems (PRs some medium could not render) and its
         variants as rendered (who gets which entries, what to read first, their lede)."""
         return edition.model_copy(update={"problems": rendered.problems,
-                                          "variants": [v.variant.record() for v in rendered.variants]})
+                                          "variants": kept_records(edition.variants, rendered.variants)})
 
     # --- collect ------------------------------------------------------------------------------
     def window(self) -> Window:
@@ -404,7 +411,7 @@ class EditionPipeline:
 
     # --- summarize -------------------------------------------------------------------------------
     def summarize(self, edition: Edition, rendered: Rendered | None, report: DeliveryReport,
-                  files: list[Path]) -> EditionSummary:
+                  files: Sequence[str | Path]) -> EditionSummary:
         """What the run produced and delivered, for the CLI and the run's result."""
         rendered = rendered or Rendered([], [])
         per_verdict, per_subsystem = counts(edition.published)

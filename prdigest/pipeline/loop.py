@@ -14,6 +14,7 @@ with each step wrapped in a task (retries, caching, the review pause). Neither d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -98,7 +99,7 @@ class Pipeline(Protocol):
     def write_view(self, edition: Edition) -> Path: ...
 
     def summarize(self, edition: Edition, rendered: Rendered | None, report: DeliveryReport,
-                  files: list[Path]) -> EditionSummary: ...
+                  files: Sequence[str | Path]) -> EditionSummary: ...
 
     def skipped(self, reason: str, record: EditionRecord | None = None) -> EditionSummary: ...
 
@@ -187,7 +188,7 @@ def _run(pipeline: Pipeline, steps: Steps, record: EditionRecord | None, decisio
     if seal is not None:  # what is delivered is what pr-digest sealed after the review, not a rewrite since
         record.check_seal(seal)
     rendered = steps.render(record.edition)
-    files: list[Path] = list(rendered.files)
+    files: list[str | Path] = list(rendered.files)
     if record.status == Status.APPROVED:
         record = pipeline.save(pipeline.with_problems(record.edition, rendered), Status.APPROVED, expect=record)
         record, site = steps.publish(record)

@@ -42,7 +42,7 @@ def _files(folder: Path) -> Iterator[Path]:
                     folders.append(Path(entry.path))
 
 
-def prune(out: Path, folders: Iterable[str], keep: Iterable[Path]) -> list[Path]:
+def prune(out: Path, folders: Iterable[str], keep: Iterable[str | Path]) -> list[Path]:
     """Remove every file under ``DIR/<folder>`` not in ``keep``; returns what was removed."""
     # Real paths as strings, and the folder's files looked at one at a time: at 10,000 readers a render step keeps
     # ~7,300 files, and a set of resolved Paths beside a list of the folder's Paths peaked at 7 MiB.
