@@ -391,7 +391,8 @@ def main() -> None:
     parser.add_argument("--before-label", default="earlier code", help="what --before was run on")
     parser.add_argument("--false", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi", "tpu-inference"],
                         help="print the breaks the stricter evidence calls false on this downstream (full files)")
-    parser.add_argument("--false-patches", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi"],
+    parser.add_argument("--false-patches", action="append", default=[],
+                        choices=["vllm-ascend", "vllm-gaudi", "tpu-inference"],
                         help="print the breaks from patches alone the stricter evidence calls false and full files "
                              "do not flag, on this downstream")
     parser.add_argument("--index-only", action="store_true",
