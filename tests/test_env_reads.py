@@ -35,7 +35,15 @@ from up import envs
 def timeout():
     return envs.UP_SHARED_TIMEOUT
 """
-BASE = {"lib/__init__.py": "", "lib/connector.py": CONNECTOR, "lib/other.py": OTHER,
+PLATFORM = """import os
+
+os.environ["UP_GRAPH_GC"] = "1"
+
+
+def device():
+    return os.environ["UP_DEVICE"]
+"""
+BASE = {"lib/__init__.py": "", "lib/platform.py": PLATFORM, "lib/connector.py": CONNECTOR, "lib/other.py": OTHER,
         "lib/pool.py": "from up import envs\n\n\ndef wait():\n    return envs.UP_SHARED_TIMEOUT\n",
         "tests/test_connector.py": "import os\n\n\ndef test_x():\n    assert os.getenv('CI_OLD') is None\n",
         "lib/profile.py": "from up import envs\n\n\ndef profile():\n    return (envs.UP_PROFILER_DIR, envs.UP_PROFILER_STACK,\n"
@@ -65,6 +73,10 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
                  "    def workers(self):\n        return 4\n"),
         "lib/pool.py": "import os\n\nfrom up import envs\n\n\ndef wait():\n    return envs.UP_SHARED_TIMEOUT\n\n\n"
                        "def batch():\n    return os.environ.get(\"UP_BATCH\")\n"}),
+    # the platform stops forcing a variable it wrote for the process (vllm-ascend #5566's VLLM_ENABLE_CUDAGRAPH_GC):
+    # a write is no read, and readers set nothing; then it stops reading the one it did read
+    7: ("Cleanup platform", {"lib/platform.py": PLATFORM.replace('os.environ["UP_GRAPH_GC"] = "1"\n\n\n', "")}),
+    8: ("Detect the device", {"lib/platform.py": "def device():\n    return 'npu'\n"}),
 }
 
 
@@ -122,3 +134,8 @@ def test_several_variables_a_pr_stops_reading_are_one_action(week: dict[int, lis
     assert actions(week[6], "en") == [
         "Move off the environment variables `UP_PROFILER_DIR`, `UP_PROFILER_MEMORY`, `UP_PROFILER_STACK`: main no "
         "longer reads them, so setting them does nothing now (see this PR for what replaces them)."]
+
+
+def test_a_variable_the_code_stopped_writing_is_no_setting_it_stopped_reading(week: dict[int, list[Change]]) -> None:
+    assert [c for c in week[7] if c.kind == "env"] == [] and actions(week[7], "en") == []
+    assert _unread(week[8]) == ["UP_DEVICE"]  # an os.environ["X"] read stays a read

@@ -42,7 +42,8 @@ def _env_call(node: ast.AST) -> tuple[str, str] | None:
             if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 default = _unparse(node.args[1]) if len(node.args) > 1 else ""
                 return node.args[0].value, default or ""
-    elif isinstance(node, ast.Subscript) and _decorator_name(node.value).endswith("environ"):
+    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+            and _decorator_name(node.value).endswith("environ"):  # os.environ["X"] = v sets it for the process
         key = node.slice
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             return key.value, ""
