@@ -89,7 +89,16 @@ def shard_layers(ascend_config):
             raise ValueError(f"Found invalid layer_sharding: {layer_sharding}")
     return layer_sharding
 """
-BASE = {"lib/__init__.py": "", "lib/platform.py": PLATFORM, "lib/sched.py": "def plan(config):\n    return config\n",
+DISPATCH = """
+def propose(spec_config, padded):
+    if spec_config.method == "ngram":
+        return "ngram"
+    elif spec_config.method in ("eagle", "eagle3"):
+        return "eagle"
+    return None
+"""
+BASE = {"lib/__init__.py": "", "lib/platform.py": PLATFORM, "lib/spec.py": DISPATCH,
+        "lib/sched.py": "def plan(config):\n    return config\n",
         "lib/startup.py": STARTUP, "lib/worker.py": WORKER, "lib/runner.py": RUNNER, "lib/sharding.py": SHARDING,
         # the settings users already set, read where the config is built
         "lib/ascend_config.py": "def build(additional_config):\n"
@@ -141,6 +150,17 @@ def dump_path(additional_config):
         raise ValueError(f"additional_config.dump_config must be a dict, got {type(dump_config).__name__}.")
     return dump_config
 """}),
+    # a dispatch on a setting's value gets a branch and an else that refuses values no branch handles: they did
+    # nothing before either (vllm-ascend #5437's 'Unknown speculative decoding method'); beside it, a new check of a
+    # value that worked before asks
+    12: ("Dispatch the proposer", {"lib/spec.py": DISPATCH.replace(
+        "        return \"eagle\"\n", "        return \"eagle\"\n    elif spec_config.method == \"mtp\":\n"
+        "        return \"mtp\"\n    else:\n"
+        "        raise ValueError(f\"Unknown speculative decoding method: {spec_config.method}\")\n")}),
+    13: ("Refuse ngram with padding", {"lib/spec.py": DISPATCH.replace(
+        "def propose(spec_config, padded):\n", "def propose(spec_config, padded):\n"
+        "    if spec_config.method == \"ngram\" and padded:\n"
+        "        raise ValueError(\"method ngram cannot run with a padded batch\")\n")}),
     # a new check of a setting that another changed file already checks for something else: no move
     10: ("Refuse layer sharding without a transfer config", {
         "lib/sharding.py": SHARDING.replace("    return layer_sharding", "    return list(layer_sharding)"),
@@ -244,3 +264,8 @@ def test_a_check_widens_only_when_it_refuses_all_it_did_and_more(before: str, af
         return [[(test, True)]]
 
     assert widened(paths(before), paths(after)) is wider
+
+
+def test_the_else_of_a_dispatch_on_a_settings_value_asks_nothing(week: dict[int, list[Change]]) -> None:
+    assert _rejected(week[12]) == [] and actions(week[12], "en") == []
+    assert _rejected(week[13]) == [("method", "method ngram cannot run with a padded batch", "public")]

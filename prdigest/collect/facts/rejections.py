@@ -12,7 +12,8 @@ named like a config that is not a config itself (``ascend_config.recompute_sched
 A PR asks something of a reader when the check is new for that setting, or when the condition that reaches the
 ``raise`` now holds in every case it held before and in some more (``kv is not None and role != "p"`` →
 ``kv is None or role != "p"``: the setups that passed without a transfer config are refused now). A check only
-reworded, moved (inside its file or from another file of the commit: :func:`moved`), narrowed, one of a setting
+reworded, moved (inside its file or from another file of the commit: :func:`moved`), narrowed, the ``else`` of a
+dispatch on the setting's values (an unknown value refused: :func:`_unknown_value`), one of a setting
 no shipped module named before the commit (:func:`known_before`), or one raising
 ``NotImplementedError`` (a combination not supported yet) asks nothing. Each is an ``env`` or ``config`` fact with
 detail ``rejected`` and the error's message as ``after``.
@@ -184,7 +185,7 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejec
         if key is None or not _names(message, key):
             # a check of one key looked up on its way (``if not cfg.get("k"): return … raise``), named or not
             key = _single(set().union(*(_reads(test, keyed, keyed=True) for test, _ in path)))
-        if key is None:
+        if key is None or _unknown_value(path, key, aliases):
             return
         keys = {key}
         if every:
@@ -196,6 +197,29 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejec
             entry.messages.add(message[:MAX_MESSAGE])
 
     walk(fn.body, [])
+
+
+def _literal(node: ast.expr) -> bool:
+    """A constant, or a tuple, list or set of constants (the values a dispatch handles)."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(isinstance(e, ast.Constant) for e in node.elts)
+    return isinstance(node, ast.Constant)
+
+
+def _value_test(test: ast.expr) -> bool:
+    """``x == "a"``, ``x in ("a", "b")`` or an ``or`` of them: one branch of a dispatch on a setting's value."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return all(_value_test(v) for v in test.values)
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In)) \
+        and (_literal(test.comparators[0]) or _literal(test.left))
+
+
+def _unknown_value(path: list[Step], key: Key, aliases: dict[str, Key]) -> bool:
+    """The raise is the ``else`` of a dispatch on the setting's value (``if m == "a": … elif m in ("b", "c"): …
+    else: raise ValueError("Unknown method")``): it refuses only values no branch handles, which did nothing
+    before either, so it asks nothing of a reader (vllm-ascend #5437's 'Unknown speculative decoding method')."""
+    steps = [(test, holds) for test, holds in path if _reads(test, aliases) == {key}]
+    return bool(steps) and all(not holds and _value_test(test) for test, holds in steps)
 
 
 def _single(reads: set[Key]) -> Key | None:
