@@ -36,12 +36,14 @@ source /opt/lint/env.sh
 ```
 """
 REQUIREMENTS = "torch==2.9.0\n"
+DEV = "pytest==8.0.0\nxgrammar\narctic-inference==0.1.1\nxlite\n"
 
 BASE = {
     "plugin/__init__.py": '"""plugin."""\n\n\ndef register():\n    return "plugin.platform:Platform"\n',
     "plugin/platform.py": "class Platform:\n    pass\n",
+    "plugin/xlite_runner.py": "from xlite._C import Runtime\n",
     "requirements.txt": REQUIREMENTS,
-    "requirements-dev.txt": "pytest==8.0.0\nxgrammar\narctic-inference==0.1.1\n",
+    "requirements-dev.txt": DEV,
     "docs/source/tutorials/moe.md": TUTORIAL,
     "docs/source/developer_guide/contributing.md": CONTRIBUTING,
 }
@@ -63,6 +65,8 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     6: ("Make triton-ascend a requirement", {"requirements.txt": REQUIREMENTS + "arctic-inference==0.1.1\npsutil\n"
                                                                                "fasttok==1.2.0\nxgrammar>=0.1.30\n"
                                                                                "triton-ascend==3.2.0\n"}),
+    7: ("[CI] Specify the version of xlite", {"requirements-dev.txt": DEV.replace("xlite", "xlite==0.1.0rc0")}),
+    8: ("Xlite MoE support", {"requirements-dev.txt": DEV.replace("xlite", "xlite==0.1.0rc1")}),
 }
 
 
@@ -98,6 +102,7 @@ def test_a_setup_line_of_a_tutorial_replaced_is_one_thing_to_run_instead(week: d
 @pytest.mark.parametrize(("number", "why"), [
     (3, "arctic-inference moved from requirements-dev at its pin, psutil with no version: pip brings both"),
     (4, "a package the repository never installed before: pip installs it with the package"),
+    (7, "a development requirement the shipped code imports, listed bare, given its first pin: what CI had"),
 ])
 def test_a_requirement_pip_brings_with_the_package_asks_nothing(week: dict[int, list[Change]], number: int,
                                                                  why: str) -> None:
@@ -109,6 +114,8 @@ def test_a_requirement_pip_brings_with_the_package_asks_nothing(week: dict[int, 
     (5, ["Install `xgrammar` `0.1.30` before pulling main."]),
     # the tutorial installed a dev build before its release
     (6, ["Install `triton-ascend` `3.2.0` before pulling main."]),
+    # the optional backend shipped code imports, moved from one pin to a later one
+    (8, ["Upgrade `xlite` to `0.1.0rc1` before pulling main."]),
 ])
 def test_a_requirement_installed_before_at_a_lower_version_asks(week: dict[int, list[Change]], number: int,
                                                                 expected: list[str]) -> None:
