@@ -12,7 +12,8 @@ dependency upgrades among those (a labelled action that asks for one by its mean
 moving to a release beside a version or a commit, or a named package to install: ``judgement.upgrade_action``). ``--show`` prints each of our entries with its sentences beside the labellers'
 actions, then each miss. ``--json`` keeps the figures; ``--before`` puts an earlier run's figures beside them.
 ``--write`` writes the section "Action required on the labelled weeks" of BENCHMARKS.md with the command and
-the load average.
+the load average; ``--figures`` writes a run's ``--json`` (and the load average it kept) instead of reading the weeks
+again, so the notes can be written once its entries were read.
 """
 
 from __future__ import annotations
@@ -164,11 +165,17 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--before", type=Path, help="figures of an earlier run (its --json), shown first")
     parser.add_argument("--before-label", default="before", help="what the earlier run was (a commit)")
+    parser.add_argument("--figures", type=Path, help="write the figures of an earlier run (its --json, with its "
+                        "load average) instead of reading the weeks again: the notes are written after the run")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
     results: dict[str, Figures] = {}
     labellers: dict[str, list[str]] = {}
-    for week in args.weeks:
+    load = os.getloadavg()[0]
+    if args.figures:
+        kept = json.loads(args.figures.read_text(encoding="utf-8"))
+        results, labellers, load = kept["weeks"], kept["labellers"], kept.get("load", load)
+    for week in [] if args.figures else args.weeks:
         drafts = reverted_within(from_git(args.git, args.repo, week), args.repo)
         labels = read_labels(args.repo, week, args.labels)
         labellers[week] = sorted(labels)
@@ -176,7 +183,8 @@ def main(argv: list[str] | None = None) -> str:
         if args.show:
             print(show(week, drafts, labels), flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"labellers": labellers, "weeks": results}, indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({"labellers": labellers, "weeks": results, "load": os.getloadavg()[0]},
+                                        indent=1), encoding="utf-8")
     command = (f".venv/bin/python -m benchmarks.actions --git DIR --repo {args.repo} --weeks {' '.join(args.weeks)}"
                + (" --write" if args.write else ""))
     lines = [f"Command: `{command}` (DIR: a clone of the repository, history up to 2026-05-31)", ""]
@@ -192,7 +200,7 @@ def main(argv: list[str] | None = None) -> str:
               "judgement.upgrade_action). Targets: at most 10 "
               "entries a week, at least 0.8 of them actions a reader must take, no upgrade missed.", "",
               *(f"- {note}" for note in NOTES.get(args.repo, [])), "",
-              f"Load average: {os.getloadavg()[0]:.2f} (2 cores, shared)."]
+              f"Load average: {load:.2f} (2 cores, shared)."]
     text = "\n".join(lines)
     print(text)
     if args.write:
