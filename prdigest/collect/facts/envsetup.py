@@ -5,7 +5,8 @@ Readers copied the old line into their shell profile or job scripts; main now ex
 its script gone), so one ``dependency`` fact (detail :data:`SETUP`) per page says "run the new instead of the old".
 Only a line the page dropped and another it added count: a line only added is a new step of a new route, one only
 dropped asks nothing. A setup line is sourcing a shell script (``source X.sh``, ``. X.sh``) or exporting a search
-path or a tool's home (``PATH``, ``LD_LIBRARY_PATH``, ``PYTHONPATH``, ``*_HOME``); the page is one of the user docs
+path (``PATH``, ``LD_LIBRARY_PATH``, ``PYTHONPATH``, ``LD_PRELOAD``; a ``MODEL_PATH`` is a placeholder the reader
+fills in, no setup); the page is one of the user docs
 (prdigest/collect/facts/docpins.py; contributor pages are internal: prdigest/collect/facts/reach.py).
 """
 
@@ -17,7 +18,8 @@ from prdigest.kernel.actions import SETUP
 from prdigest.kernel.models import Change
 
 _LINE = re.compile(r"^[ \t>$]*((?:source|\.)[ \t]+[^\s;&|`]+\.sh"
-                   r"|export[ \t]+(?:\w*PATH|\w+_HOME|LD_PRELOAD)=[^\s;&|`]+)", re.MULTILINE)
+                   r"|export[ \t]+(?:PATH|LD_LIBRARY_PATH|LIBRARY_PATH|PYTHONPATH|CPATH|LD_PRELOAD)=[^\s;&|`]+)",
+                   re.MULTILINE)
 
 
 def setup_lines(text: str | None) -> list[str]:
