@@ -12,7 +12,8 @@ dependency upgrades among those (a labelled action that asks for one by its mean
 moving to a release beside a version or a commit, or a named package to install: ``judgement.upgrade_action``). ``--show`` prints each of our entries with its sentences beside the labellers'
 actions, then each miss. ``--json`` keeps the figures; ``--before`` puts an earlier run's figures beside them.
 ``--write`` writes the section "Action required on the labelled weeks" of BENCHMARKS.md with the command and
-the load average.
+the load average; ``--figures`` writes a run's ``--json`` (and the load average it kept) instead of reading the weeks
+again, so the notes can be written once its entries were read.
 """
 
 from __future__ import annotations
@@ -41,34 +42,46 @@ Figures = dict[str, Any]
 #: What a reader of the section must know about a repository's weeks (read by hand beside ``--show``).
 NOTES = {
     "vllm-project/vllm-ascend": [
-        "All ten weeks are fitting weeks: their labels were read while writing these rules (issue 35; W04 and W22 "
-        "since their held-out measure, seventh round). Before: main at 6664024 measured by this script as it is now "
-        "(the connect step's revert drop and upgrade_action), so the two tables differ only by the product's code.",
-        "Now given: W04 #6067 (triton-ascend 3.2.0.dev20260105 -> 3.2.0 in the tutorials' install commands: "
-        "docpins.py, and a dev build to its release is an upgrade: release_key), #4409 (clang installed by the "
-        "images: syspackages.py), #5951 and W22 #9415 (xlite pinned in requirements-dev.txt, imported by "
-        "vllm_ascend/xlite/xlite.py: reach_imports.py); W22 #9557 (ten variables in a migration table of "
-        "additional_config.md: migrations.py), #9572 (cudagraph_mode FULL_AND_PIECEWISE no longer rewritten to "
-        "PIECEWISE: overrides.py); W22 #9710 now says CANN 9.1.0-beta.1, not 9.1.0.",
-        "No longer given: W04 #5738 (is_mx_quant_type in the __all__ of quantization.methods, a sub-package no doc "
-        "leads to), #5951's VLLM_ASCEND_ENABLE_NZ=2 check (inside the new Qwen3 MoE xlite class), #5928's "
-        "MSMONITOR_USE_DAEMON check (the check the file had, reworded and reached through the profiler's new config), "
-        "#6110 and its revert #6164 (a mooncake bump reverted within the week: the connect step drops both).",
+        "All twelve weeks are fitting weeks: their labels were read while writing these rules (issue 35; W04 "
+        "and W22 since their held-out measure, seventh round; W02 and W05 since theirs, eighth round). "
+        "Before: main at 007d665 measured by this script as it is now, so the two tables differ only by the "
+        "product's code (the before run: 08:15-08:32 UTC, load average 4.9 at its start, 7.8 at its end).",
+        "Now given: W02 #5582 (the tutorials' `source .../bisheng_toolkit/set_env.sh` replaced by `export "
+        "PATH=/usr/local/Ascend/tools/bishengir/bin:$PATH`: envsetup.py), #5621 (triton-ascend "
+        "3.2.0.dev20251229 -> 3.2.0.dev20260105 in the tutorials: the old build was installed from a wheel "
+        "file whose name holds the version, which docpins.py did not read; with it, the test package index "
+        "the new build comes from).",
+        "No longer given: W02 #5045 (arctic-inference==0.1.1 moved from requirements-dev.txt to "
+        "requirements.txt at the same pin: pip brings a new requirement with the package, newreqs.py), #5612 "
+        "(xlite listed bare in requirements-dev.txt given its first pin: what CI had, reach_imports.py).",
+        "New requirements in the twelve weeks' labels: added with no version (W09 psutil, torchaudio) 0 of 4 "
+        "labeller judgements asked; added at the pin another requirement file had (W02 arctic-inference) 0 of"
+        " 2; added over a version the repository installed before (W04 xgrammar, bare in "
+        "requirements-dev.txt, now >=0.1.30; triton-ascend, a dev build in a tutorial, now ==3.2.0) 4 of 4; "
+        "upgrades of a runtime pin (W04 #6112, W05 #6307, W20 #9085, #9128) 8 of 8. Dev-only pins shipped "
+        "code imports (xlite): moved from a version 2 of 6 (W04 #5951 mia, W22 #9415 oli; W20 #9128 moved it"
+        " beside torch and neither named it), first given 0 of 2 (W02 #5612): the moved ones are kept (an"
+        " upgrade is never missed), the first pin dropped.",
+        "Release notes (a release's notes added to docs/source/user_guide/release_notes.md: W04 #6207, W05 "
+        "#6225, W09 #6839, #6859, W14 #7638, W19 #8879): 4 of 12 labeller judgements asked, both labellers "
+        "only on W05 #6225; left unasked, as the labellers mostly do.",
         "Entries no labeller asked for, hand-checked: W04 #6201 (fuse_qknorm_rope, documented in "
-        "additional_config.md, now on by default: an action for installs without Triton, though before the PR it was "
-        "already forced on wherever Triton imports), W07 #6664 (npugraph_ex on by default, a documented key: real), "
-        "W12 #7523 (the Dockerfiles' VLLM_TAG v0.17.0 -> v0.18.0: real, the labellers put it on #7502), W14 #7870 "
-        "(numactl now installed by every image: CPU binding's migratepages needs it on bare metal: real), W20 #9156 "
-        "(patch added to the openEuler images to fix their build: a build tool for source builds on openEuler, "
-        "borderline).",
-        "Still missed: a new required key of kv_transfer_params (W04 #6051: no fact reads request mappings), release "
-        "notes (W04 #6207, W09 #6839), behaviour no code fact shows (W09 #6785, #5632, #6803), gates on a release "
-        "older than the pin (W09 #6852: the upgrade is said on #6813), a contributor pre-commit hook (W12 #7446), a "
-        "dev tool dropped from requirements-dev (W14 #7760), commit pins moving along the upstream's main (W14 #7787, "
-        "W16 #8172: by design), the docs index (W14 #7895), a submodule moved (W16 #7779), an internal EPLB policy "
-        "constructor (W16 #8269), a build script's option value (W20 #9103), a vendor folder renamed (W20 #8146).",
-        "W04 keeps 12 entries against the target of 10: 11 of them are PRs a labeller asked for (13 were asked that "
-        "week), so the week cannot meet both the cap and the recall.",
+        "additional_config.md, now on by default: an action for installs without Triton, though before the PR"
+        " it was already forced on wherever Triton imports), W07 #6664 (npugraph_ex on by default, a "
+        "documented key: real), W12 #7523 (the Dockerfiles' VLLM_TAG v0.17.0 -> v0.18.0: real, the labellers "
+        "put it on #7502), W14 #7870 (numactl now installed by every image: CPU binding's migratepages needs "
+        "it on bare metal: real), W20 #9156 (patch added to the openEuler images to fix their build: a build "
+        "tool for source builds on openEuler, borderline).",
+        "Still missed: a new required key of kv_transfer_params (W04 #6051: no fact reads request mappings), "
+        "release notes (W04 #6207, W05 #6225, W09 #6839), commit pins moving along the upstream's main (W05 "
+        "#6169, W14 #7787, W16 #8172: by design), a contributor's CI registry (W05 #6379), behaviour no code "
+        "fact shows (W09 #6785, #5632, #6803), gates on a release older than the pin (W09 #6852: the upgrade "
+        "is said on #6813), a contributor pre-commit hook (W12 #7446), a dev tool dropped from "
+        "requirements-dev (W14 #7760), the docs index (W14 #7895), a submodule moved (W16 #7779), an internal"
+        " EPLB policy constructor (W16 #8269), a build script's option value (W20 #9103), a vendor folder "
+        "renamed (W20 #8146).",
+        "W04 keeps 12 entries against the target of 10: 11 of them are PRs a labeller asked for (13 were "
+        "asked that week), so the week cannot meet both the cap and the recall.",
     ],
 }
 
@@ -164,11 +177,17 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--before", type=Path, help="figures of an earlier run (its --json), shown first")
     parser.add_argument("--before-label", default="before", help="what the earlier run was (a commit)")
+    parser.add_argument("--figures", type=Path, help="write the figures of an earlier run (its --json, with its "
+                        "load average) instead of reading the weeks again: the notes are written after the run")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
     results: dict[str, Figures] = {}
     labellers: dict[str, list[str]] = {}
-    for week in args.weeks:
+    load = os.getloadavg()[0]
+    if args.figures:
+        kept = json.loads(args.figures.read_text(encoding="utf-8"))
+        results, labellers, load = kept["weeks"], kept["labellers"], kept.get("load", load)
+    for week in [] if args.figures else args.weeks:
         drafts = reverted_within(from_git(args.git, args.repo, week), args.repo)
         labels = read_labels(args.repo, week, args.labels)
         labellers[week] = sorted(labels)
@@ -176,7 +195,8 @@ def main(argv: list[str] | None = None) -> str:
         if args.show:
             print(show(week, drafts, labels), flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"labellers": labellers, "weeks": results}, indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({"labellers": labellers, "weeks": results, "load": os.getloadavg()[0]},
+                                        indent=1), encoding="utf-8")
     command = (f".venv/bin/python -m benchmarks.actions --git DIR --repo {args.repo} --weeks {' '.join(args.weeks)}"
                + (" --write" if args.write else ""))
     lines = [f"Command: `{command}` (DIR: a clone of the repository, history up to 2026-05-31)", ""]
@@ -192,7 +212,7 @@ def main(argv: list[str] | None = None) -> str:
               "judgement.upgrade_action). Targets: at most 10 "
               "entries a week, at least 0.8 of them actions a reader must take, no upgrade missed.", "",
               *(f"- {note}" for note in NOTES.get(args.repo, [])), "",
-              f"Load average: {os.getloadavg()[0]:.2f} (2 cores, shared)."]
+              f"Load average: {load:.2f} (2 cores, shared)."]
     text = "\n".join(lines)
     print(text)
     if args.write:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.actions import figures, reverted_within
+from benchmarks.actions import figures, main, reverted_within, table
 from benchmarks.judgement import from_source
 
 REPO = "o/r"
@@ -35,3 +35,15 @@ def test_an_upgrade_and_its_revert_in_one_week_ask_nothing(tmp_path: Path) -> No
     got = figures(kept, labels)
     # #1 was asked and is no entry now: a miss and an upgrade missed; #3 is an entry, whatever its label says
     assert (got["entries"], got["missed"], got["upgrades missed"]) == ([3], {"ana": [1]}, [1])
+
+
+def test_a_kept_run_is_written_with_its_own_load_average(tmp_path: Path) -> None:
+    week = {"entries": [3], "confirmed": [3], "confirmed by both": [], "missed": {"ana": [1]},
+            "missed by both": [], "upgrades missed": [1], "labelled": [1, 3]}
+    kept = tmp_path / "after.json"
+    kept.write_text(json.dumps({"labellers": {"2026-W01": ["ana"]}, "weeks": {"2026-W01": week}, "load": 7.25}),
+                    encoding="utf-8")
+    # no clone is read: the weeks' figures are the kept run's, the load average the one it recorded
+    text = main(["--git", str(tmp_path / "absent"), "--repo", REPO, "--weeks", "2026-W01", "--figures", str(kept)])
+    assert "\n".join(table({"2026-W01": week}, {"2026-W01": ["ana"]})) in text
+    assert text.rstrip().endswith("Load average: 7.25 (2 cores, shared).")

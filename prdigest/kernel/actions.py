@@ -37,6 +37,12 @@ NEW_FILE = "new file"
 #: A ``dependency`` fact's ``detail`` for a system package an image now installs (prdigest/collect/facts/
 #: syspackages.py; the kernel does not import the collectors, so the word is said again here).
 SYSTEM = "system package"
+#: A ``dependency`` fact's ``detail`` for a runtime requirement added that the repository never installed at a lower
+#: version: ``pip install`` brings it with the package, so it asks nothing (prdigest/collect/facts/newreqs.py).
+NEW_REQUIREMENT = "new requirement"
+#: A ``dependency`` fact's ``detail`` for a setup line of the user docs replaced by another (``source …/set_env.sh`` →
+#: ``export PATH=…``: prdigest/collect/facts/envsetup.py); its ``before`` and ``after`` are the two lines.
+SETUP = "environment setup"
 
 
 def action_key(change: Change) -> str:
@@ -102,7 +108,8 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
     out: list[tuple[str, str, bool | None]] = []
     seen: set[tuple[str, str]] = set()
     for c in changes:
-        if c.kind != "dependency" or c.reach != "public" or not c.after or c.detail in (NEW_FILE, SYSTEM):
+        if c.kind != "dependency" or c.reach != "public" or not c.after \
+                or c.detail in (NEW_FILE, SYSTEM, NEW_REQUIREMENT, SETUP):
             continue
         new, old = version_of(c.after), version_of(c.before) if c.before else ""
         if not new or (c.before and (not old or old == new)):
@@ -237,6 +244,8 @@ def _item(c: Change, w: Section) -> str:
     """One fact's action, or "" when the fact asks nothing of a reader."""
     if c.kind == "dependency" and c.detail == "support dropped":  # its last version gate went (versiongates.py)
         return w["support_dropped"].format(name=code(c.symbol), old=code(c.before))
+    if c.kind == "dependency" and c.detail == SETUP:  # a setup line the docs replaced (envsetup.py)
+        return w["setup"].format(new=code(c.after), old=code(c.before))
     if c.kind == "dependency" and c.symbol in INDEX_OPTIONS:
         if not c.after:
             return ""  # an index dropped: installing keeps working without it

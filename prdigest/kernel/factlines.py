@@ -174,6 +174,8 @@ def fact_line(change: Change, language: Language) -> str:
             return w["dependency_support_dropped"].format(name=name, old=old)
         if change.detail == "system package":  # prdigest/collect/facts/syspackages.py
             return w["dependency_system"].format(name=name)
+        if change.detail == "environment setup":  # prdigest/collect/facts/envsetup.py
+            return w["dependency_setup"].format(old=old, new=new)
         if old and new:
             return w["dependency_changed"].format(name=name, old=old, new=new)
         if new:

@@ -19,6 +19,11 @@ _DOCS = re.compile(r"^(docs?|examples?)/.+\.(md|rst)$|(^|/)README[^/]*\.(md|rst)
 _COMMAND = re.compile(r"\bpip3?\s+install\b([^\n`&;|]*)")
 #: A name then ``==`` and a version (placeholders such as ``|version|`` or ``${V}`` are no version).
 _PIN = re.compile(r"(?<![\w.=/-])[\"']?([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9][\w.+-]*)")
+#: A wheel file installed by name or URL (``triton_ascend-3.2.0.dev20251229-cp311-cp311-….whl``): the distribution,
+#: its version, an optional build number, then a Python tag (the platform tag may hold ``$(uname -i)``, so the name
+#: is read up to the Python tag, not to ``.whl``).
+_WHEEL = re.compile(r"(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9_.]*)-([0-9][A-Za-z0-9_.+!]*)-(?:[0-9]\w*-)?"
+                    r"(?:py|cp|pp|ip|jy)[0-9]")
 
 
 def is_doc(path: str) -> bool:
@@ -28,10 +33,11 @@ def is_doc(path: str) -> bool:
 
 def pins(text: str | None) -> dict[str, str]:
     """Package (named as requirement files are read: ``torch_npu`` is ``torch-npu``) → ``==version`` for each pin
-    an install command of ``text`` gives (the first one)."""
+    or wheel file an install command of ``text`` gives (the first one)."""
     found: dict[str, str] = {}
     for command in _COMMAND.finditer((text or "").replace("\\\n", " ")):
-        for name, version in _PIN.findall(command[1]):
+        wheels = _WHEEL.findall(command[1]) if ".whl" in command[1] else []
+        for name, version in [*_PIN.findall(command[1]), *wheels]:
             found.setdefault(re.sub(r"[-_.]+", "-", name).lower(), f"=={version.rstrip('.,')}")
     return found
 

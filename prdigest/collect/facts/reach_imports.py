@@ -4,6 +4,8 @@
 Repositories pin such a backend beside their test tools because only CI installs it by default, but a reader who
 turns the feature on installs it too, at the version main now expects: its pin moving is an upgrade they must
 follow. A test tool (``pytest``) that no shipped module imports stays internal (prdigest/collect/facts/reach.py).
+A pin first given (``xlite`` listed bare, now ``xlite==0.1.0rc0``) asks nothing: labellers asked for none (vllm-ascend
+2026-W02 #5612), and a requirement added asks nothing when pip brings it (prdigest/collect/facts/newreqs.py).
 The tree at the merge commit is read only when the commit moves a development pin.
 """
 
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from prdigest.collect.facts.surface import Surface
 from prdigest.collect.git import GitUnavailable, UpstreamClone
 from prdigest.collect.git.diff import blob_texts
+from prdigest.kernel.actions import version_of
 from prdigest.kernel.models import Change
 
 _IMPORT = "^[ \t]*(?:from|import)[ \t]+{name}(?:[ \t.,]|$)"
@@ -26,8 +29,10 @@ def import_names(package: str) -> set[str]:
 
 
 def _development(c: Change) -> bool:
+    # a pin moving from a version: one first given to a requirement listed bare (``xlite`` → ``xlite==0.1.0rc0``)
+    # or added is what CI installed already, and no reader of the feature was asked a version before either
     return (c.kind == "dependency" and c.reach == "internal" and c.reach_how.startswith("a development")
-            and bool(c.after))
+            and bool(c.after) and bool(version_of(c.before)))
 
 
 def imported(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface: Surface) -> list[Change]:
