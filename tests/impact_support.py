@@ -75,7 +75,8 @@ UPSTREAM_BASE = {
         def get_pp_group():
             return None
         ''',
-    "docs/moe.md": "# MoE\n",
+    # the user docs lead to FusedMoE: public surface (a rename asks every reader, not only the plugin team)
+    "docs/moe.md": "# MoE\n\nSubclass `FusedMoE` to add an expert kernel.\n",
 }
 
 #: The PRs of the week: number → (title, files the merge commit writes; None deletes).
