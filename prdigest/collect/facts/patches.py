@@ -11,6 +11,7 @@ import re
 from prdigest.collect.facts import (
     deprecations,
     indexes,
+    patchattrs,
     patchcalls,
     patchcontainers,
     patchexports,
@@ -98,6 +99,11 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     # keywords the PR's added lines now pass to a constructor: across files (the call and the class are apart)
     facts += patchcalls.passes_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                       and surface.is_api(f.path)], facts)
+    # data attributes removed from a class: across files (whether any added line of the PR still names one)
+    seen = {(c.kind, c.symbol, c.path) for c in facts}
+    facts += [c for c in patchattrs.removed_attribute_facts(
+        [(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py") and surface.is_api(f.path)])
+        if (c.kind, c.symbol, c.path) not in seen]
     # the parameters a method's signature fact adds that the PR's added calls of it pass
     facts = patchpassed.with_passed([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                      and surface.is_api(f.path)], facts)
