@@ -114,3 +114,14 @@ def test_a_method_removed_whole_does_not_remove_what_it_set(tmp_path):
     after = LAYER_BEFORE
     pr = change_of(tmp_path, {LAYER: before}, {LAYER: after}, python_headers=True)
     assert not [c for c in patch_only(pr) if c.kind == "attribute"]
+
+
+def test_an_attribute_a_context_line_still_reads_is_not_gone(tmp_path):
+    # an unchanged line in sight of the PR's other file reads `.use_output` on a config: by name, not gone
+    other = "vllm/config/attention.py"
+    before = "def f(cfg):\n    a = 1\n    return cfg.use_output\n"
+    pr = change_of(tmp_path, {LAYER: LAYER_BEFORE, BACKEND: BACKEND_BEFORE, other: before},
+                   {LAYER: LAYER_AFTER, BACKEND: BACKEND_AFTER, other: before.replace("a = 1", "a = 2")},
+                   python_headers=True)
+    facts = {c.symbol: c.detail for c in patch_only(pr) if c.kind == "attribute"}
+    assert facts == {"Backend.accept_output_buffer": "removed" + ATTRIBUTE_GONE}

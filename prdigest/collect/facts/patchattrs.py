@@ -2,9 +2,11 @@
 (``x: bool = False``, ``X = 1``) removed from a class whose ``class`` line is git's header or one of the hunk's
 lines, and an instance attribute (``self.x = …``) a method stops setting.
 
-A hunk shows part of a class, so a name is removed only when no added line of the file declares it again; it is
+A hunk shows part of a class, so a name is removed only when no line the file shows after the change declares
+it again; it is
 gone (:data:`~prdigest.collect.facts.pyapi.ATTRIBUTE_GONE`, so a downstream's ``obj.x`` on an object of unknown
-type is matched by name) only when no added line of the whole PR names it at all. An instance attribute whose
+type is matched by name) only when no added or context line of the whole PR names it at all: a line in sight
+that reads ``.x`` may read it on another class that keeps it. An instance attribute whose
 class is out of sight (git's header names only the method) is kept only when it is gone: its class is ``*``.
 """
 
@@ -95,8 +97,10 @@ def _removed_in(hunk: Hunk) -> list[tuple[str, str, int]]:
 
 def removed_attribute_facts(patches: Sequence[tuple[str, str]]) -> list[Change]:
     """``attribute`` facts (``removed``) the PR's Python patches (path, patch) prove, across its files."""
-    every_added = [raw[1:] for _, patch in patches for raw in patch.splitlines()
-                   if raw.startswith("+") and not raw.startswith("+++")]
+    # every line the PR's patches show after the change (added and context): one naming the attribute may read
+    # it on another class (``config.attention_chunk_size`` beside a runner's ``self.attention_chunk_size``)
+    every_kept = [raw[1:] for _, patch in patches for raw in patch.splitlines()
+                  if raw[:1] in ("+", " ") and not raw.startswith("+++")]
     # the lines the file still has in sight (context and added): one that declares the name keeps it
     kept_by_file: dict[str, list[str]] = {
         path: [r.text for h in hunks(patch) for r in h.side(True)] for path, patch in patches}
@@ -111,7 +115,7 @@ def removed_attribute_facts(patches: Sequence[tuple[str, str]]) -> list[Change]:
                 if any(declares.match(a) for a in kept_by_file[path]):
                     continue  # still declared in this file (moved within the class, or kept by another)
                 word = re.compile(rf"\b{re.escape(name)}\b")
-                gone = not any(word.search(a) for a in every_added)
+                gone = not any(word.search(a) for a in every_kept)
                 if cls == _ANY and not gone:
                     continue  # an instance attribute of a class out of sight: only when nothing names it
                 seen.add((path, f"{cls}.{name}"))
