@@ -16,6 +16,7 @@ from prdigest.collect.facts import (
     patchcontainers,
     patchexports,
     patchfields,
+    patchhooks,
     patchmoves,
     patchobligations,
     patchpassed,
@@ -104,6 +105,9 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     facts += [c for c in patchattrs.removed_attribute_facts(
         [(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py") and surface.is_api(f.path)])
         if (c.kind, c.symbol, c.path) not in seen]
+    # a hook the PR makes (a new method that only raises) and calls on an imported name in another hunk
+    facts = patchhooks.hook_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                   and surface.is_api(f.path)], facts)
     # the parameters a method's signature fact adds that the PR's added calls of it pass
     facts = patchpassed.with_passed([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                      and surface.is_api(f.path)], facts)
