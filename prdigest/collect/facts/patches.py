@@ -20,6 +20,7 @@ from prdigest.collect.facts import (
     patchmoves,
     patchobligations,
     patchpassed,
+    patchregistries,
     patchsigs,
     pins,
     pyapi,
@@ -118,10 +119,10 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
 def _read_back(path: str, patch: str) -> list[Change]:
     """What the hunks prove beyond single changed lines: signatures read whole or by their tail, the fields
     of classes whose constructor takes them, a package's re-exports removed, methods that now only raise
-    ``NotImplementedError``, module-level containers of another kind."""
+    ``NotImplementedError``, module-level containers of another kind, new registries beside another."""
     return (patchsigs.signature_facts(path, patch) + patchfields.field_facts(path, patch)
             + patchexports.reexport_facts(path, patch) + patchobligations.obligation_facts(path, patch)
-            + patchcontainers.retyped_facts(path, patch))
+            + patchcontainers.retyped_facts(path, patch) + patchregistries.registry_facts(path, patch))
 
 
 def _python(path: str, patch: str, removed: list[str], added: list[str], surface: Surface) -> list[Change]:
