@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from prdigest.collect.facts.hunklines import HEAD_CLASS, HEAD_DEF, Hunk, code, hunks, indent
+from prdigest.collect.facts.hunklines import HEAD_DEF, Hunk, code, hunks, indent
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE
 from prdigest.kernel.models import Change
 
@@ -119,7 +119,7 @@ def removed_attribute_facts(patches: Sequence[tuple[str, str]]) -> list[Change]:
                 if cls == _ANY and not gone:
                     continue  # an instance attribute of a class out of sight: only when nothing names it
                 seen.add((path, f"{cls}.{name}"))
-                facts.append(Change(kind="attribute", symbol=f"{cls}.{name}", path=path, line=line, before=f"{cls}.{name}",
-                                    detail="removed" + (ATTRIBUTE_GONE if gone else ""),
+                facts.append(Change(kind="attribute", symbol=f"{cls}.{name}", path=path, line=line,
+                                    before=f"{cls}.{name}", detail="removed" + (ATTRIBUTE_GONE if gone else ""),
                                     public=not cls.startswith("_")))
     return facts
