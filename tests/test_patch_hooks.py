@@ -101,3 +101,15 @@ def test_a_hook_of_a_class_in_sight_called_on_an_imported_name_breaks(tmp_path):
     assert hooks == {"Platform.manual_seed_all": ("vllm.utils.seed.set_random_seed",)}
     breaks = [(i.path, i.line) for i in matched(patch_only(pr), DOWNSTREAM) if i.severity == "breaks"]
     assert breaks == [("ds/platform.py", 10)]
+
+
+def test_a_hook_out_of_sight_reaches_only_subclasses_of_its_module_or_package(tmp_path):
+    # `*.manual_seed_all` may be any class of vllm.platforms.interface (or a re-export of vllm.platforms), never a
+    # class of the upstream's top package
+    pr = change_of(tmp_path, {INTERFACE: BEFORE, SEED: SEED_BEFORE}, {INTERFACE: AFTER, SEED: SEED_AFTER},
+                   python_headers=True)
+    downstream = {"ds/__init__.py": "",
+                  "ds/engine.py": "from vllm import LLM\n\n\nclass MyLLM(LLM):\n    pass\n",
+                  "ds/platform.py": "from vllm.platforms import Platform\n\n\nclass HPUPlatform(Platform):\n    pass\n"}
+    breaks = [(i.path, i.line) for i in matched(patch_only(pr), downstream) if i.severity == "breaks"]
+    assert breaks == [("ds/platform.py", 4)]
