@@ -105,9 +105,7 @@ def test_an_instance_attribute_out_of_sight_still_named_is_no_fact(tmp_path):
 
 def test_a_method_removed_whole_does_not_remove_what_it_set(tmp_path):
     before = LAYER_BEFORE + '''
-        def load(
-            self,
-        ):
+        def load(self):
             self.model = object()
             return self.model
 '''
