@@ -79,11 +79,15 @@ def test_a_hook_the_pr_makes_and_calls_breaks_a_subclass_without_it(tmp_path):
     assert impacts == [("ds/platform.py", 10, "breaks")]
 
 
-def test_a_new_hook_nobody_calls_or_a_guarded_call_is_no_break(tmp_path):
+def test_a_new_hook_nobody_calls_or_a_guarded_or_local_call_is_no_break(tmp_path):
     guarded = SEED_AFTER.replace("        current_platform.manual_seed_all(seed)\n",
                                  '        if hasattr(current_platform, "manual_seed_all"):\n'
                                  "            current_platform.manual_seed_all(seed)\n")
-    for n, seed_after in enumerate((SEED_BEFORE.replace("random.seed(seed)", "random.seed(seed + 0)"), guarded)):
+    # a call on a local object: its class may be any, the new method's name is no proof
+    local = SEED_AFTER.replace("        from vllm.platforms import current_platform\n",
+                               "        current_platform = make_platform()\n")
+    for n, seed_after in enumerate((SEED_BEFORE.replace("random.seed(seed)", "random.seed(seed + 0)"), guarded,
+                                    local)):
         pr = change_of(tmp_path / str(n), {INTERFACE: BEFORE, SEED: SEED_BEFORE},
                        {INTERFACE: AFTER, SEED: seed_after}, python_headers=True)
         assert not [c for c in patch_only(pr) if c.kind == "abstract"]
