@@ -11,13 +11,16 @@ import re
 from prdigest.collect.facts import (
     deprecations,
     indexes,
+    patchattrs,
     patchcalls,
     patchcontainers,
     patchexports,
     patchfields,
+    patchhooks,
     patchmoves,
     patchobligations,
     patchpassed,
+    patchregistries,
     patchsigs,
     pins,
     pyapi,
@@ -98,6 +101,14 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     # keywords the PR's added lines now pass to a constructor: across files (the call and the class are apart)
     facts += patchcalls.passes_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                       and surface.is_api(f.path)], facts)
+    # data attributes removed from a class: across files (whether any added line of the PR still names one)
+    seen = {(c.kind, c.symbol, c.path) for c in facts}
+    facts += [c for c in patchattrs.removed_attribute_facts(
+        [(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py") and surface.is_api(f.path)])
+        if (c.kind, c.symbol, c.path) not in seen]
+    # a hook the PR makes (a new method that only raises) and calls on an imported name in another hunk
+    facts = patchhooks.hook_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                   and surface.is_api(f.path)], facts)
     # the parameters a method's signature fact adds that the PR's added calls of it pass
     facts = patchpassed.with_passed([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                      and surface.is_api(f.path)], facts)
@@ -108,10 +119,10 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
 def _read_back(path: str, patch: str) -> list[Change]:
     """What the hunks prove beyond single changed lines: signatures read whole or by their tail, the fields
     of classes whose constructor takes them, a package's re-exports removed, methods that now only raise
-    ``NotImplementedError``, module-level containers of another kind."""
+    ``NotImplementedError``, module-level containers of another kind, new registries beside another."""
     return (patchsigs.signature_facts(path, patch) + patchfields.field_facts(path, patch)
             + patchexports.reexport_facts(path, patch) + patchobligations.obligation_facts(path, patch)
-            + patchcontainers.retyped_facts(path, patch))
+            + patchcontainers.retyped_facts(path, patch) + patchregistries.registry_facts(path, patch))
 
 
 def _python(path: str, patch: str, removed: list[str], added: list[str], surface: Surface) -> list[Change]:

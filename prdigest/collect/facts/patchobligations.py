@@ -59,12 +59,19 @@ def _body(rows: list[Row], start: int, end: int, eof: bool = False) -> tuple[lis
     return statements, eof
 
 
+def _method_header(header: str) -> bool:
+    """Whether git's header is a method's ``def`` (``self``/``cls`` first): a ``def`` beside it is a method too."""
+    return bool(re.match(r"^\s*(?:async\s+)?def\s+\w+\s*\(\s*(?:self|cls)\b", header))
+
+
 def _only_raises(statements: list[str]) -> bool:
     return len(statements) == 1 and bool(_RAISE.match(statements[0]))
 
 
-def obligation_facts(path: str, patch: str) -> list[Change]:
-    """``abstract`` facts (detail ``raises NotImplementedError``, `` (added)`` for a new method) a patch proves."""
+def obligation_facts(path: str, patch: str, unseen: bool = False) -> list[Change]:
+    """``abstract`` facts (detail ``raises NotImplementedError``, `` (added)`` for a new method) a patch proves;
+    with ``unseen``, instead the new such methods whose class is out of sight (``*.m``: prdigest.collect.facts.
+    patchhooks keeps those the PR itself calls)."""
     if "NotImplementedError" not in patch:
         return []
     found = hunks(patch)
@@ -80,8 +87,10 @@ def obligation_facts(path: str, patch: str) -> list[Change]:
         # classes the old version has here: a method of a class the change adds is no new obligation on anyone
         classes = {m[1] for r in old_rows for m in [_CLASS.match(r.text)] if m} | {hunk.header_class or ""}
         for name, i, end in defs_in_sight(hunk, new_rows, python):
-            if "." not in name or name.rpartition(".")[0].rpartition(".")[2] not in classes \
-                    or name.startswith(WILDCARD + ".") or (i and _ABSTRACT.match(new_rows[i - 1].text)):
+            hidden = name.startswith(WILDCARD + ".")
+            if "." not in name or hidden != unseen or (i and _ABSTRACT.match(new_rows[i - 1].text)) \
+                    or (not hidden and name.rpartition(".")[0].rpartition(".")[2] not in classes) \
+                    or (hidden and (new_rows[i].sign != "+" or not _method_header(hunk.header))):
                 continue  # a function, a method whose class is out of sight, an @abstractmethod (said elsewhere)
             statements, whole = _body(new_rows, i, end, eof)
             if not whole or not _only_raises(statements):

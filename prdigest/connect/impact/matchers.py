@@ -418,11 +418,15 @@ def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
     if "." not in change.symbol:
         return
     cls, method = change.symbol.rsplit(".", 1)
+    # a class out of a patch's sight (``*``): any class of the fact's module or its package's re-exports
+    prefixes = ctx.prefixes[:2] if cls == WILDCARD else ctx.prefixes
     owners = {u.local for u in ctx.table.named(method)
-              if u.how == "overrides" and matches(u, ctx.prefixes, change.symbol, deeper=False) is not None}
-    for use in ctx.table.named(cls.rsplit(".", 1)[-1]):
+              if u.how == "overrides" and matches(u, prefixes, change.symbol, deeper=False) is not None}
+    subclasses = list(dict.fromkeys(u for p in prefixes for u in ctx.table.under(p))) if cls == WILDCARD \
+        else ctx.table.named(cls.rsplit(".", 1)[-1])
+    for use in subclasses:
         if use.how == "subclasses" and use.local not in owners \
-                and matches(use, ctx.prefixes, cls, deeper=False) is not None:
+                and matches(use, prefixes, cls, deeper=False) is not None:
             # @abstractmethod: the subclass can no longer be made; raise NotImplementedError: it fails only
             # where upstream calls it, often a feature some platforms never reach: told, as a check, unless upstream
             # calls it on an instance of the class with no fallback (``needed_by``: prdigest.collect.facts.hooks)
