@@ -10,6 +10,7 @@ import tracemalloc
 
 from prdigest.connect.variants import draft_variants, plan_variants
 from prdigest.kernel.models import FilterRecord, VariantRecord
+from prdigest.state import variant_rows
 from tests.test_render_memory import _approved, _readers
 
 
@@ -49,3 +50,18 @@ def test_records_with_one_set_of_fields_set_serialise_and_compare_as_records_mad
     first.lede = "Rewritten."
     assert second.lede != "Rewritten." and second.model_fields_set == set(VariantRecord.model_fields)
     assert FilterRecord.model_validate(first.filter.model_dump()) == first.filter
+
+
+def test_variant_records_read_back_from_the_store_share_one_set_of_fields_set_per_class() -> None:
+    rng = random.Random(40)
+    approved, readers = _approved(rng), _readers(rng, 300)
+    bodies = [r.model_dump_json() for r in draft_variants(approved, readers)]
+    assert len(bodies) > 50
+    parsed = [variant_rows.parse(body) for body in bodies]
+    sets = {id(r.__pydantic_fields_set__) for r in parsed} | {id(r.filter.__pydantic_fields_set__)
+                                                                for r in parsed if r.filter is not None}
+    assert len(sets) <= 2, f"{len(sets)} sets of fields set held by {len(parsed)} records read back"
+    assert [r.model_dump_json() for r in parsed] == bodies
+    # a record stored before filters were kept has fewer fields set: its own set, as pydantic made it
+    old = variant_rows.parse('{"key": "all", "readers": ["a"], "numbers": [1]}')
+    assert old.model_fields_set == {"key", "readers", "numbers"} and old.filter is None

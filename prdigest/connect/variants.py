@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, cast
 
 from prdigest.connect.lede import LedeBasis, variant_lede, write_lede
 from prdigest.connect.plans import Plans
@@ -13,11 +13,10 @@ from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, FilterRecord, VariantRecord, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.readers.file import DEFAULT_BUDGET, Reader
+from prdigest.state.fields_set import one_fields_set
 
 if TYPE_CHECKING:
     from prdigest.connect.lede import Complete
-
-_Record = TypeVar("_Record", VariantRecord, FilterRecord)
 
 
 #: Joins subsystem names in a variant key; names are ``[a-z0-9][a-z0-9-]*``, so it never occurs in one.
@@ -149,28 +148,13 @@ class Variant:
     def record(self) -> VariantRecord:
         """The variant as the edition record and ``digest.json`` keep it."""
         flt = self.filter
-        kept = _one_fields_set(FilterRecord(subsystems=sorted(flt.subsystems), exclude=sorted(flt.exclude),
-                                            min_verdict=flt.min_verdict, budget=flt.budget,
-                                            downstream=flt.downstream))
-        return _one_fields_set(VariantRecord(key=self.key, readers=[r.id for r in self.readers],
-                                             numbers=[e.number for e in self.entries],
-                                             read_first=[e.number for e in self.read_first], lede=self.lede,
-                                             filter=kept))
-
-
-#: The one set of field names each record class is made with: every field is passed, so every record of a class
-#: has an equal set, which pydantic otherwise makes anew per record (728 bytes each: a variant record and its
-#: filter's ~1.5 KB of ~2.7 KB, held to the run's end for each of 3,088 variants at 10,000 readers; issue 38).
-_FIELDS_SETS: dict[type, set[str]] = {}
-
-
-def _one_fields_set(record: _Record) -> _Record:
-    """``record`` holding its class's one set of fields set: pydantic only adds to it a field assigned, and every
-    field is in it already, so the shared set never changes."""
-    kept = record.__pydantic_fields_set__
-    if kept == set(type(record).model_fields):
-        object.__setattr__(record, "__pydantic_fields_set__", _FIELDS_SETS.setdefault(type(record), kept))
-    return record
+        # each record with its class's one set of fields set (every field given): held to the run's end per variant
+        kept = one_fields_set(FilterRecord(subsystems=sorted(flt.subsystems), exclude=sorted(flt.exclude),
+                                           min_verdict=flt.min_verdict, budget=flt.budget, downstream=flt.downstream))
+        return one_fields_set(VariantRecord(key=self.key, readers=[r.id for r in self.readers],
+                                            numbers=[e.number for e in self.entries],
+                                            read_first=[e.number for e in self.read_first], lede=self.lede,
+                                            filter=kept))
 
 
 def ordered(entries: list[Entry], vocabulary: Vocabulary | None = None) -> list[Entry]:
