@@ -49,6 +49,7 @@ def test_records_with_one_set_of_fields_set_serialise_and_compare_as_records_mad
     first, second = records[0], records[1]
     first.lede = "Rewritten."
     assert second.lede != "Rewritten." and second.model_fields_set == set(VariantRecord.model_fields)
+    assert first.filter is not None
     assert FilterRecord.model_validate(first.filter.model_dump()) == first.filter
 
 
