@@ -526,7 +526,7 @@ def real_section(results: list[dict], args: argparse.Namespace) -> str:
     if compared:
         lines += ["", "Before → after issue 38's streaming (the code before, commit b49a490, measured by this script "
                       "the same evening; CPU seconds grow with the machine's load): " + "; ".join(compared) + "."]
-    lines += ["", sixth_round(results), "", FIFTH_ROUND, "", FOURTH_ROUND, "", THIRD_ROUND, "", STREAM]
+    lines += ["", seventh_round(results), "", SIXTH_ROUND, "", FIFTH_ROUND, "", FOURTH_ROUND, "", THIRD_ROUND, "", STREAM]
     return "\n".join(lines)
 
 
@@ -612,74 +612,93 @@ FIFTH_ROUND = (
     'measured again.')
 
 
-#: What the code before issue 38's sixth round measured with this script: readers → (CPU s, peak RSS MiB, load, the
-#: peak RSS at the end of imports, collect, connect, the drafted record's save, render, the approved record's save,
-#: publish, the first tenth of delivery and delivery's end). The fifth round's rows (commit 23cf5f8), and the same
-#: code run again on this machine the day of the sixth round (commit 6664024, the section's command, without --write).
-BEFORE_ROUND6 = {1000: (10.5, 101, "1.4, 2.0, 2.7", "76, 79, 85, 87, 95, -, 97, -, 101"),
-                 10000: (39.7, 138, "1.6, 1.9, 2.6", "77, 86, 101, 105, 117, -, 126, -, 138")}
-AGAIN_ROUND6 = {1000: (14.0, 101, "6.6, 3.7, 2.1", "76, 80, 85, 87, 95, 97, 97, 97, 101"),
-                10000: (66.4, 139, "8.8, 7.4, 4.4", "77, 86, 101, 105, 117, 124, 126, 133, 139")}
+#: What issue 38's sixth round changed and measured (its paragraph as that round's --write made it).
+SIXTH_ROUND = (
+    "Issue 38, memory flat in readers (sixth round: after render). Delivery: a reader's own Message-ID (too long to "
+    "be stored as written) was parsed into the e-mail package's shared header cache, which no other message reads, "
+    'and kept alive by the folded-lines cache too: up to 1,024 parsed ids of ~7 KB each (the "parsed headers" of the '
+    "fifth round's trace); now parsed for its message alone (`_OWN` in `prdigest/deliver/email_message.py`: the same "
+    "bytes). A deliverer kept its results and what it tried in a dictionary and a set keyed by each claimed row's own"
+    ' (reader, medium) strings beside a second index of the plan (~410 bytes a message in the test, now ~110: a list '
+    "slot and a byte by the plan's place); a planned message's compose was a `functools.partial` with its own "
+    'argument tuple (now slotted: ~370 → ~220 bytes a planned message); the pending rows were read into one set at '
+    'the start of the run and of each pass to plan the claims (now a page at a time, `Ledger.each_key`, into a byte '
+    "per planned message). The approved record's save after the render step made a new, equal record of each rendered"
+    " variant (3,088 at 10,000 readers) and held both while it saved; it now keeps the reviewed record's object where"
+    " the render step planned the same variant (the stored record and its hash unchanged). The render step's list of "
+    "the files it wrote, held to the run's end, holds their paths as text instead of Path objects (~430 → ~100 bytes "
+    'a file, ~7,300 files at 10,000 readers). Every rendering and outbox file is the bytes it was (the golden and '
+    'rendering tests, and the delivery tests reading the e-mails back). 1,000 readers: peak 95 MiB, 10.3 CPU s (load '
+    "3.0, 3.0, 5.3); peak RSS at each step's end: imports 76, collect 79, connect 85, drafted record's save 87, "
+    "render 95, approved record's save 95, publish 95, delivery's first tenth 95, delivery's end 95; before (the "
+    "fifth round's row): 10.5 CPU s, 101 MiB (load 1.4, 2.0, 2.7; at the same steps' ends: 76, 79, 85, 87, 95, -, 97,"
+    " -, 101); the code before run again today: 14.0 CPU s, 101 MiB (load 6.6, 3.7, 2.1; at the same steps' ends: 76,"
+    ' 80, 85, 87, 95, 97, 97, 97, 101); 10,000 readers: peak 124 MiB, 39.6 CPU s (load 2.2, 2.8, 5.1); peak RSS at '
+    "each step's end: imports 77, collect 86, connect 101, drafted record's save 105, render 116, approved record's "
+    "save 116, publish 119, delivery's first tenth 123, delivery's end 124; before (the fifth round's row): 39.7 CPU "
+    "s, 138 MiB (load 1.6, 1.9, 2.6; at the same steps' ends: 77, 86, 101, 105, 117, -, 126, -, 138); the code before"
+    " run again today: 66.4 CPU s, 139 MiB (load 8.8, 7.4, 4.4; at the same steps' ends: 77, 86, 101, 105, 117, 124, "
+    '126, 133, 139). **1,000 → 10,000 readers now grows the peak by 31 %** (95 → 124 MiB; 37 % before this round; the'
+    ' ≲ 25 % aim still missed), at 40 CPU s (target ≤ 60) and well inside 512 MiB. Two earlier runs of the same code '
+    'with this command, 1,000 / 10,000 readers: 95 / 124 MiB, 9.9 / 36.0 CPU s (load 3.8 / 3.0); 96 / 124 MiB, 8.6 / '
+    '37.0 CPU s (load 0.7 / 2.6). Delivery no longer grows over its messages; what still grows with readers (the '
+    "steps' ends above, 10,000 against 1,000): collect (the readers file read), connect (3,088 variant plans, ledes "
+    "and records, held to the run's end), render, publish (~2 MiB, not traced) and the start of delivery (its plan: a"
+    ' Delivery, its compose and Message-ID per message, ~220 bytes each for 11,549 messages, and the index of their '
+    "places). Collect, connect and render were not changed in this round. CPU seconds move with other sessions' load "
+    "on this machine (load 1 to 11 during this round's runs): compare them at like load. The 1000 × 10 row is the "
+    "third round's, not measured again.")
 
-#: The steps sixth_round names, and the phase each is read from.
-_STEPS6 = (("imports", "start"), ("collect", "collect"), ("connect", "connect"), ("drafted record's save",
+
+#: What the code before issue 38's seventh round measured with this script (the sixth round's written rows, commit
+#: 3f7495d): readers → (CPU s, peak RSS MiB, load, the peak RSS at the end of imports, collect, connect, the drafted
+#: record's save, render, the approved record's save, publish, the first tenth of delivery and delivery's end).
+BEFORE_ROUND7 = {1000: (10.3, 95, "3.0", "76, 79, 85, 87, 95, 95, 95, 95, 95"),
+                 10000: (39.6, 124, "2.2", "77, 86, 101, 105, 116, 116, 119, 123, 124")}
+
+#: The steps seventh_round names, and the phase each is read from.
+_STEPS7 = (("imports", "start"), ("collect", "collect"), ("connect", "connect"), ("drafted record's save",
            "save drafted"), ("render", "render"), ("approved record's save", "save approved"), ("publish", "publish"),
            ("delivery's first tenth", "deliver 10%"), ("delivery's end", "deliver"))
 
 
-def sixth_round(results: list[dict]) -> str:
-    """What issue 38's sixth round changed, where each size's peak is now, and the growth from 1,000 to 10,000."""
+def seventh_round(results: list[dict]) -> str:
+    """What issue 38's seventh round changed, where each size's peak is now, and the growth from 1,000 to 10,000."""
     by = {r["readers"]: r for r in results if r["prs"] == 300}
     parts = [] if by else ["(the figures: a run of this command with --prs 300)"]
     for n in sorted(by):
         r = by[n]
         steps = {step: peak for step, peak, *_ in r.get("phases") or []}
-        where = ", ".join(f"{name} {steps[step]:.0f}" for name, step in _STEPS6 if step in steps)
+        where = ", ".join(f"{name} {steps[step]:.0f}" for name, step in _STEPS7 if step in steps)
         said = f"{n:,} readers: peak {r['rss_peak_mib']:.0f} MiB, {r['cpu_s']:.1f} CPU s (load " + ", ".join(
             f"{x:.1f}" for x in r["load"]) + f"); peak RSS at each step's end: {where}"
-        for label, table in (("before (the fifth round's row)", BEFORE_ROUND6), ("the code before run again today",
-                                                                                 AGAIN_ROUND6)):
-            b = table.get(n)
-            if b is not None:
-                said += f"; {label}: {b[0]:.1f} CPU s, {b[1]} MiB (load {b[2]}; at the same steps' ends: {b[3]})"
+        b = BEFORE_ROUND7.get(n)
+        if b is not None:
+            said += (f"; before (the sixth round's row): {b[0]:.1f} CPU s, {b[1]} MiB (load {b[2]}; at the same "
+                     f"steps' ends: {b[3]})")
         parts.append(said)
     growth = ""
     if 1000 in by and 10000 in by:
         small, big = by[1000]["rss_peak_mib"], by[10000]["rss_peak_mib"]
         cpu = by[10000]["cpu_s"]
         growth = (f" **1,000 → 10,000 readers now grows the peak by {100 * (big / small - 1):.0f} %** ({small:.0f} → "
-                  f"{big:.0f} MiB; 37 % before this round; the ≲ 25 % aim "
+                  f"{big:.0f} MiB; 31 % before this round; the ≲ 25 % aim "
                   f"{'met' if big <= 1.25 * small else 'still missed'}), at {cpu:.0f} CPU s (target ≤ 60"
-                  f"{'' if cpu <= 60 else ': over it at this load; the code before took 66 CPU s at load ~8'}) and well "
-                  "inside 512 MiB.")
+                  f"{'' if cpu <= 60 else ': over it at this load'}) and well inside 512 MiB.")
     return (
-        "Issue 38, memory flat in readers (sixth round: after render). Delivery: a reader's own Message-ID (too long "
-        "to be stored as written) was parsed into the e-mail package's shared header cache, which no other message "
-        "reads, and kept alive by the folded-lines cache too: up to 1,024 parsed ids of ~7 KB each (the \"parsed "
-        "headers\" of the fifth round's trace); now parsed for its message alone (`_OWN` in "
-        "`prdigest/deliver/email_message.py`: the same bytes). A deliverer kept its results and what it tried in a "
-        "dictionary and a set keyed by each claimed row's own (reader, medium) strings beside a second index of the "
-        "plan (~410 bytes a message in the test, now ~110: a list slot and a byte by the plan's place); a planned "
-        "message's compose was a `functools.partial` with its own argument tuple (now slotted: ~370 → ~220 bytes a "
-        "planned message); the pending rows were read into one set at the start of the run and of each pass to plan "
-        "the claims (now a page at a time, `Ledger.each_key`, into a byte per planned message). The approved record's "
-        "save after the render step made a new, equal record of each rendered variant (3,088 at 10,000 readers) and "
-        "held both while it saved; it now keeps the reviewed record's object where the render step planned the same "
-        "variant (the stored record and its hash unchanged). The render step's list of the files it wrote, held to "
-        "the run's end, holds their paths as text instead of Path objects (~430 → ~100 bytes a file, ~7,300 files "
-        "at 10,000 readers). Every rendering and outbox file is the bytes it was (the golden and rendering tests, "
-        "and the delivery tests reading the e-mails back). "
-        + "; ".join(parts) + "." + growth + " Two earlier runs of the same code with this command, "
-        "1,000 / 10,000 readers: 95 / 124 MiB, 9.9 / 36.0 CPU s (load 3.8 / 3.0); 96 / 124 MiB, 8.6 / 37.0 CPU s "
-        "(load 0.7 / 2.6). Delivery no longer grows over its messages; what still grows with "
-        "readers (the steps' ends above, 10,000 against 1,000): collect (the readers file read), connect (3,088 "
-        "variant plans, ledes and records, held to the run's end), render, publish (~2 MiB, not traced) and the start "
-        "of delivery (its plan: a Delivery, its compose and Message-ID per message, ~220 bytes each for 11,549 "
-        "messages, and the index of their places). Collect, connect and render were not changed in this round. CPU "
-        "seconds move with other sessions' load on this machine (load 1 to 11 during this round's runs): compare "
-        "them at like load. The 1000 × 10 row is the third round's, not measured again."
+        "Issue 38, memory flat in readers (seventh round: the variant records). The connect step's variant records "
+        "(one per variant, 3,088 at 10,000 readers, held to the run's end, and the stored ones the approved save "
+        "keeps) each held a set of the fields given, made anew by pydantic per record and per its filter's record "
+        "(728 bytes each for five or six names): every record is made with every field given, so they now share "
+        "their class's one set (`prdigest/state/fields_set.py`; pydantic only adds an assigned field's name to it, "
+        "and every name is in it already): ~2,450 → ~1,000 bytes a record beside its lists in the test. Records "
+        "compare and serialise as before (the stored record and its hash unchanged). "
+        + "; ".join(parts) + "." + growth + " What still grows with readers and was not changed in this round: the "
+        "readers themselves (a Reader model and its strings, ~750 bytes each at collect), the connect plan's "
+        "groups and ledes, the render step (the interpreter's table of interned strings doubles once, ~1.9 MiB, as "
+        "pathlib interns each written file's name parts), publish and the start of delivery (its plan). CPU "
+        "seconds move with other sessions' load on this machine: compare them at like load."
     )
-
 
 if __name__ == "__main__":
     main()

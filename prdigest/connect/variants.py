@@ -13,6 +13,7 @@ from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, FilterRecord, VariantRecord, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.readers.file import DEFAULT_BUDGET, Reader
+from prdigest.state.fields_set import one_fields_set
 
 if TYPE_CHECKING:
     from prdigest.connect.lede import Complete
@@ -147,11 +148,13 @@ class Variant:
     def record(self) -> VariantRecord:
         """The variant as the edition record and ``digest.json`` keep it."""
         flt = self.filter
-        kept = FilterRecord(subsystems=sorted(flt.subsystems), exclude=sorted(flt.exclude),
-                            min_verdict=flt.min_verdict, budget=flt.budget, downstream=flt.downstream)
-        return VariantRecord(key=self.key, readers=[r.id for r in self.readers],
-                             numbers=[e.number for e in self.entries],
-                             read_first=[e.number for e in self.read_first], lede=self.lede, filter=kept)
+        # each record with its class's one set of fields set (every field given): held to the run's end per variant
+        kept = one_fields_set(FilterRecord(subsystems=sorted(flt.subsystems), exclude=sorted(flt.exclude),
+                                           min_verdict=flt.min_verdict, budget=flt.budget, downstream=flt.downstream))
+        return one_fields_set(VariantRecord(key=self.key, readers=[r.id for r in self.readers],
+                                            numbers=[e.number for e in self.entries],
+                                            read_first=[e.number for e in self.read_first], lede=self.lede,
+                                            filter=kept))
 
 
 def ordered(entries: list[Entry], vocabulary: Vocabulary | None = None) -> list[Entry]:

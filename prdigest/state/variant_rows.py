@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from prdigest.kernel.models import Edition, VariantRecord
 from prdigest.kernel.storage import Store
 from prdigest.kernel.surrogates import hash_bytes
+from prdigest.state.fields_set import one_fields_set
 
 #: How the canonical JSON of an edition without variants ends: the variants go between the brackets.
 _TAIL = '"variants":[]}'
@@ -186,5 +187,8 @@ def read(store: Store, key: str, variants: Iterable[str] | None = None) -> list[
 
 
 def parse(body: str) -> VariantRecord:
-    """One stored variant as a model."""
-    return VariantRecord.model_validate_json(body)
+    """One stored variant as a model (it and its filter with their class's one set of fields set)."""
+    record = one_fields_set(VariantRecord.model_validate_json(body))
+    if record.filter is not None:
+        one_fields_set(record.filter)
+    return record
