@@ -20,6 +20,7 @@ Figures per downstream and fact set:
 - flags: uses flagged ``breaks``, and echoes: flags beyond the first per (upstream fact, downstream function).
 
 Run: .venv/bin/python -m benchmarks.impact_downstreams --wheels DIR [--gaudi GITDIR] [--ascend GITDIR] [--write]
+[--tpu GITDIR] (also score vllm-project/tpu-inference, labelled blind: benchmarks/data/downstream_impact_tpu.json)
 [--hunk-headers default|python] [--false vllm-ascend] (print each ``breaks`` the stricter evidence calls false on
 that downstream, full files)
 
