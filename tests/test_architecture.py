@@ -165,6 +165,18 @@ def test_text_safety_is_written_once_in_prdigest_text(path: Path) -> None:
     assert not found, found
 
 
+@pytest.mark.parametrize("path", [*CORE, *RENDERERS, *FLOWS], ids=lambda p: str(p.relative_to(ROOT)))
+def test_others_code_is_parsed_only_through_safe_parse(path: Path) -> None:
+    """A PR's file can be nested past the parser's limits (MemoryError, RecursionError) or be run by two threads at
+    once: prdigest.kernel.safe_parse.parse is the one place that parses, refuses and locks."""
+    if path == ROOT / "prdigest" / "kernel" / "safe_parse.py":
+        return
+    calls = [node.lineno for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parse"
+             and isinstance(node.func.value, ast.Name) and node.func.value.id == "ast"]
+    assert not calls, f"ast.parse at lines {calls} (use prdigest.kernel.safe_parse.parse)"
+
+
 # --- the layer rules of the core's packages (docs/architecture.md, "The house") ---------------------------
 
 def _package(module: str) -> str:

@@ -15,6 +15,7 @@ import re
 from prdigest.collect.facts.hunklines import Row, code, hunks, indent
 from prdigest.collect.facts.registries import container
 from prdigest.kernel.models import Change
+from prdigest.kernel.safe_parse import parse
 
 _START = re.compile(r"^([A-Za-z_]\w*)\s*(?::|=(?!=))")
 #: A module-level constant's name as modules write registries (``_POSSIBLE_FP8_KERNELS``).
@@ -47,9 +48,8 @@ def _added_block(rows: list[Row], start: int) -> tuple[str, int] | None:
 
 def _registry(text: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
     """(name, container, keys, classes as written) of an assignment whose value lists classes, else None."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree, _ = parse(text)  # a hostile patch's block can be nested past the parser's limits: no registry, no raise
+    if not isinstance(tree, ast.Module):
         return None
     node = tree.body[0] if len(tree.body) == 1 else None
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
