@@ -5,11 +5,13 @@ downstream in one way (or, for the negatives, in none)."""
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from prdigest.collect.facts import Surface, commit_facts
+from prdigest.collect.facts.hierarchy import GitTree
 from prdigest.collect.git import UpstreamClone, read_commits
 from prdigest.connect.impact.downstream import DownstreamSpec, load_index
 from prdigest.connect.impact.match import UseTable, match_changes
@@ -328,3 +330,29 @@ def match_downstream(tmp_path: Path, facts: list[Change], downstream: dict[str, 
     with open_store(tmp_path / "state.sqlite") as store:
         index = load_index(DownstreamSpec("ds", path=str(repo), packages=("ds",), upstream=up), up, store=store)
     return match_changes(facts, UseTable.of("ds", index.uses, up), up)
+
+
+def upstream_facts(tmp_path: Path, before: dict[str, str | None], after: dict[str, str | None],
+                   packages: tuple[str, ...] = ("up",)) -> list[Change]:
+    """The facts of ``before`` → ``after`` (one commit of a real repository), read with the upstream's tree."""
+    repo = tmp_path / "upstream"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, before)
+    commit(repo, "before")
+    write(repo, after)
+    sha = commit(repo, "after")
+    clone = UpstreamClone(repo / ".git")
+    diffs, _ = read_commits(clone, [sha])
+    return commit_facts(diffs[sha], Surface(packages=packages), tree=GitTree(clone, packages))
+
+
+def upstream_impacts(tmp_path: Path, before: dict[str, str | None], after: dict[str, str | None],
+                     downstream: dict[str, str]) -> list[Impact]:
+    """The impacts of the upstream commit on a downstream committed in its own repository, indexed from it."""
+    return match_downstream(tmp_path, upstream_facts(tmp_path, before, after), downstream)
+
+
+def line_in(text: str, marker: str) -> int:
+    """The 1-based line of ``text`` (dedented as the tests write it) that holds ``marker``."""
+    return next(n for n, row in enumerate(textwrap.dedent(text).lstrip("\n").splitlines(), 1) if marker in row)

@@ -11,38 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.collect.facts import Surface, commit_facts
-from prdigest.collect.facts.hierarchy import GitTree
-from prdigest.collect.git import UpstreamClone, read_commits
-from prdigest.kernel.models import Change, Impact
-from tests.git_support import commit, git, write
-from tests.impact_support import match_downstream
+from tests.impact_support import line_in as _line
+from tests.impact_support import upstream_facts as _facts
+from tests.impact_support import upstream_impacts as _impacts
 
 UP = ("up",)
-
-
-def _facts(tmp_path: Path, before: dict[str, str | None], after: dict[str, str | None]) -> list[Change]:
-    """The facts of ``before`` → ``after`` (one commit of a real repository), read with the upstream's tree."""
-    repo = tmp_path / "upstream"
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, before)
-    commit(repo, "before")
-    write(repo, after)
-    sha = commit(repo, "after")
-    clone = UpstreamClone(repo / ".git")
-    diffs, _ = read_commits(clone, [sha])
-    return commit_facts(diffs[sha], Surface(packages=UP), tree=GitTree(clone, UP))
-
-
-def _impacts(tmp_path: Path, before: dict[str, str | None], after: dict[str, str | None],
-             downstream: dict[str, str]) -> list[Impact]:
-    """The impacts of the upstream commit on a downstream committed in its own repository, indexed from it."""
-    return match_downstream(tmp_path, _facts(tmp_path, before, after), downstream)
-
-
-def _line(text: str, marker: str) -> int:
-    return next(n for n, row in enumerate(textwrap.dedent(text).lstrip("\n").splitlines(), 1) if marker in row)
 
 
 # --- a constructor's new keyword, passed where upstream builds its own class by name -----------------------------
