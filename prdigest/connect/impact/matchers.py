@@ -407,9 +407,31 @@ def _private_callers(use: Use, sig: SignatureChange, ctx: Context) -> bool:
 
 
 def _body(change: Change, ctx: Context) -> Iterator[Hit]:
-    """A changed body of something the downstream overrides or replaces: a check."""
+    """A changed body of something the downstream overrides or replaces: a check. One that now runs work upstream
+    moved out of other functions (``moved_from``) breaks an override that does not call the base's, unless the
+    downstream overrides or patches one of those old homes itself (its own copy of the work)."""
+    moved = " and ".join(change.moved_from)
+    own_copy = bool(change.moved_from) and _keeps_old_home(change, ctx)
     for use in _exact(change, ctx, "overrides", "patches"):
-        yield Hit(use, "check", change.symbol)
+        if not moved:
+            yield Hit(use, "check", change.symbol)
+        elif use.how == "overrides" and CALLS_SUPER not in use.detail and not own_copy:
+            yield Hit(use, "breaks", f"{change.symbol} now runs what upstream moved out of {moved}; yours does not "
+                      "call the base's, so it no longer runs")
+        else:
+            yield Hit(use, "check", f"{change.symbol} now runs what upstream moved out of {moved}"
+                      + ("; you replace that function yourself" if own_copy else ""))
+
+
+def _keeps_old_home(change: Change, ctx: Context) -> bool:
+    """Whether the downstream overrides or patches a function a body fact's work moved out of (``vllm.a.*.f``
+    matches any class of ``vllm.a``): it runs its own copy of that work."""
+    for old in change.moved_from:
+        pattern = _wildcard(old)
+        if any(u.how in ("overrides", "patches") and pattern.fullmatch(u.symbol)
+               for u in ctx.table.named(old.rsplit(".", 1)[-1])):
+            return True
+    return False
 
 
 def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
