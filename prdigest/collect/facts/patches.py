@@ -23,6 +23,7 @@ from prdigest.collect.facts import (
     patchregistries,
     patchrehomed,
     patchsigs,
+    patchunbound,
     pins,
     pyapi,
     toolchain,
@@ -102,6 +103,9 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     # keywords the PR's added lines now pass to a constructor: across files (the call and the class are apart)
     facts += patchcalls.passes_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                       and surface.is_api(f.path)], facts)
+    # keywords passed to a constructor through a name out of the patch's sight (the class, or a configured one)
+    facts += patchunbound.unbound_passes([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                          and surface.is_api(f.path)], facts)
     # data attributes removed from a class: across files (whether any added line of the PR still names one)
     seen = {(c.kind, c.symbol, c.path) for c in facts}
     facts += [c for c in patchattrs.removed_attribute_facts(
