@@ -75,8 +75,9 @@ def unbound_passes(files: Iterable[tuple[str, str]], facts: list[Change]) -> lis
         return []
     now: dict[str, set[str]] = defaultdict(set)
     then: dict[str, set[str]] = defaultdict(set)
+    passing = re.compile(r"\b(?:" + "|".join(re.escape(k) for k in sorted(wanted)) + r")\s*=(?!=)")
     for path, patch in files:
-        if not any(f"{k}=" in patch for k in wanted):
+        if not passing.search(patch):
             continue
         found = _chains(hunks(patch))
         bound = set(_imported(found, path, True)) | set(_imported(found, path, False)) | {
