@@ -136,3 +136,20 @@ def test_an_imported_class_or_a_keyword_no_new_parameter_takes_is_no_unbound_pas
         pr = change_of(tmp_path / str(n), {SCHEDULER: SCHEDULER_BEFORE, CORE: before},
                        {SCHEDULER: SCHEDULER_AFTER, CORE: after}, python_headers=True)
         assert not [c for c in patch_only(pr) if c.kind == "passes" and c.receiver == "untyped"], n
+
+
+def test_a_hunk_far_below_a_call_left_open_is_not_read_as_its_arguments(tmp_path: Path) -> None:
+    # the hunk before ends inside Scheduler(…); seven unseen lines close it and open Other(…), to which the next hunk
+    # adds the keyword: more than six lines apart, the two are never read as one call
+    more = "".join(f"            arg_{n}=None,\n" for n in range(6))
+    before = CORE_BEFORE.replace("            kv_cache_config=kv_cache_config,\n",
+                                 "            kv_cache_config=kv_cache_config,\n" + more) + \
+        "        self.other = Other(\n            a=1,\n            b=2,\n            c=3,\n        )\n"
+    after = before.replace("        block_size = vllm_config.cache_config.block_size\n",
+                           "        block_size, hash_block_size = vllm_config.cache_config.block_sizes()\n")
+    after = after.replace("            c=3,\n", "            c=3,\n            hash_block_size=hash_block_size,\n")
+    pr = change_of(tmp_path, {SCHEDULER: SCHEDULER_BEFORE, CORE: before}, {SCHEDULER: SCHEDULER_AFTER, CORE: after},
+                   python_headers=True)
+    core = next(f.patch for f in pr.files if f.path == CORE)
+    assert core is not None and core.count("\n@@") == 1 and "Other(" not in core  # Other's ( is out of sight
+    assert not [c for c in patch_only(pr) if c.kind == "passes"]
