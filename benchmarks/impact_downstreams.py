@@ -21,7 +21,10 @@ Figures per downstream and fact set:
 
 Run: .venv/bin/python -m benchmarks.impact_downstreams --wheels DIR [--gaudi GITDIR] [--ascend GITDIR] [--write]
 [--tpu GITDIR] (also score vllm-project/tpu-inference, labelled blind: benchmarks/data/downstream_impact_tpu.json)
-[--hunk-headers default|python] [--false vllm-ascend] (print each ``breaks`` the stricter evidence calls false on
+[--downstream LABELS.json GITDIR] (any labelled downstream, repeatable: its release pair from the file's
+``upstream_before``/``upstream_after``, whose wheels ``vllm-<version>-*.whl`` DIR holds, and its packages from
+``package``; downstreams of one pair share one upstream repository and fact sets: benchmarks.labelled_downstreams)
+[--hunk-headers default|python] [--false NAME] (print each ``breaks`` the stricter evidence calls false on
 that downstream, full files)
 
 Index only: .venv/bin/python -m benchmarks.impact_downstreams --index-only [--ascend GITDIR] [--repeat N] (the
@@ -42,6 +45,7 @@ import subprocess
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import cast
@@ -68,6 +72,7 @@ from benchmarks.impact_later import (
     later_evidence,
     statement,
 )
+from benchmarks.labelled_downstreams import Labelled, LabelsError, by_pair, load_labelled
 from benchmarks.report import write_section
 from prdigest.collect.facts import Surface, commit_facts, patch_facts
 from prdigest.collect.facts.hierarchy import GitTree
@@ -110,6 +115,19 @@ def wheel_patches(repo: Path, sha: str, python_headers: bool = False) -> PullReq
                        files=files)
 
 
+def upstream_facts(into: Path, wheels: Path, before: str, after: str, python_headers: bool) -> dict[str, list[Change]]:
+    """The two fact sets of one release pair: the facts engine on the wheels' files as two commits (with the whole
+    tree, as a --git run reads them) and the patches of the same change alone."""
+    into.mkdir(parents=True)
+    repo, sha = upstream_repo(into, wheels, before, after)
+    clone = UpstreamClone(repo / ".git")
+    diffs, _ = read_commits(clone, [sha])
+    surface = Surface(packages=UPSTREAM)
+    return {"full files": commit_facts(diffs[sha], surface, tree=GitTree(clone, UPSTREAM)),
+            "patches alone" + (" (Python hunk headers)" if python_headers else ""):
+                patches_alone(wheel_patches(repo, sha, python_headers), surface)}
+
+
 def patches_alone(pr: PullRequest, surface: Surface) -> list[Change]:
     """The facts a run without a clone matches: the patches' own (the entry's ``changes``) and the hunk
     headers' (prdigest.connect.impact.step.entry_facts)."""
@@ -118,9 +136,10 @@ def patches_alone(pr: PullRequest, surface: Surface) -> list[Change]:
     return facts + [c for c in facts_from_patches(pr, UPSTREAM) if (c.kind, c.symbol, c.path) not in seen]
 
 
-def changed_lines(gitdir: Path, package: str, d0: str, d1: str) -> tuple[dict[str, set[int]], set[str], str]:
-    """D0's lines changed or deleted by D1 (D0's numbering), the files touched, and the changed text."""
-    diff = subprocess.run(["git", "--git-dir", str(gitdir), "diff", "-U0", "--no-renames", d0, d1, "--", package],
+def changed_lines(gitdir: Path, packages: Sequence[str], d0: str, d1: str) -> tuple[dict[str, set[int]], set[str], str]:
+    """D0's lines under ``packages`` changed or deleted by D1 (D0's numbering), the files touched, and the changed
+    text."""
+    diff = subprocess.run(["git", "--git-dir", str(gitdir), "diff", "-U0", "--no-renames", d0, d1, "--", *packages],
                           check=True, capture_output=True, text=True).stdout
     lines: dict[str, set[int]] = defaultdict(set)
     files: set[str] = set()
@@ -137,10 +156,10 @@ def changed_lines(gitdir: Path, package: str, d0: str, d1: str) -> tuple[dict[st
     return lines, files, text
 
 
-def commit_files(gitdir: Path, package: str, commit: str) -> set[str]:
+def commit_files(gitdir: Path, packages: Sequence[str], commit: str) -> set[str]:
     out = subprocess.run(["git", "--git-dir", str(gitdir), "show", "--name-only", "--format=", commit], check=True,
                          capture_output=True, text=True).stdout
-    return {p for p in out.split() if p.startswith(package + "/")}
+    return {p for p in out.split() if p.startswith(tuple(f"{package}/" for package in packages))}
 
 
 def region(tree: Path, path: str, line: int, how: str) -> set[int]:
@@ -223,19 +242,19 @@ def false_breaks(name: str, result: dict, label: str = "full files", besides: di
     return out
 
 
-def downstream(name: str, data: dict, gitdir: Path, package: str, root: Path,
-               fact_sets: dict[str, list[Change]]) -> dict[str, dict]:
-    """Every fact set scored on one downstream at its d0."""
+def downstream(labelled: Labelled, root: Path, fact_sets: dict[str, list[Change]]) -> dict[str, dict]:
+    """Every fact set scored on one labelled downstream at its d0."""
+    name, data, gitdir, packages = labelled.name, labelled.data, labelled.gitdir, labelled.packages
     tree = checkout(gitdir, data["d0"], root / name)
     with open_store(root / f"{name}.sqlite") as store:
-        index = load_index(DownstreamSpec(name, path=str(tree), packages=(package,), upstream=UPSTREAM), UPSTREAM,
+        index = load_index(DownstreamSpec(name, path=str(tree), packages=packages, upstream=UPSTREAM), UPSTREAM,
                            store=store)
     table = UseTable.of(name, index.uses, UPSTREAM)
-    lines, touched, text = changed_lines(gitdir, package, data["d0"], data["d1"])
-    adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(gitdir, package, a["commit"])))
+    lines, touched, text = changed_lines(gitdir, packages, data["d0"], data["d1"])
+    adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(gitdir, packages, a["commit"])))
                    for a in data["adaptations"]]
     later, when = later_commit(gitdir, data["d1"])
-    since = changed_since(gitdir, package, data["d0"], later)
+    since = changed_since(gitdir, packages, data["d0"], later)
     out: dict[str, dict] = {}
     for label, facts in fact_sets.items():
         started = time.perf_counter()
@@ -259,10 +278,10 @@ def _ratio(part: int, whole: int) -> str:
 def speed(root: Path, facts: list[Change]) -> dict[str, float]:
     """The index of a 3,000-file tree (vllm-ascend's files copied under several package names) cold and warm,
     and the full-file facts dealt out to a 300-PR week matched PR by PR against vllm-ascend, as a run does."""
-    big, packages = big_tree(root / "ascend", root / "big", 3000)
+    big, packages = big_tree(root / "vllm-ascend", root / "big", 3000)
     files, uses, cold, cpu, warm = index_speed(big, packages, root / "big.sqlite")
     with open_store(root / "ascend.sqlite") as store:
-        index = load_index(DownstreamSpec("ascend", path=str(root / "ascend"), packages=("vllm_ascend",),
+        index = load_index(DownstreamSpec("ascend", path=str(root / "vllm-ascend"), packages=("vllm_ascend",),
                                           upstream=UPSTREAM), UPSTREAM, store=store)
     week = [facts[i::300] for i in range(300)]
     started = time.perf_counter()
@@ -382,7 +401,12 @@ def main() -> None:
     parser.add_argument("--wheels", type=Path, help="folder with the vllm 0.19.1 and 0.20.1 wheels")
     parser.add_argument("--ascend", type=Path, default=ASCEND, help="vllm-ascend's git directory")
     parser.add_argument("--gaudi", type=Path, default=GAUDI, help="vllm-gaudi's git directory")
-    parser.add_argument("--tpu", type=Path, help="vllm-project/tpu-inference's git directory: score it too")
+    parser.add_argument("--tpu", type=Path, help="vllm-project/tpu-inference's git directory: score it too (short for "
+                                                  "--downstream benchmarks/data/downstream_impact_tpu.json GITDIR)")
+    parser.add_argument("--downstream", nargs=2, action="append", default=[], metavar=("LABELS", "GITDIR"),
+                        help="score one more labelled downstream: its labels file (upstream_before/upstream_after: "
+                             "the release pair, whose wheels --wheels holds; package: its import package or a list; "
+                             "d0, d1, adaptations) and its git directory; repeatable")
     parser.add_argument("--write", action="store_true", help="replace the section of BENCHMARKS.md")
     parser.add_argument("--no-speed", action="store_true", help="skip the 3,000-file index and the 300-PR week")
     parser.add_argument("--hunk-headers", choices=("default", "python"), default="default",
@@ -390,10 +414,9 @@ def main() -> None:
                              "Python driver (def/class lines at any depth, as GitHub shows them)")
     parser.add_argument("--before", type=Path, help="an earlier run's printed section, shown as 'before'")
     parser.add_argument("--before-label", default="earlier code", help="what --before was run on")
-    parser.add_argument("--false", action="append", default=[], choices=["vllm-ascend", "vllm-gaudi", "tpu-inference"],
+    parser.add_argument("--false", action="append", default=[], metavar="NAME",
                         help="print the breaks the stricter evidence calls false on this downstream (full files)")
-    parser.add_argument("--false-patches", action="append", default=[],
-                        choices=["vllm-ascend", "vllm-gaudi", "tpu-inference"],
+    parser.add_argument("--false-patches", action="append", default=[], metavar="NAME",
                         help="print the breaks from patches alone the stricter evidence calls false and full files "
                              "do not flag, on this downstream")
     parser.add_argument("--index-only", action="store_true",
@@ -409,35 +432,41 @@ def main() -> None:
         return
     if args.wheels is None:
         parser.error("--wheels is required (but for --index-only)")
-    ascend = json.loads(DATA.read_text(encoding="utf-8"))
-    gaudi = json.loads(GAUDI_DATA.read_text(encoding="utf-8"))
+    try:
+        named = [load_labelled(DATA, args.ascend), load_labelled(GAUDI_DATA, args.gaudi),
+                 *([load_labelled(TPU_DATA, args.tpu)] if args.tpu else []),
+                 *(load_labelled(Path(labels), Path(gitdir)) for labels, gitdir in args.downstream)]
+        pairs = by_pair(named)
+    except LabelsError as exc:
+        parser.error(str(exc))
+    unknown = sorted(set(args.false + args.false_patches) - {d.name for d in named})
+    if unknown:
+        parser.error(f"--false/--false-patches name no downstream scored: {', '.join(unknown)}")
     root = Path(tempfile.mkdtemp(prefix="impact-two-"))
     try:
-        repo, sha = upstream_repo(root, args.wheels, ascend["upstream_before"], ascend["upstream_after"])
-        clone = UpstreamClone(repo / ".git")
-        diffs, _ = read_commits(clone, [sha])
-        surface = Surface(packages=UPSTREAM)
-        # full files as a --git run reads them: the upstream's whole tree too (bases in unchanged modules)
-        fact_sets = {"full files": commit_facts(diffs[sha], surface, tree=GitTree(clone, UPSTREAM)),
-                     "patches alone" + (" (Python hunk headers)" if args.hunk_headers == "python" else ""):
-                         patches_alone(wheel_patches(repo, sha, args.hunk_headers == "python"), surface)}
-        counts = {label: len(facts) for label, facts in fact_sets.items()}
-        results = {"vllm-ascend": downstream("ascend", ascend, args.ascend, "vllm_ascend", root, fact_sets),
-                   "vllm-gaudi": downstream("gaudi", gaudi, args.gaudi, "vllm_gaudi", root, fact_sets)}
-        if args.tpu:
-            tpu = json.loads(TPU_DATA.read_text(encoding="utf-8"))
-            results["tpu-inference"] = downstream("tpu", tpu, args.tpu, "tpu_inference", root, fact_sets)
+        results: dict[str, dict[str, dict]] = {}
+        counts: dict[str, int] = {}
+        first: dict[str, list[Change]] = {}
+        for n, ((before_version, after_version), group) in enumerate(pairs.items()):
+            # one upstream repository and fact sets per release pair, shared by its downstreams
+            fact_sets = upstream_facts(root / f"pair{n}", args.wheels, before_version, after_version,
+                                       args.hunk_headers == "python")
+            first = first or fact_sets
+            suffix = f" ({before_version} → {after_version})" if len(pairs) > 1 else ""
+            counts.update({label + suffix: len(facts) for label, facts in fact_sets.items()})
+            for labelled in group:
+                results[labelled.name] = downstream(labelled, root, fact_sets)
         verdicts = json.loads(HANDCHECK.read_text(encoding="utf-8"))["verdicts"]
         for name, per in results.items():
             for result in per.values():
                 result["by_hand"] = by_hand(name, result, verdicts)
         for name in args.false:
             print("\n".join(false_breaks(name, results[name]["full files"])), end="\n\n")
-        patches_label = next(label for label in fact_sets if label.startswith("patches alone"))
+        patches_label = next(label for label in first if label.startswith("patches alone"))
         for name in args.false_patches:
             print("\n".join(false_breaks(name, results[name][patches_label], patches_label,
                                           results[name]["full files"])), end="\n\n")
-        timing = None if args.no_speed else speed(root, fact_sets["full files"])
+        timing = None if args.no_speed else speed(root, first["full files"])
         before = (args.before_label, before_rows(args.before)) if args.before else None
         body = render(results, counts, os.getloadavg()[0], timing, before)
         print(f"## {TITLE}\n\n{body}")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import subprocess
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -50,10 +51,11 @@ def later_commit(gitdir: Path, d1: str, branch: str = "main") -> tuple[str, date
     return sha, datetime.fromisoformat(_git(gitdir, "log", "-1", "--format=%cI", sha).strip())
 
 
-def changed_since(gitdir: Path, package: str, d0: str, later: str) -> dict[str, set[int]]:
-    """D0's lines (D0's numbering) that ``later`` changed or deleted, a renamed file followed to its new path (its
-    unchanged lines do not count); a pure insertion counts for the line it follows."""
-    diff = _git(gitdir, "diff", "-U0", "-M", d0, later, "--", package)
+def changed_since(gitdir: Path, package: str | Sequence[str], d0: str, later: str) -> dict[str, set[int]]:
+    """D0's lines (D0's numbering) that ``later`` changed or deleted under ``package`` (or each of several), a
+    renamed file followed to its new path (its unchanged lines do not count); a pure insertion counts for the line
+    it follows."""
+    diff = _git(gitdir, "diff", "-U0", "-M", d0, later, "--", *([package] if isinstance(package, str) else package))
     lines: dict[str, set[int]] = defaultdict(set)
     path = ""
     for row in diff.splitlines():

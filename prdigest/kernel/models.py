@@ -204,13 +204,17 @@ class Change(BaseModel):
     siblings: tuple[str, ...] = ()
     #: Of a new registry: the classes it lists, by their dotted names (a downstream subclass of one is told).
     listed: tuple[str, ...] = ()
+    #: Of a ``body`` fact: the upstream functions (``vllm.a.C.f``; ``vllm.a.*.f`` when the class is out of a patch's
+    #: sight) whose lines the change moved into this method: what ran for everyone now runs only through it
+    #: (prdigest.collect.facts.patchrehomed).
+    moved_from: tuple[str, ...] = ()
 
     @model_serializer(mode="wrap")
     def _without_empty_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # the call-site fields only where a fact has them: every other fact reads as it always did
         data: dict[str, Any] = handler(self)
         for key in ("passed", "callers", "receiver", "inherited_by", "reexported_by", "constructed", "needed_by",
-                    "siblings", "listed"):
+                    "siblings", "listed", "moved_from"):
             if not data.get(key, True):
                 data.pop(key, None)
         return data

@@ -21,7 +21,9 @@ from prdigest.collect.facts import (
     patchobligations,
     patchpassed,
     patchregistries,
+    patchrehomed,
     patchsigs,
+    patchunbound,
     pins,
     pyapi,
     toolchain,
@@ -101,6 +103,9 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     # keywords the PR's added lines now pass to a constructor: across files (the call and the class are apart)
     facts += patchcalls.passes_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                       and surface.is_api(f.path)], facts)
+    # keywords passed to a constructor through a name out of the patch's sight (the class, or a configured one)
+    facts += patchunbound.unbound_passes([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                          and surface.is_api(f.path)], facts)
     # data attributes removed from a class: across files (whether any added line of the PR still names one)
     seen = {(c.kind, c.symbol, c.path) for c in facts}
     facts += [c for c in patchattrs.removed_attribute_facts(
@@ -109,6 +114,12 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     # a hook the PR makes (a new method that only raises) and calls on an imported name in another hunk
     facts = patchhooks.hook_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                    and surface.is_api(f.path)], facts)
+    # work the PR moves into a method from another module (an override that skips the base's no longer runs it):
+    # the method's body fact, saying where the work came from
+    moved = patchrehomed.rehomed_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                        and surface.is_api(f.path)])
+    rehomed = {(c.symbol, c.path) for c in moved}
+    facts = [c for c in facts if not (c.kind == "body" and (c.symbol, c.path) in rehomed)] + moved
     # the parameters a method's signature fact adds that the PR's added calls of it pass
     facts = patchpassed.with_passed([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                      and surface.is_api(f.path)], facts)

@@ -36,7 +36,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 9
+INDEX_VERSION = 10
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -59,6 +59,10 @@ _ENTERING = frozenset({"append", "extend", "insert", "add", "update"})
 #: kept to the characters a type is written with (``;returns=torch.Tensor | None``): whether it already returns
 #: what upstream now promises.
 RETURNS = ";returns="
+#: In an ``__init__`` override's ``detail``: the downstream names its class in a string as a dotted path
+#: (``"ds.sched.MyScheduler"``, a class it configures upstream to build), so upstream builds it, through whatever
+#: variable its configuration fills.
+CONFIGURED = ";configured"
 #: In an override's ``detail``: the downstream calls a method of that name itself (``self.m(…)`` in the class,
 #: ``obj.m(…)`` anywhere on an object that is no imported name): it stays reached when upstream stops calling it.
 CALLED = ";called"
@@ -236,6 +240,8 @@ class _Reader:
     def __init__(self, summary: FileSummary, dotted: re.Pattern[str], source: bytes | str) -> None:
         self.s = summary
         self.dotted = dotted
+        # the downstream's own dotted names in strings too (``"ds.sched.MyScheduler"``: a class it hands upstream)
+        self.own = _dotted((summary.module.split(".", 1)[0],)) if summary.module else None
         self.source = source
         self._lines: list[str] | None = None
 
@@ -407,7 +413,8 @@ class _Reader:
 
     def _constant(self, node: ast.Constant) -> list[ast.AST]:
         value = node.value
-        if isinstance(value, str) and len(value) < 200 and self.dotted.fullmatch(value):
+        if isinstance(value, str) and len(value) < 200 and (
+                self.dotted.fullmatch(value) or (self.own is not None and self.own.fullmatch(value))):
             self.s.strings.append((value, node.lineno))
         return []
 
@@ -611,6 +618,8 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
     # (not a name every dict or list has: ``d.update()`` is no call of the downstream's ``update``)
     methods = {name for s in files for c in s.classes for name, _, _ in c.methods} - BUILTIN_METHODS
     on_objects = set().union(*(called_methods(s.calls, s.called, imported_names[s.path], methods) for s in files))
+    # the downstream's own classes it names by their dotted path in a string: configured for upstream to build
+    configured = {text for s in files for text, _ in s.strings if text in local_classes}
     for key, (s, c) in local_classes.items():
         direct = {t for b in c.bases if (t := resolve(s.path, b)) is not None and _is_upstream(t, upstream)}
         bases = upstream_bases(key)
@@ -631,6 +640,8 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                     params += CALLS_SUPER
                 if name in own_calls or name in on_objects:
                     params += CALLED
+                if name == "__init__" and key in configured:
+                    params += CONFIGURED
                 if name == "__init__" and c.own_init:
                     sets = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self"
                             and c.line <= at <= c.end} | {m for m, _, _ in c.methods}

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from prdigest.collect.facts.hierarchy import BASE_UNREAD, BUILTIN_METHODS, METHOD_GONE, METHOD_GONE_CHANGED
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
-from prdigest.connect.impact.index import CALLED, CALLS_SUPER, OWN_INIT, RETURNS, SPREAD, Use
+from prdigest.connect.impact.index import CALLED, CALLS_SUPER, CONFIGURED, OWN_INIT, RETURNS, SPREAD, Use
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
 from prdigest.kernel.pymodule import is_python, module_of
@@ -291,8 +291,11 @@ def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
 
 def _passes(change: Change, ctx: Context) -> Iterator[Hit]:
     """A keyword upstream now passes to a constructor: a subclass ``__init__`` that does not take it breaks (a
-    ``check`` when upstream passes it only where it builds its own class by name: :func:`_built_by_upstream`)."""
+    ``check`` when upstream passes it only where it builds its own class by name: :func:`_built_by_upstream`). When
+    a patch could not see what the call's name is bound to (``receiver="untyped"``), only a subclass the downstream
+    hands upstream (named by its dotted path in a string, or patched over the class) breaks."""
     keywords = [k.strip() for k in change.detail.split(",") if k.strip()]
+    cls = change.symbol.split(".")[0]
     for use in _exact(change, ctx, "overrides"):
         taken = Signature.parse(use.detail.split(";", 1)[0])
         if taken is None or taken.variadic_kw:
@@ -300,7 +303,14 @@ def _passes(change: Change, ctx: Context) -> Iterator[Hit]:
         missing = [k for k in keywords if k not in taken.names]
         if missing:
             words = f"{change.symbol}: upstream now passes {', '.join(missing)}, yours does not take it"
-            if _built_by_upstream(change, ctx):
+            if change.receiver == "untyped":
+                # the patch shows the call, not what its name is bound to: the class itself or a configured one
+                if CONFIGURED in use.detail or _patched_over(change, ctx):
+                    yield Hit(use, "breaks", words + "; you hand this class to upstream to build")
+                else:
+                    yield Hit(use, "check", words + f"; upstream passes it to {cls}(…), which may be the class "
+                              "you configure or its own")
+            elif _built_by_upstream(change, ctx):
                 yield Hit(use, "breaks", words)
             else:
                 yield Hit(use, "check", words + _OWN_BUILD.format(change.symbol.split(".")[0]))
@@ -316,6 +326,11 @@ def _built_by_upstream(change: Change, ctx: Context) -> bool:
     downstream patches the class over (``module.C = Mine``, anywhere upstream may have imported it)."""
     if change.constructed != "by-name":
         return True
+    return _patched_over(change, ctx)
+
+
+def _patched_over(change: Change, ctx: Context) -> bool:
+    """Whether the downstream patches the class of a constructor fact over (``module.C = Mine``)."""
     cls = change.symbol.split(".")[0]
     return any(u.how == "patches" and u.symbol.rsplit(".", 1)[-1] == cls for u in ctx.table.named(cls))
 
@@ -407,9 +422,31 @@ def _private_callers(use: Use, sig: SignatureChange, ctx: Context) -> bool:
 
 
 def _body(change: Change, ctx: Context) -> Iterator[Hit]:
-    """A changed body of something the downstream overrides or replaces: a check."""
+    """A changed body of something the downstream overrides or replaces: a check. One that now runs work upstream
+    moved out of other functions (``moved_from``) breaks an override that does not call the base's, unless the
+    downstream overrides or patches one of those old homes itself (its own copy of the work)."""
+    moved = " and ".join(change.moved_from)
+    own_copy = bool(change.moved_from) and _keeps_old_home(change, ctx)
     for use in _exact(change, ctx, "overrides", "patches"):
-        yield Hit(use, "check", change.symbol)
+        if not moved:
+            yield Hit(use, "check", change.symbol)
+        elif use.how == "overrides" and CALLS_SUPER not in use.detail and not own_copy:
+            yield Hit(use, "breaks", f"{change.symbol} now runs what upstream moved out of {moved}; yours does not "
+                      "call the base's, so it no longer runs")
+        else:
+            yield Hit(use, "check", f"{change.symbol} now runs what upstream moved out of {moved}"
+                      + ("; you replace that function yourself" if own_copy else ""))
+
+
+def _keeps_old_home(change: Change, ctx: Context) -> bool:
+    """Whether the downstream overrides or patches a function a body fact's work moved out of (``vllm.a.*.f``
+    matches any class of ``vllm.a``): it runs its own copy of that work."""
+    for old in change.moved_from:
+        pattern = _wildcard(old)
+        if any(u.how in ("overrides", "patches") and pattern.fullmatch(u.symbol)
+               for u in ctx.table.named(old.rsplit(".", 1)[-1])):
+            return True
+    return False
 
 
 def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
