@@ -15,7 +15,7 @@ from prdigest.kernel.text import clean
 from prdigest.kernel.vocabulary import NAME_PATTERN, name_problem
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
 from prdigest.readers.addresses import ADDRESSES, EMAIL, FEISHU, SLACK
-from prdigest.readers.compact import compact
+from prdigest.state.compact import compact
 from prdigest.readers.stream import Shared, stream_model
 
 #: Read-first entries per reader unless the readers file says otherwise, and the most it may say.
