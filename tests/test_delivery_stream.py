@@ -223,3 +223,41 @@ def test_a_delivery_plan_holds_no_message_id_per_message_and_the_ledger_keeps_th
     assert len(plan) == 2000 and held / len(plan) < 200, held / len(plan)
     first, again = plan[0].new_message_id(), plan[0].new_message_id()
     assert first != again and first is not None and first.endswith(f".{ed.key}.r0000@example.com>"), (first, again)
+
+
+def _held_at_the_first_message(tmp_path: Path, n: int = 2000) -> float:
+    """The bytes of Python heap a delivery to the outbox holds per planned message when its first message is sent:
+    the plan routed to the outbox, its rows registered in a real SQLite ledger, the deliverer's index of places."""
+    import tracemalloc
+
+    ed = edition([entry(1, ["moe"], "deep-read"), entry(2, ["kernels"], "skim")], language="en")
+    plan = planned(ed, _readers(n), ("email",), sender=SENDER)
+    outbox = OutboxChannel(tmp_path / "outbox", {m.name: m.outbox_file for m in default_media()})
+    held: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        if done == 1:
+            gc.collect()
+            held.append(tracemalloc.get_traced_memory()[0])
+
+    ledger = open_ledger(tmp_path / "state.sqlite")
+    try:
+        gc.collect()
+        tracemalloc.start()
+        deliveries, channels = outbox_routes(plan, {"email": outbox})
+        del plan
+        report = deliver(ed.id, deliveries, channels, ledger, progress)
+    finally:
+        tracemalloc.stop()
+        ledger.close()
+    assert len(report.sent) == n and [r.medium for r in report.sent[:1]] == ["outbox-email"]
+    return held[0] / n
+
+
+def test_a_deliverer_holds_no_string_or_tuple_of_its_own_per_planned_message(tmp_path: Path) -> None:
+    """Failed before: each message routed to the outbox held a medium name of its own ("outbox-email", made per
+    message), and the deliverer's index of places a (reader, medium) tuple per message: ~410 bytes a planned message
+    here when the first was sent; now ~280 (the plan's routed deliveries and their composes, the index by medium and
+    reader, the results' slots)."""
+    per_message = _held_at_the_first_message(tmp_path)
+    assert per_message < 330, per_message
