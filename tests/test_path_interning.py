@@ -27,7 +27,7 @@ def _interned(work: Callable[[], object]) -> int:
     """How many times ``sys.intern`` is called while ``work`` runs (every path pathlib parses calls it per part)."""
     calls = 0
 
-    def profile(frame, event, arg) -> None:  # noqa: ANN001 - the profiler's signature
+    def profile(frame: object, event: str, arg: object) -> None:
         nonlocal calls
         if event == "c_call" and arg is sys.intern:
             calls += 1

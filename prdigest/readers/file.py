@@ -15,8 +15,8 @@ from prdigest.kernel.text import clean
 from prdigest.kernel.vocabulary import NAME_PATTERN, name_problem
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
 from prdigest.readers.addresses import ADDRESSES, EMAIL, FEISHU, SLACK
-from prdigest.state.compact import compact
 from prdigest.readers.stream import Shared, stream_model
+from prdigest.state.compact import compact
 
 #: Read-first entries per reader unless the readers file says otherwise, and the most it may say.
 DEFAULT_BUDGET = 5
