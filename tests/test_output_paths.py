@@ -9,7 +9,7 @@ import pytest
 
 from prdigest.connect.variants import Filter
 from prdigest.kernel.errors import ConfigError
-from prdigest.kernel.writes import write_inside
+from prdigest.kernel.writes import write_inside, write_under
 
 
 @pytest.mark.parametrize("relative", ["../pwned.html", "email/../../pwned.html", "/etc/pwned", "email/../../x/y"])
@@ -28,6 +28,27 @@ def test_write_inside_refuses_a_symlink_out_of_the_folder(tmp_path: Path) -> Non
     with pytest.raises(ConfigError):
         write_inside(out, "email/all.html", b"x")
     assert not list(elsewhere.iterdir())
+
+
+@pytest.mark.parametrize("relative", ["../pwned.html", "email/../../pwned.html", "/etc/pwned", "email/../../x/y", "."])
+def test_write_under_refuses_paths_that_leave_the_folder_as_write_inside_does(tmp_path: Path, relative: str) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError, match="outside the folder"):
+        write_under(str(out), relative, b"x")
+    assert not (tmp_path / "pwned.html").exists()
+
+
+def test_write_under_refuses_a_symlink_out_of_the_folder_and_writes_inside_it(tmp_path: Path) -> None:
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    os.symlink(elsewhere, out / "email")
+    with pytest.raises(ConfigError):
+        write_under(str(out), "email/all.html", b"x")
+    assert not list(elsewhere.iterdir())
+    written = write_under(str(out), "slack/all.json", b"{}")
+    assert written == str(out / "slack" / "all.json") and (out / "slack" / "all.json").read_bytes() == b"{}"
+    assert oct((out / "slack" / "all.json").stat().st_mode & 0o777) == "0o644"
 
 
 def test_variant_keys_are_plain_file_names() -> None:

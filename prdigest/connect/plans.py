@@ -89,7 +89,7 @@ class Plans:
         self._signatures = frozenset(_signature(f) for f in facts)
         self._order = tuple(f[0].number for f in facts)
         places = {n: i for i, n in enumerate(self._order)}
-        self._groups = [_Group(flt, list(members), _mask(places, (e.number for e in entries)))
+        self._groups = [_Group(flt, members, _mask(places, (e.number for e in entries)))
                         for flt, entries, members in groups]
 
     def groups(self, readers: Sequence[Reader], vocabulary: Vocabulary | None,
@@ -109,17 +109,18 @@ class Plans:
         # the planned entries rejected or re-judged since (an added one is in no group's mask: select() finds it)
         touched = _mask({n: i for i, n in enumerate(self._order)}, changed)
         # equal selections (filters that differ by budget, or by what selects nothing here) share one list: held
-        # by their variants to the run's end, once per selection rather than once per filter
+        # by their variants to the run's end, once per selection rather than once per filter; each variant holds
+        # its group's list of readers, not a copy (the plan's lists are never changed once kept)
         lists: dict[int, list[Entry]] = {}
         for group in self._groups:
             flt = group.filter
             if changed and (group.selected & touched or flt.select(moved)):
-                planned.append((flt, flt.select(facts), list(group.readers)))
+                planned.append((flt, flt.select(facts), group.readers))
                 self.reselected.append(flt.key)
             else:  # the entries unchanged keep their relative reading order
                 selection = lists.get(group.selected)
                 if selection is None:
                     selection = lists[group.selected] = [entries[n] for n in _numbers(self._order, group.selected)]
-                planned.append((flt, selection, list(group.readers)))
+                planned.append((flt, selection, group.readers))
                 self.reused += 1
         return planned

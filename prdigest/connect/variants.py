@@ -13,6 +13,7 @@ from prdigest.kernel.i18n import catalog, messages
 from prdigest.kernel.models import EarlierFollowup, Edition, Entry, EntryStatus, FilterRecord, VariantRecord, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.readers.file import DEFAULT_BUDGET, Reader
+from prdigest.state.compact import compact
 from prdigest.state.fields_set import one_fields_set
 
 if TYPE_CHECKING:
@@ -148,13 +149,15 @@ class Variant:
     def record(self) -> VariantRecord:
         """The variant as the edition record and ``digest.json`` keep it."""
         flt = self.filter
-        # each record with its class's one set of fields set (every field given): held to the run's end per variant
-        kept = one_fields_set(FilterRecord(subsystems=sorted(flt.subsystems), exclude=sorted(flt.exclude),
-                                           min_verdict=flt.min_verdict, budget=flt.budget, downstream=flt.downstream))
-        return one_fields_set(VariantRecord(key=self.key, readers=[r.id for r in self.readers],
-                                            numbers=[e.number for e in self.entries],
-                                            read_first=[e.number for e in self.read_first], lede=self.lede,
-                                            filter=kept))
+        # each record with its class's one set of fields set (every field given) and its values in a dictionary
+        # sharing its keys with the other records': held to the run's end per variant
+        kept = compact(one_fields_set(FilterRecord(
+            subsystems=sorted(flt.subsystems), exclude=sorted(flt.exclude), min_verdict=flt.min_verdict,
+            budget=flt.budget, downstream=flt.downstream)))
+        return compact(one_fields_set(VariantRecord(key=self.key, readers=[r.id for r in self.readers],
+                                                    numbers=[e.number for e in self.entries],
+                                                    read_first=[e.number for e in self.read_first], lede=self.lede,
+                                                    filter=kept)))
 
 
 def ordered(entries: list[Entry], vocabulary: Vocabulary | None = None) -> list[Entry]:
@@ -218,10 +221,14 @@ def plan_variants(edition: Edition, readers: list[Reader], vocabulary: Vocabular
 
     drafted = {v.key: v.lede for v in edition.variants}
     basis = LedeBasis.of(edition, published)
+    # equal ledes held once (variants that differ by budget or by what selects nothing write the same): kept by
+    # the variants and their records to the run's end, ~400 bytes each
+    ledes: dict[str, str] = {}
     for variant in served:
         variant.read_first = pick_read_first(edition.ranking, variant.entries, variant.filter.budget)
-        variant.lede = variant_lede(edition, variant.entries, variant.read_first, vocabulary,
-                                    drafted=drafted.get(variant.key, ""), everything=published, basis=basis)
+        lede = variant_lede(edition, variant.entries, variant.read_first, vocabulary,
+                            drafted=drafted.get(variant.key, ""), everything=published, basis=basis)
+        variant.lede = ledes.setdefault(lede, lede)
     return served, idle
 
 

@@ -19,7 +19,7 @@ from prdigest.deliver.run import Deferred, Delivery, plan_deliveries
 from prdigest.deliver.spool import Spool, Spooled
 from prdigest.kernel.config import Settings
 from prdigest.kernel.models import Edition, VariantRecord
-from prdigest.kernel.writes import write_inside
+from prdigest.kernel.writes import write_under
 from prdigest.readers.file import Reader
 from prdigest.readers.selfservice.links import link_kinds, linker
 
@@ -123,11 +123,12 @@ def render_variants(edition: Edition, variants: list[Variant], idle: list[Reader
     written, as for a resend) and its renderings spooled (in ``out``, unnamed) until delivery."""
     media = list(media)
     rendered = Rendered([], idle, spool=Spool(out))
+    folder = None if out is None else str(out)  # path text: no Path made per file (pathlib interns their names)
     for i, variant in enumerate(variants, start=1):
         renderings = render_variant(edition, variant, used_media(media, variant.readers), context)
-        if out is not None:
+        if folder is not None:
             for rendering in renderings.values():
-                rendered.files += [str(write_inside(out, rel, data)) for rel, data in rendering.files.items()]
+                rendered.files += [write_under(folder, rel, data) for rel, data in rendering.files.items()]
         rendered.variants.append(RenderedVariant.of(variant, renderings, rendered.spool))
         if progress is not None:
             progress(i, len(variants))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -376,7 +377,8 @@ class EditionPipeline:
         rendered = render_variants(edition, variants, idle, services.media, render_context(services.settings),
                                    out=services.out, progress=progress or _reported("render"))
         # A variant an earlier rendering of this edition had (readers or review changed since) is gone too.
-        written = {Path(f).relative_to(services.out).parts[0] for f in rendered.files}
+        out = str(services.out)  # path text, as the files are: no Path per file (pathlib interns their names)
+        written = {os.path.relpath(f, out).split(os.sep, 1)[0] for f in rendered.files}
         prune(services.out, {*services.media.names(), *written}, rendered.files)
         return rendered
 

@@ -16,6 +16,7 @@ from prdigest.kernel.vocabulary import NAME_PATTERN, name_problem
 from prdigest.kernel.yamlfile import FAST_LOADER, load_yaml_model
 from prdigest.readers.addresses import ADDRESSES, EMAIL, FEISHU, SLACK
 from prdigest.readers.stream import Shared, stream_model
+from prdigest.state.compact import compact
 
 #: Read-first entries per reader unless the readers file says otherwise, and the most it may say.
 DEFAULT_BUDGET = 5
@@ -243,7 +244,10 @@ def _read(path: Path) -> ReadersFile:
             return ReadersFile.model_validate(found)
         except ValidationError:
             pass  # named with its line by the whole-file read
-    return load_yaml_model(path, ReadersFile, what="readers")
+    whole = load_yaml_model(path, ReadersFile, what="readers")
+    for reader in whole.readers:  # as the reader-by-reader read keeps them (held to the run's end)
+        compact(reader)
+    return whole
 
 
 def load_readers(path: Path, known_subsystems: set[str] | None = None) -> ReadersFile:

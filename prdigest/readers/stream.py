@@ -16,6 +16,7 @@ from yaml.resolver import Resolver
 
 from prdigest.kernel.errors import ConfigError, first_problem
 from prdigest.kernel.yamlfile import node_line
+from prdigest.state.compact import compact
 
 #: libyaml's event parser (the events in C; one item's nodes composed in Python); None without libyaml, when the
 #: file is read whole as before.
@@ -101,7 +102,8 @@ def _mapping(loader: _Events, path: Path, item: type[BaseModel], field: str, wha
 class Shared:
     """One copy of each equal value the items of a file repeat: ten thousand readers follow a few hundred lists
     of subsystems and set the same few fields. Only for frozen models (pydantic copies, never changes, their
-    set of fields set), whose values are equal tuples or strings."""
+    set of fields set), whose values are equal tuples or strings. Each model's values are kept in a dictionary
+    sharing its keys with the others' (:func:`prdigest.state.compact.compact`), as it is made."""
 
     def __init__(self, fields: Iterable[str]) -> None:
         self._fields = tuple(fields)
@@ -114,7 +116,7 @@ class Shared:
         for name in self._fields:
             value = model.__dict__[name]
             model.__dict__[name] = values.setdefault((name, value), value)
-        return model
+        return compact(model)
 
 
 def _items(loader: _Events, path: Path, item: type[BaseModel], field: str, what: str, name_of: str,
