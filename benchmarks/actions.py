@@ -32,6 +32,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.judgement import LABELS, Drafted, from_git, read_labels, upgrade_action  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
 from prdigest.connect.relations import revert_targets  # noqa: E402
+from prdigest.kernel.superseded import kept_actions, superseded  # noqa: E402
 
 TITLE = "Action required on the labelled weeks"
 Labels = dict[str, dict[int, dict[str, object]]]
@@ -109,32 +110,50 @@ def reverted_within(drafts: dict[int, Drafted], repo: str) -> dict[int, Drafted]
     return {n: Drafted(d.pr, d.draft, []) if n in undone else d for n, d in drafts.items()}
 
 
-def figures(drafts: dict[int, Drafted], labels: Labels) -> Figures:
-    """One week's figures: entries, entries confirmed by one / both labellers, misses per labeller and both."""
+def said_later(drafts: dict[int, Drafted], language: str = "zh-CN") -> tuple[dict[int, Drafted], dict[int, list[int]]]:
+    """The drafts as the connect step leaves them (prdigest/kernel/superseded.py): an upgrade a later PR of the week
+    asks again is said there; and PR number → the later PRs that say it."""
+    found = superseded([d.pr for d in drafts.values()])
+    out = {n: Drafted(d.pr, d.draft, kept_actions(d.action, d.pr, language, found[n].keys))
+           if n in found and d.action else d for n, d in drafts.items()}
+    return out, {n: list(s.by) for n, s in found.items() if drafts[n].action}
+
+
+def figures(drafts: dict[int, Drafted], labels: Labels, later: dict[int, list[int]] | None = None) -> Figures:
+    """One week's figures: entries, entries confirmed by one / both labellers, misses per labeller and both (a PR
+    whose every upgrade a later PR of the week asks again, said there, is counted apart: ``later``)."""
     wanted = asked(labels)
     ours = sorted(n for n, d in drafts.items() if d.action)
     labellers = sorted(labels)
-    missed = {who: sorted(n for n, by in wanted.items() if who in by and n in drafts and not drafts[n].action)
-              for who in labellers}
-    both = sorted(n for n, by in wanted.items() if len(by) == len(labellers) >= 2 and n in drafts
-                  and not drafts[n].action)
-    upgrades = sorted(n for n, by in wanted.items() if n in drafts and not drafts[n].action
+    said = {n: by for n, by in (later or {}).items() if not drafts[n].action and any(b in ours for b in by)}
+
+    def unsaid(n: int) -> bool:
+        return n in drafts and not drafts[n].action and n not in said
+
+    missed = {who: sorted(n for n, by in wanted.items() if who in by and unsaid(n)) for who in labellers}
+    both = sorted(n for n, by in wanted.items() if len(by) == len(labellers) >= 2 and unsaid(n))
+    upgrades = sorted(n for n, by in wanted.items() if unsaid(n)
                       and any(upgrade_action(a) for items in by.values() for a in items))
     return {"entries": ours, "confirmed": [n for n in ours if n in wanted],
+            "said later": sorted(n for n in said if n in wanted),
             "confirmed by both": [n for n in ours if len(wanted.get(n, {})) >= 2],
             "missed": missed, "missed by both": both, "upgrades missed": upgrades,
             "labelled": sorted(n for n in wanted if n in drafts)}
 
 
-def show(week: str, drafts: dict[int, Drafted], labels: Labels) -> str:
-    """Each entry with an action beside the labellers' actions, then the labellers' actions with none of ours."""
+def show(week: str, drafts: dict[int, Drafted], labels: Labels, later: dict[int, list[int]] | None = None) -> str:
+    """Each entry with an action beside the labellers' actions, then the labellers' actions with none of ours
+    (``LATER``: its upgrade is said on a later PR of the week)."""
     wanted = asked(labels)
+    later = later or {}
     lines = [f"== {week}"]
     for n in sorted(set(wanted) | {n for n, d in drafts.items() if d.action}):
         if n not in drafts:
             continue
-        mark = "ok " if drafts[n].action and n in wanted else "NEW" if drafts[n].action else "MISS"
-        lines.append(f"{mark} #{n} {drafts[n].pr.title}")
+        mark = "ok " if drafts[n].action and n in wanted else "NEW" if drafts[n].action else \
+            "LATER" if n in later else "MISS"
+        said = f" (said on {_numbers(later[n])})" if n in later else ""
+        lines.append(f"{mark} #{n} {drafts[n].pr.title}{said}")
         lines += [f"      ours: {a}" for a in drafts[n].action]
         lines += [f"      {who}: {a}" for who, items in sorted(wanted.get(n, {}).items()) for a in items]
     return "\n".join(lines)
@@ -145,8 +164,8 @@ def _row(week: str, f: Figures, labellers: list[str]) -> str:
     entries: list[int] = f["entries"]
     per = ", ".join(f"{who} {len(missed.get(who, []))}" for who in labellers)
     return (f"| {week} | {len(entries)} | {len(f['confirmed'])} ({len(f['confirmed by both'])}) | "
-            f"{len(f['labelled'])} | {per} | {len(f['missed by both'])} | {len(f['upgrades missed'])} | "
-            f"{_numbers(f['missed by both'])} |")
+            f"{len(f['labelled'])} | {len(f.get('said later', []))} | {per} | {len(f['missed by both'])} | "
+            f"{len(f['upgrades missed'])} | {_numbers(f['missed by both'])} |")
 
 
 def _numbers(numbers: list[int]) -> str:
@@ -155,15 +174,16 @@ def _numbers(numbers: list[int]) -> str:
 
 def table(results: dict[str, Figures], labellers: dict[str, list[str]]) -> list[str]:
     """The figures of every week as a markdown table, with totals."""
-    lines = ["| week | entries | a labeller asked too (both) | PRs labellers asked | missed per labeller | "
-             "missed, both asked | upgrades missed | missed, both asked (PRs) |",
-             "| --- | ---: | ---: | ---: | --- | ---: | ---: | --- |"]
+    lines = ["| week | entries | a labeller asked too (both) | PRs labellers asked | said on a later PR | "
+             "missed per labeller | missed, both asked | upgrades missed | missed, both asked (PRs) |",
+             "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |"]
     lines += [_row(week, f, labellers.get(week, [])) for week, f in results.items()]
-    total = {k: sum(len(f[k]) for f in results.values())
-             for k in ("entries", "confirmed", "confirmed by both", "labelled", "missed by both", "upgrades missed")}
+    total = {k: sum(len(f.get(k, [])) for f in results.values())
+             for k in ("entries", "confirmed", "confirmed by both", "labelled", "said later", "missed by both",
+                       "upgrades missed")}
     missed = sum(len(v) for f in results.values() for v in f["missed"].values())
     lines.append(f"| all | {total['entries']} | {total['confirmed']} ({total['confirmed by both']}) | "
-                 f"{total['labelled']} | {missed} in all | {total['missed by both']} | {total['upgrades missed']} | |")
+                 f"{total['labelled']} | {total['said later']} | {missed} in all | {total['missed by both']} | {total['upgrades missed']} | |")
     return lines
 
 
@@ -188,12 +208,12 @@ def main(argv: list[str] | None = None) -> str:
         kept = json.loads(args.figures.read_text(encoding="utf-8"))
         results, labellers, load = kept["weeks"], kept["labellers"], kept.get("load", load)
     for week in [] if args.figures else args.weeks:
-        drafts = reverted_within(from_git(args.git, args.repo, week), args.repo)
+        drafts, later = said_later(reverted_within(from_git(args.git, args.repo, week), args.repo))
         labels = read_labels(args.repo, week, args.labels)
         labellers[week] = sorted(labels)
-        results[week] = figures(drafts, labels)
+        results[week] = figures(drafts, labels, later)
         if args.show:
-            print(show(week, drafts, labels), flush=True)
+            print(show(week, drafts, labels, later), flush=True)
     if args.json:
         args.json.write_text(json.dumps({"labellers": labellers, "weeks": results, "load": os.getloadavg()[0]},
                                         indent=1), encoding="utf-8")
@@ -206,8 +226,9 @@ def main(argv: list[str] | None = None) -> str:
                   "After:", ""]
     lines += [*table(results, labellers), "",
               "entries: PRs of the week whose Action required item we give; a labeller asked too: of those, PRs at "
-              "least one labeller (both) also gave an action; missed: PRs a labeller gave an action that we give "
-              "none; upgrades missed: those whose labelled action asks for an upgrade by its meaning (a verb of "
+              "least one labeller (both) also gave an action; said on a later PR: PRs a labeller gave an action whose "
+              "upgrade a later PR of the week asks again, said there once (prdigest/kernel/superseded.py), not "
+              "counted as missed; missed: PRs a labeller gave an action that we give none; upgrades missed: those whose labelled action asks for an upgrade by its meaning (a verb of "
               "installing or moving to a release beside a version or a commit, or a package named to install: "
               "judgement.upgrade_action). Targets: at most 10 "
               "entries a week, at least 0.8 of them actions a reader must take, no upgrade missed.", "",

@@ -29,6 +29,7 @@ from prdigest.kernel.models import (
     Verdict,
 )
 from prdigest.kernel.storage import Store
+from prdigest.kernel.superseded import without_superseded
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.window import Window
 from prdigest.readers.file import Reader
@@ -144,6 +145,7 @@ def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, 
     mine = [pr for pr in prs if pr.number in numbers]
     found, known, earlier_parts = _relations(edition, mine, store)
     entries = relations.demote_reverted(edition.entries, found, here, edition.language)
+    entries = without_superseded(entries, mine, edition.language)  # an upgrade asked again later: said there
     story_list = stories.find_stories(entries, mine, found, edition.language, here, earlier_parts,
                                       known=numbers | {k.number for k in known})
 
