@@ -28,6 +28,7 @@ class AscendConfig:
         self.update_iterations = additional_config.get("update_iterations", 400)
         self.gate_balance = additional_config.get("gate_balance", False)
         self.legacy_cache = additional_config.get("legacy_cache", False)
+        self.enable_fastpath = additional_config.get("enable_fastpath", False)
 '''
 TABLE = """# Additional configuration
 
@@ -51,6 +52,7 @@ class AscendConfig:
         balance_config = additional_config.get("balance_config", {})
         self.balance_config = BalanceConfig(balance_config)
         self.legacy_cache = additional_config.get("legacy_cache", False)
+        self.enable_fastpath = additional_config.get("enable_fastpath", False)
 
 
 class BalanceConfig:
@@ -81,6 +83,14 @@ MOVED_TABLE = TABLE.replace(
 | `heat_collection_interval` | int | `400` | Forward iterations when balancing begins. |
 """
 
+FASTPATH = """
+
+class FastpathConfig:
+    def __init__(self, enable: bool = False, static_shapes: bool = False, **kwargs):
+        self.enable = enable
+        self.static_shapes = static_shapes
+"""
+
 BASE = {
     "plugin/__init__.py": '"""plugin."""\n\n\ndef register():\n    return "plugin.platform:Platform"\n',
     "plugin/platform.py": "class Platform:\n    pass\n",
@@ -102,6 +112,11 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
             "| `dump_path` | str | `None` | Where to dump. |\n", "").replace(
             "| `heat_collection_interval` |", "| `dump_path` | str | `None` | Where to dump. |\n"
                                              "| `heat_collection_interval` |")}),
+    # the feature's switch moves into its own config, handed to the class as keywords
+    4: ("Refactor the fastpath config", {"plugin/ascend_config.py": MOVED_CONFIG.replace(
+        '        self.enable_fastpath = additional_config.get("enable_fastpath", False)\n',
+        '        fastpath_config = additional_config.get("fastpath_config", {})\n'
+        '        self.fastpath_config = FastpathConfig(**fastpath_config)\n') + FASTPATH}),
 }
 
 
@@ -146,3 +161,9 @@ def test_a_rename_needs_one_look_alike_each_way() -> None:
     assert doc_moves([("docs/a.md", before, after)]) == {}
     assert doc_moves([("docs/developer_guide/a.md", before, after.replace("c_x", "a_x"))]) == {}
     assert doc_moves([("docs/a.md", before, after.replace("c_x", "a_x"))]) == {"a_x": "new_config.a_x"}
+
+
+def test_a_feature_s_switch_moved_into_its_config_is_a_move_to_its_enable(week: dict[int, list[Change]]) -> None:
+    assert actions(week[4], "en") == [
+        "Move the config key `enable_fastpath` under `fastpath_config` where you set it, renaming `enable_fastpath` "
+        "to `enable`."]

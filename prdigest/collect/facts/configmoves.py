@@ -103,17 +103,22 @@ def nested_keys(modules: Iterable[Module]) -> dict[str, str]:
         classes.update({n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)})
     places: dict[str, str] = {}
     for tree in trees:
-        for owner, cls in _handed(tree):
+        for owner, cls, spread in _handed(tree):
             if cls in classes:
-                for key in _class_keys(classes[cls]):
+                keys = _class_keys(classes[cls]) | (_init_keys(classes[cls]) if spread else set())
+                for key in keys:
                     places.setdefault(key, f"{owner}.{key}")
+                stem = owner.removesuffix("_config")
+                if stem != owner and "enable" in keys:  # the feature's switch: ``enable_x`` → ``x_config.enable``
+                    places.setdefault(f"enable_{stem}", f"{owner}.enable")
     return places
 
 
-def _handed(tree: ast.Module) -> list[tuple[str, str]]:
-    """(config key, class) for each ``v = <config mapping>.get("key", …)`` later passed to ``Class(v)`` in the same
-    function, or ``Class(<config mapping>.get("key"))`` directly."""
-    out: list[tuple[str, str]] = []
+def _handed(tree: ast.Module) -> list[tuple[str, str, bool]]:
+    """(config key, class, spread) for each ``v = <config mapping>.get("key", …)`` later passed to ``Class(v)`` or
+    ``Class(**v)`` (spread: its keys are the class's parameters) in the same function, or
+    ``Class(<config mapping>.get("key"))`` directly."""
+    out: list[tuple[str, str, bool]] = []
     for scope in ast.walk(tree):
         if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             continue
@@ -124,13 +129,24 @@ def _handed(tree: ast.Module) -> list[tuple[str, str]]:
                 if key:
                     names[node.targets[0].id] = key
         for node in ast.walk(scope):
-            if isinstance(node, ast.Call) and node.args:
-                arg = node.args[0]
+            if not isinstance(node, ast.Call):
+                continue
+            spread = [k.value for k in node.keywords if k.arg is None]
+            for arg in [*node.args[:1], *spread[:1]]:
                 key = names.get(arg.id, "") if isinstance(arg, ast.Name) else _read_key(arg)
                 cls = _decorator_name(node.func).rsplit(".", 1)[-1]
                 if key and cls[:1].isupper():
-                    out.append((key, cls))
+                    out.append((key, cls, arg in spread))
     return out
+
+
+def _init_keys(cls: ast.ClassDef) -> set[str]:
+    """The keyword parameters of the class's ``__init__`` (what ``Class(**mapping)`` reads from the mapping)."""
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+            params = [*node.args.args[1:], *node.args.kwonlyargs]
+            return {p.arg for p in params if _KEY.fullmatch(p.arg)}
+    return set()
 
 
 def _read_key(node: ast.expr) -> str:
