@@ -19,11 +19,13 @@ from tests.git_support import commit_week
 DOCKERFILE = "FROM base:1.0\nARG VLLM_TAG={tag}\nRUN git clone --branch $VLLM_TAG vllm\n"
 BASE = {
     "plugin/__init__.py": '"""plugin."""\n',
+    "plugin/compat.py": 'from plugin.utils import vllm_version_is\n\nOLD = vllm_version_is("0.13.0")\n',
     "Dockerfile": DOCKERFILE.format(tag="v0.13.0"),
     "requirements.txt": "torch==2.8.0\n",
 }
 PRS: dict[int, tuple[str, dict[str, str | None]]] = {
-    1: ("Drop vLLM 0.13.0 support", {"Dockerfile": DOCKERFILE.format(tag="v0.14.0"), "requirements.txt": "torch==2.9.0\n"}),
+    1: ("Drop vLLM 0.13.0 support", {"Dockerfile": DOCKERFILE.format(tag="v0.14.0"), "requirements.txt": "torch==2.9.0\n",
+                                     "plugin/compat.py": "OLD = False\n"}),
     2: ("Update vLLM to 0.14.1", {"Dockerfile": DOCKERFILE.format(tag="v0.14.1")}),
     3: ("Pin torch 2.9.1", {"requirements.txt": "torch==2.9.1\n"}),
     4: ("Back to vLLM 0.14.0: 0.14.1 breaks the scheduler", {"Dockerfile": DOCKERFILE.format(tag="v0.14.0")}),
@@ -42,11 +44,14 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> list[PullRequest]:
 
 def test_an_upgrade_asked_again_later_in_the_edition_is_said_on_the_later_pr(week: list[PullRequest]) -> None:
     assert actions(week[0].changes, "en") == ["Upgrade `VLLM` to `v0.14.0`, `torch` to `2.9.0` before pulling main."]
+    assert any(c.detail == "support dropped" for c in week[0].changes)  # said once, beside the upgrade
     found = superseded(week)
     assert {n: s.by for n, s in found.items()} == {1: (2, 3)}  # vLLM by #2, torch by #3
     entries = [entry_of(pr).model_copy(update={"action": actions(pr.changes, "en")}) for pr in week]
     out = {e.number: e.action for e in without_superseded(entries, week, "en")}
-    assert out[1] == []  # both its upgrades are asked later: nothing of it is left to do at the end of the week
+    # both its upgrades are asked later, and so is the release it drops: nothing of it is left to do at the end of
+    # the week
+    assert out[1] == []
     # a later downgrade supersedes nothing: #2's upgrade and #4's downgrade are both said
     assert out[2] == ["Upgrade `VLLM` to `v0.14.1` before pulling main."]
     assert out[3] == ["Upgrade `torch` to `2.9.1` before pulling main."]

@@ -13,6 +13,8 @@ from prdigest.kernel.actions import action_key, actions, release_key, upgrades
 from prdigest.kernel.models import Entry, PullRequest
 
 log = logging.getLogger(__name__)
+#: A ``dependency`` fact's detail for the last version gate on a release removed (collect/facts/versiongates.py).
+SUPPORT_DROPPED = "support dropped"
 
 
 @dataclass(frozen=True)
@@ -40,12 +42,16 @@ def superseded(prs: Sequence[PullRequest]) -> dict[int, Superseded]:
     asked = {pr.number: _asked(pr) for pr in ordered}
     out: dict[int, Superseded] = {}
     for i, pr in enumerate(ordered):
-        if not asked[pr.number]:
+        if not asked[pr.number] and not any(c.detail == SUPPORT_DROPPED for c in pr.changes):
             continue
         keys: set[str] = set()
         by: list[int] = []
         for c in pr.changes:
-            for name, version in [(n.lower(), v) for n, v, newer in upgrades([c]) if newer is not False]:
+            pins = [(n.lower(), v) for n, v, newer in upgrades([c]) if newer is not False]
+            if c.kind == "dependency" and c.detail == SUPPORT_DROPPED and c.reach == "public" and c.before:
+                # a release dropped: said by a later upgrade of the package past it (as beside its own upgrade)
+                pins = [(c.symbol.lower(), c.before)] if release_key(c.before)[0] else []
+            for name, version in pins:
                 later = [q.number for q in ordered[i + 1:] for n, v in asked[q.number]
                          if n == name and release_key(v) >= release_key(version)]
                 if later and not _commit(version):
