@@ -154,7 +154,8 @@ def test_a_docs_table_reorganised_while_the_code_reads_the_same_keys_asks_nothin
 
 
 def test_a_rename_needs_one_look_alike_each_way() -> None:
-    before = ("| Name | Type |\n| -- | -- |\n| `a_x` | int | `1` | Iterations. |\n| `b_x` | int | `1` | Iterations. |\n")
+    before = ("| Name | Type |\n| -- | -- |\n| `a_x` | int | `1` | Iterations. |\n"
+              "| `b_x` | int | `1` | Iterations. |\n")
     after = ("**new_config**\n\n| Name | Type |\n| -- | -- |\n| `c_x` | int | `1` | Iterations. |\n")
     assert table_rows(after) == [("new_config", "c_x", ("int", "`1`", "Iterations."))]
     # two old rows alike the one new row: which was renamed cannot be told

@@ -24,8 +24,8 @@ BASE = {
     "requirements.txt": "torch==2.8.0\n",
 }
 PRS: dict[int, tuple[str, dict[str, str | None]]] = {
-    1: ("Drop vLLM 0.13.0 support", {"Dockerfile": DOCKERFILE.format(tag="v0.14.0"), "requirements.txt": "torch==2.9.0\n",
-                                     "plugin/compat.py": "OLD = False\n"}),
+    1: ("Drop vLLM 0.13.0 support", {"Dockerfile": DOCKERFILE.format(tag="v0.14.0"),
+                                     "requirements.txt": "torch==2.9.0\n", "plugin/compat.py": "OLD = False\n"}),
     2: ("Update vLLM to 0.14.1", {"Dockerfile": DOCKERFILE.format(tag="v0.14.1")}),
     3: ("Pin torch 2.9.1", {"requirements.txt": "torch==2.9.1\n"}),
     4: ("Back to vLLM 0.14.0: 0.14.1 breaks the scheduler", {"Dockerfile": DOCKERFILE.format(tag="v0.14.0")}),
