@@ -81,3 +81,25 @@ def test_the_connect_step_says_an_upgrade_once_on_the_later_pr(week: list[PullRe
         out = {e.number: e.action for e in connect_edition(edition, prs, store).entries}
     assert out == {1: ["Upgrade `torch` to `2.9.0` before pulling main."],
                    2: ["Upgrade `VLLM` to `v0.14.1` before pulling main."]}
+
+
+COMMIT = "d886c26d4d0123456789abcdef0123456789abcd"
+TRACKING: dict[int, tuple[str, dict[str, str | None]]] = {
+    5: ("Drop vLLM 0.13.0: build upstream main", {"Dockerfile": f"FROM base:1.0\nARG VLLM_COMMIT={COMMIT}\n"
+                                                               "RUN git clone vllm && git -C vllm checkout "
+                                                               "$VLLM_COMMIT\n"}),
+    6: ("Upgrade vLLM to v0.14.1", {"Dockerfile": DOCKERFILE.format(tag="v0.14.1")}),
+}
+
+
+def test_a_release_replaced_by_a_commit_then_by_a_later_release_asks_for_that_release(tmp_path) -> None:
+    prs = commit_week(tmp_path / "up", BASE, TRACKING)
+    facts = week_facts(prs, surface=Surface(), clone=open_clone((tmp_path / "up").as_uri(), state_dir=tmp_path / "s"))
+    week = [pr.model_copy(update={"changes": facts.changes[pr.number], "merged_at": pr.merged_at + timedelta(days=i)})
+            for i, pr in enumerate(prs)]
+    assert actions(week[0].changes, "en") == [
+        "main no longer supports `VLLM` `v0.13.0`: install `VLLM` at commit `d886c26d4d` before pulling main."]
+    entries = [entry_of(pr).model_copy(update={"action": actions(pr.changes, "en")}) for pr in week]
+    out = {e.number: e.action for e in without_superseded(entries, week, "en")}
+    # at the end of the week main builds v0.14.1, not the commit: one sentence, on the later PR
+    assert out == {5: [], 6: ["Install `VLLM` `v0.14.1` before pulling main."]}

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prdigest.kernel.actions import action_key, actions, release_key, upgrades
+from prdigest.kernel.actions import action_key, actions, dropped, product, release_key, upgrades
 from prdigest.kernel.models import Entry, PullRequest
 
 log = logging.getLogger(__name__)
@@ -42,10 +42,18 @@ def superseded(prs: Sequence[PullRequest]) -> dict[int, Superseded]:
     asked = {pr.number: _asked(pr) for pr in ordered}
     out: dict[int, Superseded] = {}
     for i, pr in enumerate(ordered):
-        if not asked[pr.number] and not any(c.detail == SUPPORT_DROPPED for c in pr.changes):
+        released = dropped(pr.changes)  # a release replaced by a commit: the pins that say it go with it
+        if not asked[pr.number] and not released and not any(c.detail == SUPPORT_DROPPED for c in pr.changes):
             continue
         keys: set[str] = set()
         by: list[int] = []
+        for name, old, _ in released:
+            later = [q.number for q in ordered[i + 1:] for n, v in asked[q.number]
+                     if n == name.lower() and release_key(v) >= release_key(old)]
+            if later:  # the release a later PR moves to is what a reader installs, not this PR's commit
+                keys |= {action_key(c) for c in pr.changes if c.kind == "dependency" and c.reach == "public"
+                         and product(c).lower() == name.lower() and c.detail != SUPPORT_DROPPED}
+                by += [n for n in later if n not in by]
         for c in pr.changes:
             pins = [(n.lower(), v) for n, v, newer in upgrades([c]) if newer is not False]
             if c.kind == "dependency" and c.detail == SUPPORT_DROPPED and c.reach == "public" and c.before:
