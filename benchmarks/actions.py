@@ -47,8 +47,8 @@ NOTES = {
         "and W22 since their held-out measure, seventh round; W02 and W05 since theirs, eighth round; W03 and W18"
         " since theirs, ninth). Before: main at f246b30 measured by this script as it is now (its 'said on a "
         "later PR' is 0: main had no such rule), so the two tables differ only by the product's code (the before "
-        "run: 10:13-10:45 UTC, load average 2.95 at its start, 8.0 at its end; the after run: 10:41-10:55 UTC, "
-        "8.4 at its start).",
+        "run: 10:13-10:45 UTC, load average 2.95 at its start, 8.0 at its end; the after run: 10:58-11:10 UTC, "
+        "3.7 at its start).",
         "Now said as a move, not a removal (configmoves.py): W03 #5533 (eight EPLB keys 'removed' become seven "
         "moved under `eplb_config`, three renamed: `num_iterations_eplb_update` -> "
         "`expert_heat_collection_interval`, `num_wait_worker_iterations` -> `algorithm_execution_interval`, "
@@ -62,8 +62,10 @@ NOTES = {
         "(VLLM_TAG v0.14.0 and vllm 0.13.0 dropped, said on #6222's v0.14.1 two days later: both labellers asked "
         "#6069, mia #6222 too), W12 #7502 (vllm 0.17.0 dropped, said on #7523's VLLM_TAG v0.18.0 14 minutes "
         "later: the labellers put it on #7502, not #7523, so W12's 'a labeller asked too' falls from 2 to 1 while"
-        " the sentence a reader gets is theirs). Hand-checked: each is what a reader pulling main at the end of "
-        "the week does once.",
+        " the sentence a reader gets is theirs), W19 #8855 (VLLM_TAG v0.19.1 replaced by commit d886c26d4d, "
+        "which #8983 moves to v0.20.1 two days later: 'install VLLM at commit d886c26d4d' was stale at the end of"
+        " the week; both labellers asked both PRs, cy noting the move to v0.20.1). Hand-checked: each is what a "
+        "reader pulling main at the end of the week does once.",
         "W04 now has 10 entries (12 before): the two it lost are the upgrades said again later that week (above);"
         " the other ten are each a different thing to do (clang, npugraph_ex_config, --profiler-config, xlite, "
         "MLAPO, CANN + triton-ascend, torch/torch-npu, xgrammar, fuse_qknorm_rope, vLLM v0.14.1), nine of them "
@@ -94,9 +96,6 @@ NOTES = {
         "docs index (W14 #7895), a submodule moved (W16 #7779), an internal EPLB policy constructor (W16 #8269), "
         "a deprecation told only in a PR's description (W18 #8338), a build script's option value (W20 #9103), a "
         "vendor folder renamed (W20 #8146).",
-        "Not changed: W19 #8855 (v0.19.1 replaced by a commit) keeps 'install VLLM at commit d886c26d4d' although"
-        " #8983 moves that commit to v0.20.1 later in the week (a commit pin is no release superseded.py "
-        "compares; both labellers asked both PRs).",
     ],
 }
 
