@@ -103,3 +103,16 @@ def test_a_release_replaced_by_a_commit_then_by_a_later_release_asks_for_that_re
     out = {e.number: e.action for e in without_superseded(entries, week, "en")}
     # at the end of the week main builds v0.14.1, not the commit: one sentence, on the later PR
     assert out == {5: [], 6: ["Install `VLLM` `v0.14.1` before pulling main."]}
+
+
+def test_an_item_an_editor_cleared_stays_out_when_a_later_pr_says_the_rest(week: list[PullRequest]) -> None:
+    from prdigest.kernel.actions import action_key
+
+    first, torch_later = week[0], week[2]
+    # the editor cleared the vLLM items of #1 (its pin and the release it drops): its entry asks for torch only
+    cleared = {action_key(c) for c in first.changes if c.kind == "dependency" and "vllm" in c.symbol.lower()}
+    assert actions(first.changes, "en", cleared) == ["Upgrade `torch` to `2.9.0` before pulling main."]
+    entries = [entry_of(pr).model_copy(update={"action": actions(pr.changes, "en", cleared)})
+               for pr in (first, torch_later)]
+    out = {e.number: e.action for e in without_superseded(entries, [first, torch_later], "en", cleared)}
+    assert out == {1: [], 3: ["Upgrade `torch` to `2.9.1` before pulling main."]}

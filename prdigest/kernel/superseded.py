@@ -6,7 +6,7 @@ revert in one edition ask nothing: prdigest/connect/relations.py)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from prdigest.kernel.actions import action_key, actions, dropped, product, release_key, upgrades
@@ -70,9 +70,10 @@ def superseded(prs: Sequence[PullRequest]) -> dict[int, Superseded]:
     return out
 
 
-def without_superseded(entries: Sequence[Entry], prs: Sequence[PullRequest], language: str) -> list[Entry]:
+def without_superseded(entries: Sequence[Entry], prs: Sequence[PullRequest], language: str,
+                       cleared: Collection[str] = ()) -> list[Entry]:
     """``entries`` with each upgrade a later PR of the edition asks again left out of the earlier entry's
-    ``action[]`` (only the sentences those pins made change: an item the editor cleared stays out)."""
+    ``action[]``; ``cleared``: the fact keys editors cleared (prdigest/review/cleared_actions.py), which stay out."""
     found = superseded(prs)
     by_number = {pr.number: pr for pr in prs}
     out = []
@@ -81,7 +82,10 @@ def without_superseded(entries: Sequence[Entry], prs: Sequence[PullRequest], lan
         if gone is None or pr is None or not entry.action:
             out.append(entry)
             continue
-        kept = kept_actions(entry.action, pr, language, gone.keys)
+        if entry.action == actions(pr.changes, language, cleared):  # as the draft made it: made again without them
+            kept = actions(pr.changes, language, {*cleared, *gone.keys})
+        else:  # its sentences edited since: only those the pins made change
+            kept = kept_actions(entry.action, pr, language, gone.keys)
         log.info("PR #%s: its upgrade is asked again by #%s later in this edition: said there", entry.number,
                  ", #".join(str(n) for n in gone.by))
         out.append(entry.model_copy(update={"action": kept}))
