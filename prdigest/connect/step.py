@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +29,7 @@ from prdigest.kernel.models import (
     Verdict,
 )
 from prdigest.kernel.storage import Store
+from prdigest.kernel.superseded import without_superseded
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.kernel.window import Window
 from prdigest.readers.file import Reader
@@ -129,14 +130,15 @@ def _with_origins(store: Store, edition: Edition, items: list[EarlierFollowup]) 
 def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, *, max_weeks: int = 6,
                     embedder: Callable[[], Any] | None = None, complete: Complete | None = None,
                     vocabulary: Vocabulary | None = None, readers: Sequence[Reader] = (),
-                    plans: Plans | None = None) -> Edition:
+                    plans: Plans | None = None, cleared: Collection[str] = ()) -> Edition:
     """``edition`` with each entry's relations (reverted PRs demoted), its stories, the earlier follow-ups
     (done, open, or proposed as done by the semantic match), its read-first ranking, its lede, and one
     variant per distinct filter of ``readers`` with its read-first and lede.
 
     ``embedder`` is called (once) only when open follow-ups need a semantic match; it returns an object with
     ``similarity(texts_a, texts_b) -> rows of scores``, or None. ``complete`` lets a model write the lede.
-    ``plans``: the variants' plan is kept there for the run's render step.
+    ``plans``: the variants' plan is kept there for the run's render step. ``cleared``: the fact keys editors
+    cleared from Action required (an upgrade said again on a later PR is made again without them too).
     """
     started = time.perf_counter()
     repo, here = edition.repo, edition.id.window
@@ -144,6 +146,7 @@ def connect_edition(edition: Edition, prs: Sequence[PullRequest], store: Store, 
     mine = [pr for pr in prs if pr.number in numbers]
     found, known, earlier_parts = _relations(edition, mine, store)
     entries = relations.demote_reverted(edition.entries, found, here, edition.language)
+    entries = without_superseded(entries, mine, edition.language, cleared)  # an upgrade asked again later
     story_list = stories.find_stories(entries, mine, found, edition.language, here, earlier_parts,
                                       known=numbers | {k.number for k in known})
 

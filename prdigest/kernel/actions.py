@@ -171,7 +171,7 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     gone_settings = _removed(each, w)
     each = [c for c in each if not (c.detail == "removed" and any(c.kind == k for k, _ in gone_settings))]
     grouped += [sentence for _, sentence in gone_settings]
-    items = unique([*_required(asked, w), *grouped, *_migrating(asked, w),
+    items = unique([*_required(asked, w), *_moved(asked, w), *grouped, *_migrating(asked, w),
                     *(s for s in (_item(c, w) for c in each) if s)],
                    key=lambda s: s)
     return out + items[:MAX_ITEMS]
@@ -219,6 +219,32 @@ def _migrating(asked: Sequence[Change], w: Section) -> list[str]:
     return [w["migrate_one" if len(pairs) == 1 else "migrate_many"].format(pairs=said)]
 
 
+#: Keys a move sentence names at most; the rest are counted (its facts list them all).
+MAX_MOVED = 8
+
+
+def _moved(asked: Sequence[Change], w: Section) -> list[str]:
+    """One sentence per nested config a PR moves config keys under (prdigest/collect/facts/configmoves.py), with the
+    keys renamed on the way: moving the EPLB keys into ``eplb_config`` asks one thing, not seven removals."""
+    by_owner: dict[str, list[tuple[str, str]]] = {}
+    for c in asked:
+        if c.kind == "config" and c.detail == "moved" and c.before and "." in c.after:
+            owner, _, key = c.after.rpartition(".")
+            if (c.before, key) not in by_owner.setdefault(owner, []):
+                by_owner[owner].append((c.before, key))
+    out = []
+    for owner, keys in by_owner.items():
+        names = w["joiner"].join(code(old) for old, _ in keys[:MAX_MOVED])
+        if len(keys) > MAX_MOVED:
+            names += w["migrate_more"].format(n=len(keys) - MAX_MOVED)
+        renamed = [w["move_pair"].format(old=code(old), new=code(new)) for old, new in keys if old != new]
+        renames = w["move_renames"].format(pairs=w["joiner"].join(renamed)) if renamed else ""
+        out.append(w["move_keys_one" if len(keys) == 1 else "move_keys_many"].format(
+            noun=w["noun_config" if len(keys) == 1 else "noun_configs"], names=names, owner=code(owner),
+            renames=renames))
+    return out
+
+
 def _removed(asked: Sequence[Change], w: Section) -> list[tuple[str, str]]:
     """(kind, sentence) for each kind of setting a PR removes several of: dropping three prefetch variables asks
     one thing, not three items under the cap."""
@@ -254,6 +280,8 @@ def _item(c: Change, w: Section) -> str:
     if c.kind in ("env", "argument", "config"):
         if c.detail == "required":
             return ""  # said once per check (_required)
+        if c.detail == "moved":
+            return ""  # said once per nested config (_moved)
         if c.detail == "rejected":  # a new check stops startup with the key set where it does not belong
             return w["rejected"].format(noun=w[f"noun_{c.kind}"], name=code(c.symbol), why=code(c.after))
         noun = w[f"noun_{c.kind}"]

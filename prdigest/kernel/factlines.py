@@ -121,6 +121,8 @@ def _surface(change: Change, w: Section) -> str:
         return w["surface_rejected"].format(noun=noun, name=name, why=code(change.after))
     if change.detail == "no longer read":  # shipped code stopped reading it (envreads.py)
         return w["surface_unread"].format(noun=noun, name=name)
+    if change.detail == "moved" and change.before and change.after:  # under a nested config (configmoves.py)
+        return w["surface_moved"].format(noun=noun, old=code(change.before), new=code(change.after))
     if change.before and change.after and change.detail.startswith("renamed"):
         return w["surface_renamed"].format(noun=noun, old=code(change.before), new=code(change.after))
     if change.before and change.after:

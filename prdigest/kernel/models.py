@@ -237,7 +237,7 @@ class Change(BaseModel):
         if self.kind == "signature":
             return not opt_in_signature(self.detail)
         if self.kind in ("env", "argument", "config"):
-            return bool(self.before) and (not self.after or self.detail.startswith("renamed"))
+            return bool(self.before) and (not self.after or self.detail.startswith("renamed") or self.detail == "moved")
         if self.kind == "kernel":
             return bool(self.before) and not self.after
         return False

@@ -54,7 +54,7 @@ from prdigest.pipeline.outfolder import prune, start_edition
 from prdigest.pipeline.prepare import draft_contexts
 from prdigest.pipeline.watch_notes import with_watch_notes
 from prdigest.publish.site import Archive, publish
-from prdigest.review.cleared_actions import without_cleared
+from prdigest.review.cleared_actions import cleared_keys, without_cleared
 from prdigest.review.edits import apply_edits, apply_first
 from prdigest.state import record as records
 from prdigest.state.record import EditionRecord, Status
@@ -351,7 +351,8 @@ class EditionPipeline:
         connected = connect_edition(edition, prs, services.store(), max_weeks=settings.followup_weeks,
                                     embedder=load_embedder if settings.followup_semantic else None,
                                     complete=complete, vocabulary=services.classifier.vocabulary,
-                                    readers=services.audience(), plans=self.plans)
+                                    readers=services.audience(), plans=self.plans,
+                                    cleared=cleared_keys(services.store(), services.source.repo))
         # the read-first order an editor gave this PR before
         return apply_first(services.store(), connected, services.seal_key())
 

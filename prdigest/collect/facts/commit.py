@@ -10,6 +10,7 @@ import re
 from prdigest.collect.facts import (
     build,
     configkeys,
+    configmoves,
     constructors,
     defaults,
     deprecations,
@@ -46,7 +47,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "23"
+FACTS_VERSION = "24"
 
 
 def _python(path: str) -> bool:
@@ -78,6 +79,9 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     facts = constructors.by_name(facts, parsed, texts, diff, tree, surface.packages)
     facts = hooks.with_needed_by(facts, diff, tree, surface.packages)
     facts = _kept_keys(facts, parsed)
+    if any(c.kind == "config" and c.detail == "removed" for c in facts):  # a key gone here may live on nested
+        facts = configmoves.moved(facts, configmoves.doc_moves((f.path, f.before, f.after) for f in diff.files),
+                                  configmoves.nested_keys(parsed.values()))
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
     facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)
     return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
