@@ -4,10 +4,11 @@ gold file, or the editors' recorded decisions), that moves the drafter's verdict
 Its features are read from the PR and its code facts alone (the verdict the drafter proposed, the size, which kinds
 of files, the facts' kinds and reach, the subsystems, the title's tags and words, and through the offline drafter's
 eyes its score, its reasons, the parts of the tree touched and the description's length:
-prdigest/draft/calibration_features.py); its weights start from "keep
-the drafter's verdict" and the regularisation pulls them back there, so a few labels move little and a few hundred
-can move what they show. The strength is chosen by cross-validation on the labels themselves (by log loss), which
-also says whether the calibration beat the drafter there (:attr:`Calibration.cv_calibrated` vs
+prdigest/draft/calibration_features.py); its weights start from "keep the drafter's verdict" and the
+regularisation pulls them back there, so a few labels move little and a few hundred can move what they show. The
+strength is chosen by cross-validation on the labels themselves (by log loss), and so is the probability from which
+a PR is a deep read (the best deep-read F1 of the held-out probabilities that keeps their agreement); the
+cross-validation also says whether the calibration beat the drafter there (:attr:`Calibration.cv_calibrated` vs
 :attr:`Calibration.cv_drafter`). Pure Python: a few hundred labels fit in about a second. Kept as JSON in the
 state store (prdigest/state/calibrations.py); applied by :func:`calibrated` in the draft step of a run and of
 ``digest eval``.
@@ -39,7 +40,8 @@ FOLDS = 5
 KEEP = 1e9
 #: A fitted calibration says deep-read once that verdict is this probable, even when another is more probable: a PR
 #: worth studying that a reader never opens costs more than one opened in vain, and deep reads are rare (about one
-#: label in ten), so the most probable verdict alone would almost never be a deep read.
+#: label in ten), so the most probable verdict alone would almost never be a deep read. A fit moves it to where its
+#: cross-validation's held-out probabilities find the labels' deep reads best (prdigest/draft/calibration_threshold.py).
 DEEP_READ_AT = 0.3
 _TAG = re.compile(r"\[([^\[\]]{1,40})\]")
 _WORDS = frozenset({"fix", "fixes", "bug", "bugfix", "revert", "add", "adds", "support", "refactor", "remove",
@@ -201,11 +203,12 @@ def _drafted(feats: set[str]) -> Verdict:
 
 def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "",
         groups: Sequence[Hashable] | None = None, weights: Sequence[float] | None = None,
-        tune_threshold: bool = False) -> Calibration:
+        tune_threshold: bool = True, strengths: Sequence[float] = STRENGTHS) -> Calibration:
     """A calibration fitted on ``examples`` (each PR's :func:`features` and its label; each counted ``weights[i]``
     times, 1 without), its strength chosen by cross-validation and, with ``tune_threshold``, its deep-read threshold
     too (:mod:`prdigest.draft.calibration_threshold`); ``groups`` names each example's PR (several labels of one PR
-    are cross-validated together). Raises ValueError for fewer than 10 labels: too few to say anything."""
+    are cross-validated together); ``strengths`` are those tried. Raises ValueError for fewer than 10 labels: too few
+    to say anything."""
     if len(examples) < 10:
         raise ValueError(f"{len(examples)} labelled PRs: a calibration needs at least 10")
     # The labels of one PR (two labellers, or two files) share a fold: one on each side would score the fit on what
@@ -230,7 +233,7 @@ def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "",
     # handful of PRs); it is kept only if its held-out verdicts also agree with the labels more than the drafter's.
     chosen: tuple[float, float, float] | None = None  # (log loss, agreement, strength)
     held_out: dict[float, list[list[float]]] = {}  # strength → each example's held-out probabilities
-    for strength in STRENGTHS:
+    for strength in strengths:
         right, loss = 0.0, 0.0
         probs: list[list[float]] = [[]] * len(examples)
         for held in folds:

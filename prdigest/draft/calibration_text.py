@@ -37,9 +37,9 @@ _VERSION = re.compile(r"^(?:v|releases?/?v?)?\d+(?:\.\d+)+(?:[-.]?(?:rc\d*|dev|p
 #: Spellings of one tag (after lower-casing and dropping everything but letters and digits).
 _SYNONYMS = {"feature": "feat", "features": "feat", "bug": "bugfix", "fix": "bugfix", "bugfixes": "bugfix",
              "hotfix": "bugfix", "docs": "doc", "documentation": "doc", "performance": "perf", "tests": "test",
-             "ut": "test", "e2e": "test", "unittest": "test", "kernels": "kernel", "op": "ops", "refactoring": "refactor",
-             "build": "ci", "cicd": "ci", "model": "models", "quant": "quantization", "dep": "deps",
-             "dependency": "deps", "dependencies": "deps", "mainline": "main", "misc": "misc", "chore": "misc"}
+             "ut": "test", "e2e": "test", "unittest": "test", "kernels": "kernel", "op": "ops",
+             "refactoring": "refactor", "build": "ci", "cicd": "ci", "model": "models", "quant": "quantization",
+             "dep": "deps", "dependency": "deps", "dependencies": "deps", "mainline": "main", "chore": "misc"}
 #: Words too common to say anything (English function words and the template's leftovers).
 _STOP = frozenset("""the and for with this that from into are was were will can not but has have had its it is be
 to of in on at by as an or if we our you your pr prs when which what why how does do done also all any more than then
