@@ -16,7 +16,7 @@ different labels, so the model learns the labellers' shared taste and where it i
 keeps only the PRs both labellers gave the same verdict. Each left-out week is measured against each of its
 labellers separately, as the drafter alone is.
 
-``--measure-weeks W ...`` fits once on all the labelled weeks (``--fit-weeks``, default the ten below) and
+``--measure-weeks W ...`` fits once on all the labelled weeks (``--fit-weeks``, default the fourteen below) and
 measures the named weeks instead (their label files read from ``--labels``): the same table, for weeks that were
 never fitted on. ``--cache DIR`` keeps each week's drafted PRs (keyed by the week and the drafting code) so a
 second run does not re-read the clone; nothing of it is committed.
@@ -54,8 +54,8 @@ from prdigest.kernel.models import PullRequest, Verdict  # noqa: E402
 REPO = "vllm-project/vllm-ascend"
 CLONE = Path("/work/.mirror/vllm-project+vllm-ascend/repo")
 #: The labelled weeks this benchmark fits and measures on (every other week is held out for a final measure).
-WEEKS = ("2026-W04", "2026-W07", "2026-W09", "2026-W12", "2026-W14", "2026-W16", "2026-W17", "2026-W19", "2026-W20",
-         "2026-W22")
+WEEKS = ("2026-W02", "2026-W03", "2026-W04", "2026-W05", "2026-W07", "2026-W09", "2026-W12", "2026-W14", "2026-W16",
+         "2026-W17", "2026-W18", "2026-W19", "2026-W20", "2026-W22")
 SURFACE = Surface(packages=("vllm_ascend",))
 DEEP = Verdict.DEEP_READ
 #: ``--depth``: the calibration's features and those of what a deep read is made of (benchmarks/calibration_depth.py).
