@@ -31,7 +31,7 @@ from benchmarks.judgement import LABELS  # noqa: E402
 from benchmarks.learned_verdict import CLONE, WEEKS, Score, Week, load_week, score  # noqa: E402
 from prdigest.draft.calibration import _TAG, CLASSES, DEEP_READ_AT, Calibration, features, fit  # noqa: E402
 from prdigest.draft.calibration import STRENGTHS as STRENGTHS_TRIED  # noqa: E402
-from prdigest.draft.calibration_text import body_features, title_features  # noqa: E402
+from prdigest.draft.calibration_text import PENALTY, body_features, title_features  # noqa: E402
 from prdigest.draft.calibration_threshold import GRID  # noqa: E402
 from prdigest.kernel.models import PullRequest, Verdict  # noqa: E402
 
@@ -195,7 +195,11 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--cache", type=Path)
     parser.add_argument("--strength", type=float, help="try this strength alone (faster; the product tries "
                         f"{', '.join(map(str, STRENGTHS_TRIED))})")
+    parser.add_argument("--penalty", type=float, help="the words' pull, a multiple of the strength (default "
+                        f"{PENALTY['tw:']:g}: prdigest/draft/calibration_text.py)")
     args = parser.parse_args(argv)
+    if args.penalty:
+        PENALTY.update({prefix: args.penalty for prefix in PENALTY})
     if args.strength:
         STRENGTHS[0] = (args.strength,)
     weeks = {w: load_week(args.git, w, LABELS, args.cache) for w in args.weeks}

@@ -62,10 +62,17 @@ DEEP = Verdict.DEEP_READ
 WITH_DEPTH: list[bool] = [False]
 
 
+_FEATURES: dict[tuple[int, Verdict, bool], set[str]] = {}
+
+
 def pr_features(pr: PullRequest, drafted_as: Verdict) -> set[str]:
-    """The calibration's features of a PR the drafter gave ``drafted_as`` (no rules file: no subsystems)."""
-    found = features(pr, [], drafted_as)
-    return found | depth_features(pr) if WITH_DEPTH[0] else found
+    """The calibration's features of a PR the drafter gave ``drafted_as`` (no rules file: no subsystems), computed
+    once per run: every left-out week reads every other week's PRs again."""
+    key = (id(pr), drafted_as, WITH_DEPTH[0])  # the weeks' PRs live as long as the run
+    if key not in _FEATURES:
+        found = features(pr, [], drafted_as)
+        _FEATURES[key] = found | depth_features(pr) if WITH_DEPTH[0] else found
+    return _FEATURES[key]
 
 
 @dataclass
