@@ -6,7 +6,7 @@ fixed or chosen inside each fold on that fold's held-out probabilities, never on
 
 Variants (see VARIANTS): the product as it was (``main``: threshold fixed at 0.3), the threshold chosen by
 cross-validation (``tuned``), the PR's own words (normalised title tags, hashed title and description words:
-prdigest/draft/calibration_text.py), the labellers' disagreements weighed down or left out, and a separate
+benchmarks/calibration_words.py), the labellers' disagreements weighed down or left out, and a separate
 deep-read-vs-rest model. Each row: mean agreement per labeller over the weeks, the lowest row, deep-read pooled P / R
 / F1 over every (week, labeller). ``--curve NAME`` also prints that variant's pooled P / R at each threshold of
 the held-out deep-read probabilities. Weeks and labels as benchmarks/learned_verdict.py (``--cache`` shared).
@@ -27,11 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.calibration_words import PENALTY, body_features, penalty, title_features  # noqa: E402
 from benchmarks.judgement import LABELS  # noqa: E402
 from benchmarks.learned_verdict import CLONE, WEEKS, Score, Week, load_week, score  # noqa: E402
 from prdigest.draft.calibration import _TAG, CLASSES, DEEP_READ_AT, Calibration, features, fit  # noqa: E402
 from prdigest.draft.calibration import STRENGTHS as STRENGTHS_TRIED  # noqa: E402
-from prdigest.draft.calibration_text import PENALTY, body_features, title_features  # noqa: E402
 from prdigest.draft.calibration_threshold import GRID  # noqa: E402
 from prdigest.kernel.models import PullRequest, Verdict  # noqa: E402
 
@@ -44,7 +44,7 @@ def base(pr: PullRequest, drafted: Verdict) -> set[str]:
 
 
 def tags(pr: PullRequest, drafted: Verdict) -> set[str]:
-    """The product's features with the title's tags normalised (prdigest/draft/calibration_text.py)."""
+    """The product's features with the title's tags normalised (benchmarks/calibration_words.py)."""
     raw = {f"tag:{' '.join(t.lower().split())}" for t in _TAG.findall(pr.title)[:3]}
     return (features(pr, [], drafted) - raw) | {f for f in title_features(pr.title) if f.startswith("tag:")}
 
@@ -112,7 +112,7 @@ def binary_model(examples: list[tuple[set[str], Verdict]], groups: list[int], we
     """A deep-read-vs-rest model: the same fit with skim and skip one class (a three-way softmax whose skip is
     never a label is a logistic model of deep-read against the rest), its threshold chosen the same way."""
     rest = [(f, Verdict.SKIM if v is not DEEP else v) for f, v in examples]
-    return fit(rest, groups=groups, weights=weights, tune_threshold=True, strengths=STRENGTHS[0])
+    return fit(rest, groups=groups, weights=weights, tune_threshold=True, strengths=STRENGTHS[0], penalty=penalty)
 
 
 @dataclass
@@ -135,7 +135,7 @@ def measure(name: str, variant: Variant, weeks: dict[str, Week]) -> Result:
         train = [w for k, w in weeks.items() if k != held]
         examples, groups, weights = rows_of(train, variant)
         model = fit(examples, groups=groups, weights=weights, tune_threshold=variant.tune, source=f"all but {held}",
-                    strengths=STRENGTHS[0])
+                    strengths=STRENGTHS[0], penalty=penalty)
         deep_model = binary_model(examples, groups, weights) if variant.binary else None
         thresholds.append((deep_model or model).deep_read_at or DEEP_READ_AT)
         ours, deep_p = {}, {}
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--strength", type=float, help="try this strength alone (faster; the product tries "
                         f"{', '.join(map(str, STRENGTHS_TRIED))})")
     parser.add_argument("--penalty", type=float, help="the words' pull, a multiple of the strength (default "
-                        f"{PENALTY['tw:']:g}: prdigest/draft/calibration_text.py)")
+                        f"{PENALTY['tw:']:g}: benchmarks/calibration_words.py)")
     args = parser.parse_args(argv)
     if args.penalty:
         PENALTY.update({prefix: args.penalty for prefix in PENALTY})

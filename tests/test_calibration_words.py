@@ -1,6 +1,7 @@
-"""The calibration's deep-read threshold chosen on held-out probabilities, its example weights, and the features of
-a PR's own words (normalised title tags, hashed title and description words): what moves a verdict when the labels
-show it, what does not when they do not, hostile text read without an exception, and the store keeping all of it."""
+"""The calibration's deep-read threshold chosen on held-out probabilities (kept in a real store and applied), its
+example weights and per-feature pull, and the measured (not shipped) features of a PR's own words
+(benchmarks/calibration_words.py: normalised title tags, hashed title and description words): what moves a verdict
+when the labels show it, what does not when they do not, hostile text read without an exception."""
 
 from __future__ import annotations
 
@@ -9,9 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.calibration_words import (
+    BUCKETS,
+    MAX_BODY_WORDS,
+    body_features,
+    penalty,
+    tag,
+    text_features,
+    title_features,
+)
 from prdigest.draft import calibrations
-from prdigest.draft.calibration import DEEP_READ_AT, KEEP, Calibration, calibrated, features, fit
-from prdigest.draft.calibration_text import BUCKETS, MAX_BODY_WORDS, body_features, tag, text_features, title_features
+from prdigest.draft.calibration import DEEP_READ_AT, KEEP, calibrated, features, fit
 from prdigest.draft.calibration_threshold import MIN_DEEP, choose
 from prdigest.kernel.models import DraftEntry, PullRequest, Verdict
 from prdigest.state.store import open_store
@@ -80,29 +89,31 @@ def _examples(pattern: bool) -> tuple[list[tuple[set[str], Verdict]], list[int]]
     for i in range(60):
         why = "The root cause: the block table was freed before the copy finished." if i % 3 == 0 else \
             "Renames a helper and tidies imports."
-        pr = _pr(100 + i, f"[BugFix] Change {i}", TEMPLATE.format(why))
-        feats = features(pr, [], Verdict.SKIM)
+        feats = _worded(_pr(100 + i, f"[BugFix] Change {i}", TEMPLATE.format(why)))
         label = (Verdict.DEEP_READ if i % 3 == 0 else Verdict.SKIM) if pattern else \
             (Verdict.DEEP_READ if i % 4 == 1 else Verdict.SKIM)
         examples += [(feats, label), (feats, label)]
-        groups += [pr.number, pr.number]
+        groups += [100 + i, 100 + i]
     return examples, groups
+
+
+def _worded(pr: PullRequest) -> set[str]:
+    return features(pr, [], Verdict.SKIM) | text_features(pr.title, pr.body)
 
 
 def test_a_fit_moves_a_verdict_when_the_descriptions_words_show_the_teams_deep_reads() -> None:
     examples, groups = _examples(pattern=True)
-    model = fit(examples, groups=groups)
+    model = fit(examples, groups=groups, penalty=penalty)
     assert model.strength != KEEP
     explained = _pr(900, "[BugFix] Another", TEMPLATE.format("The root cause: the block table was freed early."))
     tidy = _pr(901, "[BugFix] Another", TEMPLATE.format("Renames a helper and tidies imports."))
-    draft = DraftEntry(number=900, headline="h", verdict=Verdict.SKIM, rationale="Skim: a fix.", drafter="offline")
-    assert calibrated(draft, explained, [], "en", model).verdict is Verdict.DEEP_READ
-    assert calibrated(draft, tidy, [], "en", model).verdict is Verdict.SKIM
+    assert model.verdict(_worded(explained)) is Verdict.DEEP_READ
+    assert model.verdict(_worded(tidy)) is Verdict.SKIM
 
 
 def test_labels_unrelated_to_the_words_move_no_verdict() -> None:
     examples, groups = _examples(pattern=False)
-    model = fit(examples, groups=groups)
+    model = fit(examples, groups=groups, penalty=penalty)
     assert all(model.verdict(f) is Verdict.SKIM for f, _ in examples)
 
 
@@ -130,24 +141,21 @@ def test_weights_count_a_label_as_a_fraction_and_refuse_what_is_not_one() -> Non
         fit(examples, groups=groups, weights=[1.0] * 3)
 
 
-def test_a_tuned_calibration_with_word_features_is_kept_and_applied_from_a_real_store(tmp_path: Path) -> None:
-    examples, groups = _examples(pattern=True)
-    model = fit(examples, groups=groups, source="gold w.jsonl")
+def test_a_tuned_threshold_is_kept_in_a_real_store_and_applied_by_a_run(tmp_path: Path) -> None:
+    tuned = fit(_mixed(share=7), source="gold w.jsonl")
     store = open_store(tmp_path / "state.sqlite")
     try:
-        calibrations.save(store, REPO, model)
+        calibrations.save(store, REPO, tuned)
         loaded = calibrations.latest(store, REPO)
         raw = json.loads(store.execute("SELECT model FROM calibrations").fetchone()[0])
     finally:
         store.close()
-    assert loaded is not None and loaded.deep_read_at == model.deep_read_at
-    assert loaded.weights == model.weights
-    assert not any("root" in name or "cause" in name for name in raw["weights"])  # buckets, never a PR's words
-    explained = _pr(902, "[BugFix] Yet another", TEMPLATE.format("The root cause: the block table was freed."))
-    assert loaded.verdict(features(explained, [], Verdict.SKIM)) is Verdict.DEEP_READ
-    # A calibration saved before word features: their buckets weigh nothing, its own weights apply.
-    old = Calibration({"bias": [0.0] * 3, "drafted:skim": [0.0, 2.0, 0.0]}, 0.03, 40, deep_read_at=DEEP_READ_AT)
-    assert Calibration.from_json(old.to_json()).verdict(features(explained, [], Verdict.SKIM)) is Verdict.SKIM
+    assert loaded is not None and raw["deep_read_at"] == tuned.deep_read_at == loaded.deep_read_at > DEEP_READ_AT
+    draft = DraftEntry(number=5, headline="h", verdict=Verdict.SKIM, rationale="Skim: a change.", drafter="offline")
+    sched, kernel = _pr(5, "[sched] Another", path="sched/o.py"), _pr(6, "[kernel] Another", path="kernel/o.py")
+    assert calibrated(draft, sched, [], "en", loaded).verdict is Verdict.SKIM
+    moved = calibrated(draft, kernel, [], "en", loaded)
+    assert moved.verdict is Verdict.DEEP_READ and moved.rationale.startswith("Deep read")
 
 
 def _mixed(share: int) -> list[tuple[set[str], Verdict]]:

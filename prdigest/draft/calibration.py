@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from prdigest.draft.calibration_features import drafter_features, part_features
-from prdigest.draft.calibration_text import penalty
 from prdigest.draft.calibration_threshold import choose
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.prtext.files import SOURCE, file_kind
@@ -151,17 +150,18 @@ def _prior(name: str) -> list[float]:
 
 
 def _fit(examples: Sequence[tuple[set[str], Verdict]], strength: float, iterations: int = 200,
-         weights: Sequence[float] | None = None) -> dict[str, list[float]]:
+         weights: Sequence[float] | None = None,
+         penalty: Callable[[str], float] | None = None) -> dict[str, list[float]]:
     """Weights minimising the mean log loss (each example counted ``weights[i]`` times, 1 without) plus
-    ``strength``/2 times the squared distance from the prior, a feature's distance scaled by its :func:`penalty`
-    (full-batch gradient descent with per-weight step sizes, AdaGrad: the features are sparse and binary)."""
+    ``strength``/2 times the squared distance from the prior, a feature's distance scaled by ``penalty(name)`` (1
+    without) (full-batch gradient descent with per-weight step sizes, AdaGrad: the features are sparse and binary)."""
     names = sorted({f for feats, _ in examples for f in feats} | {f"drafted:{c.value}" for c in CLASSES})
     index = {name: i for i, name in enumerate(names)}
     k_n = len(CLASSES)
     # One list of weights per class (feature i's weight for class k is w[k][i]), and each row's and each feature's
     # indices, so the sums run in map/sum rather than in Python loops: a fit of ~1,000 PRs stays within seconds.
     prior = [[_prior(name)[k] for name in names] for k in range(k_n)]
-    pull = [strength * penalty(name) for name in names]
+    pull = [strength * (1.0 if penalty is None else penalty(name)) for name in names]
     w = [list(p) for p in prior]
     g2 = [[1e-8] * len(names) for _ in range(k_n)]
     # One row per distinct feature set with its count of each label (a PR labelled by two people is one row): the
@@ -203,12 +203,13 @@ def _drafted(feats: set[str]) -> Verdict:
 
 def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "",
         groups: Sequence[Hashable] | None = None, weights: Sequence[float] | None = None,
-        tune_threshold: bool = True, strengths: Sequence[float] = STRENGTHS) -> Calibration:
+        tune_threshold: bool = True, strengths: Sequence[float] = STRENGTHS,
+        penalty: Callable[[str], float] | None = None) -> Calibration:
     """A calibration fitted on ``examples`` (each PR's :func:`features` and its label; each counted ``weights[i]``
     times, 1 without), its strength chosen by cross-validation and, with ``tune_threshold``, its deep-read threshold
     too (:mod:`prdigest.draft.calibration_threshold`); ``groups`` names each example's PR (several labels of one PR
-    are cross-validated together); ``strengths`` are those tried. Raises ValueError for fewer than 10 labels: too few
-    to say anything."""
+    are cross-validated together); ``strengths`` are those tried, ``penalty`` scales a feature's pull by its name.
+    Raises ValueError for fewer than 10 labels: too few to say anything."""
     if len(examples) < 10:
         raise ValueError(f"{len(examples)} labelled PRs: a calibration needs at least 10")
     # The labels of one PR (two labellers, or two files) share a fold: one on each side would score the fit on what
@@ -239,7 +240,8 @@ def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "",
         for held in folds:
             out = set(held)
             kept = [i for i in range(len(examples)) if i not in out]
-            fitted = _fit([examples[i] for i in kept], strength, iterations=100, weights=[w[i] for i in kept])
+            fitted = _fit([examples[i] for i in kept], strength, iterations=100, weights=[w[i] for i in kept],
+                          penalty=penalty)
             model = Calibration(fitted, 0.0, 0, deep_read_at=DEEP_READ_AT)
             for i in held:
                 probs[i] = model.probabilities(examples[i][0])
@@ -255,7 +257,10 @@ def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "",
     if tune_threshold and best[1] != KEEP:
         at = choose(held_out[best[1]], [CLASSES.index(v) for _, v in examples], DEEP_READ_AT, w)
     names = {f for feats, _ in examples for f in feats} | {f"drafted:{c.value}" for c in CLASSES}
-    fitted = {n: _prior(n) for n in sorted(names)} if best[1] == KEEP else _fit(examples, best[1], weights=w)
+    if best[1] == KEEP:
+        fitted = {n: _prior(n) for n in sorted(names)}
+    else:
+        fitted = _fit(examples, best[1], weights=w, penalty=penalty)
     return Calibration(fitted, best[1], len(examples), cv_calibrated=best[0], cv_drafter=drafter, source=source,
                        meta={"train_agreement": _agreement(fitted, examples)}, deep_read_at=at)
 
