@@ -2,7 +2,8 @@
 product's own fit (prdigest/draft/calibration.py: strength by cross-validated log loss; the deep-read threshold
 fixed or chosen inside each fold on that fold's held-out probabilities, never on the week measured).
 
-    .venv/bin/python -m benchmarks.calibration_variants [--variants NAME ...] [--cache DIR] [--curve NAME]
+    .venv/bin/python -m benchmarks.calibration_variants [--variants NAME ...] [--strength S] [--penalty X]
+        [--cache DIR] [--curve NAME ...]
 
 Variants (see VARIANTS): the product as it was (``main``: threshold fixed at 0.3), the threshold chosen by
 cross-validation (``tuned``), the PR's own words (normalised title tags, hashed title and description words:
