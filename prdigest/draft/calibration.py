@@ -4,10 +4,11 @@ gold file, or the editors' recorded decisions), that moves the drafter's verdict
 Its features are read from the PR and its code facts alone (the verdict the drafter proposed, the size, which kinds
 of files, the facts' kinds and reach, the subsystems, the title's tags and words, and through the offline drafter's
 eyes its score, its reasons, the parts of the tree touched and the description's length:
-prdigest/draft/calibration_features.py); its weights start from "keep
-the drafter's verdict" and the regularisation pulls them back there, so a few labels move little and a few hundred
-can move what they show. The strength is chosen by cross-validation on the labels themselves (by log loss), which
-also says whether the calibration beat the drafter there (:attr:`Calibration.cv_calibrated` vs
+prdigest/draft/calibration_features.py); its weights start from "keep the drafter's verdict" and the
+regularisation pulls them back there, so a few labels move little and a few hundred can move what they show. The
+strength is chosen by cross-validation on the labels themselves (by log loss), and so is the probability from which
+a PR is a deep read (the best deep-read F1 of the held-out probabilities that keeps their agreement); the
+cross-validation also says whether the calibration beat the drafter there (:attr:`Calibration.cv_calibrated` vs
 :attr:`Calibration.cv_drafter`). Pure Python: a few hundred labels fit in about a second. Kept as JSON in the
 state store (prdigest/state/calibrations.py); applied by :func:`calibrated` in the draft step of a run and of
 ``digest eval``.
@@ -17,11 +18,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from prdigest.draft.calibration_features import drafter_features, part_features
+from prdigest.draft.calibration_threshold import choose
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.prtext.files import SOURCE, file_kind
 from prdigest.kernel.prtext.pointing import is_code
@@ -37,7 +39,8 @@ FOLDS = 5
 KEEP = 1e9
 #: A fitted calibration says deep-read once that verdict is this probable, even when another is more probable: a PR
 #: worth studying that a reader never opens costs more than one opened in vain, and deep reads are rare (about one
-#: label in ten), so the most probable verdict alone would almost never be a deep read.
+#: label in ten), so the most probable verdict alone would almost never be a deep read. A fit moves it to where its
+#: cross-validation's held-out probabilities find the labels' deep reads best (prdigest/draft/calibration_threshold.py).
 DEEP_READ_AT = 0.3
 _TAG = re.compile(r"\[([^\[\]]{1,40})\]")
 _WORDS = frozenset({"fix", "fixes", "bug", "bugfix", "revert", "add", "adds", "support", "refactor", "remove",
@@ -146,36 +149,47 @@ def _prior(name: str) -> list[float]:
     return [PRIOR if name == f"drafted:{c.value}" else 0.0 for c in CLASSES]
 
 
-def _fit(examples: Sequence[tuple[set[str], Verdict]], strength: float,
-         iterations: int = 200) -> dict[str, list[float]]:
-    """Weights minimising the mean log loss plus ``strength``/2 times the squared distance from the prior
-    (full-batch gradient descent with per-weight step sizes, AdaGrad: the features are sparse and binary)."""
+def _fit(examples: Sequence[tuple[set[str], Verdict]], strength: float, iterations: int = 200,
+         weights: Sequence[float] | None = None,
+         penalty: Callable[[str], float] | None = None) -> dict[str, list[float]]:
+    """Weights minimising the mean log loss (each example counted ``weights[i]`` times, 1 without) plus
+    ``strength``/2 times the squared distance from the prior, a feature's distance scaled by ``penalty(name)`` (1
+    without) (full-batch gradient descent with per-weight step sizes, AdaGrad: the features are sparse and binary)."""
     names = sorted({f for feats, _ in examples for f in feats} | {f"drafted:{c.value}" for c in CLASSES})
     index = {name: i for i, name in enumerate(names)}
     k_n = len(CLASSES)
-    prior = [p for name in names for p in _prior(name)]  # flat: feature i, class k at i * k_n + k
-    w = list(prior)
-    g2 = [1e-8] * len(w)
+    # One list of weights per class (feature i's weight for class k is w[k][i]), and each row's and each feature's
+    # indices, so the sums run in map/sum rather than in Python loops: a fit of ~1,000 PRs stays within seconds.
+    prior = [[_prior(name)[k] for name in names] for k in range(k_n)]
+    pull = [strength * (1.0 if penalty is None else penalty(name)) for name in names]
+    w = [list(p) for p in prior]
+    g2 = [[1e-8] * len(names) for _ in range(k_n)]
     # One row per distinct feature set with its count of each label (a PR labelled by two people is one row): the
     # same loss, computed once per PR instead of once per label.
-    counted: dict[frozenset[str], list[int]] = {}
-    for feats, v in examples:
-        counted.setdefault(frozenset(feats), [0] * k_n)[CLASSES.index(v)] += 1
-    rows = [([index[f] * k_n for f in feats], counts, sum(counts)) for feats, counts in counted.items()]
-    n = len(examples)
+    counted: dict[frozenset[str], list[float]] = {}
+    for i, (feats, v) in enumerate(examples):
+        counted.setdefault(frozenset(feats), [0.0] * k_n)[CLASSES.index(v)] += 1.0 if weights is None else weights[i]
+    rows = [[index[f] for f in feats] for feats in counted]
+    counts = list(counted.values())
+    totals = [sum(c) for c in counts]
+    n = sum(totals) or 1.0
+    rows_of: list[list[int]] = [[] for _ in names]  # feature → the rows it is in
+    for r, at in enumerate(rows):
+        for i in at:
+            rows_of[i].append(r)
     for _ in range(iterations):
-        grad = [strength * (a - b) for a, b in zip(w, prior)]
-        for at, counts, total in rows:
-            logits = [sum(w[i + k] for i in at) for k in range(k_n)]
-            p = _softmax(logits)
+        d: list[list[float]] = [[0.0] * len(rows) for _ in range(k_n)]  # class → row → d loss / d logit
+        for r, at in enumerate(rows):
+            p = _softmax([sum(map(w[k].__getitem__, at)) for k in range(k_n)])
             for k in range(k_n):
-                d = (total * p[k] - counts[k]) / n
-                for i in at:
-                    grad[i + k] += d
-        for j, g in enumerate(grad):
-            g2[j] += g * g
-            w[j] -= 0.5 * g / math.sqrt(g2[j])
-    return {name: w[i * k_n:(i + 1) * k_n] for i, name in enumerate(names)}
+                d[k][r] = (totals[r] * p[k] - counts[r][k]) / n
+        for k in range(k_n):
+            wk, pk, gk, dk = w[k], prior[k], g2[k], d[k]
+            for i, its in enumerate(rows_of):
+                g = pull[i] * (wk[i] - pk[i]) + sum(map(dk.__getitem__, its))
+                gk[i] += g * g
+                wk[i] -= 0.5 * g / math.sqrt(gk[i])
+    return {name: [w[k][i] for k in range(k_n)] for i, name in enumerate(names)}
 
 
 def _agreement(weights: dict[str, list[float]], examples: Sequence[tuple[set[str], Verdict]]) -> float:
@@ -188,9 +202,13 @@ def _drafted(feats: set[str]) -> Verdict:
 
 
 def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "",
-        groups: Sequence[Hashable] | None = None) -> Calibration:
-    """A calibration fitted on ``examples`` (each PR's :func:`features` and its label), its strength chosen by
-    cross-validation; ``groups`` names each example's PR (several labels of one PR are cross-validated together).
+        groups: Sequence[Hashable] | None = None, weights: Sequence[float] | None = None,
+        tune_threshold: bool = True, strengths: Sequence[float] = STRENGTHS,
+        penalty: Callable[[str], float] | None = None) -> Calibration:
+    """A calibration fitted on ``examples`` (each PR's :func:`features` and its label; each counted ``weights[i]``
+    times, 1 without), its strength chosen by cross-validation and, with ``tune_threshold``, its deep-read threshold
+    too (:mod:`prdigest.draft.calibration_threshold`); ``groups`` names each example's PR (several labels of one PR
+    are cross-validated together); ``strengths`` are those tried, ``penalty`` scales a feature's pull by its name.
     Raises ValueError for fewer than 10 labels: too few to say anything."""
     if len(examples) < 10:
         raise ValueError(f"{len(examples)} labelled PRs: a calibration needs at least 10")
@@ -199,36 +217,52 @@ def fit(examples: Sequence[tuple[set[str], Verdict]], *, source: str = "",
     keys: Sequence[Hashable] = range(len(examples)) if groups is None else groups
     if len(keys) != len(examples):
         raise ValueError(f"{len(keys)} groups for {len(examples)} labelled PRs")
+    w = [1.0] * len(examples) if weights is None else [float(x) for x in weights]
+    if len(w) != len(examples) or any(not x >= 0 for x in w):
+        raise ValueError(f"{len(w)} weights for {len(examples)} labelled PRs, each must be a number ≥ 0")
     order: dict[Hashable, int] = {}
     for key in keys:
         order.setdefault(key, len(order))
     n_folds = min(FOLDS, len(order))
     folds = [[i for i, key in enumerate(keys) if order[key] % n_folds == k] for k in range(n_folds)]
-    drafter = sum(_drafted(f) is v for f, v in examples) / len(examples)
+    total = sum(w) or 1.0
+    drafter = sum(wi for (f, v), wi in zip(examples, w) if _drafted(f) is v) / total
     # The drafter's own verdicts are a candidate too (infinite strength: the prior alone), and win ties: a
     # calibration that does not beat the drafter in cross-validation keeps its verdicts.
     # The strength is the one whose held-out labels are most probable (log loss: every label's probability counts,
     # where agreement counts only which side of a threshold it fell, and on a few hundred labels swings with a
     # handful of PRs); it is kept only if its held-out verdicts also agree with the labels more than the drafter's.
     chosen: tuple[float, float, float] | None = None  # (log loss, agreement, strength)
-    for strength in STRENGTHS:
-        right, loss = 0, 0.0
+    held_out: dict[float, list[list[float]]] = {}  # strength → each example's held-out probabilities
+    for strength in strengths:
+        right, loss = 0.0, 0.0
+        probs: list[list[float]] = [[]] * len(examples)
         for held in folds:
             out = set(held)
-            weights = _fit([e for i, e in enumerate(examples) if i not in out], strength, iterations=100)
-            model = Calibration(weights, 0.0, 0, deep_read_at=DEEP_READ_AT)
+            kept = [i for i in range(len(examples)) if i not in out]
+            fitted = _fit([examples[i] for i in kept], strength, iterations=100, weights=[w[i] for i in kept],
+                          penalty=penalty)
+            model = Calibration(fitted, 0.0, 0, deep_read_at=DEEP_READ_AT)
             for i in held:
-                right += model.verdict(examples[i][0]) is examples[i][1]
-                loss -= math.log(max(model.probabilities(examples[i][0])[CLASSES.index(examples[i][1])], 1e-12))
+                probs[i] = model.probabilities(examples[i][0])
+                right += w[i] * (model.verdict(examples[i][0]) is examples[i][1])
+                loss -= w[i] * math.log(max(probs[i][CLASSES.index(examples[i][1])], 1e-12))
+        held_out[strength] = probs
         if chosen is None or loss < chosen[0]:
-            chosen = (loss, right / len(examples), strength)
+            chosen = (loss, right / total, strength)
     best: tuple[float, float] = (drafter, KEEP)
     if chosen is not None and chosen[1] > drafter:
         best = (chosen[1], chosen[2])
+    at = DEEP_READ_AT
+    if tune_threshold and best[1] != KEEP:
+        at = choose(held_out[best[1]], [CLASSES.index(v) for _, v in examples], DEEP_READ_AT, w)
     names = {f for feats, _ in examples for f in feats} | {f"drafted:{c.value}" for c in CLASSES}
-    weights = {n: _prior(n) for n in sorted(names)} if best[1] == KEEP else _fit(examples, best[1])
-    return Calibration(weights, best[1], len(examples), cv_calibrated=best[0], cv_drafter=drafter, source=source,
-                       meta={"train_agreement": _agreement(weights, examples)}, deep_read_at=DEEP_READ_AT)
+    if best[1] == KEEP:
+        fitted = {n: _prior(n) for n in sorted(names)}
+    else:
+        fitted = _fit(examples, best[1], weights=w, penalty=penalty)
+    return Calibration(fitted, best[1], len(examples), cv_calibrated=best[0], cv_drafter=drafter, source=source,
+                       meta={"train_agreement": _agreement(fitted, examples)}, deep_read_at=at)
 
 
 def calibrated(draft: DraftEntry, pr: PullRequest, subsystems: Sequence[str], language: Language,
