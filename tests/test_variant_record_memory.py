@@ -14,11 +14,8 @@ from prdigest.state import variant_rows
 from tests.test_render_memory import _approved, _readers
 
 
-def test_a_variant_record_holds_under_one_and_a_half_kilobytes_beside_its_lists() -> None:
-    rng = random.Random(38)
-    approved, readers = _approved(rng), _readers(rng, 600)
-    variants, _ = plan_variants(approved, readers)
-    assert len(variants) > 100
+def _per_record(variants: list) -> float:
+    """The bytes each variant's record holds beside its lists (a pointer per reader and per number: its content)."""
     [v.record() for v in variants[:2]]  # the first records of each class made outside the measure
     gc.collect()
     tracemalloc.start()
@@ -28,11 +25,18 @@ def test_a_variant_record_holds_under_one_and_a_half_kilobytes_beside_its_lists(
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    # what the record's own lists hold (a pointer per reader and per number) is the record's content; the rest
-    # is per record: ~2,450 bytes here when each record and its filter had a set of fields set of their own
-    # (~1,000 with one set per class)
     lists = sum(8 * (len(r.readers) + len(r.numbers) + len(r.read_first)) for r in records)
-    per_record = (held - lists) / len(records)
+    return (held - lists) / len(records)
+
+
+def test_a_variant_record_holds_under_one_and_a_half_kilobytes_beside_its_lists() -> None:
+    rng = random.Random(38)
+    approved, readers = _approved(rng), _readers(rng, 600)
+    variants, _ = plan_variants(approved, readers)
+    assert len(variants) > 100
+    # ~2,450 bytes a record here beside its lists when each record and its filter had a set of fields set of their
+    # own (~1,000 with one set per class)
+    per_record = _per_record(variants)
     assert per_record < 1_500, f"{per_record:.0f} bytes a variant record beside its lists"
 
 
@@ -66,21 +70,6 @@ def test_variant_records_read_back_from_the_store_share_one_set_of_fields_set_pe
     # a record stored before filters were kept has fewer fields set: its own set, as pydantic made it
     old = variant_rows.parse('{"key": "all", "readers": ["a"], "numbers": [1]}')
     assert old.model_fields_set == {"key", "readers", "numbers"} and old.filter is None
-
-
-def _per_record(variants: list) -> float:
-    """The bytes each variant's record holds beside its lists (a pointer per reader and per number: its content)."""
-    [v.record() for v in variants[:2]]  # the first records of each class made outside the measure
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        records = [v.record() for v in variants]
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    lists = sum(8 * (len(r.readers) + len(r.numbers) + len(r.read_first)) for r in records)
-    return (held - lists) / len(records)
 
 
 def test_a_variant_records_fields_are_in_a_dictionary_sharing_its_keys_with_the_other_records() -> None:
