@@ -531,13 +531,6 @@ def real_section(results: list[dict], args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-#: What the code before issue 38's fourth round measured with this script (commit e380e4f, run from its own checkout
-#: on this machine at 03:46 UTC, the same day as the rows above): readers → CPU s, peak RSS MiB, load, and the
-#: step that held the peak with the peak at that step's end (per step: ``where_peak``).
-BEFORE_ROUND4 = {1000: (13.1, 104, "5.0, 2.3, 1.5", "delivery (render 98, delivery's end 104)"),
-                 10000: (54.2, 172, "4.3, 3.7, 2.3", "delivery (render 134, publish 136, the first tenth of delivery "
-                                                     "156, delivery's end 171)")}
-
 #: What the third round changed (kept in the section by --write).
 THIRD_ROUND = (
     "Issue 38, memory flat in readers (third round): the edition record's variants are kept in rows of their own "
@@ -576,13 +569,6 @@ FOURTH_ROUND = (
     'Python heap holds 13.5 MiB before the render step, peaks at 28 during it and holds 16.5 after, so most of the '
     "render step's rise in RSS is transient work over thousands of variants, not what it keeps); those steps were "
     'not changed in this round.')
-
-
-#: What the code before issue 38's fifth round measured with this script (commit d2712f8, the fourth round's rows
-#: above): readers → CPU s, peak RSS MiB, load, and the peak RSS at the end of imports, collect, connect, the drafted
-#: record's save, render and delivery.
-BEFORE_ROUND5 = {1000: (9.9, 101, "3.8, 4.5, 5.1", "76, 79, 85, 88, 98, 101"),
-                 10000: (45.8, 143, "2.9, 4.0, 4.9", "77, 86, 104, 107, 135, 143")}
 
 
 #: What issue 38's fifth round changed and measured (its paragraph as that round's --write made it).

@@ -8,7 +8,7 @@ import random
 import tracemalloc
 
 from prdigest.connect.plans import Plans
-from prdigest.connect.variants import plan_variants
+from prdigest.connect.variants import Variant, plan_variants
 from prdigest.kernel.models import Edition, Verdict
 from prdigest.kernel.vocabulary import Vocabulary
 from prdigest.readers.file import Reader
@@ -55,14 +55,21 @@ def test_the_plan_kept_for_the_render_step_holds_no_list_of_entries_per_filter()
     assert per_group < 800, f"{per_group:.0f} bytes kept per filter ({groups} filters, {selected} selections)"
 
 
-def test_the_render_steps_variants_with_equal_selections_share_one_list() -> None:
-    rng = random.Random(39)
+def _planned_twice(seed: int) -> tuple[Edition, list[Reader], Vocabulary, Plans, list[Variant], list[Reader]]:
+    """A drafted week and 600 readers from ``seed`` planned by the connect step, then approved and planned again from
+    its plans as the render step does: the approved edition, readers, vocabulary, plans, variants and idle readers."""
+    rng = random.Random(seed)
     drafted, readers, vocabulary = _drafted(rng), _readers(rng, 600), Vocabulary.open()
     plans = Plans()
     plan_variants(drafted, readers, vocabulary, drafts=True, plans=plans)
     approved = drafted.model_copy(update={"entries": [e.model_copy(update={"status": "approved"})
                                                       for e in drafted.entries]})
-    reused, _ = plan_variants(approved, readers, vocabulary, plans=plans)
+    reused, idle = plan_variants(approved, readers, vocabulary, plans=plans)
+    return approved, readers, vocabulary, plans, reused, idle
+
+
+def test_the_render_steps_variants_with_equal_selections_share_one_list() -> None:
+    approved, readers, vocabulary, plans, reused, _ = _planned_twice(39)
     assert plans.reused == len(plans._groups) and not plans.reselected
     selections = {tuple(e.number for e in v.entries) for v in reused}
     assert len(selections) < len(reused)  # some filters select the same entries
@@ -74,13 +81,7 @@ def test_the_render_steps_variants_with_equal_selections_share_one_list() -> Non
 def test_the_render_steps_variants_hold_the_plans_lists_of_readers_not_copies() -> None:
     """Failed before: each variant of the render step held a copy of its filter's list of readers beside the plan's
     (3,088 lists at 10,000 readers, both held to the run's end)."""
-    rng = random.Random(40)
-    drafted, readers, vocabulary = _drafted(rng), _readers(rng, 600), Vocabulary.open()
-    plans = Plans()
-    plan_variants(drafted, readers, vocabulary, drafts=True, plans=plans)
-    approved = drafted.model_copy(update={"entries": [e.model_copy(update={"status": "approved"})
-                                                      for e in drafted.entries]})
-    reused, idle = plan_variants(approved, readers, vocabulary, plans=plans)
+    approved, readers, vocabulary, plans, reused, idle = _planned_twice(40)
     assert {id(v.readers) for v in reused} <= {id(g.readers) for g in plans._groups}
     fresh, fresh_idle = plan_variants(approved, readers, vocabulary)
     assert [[r.id for r in v.readers] for v in reused] == [[r.id for r in v.readers] for v in fresh]

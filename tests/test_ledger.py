@@ -62,6 +62,19 @@ def test_register_again_keeps_sent_rows_and_retries_a_fixed_recipient(ledger: Le
     assert sorted(rows) == [("a", "email"), ("b", "email"), ("c", "email")]
 
 
+def test_each_key_pages_through_the_rows_at_the_statuses_asked_in_order(ledger: Ledger) -> None:
+    # pages of 2 end between two media of one reader: the next page starts after (reader, medium), not reader
+    ledger.register(ED, [(r, m, "all", f"{r}@example.com", None) for r in ("c", "a", "b") for m in ("slack", "email")])
+    ledger.register("other-edition", plan("a"))
+    ledger.sent(ED, ("b", "email"), "250 ok")
+    ledger.failed(ED, ("c", "slack"), "550 no such user")
+    pending = [("a", "email"), ("a", "slack"), ("b", "slack"), ("c", "email")]
+    assert [list(ledger.each_key(ED, ("pending",), page=n)) for n in (1, 2, 3, 1000)] == [pending] * 4
+    assert list(ledger.each_key(ED, ("pending", "failed", "sent"), page=2)) == sorted(
+        (r, m) for r in "abc" for m in ("email", "slack"))
+    assert list(ledger.each_key("no-such-edition", ("pending",))) == []
+
+
 def test_concurrent_registrations_of_one_edition_make_each_row_once(state_location: str) -> None:
     errors: list[BaseException] = []
     readers = [f"r{i:03d}" for i in range(200)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,40 +13,47 @@ from prdigest.kernel.errors import ConfigError
 from prdigest.kernel.writes import write_inside, write_under
 
 
-@pytest.mark.parametrize("relative", ["../pwned.html", "email/../../pwned.html", "/etc/pwned", "email/../../x/y"])
-def test_write_inside_refuses_paths_that_leave_the_folder(tmp_path: Path, relative: str) -> None:
-    out = tmp_path / "out"
-    with pytest.raises(ConfigError, match="outside the folder"):
-        write_inside(out, relative, b"x")
-    assert not (tmp_path / "pwned.html").exists()
+def _write_inside(out: Path, relative: str, data: bytes) -> object:
+    return write_inside(out, relative, data)
 
 
-def test_write_inside_refuses_a_symlink_out_of_the_folder(tmp_path: Path) -> None:
-    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
-    out.mkdir()
-    elsewhere.mkdir()
-    os.symlink(elsewhere, out / "email")
-    with pytest.raises(ConfigError):
-        write_inside(out, "email/all.html", b"x")
-    assert not list(elsewhere.iterdir())
+def _write_under(out: Path, relative: str, data: bytes) -> object:
+    return write_under(str(out), relative, data)
 
 
+#: The two ways a run writes under its folder: on Path and on path text.
+WRITERS = pytest.mark.parametrize("write", [_write_inside, _write_under], ids=["write_inside", "write_under"])
+
+
+@WRITERS
 @pytest.mark.parametrize("relative", ["../pwned.html", "email/../../pwned.html", "/etc/pwned", "email/../../x/y", "."])
-def test_write_under_refuses_paths_that_leave_the_folder_as_write_inside_does(tmp_path: Path, relative: str) -> None:
+def test_writes_refuse_paths_that_leave_the_folder(tmp_path: Path, relative: str,
+                                                   write: Callable[[Path, str, bytes], object]) -> None:
     out = tmp_path / "out"
     with pytest.raises(ConfigError, match="outside the folder"):
-        write_under(str(out), relative, b"x")
+        write(out, relative, b"x")
     assert not (tmp_path / "pwned.html").exists()
 
 
-def test_write_under_refuses_a_symlink_out_of_the_folder_and_writes_inside_it(tmp_path: Path) -> None:
+def _linked_out(tmp_path: Path) -> tuple[Path, Path]:
+    """An output folder whose ``email`` is a symlink to a folder beside it, and that folder."""
     out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
     out.mkdir()
     elsewhere.mkdir()
     os.symlink(elsewhere, out / "email")
+    return out, elsewhere
+
+
+@WRITERS
+def test_writes_refuse_a_symlink_out_of_the_folder(tmp_path: Path, write: Callable[[Path, str, bytes], object]) -> None:
+    out, elsewhere = _linked_out(tmp_path)
     with pytest.raises(ConfigError):
-        write_under(str(out), "email/all.html", b"x")
+        write(out, "email/all.html", b"x")
     assert not list(elsewhere.iterdir())
+
+
+def test_write_under_writes_inside_a_folder_with_a_symlink_out_of_it(tmp_path: Path) -> None:
+    out, _ = _linked_out(tmp_path)
     written = write_under(str(out), "slack/all.json", b"{}")
     assert written == str(out / "slack" / "all.json") and (out / "slack" / "all.json").read_bytes() == b"{}"
     assert oct((out / "slack" / "all.json").stat().st_mode & 0o777) == "0o644"

@@ -8,17 +8,23 @@ import json
 import random
 import tracemalloc
 
-from prdigest.connect.variants import draft_variants, plan_variants
-from prdigest.kernel.models import FilterRecord, VariantRecord
+from prdigest.connect.variants import Variant, draft_variants, plan_variants
+from prdigest.kernel.models import Edition, FilterRecord, VariantRecord
+from prdigest.readers.file import Reader
 from prdigest.state import variant_rows
 from tests.test_render_memory import _approved, _readers
 
 
-def test_a_variant_record_holds_under_one_and_a_half_kilobytes_beside_its_lists() -> None:
-    rng = random.Random(38)
+def _planned(seed: int) -> tuple[Edition, list[Reader], list[Variant]]:
+    """A week's approved edition, 600 readers and the variants planned for them, drawn from ``seed``."""
+    rng = random.Random(seed)
     approved, readers = _approved(rng), _readers(rng, 600)
     variants, _ = plan_variants(approved, readers)
-    assert len(variants) > 100
+    return approved, readers, variants
+
+
+def _per_record(variants: list[Variant]) -> float:
+    """The bytes each variant's record holds beside its lists (a pointer per reader and per number: its content)."""
     [v.record() for v in variants[:2]]  # the first records of each class made outside the measure
     gc.collect()
     tracemalloc.start()
@@ -28,11 +34,16 @@ def test_a_variant_record_holds_under_one_and_a_half_kilobytes_beside_its_lists(
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    # what the record's own lists hold (a pointer per reader and per number) is the record's content; the rest
-    # is per record: ~2,450 bytes here when each record and its filter had a set of fields set of their own
-    # (~1,000 with one set per class)
     lists = sum(8 * (len(r.readers) + len(r.numbers) + len(r.read_first)) for r in records)
-    per_record = (held - lists) / len(records)
+    return (held - lists) / len(records)
+
+
+def test_a_variant_record_holds_under_one_and_a_half_kilobytes_beside_its_lists() -> None:
+    _, _, variants = _planned(38)
+    assert len(variants) > 100
+    # ~2,450 bytes a record here beside its lists when each record and its filter had a set of fields set of their
+    # own (~1,000 with one set per class)
+    per_record = _per_record(variants)
     assert per_record < 1_500, f"{per_record:.0f} bytes a variant record beside its lists"
 
 
@@ -68,28 +79,11 @@ def test_variant_records_read_back_from_the_store_share_one_set_of_fields_set_pe
     assert old.model_fields_set == {"key", "readers", "numbers"} and old.filter is None
 
 
-def _per_record(variants: list) -> float:
-    """The bytes each variant's record holds beside its lists (a pointer per reader and per number: its content)."""
-    [v.record() for v in variants[:2]]  # the first records of each class made outside the measure
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        records = [v.record() for v in variants]
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    lists = sum(8 * (len(r.readers) + len(r.numbers) + len(r.read_first)) for r in records)
-    return (held - lists) / len(records)
-
-
 def test_a_variant_records_fields_are_in_a_dictionary_sharing_its_keys_with_the_other_records() -> None:
     """Failed before: each record and its filter's held a dictionary of their own for their fields (~270 and ~180
     bytes), ~1,000 bytes a record here beside its lists; now ~810. They serialise and compare as before (the tests
     above and the golden outputs)."""
-    rng = random.Random(41)
-    approved, readers = _approved(rng), _readers(rng, 600)
-    variants, _ = plan_variants(approved, readers)
+    _, _, variants = _planned(41)
     assert len(variants) > 100
     per_record = _per_record(variants)
     assert per_record < 900, f"{per_record:.0f} bytes a variant record beside its lists"
@@ -101,9 +95,7 @@ def test_a_variant_records_fields_are_in_a_dictionary_sharing_its_keys_with_the_
 def test_variants_with_equal_ledes_hold_one_string() -> None:
     """Failed before: every variant (and its record) held a lede of its own, ~400 bytes each, equal ones too (here
     257 variants write 105 ledes: those that differ by their read-first budget, or by what selects nothing)."""
-    rng = random.Random(42)
-    approved, readers = _approved(rng), _readers(rng, 600)
-    variants, _ = plan_variants(approved, readers)
+    approved, readers, variants = _planned(42)
     distinct = {v.lede for v in variants}
     assert len(distinct) < len(variants)  # some variants write the same lede
     assert len({id(v.lede) for v in variants}) == len(distinct)

@@ -229,18 +229,10 @@ class Ledger:
             f"SELECT {_COLUMNS} FROM delivery_ledger WHERE edition = ? ORDER BY reader, medium", (edition,))
         return {(r[1], r[2]): LedgerRow(*r) for r in cursor}
 
-    def keys(self, edition: str, statuses: Sequence[str]) -> set[Key]:
-        """The (reader, medium) of the edition's rows at any of ``statuses``: what a deliverer plans its claims
-        from, without reading every column of every row (:meth:`rows` makes ~1.5 KB of objects a row: 17 MB at
-        10,000 readers, read three times a run)."""
-        marks = ", ".join("?" for _ in statuses)
-        return {(r[0], r[1]) for r in self.conn.fetchall(
-            f"SELECT reader, medium FROM delivery_ledger WHERE edition = ? AND status IN ({marks})",
-            (edition, *statuses))}
-
     def each_key(self, edition: str, statuses: Sequence[str], page: int = 1000) -> Iterator[Key]:
         """The (reader, medium) of the edition's rows at any of ``statuses``, in (reader, medium) order, read
-        ``page`` rows at a time: :meth:`keys` without holding every row's key at once (11,549 at 10,000 readers,
+        ``page`` rows at a time: what a deliverer plans its claims from, without reading every column of every row
+        (:meth:`rows` makes ~1.5 KB of objects a row) nor holding every row's key at once (11,549 at 10,000 readers,
         read at the start of each delivery pass)."""
         marks = ", ".join("?" for _ in statuses)
         after = ("", "")

@@ -41,13 +41,21 @@ def write_atomic(path: str | Path, data: bytes | Iterable[bytes]) -> None:
         raise
 
 
-def out_path(out: Path, relative: str) -> Path:
-    """``out / relative`` resolved, refusing any path that would land outside ``out`` (``..``, absolute)."""
-    path = (out / relative).resolve()
-    if out.resolve() not in path.parents:
+def inside(out: str, relative: str) -> str:
+    """``out`` joined with ``relative`` and resolved (symlinks followed), as text, refusing any path that would land
+    outside ``out`` (``..``, absolute, a symlink out, ``out`` itself)."""
+    # On path text: write_under's loops write thousands of files and pathlib interns every name it parses (issue 38).
+    path = os.path.realpath(os.path.join(out, relative))
+    root = os.path.realpath(out)
+    if path == root or not path.startswith(root.rstrip(os.sep) + os.sep):
         raise ConfigError(f"refusing to write '{relative}' outside the folder {out} (a bug in a renderer or a "
                           "hostile name; report it)")
     return path
+
+
+def out_path(out: Path, relative: str) -> Path:
+    """``out / relative`` resolved, refusing any path that would land outside ``out`` (:func:`inside`)."""
+    return Path(inside(os.fspath(out), relative))
 
 
 def write_inside(out: Path, relative: str, data: bytes) -> Path:
@@ -59,12 +67,7 @@ def write_inside(out: Path, relative: str, data: bytes) -> Path:
 def write_under(out: str, relative: str, data: bytes) -> str:
     """:func:`write_inside` on path text (``out`` joined with ``relative`` returned as text): no Path made per file,
     for the loops that write thousands (a run's renderings)."""
-    path = os.path.realpath(os.path.join(out, relative))
-    root = os.path.realpath(out)
-    if path == root or not path.startswith(root.rstrip(os.sep) + os.sep):
-        raise ConfigError(f"refusing to write '{relative}' outside the folder {out} (a bug in a renderer or a "
-                          "hostile name; report it)")
-    write_atomic(path, data)
+    write_atomic(inside(out, relative), data)
     return os.path.join(out, relative)
 
 
