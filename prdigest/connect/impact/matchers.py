@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from prdigest.collect.facts.hierarchy import BASE_UNREAD, BUILTIN_METHODS, METHOD_GONE, METHOD_GONE_CHANGED
+from prdigest.collect.facts.patchnewfields import FIELD_ADDED, KIND_UNSEEN
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
 from prdigest.connect.impact.index import CALLED, CALLS_SUPER, CONFIGURED, NO_VALUE, OWN_INIT, RETURNS, SPREAD, Use
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
@@ -380,11 +381,16 @@ def _signature(change: Change, ctx: Context) -> Iterator[Hit]:
     if leaf == "__init__" and cls:
         uses += [u for u in ctx.table.named(cls.rsplit(".", 1)[-1])
                  if u.how == "calls" and matches(u, ctx.prefixes, cls, deeper=False) is not None]
+    field, unseen = FIELD_ADDED in change.detail, KIND_UNSEEN in change.detail
     for use in uses:
+        if field and (use.how != "calls" or SPREAD in use.detail):
+            continue  # only a call misses a field; what ``**kwargs`` carry may hold it
         severity = signature_severity(use, sig)
         if severity is None:
             continue
         words = change.detail or sig.words
+        if unseen and severity == "breaks":
+            severity = "check"  # a bare annotation in a plain class is no parameter
         if severity == "breaks" and use.how == "calls" and SPREAD in use.detail:
             severity = "check"  # what ``*args``/``**kwargs`` carry cannot be read: it may pass what is needed
             words += "; your call spreads *args or **kwargs"
