@@ -94,3 +94,27 @@ def test_an_override_returning_nothing_fits_a_new_type_that_admits_none(tmp_path
     found = _impacts(tmp_path, {"up/__init__.py": "", "up/worker.py": WORKER}, {"up/worker.py": OPTIONAL},
                      {"ds/worker.py": MINE})
     assert {c for c, s in _returns(found)} & {"NoneTyped", "Bare", "New"} == set()
+
+
+#: returns something (a conditional starting with None), and nothing: the narrowed type says which needs a fix
+WRAPPED = '''from up.worker import Worker
+
+
+class Wrapped(Worker):
+    def warm_up(self):
+        return None if self.runner is None else self.runner.warm_up()
+
+
+class Quiet(Worker):
+    def warm_up(self):
+        self.ready = True
+        return None
+'''
+
+
+def test_a_narrowed_type_breaks_only_the_override_returning_nothing(tmp_path: Path) -> None:
+    wide = WORKER.replace("-> float:", "-> float | tuple[float, float]:")
+    found = _impacts(tmp_path, {"up/__init__.py": "", "up/worker.py": wide}, {"up/worker.py": WORKER},
+                     {"ds/worker.py": WRAPPED})
+    assert sorted((i.line, i.severity) for i in found if i.fact.startswith("returns")) == [
+        (_line(WRAPPED, "class Wrapped") + 1, "check"), (_line(WRAPPED, "class Quiet") + 1, "breaks")]

@@ -222,7 +222,7 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 #: A ``return`` with a value other than ``None``, or a ``yield``, anywhere in a function's text.
-_GIVES_VALUE = re.compile(r"\breturn[ \t(]+(?!None\b)[^\s#]|\byield\b")
+_GIVES_VALUE = re.compile(r"\breturn\b(?![ \t]*(?:None)?[ \t]*(?:#.*)?$)|\byield\b", re.M)
 
 
 def _key(node: ast.expr) -> str:
