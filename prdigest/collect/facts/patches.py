@@ -18,6 +18,7 @@ from prdigest.collect.facts import (
     patchfields,
     patchhooks,
     patchmoves,
+    patchnewfields,
     patchobligations,
     patchpassed,
     patchregistries,
@@ -132,6 +133,7 @@ def _read_back(path: str, patch: str) -> list[Change]:
     of classes whose constructor takes them, a package's re-exports removed, methods that now only raise
     ``NotImplementedError``, module-level containers of another kind, new registries beside another."""
     return (patchsigs.signature_facts(path, patch) + patchfields.field_facts(path, patch)
+            + patchnewfields.unseen_field_facts(path, patch)
             + patchexports.reexport_facts(path, patch) + patchobligations.obligation_facts(path, patch)
             + patchcontainers.retyped_facts(path, patch) + patchregistries.registry_facts(path, patch))
 

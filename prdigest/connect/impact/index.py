@@ -36,7 +36,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 10
+INDEX_VERSION = 11
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -59,6 +59,10 @@ _ENTERING = frozenset({"append", "extend", "insert", "add", "update"})
 #: kept to the characters a type is written with (``;returns=torch.Tensor | None``): whether it already returns
 #: what upstream now promises.
 RETURNS = ";returns="
+#: In the ``detail`` of an override (or an installed function) with no return annotation, in place of
+#: :data:`RETURNS`: its body returns no value (no ``return <value>``, no ``yield``, its last statement no ``raise``),
+#: so it returns ``None`` where upstream may now read a value.
+NO_VALUE = ";no-value"
 #: In an ``__init__`` override's ``detail``: the downstream names its class in a string as a dotted path
 #: (``"ds.sched.MyScheduler"``, a class it configures upstream to build), so upstream builds it, through whatever
 #: variable its configuration fills.
@@ -212,6 +216,13 @@ def _returned(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> s
 
 
 _NOT_A_TYPE = re.compile(r"[^\w.\[\], |]")
+def _is_docstring(node: ast.stmt) -> bool:
+    """Whether a statement is a string on its own (a docstring: its words may say "return x")."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+#: A ``return`` with a value other than ``None``, or a ``yield``, anywhere in a function's text.
+_GIVES_VALUE = re.compile(r"\breturn\b(?![ \t]*(?:None)?[ \t]*(?:#.*)?$)|\byield\b", re.M)
 
 
 def _key(node: ast.expr) -> str:
@@ -257,7 +268,14 @@ class _Reader:
 
     def _returned(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
         """The function's return annotation as :data:`RETURNS` says it (read off its source line), or ""."""
-        return "" if fn.returns is None else _returned(fn, self._source_lines())
+        if fn.returns is not None:
+            return _returned(fn, self._source_lines())
+        if fn.body and isinstance(fn.body[-1], ast.Raise):
+            return ""  # it never returns: an unimplemented hook, not one returning None
+        # read off the source (a walk costs more); a nested function's ``return x`` only leaves it unsure
+        body = fn.body[1:] if fn.body and _is_docstring(fn.body[0]) else fn.body
+        text = self.lines(body[0].lineno, fn.end_lineno or fn.lineno) if body else ""
+        return "" if _GIVES_VALUE.search(text) else NO_VALUE
 
     def walk(self, node: ast.AST) -> None:
         """Every node the handlers do not prune, without recursion; raises :class:`_TooDeep` past

@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from prdigest.collect.facts.hierarchy import BASE_UNREAD, BUILTIN_METHODS, METHOD_GONE, METHOD_GONE_CHANGED
+from prdigest.collect.facts.patchnewfields import FIELD_ADDED, KIND_UNSEEN
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
-from prdigest.connect.impact.index import CALLED, CALLS_SUPER, CONFIGURED, OWN_INIT, RETURNS, SPREAD, Use
+from prdigest.connect.impact.index import CALLED, CALLS_SUPER, CONFIGURED, NO_VALUE, OWN_INIT, RETURNS, SPREAD, Use
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
 from prdigest.kernel.pymodule import is_python, module_of
@@ -340,12 +341,17 @@ def _returns(change: Change, ctx: Context) -> Iterator[Hit]:
     type within the new one already fits (not listed); one annotated otherwise breaks, unless the new type only
     widens (``check``); one without an annotation breaks where the type was replaced, and is a ``check`` where it
     was narrowed (``X | None`` → ``X``) or widened: it may return the narrower type already. A caller is never
-    flagged: a narrower type is still what it handled."""
+    flagged: a narrower type is still what it handled. One that returns nothing (``-> None``, or no annotation
+    and no ``return <value>``) breaks where the new type is a value (no ``None`` in it): upstream now reads it."""
     old, new = _types(change.before), _types(change.after)
     widened, narrowed = old <= new, new < old
+    value = bool(new) and not _NONE.search(change.after)
     for use in _exact(change, ctx, "overrides", "patches"):
         own = returned(use)
         words = f"{change.symbol} returns {change.after} (was {change.before})"
+        if value and (NO_VALUE in use.detail or (own is not None and own.strip() == "None")):
+            yield Hit(use, "breaks", words + "; yours returns nothing")
+            continue
         if own is not None and _types(own) <= new:
             continue  # it returns what upstream now promises
         if own is None:
@@ -360,6 +366,8 @@ def _types(annotation: str) -> frozenset[str]:
     return type_names(_QUALIFIER.sub("", annotation))
 
 
+#: An annotation that admits ``None`` (or any value: nothing to say of what returns nothing).
+_NONE = re.compile(r"\b(?:None|Optional|Any|object)\b")
 _QUALIFIER = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
 
 
@@ -373,11 +381,16 @@ def _signature(change: Change, ctx: Context) -> Iterator[Hit]:
     if leaf == "__init__" and cls:
         uses += [u for u in ctx.table.named(cls.rsplit(".", 1)[-1])
                  if u.how == "calls" and matches(u, ctx.prefixes, cls, deeper=False) is not None]
+    field, unseen = FIELD_ADDED in change.detail, KIND_UNSEEN in change.detail
     for use in uses:
+        if field and (use.how != "calls" or SPREAD in use.detail):
+            continue  # only a call misses a field; what ``**kwargs`` carry may hold it
         severity = signature_severity(use, sig)
         if severity is None:
             continue
         words = change.detail or sig.words
+        if unseen and severity == "breaks":
+            severity = "check"  # a bare annotation in a plain class is no parameter
         if severity == "breaks" and use.how == "calls" and SPREAD in use.detail:
             severity = "check"  # what ``*args``/``**kwargs`` carry cannot be read: it may pass what is needed
             words += "; your call spreads *args or **kwargs"
