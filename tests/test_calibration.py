@@ -5,6 +5,7 @@ ships the calibrated verdicts (``--no-calibration`` keeps the drafter's; ``diges
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,11 @@ def test_a_labelled_week_teaches_the_next_run_the_teams_taste(tmp_path: Path, st
                                       "--language", "en"])
     assert fitted.exit_code == 0, fitted.output
     assert f"{REPO}: calibration fitted on 36 labels" in fitted.output
+    # the editor is told where the fit put the deep-read line (it decides how many entries say "read closely")
+    said = re.search(r"deep-read once its probability reaches ([0-9.]+) \((the default|chosen by cross-validation)\)",
+                     fitted.output)
+    assert said is not None, fitted.output
+    assert 0.15 <= float(said[1]) <= 0.6 and (said[2] == "the default") == (float(said[1]) == 0.3)
 
     after = run(tmp_path, nxt, state_location)
     for number, entry in after.items():

@@ -65,7 +65,7 @@ def calibrate(
     c = fitted.calibration
     typer.echo(f"{fitted.repo}: calibration fitted on {c.labels} labels ({c.source}; {fitted.disagreements} differ "
                f"from the drafter), kept in the state store at {c.created_at}")
-    from prdigest.draft.calibration import KEEP
+    from prdigest.draft.calibration import DEEP_READ_AT, KEEP
 
     if c.strength == KEEP:
         typer.echo(f"cross-validated verdict agreement: nothing beat the drafter's own {c.cv_drafter:.1%}, so the "
@@ -73,3 +73,8 @@ def calibrate(
     elif c.cv_calibrated is not None and c.cv_drafter is not None:
         typer.echo(f"cross-validated verdict agreement: {c.cv_calibrated:.1%} calibrated, {c.cv_drafter:.1%} the "
                    f"drafter's own (regularisation {c.strength:g})")
+        if c.deep_read_at is not None:
+            # the fit chose it by cross-validated deep-read F1 (prdigest.draft.calibration_threshold): say so, since
+            # it decides how many entries a reader is told to read closely
+            how = "the default" if c.deep_read_at == DEEP_READ_AT else "chosen by cross-validation"
+            typer.echo(f"deep-read once its probability reaches {c.deep_read_at:.3g} ({how})")
