@@ -119,9 +119,11 @@ import warnings
 class Config:
     def __init__(self, additional_config):
         self.prefetch = additional_config.get("weight_prefetch_config", {})
+        self.trace = os.getenv("VLLM_TRACE_PREFETCH")
         # Deprecated env var handling for backward compatibility
         if os.getenv("VLLM_OLD_PREFETCH", "0") == "1":
-            self.prefetch = {"enabled": True}
+            self.prefetch = {"enabled": True, "size": int(os.getenv("VLLM_OLD_PREFETCH_SIZE", "0")),
+                             "trace": os.getenv("VLLM_TRACE_PREFETCH")}
             warnings.warn(
                 "VLLM_OLD_PREFETCH is deprecated and will be removed in a v0.16.0 version. "
                 "Please use weight_prefetch_config in additional-config for now instead.",
@@ -144,8 +146,12 @@ def test_a_warning_after_a_comment_on_the_same_name_gives_its_removal_release_an
                      files=_patches(repo, sha))
     found = week_facts([pr], surface=Surface(), clone=open_clone(repo.as_uri(), state_dir=tmp_path_factory.mktemp("s")))
     deprecated = [c for c in found.changes[13] if c.kind == "deprecated"]
+    # the size read only under the old switch goes with it; the trace variable, read outside too, is still in use
     assert [(c.symbol, c.after, c.detail) for c in deprecated] == [
-        ("VLLM_OLD_PREFETCH", "v0.16.0", "weight_prefetch_config in additional-config")]
+        ("VLLM_OLD_PREFETCH", "v0.16.0", "weight_prefetch_config in additional-config"),
+        ("VLLM_OLD_PREFETCH_SIZE", "v0.16.0", "weight_prefetch_config in additional-config")]
     assert actions(deprecated, "en") == [
         "Move off `VLLM_OLD_PREFETCH` to `weight_prefetch_config in additional-config` before `v0.16.0`, "
+        "which removes it.",
+        "Move off `VLLM_OLD_PREFETCH_SIZE` to `weight_prefetch_config in additional-config` before `v0.16.0`, "
         "which removes it."]

@@ -9,6 +9,7 @@ import re
 
 from prdigest.collect.facts import (
     build,
+    compatreads,
     configkeys,
     configmoves,
     constructors,
@@ -146,7 +147,9 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
     if _python(f.path) or _python(old_path):
         facts.extend(_python_facts(f, surface, after_modules, module_of, parsed, parsed_before))
         if not (surface.is_test(f.path) or f.status == "D"):
-            facts.extend(deprecations.compare(f.path, f.before, f.after))
+            deprecated = deprecations.compare(f.path, f.before, f.after)
+            facts.extend(deprecated)
+            facts.extend(compatreads.compare(f.path, f.after, deprecated))
             facts.extend(envchecks.compare(f.path, f.before, f.after))
             facts.extend(versiongates.compare(f.path, f.before, f.after))
             facts.extend(overrides.compare(f.path, f.before, f.after))
