@@ -150,8 +150,10 @@ def test_a_warning_after_a_comment_on_the_same_name_gives_its_removal_release_an
     assert [(c.symbol, c.after, c.detail) for c in deprecated] == [
         ("VLLM_OLD_PREFETCH", "v0.16.0", "weight_prefetch_config in additional-config"),
         ("VLLM_OLD_PREFETCH_SIZE", "v0.16.0", "weight_prefetch_config in additional-config")]
+    # one thing to do: said once for both
     assert actions(deprecated, "en") == [
-        "Move off `VLLM_OLD_PREFETCH` to `weight_prefetch_config in additional-config` before `v0.16.0`, "
-        "which removes it.",
-        "Move off `VLLM_OLD_PREFETCH_SIZE` to `weight_prefetch_config in additional-config` before `v0.16.0`, "
-        "which removes it."]
+        "Move off `VLLM_OLD_PREFETCH`, `VLLM_OLD_PREFETCH_SIZE` to `weight_prefetch_config in additional-config` "
+        "before `v0.16.0`, which removes them."]
+    assert actions(deprecated, "zh-CN") == [
+        "`VLLM_OLD_PREFETCH`、`VLLM_OLD_PREFETCH_SIZE` 将于 `v0.16.0` 移除：请在此之前改用 "
+        "`weight_prefetch_config in additional-config`。"]
