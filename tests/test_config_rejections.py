@@ -97,7 +97,16 @@ def propose(spec_config, padded):
         return "eagle"
     return None
 """
-BASE = {"lib/__init__.py": "", "lib/platform.py": PLATFORM, "lib/spec.py": DISPATCH,
+#: A lint script reading its own ``[tool.<name>]`` table of pyproject.toml (vllm-ascend #7891's docs/yaml sync check).
+LINT = """
+import tomllib
+
+
+def load_exclude(text):
+    config = tomllib.loads(text)
+    return config.get("tool", {}).get("docs_sync", {}).get("exclude", [])
+"""
+BASE = {"lib/__init__.py": "", "lib/lint.py": LINT, "lib/platform.py": PLATFORM, "lib/spec.py": DISPATCH,
         "lib/sched.py": "def plan(config):\n    return config\n",
         "lib/startup.py": STARTUP, "lib/worker.py": WORKER, "lib/runner.py": RUNNER, "lib/sharding.py": SHARDING,
         # the settings users already set, read where the config is built
@@ -169,6 +178,15 @@ def validate(ascend_config, kv):
     if ascend_config.layer_sharding and kv is None:
         raise ValueError("layer_sharding needs a kv_transfer_config")
 """}),
+    # a development tool's own table of pyproject.toml checked: no setting of a reader's
+    14: ("[CI] Check the docs sync table", {"lib/lint.py": LINT.replace(
+        '    return config.get("tool", {}).get("docs_sync", {}).get("exclude", [])\n',
+        '    patterns = config.get("tool", {}).get("docs_sync", {}).get("exclude", [])\n'
+        '    if not isinstance(patterns, list):\n'
+        '        raise ValueError("[tool.docs_sync].exclude must be a list of strings")\n'
+        '    if config["tool"].get("strict") and not patterns:\n'
+        '        raise ValueError("tool.docs_sync needs an exclude list when strict")\n'
+        '    return patterns\n')}),
 }
 
 
@@ -247,6 +265,11 @@ def test_a_check_of_a_setting_the_pr_adds_asks_nothing(week: dict[int, list[Chan
 def test_a_new_check_beside_another_check_of_that_setting_elsewhere_is_no_move(
         week: dict[int, list[Change]]) -> None:
     assert _rejected(week[10]) == [("layer_sharding", "layer_sharding needs a kv_transfer_config", "public")]
+
+
+def test_a_check_of_a_development_tools_pyproject_table_asks_nothing(week: dict[int, list[Change]]) -> None:
+    assert [c for c in week[14] if c.detail == "rejected"] == []
+    assert actions(week[14], "en") == []
 
 
 @pytest.mark.parametrize(("before", "after", "wider"), [

@@ -99,3 +99,61 @@ def test_a_deprecation_with_its_removal_release_or_its_replacement_is_an_action(
         "Move off `legacy_mode` to `mode` before `v0.22`, which removes it.",
         "Move off `VLLM_BALANCE_SCHEDULING` to `--additional-config '{\"enable_balance_scheduling\": true}` "
         "before `v0.21.0`, which removes it."]
+
+
+#: vllm-ascend #6442: a comment saying "deprecated" above the old variable's read, then the warning that names the
+#: removal release ("in a v0.16.0 version") and the replacement, over two string literals.
+COMPAT_BEFORE = '''
+import os
+
+
+class Config:
+    def __init__(self, additional_config):
+        self.prefetch = additional_config.get("weight_prefetch_config", {})
+'''
+COMPAT_AFTER = '''
+import os
+import warnings
+
+
+class Config:
+    def __init__(self, additional_config):
+        self.prefetch = additional_config.get("weight_prefetch_config", {})
+        self.trace = os.getenv("VLLM_TRACE_PREFETCH")
+        # Deprecated env var handling for backward compatibility
+        if os.getenv("VLLM_OLD_PREFETCH", "0") == "1":
+            self.prefetch = {"enabled": True, "size": int(os.getenv("VLLM_OLD_PREFETCH_SIZE", "0")),
+                             "trace": os.getenv("VLLM_TRACE_PREFETCH")}
+            warnings.warn(
+                "VLLM_OLD_PREFETCH is deprecated and will be removed in a v0.16.0 version. "
+                "Please use weight_prefetch_config in additional-config for now instead.",
+                DeprecationWarning,
+            )
+'''
+
+
+def test_a_warning_after_a_comment_on_the_same_name_gives_its_removal_release_and_replacement(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    repo = tmp_path_factory.mktemp("compat") / "up"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"pkg/__init__.py": "", "pkg/config.py": COMPAT_BEFORE})
+    commit(repo, "Initial layout")
+    write(repo, {"pkg/config.py": COMPAT_AFTER})
+    sha = commit(repo, "Refactor the MLP prefetch (#13)")
+    pr = PullRequest(number=13, url="https://github.com/o/r/pull/13", title="Refactor the MLP prefetch",
+                     author="dev", merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc), merge_commit=sha,
+                     files=_patches(repo, sha))
+    found = week_facts([pr], surface=Surface(), clone=open_clone(repo.as_uri(), state_dir=tmp_path_factory.mktemp("s")))
+    deprecated = [c for c in found.changes[13] if c.kind == "deprecated"]
+    # the size read only under the old switch goes with it; the trace variable, read outside too, is still in use
+    assert [(c.symbol, c.after, c.detail) for c in deprecated] == [
+        ("VLLM_OLD_PREFETCH", "v0.16.0", "weight_prefetch_config in additional-config"),
+        ("VLLM_OLD_PREFETCH_SIZE", "v0.16.0", "weight_prefetch_config in additional-config")]
+    # one thing to do: said once for both
+    assert actions(deprecated, "en") == [
+        "Move off `VLLM_OLD_PREFETCH`, `VLLM_OLD_PREFETCH_SIZE` to `weight_prefetch_config in additional-config` "
+        "before `v0.16.0`, which removes them."]
+    assert actions(deprecated, "zh-CN") == [
+        "`VLLM_OLD_PREFETCH`、`VLLM_OLD_PREFETCH_SIZE` 将于 `v0.16.0` 移除：请在此之前改用 "
+        "`weight_prefetch_config in additional-config`。"]

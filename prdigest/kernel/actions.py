@@ -171,6 +171,11 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     gone_settings = _removed(each, w)
     each = [c for c in each if not (c.detail == "removed" and any(c.kind == k for k, _ in gone_settings))]
     grouped += [sentence for _, sentence in gone_settings]
+    # Names deprecated together (one release, one replacement: a switch and the sizes read under it) are one thing
+    # to do, said once.
+    together = _deprecated_together(each)
+    each = [c for c in each if not (c.kind == "deprecated" and (c.after, c.detail) in together)]
+    grouped += [_deprecated_sentence(names, version, instead, w) for (version, instead), names in together.items()]
     items = unique([*_required(asked, w), *_moved(asked, w), *grouped, *_migrating(asked, w),
                     *(s for s in (_item(c, w) for c in each) if s)],
                    key=lambda s: s)
@@ -202,6 +207,23 @@ def _required(asked: Sequence[Change], w: Section) -> list[str]:
 
 #: Settings a migration sentence names at most; the rest are counted (the PR's table lists them all).
 MAX_MIGRATING = 3
+
+
+def _deprecated_together(asked: Sequence[Change]) -> dict[tuple[str, str], list[str]]:
+    """The names deprecated with one removal release and one replacement, by (release, replacement), where several."""
+    by: dict[tuple[str, str], list[str]] = {}
+    for c in asked:
+        if c.kind == "deprecated" and c.after and c.symbol not in by.setdefault((c.after, c.detail), []):
+            by[(c.after, c.detail)].append(c.symbol)
+    return {key: names for key, names in by.items() if len(names) > 1}
+
+
+def _deprecated_sentence(names: list[str], version: str, instead: str, w: Section) -> str:
+    said = w["joiner"].join(code(n) for n in names[:MAX_MIGRATING])
+    if len(names) > MAX_MIGRATING:
+        said += w["migrate_more"].format(n=len(names) - MAX_MIGRATING)
+    return w["deprecated_instead_many" if instead else "deprecated_many"].format(
+        names=said, version=code(version), instead=code(instead))
 
 
 def _migrating(asked: Sequence[Change], w: Section) -> list[str]:

@@ -9,6 +9,7 @@ import re
 
 from prdigest.collect.facts import (
     build,
+    compatreads,
     configkeys,
     configmoves,
     constructors,
@@ -47,7 +48,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "24"
+FACTS_VERSION = "25"
 
 
 def _python(path: str) -> bool:
@@ -146,7 +147,9 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
     if _python(f.path) or _python(old_path):
         facts.extend(_python_facts(f, surface, after_modules, module_of, parsed, parsed_before))
         if not (surface.is_test(f.path) or f.status == "D"):
-            facts.extend(deprecations.compare(f.path, f.before, f.after))
+            deprecated = deprecations.compare(f.path, f.before, f.after)
+            facts.extend(deprecated)
+            facts.extend(compatreads.compare(f.path, f.after, deprecated))
             facts.extend(envchecks.compare(f.path, f.before, f.after))
             facts.extend(versiongates.compare(f.path, f.before, f.after))
             facts.extend(overrides.compare(f.path, f.before, f.after))

@@ -17,12 +17,12 @@ _DEPRECATED = re.compile(r"deprecat", re.IGNORECASE)
 #: What is deprecated: an environment variable, a code span or a quoted name, an option.
 _SUBJECT = re.compile(r"`([A-Za-z_][\w.\-]*)`|[\"']([A-Za-z_][\w.]*)[\"']|(--[a-z][\w-]+)"
                       r"|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
-_REMOVAL = re.compile(r"\b(?:be\s+)?(?:removed|dropped|deleted)\s+(?:in|from|by|after|with)\s+(?:the\s+)?"
+_REMOVAL = re.compile(r"\b(?:be\s+)?(?:removed|dropped|deleted)\s+(?:in|from|by|after|with)\s+(?:the\s+|an?\s+)?"
                       r"(?:(?:vllm|release|version)[-\s]*(?:ascend\s*)?)?(v?\d+\.\d+(?:\.\d+)?(?:rc\d+)?)",
                       re.IGNORECASE)
 #: The replacement is bounded (it is cut at 120 characters anyway): ``(.+?)`` tried from every "use" of a
 #: 1 MB line is quadratic.
-_INSTEAD = re.compile(r"\buse\s+(.{1,200}?)\s+instead\b", re.IGNORECASE)
+_INSTEAD = re.compile(r"\buse\s+(.{1,200}?)(?:\s+for\s+now)?\s+instead\b", re.IGNORECASE)
 #: Lines after the one that says "deprecated" read with it: a message split over a few lines.
 _FOLLOWING = 2
 
@@ -53,10 +53,17 @@ def compare(path: str, before: str | None, after: str | None) -> list[Change]:
         instead = _INSTEAD.search(said)
         replacement = instead[1].strip(" .`'\"")[:120] if instead else ""
         subject = next((name for t in text for name in _names(t) if name not in replacement), "")
-        if not subject or subject in seen:
+        if not subject:
+            continue
+        removal = _REMOVAL.search(said)
+        if subject in seen:
+            # said again further on (a comment "deprecated env var handling" above the warning that names the
+            # release and the replacement): the first fact takes what it did not say
+            i = next(i for i, c in enumerate(facts) if c.symbol == subject)
+            facts[i] = facts[i].model_copy(update={"after": facts[i].after or (removal[1] if removal else ""),
+                                                   "detail": facts[i].detail or replacement})
             continue
         seen.add(subject)
-        removal = _REMOVAL.search(said)
         facts.append(Change(kind="deprecated", symbol=subject, path=path, line=line,
                             after=removal[1] if removal else "", detail=replacement, language="python"))
     return facts

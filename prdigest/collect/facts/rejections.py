@@ -47,6 +47,9 @@ _CONFIG_OWNER = re.compile(r"config\W*$", re.IGNORECASE)
 #: Configs read from a model's or a checkpoint's files: their attributes are no setting a reader makes.
 _MODEL_CONFIG = re.compile(r"(^|\.)(hf_config|hf_text_config|text_config|vision_config|quant_config|"
                            r"quantization_config)$")
+#: The ``[tool.*]`` tables of pyproject.toml (``tool``, ``tool.ruff``) and setup.cfg's or tox's ``[tool:pytest]``
+#: sections: a development tool's own configuration, which no reader of the package sets (vllm-ascend #7891).
+_TOOL_TABLE = re.compile(r"tool([.:].*)?")
 _ENVS_OWNER = re.compile(r"(^|[._])envs?(_\w+)?$|^\w+_envs$")
 
 Kind = Literal["env", "config"]
@@ -86,6 +89,26 @@ def _owner(node: ast.expr) -> str:
     return ".".join(reversed(parts))
 
 
+def _tool_table(node: ast.expr) -> bool:
+    """Whether a key lookup is of a ``[tool.*]`` table or inside one (``config.get("tool", {}).get("x")``,
+    ``config["tool"]["x"]``)."""
+    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
+                    and _TOOL_TABLE.fullmatch(node.args[0].value):
+                return True
+            node = node.func
+        elif isinstance(node, ast.Subscript):
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) \
+                    and _TOOL_TABLE.fullmatch(node.slice.value):
+                return True
+            node = node.value
+        else:
+            node = node.value
+    return False
+
+
 def setting_read(node: ast.AST) -> Key | None:
     """The setting ``node`` itself reads, or None."""
     env = _env_call(node)
@@ -94,10 +117,10 @@ def setting_read(node: ast.AST) -> Key | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
             and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
             and _CONFIG_OWNER.search(_owner(node.func.value)):
-        return "config", node.args[0].value
+        return None if _tool_table(node) else ("config", node.args[0].value)
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
             and isinstance(node.slice.value, str) and _CONFIG_OWNER.search(_owner(node.value)):
-        return "config", node.slice.value
+        return None if _tool_table(node) else ("config", node.slice.value)
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         owner = _owner(node.value)
         if _ENVS_OWNER.search(owner) and _ENV_NAME.fullmatch(node.attr):
