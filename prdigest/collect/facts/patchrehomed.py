@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
 from prdigest.collect.facts.hunklines import Hunk, Row, hunks, indent
+from prdigest.collect.facts.patchsigs import _CLASS, _DEF, WILDCARD
 from prdigest.kernel.models import Change
 from prdigest.kernel.pymodule import module_of
 
@@ -29,9 +30,6 @@ from prdigest.kernel.pymodule import module_of
 MIN_LENGTH = 24
 #: The least number of distinct such statements one function loses and another gains.
 MIN_MOVED = 6
-WILDCARD = "*"
-_DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
-_CLASS = re.compile(r"^(\s*)class\s+([A-Za-z_]\w*)\b")
 _HEAD_DEF = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
 _HEAD_CLASS = re.compile(r"^class\s+([A-Za-z_]\w*)\b")
 _OWN_CALL = re.compile(r"\b(?:self|cls)\.([A-Za-z_]\w*)\s*\(")
