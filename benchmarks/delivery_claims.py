@@ -18,8 +18,6 @@ import argparse
 import json
 import multiprocessing as mp
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -94,36 +92,12 @@ def _deliverer(conn, n_readers: int, state: str, port: int, cert: str) -> None:
 @contextmanager
 def postgres() -> Iterator[str]:
     """A throwaway PostgreSQL cluster (as the tests start it); yields a database URL."""
-    import secrets as _secrets
+    from tests.pg import MISSING, _binaries, throwaway_cluster
 
-    from tests.pg import PostgresServer, _as_postgres, _binaries, _free_port, _wait_ready
-
-    bindir = _binaries()
-    if bindir is None:
-        raise SystemExit("PostgreSQL binaries not found under /usr/lib/postgresql/*/bin")
-    root = Path(tempfile.mkdtemp(prefix="prdigest-bench-pg-"))
-    password, port = _secrets.token_hex(12), _free_port()
-    (root / "sock").mkdir()
-    (root / "pw").write_text(password + "\n")
-    if os.geteuid() == 0:
-        for path in (root, root / "sock", root / "pw"):
-            shutil.chown(path, "postgres", "postgres")
-    data = root / "data"
-    subprocess.run(_as_postgres([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-E", "UTF8", "--locale=C",
-                                 "--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={root / 'pw'}"]),
-                   check=True, capture_output=True)
-    options = (f"-p {port} -k {root / 'sock'} -c listen_addresses=127.0.0.1 -c fsync=off "
-               "-c synchronous_commit=off -c full_page_writes=off")
-    subprocess.run(_as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-o", options,
-                                 "-w", "start"]), check=True, capture_output=True)
-    server = PostgresServer("127.0.0.1", port, "postgres", password, root / "sock")
-    try:
-        _wait_ready(server)
+    if _binaries() is None:
+        raise SystemExit(MISSING)
+    with throwaway_cluster(prefix="prdigest-bench-pg-") as server:
         yield server.url()
-    finally:
-        subprocess.run(_as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
-                       capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _receive(pipe, proc):

@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,34 +46,12 @@ readers:
 @contextmanager
 def postgres() -> Iterator[object]:
     """A throwaway PostgreSQL cluster, started as the tests start it; yields its server object."""
-    from tests.pg import PostgresServer, _as_postgres, _binaries, _free_port, _wait_ready
+    from tests.pg import MISSING, _binaries, throwaway_cluster
 
-    bindir = _binaries()
-    if bindir is None:
-        raise SystemExit("PostgreSQL binaries not found under /usr/lib/postgresql/*/bin (apt-get install postgresql)")
-    root = Path(tempfile.mkdtemp(prefix="prdigest-team-pg-"))
-    password, port = secrets.token_hex(12), _free_port()
-    (root / "sock").mkdir()
-    (root / "pw").write_text(password + "\n")
-    if os.geteuid() == 0:
-        for path in (root, root / "sock", root / "pw"):
-            shutil.chown(path, "postgres", "postgres")
-    data = root / "data"
-    subprocess.run(_as_postgres([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-E", "UTF8", "--locale=C",
-                                 "--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={root / 'pw'}"]),
-                   check=True, capture_output=True)
-    options = (f"-p {port} -k {root / 'sock'} -c listen_addresses=127.0.0.1 -c fsync=off "
-               "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-    subprocess.run(_as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-o", options,
-                                 "-w", "start"]), check=True, capture_output=True)
-    server = PostgresServer("127.0.0.1", port, "postgres", password, root / "sock")
-    try:
-        _wait_ready(server)
+    if _binaries() is None:
+        raise SystemExit(MISSING)
+    with throwaway_cluster(prefix="prdigest-team-pg-") as server:
         yield server
-    finally:
-        subprocess.run(_as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
-                       capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def per_repo_deployments(config: str, repos: list[str]) -> str:

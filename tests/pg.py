@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
@@ -75,17 +76,17 @@ def _as_postgres(argv: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """initdb into a temp folder, start the server, stop it and delete the folder at the end."""
+@contextmanager
+def throwaway_cluster(prefix: str = "prdigest-pg-") -> Iterator[PostgresServer]:
+    """initdb into a temp folder, start the server, yield it; stop it and delete the folder at the end.
+
+    Also what the benchmarks start (benchmarks/delivery_claims.py, team_workers.py); raises
+    :class:`RuntimeError` when the binaries are absent or the server does not start."""
     bindir = _binaries()
     if bindir is None:
-        reason = "PostgreSQL binaries not found under /usr/lib/postgresql/*/bin (apt-get install postgresql)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}: CI must run the PostgreSQL tests")
-        pytest.skip(reason)
+        raise RuntimeError(MISSING)
     # Not under pytest's tmp folder: that one is 0700 root, which the postgres user cannot traverse.
-    root = Path(tempfile.mkdtemp(prefix="prdigest-pg-"))
+    root = Path(tempfile.mkdtemp(prefix=prefix))
     data, sockets = root / "data", root / "sock"
     sockets.mkdir()
     password = secrets.token_hex(12)
@@ -118,6 +119,20 @@ def postgres_server() -> Iterator[PostgresServer]:
         subprocess.run(_as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
                        capture_output=True, timeout=60)
         shutil.rmtree(root, ignore_errors=True)
+
+
+MISSING = "PostgreSQL binaries not found under /usr/lib/postgresql/*/bin (apt-get install postgresql)"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's cluster (:func:`throwaway_cluster`); skipped without the binaries, except in CI."""
+    if _binaries() is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{MISSING}: CI must run the PostgreSQL tests")
+        pytest.skip(MISSING)
+    with throwaway_cluster() as server:
+        yield server
 
 
 def _wait_ready(server: PostgresServer, seconds: float = 30.0) -> None:
