@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +68,19 @@ def load_labelled(source: Path, gitdir: Path, name: str | None = None) -> Labell
 
 
 def by_pair(downstreams: Iterable[Labelled]) -> dict[tuple[str, str], list[Labelled]]:
-    """The downstreams grouped by release pair, pairs and downstreams in the order first given; a name given twice
-    is refused (its rows would be scored under one key)."""
+    """The downstreams grouped by release pair, pairs and downstreams in the order first given. A name given again
+    for another release pair is scored as ``name before→after`` (``vllm-ascend 0.17.1→0.18.1``); given twice for
+    one pair it is refused (its rows would be scored under one key)."""
     out: dict[tuple[str, str], list[Labelled]] = {}
-    seen: dict[str, Path] = {}
+    seen: dict[str, Labelled] = {}
     for d in downstreams:
         if d.name in seen:
-            raise LabelsError(f"{d.source}: downstream {d.name!r} is given twice (also by {seen[d.name]})")
-        seen[d.name] = d.source
+            first = seen[d.name]
+            if first.pair == d.pair:
+                raise LabelsError(f"{d.source}: downstream {d.name!r} is given twice (also by {first.source})")
+            d = replace(d, name=f"{d.name} {d.pair[0]}→{d.pair[1]}")
+            if d.name in seen:
+                raise LabelsError(f"{d.source}: downstream {d.name!r} is given twice (also by {seen[d.name].source})")
+        seen[d.name] = d
         out.setdefault(d.pair, []).append(d)
     return out

@@ -41,6 +41,17 @@ def test_downstreams_of_one_release_pair_are_grouped_in_the_order_given(tmp_path
         by_pair([a, b, a])
 
 
+def test_one_downstream_over_two_release_pairs_is_scored_under_two_names(tmp_path: Path) -> None:
+    first = load_labelled(_labels(tmp_path, "first", downstream="org/plugin"), tmp_path)
+    later = load_labelled(_labels(tmp_path, "later", downstream="org/plugin", upstream_before="0.17.1",
+                                  upstream_after="0.18.1"), tmp_path)
+    pairs = by_pair([first, later])
+    assert [d.name for d in pairs[("0.19.1", "0.20.1")]] == ["plugin"]
+    assert [d.name for d in pairs[("0.17.1", "0.18.1")]] == ["plugin 0.17.1→0.18.1"]
+    with pytest.raises(LabelsError, match="'plugin 0.17.1→0.18.1' is given twice"):
+        by_pair([first, later, later])
+
+
 @pytest.mark.parametrize(("fields", "said"), [
     ({"package": None}, "'package' must be"),
     ({"package": []}, "'package' must be"),
