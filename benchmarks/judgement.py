@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.report import write_section  # noqa: E402
+from benchmarks.shipped import as_shipped  # noqa: E402
 from prdigest.collect.facts.surface import Surface  # noqa: E402
 from prdigest.collect.facts.week import week_facts  # noqa: E402
 from prdigest.collect.git import open_clone  # noqa: E402
@@ -113,6 +114,14 @@ def draft_week(prs: list[PullRequest], language: str = "zh-CN") -> dict[int, Dra
     """Each PR drafted offline as the run drafts it (its facts attached), with its ``action[]``."""
     drafter = OfflineDrafter()
     return {pr.number: Drafted(pr, drafter.draft(pr, [], language), actions(pr.changes, language)) for pr in prs}
+
+
+def shipped(drafts: dict[int, Drafted], repo: str) -> dict[int, Drafted]:
+    """The drafts with their verdicts as the connect step leaves them (a PR reverted within the week demoted:
+    benchmarks/shipped.py); their actions as the draft step makes them (benchmarks.actions scores those shipped)."""
+    verdicts = as_shipped([d.pr for d in drafts.values()], {n: d.draft.verdict for n, d in drafts.items()}, repo)
+    return {n: d if verdicts[n] is d.draft.verdict else
+            Drafted(d.pr, d.draft.model_copy(update={"verdict": verdicts[n]}), d.action) for n, d in drafts.items()}
 
 
 def from_git(git_dir: Path, repo: str, week: str) -> dict[int, Drafted]:
@@ -253,7 +262,7 @@ def main(argv: list[str] | None = None) -> str:
         parser.error("give exactly one of --git and --source")
     results = []
     for week in args.weeks:
-        drafts = from_git(args.git, args.repo, week) if args.git else from_source(args.source)
+        drafts = shipped(from_git(args.git, args.repo, week) if args.git else from_source(args.source), args.repo)
         results.append(WeekResult(week, drafts, read_labels(args.repo, week, args.labels)))
         if args.show:
             for n, d in sorted(drafts.items()):

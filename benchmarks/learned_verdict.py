@@ -44,6 +44,7 @@ from benchmarks.calibration_depth import depth_features  # noqa: E402
 from benchmarks.facts_quality import week_prs  # noqa: E402
 from benchmarks.judgement import LABELS, read_labels  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
+from benchmarks.shipped import as_shipped  # noqa: E402
 from prdigest.collect.facts.surface import Surface  # noqa: E402
 from prdigest.collect.facts.week import week_facts  # noqa: E402
 from prdigest.collect.git import open_clone  # noqa: E402
@@ -177,8 +178,10 @@ def score(ours: dict[int, Verdict], theirs: dict[int, Verdict]) -> Score:
 
 
 def verdicts(week: Week, calibration: Calibration | None) -> dict[int, Verdict]:
-    """The week's verdicts: the drafter's, or calibrated."""
-    return {pr.number: d if calibration is None else calibration.verdict(pr_features(pr, d)) for pr, d in week.prs}
+    """The week's verdicts as a run ships them: the drafter's, or calibrated, then a PR reverted within the week
+    demoted as the connect step demotes it (benchmarks/shipped.py)."""
+    drafted = {pr.number: d if calibration is None else calibration.verdict(pr_features(pr, d)) for pr, d in week.prs}
+    return as_shipped([pr for pr, _ in week.prs], drafted, REPO)
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 
 import pytest
 from rich.console import Console
@@ -12,6 +12,7 @@ from prdigest.deliver.ledger import Ledger
 from prdigest.kernel.errors import ConfigError
 from prdigest.state.store import StateLocation
 from tests.factories import open_ledger
+from tests.race_support import race
 
 ED = "acme-widgets-2026-W47"
 
@@ -76,30 +77,17 @@ def test_each_key_pages_through_the_rows_at_the_statuses_asked_in_order(ledger: 
 
 
 def test_concurrent_registrations_of_one_edition_make_each_row_once(state_location: str) -> None:
-    errors: list[BaseException] = []
     readers = [f"r{i:03d}" for i in range(200)]
-    start = threading.Barrier(4)
 
-    def register() -> None:
+    def register(ready: Callable[[], None]) -> None:
+        mine = open_ledger(state_location)
         try:
-            mine = open_ledger(state_location)
-            try:
-                start.wait(timeout=60)
-                mine.register(ED, plan(*readers))
-            finally:
-                mine.close()
-        except BaseException as exc:  # asserted below
-            errors.append(exc)
-            start.abort()  # the others stop waiting for a worker that will never arrive: a failure, not a hang
+            ready()
+            mine.register(ED, plan(*readers))
+        finally:
+            mine.close()
 
-    threads = [threading.Thread(target=register) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    assert not any(t.is_alive() for t in threads)
-    assert [e for e in errors if not isinstance(e, threading.BrokenBarrierError)] == []
-    assert errors == []
+    race(register)
     check = open_ledger(state_location)
     try:
         assert check.counts(ED)["pending"] == 200 and len(check.rows(ED)) == 200

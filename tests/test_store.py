@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from prdigest.kernel.config import load_settings
 from prdigest.kernel.errors import ConfigError
 from prdigest.state.store import StateLocation, Store, StoreUnavailable, open_store, redact_url
 from prdigest.state.store.sql import to_pyformat
+from tests.race_support import race
 
 # -------------------------------------------------------------------------------------------- locations
 
@@ -171,26 +173,12 @@ def test_migrations_apply_once_per_version_with_per_dialect_steps(store: Store, 
 
 
 def test_concurrent_processes_migrate_without_colliding(state_location: str) -> None:
-    errors: list[BaseException] = []
-    start = threading.Barrier(4)
+    def worker(ready: Callable[[], None]) -> None:
+        with open_store(state_location) as mine:
+            ready()
+            mine.migrate("things", MIGRATIONS)
 
-    def worker() -> None:
-        try:
-            with open_store(state_location) as mine:
-                start.wait(timeout=60)
-                mine.migrate("things", MIGRATIONS)
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-            start.abort()  # the others stop waiting for a worker that will never arrive: a failure, not a hang
-
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    assert not any(t.is_alive() for t in threads)
-    assert [e for e in errors if not isinstance(e, threading.BrokenBarrierError)] == []
-    assert errors == []
+    race(worker)
     with open_store(state_location) as check:
         assert check.fetchone("SELECT version FROM schema_versions WHERE component = 'things'") == (2,)
 

@@ -103,3 +103,16 @@ def test_an_index_in_the_install_docs_is_public_and_one_in_ci_is_not(week: dict[
     assert (index.reach, index.reach_how, index.detail) == (
         "public", "an index users install from (`docs/source/installation.md`)", "changed")
     assert not [c for c in week[4] if c.kind == "dependency"]
+
+
+def test_a_dev_build_stamped_with_date_and_hour_is_older_than_a_later_date(tmp_path) -> None:
+    """``3.2.0.dev2025110717`` (7 November, 17:00) → ``3.2.0.dev20251229``: an upgrade, though 2025110717 is the
+    larger integer; and back again is a downgrade."""
+    old, new = "triton-ascend==3.2.0.dev2025110717\n", "triton-ascend==3.2.0.dev20251229\n"
+    prs = commit_week(tmp_path / "up", {"plugin/__init__.py": "X = 1\n", "requirements.txt": old},
+                      {1: ("Bump triton-ascend", {"requirements.txt": new}),
+                       2: ("Revert the bump", {"requirements.txt": old})})
+    changes = week_facts(prs, surface=Surface(),
+                         clone=open_clone((tmp_path / "up").as_uri(), state_dir=tmp_path / "s")).changes
+    assert actions(changes[1], "en") == ["Upgrade `triton-ascend` to `3.2.0.dev20251229` before pulling main."]
+    assert actions(changes[2], "en") == ["Downgrade `triton-ascend` to `3.2.0.dev2025110717` before pulling main."]

@@ -73,6 +73,8 @@ def version_of(spec: str) -> str:
 #: A pre-release or post-release tag after the release numbers (``3.2.0.dev20260105``, ``0.1.0rc9``, ``9.1.0-beta.1``,
 #: ``2.10.0.post4``), and where it sorts against the release itself (0).
 _STAGE = re.compile(r"[-._]?(dev|a|alpha|b|beta|c|rc|pre|preview|post)[-._]?(\d*)", re.IGNORECASE)
+# A dev build numbered by its date: YYYYMMDD, then hours, minutes, seconds when present.
+_DATE_STAMP = re.compile(r"(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:\d{2}){0,3}$")
 _STAGES = {"dev": -4, "a": -3, "alpha": -3, "b": -2, "beta": -2, "c": -1, "rc": -1, "pre": -1, "preview": -1,
            "post": 1}
 
@@ -86,7 +88,14 @@ def release_key(version: str) -> tuple[tuple[int, ...], int, int]:
     numbers = tuple(int(x) for x in found[1].split(".")[:4])
     stage = _STAGE.match(found[2])
     return ((*numbers, *(0,) * (4 - len(numbers))), _STAGES[stage[1].lower()] if stage else 0,
-            int(stage[2]) if stage and stage[2] else 0)
+            _stage_number(stage[2]) if stage and stage[2] else 0)
+
+
+def _stage_number(digits: str) -> int:
+    """A stage's number as it sorts: a build stamped with its date and hour (``dev2025110717``, 7 November 17:00)
+    sorts by date against a date alone (``dev20251229``), not as the larger integer."""
+    stamp = _DATE_STAMP.match(digits)
+    return int(digits[:14].ljust(14, "0")) if stamp and len(digits) <= 14 else int(digits)
 
 
 def _newer(new: str, old: str) -> bool:
