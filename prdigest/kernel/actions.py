@@ -25,7 +25,8 @@ MAX_ITEMS = 3
 _VERSION = re.compile(r"(?:v?\d+(?:\.[0-9A-Za-z]+)+|v?\d+)(?:-(?:dev|alpha|beta|rc|pre|post)\.?\d*(?![\w]))?")
 _FLOOR = re.compile(r"(===?|~=|>=|>)\s*(v?\d[\w.+-]*)")
 _DOCKER_SUFFIX = re.compile(r"_(?:VERSION|TAG|VER|COMMIT)$", re.IGNORECASE)
-_SHA = re.compile(r"[0-9a-f]{7,40}")
+#: A commit: seven to forty hex digits, but not a date-stamped build (``20260105``: seven or eight digits alone).
+_SHA = re.compile(r"(?![0-9]{7,8}\Z)[0-9a-f]{7,40}")
 #: The install options whose value is a package index (prdigest/collect/facts/indexes.py: the core's kernel
 #: does not import the collectors, so the names are said again here).
 INDEX_OPTIONS = frozenset({"--extra-index-url", "--index-url", "--find-links"})
@@ -43,6 +44,17 @@ NEW_REQUIREMENT = "new requirement"
 #: A ``dependency`` fact's ``detail`` for a setup line of the user docs replaced by another (``source …/set_env.sh`` →
 #: ``export PATH=…``: prdigest/collect/facts/envsetup.py); its ``before`` and ``after`` are the two lines.
 SETUP = "environment setup"
+#: A ``dependency`` fact's ``detail`` for a vendor installer a page of the user docs runs whose version moved
+#: (``Ascend-BiSheng-toolkit_…_20260105.run``: prdigest/collect/facts/installers.py): an upgrade like a pin.
+INSTALLER = "installer"
+#: A ``dependency`` fact's ``detail`` for a docs pin moved to the version the repository's images or requirements
+#: already pinned before the PR (the page catching up: prdigest/collect/facts/installers.py): asked when that moved.
+CAUGHT_UP = "pinned before"
+
+
+def is_commit(version: str) -> bool:
+    """Whether a pin's version is a commit (``35141a7eed``), not a release nor a date-stamped build."""
+    return bool(_SHA.fullmatch(version))
 
 
 def action_key(change: Change) -> str:
@@ -109,7 +121,7 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
     seen: set[tuple[str, str]] = set()
     for c in changes:
         if c.kind != "dependency" or c.reach != "public" or not c.after \
-                or c.detail in (NEW_FILE, SYSTEM, NEW_REQUIREMENT, SETUP):
+                or c.detail in (NEW_FILE, SYSTEM, NEW_REQUIREMENT, SETUP, CAUGHT_UP):
             continue
         new, old = version_of(c.after), version_of(c.before) if c.before else ""
         if not new or (c.before and (not old or old == new)):
@@ -120,7 +132,15 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
         if key not in seen:
             seen.add(key)
             out.append((product(c), new, None if not old else _newer(new, old)))
-    return out
+    return [m for m in out if not _part_of(m, out)]
+
+
+def _part_of(move: tuple[str, str, bool | None], moves: Sequence[tuple[str, str, bool | None]]) -> bool:
+    """Whether an installer's move is a part of another thing moved to the same version (``Ascend-cann-toolkit``
+    ``9.0.0`` beside the ``cann`` image's ``9.0.0``): one upgrade, said once by the shorter name."""
+    words = set(re.split(r"[-_.+]+", move[0].lower()))
+    return len(words) > 1 and any(other[1] == move[1] and other[0].lower() in words for other in moves
+                                  if other[0].lower() != move[0].lower())
 
 
 def dropped(changes: Sequence[Change]) -> list[tuple[str, str, str]]:
