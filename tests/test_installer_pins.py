@@ -44,6 +44,7 @@ wget https://repo.example/CANN%20{cann}/Ascend-cann-nnal_{cann}_linux-"$(uname -
 BASE = {
     "plugin/__init__.py": "def register():\n    return 'plugin.platform:Platform'\n",
     "Dockerfile": "FROM quay.io/ascend/cann:8.3.rc2-910b-ubuntu22.04-py3.11\nRUN pip install -e .\n",
+    "requirements.txt": "torch==2.9.0\ntorch-npu==2.9.0\n",
     "docs/source/tutorials/Qwen3-Next.md": tutorial("20251225", "3.2.0.dev20251229"),
     "docs/source/installation.md": install("8.3.RC2"),
     "docs/source/developer_guide/build.md": "```bash\n./Ascend-mindstudio-kit_7.0.0_linux.run\n```\n",
@@ -57,10 +58,12 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     2: ("Tidy the docs", {"docs/source/developer_guide/build.md": "```bash\n./Ascend-mindstudio-kit_7.1.0_linux.run\n"
                                                                   "```\n",
                           "docs/source/installation.md": install("8.3.RC2", "./Ascend-cann-ops_8.3.RC2_x.run\n")}),
-    # the images and the install guide move CANN together: one upgrade, said by the image's name
+    # the images and the install guide move CANN together: one upgrade, said by the image's name; torch-npu beside
+    # torch is a package of its own, not a part of it
     3: ("Upgrade CANN to 8.5.0", {"Dockerfile": "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
                                                 "RUN pip install -e .\n",
-                                  "docs/source/installation.md": install("8.5.0")}),
+                                  "docs/source/installation.md": install("8.5.0"),
+                                  "requirements.txt": "torch==2.10.0\ntorch-npu==2.10.0\n"}),
     4: ("Upgrade CANN to 8.5.1 in the images", {"Dockerfile": "FROM quay.io/ascend/cann:8.5.1-910b-ubuntu22.04-py3.11"
                                                               "\nRUN pip install -e .\n"}),
     # the install guide catches up with the images the next day: the upgrade was asked when the images moved
@@ -81,7 +84,7 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
                "pulling main."]),
     (1, "zh-CN", ["拉取 main 前先升级 `triton-ascend` 至 `3.2.0.dev20260105`、`Ascend-BiSheng-toolkit` 至 `20260105`。"]),
     (2, "en", []),
-    (3, "en", ["Upgrade `cann` to `8.5.0` before pulling main."]),
+    (3, "en", ["Upgrade `cann` to `8.5.0`, `torch` to `2.10.0`, `torch-npu` to `2.10.0` before pulling main."]),
     (4, "en", ["Upgrade `cann` to `8.5.1` before pulling main."]),
     (5, "en", []),
 ])

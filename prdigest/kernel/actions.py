@@ -119,6 +119,7 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
     """(thing, version, newer) for each public runtime pin whose version moved (newer None: newly required)."""
     out: list[tuple[str, str, bool | None]] = []
     seen: set[tuple[str, str]] = set()
+    installed = {c.symbol.lower() for c in changes if c.detail == INSTALLER}
     for c in changes:
         if c.kind != "dependency" or c.reach != "public" or not c.after \
                 or c.detail in (NEW_FILE, SYSTEM, NEW_REQUIREMENT, SETUP, CAUGHT_UP):
@@ -132,12 +133,13 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
         if key not in seen:
             seen.add(key)
             out.append((product(c), new, None if not old else _newer(new, old)))
-    return [m for m in out if not _part_of(m, out)]
+    return [m for m in out if not (m[0].lower() in installed and _part_of(m, out))]
 
 
 def _part_of(move: tuple[str, str, bool | None], moves: Sequence[tuple[str, str, bool | None]]) -> bool:
     """Whether an installer's move is a part of another thing moved to the same version (``Ascend-cann-toolkit``
-    ``9.0.0`` beside the ``cann`` image's ``9.0.0``): one upgrade, said once by the shorter name."""
+    ``9.0.0`` beside the ``cann`` image's ``9.0.0``): one upgrade, said once by the shorter name (``torch-npu``
+    beside ``torch`` is a package of its own: only installers are folded)."""
     words = set(re.split(r"[-_.+]+", move[0].lower()))
     return len(words) > 1 and any(other[1] == move[1] and other[0].lower() in words for other in moves
                                   if other[0].lower() != move[0].lower())
