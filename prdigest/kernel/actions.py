@@ -170,11 +170,18 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     replaced = {(name.lower(), commit) for name, _, commit in gone}
     moves = [m for m in upgrades(live) if (m[0].lower(), m[1]) not in replaced]
     if moves:
+        groups: list[tuple[str, str]] = []
         for verb, wanted in (("upgrade", True), ("downgrade", False), ("install", None)):
             items = [w["to" if wanted is not None else "at"].format(name=code(n), version=code(v))
                      for n, v, newer in moves if newer is wanted]
             if items:
-                out.append(w[verb].format(items=w["joiner"].join(items[:6])))
+                groups.append((verb, w["joiner"].join(items[:6])))
+        # One sentence for all of a PR's upgrades: what to install before pulling main is one thing to do.
+        if len(groups) == 1:
+            out.append(w[groups[0][0]].format(items=groups[0][1]))
+        else:
+            parts = w["and"].join(w[f"part_{verb}"].format(items=items) for verb, items in groups)
+            out.append(w["moves"].format(parts=parts[:1].upper() + parts[1:]))
     out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
     out += _system(live, w)
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
