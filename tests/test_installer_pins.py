@@ -1,7 +1,7 @@
 """Vendor installers the user docs run (``Ascend-BiSheng-toolkit_$(uname -i)_20260105.run``), read from a real
 repository (tests/git_support.py): a version a tutorial or the install guide moves is an upgrade, grouped with the
 PR's other upgrades and said once beside the image it belongs to; a page catching up with the version the images
-already had, a contributor page, an installer only added and a ``subprocess.run`` call ask nothing."""
+users build already had (not a CI image), a contributor page, an installer only added and a ``subprocess.run`` call ask nothing."""
 
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ BASE = {
     "plugin/__init__.py": "def register():\n    return 'plugin.platform:Platform'\n",
     "Dockerfile": "FROM quay.io/ascend/cann:8.3.rc2-910b-ubuntu22.04-py3.11\nRUN pip install -e .\n",
     "requirements.txt": "torch==2.9.0\ntorch-npu==2.9.0\n",
+    ".github/workflows/dockerfiles/Dockerfile.buildwheel": "FROM quay.io/ascend/cann:8.3.rc2-910b\n",
     "docs/source/tutorials/Qwen3-Next.md": tutorial("20251225", "3.2.0.dev20251229"),
     "docs/source/installation.md": install("8.3.RC2"),
     "docs/source/developer_guide/build.md": "```bash\n./Ascend-mindstudio-kit_7.0.0_linux.run\n```\n",
@@ -68,6 +69,10 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
                                                               "\nRUN pip install -e .\n"}),
     # the install guide catches up with the images the next day: the upgrade was asked when the images moved
     5: ("Update the install guide to CANN 8.5.1", {"docs/source/installation.md": install("8.5.1")}),
+    # the CI's wheel image moves first: no reader was told, so the install guide's move is the upgrade
+    6: ("Build wheels on CANN 8.6.0", {".github/workflows/dockerfiles/Dockerfile.buildwheel":
+                                       "FROM quay.io/ascend/cann:8.6.0-910b\n"}),
+    7: ("Update the install guide to CANN 8.6.0", {"docs/source/installation.md": install("8.6.0")}),
 }
 
 
@@ -87,6 +92,8 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
     (3, "en", ["Upgrade `cann` to `8.5.0`, `torch` to `2.10.0`, `torch-npu` to `2.10.0` before pulling main."]),
     (4, "en", ["Upgrade `cann` to `8.5.1` before pulling main."]),
     (5, "en", []),
+    (6, "en", []),
+    (7, "en", ["Upgrade `Ascend-cann-nnal` to `8.6.0`, `Ascend-cann-toolkit` to `8.6.0` before pulling main."]),
 ])
 def test_an_installer_the_user_docs_run_is_an_upgrade(week: dict[int, list[Change]], number: int, language: str,
                                                       expected: list[str]) -> None:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 
 from prdigest.collect.facts import docpins, pinned
+from prdigest.collect.facts.reach import runtime_pin_file
 from prdigest.collect.git import GitUnavailable, UpstreamClone
 from prdigest.kernel.actions import CAUGHT_UP, INSTALLER, version_of
 from prdigest.kernel.models import Change
@@ -73,7 +74,8 @@ def _keys(c: Change) -> set[str]:
 
 def caught_up(facts: Sequence[Change], parent: str | None, clone: UpstreamClone) -> list[Change]:
     """``facts`` where each docs installer or install-command pin moved to a version the tree at ``parent`` already
-    pinned for that product (in its requirement files, ``pyproject.toml``, ``setup.py`` or Dockerfiles) is marked
+    pinned for that product (in the requirement files, ``pyproject.toml``, ``setup.py`` or Dockerfiles users install
+    with; a CI image moving first is no upgrade anyone was told of) is marked
     :data:`CAUGHT_UP` (it asks nothing: that pin's move asked it); the facts stand when the tree cannot be read."""
     docs = [c for c in facts if c.kind == "dependency" and c.reach == "public" and c.detail in ("changed", INSTALLER)
             and docpins.is_doc(c.path) and version_of(c.after)]
@@ -81,7 +83,7 @@ def caught_up(facts: Sequence[Change], parent: str | None, clone: UpstreamClone)
         return list(facts)
     wanted = set().union(*(_keys(c) for c in docs))
     try:
-        had = pinned.releases(clone, parent, wanted)
+        had = pinned.releases(clone, parent, wanted, where=runtime_pin_file)  # a CI image is no user's
     except GitUnavailable:
         return list(facts)
     done = {id(c) for c in docs
