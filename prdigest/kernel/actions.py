@@ -169,26 +169,20 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     gone = dropped(live)
     replaced = {(name.lower(), commit) for name, _, commit in gone}
     moves = [m for m in upgrades(live) if (m[0].lower(), m[1]) not in replaced]
-    if moves:
-        groups: list[tuple[str, str]] = []
-        for verb, wanted in (("upgrade", True), ("downgrade", False), ("install", None)):
-            items = [w["to" if wanted is not None else "at"].format(name=code(n), version=code(v))
-                     for n, v, newer in moves if newer is wanted]
-            if items:
-                groups.append((verb, w["joiner"].join(items[:6])))
-        # One sentence for all of a PR's upgrades: what to install before pulling main is one thing to do.
-        if len(groups) == 1:
-            out.append(w[groups[0][0]].format(items=groups[0][1]))
-        else:
-            parts = w["and"].join(w[f"part_{verb}"].format(items=items) for verb, items in groups)
-            out.append(w["moves"].format(parts=parts[:1].upper() + parts[1:]))
-    out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
-    out += _system(live, w)
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
     # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do, and so is one a
     # doc's text changes: what users of main install from is in the Dockerfiles and requirement files.
     asked = [c for c in live if c.reach == "public" and c.detail != NEW_FILE and not (
         c.symbol in INDEX_OPTIONS and (not c.before or _DOCS.search(c.path)) and not moves)]
+    # Beside the PR's upgrades, where they install from is part of that one thing to do: said in its sentence.
+    via = unique([c for c in asked if moves and c.kind == "dependency" and c.symbol in INDEX_OPTIONS and c.after],
+                 key=lambda c: (c.symbol, c.before, c.after))
+    said_via = {(c.symbol, c.before, c.after) for c in via}
+    asked = [c for c in asked if not (c.symbol in INDEX_OPTIONS and (c.symbol, c.before, c.after) in said_via)]
+    if moves:
+        out.append(_moves_sentence(moves, via, w))
+    out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
+    out += _system(live, w)
     # A release whose gates went is said once: not again beside its pin dropped or the package's upgrade.
     said = {n.lower() for n, _, _ in gone} | {m[0].lower() for m in moves}
     asked = [c for c in asked if not (c.detail == "support dropped" and c.symbol.lower() in said)]
@@ -209,6 +203,23 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
                     *(s for s in (_item(c, w) for c in each) if s)],
                    key=lambda s: s)
     return out + items[:MAX_ITEMS]
+
+
+def _moves_sentence(moves: Sequence[tuple[str, str, bool | None]], via: Sequence[Change], w: Section) -> str:
+    """One sentence for all of a PR's upgrades, downgrades and new installs, with the index they come from: what
+    to install before pulling main is one thing to do."""
+    groups: list[tuple[str, str]] = []
+    for verb, wanted in (("upgrade", True), ("downgrade", False), ("install", None)):
+        items = [w["to" if wanted is not None else "at"].format(name=code(n), version=code(v))
+                 for n, v, newer in moves if newer is wanted]
+        if items:
+            groups.append((verb, w["joiner"].join(items[:6])))
+    where = "".join(w["via_changed" if c.before else "via_added"].format(
+        option=code(c.symbol), old=code(c.before), new=code(c.after)) for c in via)
+    if len(groups) == 1:
+        return w[groups[0][0]].format(items=groups[0][1], via=where)
+    parts = w["and"].join(w[f"part_{verb}"].format(items=items) for verb, items in groups)
+    return w["moves"].format(parts=parts[:1].upper() + parts[1:], via=where)
 
 
 def _system(live: Sequence[Change], w: Section) -> list[str]:
