@@ -59,8 +59,10 @@ _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+[\w.+-]*|\b(?=[0-9a-f]*[a-f])(?=[0-9
 #: A verb of installing, upgrading or moving to a release (or "with vLLM v0.16.0": the release main runs with).
 _VERB = re.compile(r"\b(?:upgrad\w*|downgrad\w*|(?:re)?install(?:s|ed|ing)?|bump\w*|pin(?:ned|s)?|move\w*(?: \w+){0,2} to|"
                    r"check\w* out|use|with|build\w* against)\b|升级|安装|回退", re.IGNORECASE)
-#: "install clang", "upgrade torch": a named package to install or upgrade, with or without a version.
-_NAMED_INSTALL = re.compile(r"\b(?:(?:re)?install(?:/upgrade)?|upgrade)\s+(?!(?:from|it|them|the|to|with|a|an|and|or|"
+#: "install clang", "upgrade torch": a named package to install or upgrade, with or without a version; not the
+#: condition an action is under ("If you install vllm-ascend via the wheel index, switch --extra-index-url": the
+#: action is the index, the install is what the reader already does).
+_NAMED_INSTALL = re.compile(r"(?<!\bif you )(?<!\bwhen you )\b(?:(?:re)?install(?:/upgrade)?|upgrade)\s+(?!(?:from|it|them|the|to|with|a|an|and|or|"
                             r"outside|inside|main|that|this)\b)[A-Za-z][\w.+-]*", re.IGNORECASE)
 
 

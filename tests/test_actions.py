@@ -59,11 +59,16 @@ def test_a_pin_moved_back_says_so() -> None:
     assert actions([down], "en") == ["Downgrade `torch-npu` to `2.9.0` before pulling main."]
 
 
-def test_a_new_runtime_requirement_is_installed_not_upgraded() -> None:
+def test_a_new_runtime_requirement_is_installed_not_upgraded_in_the_pr_s_one_upgrade_sentence() -> None:
     new = Change(kind="dependency", symbol="torchaudio", path="requirements.txt", after="==2.9.0", detail="added",
                  language="config")
-    assert actions([new, NPU], "en") == ["Upgrade `torch-npu` to `2.10.0.post4` before pulling main.",
-                                         "Install `torchaudio` `2.9.0` before pulling main."]
+    assert actions([new, NPU], "en") == [
+        "Upgrade `torch-npu` to `2.10.0.post4` and install `torchaudio` `2.9.0` before pulling main."]
+    assert actions([new, NPU], "zh-CN") == ["拉取 main 前先升级 `torch-npu` 至 `2.10.0.post4`，并安装 `torchaudio` `2.9.0`。"]
+    down = NPU.model_copy(update={"before": "==2.10.0", "after": "==2.9.0"})
+    assert actions([new, down], "en") == [
+        "Downgrade `torch-npu` to `2.9.0` and install `torchaudio` `2.9.0` before pulling main."]
+    assert actions([new], "en") == ["Install `torchaudio` `2.9.0` before pulling main."]
 
 
 def test_an_image_s_pip_pin_asks_for_the_upgrade_and_its_commit_of_upstream_main_does_not() -> None:
@@ -80,3 +85,16 @@ RUN python3 -m pip install triton-ascend==3.2.1 --extra-index-url https://x && \
 """
     facts = [f.model_copy(update={"reach": "public"}) for f in compare("Dockerfile", before, after)]
     assert actions(facts, "en") == ["Upgrade `cann` to `9.0.0`, `triton-ascend` to `3.2.1` before pulling main."]
+
+
+def test_an_index_replaced_beside_the_pr_s_upgrades_is_said_in_their_sentence() -> None:
+    index = Change(kind="dependency", symbol="--extra-index-url", path="Dockerfile", before="https://repo.example/a",
+                   after="https://repo.example/b", detail="changed", language="config")
+    assert actions([NPU, index], "en") == [
+        "Upgrade `torch-npu` to `2.10.0.post4` before pulling main, switching `--extra-index-url` from "
+        "`https://repo.example/a` to `https://repo.example/b` where you install from it."]
+    assert actions([NPU, index], "zh-CN") == [
+        "拉取 main 前先升级 `torch-npu` 至 `2.10.0.post4`（安装时将 `--extra-index-url` 由 `https://repo.example/a` 改为 "
+        "`https://repo.example/b`）。"]
+    assert actions([index], "en") == [  # alone it is its own item
+        "Switch `--extra-index-url` from `https://repo.example/a` to `https://repo.example/b` where you install from it."]

@@ -92,6 +92,10 @@ def test_a_label_with_an_unknown_verdict_names_the_file_and_pr(tmp_path: Path) -
     ("Remove ASCEND_CUSTOM_OPP_PATH pointing at vllm_ascend/_cann_ops_custom/vendors/vllm-ascend.", False),
     ("Set VLLM_ASCEND_ENABLE_MLAPO=0 if you need the memory back, since MLAPO is on by default.", False),
     ("Stop calling tools/install_ops_a2.sh in deployment scripts; they are removed.", False),
+    # an install the action is conditioned on is not what it asks (vllm-ascend W14 #7895: an index to switch)
+    ("If you install vllm-ascend via the uv/wheelnext route, switch --extra-index-url to the new package index URL",
+     False),
+    ("If you install vllm-ascend outside the images, uninstall triton, then reinstall triton-ascend.", True),
 ])
 def test_an_upgrade_is_told_by_what_the_labelled_action_asks(text: str, upgrade: bool) -> None:
     assert upgrade_action(text) is upgrade

@@ -82,9 +82,11 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
 
 def test_a_dev_build_moved_from_a_wheel_file_is_an_upgrade(week: dict[int, list[Change]]) -> None:
     # the tutorial installed the dev build from a wheel file (its name holds the version), now from an index that
-    # the new build comes from (an index added beside a pin it moves)
-    assert actions(week[1], "en") == ["Upgrade `triton-ascend` to `3.2.0.dev20260105` before pulling main.",
-                                      "Add `--index-url` `https://test.example/simple` to your install command."]
+    # the new build comes from (an index added beside a pin it moves: one sentence with the upgrade)
+    assert actions(week[1], "en") == ["Upgrade `triton-ascend` to `3.2.0.dev20260105` before pulling main, adding "
+                                      "`--index-url` `https://test.example/simple` to your install command."]
+    assert actions(week[1], "zh-CN") == ["拉取 main 前先升级 `triton-ascend` 至 `3.2.0.dev20260105`（安装命令中加入 "
+                                         "`--index-url` `https://test.example/simple`）。"]
 
 
 @pytest.mark.parametrize(("language", "expected"), [

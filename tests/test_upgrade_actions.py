@@ -87,8 +87,8 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
     (4, "en", []),  # a mirror dropped from a command, an index commented out before: nothing to do
     (5, "en", ["Stop running `tools/install_ops_a2.sh`; the script was removed."]),  # not check_headers.sh
     (6, "en", []),  # a doc adds an install route through a mirror: nothing a reader must change
-    (7, "en", ["Upgrade `torch` to `2.10.0` before pulling main.",
-               "Add `--extra-index-url` `https://torch.example/simple` to your install command."]),
+    (7, "en", ["Upgrade `torch` to `2.10.0` before pulling main, adding `--extra-index-url` "
+               "`https://torch.example/simple` to your install command."]),
     (5, "zh-CN", ["不再运行 `tools/install_ops_a2.sh`：该脚本已被删除。"]),
     # a new image for new hardware pins what it builds with: only the image that existed asks anything
     (11, "en", ["Upgrade `VLLM` to `v0.20.2` before pulling main."]),

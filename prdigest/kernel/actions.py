@@ -25,7 +25,8 @@ MAX_ITEMS = 3
 _VERSION = re.compile(r"(?:v?\d+(?:\.[0-9A-Za-z]+)+|v?\d+)(?:-(?:dev|alpha|beta|rc|pre|post)\.?\d*(?![\w]))?")
 _FLOOR = re.compile(r"(===?|~=|>=|>)\s*(v?\d[\w.+-]*)")
 _DOCKER_SUFFIX = re.compile(r"_(?:VERSION|TAG|VER|COMMIT)$", re.IGNORECASE)
-_SHA = re.compile(r"[0-9a-f]{7,40}")
+#: A commit: seven to forty hex digits, but not a date-stamped build (``20260105``: seven or eight digits alone).
+_SHA = re.compile(r"(?![0-9]{7,8}\Z)[0-9a-f]{7,40}")
 #: The install options whose value is a package index (prdigest/collect/facts/indexes.py: the core's kernel
 #: does not import the collectors, so the names are said again here).
 INDEX_OPTIONS = frozenset({"--extra-index-url", "--index-url", "--find-links"})
@@ -43,6 +44,17 @@ NEW_REQUIREMENT = "new requirement"
 #: A ``dependency`` fact's ``detail`` for a setup line of the user docs replaced by another (``source …/set_env.sh`` →
 #: ``export PATH=…``: prdigest/collect/facts/envsetup.py); its ``before`` and ``after`` are the two lines.
 SETUP = "environment setup"
+#: A ``dependency`` fact's ``detail`` for a vendor installer a page of the user docs runs whose version moved
+#: (``Ascend-BiSheng-toolkit_…_20260105.run``: prdigest/collect/facts/installers.py): an upgrade like a pin.
+INSTALLER = "installer"
+#: A ``dependency`` fact's ``detail`` for a docs pin moved to the version the repository's images or requirements
+#: already pinned before the PR (the page catching up: prdigest/collect/facts/installers.py): asked when that moved.
+CAUGHT_UP = "pinned before"
+
+
+def is_commit(version: str) -> bool:
+    """Whether a pin's version is a commit (``35141a7eed``), not a release nor a date-stamped build."""
+    return bool(_SHA.fullmatch(version))
 
 
 def action_key(change: Change) -> str:
@@ -116,9 +128,10 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
     """(thing, version, newer) for each public runtime pin whose version moved (newer None: newly required)."""
     out: list[tuple[str, str, bool | None]] = []
     seen: set[tuple[str, str]] = set()
+    installed = {c.symbol.lower() for c in changes if c.detail == INSTALLER}
     for c in changes:
         if c.kind != "dependency" or c.reach != "public" or not c.after \
-                or c.detail in (NEW_FILE, SYSTEM, NEW_REQUIREMENT, SETUP):
+                or c.detail in (NEW_FILE, SYSTEM, NEW_REQUIREMENT, SETUP, CAUGHT_UP):
             continue
         new, old = version_of(c.after), version_of(c.before) if c.before else ""
         if not new or (c.before and (not old or old == new)):
@@ -129,7 +142,16 @@ def upgrades(changes: Sequence[Change]) -> list[tuple[str, str, bool | None]]:
         if key not in seen:
             seen.add(key)
             out.append((product(c), new, None if not old else _newer(new, old)))
-    return out
+    return [m for m in out if not (m[0].lower() in installed and _part_of(m, out))]
+
+
+def _part_of(move: tuple[str, str, bool | None], moves: Sequence[tuple[str, str, bool | None]]) -> bool:
+    """Whether an installer's move is a part of another thing moved to the same version (``Ascend-cann-toolkit``
+    ``9.0.0`` beside the ``cann`` image's ``9.0.0``): one upgrade, said once by the shorter name (``torch-npu``
+    beside ``torch`` is a package of its own: only installers are folded)."""
+    words = set(re.split(r"[-_.+]+", move[0].lower()))
+    return len(words) > 1 and any(other[1] == move[1] and other[0].lower() in words for other in moves
+                                  if other[0].lower() != move[0].lower())
 
 
 def dropped(changes: Sequence[Change]) -> list[tuple[str, str, str]]:
@@ -156,19 +178,20 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
     gone = dropped(live)
     replaced = {(name.lower(), commit) for name, _, commit in gone}
     moves = [m for m in upgrades(live) if (m[0].lower(), m[1]) not in replaced]
-    if moves:
-        for verb, wanted in (("upgrade", True), ("downgrade", False), ("install", None)):
-            items = [w["to" if wanted is not None else "at"].format(name=code(n), version=code(v))
-                     for n, v, newer in moves if newer is wanted]
-            if items:
-                out.append(w[verb].format(items=w["joiner"].join(items[:6])))
-    out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
-    out += _system(live, w)
     # A new index asks readers to install from it when the PR moves a pin with it (where the new version comes
     # from); one a doc merely adds (a new install route, a mirror) is a fact, not something to do, and so is one a
     # doc's text changes: what users of main install from is in the Dockerfiles and requirement files.
     asked = [c for c in live if c.reach == "public" and c.detail != NEW_FILE and not (
         c.symbol in INDEX_OPTIONS and (not c.before or _DOCS.search(c.path)) and not moves)]
+    # Beside the PR's upgrades, where they install from is part of that one thing to do: said in its sentence.
+    via = unique([c for c in asked if moves and c.kind == "dependency" and c.symbol in INDEX_OPTIONS and c.after],
+                 key=lambda c: (c.symbol, c.before, c.after))
+    said_via = {(c.symbol, c.before, c.after) for c in via}
+    asked = [c for c in asked if not (c.symbol in INDEX_OPTIONS and (c.symbol, c.before, c.after) in said_via)]
+    if moves:
+        out.append(_moves_sentence(moves, via, w))
+    out += [w["dropped"].format(name=code(n), old=code(old), new=code(new)) for n, old, new in gone]
+    out += _system(live, w)
     # A release whose gates went is said once: not again beside its pin dropped or the package's upgrade.
     said = {n.lower() for n, _, _ in gone} | {m[0].lower() for m in moves}
     asked = [c for c in asked if not (c.detail == "support dropped" and c.symbol.lower() in said)]
@@ -189,6 +212,23 @@ def actions(changes: Sequence[Change], language: str, cleared: Collection[str] =
                     *(s for s in (_item(c, w) for c in each) if s)],
                    key=lambda s: s)
     return out + items[:MAX_ITEMS]
+
+
+def _moves_sentence(moves: Sequence[tuple[str, str, bool | None]], via: Sequence[Change], w: Section) -> str:
+    """One sentence for all of a PR's upgrades, downgrades and new installs, with the index they come from: what
+    to install before pulling main is one thing to do."""
+    groups: list[tuple[str, str]] = []
+    for verb, wanted in (("upgrade", True), ("downgrade", False), ("install", None)):
+        items = [w["to" if wanted is not None else "at"].format(name=code(n), version=code(v))
+                 for n, v, newer in moves if newer is wanted]
+        if items:
+            groups.append((verb, w["joiner"].join(items[:6])))
+    where = "".join(w["via_changed" if c.before else "via_added"].format(
+        option=code(c.symbol), old=code(c.before), new=code(c.after)) for c in via)
+    if len(groups) == 1:
+        return w[groups[0][0]].format(items=groups[0][1], via=where)
+    parts = w["and"].join(w[f"part_{verb}"].format(items=items) for verb, items in groups)
+    return w["moves"].format(parts=parts[:1].upper() + parts[1:], via=where)
 
 
 def _system(live: Sequence[Change], w: Section) -> list[str]:

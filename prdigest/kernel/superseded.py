@@ -9,7 +9,7 @@ import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from prdigest.kernel.actions import action_key, actions, dropped, product, release_key, upgrades
+from prdigest.kernel.actions import action_key, actions, dropped, is_commit, product, release_key, upgrades
 from prdigest.kernel.models import Entry, PullRequest
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ def _asked(pr: PullRequest) -> list[tuple[str, str]]:
 
 
 def _commit(version: str) -> bool:
-    return len(version) >= 7 and all(ch in "0123456789abcdef" for ch in version)
+    return is_commit(version)
 
 
 def superseded(prs: Sequence[PullRequest]) -> dict[int, Superseded]:

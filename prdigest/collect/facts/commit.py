@@ -23,6 +23,7 @@ from prdigest.collect.facts import (
     hooks,
     indexes,
     inheritors,
+    installers,
     kernels,
     migrations,
     overrides,
@@ -168,6 +169,7 @@ def file_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.Mod
         toolchain_facts += indexes.compare(f.path, f.before, f.after, before_path=old_path)
     if docpins.is_doc(f.path):  # a version the install commands readers copy now give; settings migrating
         toolchain_facts += docpins.compare(f.path, f.before, f.after)
+        toolchain_facts += installers.compare(f.path, f.before, f.after)  # a vendor's .run a page downloads
         toolchain_facts += envsetup.compare(f.path, f.before, f.after)  # a setup line readers run, replaced
         if not surface.is_test(f.path):
             facts.extend(migrations.compare(f.path, f.before, f.after))

@@ -30,11 +30,13 @@ def key(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def releases(clone: UpstreamClone, sha: str, packages: set[str]) -> dict[str, set[str]]:
-    """Package key (of ``packages``) → the releases the tree at ``sha`` pins it to; raises
-    :class:`~prdigest.collect.git.GitUnavailable` when the tree cannot be read."""
+def releases(clone: UpstreamClone, sha: str, packages: set[str],
+             where: Callable[[str], bool] | None = None) -> dict[str, set[str]]:
+    """Package key (of ``packages``) → the releases the tree at ``sha`` pins it to (in the files ``where`` keeps:
+    all by default); raises :class:`~prdigest.collect.git.GitUnavailable` when the tree cannot be read."""
     found: dict[str, set[str]] = {}
-    for name, wanted in _FILES:
+    for name, kind in _FILES:
+        wanted = kind if where is None else (lambda p, kind=kind: kind(p) and where(p))
         for text, _ in tree_texts(clone, sha, wanted).values():
             values = toolchain.values(name, text) if name == "Dockerfile" else pins.pins(name, text)
             for thing, spec in values.items():
