@@ -34,6 +34,7 @@ from prdigest.collect.facts import (
     settings,
     syspackages,
     toolchain,
+    treekept,
     versiongates,
 )
 from prdigest.collect.facts.reading import named
@@ -84,6 +85,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
         facts = configmoves.moved(facts, configmoves.doc_moves((f.path, f.before, f.after) for f in diff.files),
                                   configmoves.nested_keys(parsed.values()))
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
+    facts = treekept.tree_kept(facts, tree, diff.sha)
     facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)
     return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
