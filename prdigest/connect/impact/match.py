@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from prdigest.collect.facts.inheritors import heir_symbols
+from prdigest.connect.impact.deprecated import DEPRECATIONS
 from prdigest.connect.impact.matchers import MATCHERS, MODULE_KINDS, WILDCARD, Context, Hit, UseTable, fact_module
 from prdigest.connect.impact.obligations import OBLIGATIONS
 from prdigest.connect.impact.signature import Signature, SignatureChange
@@ -55,8 +56,8 @@ _HOW_RANK = {"imports": 0, "subclasses": 1, "patches": 2, "overrides": 3, "calls
              "method": 7}
 #: Kinds that make a name unreachable: one flag per downstream file says it (fix the import), not one per use.
 _GONE = MODULE_KINDS | {"moved"}
-#: Every kind's matcher: the API's (matchers.py) and the obligations' (obligations.py).
-_MATCHERS = {**MATCHERS, **OBLIGATIONS}
+#: Every kind's matcher: the API's (matchers.py), the obligations' (obligations.py) and deprecations'.
+_MATCHERS = {**MATCHERS, **OBLIGATIONS, **DEPRECATIONS}
 
 
 def _fact_words(change: Change, text: str) -> str:
