@@ -23,6 +23,7 @@ from typing import Any, Literal, cast, get_args
 from prdigest.collect.facts.hierarchy import BUILTIN_METHODS
 from prdigest.connect.impact.receivers import called_methods, unknown_receivers
 from prdigest.connect.impact.siblings import Siblings
+from prdigest.connect.impact.typing_only import typing_only_lines, with_mark
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.pymodule import module_and_package
@@ -170,6 +171,8 @@ class FileSummary:
     #: (method, line, call detail): ``super().m(…)``, a call of the base's ``m``
     super_calls: list[tuple[str, int, str]] = field(default_factory=list)
     error: str = ""
+    #: Lines of the imports under a module-level ``if TYPE_CHECKING:`` (typing_only.py): never run.
+    typing_only: set[int] = field(default_factory=set)
 
 
 def _chain(node: ast.AST) -> Parts | None:
@@ -511,6 +514,8 @@ def summarize(path: str, source: bytes | str, upstream: Sequence[str]) -> FileSu
         _Reader(summary, dotted_pattern(upstream), source).walk(tree)
     except (_TooDeep, RecursionError):
         return FileSummary(path, module, is_package, error=safe_parse.too_deep())
+    if isinstance(tree, ast.Module):
+        summary.typing_only = typing_only_lines(tree)
     return summary
 
 
@@ -557,8 +562,9 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                 continue
             if _is_upstream(full, upstream):
                 own[bound] = f"{full}.{name}"
+                detail = f"as {bound}" if bound != name else ""
                 uses.append(Use(s.path, line, f"{full}.{name}", "imports",
-                                detail=f"as {bound}" if bound != name else "", local=bound))
+                                detail=with_mark(detail) if line in s.typing_only else detail, local=bound))
             else:
                 pending.append((s, bound, f"{full}.{name}"))
     # Downstream re-exports: a name imported from a downstream module that itself bound it upstream.

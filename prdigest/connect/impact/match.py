@@ -41,6 +41,7 @@ from prdigest.connect.impact.deprecated import DEPRECATIONS
 from prdigest.connect.impact.matchers import MATCHERS, MODULE_KINDS, WILDCARD, Context, Hit, UseTable, fact_module
 from prdigest.connect.impact.obligations import OBLIGATIONS
 from prdigest.connect.impact.signature import Signature, SignatureChange
+from prdigest.connect.impact.typing_only import TYPING_ONLY
 from prdigest.kernel.models import Change, Impact, ImpactHow
 
 __all__ = ["HOW", "WILDCARD", "Signature", "SignatureChange", "UseTable", "fact_module", "match_change",
@@ -98,6 +99,10 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
     for package in change.reexported_by:  # the name as another package re-exports it (``vllm.attention.X``)
         found += [Hit(h.use, h.severity, f"{h.words} (re-exported by {package})", h.symbol)
                   for h in matcher(change, Context.of(table, upstream, package))]
+    # imported for the type checker only: no run fails on it (a use at run time in the file still may)
+    found = [Hit(h.use, "check", f"{h.words}; imported under TYPE_CHECKING only", h.symbol)
+             if h.severity == "breaks" and h.use.how == "imports" and TYPING_ONLY in h.use.detail.split(";") else h
+             for h in found]
     hits = _one_per_scope(change, found)
     impacts = []
     for hit in hits:
