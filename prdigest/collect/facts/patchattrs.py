@@ -109,7 +109,7 @@ def removed_attribute_facts(patches: Sequence[tuple[str, str]]) -> list[Change]:
     kept_by_file: dict[str, list[str]] = {path: attribute_lines(found[path], owners[path]) for path in found}
     facts: list[Change] = []
     seen: set[tuple[str, str]] = set()
-    for path, patch in patches:
+    for path in found:
         for hunk, owner in zip(found[path], owners[path]):
             for cls, name, line in _removed_in(hunk, owner):
                 if (path, f"{cls}.{name}") in seen:
