@@ -439,7 +439,7 @@ def main() -> None:
         pairs = by_pair(named)
     except LabelsError as exc:
         parser.error(str(exc))
-    unknown = sorted(set(args.false + args.false_patches) - {d.name for d in named})
+    unknown = sorted(set(args.false + args.false_patches) - {d.name for group in pairs.values() for d in group})
     if unknown:
         parser.error(f"--false/--false-patches name no downstream scored: {', '.join(unknown)}")
     root = Path(tempfile.mkdtemp(prefix="impact-two-"))

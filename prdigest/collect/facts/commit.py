@@ -35,6 +35,7 @@ from prdigest.collect.facts import (
     settings,
     syspackages,
     toolchain,
+    treekept,
     versiongates,
 )
 from prdigest.collect.facts.reading import named
@@ -49,7 +50,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "26"
+FACTS_VERSION = "28"
 
 
 def _python(path: str) -> bool:
@@ -85,6 +86,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
         facts = configmoves.moved(facts, configmoves.doc_moves((f.path, f.before, f.after) for f in diff.files),
                                   configmoves.nested_keys(parsed.values()))
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
+    facts = treekept.tree_kept(facts, tree, diff.sha)
     facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)
     return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 

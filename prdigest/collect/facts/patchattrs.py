@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from prdigest.collect.facts.hunklines import HEAD_DEF, Hunk, code, hunks, indent
+from prdigest.collect.facts.patchcontinued import attribute_lines, continued_classes
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE
 from prdigest.kernel.models import Change
 
@@ -47,12 +48,13 @@ def _uses_self(hunk: Hunk) -> bool:
     return False
 
 
-def _removed_in(hunk: Hunk) -> list[tuple[str, str, int]]:
-    """(class or ``*``, name, old line) of the attributes the hunk's ``-`` lines stop declaring."""
+def _removed_in(hunk: Hunk, owner: str | None = None) -> list[tuple[str, str, int]]:
+    """(class or ``*``, name, old line) of the attributes the hunk's ``-`` lines stop declaring (``owner``: the
+    class of the method git's header names, when the hunk before tells it: patchcontinued.py)."""
     out: list[tuple[str, str, int]] = []
     head_class = hunk.header_class
     # (class, body indent): git's header writes the ``class`` line without its indentation (module level assumed)
-    current: tuple[str, int] | None = (head_class, 4) if head_class else None
+    current: tuple[str, int] | None = (head_class, 4) if head_class else (owner, 4) if owner else None
     method: int | None = None  # indent of the ``def`` whose body the lines are in (a method: self/cls first)
     if head_class is None and HEAD_DEF.match(hunk.header.strip()):
         first = re.search(r"\(\s*(\w+)", hunk.header)
@@ -102,13 +104,14 @@ def removed_attribute_facts(patches: Sequence[tuple[str, str]]) -> list[Change]:
     every_kept = [raw[1:] for _, patch in patches for raw in patch.splitlines()
                   if raw[:1] in ("+", " ") and not raw.startswith("+++")]
     # the lines the file still has in sight (context and added): one that declares the name keeps it
-    kept_by_file: dict[str, list[str]] = {
-        path: [r.text for h in hunks(patch) for r in h.side(True)] for path, patch in patches}
+    found = {path: hunks(patch) for path, patch in patches}
+    owners = {path: continued_classes(found[path]) for path in found}
+    kept_by_file: dict[str, list[str]] = {path: attribute_lines(found[path], owners[path]) for path in found}
     facts: list[Change] = []
     seen: set[tuple[str, str]] = set()
-    for path, patch in patches:
-        for hunk in hunks(patch):
-            for cls, name, line in _removed_in(hunk):
+    for path in found:
+        for hunk, owner in zip(found[path], owners[path]):
+            for cls, name, line in _removed_in(hunk, owner):
                 if (path, f"{cls}.{name}") in seen:
                     continue
                 declares = _declares(name)

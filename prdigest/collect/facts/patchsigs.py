@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from prdigest.collect.facts import pyapi
 from prdigest.collect.facts.hunklines import Hunk, Row, code, hunks, indent, python_headers
+from prdigest.collect.facts.patchrequired import mark_required
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change
 
@@ -203,7 +204,7 @@ def signature_facts(path: str, patch: str) -> list[Change]:
                 continue
             detail = pyapi.signature_detail(b.params, a.params)
             if not a.whole:  # the tail only: the match reads the detail alone
-                detail = _tail_detail(detail, a.params)
+                detail = _tail_detail(mark_required(detail, b.params), a.params)
             if detail:
                 seen.add(name)
                 facts.append(Change(kind="signature", symbol=name, path=path, line=a.line,

@@ -23,6 +23,7 @@ from typing import Any, Literal, cast, get_args
 from prdigest.collect.facts.hierarchy import BUILTIN_METHODS
 from prdigest.connect.impact.receivers import called_methods, unknown_receivers
 from prdigest.connect.impact.siblings import Siblings
+from prdigest.connect.impact.typing_only import typing_only_lines, with_mark
 from prdigest.kernel import safe_parse
 from prdigest.kernel.factlines import unique
 from prdigest.kernel.pymodule import module_and_package
@@ -36,7 +37,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 11
+INDEX_VERSION = 12
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -170,6 +171,8 @@ class FileSummary:
     #: (method, line, call detail): ``super().m(…)``, a call of the base's ``m``
     super_calls: list[tuple[str, int, str]] = field(default_factory=list)
     error: str = ""
+    #: Lines of the imports under a module-level ``if TYPE_CHECKING:`` (typing_only.py): never run.
+    typing_only: set[int] = field(default_factory=set)
 
 
 def _chain(node: ast.AST) -> Parts | None:
@@ -511,6 +514,8 @@ def summarize(path: str, source: bytes | str, upstream: Sequence[str]) -> FileSu
         _Reader(summary, dotted_pattern(upstream), source).walk(tree)
     except (_TooDeep, RecursionError):
         return FileSummary(path, module, is_package, error=safe_parse.too_deep())
+    if isinstance(tree, ast.Module):
+        summary.typing_only = typing_only_lines(tree)
     return summary
 
 
@@ -557,8 +562,9 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                 continue
             if _is_upstream(full, upstream):
                 own[bound] = f"{full}.{name}"
+                detail = f"as {bound}" if bound != name else ""
                 uses.append(Use(s.path, line, f"{full}.{name}", "imports",
-                                detail=f"as {bound}" if bound != name else "", local=bound))
+                                detail=with_mark(detail) if line in s.typing_only else detail, local=bound))
             else:
                 pending.append((s, bound, f"{full}.{name}"))
     # Downstream re-exports: a name imported from a downstream module that itself bound it upstream.
@@ -674,7 +680,9 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         for chain, name in s.installs:
             owner = resolve(s.path, chain[:-1])
             if owner is not None and _is_upstream(owner, upstream):
-                uses += _installed(s, name, owner)
+                # the functions the file installs on the same class share their ``self``: what one sets is theirs
+                mates = {other for target, other in s.installs if target[:-1] == chain[:-1]}
+                uses += _installed(s, name, owner, mates)
         for chain, line in s.assigns:
             target = resolve(s.path, chain)
             if target is not None and len(chain) > 1:
@@ -776,14 +784,18 @@ def _installs(s: FileSummary, line: int, by_module: dict[str, FileSummary],
     return ""
 
 
-def _installed(s: FileSummary, function: str, owner: str) -> list[Use]:
+def _installed(s: FileSummary, function: str, owner: str, mates: set[str] | None = None) -> list[Use]:
     """``self.m(…)`` and ``self.x`` in a module-level function the file installs on an upstream class
-    (``Attention.forward = patched_forward``): uses of that class's members."""
-    span = next(((start, end) for start, end, name in s.functions if name == function
-                 and not any(c.line < start <= c.end for c in s.classes)), None)
+    (``Attention.forward = patched_forward``): uses of that class's members, but for the attributes that function
+    or another the file installs on the class (``mates``: a replaced ``__init__``) sets itself."""
+    spans = {name: (start, end) for start, end, name in reversed(s.functions)
+             if not any(c.line < start <= c.end for c in s.classes)}
+    span = spans.get(function)
     if span is None:
         return []
-    own = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self" and span[0] <= at <= span[1]}
+    setters = [spans[m] for m in {function, *(mates or ())} if m in spans]
+    own = {chain[1] for chain, at in s.assigns if len(chain) == 2 and chain[0] == "self"
+           and any(start <= at <= end for start, end in setters)}
     found: list[Use] = []
     for chain, line, detail, how in _self_rows(s):
         if not span[0] <= line <= span[1] or chain[1] in own:

@@ -37,9 +37,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from prdigest.collect.facts.inheritors import heir_symbols
+from prdigest.connect.impact.deprecated import DEPRECATIONS
 from prdigest.connect.impact.matchers import MATCHERS, MODULE_KINDS, WILDCARD, Context, Hit, UseTable, fact_module
 from prdigest.connect.impact.obligations import OBLIGATIONS
 from prdigest.connect.impact.signature import Signature, SignatureChange
+from prdigest.connect.impact.typing_only import TYPING_ONLY
 from prdigest.kernel.models import Change, Impact, ImpactHow
 
 __all__ = ["HOW", "WILDCARD", "Signature", "SignatureChange", "UseTable", "fact_module", "match_change",
@@ -55,8 +57,8 @@ _HOW_RANK = {"imports": 0, "subclasses": 1, "patches": 2, "overrides": 3, "calls
              "method": 7}
 #: Kinds that make a name unreachable: one flag per downstream file says it (fix the import), not one per use.
 _GONE = MODULE_KINDS | {"moved"}
-#: Every kind's matcher: the API's (matchers.py) and the obligations' (obligations.py).
-_MATCHERS = {**MATCHERS, **OBLIGATIONS}
+#: Every kind's matcher: the API's (matchers.py), the obligations' (obligations.py) and deprecations'.
+_MATCHERS = {**MATCHERS, **OBLIGATIONS, **DEPRECATIONS}
 
 
 def _fact_words(change: Change, text: str) -> str:
@@ -97,6 +99,10 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
     for package in change.reexported_by:  # the name as another package re-exports it (``vllm.attention.X``)
         found += [Hit(h.use, h.severity, f"{h.words} (re-exported by {package})", h.symbol)
                   for h in matcher(change, Context.of(table, upstream, package))]
+    # imported for the type checker only: no run fails on it (a use at run time in the file still may)
+    found = [Hit(h.use, "check", f"{h.words}; imported under TYPE_CHECKING only", h.symbol)
+             if h.severity == "breaks" and h.use.how == "imports" and TYPING_ONLY in h.use.detail.split(";") else h
+             for h in found]
     hits = _one_per_scope(change, found)
     impacts = []
     for hit in hits:

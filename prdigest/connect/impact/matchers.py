@@ -568,6 +568,8 @@ def signature_severity(use: Use, sig: SignatureChange) -> ImpactSeverity | None:
                 # passed by position into a place a new parameter took: it binds, to be checked
                 in_place = name not in keywords and sig.replaced_in_place(name)
                 return "check" if sig.absorbed or in_place else "breaks"
+        if sig.removed_required and (keywords or positional):
+            return "breaks"  # every call that worked passed it: by keyword now unexpected, by position shifted
         if sig.removed and not keywords and not positional:
             return None
         if sig.removed:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from prdigest.collect.facts.patchrequired import removed_required
 from prdigest.kernel.models import Change, plain_detail
 
 
@@ -102,6 +103,8 @@ class SignatureChange:
     new: Signature | None = None
     #: The old signature's positional parameters, in order.
     old_positional: tuple[str, ...] = ()
+    #: Removed parameters the old side required, when only a signature's tail was in sight (every call passed them).
+    removed_required: tuple[str, ...] = ()
 
     def shifted(self, count: int) -> bool:
         """Whether a call passing ``count`` arguments by position now binds one of them to another parameter
@@ -162,7 +165,8 @@ class SignatureChange:
                 removed.append(token[1:].split("=")[0])
             elif "=" in token or "→" in token:
                 defaults.append(re.split(r"[=→]", token)[0])
-        return cls(tuple(added), tuple(required), tuple(removed), tuple(defaults), passed=passed, callers=callers)
+        return cls(tuple(added), tuple(required), tuple(removed), tuple(defaults), passed=passed, callers=callers,
+                   removed_required=removed_required(detail))
 
 
 def call_shape(detail: str) -> tuple[set[str], int]:
