@@ -210,3 +210,22 @@ def test_the_features_read_the_pr_and_its_facts() -> None:
             "label:performance", "word:fuse"} - found == {"word:fuse"}  # 'fuse' is no word the features weigh
     docs = features(_pr("[Doc] Explain it", "docs/a.md"), [], Verdict.SKIP)
     assert {"only:doc", "facts:none", "size:s"} <= docs
+
+
+def test_what_a_pr_asks_of_a_reader_is_a_feature() -> None:
+    from prdigest.kernel.models import Change
+
+    def asking(*changes: Change) -> set[str]:
+        pr = _pr("[CI] Upgrade CANN", "Dockerfile").model_copy(update={"changes": list(changes)})
+        return {f for f in features(pr, [], Verdict.SKIM) if f.startswith("action:")}
+
+    cann = Change(kind="dependency", symbol="CANN_VERSION", path="Dockerfile", before="8.5.0", after="8.5.1",
+                  language="config", reach="public", reach_how="a runtime requirement (`Dockerfile`)")
+    back = cann.model_copy(update={"before": "8.5.1", "after": "8.5.0"})
+    lint = cann.model_copy(update={"symbol": "ruff", "path": "requirements-lint.txt", "reach": "internal"})
+    renamed = Change(kind="env", symbol="VLLM_NEW", path="envs.py", before="VLLM_OLD", after="VLLM_NEW",
+                     detail="renamed", language="config", reach="public", reach_how="an environment variable")
+    assert asking(cann) == {"action:upgrade"}
+    assert asking(back) == {"action:other"}  # a downgrade asks something, not an upgrade
+    assert asking(lint) == set()  # a development tool's pin asks nothing of a reader
+    assert asking(renamed) == {"action:other"}

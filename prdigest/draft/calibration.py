@@ -22,7 +22,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prdigest.draft.calibration_features import drafter_features, part_features
+from prdigest.draft.calibration_features import action_features, drafter_features, part_features
 from prdigest.draft.calibration_threshold import choose
 from prdigest.kernel.models import DraftEntry, Language, PullRequest, Verdict
 from prdigest.kernel.prtext.files import SOURCE, file_kind
@@ -78,7 +78,7 @@ def features(pr: PullRequest, subsystems: Sequence[str], drafted: Verdict) -> se
     public = sum(1 for c in facts if c.public)
     if public:
         out.add("public:" + ("1-2" if public <= 2 else "3+"))
-    out |= drafter_features(pr, subsystems) | part_features(pr)
+    out |= drafter_features(pr, subsystems) | part_features(pr) | action_features(pr)
     out.update(f"sub:{s}" for s in subsystems[:3])
     out.update(f"label:{' '.join(label.lower().split())[:40]}" for label in pr.labels[:5])
     out.update(f"tag:{' '.join(t.lower().split())}" for t in _TAG.findall(pr.title)[:3])

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 from prdigest.draft.verdict import assess
+from prdigest.kernel.actions import actions, upgrades
 from prdigest.kernel.models import PullRequest
 from prdigest.kernel.prtext.signals import extract
 
@@ -57,3 +58,15 @@ def drafter_features(pr: PullRequest, subsystems: Sequence[str]) -> set[str]:
 def part_features(pr: PullRequest) -> set[str]:
     """The parts of the tree the PR's files are in (``part:ops``, ``part:docs``, ...)."""
     return {f"part:{name}" for name, pattern in PARTS if any(pattern.search(f.path) for f in pr.files)}
+
+
+def action_features(pr: PullRequest) -> set[str]:
+    """What the PR asks a reader to do: ``action:upgrade`` when it moves a public runtime pin forward or adds one
+    (a platform upgrade is a deep read for those who run it, as teams label it), ``action:other`` for any other
+    Action required item (a setting renamed, a script removed)."""
+    out = set()
+    if any(newer is not False for _, _, newer in upgrades(pr.changes)):
+        out.add("action:upgrade")
+    elif actions(pr.changes, "en"):
+        out.add("action:other")
+    return out
