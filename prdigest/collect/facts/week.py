@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from prdigest.collect.facts import envreads, newreqs, reach_imports, rejections
+from prdigest.collect.facts import envowners, envreads, newreqs, reach_imports, rejections
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
@@ -109,6 +109,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                 if clone is not None:  # a development pin the shipped code imports: an optional backend's
                     facts = reach_imports.imported(facts, sha, clone, surface)
                     facts = newreqs.installed_before(facts, diff.parent, clone)  # pip brings a new one along
+                    # a vendor library's variable the repository stopped reading: that library still reads it
+                    facts = envowners.owned(facts, [s for s in (diff.parent, sha) if s], clone, surface)
                 fresh[sha] = (facts, files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
