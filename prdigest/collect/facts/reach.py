@@ -251,6 +251,13 @@ def pr_evidence(pr: PullRequest) -> Evidence:
     return evidence
 
 
+def user_doc(path: str) -> bool:
+    """Whether ``path`` is a page of the user docs, an example or a README users read (not a contributor page, nor
+    the maintainers' tooling)."""
+    return bool(_DOCS.search(path)) and not _CONTRIBUTOR_DOCS.search(path) and not _TOOLING.match(path) \
+        and not path.endswith(".po")
+
+
 def runtime_pin_file(path: str) -> bool:
     """Whether a pin in ``path`` is something users install with (requirements, pyproject, setup.py, a
     Dockerfile, a toolchain version file), not a development or CI requirement."""
