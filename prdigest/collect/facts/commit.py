@@ -81,8 +81,9 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     facts = hooks.with_needed_by(facts, diff, tree, surface.packages)
     facts = _kept_keys(facts, parsed)
     if any(c.kind == "config" and c.detail == "removed" for c in facts):  # a key gone here may live on nested
-        facts = configmoves.moved(facts, configmoves.doc_moves((f.path, f.before, f.after) for f in diff.files),
-                                  configmoves.nested_keys(parsed.values()))
+        pages = [(f.path, f.before, f.after) for f in diff.files]
+        facts = configmoves.moved(facts, configmoves.doc_moves(pages), configmoves.nested_keys(parsed.values()),
+                                  configmoves.table_moves(pages))
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
     facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)
     return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
