@@ -265,6 +265,8 @@ def _absence(path: list[Step], key: Key, aliases: dict[str, Key]) -> bool:
     """The raise refuses leaving the setting unset or empty (``if not cfg.torch_profiler_dir: raise ValueError("…
     cannot be empty")``): it refuses no value a reader set, so there is nowhere to check (an environment variable
     required so is said as required: envchecks.py), and before the check an empty value did not work either."""
+    if key[0] != "config":
+        return False  # a variable's absence refused is said as required where envchecks.py reads it: kept as it was
     steps = [(test, holds) for test, holds in path if _reads(test, aliases) == {key}]
     return bool(steps) and all(_unset(test, holds) for test, holds in steps)
 
