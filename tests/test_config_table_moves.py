@@ -100,7 +100,7 @@ def test_a_nested_config_whose_table_moved_into_another_is_each_key_moved(week: 
     assert moved == {"fastpath_config.enable": "compile_config.enable_fastpath",
                      "fastpath_config.static_shapes": "compile_config.static_shapes"}
     assert actions(week[1], "en") == [
-        "Move the config keys `fastpath_config.static_shapes`, `fastpath_config.enable` under `compile_config` where "
+        "Move the config keys `fastpath_config.enable`, `fastpath_config.static_shapes` under `compile_config` where "
         "you set them, renaming `fastpath_config.enable` to `enable_fastpath`."]
     assert not [c for c in week[1] if c.kind == "config" and c.detail == "removed"]
 

@@ -108,7 +108,8 @@ def row_moves(pages: Iterable[tuple[str, str | None, str | None]]) -> list[tuple
         back = [g for g in left_gone if any(_same_row(g[2], r) for o, k, r in left_came if (o, k) in alike)]
         if len(alike) == 1 and len(back) == 1:  # one row each way: a rename, not a guess among look-alikes
             moves[key] = (owner, f"{alike[0][0]}.{alike[0][1]}")
-    return [(owner, key, place) for key, (owner, place) in moves.items()]
+    # in the docs' row order: the keys a reader finds in that table, as they find them
+    return [(owner, key, moves[key][1]) for owner, key, _ in gone if key in moves and moves[key][0] == owner]
 
 
 def nested_keys(modules: Iterable[Module]) -> dict[str, str]:
