@@ -41,15 +41,22 @@ def fast_path():
 
 def tuning():
     return os.getenv("MOE_TUNING_LEVEL")
+
+
+def cores():
+    return os.getenv("BIND_CORES_NUM")
 """
 DOCS = "# Environment variables\n\n| name | meaning |\n| --- | --- |\n| `MOE_TUNING_LEVEL` | how hard to tune |\n"
+#: A tutorial exporting the collective library's variables, which the plugin's code never reads: its namespace.
+TUTORIAL = ("# Serving on two nodes\n\n```bash\nexport HCCL_IF_IP=$local_ip\nexport HCCL_SOCKET_IFNAME=eth0\n"
+            "export HCCL_BUFFSIZE=1024\nexport HCCL_INTRA_PCIE_ENABLE=1\n```\n")
 BASE = {"plug/__init__.py": "", "plug/envs.py": ENVS, "plug/comm.py": COMM,
-        "docs/user_guide/env_vars.md": DOCS}
+        "docs/user_guide/env_vars.md": DOCS, "docs/tutorials/two_nodes.md": TUTORIAL}
 PRS: dict[int, tuple[str, dict[str, str | None]]] = {
     # the vendor's variables and the plugin's own, all stopped being read at once
     1: ("Enable hierarchical ops by default", {"plug/comm.py": "def hierarchical():\n    return True\n\n\n"
                                               "def fast_path():\n    return True\n\n\ndef tuning():\n"
-                                              "    return 2\n"}),
+                                              "    return 2\n\n\ndef cores():\n    return 4\n"}),
 }
 #: The same change in a repository with no env module: nothing tells whose a variable is, the facts stand.
 BARE = {"plug/__init__.py": "", "plug/comm.py": COMM}
@@ -74,17 +81,21 @@ def test_a_vendor_librarys_variable_no_longer_read_is_a_fact_not_an_action(facts
     for name in ("HCCL_INTRA_PCIE_ENABLE", "HCCL_INTRA_ROCE_ENABLE"):
         reach, how = unread[name]
         assert reach == "internal", how
-        assert how == (f"a variable the repository does not own (not declared in `plug/envs.py`, nor under its "
-                       f"prefix `PLUG_`): whatever else reads `{name}` still does")
+        assert how == ("a variable of another program's `HCCL_` namespace, whose variables its docs set and its code "
+                       "does not read (`HCCL_BUFFSIZE`, `HCCL_IF_IP`, `HCCL_SOCKET_IFNAME`); the repository does not "
+                       f"own it (not declared in `plug/envs.py`, nor under its prefix `PLUG_`): whatever else reads "
+                       f"`{name}` still does")
     assert not [a for a in actions(facts, "en") if "HCCL" in a]
 
 
-def test_the_repositorys_own_variables_by_prefix_or_docs_still_ask(facts: list[Change]) -> None:
+def test_the_repositorys_own_variables_by_prefix_docs_or_no_other_namespace_still_ask(facts: list[Change]) -> None:
     unread = _unread(facts)
-    assert unread["PLUG_FAST_PATH"][0] == "public" and unread["MOE_TUNING_LEVEL"][0] == "public"
-    assert actions(facts, "en") == ["Move off the environment variables `MOE_TUNING_LEVEL`, `PLUG_FAST_PATH`: main "
-                                    "no longer reads them, so setting them does nothing now (see this PR for what "
-                                    "replaces them)."]
+    # BIND_CORES_NUM: neither declared nor prefixed, but no docs set other BIND_ variables: the repository's own
+    assert {n: r for n, (r, _) in unread.items() if not n.startswith("HCCL_")} == {
+        "PLUG_FAST_PATH": "public", "MOE_TUNING_LEVEL": "public", "BIND_CORES_NUM": "public"}
+    assert actions(facts, "en") == ["Move off the environment variables `BIND_CORES_NUM`, `MOE_TUNING_LEVEL`, "
+                                    "`PLUG_FAST_PATH`: main no longer reads them, so setting them does nothing now "
+                                    "(see this PR for what replaces them)."]
 
 
 def test_without_an_env_module_the_facts_stand(tmp_path: Path) -> None:

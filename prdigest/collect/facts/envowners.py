@@ -7,8 +7,11 @@ still reads it, so setting it still does what it did there; it is a fact, not so
 repository owns a variable that its env modules name (:meth:`Surface.is_env_file`, ``envs.py``: the registry its
 docs' list of variables is built from), that a page of its user docs about environment variables names, or that
 carries its prefix (the first word most of its env modules' declared names share: ``VLLM_`` for
-``vllm_ascend/envs.py``). The trees before and after the merge commit are read only when such a fact is there;
-without an env module nothing tells, and the facts stand.
+``vllm_ascend/envs.py``). One it does not own is another program's when its first word is a namespace the user
+docs set for that program: several variables of that prefix the docs name and no shipped module reads (``HCCL_IF_IP``,
+``HCCL_SOCKET_IFNAME``, ``HCCL_BUFFSIZE`` exported in the tutorials); a variable of the repository's own that nothing
+lists (``CPU_BINDING_NUM``, read by one module) keeps its action. The trees are read only when such a fact is
+there; without an env module nothing tells, and the facts stand.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from prdigest.collect.facts.envreads import UNREAD
+from prdigest.collect.facts.reach import user_doc
 from prdigest.collect.facts.surface import Surface
 from prdigest.collect.git import GitUnavailable, UpstreamClone
 from prdigest.collect.git.texts import tree_texts
@@ -72,10 +76,38 @@ def owned(facts: Sequence[Change], shas: Sequence[str], clone: UpstreamClone, su
     word = prefix(declared)
     named = {n for n in unread if any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", t)
                                       for t in texts)}
-    foreign = {n for n in unread - named if not (word and n.startswith(word))}
+    unowned = {n for n in unread - named if not (word and n.startswith(word))}
+    spaces = _namespaces(unowned, shas[-1], clone, surface)
+    foreign = {n for n in unowned if n.split("_", 1)[0] + "_" in spaces}
     where = ", ".join(f"`{p}`" for p in sorted(env_files)[:2])
     under = f", nor under its prefix `{word}`" if word else ""
     return [c.model_copy(update={"reach": "internal", "reach_how": (
-        f"a variable the repository does not own (not declared in {where}{under}): whatever else reads "
-        f"`{c.symbol}` still does")})
+        f"a variable of another program's `{c.symbol.split('_', 1)[0]}_` namespace, whose variables its docs set "
+        f"and its code does not read ({spaces[c.symbol.split('_', 1)[0] + '_']}); the repository does not own it "
+        f"(not declared in {where}{under}): whatever else reads `{c.symbol}` still does")})
         if c.kind == "env" and c.detail == UNREAD and c.symbol in foreign else c for c in facts]
+
+
+def _namespaces(names: set[str], sha: str, clone: UpstreamClone, surface: Surface) -> dict[str, str]:
+    """Each prefix of ``names`` that names another program's variables (→ a few of them, as code): at least
+    :data:`MIN_PREFIXED` other variables the user docs of the tree at ``sha`` set or name that no shipped module reads
+    (``HCCL_IF_IP``, ``HCCL_SOCKET_IFNAME``, ``HCCL_BUFFSIZE``: the collective library's, exported in the
+    tutorials); a variable of the repository's own that its docs never list (``CPU_BINDING_NUM``) has none."""
+    words = {n.split("_", 1)[0] + "_" for n in names if "_" in n}
+    if not words:
+        return {}
+    pattern = re.compile(r"(?<![A-Za-z0-9_])((?:" + "|".join(map(re.escape, sorted(words))) + r")[A-Z0-9_]{2,})")
+    try:
+        docs = tree_texts(clone, sha, user_doc)
+        code = tree_texts(clone, sha, lambda path: path.endswith(".py") and not surface.is_test(path)
+                          and not user_doc(path))
+    except GitUnavailable:
+        return {}
+    set_there = {m for text, _ in docs.values() if text for m in pattern.findall(text)}
+    read = {m for text, _ in code.values() if text for m in pattern.findall(text)}
+    found: dict[str, str] = {}
+    for word in sorted(words):
+        others = sorted(n for n in set_there - read - names if n.startswith(word))
+        if len(others) >= MIN_PREFIXED:
+            found[word] = ", ".join(f"`{n}`" for n in others[:3])
+    return found
