@@ -308,7 +308,9 @@ def _moved(asked: Sequence[Change], w: Section) -> list[str]:
         names = w["joiner"].join(code(old) for old, _ in keys[:MAX_MOVED])
         if len(keys) > MAX_MOVED:
             names += w["migrate_more"].format(n=len(keys) - MAX_MOVED)
-        renamed = [w["move_pair"].format(old=code(old), new=code(new)) for old, new in keys if old != new]
+        # ``npugraph_ex_config.enable_static_kernel`` keeps its name in its new config: no rename
+        renamed = [w["move_pair"].format(old=code(old), new=code(new)) for old, new in keys
+                   if old.rsplit(".", 1)[-1] != new]
         renames = w["move_renames"].format(pairs=w["joiner"].join(renamed)) if renamed else ""
         out.append(w["move_keys_one" if len(keys) == 1 else "move_keys_many"].format(
             noun=w["noun_config" if len(keys) == 1 else "noun_configs"], names=names, owner=code(owner),

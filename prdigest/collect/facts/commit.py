@@ -50,7 +50,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "28"
+FACTS_VERSION = "29"
 
 
 def _python(path: str) -> bool:
@@ -83,8 +83,9 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     facts = hooks.with_needed_by(facts, diff, tree, surface.packages)
     facts = _kept_keys(facts, parsed)
     if any(c.kind == "config" and c.detail == "removed" for c in facts):  # a key gone here may live on nested
-        facts = configmoves.moved(facts, configmoves.doc_moves((f.path, f.before, f.after) for f in diff.files),
-                                  configmoves.nested_keys(parsed.values()))
+        pages = [(f.path, f.before, f.after) for f in diff.files]
+        facts = configmoves.moved(facts, configmoves.doc_moves(pages), configmoves.nested_keys(parsed.values()),
+                                  configmoves.table_moves(pages))
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
     facts = treekept.tree_kept(facts, tree, diff.sha)
     facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)

@@ -70,6 +70,24 @@ def _same_row(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
 def doc_moves(pages: Iterable[tuple[str, str | None, str | None]]) -> dict[str, str]:
     """Old key → its new place (``owner.key``) for each row a page of the user docs moved from one config's table to
     another's (by name, or one row renamed: the only removed and added rows alike)."""
+    return {key: place for _, key, place in row_moves(pages)}
+
+
+def table_moves(pages: Iterable[tuple[str, str | None, str | None]]) -> dict[str, list[tuple[str, str]]]:
+    """Nested config → (its key, the key's new place) for each config whose table's rows the user docs moved, all
+    into one other config (``npugraph_ex_config``'s ``enable`` → ``ascend_compilation_config.enable_npugraph_ex``,
+    its ``enable_static_kernel`` → ``ascend_compilation_config.enable_static_kernel``): the config itself merged
+    there, so a reader moves what they set under it."""
+    by_owner: dict[str, list[tuple[str, str]]] = {}
+    for owner, key, place in row_moves(pages):
+        if owner:
+            by_owner.setdefault(owner, []).append((key, place))
+    return {owner: rows for owner, rows in by_owner.items()
+            if len({place.split(".", 1)[0] for _, place in rows} - {owner}) == 1}
+
+
+def row_moves(pages: Iterable[tuple[str, str | None, str | None]]) -> list[tuple[str, str, str]]:
+    """(old owner, old key, new place ``owner.key``) for each row a page of the user docs moved (:func:`doc_moves`)."""
     gone: list[Row] = []
     came: list[Row] = []
     for path, before, after in pages:
@@ -78,19 +96,20 @@ def doc_moves(pages: Iterable[tuple[str, str | None, str | None]]) -> dict[str, 
         old, new = table_rows(before), table_rows(after)
         gone += [r for r in old if r not in new]
         came += [r for r in new if r not in old]
-    moves: dict[str, str] = {}
+    moves: dict[str, tuple[str, str]] = {}
     for owner, key, _ in gone:
         there = {o for o, k, _ in came if k == key and o != owner and o}
         if len(there) == 1:
-            moves[key] = f"{there.pop()}.{key}"
+            moves[key] = (owner, f"{there.pop()}.{key}")
     left_gone = [r for r in gone if r[1] not in moves and not any(k == r[1] for _, k, _ in came)]
     left_came = [r for r in came if not any(k == r[1] for _, k, _ in gone)]
     for owner, key, rest in left_gone:
         alike = [(o, k) for o, k, r in left_came if o and o != owner and _same_row(rest, r)]
         back = [g for g in left_gone if any(_same_row(g[2], r) for o, k, r in left_came if (o, k) in alike)]
         if len(alike) == 1 and len(back) == 1:  # one row each way: a rename, not a guess among look-alikes
-            moves[key] = f"{alike[0][0]}.{alike[0][1]}"
-    return moves
+            moves[key] = (owner, f"{alike[0][0]}.{alike[0][1]}")
+    # in the docs' row order: the keys a reader finds in that table, as they find them
+    return [(owner, key, moves[key][1]) for owner, key, _ in gone if key in moves and moves[key][0] == owner]
 
 
 def nested_keys(modules: Iterable[Module]) -> dict[str, str]:
@@ -175,12 +194,18 @@ def _class_keys(cls: ast.ClassDef) -> set[str]:
     return {k for k in keys if _KEY.fullmatch(k) and not k.startswith("_")}
 
 
-def moved(facts: Sequence[Change], docs: dict[str, str], nested: dict[str, str]) -> list[Change]:
+def moved(facts: Sequence[Change], docs: dict[str, str], nested: dict[str, str],
+          tables: dict[str, list[tuple[str, str]]] | None = None) -> list[Change]:
     """``facts`` with each config key the code stopped reading that the docs (first: they name renames) or a
-    nested config the PR adds place elsewhere said as moved there, not removed."""
+    nested config the PR adds place elsewhere said as moved there, not removed; a nested config the code stopped
+    reading whose docs table moved into another config (``tables``: :func:`table_moves`) is each of its keys moved."""
     added = {c.symbol for c in facts if c.kind == "config" and c.detail == "added"}
     out: list[Change] = []
     for c in facts:
+        if c.kind == "config" and c.detail == "removed" and c.symbol in (tables or {}):
+            out += [c.model_copy(update={"symbol": f"{c.symbol}.{key}", "detail": MOVED, "before": f"{c.symbol}.{key}",
+                                         "after": place}) for key, place in (tables or {})[c.symbol]]
+            continue
         place = docs.get(c.symbol) or nested.get(c.symbol) if c.kind == "config" and c.detail == "removed" else None
         # only into a config the PR adds, or one already there that the docs say now holds it
         if place and (place.split(".", 1)[0] in added or c.symbol in docs):

@@ -38,6 +38,11 @@ _DOCS = re.compile(r"^(docs?|examples?)/.+\.(md|rst|txt|py|ya?ml|sh)$|(^|/)READM
 _CONTRIBUTOR_DOCS = re.compile(r"(^|/)(developer[_-]?guide|contributing|contribut\w*|design|internals?|dev)(/|\.)",
                                re.IGNORECASE)
 _CODE_SPAN = re.compile(r"```.*?```|``[^`\n]+``|`[^`\n]+`", re.DOTALL)
+#: A fenced block drawing a file tree (``├── spec_decode``), or quoting source: a ``def`` / ``class`` with no import.
+_TREE_DRAWING = re.compile(r"[├└│]")
+_DEFINES = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w", re.MULTILINE)
+_IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]", re.MULTILINE)
+_QUOTED_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
 _IMPORTED = re.compile(r"^[ \t]*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)\)?|^[ \t]*import\s+([\w.]+)", re.MULTILINE)
 _PACKAGING = re.compile(r"^(setup\.py|setup\.cfg|pyproject\.toml)$")
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -117,10 +122,25 @@ def doc_names(path: str, text: str) -> frozenset[str]:
                 if name.strip():
                     names.update((name.strip().split()[0], f"{module}.{name.strip().split()[0]}"))
         return frozenset(names)
-    spans = " ".join(_CODE_SPAN.findall(text)) if path.endswith((".md", ".rst")) else text
+    spans = " ".join(_users_code(span) for span in _CODE_SPAN.findall(text)) if path.endswith((".md", ".rst")) \
+        else text
     # ``rejection_sample.py`` in a doc's file tree names a file (kept whole, for scripts and modules), not the
     # function ``rejection_sample`` it may define
     return frozenset(_TOKEN.findall(_FILE_NAME.sub(" ", spans))) | frozenset(_DOTTED.findall(spans))
+
+
+def _users_code(span: str) -> str:
+    """What of a doc's code span users write: a fenced block that draws the repository's file tree (``├──
+    mtp_proposer.py``) or quotes its own source (a ``def`` or ``class`` and no import: ``def
+    get_spec_decode_method(…): return MtpProposer(…)`` under "How it works") explains the internals, so only the
+    bases of the classes it quotes stay (a plugin guide's ``class MyProposer(Proposer):`` names a base to subclass)."""
+    if not span.startswith("```"):
+        return span
+    if _TREE_DRAWING.search(span):
+        return ""
+    if _DEFINES.search(span) and not _IMPORTS.search(span):
+        return " ".join(m[1] for m in _QUOTED_BASES.finditer(span))
+    return span
 
 
 def _module_all(text: str | None) -> set[str]:
@@ -229,6 +249,13 @@ def pr_evidence(pr: PullRequest) -> Evidence:
             for name in doc_names(f.path, lines):
                 evidence.documented.setdefault(name, f.path)
     return evidence
+
+
+def user_doc(path: str) -> bool:
+    """Whether ``path`` is a page of the user docs, an example or a README users read (not a contributor page, nor
+    the maintainers' tooling)."""
+    return bool(_DOCS.search(path)) and not _CONTRIBUTOR_DOCS.search(path) and not _TOOLING.match(path) \
+        and not path.endswith(".po")
 
 
 def runtime_pin_file(path: str) -> bool:

@@ -13,7 +13,8 @@ A PR asks something of a reader when the check is new for that setting, or when 
 ``raise`` now holds in every case it held before and in some more (``kv is not None and role != "p"`` →
 ``kv is None or role != "p"``: the setups that passed without a transfer config are refused now). A check only
 reworded, moved (inside its file or from another file of the commit: :func:`moved`), narrowed, the ``else`` of a
-dispatch on the setting's values (an unknown value refused: :func:`_unknown_value`), one of a setting
+dispatch on the setting's values (an unknown value refused: :func:`_unknown_value`), one refusing the setting
+left unset or empty (:func:`_absence`), one of a setting
 no shipped module named before the commit (:func:`known_before`), or one raising
 ``NotImplementedError`` (a combination not supported yet) asks nothing. Each is an ``env`` or ``config`` fact with
 detail ``rejected`` and the error's message as ``after``.
@@ -181,26 +182,30 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejec
                 if len(reads) == 1:
                     table.setdefault(node.targets[0].id, next(iter(reads)))
 
-    def walk(body: list[ast.stmt], path: list[Step]) -> None:
-        path = list(path)
+    def walk(body: list[ast.stmt], path: list[Step], passed: list[Step]) -> None:
+        path, passed = list(path), list(passed)
         for stmt in body:
             if isinstance(stmt, ast.Raise):
-                _record(stmt, path)
+                _record(stmt, path, passed)
             elif isinstance(stmt, ast.If):
-                walk(stmt.body, [*path, (stmt.test, True)][:MAX_STEPS])
-                walk(stmt.orelse, [*path, (stmt.test, False)][:MAX_STEPS])
-                if stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Continue)) and not stmt.orelse \
-                        and len(path) < MAX_STEPS:
-                    # an early return: what follows runs only when it failed (a check that raises is no guard of
-                    # the next check: each is its own, and a run of them stays linear)
+                walk(stmt.body, [*path, (stmt.test, True)][:MAX_STEPS], passed)
+                walk(stmt.orelse, [*path, (stmt.test, False)][:MAX_STEPS], passed)
+                ends = stmt.body[-1] if stmt.body and not stmt.orelse else None
+                if isinstance(ends, (ast.Return, ast.Continue)) and len(path) < MAX_STEPS:
+                    # an early return: what follows runs only when it failed
                     path.append((stmt.test, False))
+                elif isinstance(ends, ast.Raise) and len(passed) < MAX_STEPS:
+                    # a check passed: what follows runs only when it failed too (``if p != "torch": raise`` then
+                    # ``if envs.X: raise``: the second is reached with the torch profiler only). It is no setting
+                    # of the next check: kept apart, after the tests on the way, so a run of checks stays linear
+                    passed.append((stmt.test, False))
             elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
                 for part in ("body", "orelse", "finalbody"):
-                    walk(getattr(stmt, part, []) or [], path)
+                    walk(getattr(stmt, part, []) or [], path, passed)
                 for handler in getattr(stmt, "handlers", []):
-                    walk(handler.body, path)
+                    walk(handler.body, path, passed)
 
-    def _record(stmt: ast.Raise, path: list[Step]) -> None:
+    def _record(stmt: ast.Raise, path: list[Step], passed: list[Step]) -> None:
         message = _message(stmt.exc)
         if not message or _not_implemented(stmt.exc):
             return
@@ -208,18 +213,18 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[Key, Rejec
         if key is None or not _names(message, key):
             # a check of one key looked up on its way (``if not cfg.get("k"): return … raise``), named or not
             key = _single(set().union(*(_reads(test, keyed, keyed=True) for test, _ in path)))
-        if key is None or _unknown_value(path, key, aliases):
+        if key is None or _unknown_value(path, key, aliases) or _absence(path, key, aliases):
             return
         keys = {key}
         if every:
             keys |= {k for test, _ in path for k in _reads(test, aliases) if _names(message, k)}
         for each in keys:
             entry = found.setdefault(each, Rejection(message[:MAX_MESSAGE], stmt.lineno))
-            entry.paths.append(path)
+            entry.paths.append((path + passed)[:MAX_STEPS])
             entry.lines.append(stmt.lineno)
             entry.messages.add(message[:MAX_MESSAGE])
 
-    walk(fn.body, [])
+    walk(fn.body, [], [])
 
 
 def _literal(node: ast.expr) -> bool:
@@ -243,6 +248,27 @@ def _unknown_value(path: list[Step], key: Key, aliases: dict[str, Key]) -> bool:
     before either, so it asks nothing of a reader (vllm-ascend #5437's 'Unknown speculative decoding method')."""
     steps = [(test, holds) for test, holds in path if _reads(test, aliases) == {key}]
     return bool(steps) and all(not holds and _value_test(test) for test, holds in steps)
+
+
+def _unset(test: ast.expr, holds: bool) -> bool:
+    """Whether a test that holds (``holds``) or fails says its setting is unset or empty: ``not x``, ``x is None``,
+    ``x == ""`` holding, or a bare ``x`` failing."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _unset(test.operand, not holds)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value in (None, ""):
+        return holds == isinstance(test.ops[0], (ast.Is, ast.Eq))
+    return not holds and not isinstance(test, (ast.Compare, ast.BoolOp))
+
+
+def _absence(path: list[Step], key: Key, aliases: dict[str, Key]) -> bool:
+    """The raise refuses leaving the setting unset or empty (``if not cfg.torch_profiler_dir: raise ValueError("…
+    cannot be empty")``): it refuses no value a reader set, so there is nowhere to check (an environment variable
+    required so is said as required: envchecks.py), and before the check an empty value did not work either."""
+    if key[0] != "config":
+        return False  # a variable's absence refused is said as required where envchecks.py reads it: kept as it was
+    steps = [(test, holds) for test, holds in path if _reads(test, aliases) == {key}]
+    return bool(steps) and all(_unset(test, holds) for test, holds in steps)
 
 
 def _single(reads: set[Key]) -> Key | None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from prdigest.collect.facts import envreads, installers, newreqs, reach_imports, rejections
+from prdigest.collect.facts import envowners, envreads, installers, newkeys, newreqs, reach_imports, rejections
 from prdigest.collect.facts.cache import FactsCache
 from prdigest.collect.facts.cap import MAX_FACTS, capped
 from prdigest.collect.facts.commit import FACTS_VERSION, commit_facts
@@ -103,6 +103,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                                         untested=untested((f.path, f.before, f.after) for f in diff.files))
                     facts = envreads.still_read(facts, sha, clone, surface)  # a variable renamed only if unread
                     facts = rejections.known_before(facts, diff.parent, clone, surface)  # a new setting: unset
+                    # a key the PR documents for the first time, new to the module checking it: unset too
+                    facts = newkeys.introduced(facts, diff, trees.at(diff.parent) if trees and diff.parent else None)
                 else:  # the API's files alone cannot show that no other module still reads a variable
                     facts = [c for c in facts if not (c.kind == "env" and c.detail == envreads.UNREAD)]
                 facts = classify(facts, surface, evidence, diff)
@@ -110,6 +112,8 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                     facts = reach_imports.imported(facts, sha, clone, surface)
                     facts = newreqs.installed_before(facts, diff.parent, clone)  # pip brings a new one along
                     facts = installers.caught_up(facts, diff.parent, clone)  # a page following the images
+                    # a vendor library's variable the repository stopped reading: that library still reads it
+                    facts = envowners.owned(facts, [s for s in (diff.parent, sha) if s], clone, surface)
                 fresh[sha] = (facts, files_of(diff))
         result.computed = len(fresh)
         if cache is not None and fresh:
