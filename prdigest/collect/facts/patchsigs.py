@@ -11,7 +11,9 @@ tail shows of added, removed, renamed or defaulted parameters is true of the who
 same on both sides), but not where they stand, so such a fact says no position and gives no before/after
 (a call passing arguments by position is then told to check, never to fix). A tail is taken for a signature
 only when it parses as parameters, one of them annotated (no call or tuple can hold ``name: T``), and closes
-with ``):`` or ``) -> T:``.
+with ``):`` or ``) -> T:``. Read the same way, with no position: a hunk inside a signature from end to end (one
+parameter a line, one annotated with a default, or the first row ``self,`` right under the header's ``def`` and
+one annotated), and a head (a ``def name(`` line in sight whose parameters, one a line, run past the hunk).
 """
 
 from __future__ import annotations
@@ -107,9 +109,10 @@ def _owner(width: int, stack: list[tuple[int, str, str]], hunk: Hunk, python: bo
     return None
 
 
-def defs_in_sight(hunk: Hunk, rows: list[Row], python: bool) -> Iterator[tuple[str, int, int]]:
+def defs_in_sight(hunk: Hunk, rows: list[Row], python: bool, open_heads: bool = False) -> Iterator[tuple[str, int, int]]:
     """Each ``def`` whose line and whole signature one side of a hunk shows, with a known owner: its qualified
-    name, the index of its ``def`` row and of the row closing its signature."""
+    name, the index of its ``def`` row and of the row closing its signature. With ``open_heads``, also each ``def
+    name(`` line whose parameters run past the hunk's end, one a line (``-1`` for the closing row)."""
     stack: list[tuple[int, str, str]] = []
     header = True
     for i, row in enumerate(rows):
@@ -133,6 +136,9 @@ def defs_in_sight(hunk: Hunk, rows: list[Row], python: bool) -> Iterator[tuple[s
         end = _close(rows, i, m.end() - 1, 0)
         if owner is not None and end is not None:
             yield owner + m[2], i, end
+        elif owner is not None and open_heads and code(text).rstrip().endswith("(") and i + 1 < len(rows) \
+                and all(_PARAM.match(r.text) for r in rows[i + 1:]):
+            yield owner + m[2], i, -1  # its parameters go on past the hunk: the rows below are the same both sides
 
 
 def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
@@ -150,16 +156,28 @@ def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
                 found[qualified] = Sig(qualified, parsed[0], parsed[1], False, rows[0].line)
         elif end is None and all(_PARAM.match(r.text) for r in rows):
             # the hunk starts and ends inside one signature: one parameter a line, one annotated with a default
-            # (``x: T = v`` is no dict entry, call argument or tuple item), so the header's def holds them
+            # (``x: T = v`` is no dict entry, call argument or tuple item), or the first row ``self,`` (the
+            # header's def is the line right above) and one annotated (``x: T`` is no call argument, and no set
+            # holds it), so the header's def holds them
             width = indent(rows[0].text)
             parsed = _parse("def f(\n" + "\n".join(r.text for r in rows) + "\n):")
             qualified = name if width == 4 else f"{WILDCARD}.{name}" if python else None
-            if parsed is not None and qualified and any(_DEFAULTED.match(r.text) for r in rows):
+            first = rows[0].text.strip() in ("self,", "cls,")
+            if parsed is not None and qualified and (any(_DEFAULTED.match(r.text) for r in rows)
+                                                     or (first and parsed[2])):
                 found[qualified] = Sig(qualified, parsed[0], "", False, rows[0].line)
     at = {id(r): k for k, r in enumerate(hunk.rows)}
-    for qualified, i, end in defs_in_sight(hunk, rows, python):
-        if all(r.sign == " " for r in hunk.rows[at[id(rows[i])]:at[id(rows[end])] + 1]):
+    for qualified, i, end in defs_in_sight(hunk, rows, python, open_heads=True):
+        last = at[id(rows[end])] if end >= 0 else len(hunk.rows) - 1
+        if all(r.sign == " " for r in hunk.rows[at[id(rows[i])]:last + 1]):
             continue  # no line of it changed: the same on both sides
+        if end < 0:
+            # the head only (its ``def`` line and parameters, one a line, to the hunk's end): what it shows added,
+            # removed or renamed is true of the whole, as of a tail; one annotated (no call argument is)
+            parsed = _parse("\n".join([rows[i].text.lstrip(), *(r.text for r in rows[i + 1:])]) + "\n):")
+            if parsed is not None and parsed[2]:
+                found.setdefault(qualified, Sig(qualified, parsed[0], "", False, rows[i].line))
+            continue
         parsed = _parse("\n".join([rows[i].text.lstrip(), *(r.text for r in rows[i + 1:end + 1])]))
         if parsed is not None:
             found.setdefault(qualified, Sig(qualified, parsed[0], parsed[1], True, rows[i].line))
