@@ -151,9 +151,11 @@ class Facts:
         """The facts of this set on the same symbol as ``fact`` (either side may be a wildcard or hold it)."""
         if fact.kind in _MODULES:
             return [f for f in self.modules if f.kind == fact.kind and _files(f) & _files(fact)]
-        out = [f for m in _modules(fact) for f in self.by_module.get(m, ())
-               if _names(f.symbol, fact.symbol) or _names(fact.symbol, f.symbol) or _holds(f, fact.symbol)
-               or _holds(fact, f.symbol)]
+        # a rename's uses are of the old name (``before``): a patch's removal of it leads the match to them
+        symbols = [fact.symbol] + ([fact.before.rpartition(".")[2] if "." not in fact.symbol else fact.before]
+                                   if fact.kind == "renamed" and fact.before else [])
+        out = [f for m in _modules(fact) for f in self.by_module.get(m, ()) for s in symbols
+               if _names(f.symbol, s) or _names(s, f.symbol) or _holds(f, s) or _holds(fact, f.symbol)]
         out += [f for f in self.modules if _modules(fact) & _files(f)]
         return out
 
