@@ -76,6 +76,8 @@ def breaking_kind(fact: Change) -> str | None:
     if fact.language != "python" and kind not in _MODULES:
         return None
     if kind == "removed":
+        if fact.symbol.startswith(WILDCARD + "."):
+            return None  # a method whose class is out of sight: the match says check (it may still inherit it)
         return "re-export removed" if detail == "re-export removed" else "removed"
     if kind == "moved":
         return None if detail == "re-exported" else "moved"
@@ -155,7 +157,8 @@ class Facts:
         symbols = [fact.symbol] + ([fact.before.rpartition(".")[2] if "." not in fact.symbol else fact.before]
                                    if fact.kind == "renamed" and fact.before else [])
         out = [f for m in _modules(fact) for f in self.by_module.get(m, ()) for s in symbols
-               if _names(f.symbol, s) or _names(s, f.symbol) or _holds(f, s) or _holds(fact, f.symbol)]
+               if _names(f.symbol, s) or _names(s, f.symbol) or _holds(f, s) or _holds(fact, f.symbol)
+               or (f.kind == "renamed" and _names(s, f.before))]
         out += [f for f in self.modules if _modules(fact) & _files(f)]
         return out
 
