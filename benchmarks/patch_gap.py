@@ -33,6 +33,7 @@ from pathlib import Path
 
 from benchmarks.impact_downstreams import upstream_facts
 from benchmarks.report import write_section
+from prdigest.collect.facts.patchnewfields import KIND_UNSEEN
 from prdigest.collect.facts.pyapi import UNIMPLEMENTED
 from prdigest.connect.impact.matchers import WILDCARD, fact_module
 from prdigest.kernel.models import Change
@@ -51,7 +52,11 @@ _HOLDERS = frozenset({"removed", "moved", "renamed"})
 def _signature_kind(detail: str) -> str | None:
     """The breaking part of a signature detail (``+x`` required, ``-x``, ``a→b``, an order or kind), or None
     when a call or an override that worked still binds (a parameter added with a default, a default changed)."""
-    parts = [p.strip() for p in detail.split(" (upstream passes", 1)[0].split(", ") if p.strip()]
+    if KIND_UNSEEN in detail:
+        return None  # a field whose class's kind a patch does not show: the match says check
+    # ``self``/``cls`` gained or dropped is a decorator's change (``@staticmethod`` → ``@classmethod``), no caller's
+    parts = [p.strip() for p in detail.split(" (upstream passes", 1)[0].split(", ")
+             if p.strip() and p.strip()[1:] not in ("self", "cls")]
     for part in parts:
         if part.startswith("+") and "=" not in part and not part.startswith("+*"):
             return "parameter added, required"
