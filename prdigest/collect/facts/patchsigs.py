@@ -109,7 +109,8 @@ def _owner(width: int, stack: list[tuple[int, str, str]], hunk: Hunk, python: bo
     return None
 
 
-def defs_in_sight(hunk: Hunk, rows: list[Row], python: bool, open_heads: bool = False) -> Iterator[tuple[str, int, int]]:
+def defs_in_sight(hunk: Hunk, rows: list[Row], python: bool,
+                  open_heads: bool = False) -> Iterator[tuple[str, int, int]]:
     """Each ``def`` whose line and whole signature one side of a hunk shows, with a known owner: its qualified
     name, the index of its ``def`` row and of the row closing its signature. With ``open_heads``, also each ``def
     name(`` line whose parameters run past the hunk's end, one a line (``-1`` for the closing row)."""
