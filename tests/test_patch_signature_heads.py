@@ -85,3 +85,22 @@ def test_arguments_of_a_call_opening_at_self_are_no_signature(tmp_path: Path):
                    {"vllm/child.py": call.replace("            eps,\n", "            eps,\n            dtype,\n")},
                    python_headers=True)
     assert [f for f in patch_only(pr) if f.kind == "signature"] == []
+
+
+def test_a_parameter_renamed_in_place_in_a_head_does_not_break_a_call_passing_it_by_position(tmp_path: Path):
+    # vLLM 0.20's EagleCudaGraphManager.capture(self, generate_fn → forward_fn, …): vllm-ascend's
+    # super().capture(forward_fn, model_state, …) binds by position as before
+    before = _stats(STATS_PARAMS)
+    after = _stats(["finish_reason_code: \"FinishReason\""] + STATS_PARAMS[1:])
+    pr = change_of(tmp_path, {"vllm/__init__.py": "", "vllm/stats.py": before}, {"vllm/stats.py": after},
+                   python_headers=True)
+    facts = patch_only(pr)
+    assert [(f.symbol, f.detail) for f in facts if f.kind == "signature"] == [
+        ("*.update_from_finished_request", "finish_reason→finish_reason_code")]
+    positional = STATS_DS.replace("        return None\n", "        return super().update_from_finished_request(\n"
+                                  "            finish_reason, num_prompt_tokens, max_tokens_param, req_stats,\n"
+                                  "            lora_name, engine_core_timestamp, num_cached_tokens,\n"
+                                  "            num_external_tokens)\n")
+    found = matched(facts, {"ds/stats.py": positional})
+    assert [i.severity for i in found if i.fact.startswith("signature:")] in ([], ["check"])
+    assert not [i for i in found if i.severity == "breaks"]

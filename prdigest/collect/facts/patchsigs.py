@@ -48,6 +48,8 @@ class Sig:
     returns: str
     whole: bool
     line: int
+    #: Its ``def`` line in sight, its closing line not: the parameters' positions are known from the first.
+    head: bool = False
 
 
 def _close(rows: list[Row], start: int, column: int, depth: int) -> int | None:
@@ -166,7 +168,7 @@ def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
             first = rows[0].text.strip() in ("self,", "cls,")
             if parsed is not None and qualified and (any(_DEFAULTED.match(r.text) for r in rows)
                                                      or (first and parsed[2])):
-                found[qualified] = Sig(qualified, parsed[0], "", False, rows[0].line)
+                found[qualified] = Sig(qualified, parsed[0], "", False, rows[0].line, head=first)
     at = {id(r): k for k, r in enumerate(hunk.rows)}
     for qualified, i, end in defs_in_sight(hunk, rows, python, open_heads=True):
         last = at[id(rows[end])] if end >= 0 else len(hunk.rows) - 1
@@ -177,7 +179,7 @@ def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
             # removed or renamed is true of the whole, as of a tail; one annotated (no call argument is)
             parsed = _parse("\n".join([rows[i].text.lstrip(), *(r.text for r in rows[i + 1:])]) + "\n):")
             if parsed is not None and parsed[2]:
-                found.setdefault(qualified, Sig(qualified, parsed[0], "", False, rows[i].line))
+                found.setdefault(qualified, Sig(qualified, parsed[0], "", False, rows[i].line, head=True))
             continue
         parsed = _parse("\n".join([rows[i].text.lstrip(), *(r.text for r in rows[i + 1:end + 1])]))
         if parsed is not None:
@@ -185,7 +187,7 @@ def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
     return found
 
 
-def _tail_detail(detail: str, params: tuple[pyapi.Param, ...]) -> str:
+def _tail_detail(detail: str, params: tuple[pyapi.Param, ...], in_place: bool = False) -> str:
     """A signature detail as a fact without before/after must say it, the match reading it token by token: a
     rename as the removal and addition it is (``-dtype, +num_tokens=0``); what needs the whole signature to
     mean anything left out (a position, a kind ``positional→keyword-only``, ``*args``/``**kwargs`` added or a
@@ -196,6 +198,11 @@ def _tail_detail(detail: str, params: tuple[pyapi.Param, ...]) -> str:
         if ": " in part or part.startswith("+*") or (part.startswith("-") and "→**" in part):
             continue
         if "→" in part and "=" not in part and not part.startswith(("+", "-")):
+            if in_place:
+                # a head shows the first parameters: a rename in place still binds a call by position, so it stays
+                # a rename (a check for every use) rather than a removal a positional call would be broken by
+                out.append(part)
+                continue
             old, new = part.split("→", 1)
             default = defaults.get(new)
             out += [f"-{old}", f"+{new}" + (f"={default}" if default is not None else "")]
@@ -222,7 +229,7 @@ def signature_facts(path: str, patch: str) -> list[Change]:
                 continue
             detail = pyapi.signature_detail(b.params, a.params)
             if not a.whole:  # the tail only: the match reads the detail alone
-                detail = _tail_detail(detail, a.params)
+                detail = _tail_detail(detail, a.params, in_place=a.head and b.head)
             if detail:
                 seen.add(name)
                 facts.append(Change(kind="signature", symbol=name, path=path, line=a.line,
