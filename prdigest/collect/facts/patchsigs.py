@@ -11,7 +11,9 @@ tail shows of added, removed, renamed or defaulted parameters is true of the who
 same on both sides), but not where they stand, so such a fact says no position and gives no before/after
 (a call passing arguments by position is then told to check, never to fix). A tail is taken for a signature
 only when it parses as parameters, one of them annotated (no call or tuple can hold ``name: T``), and closes
-with ``):`` or ``) -> T:``.
+with ``):`` or ``) -> T:``. Read the same way, with no position: a hunk inside a signature from end to end (one
+parameter a line, one annotated with a default, or the first row ``self,`` right under the header's ``def`` and
+one annotated), and a head (a ``def name(`` line in sight whose parameters, one a line, run past the hunk).
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class Sig:
     returns: str
     whole: bool
     line: int
+    #: Its ``def`` line in sight, its closing line not: the parameters' positions are known from the first.
+    head: bool = False
 
 
 def _close(rows: list[Row], start: int, column: int, depth: int) -> int | None:
@@ -108,9 +112,11 @@ def _owner(width: int, stack: list[tuple[int, str, str]], hunk: Hunk, python: bo
     return None
 
 
-def defs_in_sight(hunk: Hunk, rows: list[Row], python: bool) -> Iterator[tuple[str, int, int]]:
+def defs_in_sight(hunk: Hunk, rows: list[Row], python: bool,
+                  open_heads: bool = False) -> Iterator[tuple[str, int, int]]:
     """Each ``def`` whose line and whole signature one side of a hunk shows, with a known owner: its qualified
-    name, the index of its ``def`` row and of the row closing its signature."""
+    name, the index of its ``def`` row and of the row closing its signature. With ``open_heads``, also each ``def
+    name(`` line whose parameters run past the hunk's end, one a line (``-1`` for the closing row)."""
     stack: list[tuple[int, str, str]] = []
     header = True
     for i, row in enumerate(rows):
@@ -134,6 +140,9 @@ def defs_in_sight(hunk: Hunk, rows: list[Row], python: bool) -> Iterator[tuple[s
         end = _close(rows, i, m.end() - 1, 0)
         if owner is not None and end is not None:
             yield owner + m[2], i, end
+        elif owner is not None and open_heads and code(text).rstrip().endswith("(") and i + 1 < len(rows) \
+                and all(_PARAM.match(r.text) for r in rows[i + 1:]):
+            yield owner + m[2], i, -1  # its parameters go on past the hunk: the rows below are the same both sides
 
 
 def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
@@ -151,23 +160,35 @@ def _side(hunk: Hunk, new: bool, python: bool) -> dict[str, Sig]:
                 found[qualified] = Sig(qualified, parsed[0], parsed[1], False, rows[0].line)
         elif end is None and all(_PARAM.match(r.text) for r in rows):
             # the hunk starts and ends inside one signature: one parameter a line, one annotated with a default
-            # (``x: T = v`` is no dict entry, call argument or tuple item), so the header's def holds them
+            # (``x: T = v`` is no dict entry, call argument or tuple item), or the first row ``self,`` (the
+            # header's def is the line right above) and one annotated (``x: T`` is no call argument, and no set
+            # holds it), so the header's def holds them
             width = indent(rows[0].text)
             parsed = _parse("def f(\n" + "\n".join(r.text for r in rows) + "\n):")
             qualified = name if width == 4 else f"{WILDCARD}.{name}" if python else None
-            if parsed is not None and qualified and any(_DEFAULTED.match(r.text) for r in rows):
-                found[qualified] = Sig(qualified, parsed[0], "", False, rows[0].line)
+            first = rows[0].text.strip() in ("self,", "cls,")
+            if parsed is not None and qualified and (any(_DEFAULTED.match(r.text) for r in rows)
+                                                     or (first and parsed[2])):
+                found[qualified] = Sig(qualified, parsed[0], "", False, rows[0].line, head=first)
     at = {id(r): k for k, r in enumerate(hunk.rows)}
-    for qualified, i, end in defs_in_sight(hunk, rows, python):
-        if all(r.sign == " " for r in hunk.rows[at[id(rows[i])]:at[id(rows[end])] + 1]):
+    for qualified, i, end in defs_in_sight(hunk, rows, python, open_heads=True):
+        last = at[id(rows[end])] if end >= 0 else len(hunk.rows) - 1
+        if all(r.sign == " " for r in hunk.rows[at[id(rows[i])]:last + 1]):
             continue  # no line of it changed: the same on both sides
+        if end < 0:
+            # the head only (its ``def`` line and parameters, one a line, to the hunk's end): what it shows added,
+            # removed or renamed is true of the whole, as of a tail; one annotated (no call argument is)
+            parsed = _parse("\n".join([rows[i].text.lstrip(), *(r.text for r in rows[i + 1:])]) + "\n):")
+            if parsed is not None and parsed[2]:
+                found.setdefault(qualified, Sig(qualified, parsed[0], "", False, rows[i].line, head=True))
+            continue
         parsed = _parse("\n".join([rows[i].text.lstrip(), *(r.text for r in rows[i + 1:end + 1])]))
         if parsed is not None:
             found.setdefault(qualified, Sig(qualified, parsed[0], parsed[1], True, rows[i].line))
     return found
 
 
-def _tail_detail(detail: str, params: tuple[pyapi.Param, ...]) -> str:
+def _tail_detail(detail: str, params: tuple[pyapi.Param, ...], in_place: bool = False) -> str:
     """A signature detail as a fact without before/after must say it, the match reading it token by token: a
     rename as the removal and addition it is (``-dtype, +num_tokens=0``); what needs the whole signature to
     mean anything left out (a position, a kind ``positional→keyword-only``, ``*args``/``**kwargs`` added or a
@@ -178,6 +199,11 @@ def _tail_detail(detail: str, params: tuple[pyapi.Param, ...]) -> str:
         if ": " in part or part.startswith("+*") or (part.startswith("-") and "→**" in part):
             continue
         if "→" in part and "=" not in part and not part.startswith(("+", "-")):
+            if in_place:
+                # a head shows the first parameters: a rename in place still binds a call by position, so it stays
+                # a rename (a check for every use) rather than a removal a positional call would be broken by
+                out.append(part)
+                continue
             old, new = part.split("→", 1)
             default = defaults.get(new)
             out += [f"-{old}", f"+{new}" + (f"={default}" if default is not None else "")]
@@ -204,7 +230,7 @@ def signature_facts(path: str, patch: str) -> list[Change]:
                 continue
             detail = pyapi.signature_detail(b.params, a.params)
             if not a.whole:  # the tail only: the match reads the detail alone
-                detail = _tail_detail(mark_required(detail, b.params), a.params)
+                detail = _tail_detail(mark_required(detail, b.params), a.params, in_place=a.head and b.head)
             if detail:
                 seen.add(name)
                 facts.append(Change(kind="signature", symbol=name, path=path, line=a.line,
