@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from prdigest.kernel.links import pr_link
-from prdigest.kernel.models import FileChange, PullRequest
+from prdigest.kernel.models import Change, FileChange, PullRequest
 
 _ENV = {**os.environ, "GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
         "GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.com", "GIT_CONFIG_GLOBAL": os.devnull,
@@ -351,6 +351,17 @@ def commit_week(repo: Path, base: dict[str, str | None],
                                   author="dev", merged_at=datetime(2026, 11, 16, tzinfo=timezone.utc),
                                   merge_commit=sha, files=_patches(repo, sha)))
     return merged
+
+
+def week_changes(root: Path, base: dict[str, str | None],
+                 prs: dict[int, tuple[str, dict[str, str | None]]]) -> dict[int, list[Change]]:
+    """:func:`commit_week` under ``root`` (a new folder), then each PR's facts as ``digest run --git`` reads them
+    from a clone of it: PR number → its changes."""
+    from prdigest.collect.facts import Surface, week_facts
+    from prdigest.collect.git import open_clone
+
+    merged = commit_week(root / "up", base, prs)
+    return week_facts(merged, surface=Surface(), clone=open_clone((root / "up").as_uri(), state_dir=root / "s")).changes
 
 
 def build_upstream(root: Path) -> Upstream:

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.facts.installers import installers
-from prdigest.collect.git import open_clone
 from prdigest.kernel.actions import actions
 from prdigest.kernel.models import Change
-from tests.git_support import commit_week
+from tests.git_support import week_changes
 
 
 def tutorial(bisheng: str, triton: str) -> str:
@@ -78,10 +76,7 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
 
 @pytest.fixture(scope="module")
 def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
-    repo = tmp_path_factory.mktemp("installers") / "up"
-    prs = commit_week(repo, BASE, PRS)
-    facts = week_facts(prs, surface=Surface(), clone=open_clone(repo.as_uri(), state_dir=tmp_path_factory.mktemp("s")))
-    return facts.changes
+    return week_changes(tmp_path_factory.mktemp("installers"), BASE, PRS)
 
 
 @pytest.mark.parametrize(("number", "language", "expected"), [

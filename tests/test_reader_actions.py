@@ -18,12 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from prdigest.collect.facts import Surface, week_facts
-from prdigest.collect.git import open_clone
 from prdigest.kernel.actions import actions
 from prdigest.kernel.factlines import fact_line
 from prdigest.kernel.models import Change
-from tests.git_support import commit_week
+from tests.git_support import week_changes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -282,10 +280,7 @@ def flashcomm_enabled(additional_config):
 
 @pytest.fixture(scope="module")
 def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
-    repo = tmp_path_factory.mktemp("actions") / "up"
-    prs = commit_week(repo, BASE, PRS)
-    facts = week_facts(prs, surface=Surface(), clone=open_clone(repo.as_uri(), state_dir=tmp_path_factory.mktemp("s")))
-    return facts.changes
+    return week_changes(tmp_path_factory.mktemp("actions"), BASE, PRS)
 
 
 @pytest.mark.parametrize(("number", "why"), [

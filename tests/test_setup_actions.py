@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.collect.facts import Surface, week_facts
-from prdigest.collect.git import open_clone
 from prdigest.kernel.actions import actions
 from prdigest.kernel.factlines import fact_line
 from prdigest.kernel.models import Change
-from tests.git_support import commit_week
+from tests.git_support import week_changes
 
 WHEEL = ("pip install triton_ascend-3.2.0.dev20251229-cp311-cp311-manylinux_2_27_$(uname -i)"
          ".manylinux_2_28_$(uname -i).whl")
@@ -74,10 +72,7 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
 
 @pytest.fixture(scope="module")
 def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
-    repo = tmp_path_factory.mktemp("setup") / "up"
-    prs = commit_week(repo, BASE, PRS)
-    facts = week_facts(prs, surface=Surface(), clone=open_clone(repo.as_uri(), state_dir=tmp_path_factory.mktemp("s")))
-    return facts.changes
+    return week_changes(tmp_path_factory.mktemp("setup"), BASE, PRS)
 
 
 def test_a_dev_build_moved_from_a_wheel_file_is_an_upgrade(week: dict[int, list[Change]]) -> None:

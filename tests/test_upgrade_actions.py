@@ -12,7 +12,7 @@ from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.git import open_clone
 from prdigest.kernel.actions import actions
 from prdigest.kernel.models import Change
-from tests.git_support import commit_week
+from tests.git_support import commit_week, week_changes
 
 OLD = "35141a7eeda941a60ad5a4956670c60fd5a77029"
 NEW = "14acf429ac08b6d538ca6feb3e06b6d13895804d"
@@ -68,10 +68,7 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
 
 @pytest.fixture(scope="module")
 def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
-    repo = tmp_path_factory.mktemp("upgrades") / "up"
-    prs = commit_week(repo, BASE, PRS)
-    facts = week_facts(prs, surface=Surface(), clone=open_clone(repo.as_uri(), state_dir=tmp_path_factory.mktemp("s")))
-    return facts.changes
+    return week_changes(tmp_path_factory.mktemp("upgrades"), BASE, PRS)
 
 
 @pytest.mark.parametrize(("number", "language", "expected"), [
