@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from prdigest.collect.facts import Surface, week_facts
-from prdigest.collect.git import open_clone
 from prdigest.kernel.actions import actions
 from prdigest.kernel.models import Change
-from tests.git_support import commit_week
+from tests.git_support import week_changes
 
 BEFORE = """
 from plug import envs
@@ -63,9 +61,7 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
 
 @pytest.fixture(scope="module")
 def week(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Change]]:
-    root = tmp_path_factory.mktemp("unset")
-    prs = commit_week(root / "up", BASE, PRS)
-    return week_facts(prs, surface=Surface(), clone=open_clone((root / "up").as_uri(), state_dir=root / "s")).changes
+    return week_changes(tmp_path_factory.mktemp("unset"), BASE, PRS)
 
 
 def _rejected(changes: list[Change]) -> list[str]:
