@@ -47,3 +47,15 @@ def test_a_random_hex_token_with_a_common_digit_passes() -> None:
     """Failed before: a 32-digit hex token whose commonest digit filled a quarter of it was refused (about one
     random token in 500), though nothing about it is guessable."""
     check_secret("a3f0a91a7ca2a4e6a8ab5da2ac03a1d9", "DIGEST_WEB_SECRET")
+
+
+def test_a_random_hex_token_of_nine_different_digits_passes() -> None:
+    """Failed before (CI drew it): a 32-digit hex token of only nine different digits was refused by a floor of ten,
+    about one random token in 10,000, though nothing about it is guessable."""
+    check_secret("56949522982550f98495222828194115", "DIGEST_WEB_SECRET")
+
+
+@pytest.mark.parametrize("few", ["ab" * 20, "abcab" * 8, "aaaaabbbbbcccccddddd" * 2])
+def test_a_long_secret_of_few_characters_is_still_refused(few: str) -> None:
+    with pytest.raises(ConfigError, match="DIGEST_WEB_SECRET is"):
+        check_secret(few, "DIGEST_WEB_SECRET")
