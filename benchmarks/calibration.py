@@ -1,7 +1,8 @@
 """Learning the team's taste: after calibrating on one labelled week, how well do the verdicts agree with that
 labeller on the next week, beside the drafter alone?
 
-    .venv/bin/python -m benchmarks.calibration [--ao DIR] [--ascend DIR] [--write]
+    .venv/bin/python -m benchmarks.calibration [--ao DIR] [--ascend DIR] [--clone OWNER/NAME=DIR ...]
+        [--repos OWNER/NAME ...] [--write]
 
 Weeks are real: each week's squash merges on the first-parent line of a clone (``benchmarks.facts_quality.week_prs``:
 title, message, files from git), their code facts from the product's engine reading the same clone, drafted by the
@@ -13,7 +14,9 @@ Labels: the pytorch/ao weeks of benchmarks/data/facts_week_labels.jsonl (one lab
 ``--ao DIR`` (the search tool's fetch of pytorch/ao), and any file
 ``benchmarks/data/labels/<slug>-<week>.<labeller>.json`` (``{"labeller", "date", "repo", "week", "labels":
 {"<number>": {"verdict", "why", "action"}}}``) with ``--ascend DIR`` for vllm-project/vllm-ascend (history up to
-2026-05-31). The shipped sample week (vllm, 58 PRs, one week) has no next week: its row is the fit's own 5-fold
+2026-05-31); ``--clone OWNER/NAME=DIR`` reads any other repository's label files against its clone (its surface
+empty, as on a first run). ``--repos`` keeps only the named repositories' pairs (and skips the sample week). The
+shipped sample week (vllm, 58 PRs, one week) has no next week: its row is the fit's own 5-fold
 cross-validated agreement.
 """
 
@@ -128,11 +131,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ao", type=Path, default=Path("/work/.mirror/pytorch+ao/repo"))
     parser.add_argument("--ascend", type=Path, default=Path("/work/.mirror/vllm-project+vllm-ascend/repo"))
+    parser.add_argument("--clone", action="append", default=[], metavar="OWNER/NAME=DIR",
+                        help="another repository's clone, for its label files")
+    parser.add_argument("--repos", nargs="+", help="only these repositories' pairs")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
-    sets = {**(ao_labels() if args.ao.exists() else {}),
-            **{k: v for k, v in file_labels().items() if args.ascend.exists() or k[0] != "vllm-project/vllm-ascend"}}
     clones = {"pytorch/ao": args.ao, "vllm-project/vllm-ascend": args.ascend}
+    for item in args.clone:
+        repo, sep, folder = item.partition("=")
+        if not sep or not Path(folder).exists():
+            raise SystemExit(f"--clone {item!r}: expected OWNER/NAME=DIR with DIR a clone")
+        clones[repo] = Path(folder)
+    sets = {**(ao_labels() if args.ao.exists() else {}),
+            **{k: v for k, v in file_labels().items() if k[0] in clones and clones[k[0]].exists()}}
+    if args.repos:
+        sets = {k: v for k, v in sets.items() if k[0] in args.repos}
     started = time.perf_counter()
     by_source: dict[tuple[str, str], list[str]] = defaultdict(list)
     for repo, week, labeller in sets:
@@ -158,7 +171,7 @@ def main() -> None:
             moved = sum(1 for pr, d, _ in test if c.verdict(features(pr, [], d)) is not d)
             pooled.append((repo, labeller, f"{weeks[0]}..{weeks[-2]}", weeks[-1], len(train), len(test),
                            agreement(test, None), agreement(test, c), moved, c.strength))
-    n, cv_cal, cv_draft = sample_week()
+    n, cv_cal, cv_draft = sample_week() if not args.repos else (0, None, None)
     table = ["| repo | labeller | fit on | measured on | labels | PRs | drafter alone | calibrated | verdicts moved |",
              "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     for repo, labeller, first, second, n_train, n_test, before, after, moved, _ in rows:
@@ -180,7 +193,7 @@ Fit on one labelled week, measured on the labeller's next week (offline drafter 
 
 Over the {len(rows)} next weeks (the one-week rows) ({sum(r[5] for r in rows)} PRs): drafter alone {pooled_before:.2f},
 calibrated **{pooled_after:.2f}** (target ≥ 0.72). The shipped sample week ({n} PRs, vllm, one week, so no next
-week): 5-fold cross-validated agreement {cv_cal:.2f} calibrated vs {cv_draft:.2f} the drafter's own. Fitting one
+week): 5-fold cross-validated agreement {cv_cal or 0:.2f} calibrated vs {cv_draft or 0:.2f} the drafter's own. Fitting one
 week takes {statistics.fmean(fit_seconds) if fit_seconds else 0:.2f} s (pure Python, cross-validation included);
 the whole benchmark {time.perf_counter() - started:.0f} s.
 
