@@ -198,7 +198,9 @@ def measure(result: WeekResult) -> dict[str, object]:
     return out
 
 
-#: What a reader of the section must know about a week: fitted (read while developing) or held out.
+#: What a reader of the section must know about a week of vllm-project/vllm-ascend (the only repository they are
+#: about): fitted (read while developing) or held out.
+NOTES_REPO = "vllm-project/vllm-ascend"
 NOTES = {
     "2026-W11": "fitted: its drafts were read while developing issue 35 (no label file; the figures without "
                 "labels are the drafts' own). Before issue 35 (commit 6e6517a, the same drafts and checks): 11 "
@@ -224,7 +226,7 @@ NOTES = {
 }
 
 
-def report(results: list[WeekResult], command: str) -> str:
+def report(results: list[WeekResult], command: str, repo: str = NOTES_REPO) -> str:
     lines = [f"Command: `{command}`", "",
              "| week | labeller | PRs labelled | agreement | κ | deep-read P / R | Action required entries "
              "(labellers also asked) | upgrades missed | zh headlines wholly Chinese | list headlines |",
@@ -245,7 +247,7 @@ def report(results: list[WeekResult], command: str) -> str:
     lines += ["", "Targets: agreement ≥ 0.70 with each labeller, deep-read recall ≥ 0.65 with precision ≥ 0.6, "
               "Action required ≤ 10 entries a week with no upgrade missed, ≥ 85 % of zh-CN headlines wholly "
               "Chinese and none a list of changes.", "",
-              *[f"- {r.week}: {NOTES[r.week]}" for r in results if r.week in NOTES], "",
+              *[f"- {r.week}: {NOTES[r.week]}" for r in results if r.week in NOTES and repo == NOTES_REPO], "",
               f"Load average: {os.getloadavg()[0]:.2f} (2 cores, shared)."]
     return "\n".join(lines)
 
@@ -272,7 +274,7 @@ def main(argv: list[str] | None = None) -> str:
     shown = " ".join(f"--{k} {v}" for k, v in (("repo", args.repo),) if v)
     command = (f".venv/bin/python -m benchmarks.judgement {'--git DIR' if args.git else '--source FILE'} {shown} "
                f"--weeks {' '.join(args.weeks)}" + (" --write" if args.write else ""))
-    text = report(results, command)
+    text = report(results, command, args.repo)
     print(text)
     if args.write:
         write_section(f"Judgement ({args.repo} {', '.join(args.weeks)})", text)
