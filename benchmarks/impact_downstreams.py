@@ -9,7 +9,7 @@ wheels' files (a clone: full files), and :func:`prdigest.collect.facts.patch_fac
 would serve it (each file's unified diff with three lines of context: patches alone, no clone).
 
 Figures per downstream and fact set:
-- recall: of the (adaptation, upstream PR) rows, those for which the match flags ``breaks`` in one of the files
+- recall: of the (adaptation, upstream PR) rows (an adaptation with no PR named is one row), those for which the match flags ``breaks`` in one of the files
   the adaptation changed for that PR (and ``breaks`` or ``check``);
 - precision of ``breaks``, lenient and stricter (benchmarks.downstream_impact.score's measure: stricter = the
   downstream changed, by d1, the function holding the use, or for a subclass statement its class, or for a
@@ -201,8 +201,10 @@ def score(impacts: list[Impact], tree: Path, lines: dict[str, set[int]], text: s
     in_region = [i for i in breaks if held(i, tree, lines)]
     evidenced = [i for i in breaks if i in in_region
                  or any(re.search(rf"\b{re.escape(n)}\b", text) for n in _named(i))]
+    # An adaptation whose upstream PR the labeller could not name (no upstream history, only the wheels) is one
+    # row all the same, shown as "#?": the break is real, only its PR number is unknown.
     rows = [(commit, pr, sorted(paths), any(i.path in paths for i in breaks), any(i.path in paths for i in impacts))
-            for commit, prs, paths in adaptations for pr in prs]
+            for commit, prs, paths in adaptations for pr in (prs or ["?"])]
     return {"breaks": breaks, "evidenced": evidenced, "region": in_region, "rows": rows,
             "checks": sum(1 for i in impacts if i.severity == "check")}
 
