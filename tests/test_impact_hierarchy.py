@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prdigest.collect.facts import Surface, commit_facts
-from prdigest.collect.facts.hierarchy import METHOD_GONE, METHOD_GONE_CHANGED, GitTree
+from prdigest.collect.facts.hierarchy import METHOD_GONE, METHOD_GONE_CHANGED, METHOD_OUTSIDE, GitTree
 from prdigest.collect.git import UpstreamClone, read_commits
 from prdigest.connect.impact.index import resolve_uses, summarize
 from prdigest.connect.impact.match import UseTable, match_changes
@@ -219,6 +219,66 @@ def test_a_builtin_method_name_called_on_an_object_of_unknown_type_is_only_a_che
     found = impacts(with_tree, {"ds/__init__.py": "", "ds/runner.py": RUNNER})
     assert not flagged(found)
     assert flagged(found, "check") == {("ds/runner.py", line(RUNNER, "self.capturer.clear()"), "calls")}
+
+
+TENSORS = {
+    "up/__init__.py": "",
+    "up/bits.py": '''
+        class Bitmatrix:
+            def sum(self, dim=0):
+                return 0
+        ''',
+    "up/layer.py": '''
+        def routed(weights):
+            return weights.sum(dim=-1)
+        ''',
+}
+REDUCER = '''
+    class Reducer:
+        def __init__(self, capturer):
+            self.capturer = capturer
+
+        def total(self, logits):
+            return logits.sum(dim=-1)
+
+        def reset(self):
+            self.capturer.drain()
+    '''
+
+
+@pytest.mark.parametrize("tree", [True, False])
+def test_a_removed_method_the_upstream_still_calls_on_other_types_is_not_matched_by_name(
+        tmp_path: Path, tree: bool) -> None:
+    """Failed before (vLLM 0.16.0 -> 0.17.1, held out): ``Bitmatrix.sum`` went, no upstream class defines a ``sum``,
+    and every ``x.sum()`` of a downstream (a tensor's) was flagged breaks. The upstream still calls ``.sum()`` on
+    its own tensors: the name belongs to a type from outside it, and a call by name proves nothing."""
+    after = {"up/bits.py": "class Bitmatrix:\n    pass\n"}
+    found_facts = facts(tmp_path, TENSORS if tree else {**TENSORS}, after, tree=tree)
+    details = {(f.kind, f.symbol): f.detail for f in found_facts}
+    assert details[("removed", "Bitmatrix.sum")] == METHOD_OUTSIDE if tree else METHOD_OUTSIDE not in details[
+        ("removed", "Bitmatrix.sum")]
+    found = impacts(found_facts, {"ds/__init__.py": "", "ds/reducer.py": REDUCER})
+    if tree:
+        assert found == []
+    else:  # only the changed file was read: it calls no ``.sum()``, so the name stays a check, never a break
+        assert not flagged(found)
+
+
+def test_a_removed_method_the_changed_files_still_call_on_other_types_is_not_matched_without_the_tree(
+        tmp_path: Path) -> None:
+    before = {**TENSORS, "up/bits.py": "class Bitmatrix:\n    def sum(self, dim=0):\n        return 0\n\n\n"
+                                       "def count(m):\n    return m.sum()\n"}
+    after = {"up/bits.py": "class Bitmatrix:\n    pass\n\n\ndef count(m):\n    return m.sum()\n"}
+    alone = facts(tmp_path, before, after, tree=False)
+    assert ("removed", "Bitmatrix.sum", METHOD_OUTSIDE) in {(f.kind, f.symbol, f.detail) for f in alone}
+    assert impacts(alone, {"ds/__init__.py": "", "ds/reducer.py": REDUCER}) == []
+
+
+def test_a_removed_method_nothing_upstream_calls_any_more_still_breaks_beside_tensor_calls(tmp_path: Path) -> None:
+    with_tree = facts(tmp_path, {**CAPTURE, **TENSORS}, _without("drain"), tree=True)
+    assert ("removed", "Capturer.drain", METHOD_GONE) in {(f.kind, f.symbol, f.detail) for f in with_tree}
+    found = impacts(with_tree, {"ds/__init__.py": "", "ds/reducer.py": REDUCER})
+    assert flagged(found) == {("ds/reducer.py", line(REDUCER, "self.capturer.drain()"), "calls")}
 
 
 def test_a_renamed_method_called_on_an_object_of_unknown_type_breaks(tmp_path: Path) -> None:

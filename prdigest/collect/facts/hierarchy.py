@@ -26,6 +26,10 @@ from prdigest.kernel.pymodule import module_of
 METHOD_GONE = "no upstream class keeps a method of that name"
 #: The same, when only the commit's changed files could be read (no tree): a call by name is only a check.
 METHOD_GONE_CHANGED = "no class of the changed files keeps a method of that name"
+#: Said after a removed or renamed method's ``detail`` when no upstream class defines a method of that name but the
+#: upstream still calls one (``t.sum()`` on a tensor after ``Bitmatrix.sum`` went): a method of a type from outside
+#: the upstream, so a call by that name on an object of unknown type is no evidence, and none is matched by name.
+METHOD_OUTSIDE = "the upstream still calls a method of that name on objects of other types"
 #: Said after a removed method's ``detail`` when its class has a base in a module that was not read (no tree):
 #: the method may still be inherited from it.
 BASE_UNREAD = "its class may inherit it from {}, not read"
@@ -35,6 +39,8 @@ MAX_DEPTH = 8
 MAX_SCANNED = 20_000
 
 _METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
+#: A method call as written (``x.sum(``, ``).view(``): its name.
+_CALLED = re.compile(r"[\w)\]]\s*\.\s*([A-Za-z_]\w*)\s*\(")
 #: Method names every Python object or builtin container has (``d.clear()`` on a dict): a call of one on an object
 #: of unknown type is never proven to reach the upstream's method.
 BUILTIN_METHODS = frozenset(n for t in (object, dict, list, set, frozenset, tuple, str, bytes, int, float)
@@ -52,6 +58,10 @@ class UpstreamTree(Protocol):
         """Every name a ``def`` inside a class (or function) of the tree's Python files binds; None if unknown."""
         ...
 
+    def called_names(self, sha: str) -> frozenset[str] | None:
+        """Every name the tree's Python files call as a method (``x.m(``); None if unknown."""
+        ...
+
     def texts_where(self, sha: str, keep: Callable[[str], bool], suffix: str = "") -> dict[str, str] | None:
         """The text of each Python file of the tree (whose path ends with ``suffix``) that ``keep`` accepts (a
         ``class`` line naming a base, a ``from m import`` line); None if the tree cannot be read whole."""
@@ -67,6 +77,8 @@ class GitTree:
         self._texts: dict[str, str | None] = {}
         self._names: dict[str, frozenset[str]] = {}
         self._scanned: dict[str, frozenset[str] | None] = {}
+        self._calls: dict[str, frozenset[str]] = {}
+        self._called: dict[str, frozenset[str] | None] = {}
 
     def _listing(self, sha: str) -> dict[str, str] | None:
         if sha not in self._listings:
@@ -130,6 +142,21 @@ class GitTree:
                     names |= self._names[oid]
                 self._scanned[sha] = frozenset(names)
         return self._scanned[sha]
+
+    def called_names(self, sha: str) -> frozenset[str] | None:
+        if sha not in self._called:
+            listing = self._listing(sha)
+            if listing is None or len(listing) > MAX_SCANNED:
+                self._called[sha] = None
+            else:
+                self._read(set(listing.values()))
+                names: set[str] = set()
+                for oid in listing.values():
+                    if oid not in self._calls:
+                        self._calls[oid] = frozenset(_CALLED.findall(self._texts.get(oid) or ""))
+                    names |= self._calls[oid]
+                self._called[sha] = frozenset(names)
+        return self._called[sha]
 
 
 def _paths(module: str) -> tuple[str, ...]:
@@ -267,13 +294,15 @@ def across_modules(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | N
 
     classes = Hierarchy(module_reader(after, tree, diff.sha))
     names: frozenset[str] | None = None
+    called: frozenset[str] | None = None
     gone = METHOD_GONE
     if tree is not None and methods:
-        names = tree.method_names(diff.sha)
-    if names is None:  # what is available: the changed files after the commit
+        names, called = tree.method_names(diff.sha), tree.called_names(diff.sha)
+    if names is None or called is None:  # what is available: the changed files after the commit
         gone = METHOD_GONE_CHANGED
-        names = frozenset(m for path, text in after.items() if path.endswith(".py")
-                          for m in _METHOD.findall(text))
+        sources = [text for path, text in after.items() if path.endswith(".py")]
+        names = frozenset(m for text in sources for m in _METHOD.findall(text))
+        called = frozenset(m for text in sources for m in _CALLED.findall(text))
     # by identity: ``f in methods`` compares pydantic models field by field, quadratic in a PR's facts
     attribute_ids, method_ids = {id(f) for f in attributes}, {id(f) for f in methods}
     out: list[Change] = []
@@ -282,13 +311,13 @@ def across_modules(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | N
         if id(f) in attribute_ids and owner and classes.source_of(module_of(f.path), owner, leaf, data=True)[0]:
             continue  # the class still has it, from a base in another module
         if id(f) in method_ids:
-            f = _read_method(f, classes, names, gone, tree is not None, packages)
+            f = _read_method(f, classes, names, called, gone, tree is not None, packages)
         out.append(f)
     return out
 
 
-def _read_method(f: Change, classes: Hierarchy, names: frozenset[str], gone: str, whole: bool,
-                 packages: Sequence[str]) -> Change:
+def _read_method(f: Change, classes: Hierarchy, names: frozenset[str], called: frozenset[str], gone: str,
+                 whole: bool, packages: Sequence[str]) -> Change:
     cls, _, method = f.symbol.rpartition(".")
     if f.kind == "renamed" and f.before:  # the symbol is the new name; calls use the old one
         method = f.before.rpartition(".")[2]
@@ -303,5 +332,8 @@ def _read_method(f: Change, classes: Hierarchy, names: frozenset[str], gone: str
         if upstream and not whole:
             return f.model_copy(update={"detail": BASE_UNREAD.format(", ".join(upstream))})
     if method not in names and not method.startswith("__"):
+        # a builtin's name (``clear``) is called on dicts everywhere: that stays a check (matchers._by_name)
+        if method in called and method not in BUILTIN_METHODS:
+            gone = METHOD_OUTSIDE
         return f.model_copy(update={"detail": f"{f.detail} ({gone})" if f.detail else gone})
     return f
