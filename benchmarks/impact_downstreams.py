@@ -225,7 +225,10 @@ def echoes(impacts: list[Impact], tree: Path) -> int:
 def by_hand(name: str, result: dict, verdicts: list[dict]) -> list[Impact]:
     """The flags true by the stricter evidence or by a hand verdict ``real`` (HANDCHECK: downstream, path and
     upstream symbol); a flag nobody read stays as the stricter evidence says."""
-    real = {(v["path"], v["symbol"]) for v in verdicts if v["downstream"] == name and v["verdict"] == "real"}
+    # a verdict keyed by the plain name (read when the downstream was scored over one pair) holds for it over any
+    # pair: its upstream symbols are the pair's own
+    real = {(v["path"], v["symbol"]) for v in verdicts
+            if v["downstream"] in (name, name.split(" ")[0]) and v["verdict"] == "real"}
     return [i for i in result["breaks"] if i in result["region"] or (i.path, i.symbol) in real]
 
 
