@@ -37,7 +37,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 12
+INDEX_VERSION = 13
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -49,6 +49,9 @@ OWN_INIT = ";own-init;sets="
 CALLS_SUPER = ";super"
 #: In a call's ``detail``: it spreads ``*args`` or ``**kwargs`` (what it passes cannot be read).
 SPREAD = ";spread"
+#: In a call's ``detail``: its value is used (assigned, tested, returned, passed on: any call but a statement of its
+#: own, ``f(x)`` or ``await f(x)`` on its line): a function that now returns nothing breaks it.
+USED = ";used"
 #: In the ``detail`` of an entry into a mapping (``R[k] = v``, a call of ``R.__setitem__``): the key as written, a
 #: dotted name or a string (``;key=PlatformEnum.OOT``), empty when it is any other expression.
 KEY = ";key="
@@ -258,6 +261,8 @@ class _Reader:
         self.own = _dotted((summary.module.split(".", 1)[0],)) if summary.module else None
         self.source = source
         self._lines: list[str] | None = None
+        #: The calls that are statements of their own (their value dropped), by ``id``: the tree outlives the walk.
+        self._dropped: set[int] = set()
 
     def _source_lines(self) -> list[str]:
         if self._lines is None:
@@ -393,7 +398,7 @@ class _Reader:
                 positional = i
                 break
         spread = SPREAD if positional < len(args) or None in named else ""
-        detail = f"kw={keywords};n={positional}{spread}"
+        detail = f"kw={keywords};n={positional}{spread}{'' if id(node) in self._dropped else USED}"
         if func is not None:
             if (func[-1] == "setattr" and len(func) == 1 or func[-2:] == ("patch", "object")) and len(args) >= 2:
                 obj, name = _chain(args[0]), args[1]
@@ -428,8 +433,13 @@ class _Reader:
 
     def _expr(self, node: ast.Expr) -> list[ast.AST] | None:
         # A docstring (or any bare string statement) names nothing that runs.
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        value = node.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
             return []
+        if isinstance(value, ast.Await):
+            value = value.value
+        if isinstance(value, ast.Call):
+            self._dropped.add(id(value))
         return None
 
     def _constant(self, node: ast.Constant) -> list[ast.AST]:

@@ -25,7 +25,8 @@ of the upstream's tree keeps a method of that name (prdigest.collect.facts.hiera
 changed files were read, or for a builtin's name); an attribute a base's
 ``__init__`` newly sets breaks a subclass whose own ``__init__`` neither calls the base's nor sets it; a return
 type that changed breaks an override or a patch annotated with another type (``check`` when it only widens, or
-without an annotation when it narrows; nothing when the annotation is within the new type); a keyword upstream now
+without an annotation when it narrows; nothing when the annotation is within the new type), and a call that uses
+the value of a function that now returns nothing (``-> bool`` → ``-> None``); a keyword upstream now
 passes to a constructor breaks a subclass ``__init__`` that does not take it, unless every such call builds the
 upstream's own class by name and the downstream does not patch the class over (``Change.constructed``: a
 ``check``); an override of a removed method that the downstream calls itself and that does not call the base's is

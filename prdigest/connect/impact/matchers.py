@@ -18,7 +18,17 @@ from functools import lru_cache
 from prdigest.collect.facts.hierarchy import BASE_UNREAD, BUILTIN_METHODS, METHOD_GONE, METHOD_GONE_CHANGED
 from prdigest.collect.facts.patchnewfields import FIELD_ADDED, KIND_UNSEEN
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
-from prdigest.connect.impact.index import CALLED, CALLS_SUPER, CONFIGURED, NO_VALUE, OWN_INIT, RETURNS, SPREAD, Use
+from prdigest.connect.impact.index import (
+    CALLED,
+    CALLS_SUPER,
+    CONFIGURED,
+    NO_VALUE,
+    OWN_INIT,
+    RETURNS,
+    SPREAD,
+    USED,
+    Use,
+)
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
 from prdigest.kernel.pymodule import is_python, module_of
@@ -340,12 +350,19 @@ def _returns(change: Change, ctx: Context) -> Iterator[Hit]:
     """A return type that changed, against an override or a patch's installed function: one annotated with a
     type within the new one already fits (not listed); one annotated otherwise breaks, unless the new type only
     widens (``check``); one without an annotation breaks where the type was replaced, and is a ``check`` where it
-    was narrowed (``X | None`` → ``X``) or widened: it may return the narrower type already. A caller is never
-    flagged: a narrower type is still what it handled. One that returns nothing (``-> None``, or no annotation
-    and no ``return <value>``) breaks where the new type is a value (no ``None`` in it): upstream now reads it."""
+    was narrowed (``X | None`` → ``X``) or widened: it may return the narrower type already. One that returns
+    nothing (``-> None``, or no annotation and no ``return <value>``) breaks where the new type is a value (no
+    ``None`` in it): upstream now reads it. A caller is flagged only when the function now returns nothing at all
+    (``-> bool`` → ``-> None``): a call whose value it uses (assigned, tested, returned: the index's
+    :data:`USED`) breaks; otherwise a narrower type is still what a caller handled, and a wider one is not flagged."""
     old, new = _types(change.before), _types(change.after)
     widened, narrowed = old <= new, new < old
     value = bool(new) and not _NONE.search(change.after)
+    if change.after.strip() == "None" and old:
+        for use in _exact(change, ctx, "calls"):
+            if USED in use.detail:
+                yield Hit(use, "breaks", f"{change.symbol} returns nothing now (was {change.before}); your call "
+                          "uses its value")
     for use in _exact(change, ctx, "overrides", "patches"):
         own = returned(use)
         words = f"{change.symbol} returns {change.after} (was {change.before})"
