@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any, Literal, cast, get_args
 
 from prdigest.collect.facts.hierarchy import BUILTIN_METHODS
+from prdigest.connect.impact.members import members
 from prdigest.connect.impact.receivers import called_methods, unknown_receivers
 from prdigest.connect.impact.siblings import Siblings
 from prdigest.connect.impact.typing_only import typing_only_lines, with_mark
@@ -31,13 +32,14 @@ from prdigest.kernel.pymodule import module_and_package
 #: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) and
 #: ``attribute`` (``obj.x`` on an object of unknown type, by the attribute's name alone: symbol ``.x``) and
 #: ``method`` (``self.capturer.clear()``: a method called on an object of unknown type, by name: symbol ``.clear``)
-#: are shown as a call (``Impact.how`` has no separate word for them).
-UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute", "method"]
+#: and ``member`` (``vllm_config.cache_config.x`` read or set: on an object named after a class, symbol
+#: ``.cache_config.x``; members.py) are shown as a call (``Impact.how`` has no separate word for them).
+UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute", "method", "member"]
 #: The kinds of use as a set: checked once per cached row (``get_args`` per row cost a warm index a second).
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 13
+INDEX_VERSION = 14
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -731,6 +733,10 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             uses.append(Use(s.path, line, f".{name}", "attribute", local=name))
         uses += [Use(s.path, line, f".{name}", "method", local=name)
                  for name, line in unknown_receivers(s.calls, s.called, imported | set(bindings[s.path]), defined)]
+        # attributes on an object named after a class, whoever assigns them (members.py)
+        chains = [*s.reads, *((chain[:-1], line) for chain, line, _ in s.calls if len(chain) > 2), *s.assigns]
+        uses += [Use(s.path, line, f".{receiver}.{name}", "member", local=f"{receiver}.{name}")
+                 for receiver, name, line in members(chains, imported | set(bindings[s.path]))]
     scopes = {s.path: _Scopes(s) for s in files}
     # built anew rather than ``dataclasses.replace``d: a third of the time of this last step on 60,000 uses
     uses = [Use(u.path, u.line, u.symbol, u.how, u.detail, u.local, scopes[u.path].at(u.line)) for u in uses]

@@ -51,11 +51,11 @@ __all__ = ["HOW", "WILDCARD", "Signature", "SignatureChange", "UseTable", "fact_
 #: Shown as ``Impact.how`` (``reads`` is a use through the name, like a call).
 HOW: dict[str, ImpactHow] = {"imports": "imports", "subclasses": "subclasses", "overrides": "overrides",
                              "patches": "patches", "calls": "calls", "reads": "calls", "attribute": "calls",
-                             "method": "calls"}
+                             "method": "calls", "member": "calls"}
 _SEVERITY_RANK = {"breaks": 2, "check": 1}
 #: Which use of a file speaks for a module-level fact there (the import is the line to fix).
 _HOW_RANK = {"imports": 0, "subclasses": 1, "patches": 2, "overrides": 3, "calls": 4, "reads": 5, "attribute": 6,
-             "method": 7}
+             "method": 7, "member": 8}
 #: Kinds that make a name unreachable: one flag per downstream file says it (fix the import), not one per use.
 _GONE = MODULE_KINDS | {"moved"}
 #: Every kind's matcher: the API's (matchers.py), the obligations' (obligations.py) and deprecations'.

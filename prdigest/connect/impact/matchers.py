@@ -29,6 +29,7 @@ from prdigest.connect.impact.index import (
     USED,
     Use,
 )
+from prdigest.connect.impact.members import receiver_of
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
 from prdigest.kernel.pymodule import is_python, module_of
@@ -272,6 +273,22 @@ def _setting(change: Change, ctx: Context) -> Iterator[Hit]:
             yield Hit(use, "breaks", f"{symbol} → {change.after.rsplit('.', 1)[-1]}")
         elif use.how != "imports":
             yield Hit(use, "check", f"{symbol}: {change.before} → {change.after}")
+    if (removed or renamed) and "." in symbol:
+        words = f"{symbol} → {change.after.rsplit('.', 1)[-1]}" if renamed else symbol
+        yield from _members(change, ctx, symbol.rpartition(".")[0], name, words)
+
+
+def _members(change: Change, ctx: Context, cls: str, leaf: str, words: str) -> Iterator[Hit]:
+    """A public class's field or attribute that is gone, against the downstream's reads and assignments of it on
+    an object named after the class (``vllm_config.compilation_config.x`` for ``CompilationConfig.x``: members.py):
+    they break, whatever else the downstream assigns."""
+    receiver = receiver_of(cls)
+    if receiver is None or not change.public or any(p.startswith("_") for p in cls.split(".")):
+        return
+    for use in ctx.table.named(leaf):
+        if use.how == "member" and use.symbol == f".{receiver}.{leaf}":
+            yield Hit(use, "breaks", f"{words}; `{use.local}`: read or set on an object named after {cls}",
+                      f"{ctx.module}.{cls}.{leaf}")
 
 
 def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
@@ -285,11 +302,12 @@ def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
     cls, _, leaf = symbol.rpartition(".")
     if change.detail.startswith("removed"):
         for use in ctx.table.named(leaf):
-            if use.how != "attribute" and matches(use, ctx.prefixes, symbol, deeper=True) is not None:
+            if use.how not in ("attribute", "member") and matches(use, ctx.prefixes, symbol, deeper=True) is not None:
                 yield Hit(use, "breaks", f"{symbol} removed")
             elif use.how == "attribute" and ATTRIBUTE_GONE in change.detail and change.public:
                 yield Hit(use, "breaks", f"{symbol} removed; `.{leaf}` matched by name: no class of the change "
                           f"keeps `{leaf}`", full)
+        yield from _members(change, ctx, cls, leaf, f"{symbol} removed")
         return
     if change.detail == "added":
         for use in ctx.table.named("__init__"):
