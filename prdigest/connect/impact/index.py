@@ -39,7 +39,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 14
+INDEX_VERSION = 15
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -723,6 +723,7 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
     # Attributes read on objects of unknown type, by name: not of a name the file imports (a module, a class:
     # resolved above, or not the upstream's), not a name the downstream defines anywhere; one line per file.
     defined = set().union(*(s.defines for s in files)) if files else set()
+    scopes = {s.path: _Scopes(s) for s in files}
     for s in files:
         imported = imported_names[s.path]
         seen: set[str] = set()
@@ -736,8 +737,7 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
         # attributes on an object named after a class, whoever assigns them (members.py)
         chains = [*s.reads, *((chain[:-1], line) for chain, line, _ in s.calls if len(chain) > 2), *s.assigns]
         uses += [Use(s.path, line, f".{receiver}.{name}", "member", local=f"{receiver}.{name}")
-                 for receiver, name, line in members(chains, imported | set(bindings[s.path]))]
-    scopes = {s.path: _Scopes(s) for s in files}
+                 for receiver, name, line in members(chains, imported | set(bindings[s.path]), scopes[s.path].at)]
     # built anew rather than ``dataclasses.replace``d: a third of the time of this last step on 60,000 uses
     uses = [Use(u.path, u.line, u.symbol, u.how, u.detail, u.local, scopes[u.path].at(u.line)) for u in uses]
     return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))

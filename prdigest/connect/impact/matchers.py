@@ -523,10 +523,43 @@ def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
 
 
 def _added(change: Change, ctx: Context) -> Iterator[Hit]:
-    """A new upstream method that a downstream subclass already defines: it now overrides it."""
-    if "." in change.symbol:
-        for use in _exact(change, ctx, "overrides"):
-            yield Hit(use, "check", change.symbol)
+    """A new upstream method that a downstream subclass already defines: it now overrides it. One upstream calls on
+    instances of its class and that sets attributes of objects named after their class, which upstream's own
+    subclasses set before in their overrides of another of the class's methods (``sets``, ``moved_from``:
+    prdigest.collect.facts.newhooks), breaks a subclass that does not define it where its overrides of those
+    methods set or read one of them (the index's ``member`` uses): upstream's default now sets it again, after or
+    beside them."""
+    if "." not in change.symbol:
+        return
+    defined = set()
+    for use in _exact(change, ctx, "overrides"):
+        defined.add((use.path, use.local))
+        yield Hit(use, "check", change.symbol)
+    if change.sets and change.needed_by and change.public:
+        yield from _reset(change, ctx, defined)
+
+
+def _reset(change: Change, ctx: Context, defined: set[tuple[str, str]]) -> Iterator[Hit]:
+    """The subclasses, not among ``defined`` (path, class), of a new hook's class whose overrides of the methods
+    the hook's work moved out of set or read what the hook sets: at the subclass statement (the fix is a method in
+    its body)."""
+    cls, _, method = change.symbol.rpartition(".")
+    inside = [u for p in ctx.prefixes for u in ctx.table.under(f"{p}.{cls}")]
+    callers = ", ".join(n.rpartition(".")[2] for n in change.needed_by)
+    homes = {n.rpartition(".")[2] for n in change.moved_from}  # the methods upstream's own subclasses set it in
+    for sub in ctx.table.named(cls.rsplit(".", 1)[-1]):
+        if sub.how != "subclasses" or (sub.path, sub.local) in defined \
+                or matches(sub, ctx.prefixes, cls, deeper=False) is None:
+            continue
+        scopes = {u.scope for u in inside if u.how == "overrides" and u.path == sub.path and u.local == sub.local
+                  and u.symbol.rpartition(".")[2] in homes}
+        touched = sorted({(u.scope, u.local) for name in change.sets for u in ctx.table.named(name.split(".")[-1])
+                          if u.how == "member" and u.symbol == f".{name}" and u.path == sub.path
+                          and u.scope in scopes})
+        if touched:
+            scope, member = touched[0]
+            yield Hit(sub, "breaks", f"{change.symbol}: upstream now calls it ({callers}) and it sets {member}, which "
+                      f"your {scope} sets or reads; {sub.local} does not define {method}")
 
 
 def _bases(change: Change, ctx: Context) -> Iterator[Hit]:
