@@ -130,3 +130,36 @@ def test_members_leave_out_imported_roots_one_word_receivers_and_dunders() -> No
     chains = [(("envs", "kv_cache", "x"), 1), (("self", "cache_config", "block_size"), 2),
               (("config", "block_size"), 3), (("cache_config", "__dict__"), 4), (("cache_config", "block_size"), 5)]
     assert members(chains, {"envs"}) == [("cache_config", "block_size", 2)]
+
+
+#: the downstream reads and resets a field only where it exists: gone upstream, nothing fails
+GUARDED = '''
+    def reset_split_points(vllm_config):
+        if getattr(vllm_config.compilation_config, "split_points", None):
+            vllm_config.compilation_config.split_points = None
+
+
+    def has_split_points(compilation_config):
+        return hasattr(compilation_config, "split_points") and compilation_config.split_points
+
+
+    def unguarded(compilation_config):
+        return compilation_config.split_points
+'''
+
+
+def test_a_field_read_only_where_the_function_allows_for_its_absence_is_not_flagged(tmp_path: Path) -> None:
+    found = upstream_impacts(tmp_path, {"up/__init__.py": "", "up/config.py": CONFIG}, {"up/config.py": RENAMED},
+                             {"ds/reset.py": GUARDED})
+    assert _members(found) == [(line_in(GUARDED, "return compilation_config.split_points"), "breaks")]
+
+
+def test_every_function_that_reads_the_field_is_flagged(tmp_path: Path) -> None:
+    twice = MINE + '''
+    def log_points(vllm_config):
+        print(vllm_config.compilation_config.split_points)
+'''
+    found = upstream_impacts(tmp_path, {"up/__init__.py": "", "up/config.py": CONFIG}, {"up/config.py": RENAMED},
+                             {"ds/config.py": twice})
+    assert _members(found) == [(line_in(twice, "points = compilation_config.split_points"), "breaks"),
+                               (line_in(twice, "print(vllm_config"), "breaks")]

@@ -39,7 +39,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 15
+INDEX_VERSION = 16
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -178,6 +178,8 @@ class FileSummary:
     error: str = ""
     #: Lines of the imports under a module-level ``if TYPE_CHECKING:`` (typing_only.py): never run.
     typing_only: set[int] = field(default_factory=set)
+    #: (attribute, line): ``getattr(obj, "x", …)``, ``hasattr(obj, "x")``: the file allows for ``x`` being absent there.
+    guards: list[tuple[str, int]] = field(default_factory=list)
 
 
 def _chain(node: ast.AST) -> Parts | None:
@@ -402,6 +404,9 @@ class _Reader:
         spread = SPREAD if positional < len(args) or None in named else ""
         detail = f"kw={keywords};n={positional}{spread}{'' if id(node) in self._dropped else USED}"
         if func is not None:
+            if func in (("getattr",), ("hasattr",)) and len(args) >= 2 and isinstance(args[1], ast.Constant) \
+                    and isinstance(args[1].value, str):
+                self.s.guards.append((args[1].value, node.lineno))
             if (func[-1] == "setattr" and len(func) == 1 or func[-2:] == ("patch", "object")) and len(args) >= 2:
                 obj, name = _chain(args[0]), args[1]
                 if obj and isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -734,10 +739,13 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             uses.append(Use(s.path, line, f".{name}", "attribute", local=name))
         uses += [Use(s.path, line, f".{name}", "method", local=name)
                  for name, line in unknown_receivers(s.calls, s.called, imported | set(bindings[s.path]), defined)]
-        # attributes on an object named after a class, whoever assigns them (members.py)
+        # attributes on an object named after a class, whoever assigns them, unless the function allows for their
+        # absence (members.py)
         chains = [*s.reads, *((chain[:-1], line) for chain, line, _ in s.calls if len(chain) > 2), *s.assigns]
+        at = scopes[s.path].at
+        guarded = {(at(line), name) for name, line in s.guards}
         uses += [Use(s.path, line, f".{receiver}.{name}", "member", local=f"{receiver}.{name}")
-                 for receiver, name, line in members(chains, imported | set(bindings[s.path]), scopes[s.path].at)]
+                 for receiver, name, line in members(chains, imported | set(bindings[s.path]), at, guarded)]
     # built anew rather than ``dataclasses.replace``d: a third of the time of this last step on 60,000 uses
     uses = [Use(u.path, u.line, u.symbol, u.how, u.detail, u.local, scopes[u.path].at(u.line)) for u in uses]
     return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))

@@ -9,7 +9,7 @@ is kept: an assignment through ``….compilation_config.x`` sets the upstream's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 
 from prdigest.kernel.typednames import is_typed, receiver_of
 
@@ -18,19 +18,20 @@ __all__ = ["members", "receiver_of"]
 Parts = tuple[str, ...]
 
 
-def members(chains: Iterable[tuple[Parts, int]], imported: set[str],
-            scope: Callable[[int], str] = lambda line: "") -> list[tuple[str, str, int]]:
+def members(chains: Iterable[tuple[Parts, int]], imported: set[str], scope: Callable[[int], str] = lambda line: "",
+            guarded: Set[tuple[str, str]] = frozenset()) -> list[tuple[str, str, int]]:
     """(receiver, attribute, line) of each attribute read or set on a receiver of two words or more in ``chains``
     (the file's reads, the chains of its calls less the method called, its assignment targets), the first line
     per pair and function (``scope``: a line's innermost function); not in a chain whose root the file imports (a
-    module's path, a class: resolved as upstream names)."""
+    module's path, a class: resolved as upstream names), nor of an attribute whose function allows for its absence
+    (``guarded``: (function, attribute) of a ``getattr(obj, "x", …)`` or ``hasattr(obj, "x")`` there)."""
     first: dict[tuple[str, str, str], int] = {}
     for chain, line in chains:
         if chain[0] in imported:
             continue
         for i in range(len(chain) - 1):
             receiver, name = chain[i], chain[i + 1]
-            if name.startswith("__") or not is_typed(receiver):
+            if name.startswith("__") or not is_typed(receiver) or (scope(line), name) in guarded:
                 continue
             key = (receiver, name, scope(line))
             if line < first.get(key, line + 1):
