@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prdigest.collect.facts import Surface, patch_facts
+from prdigest.connect.impact.index import USED, resolve_uses, summarize
 from prdigest.kernel.models import Impact
 from tests.git_support import commit_week
 from tests.impact_support import line_in as _line
@@ -196,3 +197,23 @@ def test_a_caller_of_a_method_that_now_returns_a_narrower_value_is_not_flagged(t
     found = _impacts(tmp_path, {"up/__init__.py": "", "up/sched.py": narrower}, {"up/sched.py": SCHEDULER},
                      {"ds/sched.py": CALLERS})
     assert _using(found) == []
+
+
+#: which calls the index says use their value: every call but a statement of its own (awaited or not)
+USES = '''from up.sched import Scheduler, fetch
+
+
+async def run(s: Scheduler):
+    fetch(1)
+    await fetch(2)
+    x = fetch(3)
+    y = await fetch(4)
+    print(fetch(5))
+    return fetch(6)
+'''
+
+
+def test_the_index_marks_the_calls_whose_value_is_used() -> None:
+    uses = resolve_uses([summarize("ds/run.py", USES, UP)], UP)
+    used = {u.line: USED in u.detail for u in uses if u.how == "calls" and u.symbol == "up.sched.fetch"}
+    assert used == {_line(USES, f"fetch({n})"): n > 2 for n in range(1, 7)}
