@@ -26,14 +26,21 @@ def members(chains: Iterable[tuple[Parts, int]], imported: set[str], scope: Call
     module's path, a class: resolved as upstream names), nor of an attribute whose function allows for its absence
     (``guarded``: (function, attribute) of a ``getattr(obj, "x", …)`` or ``hasattr(obj, "x")`` there)."""
     first: dict[tuple[str, str, str], int] = {}
+    typed: dict[str, bool] = {}  # most chains are of a few names: each name's words counted once per file
     for chain, line in chains:
         if chain[0] in imported:
             continue
         for i in range(len(chain) - 1):
             receiver, name = chain[i], chain[i + 1]
-            if name.startswith("__") or not is_typed(receiver) or (scope(line), name) in guarded:
+            known = typed.get(receiver)
+            if known is None:
+                known = typed[receiver] = is_typed(receiver)
+            if not known or name.startswith("__"):
                 continue
-            key = (receiver, name, scope(line))
+            where = scope(line)
+            if (where, name) in guarded:
+                continue
+            key = (receiver, name, where)
             if line < first.get(key, line + 1):
                 first[key] = line
     return sorted(((receiver, name, line) for (receiver, name, _), line in first.items()), key=lambda row: row[2])
