@@ -1,7 +1,8 @@
 """Upstream classes that inherit a changed method without defining it: ``Child(Base)`` in another module, where
-``Base.f`` changed its signature, return type or was removed (or a data attribute ``Base.x`` was). A downstream reaches that method as ``Child.f`` (it
-overrides it in ``Mine(Child)``, calls ``Child.f``, patches it), a name no fact on ``Base.f`` says; the fact's
-``inherited_by`` lists those classes (``vllm.b.Child``) and the match reads the uses of each.
+``Base.f`` changed its signature, return type or was removed (or a data attribute ``Base.x`` was). A downstream
+reaches that method as ``Child.f`` (it overrides it in ``Mine(Child)``, calls ``Child.f``, patches it), a name no
+fact on ``Base.f`` says; the fact's ``inherited_by`` lists those classes (``vllm.b.Child``) and the match reads the
+uses of each.
 
 Subclasses are found in the commit's changed files and, with the upstream's whole tree (``--git``), in every
 Python file of it whose text names a changed class in a ``class …(…)`` line; each candidate's bases are resolved
