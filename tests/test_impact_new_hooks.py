@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from prdigest.collect.facts import Surface, patch_facts
 from prdigest.collect.facts.newhooks import sets
 from prdigest.kernel.models import Impact
-from tests.impact_support import line_in, upstream_facts, upstream_impacts
+from tests.git_support import commit_week
+from tests.impact_support import line_in, match_downstream, upstream_facts, upstream_impacts
 
 INTERFACE = '''
     class Platform:
@@ -161,3 +163,22 @@ def test_what_a_method_sets(body: str, expected: tuple[str, ...]) -> None:
     method = ast.parse(f"def hook(cls, vllm_config):\n{indented}\n").body[0]
     assert isinstance(method, ast.FunctionDef)
     assert sets(method) == expected
+
+
+def test_the_new_hook_breaks_the_same_platforms_from_the_patches_alone(tmp_path: Path) -> None:
+    [pr] = commit_week(tmp_path / "upstream", BEFORE, {1: ("Pick the block size for the backend", AFTER)})
+    facts = patch_facts(pr, Surface(packages=("up",)))
+    [hook] = [f for f in facts if f.kind == "added" and f.symbol.endswith("update_block_size_for_backend")]
+    assert (hook.symbol, hook.sets, hook.needed_by, hook.moved_from) == (
+        "Platform.update_block_size_for_backend", ("cache_config.block_size",), ("up.executor.Executor.init_workers",),
+        ("up.platforms.cuda.CudaPlatform.check_and_update_config",))
+    found = match_downstream(tmp_path, facts, MINE)
+    assert [(path, severity) for path, _, severity in _hooks(found)] == [
+        ("ds/adapted.py", "check"), ("ds/hpu.py", "breaks"), ("ds/npu.py", "breaks")]
+
+
+def test_from_the_patches_a_new_method_nothing_moved_into_says_nothing_more(tmp_path: Path) -> None:
+    after = {"up/platforms/interface.py": HOOK, "up/executor.py": CALLED}
+    [pr] = commit_week(tmp_path / "upstream", BEFORE, {1: ("Add a hook", after)})
+    [hook] = [f for f in patch_facts(pr, Surface(packages=("up",))) if f.kind == "added"]
+    assert (hook.sets, hook.needed_by, hook.moved_from) == ((), (), ())
