@@ -14,6 +14,7 @@ import pytest
 
 from prdigest.collect.facts import Surface, patch_facts
 from prdigest.collect.facts.newhooks import sets
+from prdigest.collect.facts.patchnewhooks import new_hook_facts
 from prdigest.kernel.models import Impact
 from tests.git_support import commit_week
 from tests.impact_support import line_in, match_downstream, upstream_facts, upstream_impacts
@@ -182,3 +183,38 @@ def test_from_the_patches_a_new_method_nothing_moved_into_says_nothing_more(tmp_
     [pr] = commit_week(tmp_path / "upstream", BEFORE, {1: ("Add a hook", after)})
     [hook] = [f for f in patch_facts(pr, Surface(packages=("up",))) if f.kind == "added"]
     assert (hook.sets, hook.needed_by, hook.moved_from) == ((), (), ())
+
+
+#: the hunks as GitHub shows them (git's Python driver): the hook's class is out of sight, its header a method
+HIDDEN = [
+    ("up/platforms/interface.py", """@@ -40,2 +40,8 @@ def check_and_update_config(cls, vllm_config) -> None:
+         \\"\\"\\"The platform's checks.\\"\\"\\"
+         pass
++    @classmethod
++    def update_block_size_for_backend(cls, vllm_config) -> None:
++        cache_config = vllm_config.cache_config
++        if cache_config.user_specified_block_size:
++            return
++        cache_config.block_size = vllm_config.backend.preferred_block_size()
+"""),
+    ("up/platforms/cuda.py", """@@ -70,6 +70,4 @@ def check_and_update_config(cls, vllm_config) -> None:
+         cache_config = vllm_config.cache_config
+-        if cache_config.block_size is None:
+-            cache_config.block_size = 16
+         vllm_config.compiled = True
+"""),
+    ("up/executor.py", """@@ -9,3 +9,4 @@ def init_workers(self, vllm_config):
+         self.load(vllm_config)
++        current_platform.update_block_size_for_backend(vllm_config)
+"""),
+]
+
+
+def test_a_new_hook_whose_class_is_out_of_sight_breaks_the_subclasses_of_its_module(tmp_path: Path) -> None:
+    [hook] = new_hook_facts(HIDDEN, [])
+    assert (hook.symbol, hook.sets, hook.needed_by, hook.moved_from) == (
+        "*.update_block_size_for_backend", ("cache_config.block_size",), ("up.executor.*.init_workers",),
+        ("up.platforms.cuda.*.check_and_update_config",))
+    found = match_downstream(tmp_path, [hook], MINE)
+    assert [(path, severity) for path, _, severity in _hooks(found)] == [
+        ("ds/adapted.py", "check"), ("ds/hpu.py", "breaks"), ("ds/npu.py", "breaks")]

@@ -1,5 +1,6 @@
 """A new hook upstream calls, read from a PR's patches together (prdigest.collect.facts.newhooks reads it from full
-files): a public method the patches add to a class in sight (``class Platform:`` in git's header or a line above),
+files): a public method the patches add to a class (``class Platform:`` in git's header or a line above; ``*`` out of
+sight),
 whose added lines set an attribute on an object named after its class (``cache_config.block_size = …``: two words
 or more, prdigest.kernel.typednames), that an added line calls on a name (not ``self``: the method is new, so the
 call is meant for it; unguarded, as prdigest.collect.facts.patchhooks reads it), and that a method of another
@@ -41,7 +42,7 @@ def new_hook_facts(patches: Sequence[tuple[str, str]], facts: list[Change]) -> l
         for hunk in hunks(patch):
             for row, function, added in _functions(hunk, hunk.side(True)):
                 if row.sign == "+" and added and function and "." in function \
-                        and not function.startswith(WILDCARD) and not function.rpartition(".")[2].startswith("_"):
+                        and not function.rpartition(".")[2].startswith("_"):
                     written = _set_on(row.text)
                     new[(path, function)].update([written] if written else [])
             for row, function, _ in _functions(hunk, hunk.side(False)):
@@ -64,7 +65,7 @@ def new_hook_facts(patches: Sequence[tuple[str, str]], facts: list[Change]) -> l
         if leaf not in callers:
             continue
         at = next((i for i, f in enumerate(out) if f.kind == "added" and f.path == path
-                   and f.symbol in (leaf, symbol)), None)
+                   and f.symbol in (leaf, symbol, f"{WILDCARD}.{leaf}")), None)
         fact = out[at] if at is not None else Change(kind="added", symbol=symbol, path=path)
         fact = fact.model_copy(update={"symbol": symbol, "sets": sets, "needed_by": callers[leaf],
                                        "moved_from": moved})

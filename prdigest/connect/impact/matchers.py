@@ -542,17 +542,19 @@ def _added(change: Change, ctx: Context) -> Iterator[Hit]:
 def _reset(change: Change, ctx: Context, defined: set[tuple[str, str]]) -> Iterator[Hit]:
     """The subclasses, not among ``defined`` (path, class), of a new hook's class whose overrides of the methods
     the hook's work moved out of set or read what the hook sets: at the subclass statement (the fix is a method in
-    its body)."""
+    its body). A class out of a patch's sight (``*``): any class of the fact's module or its package."""
     cls, _, method = change.symbol.rpartition(".")
-    inside = [u for p in ctx.prefixes for u in ctx.table.under(f"{p}.{cls}")]
+    prefixes = ctx.prefixes[:2] if cls == WILDCARD else ctx.prefixes
+    candidates = [u for p in prefixes for u in ctx.table.under(p)] if cls == WILDCARD \
+        else ctx.table.named(cls.rsplit(".", 1)[-1])
     callers = ", ".join(n.rpartition(".")[2] for n in change.needed_by)
     homes = {n.rpartition(".")[2] for n in change.moved_from}  # the methods upstream's own subclasses set it in
-    for sub in ctx.table.named(cls.rsplit(".", 1)[-1]):
+    for sub in dict.fromkeys(candidates):
         if sub.how != "subclasses" or (sub.path, sub.local) in defined \
-                or matches(sub, ctx.prefixes, cls, deeper=False) is None:
+                or matches(sub, prefixes, cls, deeper=False) is None:
             continue
-        scopes = {u.scope for u in inside if u.how == "overrides" and u.path == sub.path and u.local == sub.local
-                  and u.symbol.rpartition(".")[2] in homes}
+        scopes = {u.scope for u in ctx.table.under(sub.symbol) if u.how == "overrides" and u.path == sub.path
+                  and u.local == sub.local and u.symbol.rpartition(".")[2] in homes}
         touched = sorted({(u.scope, u.local) for name in change.sets for u in ctx.table.named(name.split(".")[-1])
                           if u.how == "member" and u.symbol == f".{name}" and u.path == sub.path
                           and u.scope in scopes})
