@@ -69,3 +69,48 @@ def test_without_the_tree_only_the_changed_files_are_searched(tmp_path: Path) ->
     facts = [f for f in _facts(tmp_path, tree=False) if f.kind == "signature"]
     assert facts and not facts[0].inherited_by
     assert _matched(facts) == []
+
+
+#: the base no longer sets ``offloaded_block_size``; ``CPUSpec`` inherits it, ``OwnSpec`` sets its own
+SPEC = {"up/__init__.py": "",
+        "up/spec.py": "class Spec:\n    def __init__(self, n):\n        self.block_size = n\n"
+                      "        self.offloaded_block_size = n * 2\n",
+        "up/cpu.py": "from up.spec import Spec\n\n\nclass CPUSpec(Spec):\n    def handlers(self):\n        return []\n",
+        "up/own.py": "from up.spec import Spec\n\n\nclass OwnSpec(Spec):\n    def __init__(self, n):\n"
+                     "        super().__init__(n)\n        self.offloaded_block_size = 8\n"}
+SPEC_AFTER = {"up/spec.py": SPEC["up/spec.py"].replace("        self.offloaded_block_size = n * 2\n", "")}
+#: a patch installs a function on each subclass that reads the attribute through ``self``
+PATCHED = '''from up.cpu import CPUSpec
+from up.own import OwnSpec
+
+
+def get_handlers(self):
+    return self.offloaded_block_size
+
+
+def own_handlers(self):
+    return self.offloaded_block_size
+
+
+CPUSpec.handlers = get_handlers
+OwnSpec.handlers = own_handlers
+'''
+
+
+def test_a_data_attribute_the_base_no_longer_sets_breaks_a_read_through_a_class_inheriting_it(tmp_path: Path) -> None:
+    repo = tmp_path / "upstream"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, SPEC)
+    commit(repo, "before")
+    write(repo, SPEC_AFTER)
+    sha = commit(repo, "after")
+    clone = UpstreamClone(repo / ".git")
+    diffs, _ = read_commits(clone, [sha])
+    facts = commit_facts(diffs[sha], Surface(packages=UP), tree=GitTree(clone, UP))
+    [gone] = [f for f in facts if f.kind == "attribute" and f.symbol == "Spec.offloaded_block_size"]
+    assert gone.inherited_by == ("up.cpu.CPUSpec",)
+    uses = resolve_uses([summarize("ds/__init__.py", "", UP), summarize("ds/patch.py", PATCHED, UP)], UP)
+    found = match_changes(facts, UseTable.of("ds", uses, UP), UP)
+    assert [(i.line, i.severity, i.symbol) for i in found if "offloaded_block_size" in i.symbol] == [
+        (6, "breaks", "up.cpu.CPUSpec.offloaded_block_size")]

@@ -197,7 +197,8 @@ class Change(BaseModel):
     constructed: Literal["", "by-name"] = ""
     #: Upstream functions (``vllm.utils.torch_utils.set_random_seed``) that need what the fact adds, with no
     #: fallback: they call a method that only raises ``NotImplementedError`` on an instance of its class, or look a
-    #: new registry up with ``[key]`` (prdigest.collect.facts.hooks, prdigest.collect.facts.registries).
+    #: new registry up with ``[key]`` (prdigest.collect.facts.hooks, prdigest.collect.facts.registries); of an
+    #: ``added`` method with ``sets``, those calling it on an instance of its class.
     needed_by: tuple[str, ...] = ()
     #: Of a new registry: the registries of its module that list the same kind of class (a downstream entering one
     #: of them is told to enter the new one too).
@@ -206,15 +207,20 @@ class Change(BaseModel):
     listed: tuple[str, ...] = ()
     #: Of a ``body`` fact: the upstream functions (``vllm.a.C.f``; ``vllm.a.*.f`` when the class is out of a patch's
     #: sight) whose lines the change moved into this method: what ran for everyone now runs only through it
-    #: (prdigest.collect.facts.patchrehomed).
+    #: (prdigest.collect.facts.patchrehomed). Of an ``added`` method with ``sets``: upstream's subclasses' overrides
+    #: that set those attributes before (prdigest.collect.facts.newhooks).
     moved_from: tuple[str, ...] = ()
+    #: Of an ``added`` method upstream calls on instances of its class (``needed_by``): the attributes it sets on
+    #: objects named after their class (``cache_config.block_size``), which a subclass that does not define it now
+    #: has set by upstream's default (prdigest.collect.facts.newhooks).
+    sets: tuple[str, ...] = ()
 
     @model_serializer(mode="wrap")
     def _without_empty_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # the call-site fields only where a fact has them: every other fact reads as it always did
         data: dict[str, Any] = handler(self)
         for key in ("passed", "callers", "receiver", "inherited_by", "reexported_by", "constructed", "needed_by",
-                    "siblings", "listed", "moved_from"):
+                    "siblings", "listed", "moved_from", "sets"):
             if not data.get(key, True):
                 data.pop(key, None)
         return data

@@ -107,32 +107,45 @@ def with_needed_by(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | N
     wanted = [f for f in facts if f.kind == "abstract" and pyapi.UNIMPLEMENTED in f.detail and "." in f.symbol]
     if not wanted:
         return facts
-    after = {f.path: f.after for f in diff.files if f.after is not None and f.path.endswith(".py")}
+    after = after_texts(diff)
     classes = Hierarchy(module_reader(after, tree, diff.sha))
     needed: dict[int, tuple[str, ...]] = {}
     for fact in wanted:
-        owner, _, method = fact.symbol.rpartition(".")
-        target = (module_of(fact.path), owner)
-        found: list[str] = []
-        for path, text in after.items():
-            if f".{method}(" not in text or (packages and not any(path.startswith(p + "/") for p in packages)):
-                continue
-            parsed = pyapi.parse(text)
-            if parsed is None or parsed.tree is None:
-                continue
-            module, package = module_and_package(path)
-            imported = _imports(parsed.tree, module, package)
-            for call, cls, fn, tries in _calls(parsed.tree, method):
-                receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-                if not isinstance(receiver, ast.Name) or _guarded(method, fn, tries):
-                    continue
-                if receiver.id in ("self", "cls"):
-                    reached = (module, cls) == target
-                else:
-                    source = imported.get(receiver.id)
-                    reached = source is not None and _instance_of(classes, source, receiver.id) == target
-                if reached:  # the calling function (``m.f``, ``m.C.f``), or its module for a call outside one
-                    found.append(".".join(p for p in (module, cls if fn else "", fn.name if fn else "") if p))
+        found = callers(fact, after, classes, packages)
         if found:
-            needed[id(fact)] = tuple(dict.fromkeys(found))
+            needed[id(fact)] = found
     return [f.model_copy(update={"needed_by": needed[id(f)]}) if id(f) in needed else f for f in facts]
+
+
+def after_texts(diff: CommitDiff) -> dict[str, str]:
+    """The commit's Python files after it, by path."""
+    return {f.path: f.after for f in diff.files if f.after is not None and f.path.endswith(".py")}
+
+
+def callers(fact: Change, after: dict[str, str], classes: Hierarchy, packages: Sequence[str] = ()) -> tuple[str, ...]:
+    """The upstream functions (``m.f``, ``m.C.f``; a module for a call outside one) of the files ``after`` that call
+    the fact's method on an instance of its class (``self``/``cls`` in the class, or a name a module declares an
+    instance of it), with no fallback around the call."""
+    owner, _, method = fact.symbol.rpartition(".")
+    target = (module_of(fact.path), owner)
+    found: list[str] = []
+    for path, text in after.items():
+        if f".{method}(" not in text or (packages and not any(path.startswith(p + "/") for p in packages)):
+            continue
+        parsed = pyapi.parse(text)
+        if parsed is None or parsed.tree is None:
+            continue
+        module, package = module_and_package(path)
+        imported = _imports(parsed.tree, module, package)
+        for call, cls, fn, tries in _calls(parsed.tree, method):
+            receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+            if not isinstance(receiver, ast.Name) or _guarded(method, fn, tries):
+                continue
+            if receiver.id in ("self", "cls"):
+                reached = (module, cls) == target
+            else:
+                source = imported.get(receiver.id)
+                reached = source is not None and _instance_of(classes, source, receiver.id) == target
+            if reached:  # the calling function (``m.f``, ``m.C.f``), or its module for a call outside one
+                found.append(".".join(p for p in (module, cls if fn else "", fn.name if fn else "") if p))
+    return tuple(dict.fromkeys(found))

@@ -1,7 +1,8 @@
 """Upstream classes that inherit a changed method without defining it: ``Child(Base)`` in another module, where
-``Base.f`` changed its signature, return type or was removed. A downstream reaches that method as ``Child.f`` (it
-overrides it in ``Mine(Child)``, calls ``Child.f``, patches it), a name no fact on ``Base.f`` says; the fact's
-``inherited_by`` lists those classes (``vllm.b.Child``) and the match reads the uses of each.
+``Base.f`` changed its signature, return type or was removed (or a data attribute ``Base.x`` was). A downstream
+reaches that method as ``Child.f`` (it overrides it in ``Mine(Child)``, calls ``Child.f``, patches it), a name no
+fact on ``Base.f`` says; the fact's ``inherited_by`` lists those classes (``vllm.b.Child``) and the match reads the
+uses of each.
 
 Subclasses are found in the commit's changed files and, with the upstream's whole tree (``--git``), in every
 Python file of it whose text names a changed class in a ``class …(…)`` line; each candidate's bases are resolved
@@ -20,8 +21,9 @@ from prdigest.collect.git import CommitDiff
 from prdigest.kernel.models import Change
 from prdigest.kernel.pymodule import module_of
 
-#: The facts whose change an inheriting class shares (a body change is the base's own business: a check anyway).
-KINDS = frozenset({"signature", "returns", "removed"})
+#: The facts whose change an inheriting class shares (a body change is the base's own business: a check anyway); of
+#: ``attribute`` facts, a data attribute removed (``self.x`` no longer set by the base).
+KINDS = frozenset({"signature", "returns", "removed", "attribute"})
 #: How many generations below the changed class are followed.
 DEPTH = 3
 
@@ -39,7 +41,8 @@ def _base_words(text: str) -> frozenset[str]:
 def with_inheritors(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | None) -> list[Change]:
     """The facts, each method fact of :data:`KINDS` saying which upstream classes inherit that method."""
     targets = [f for f in facts if f.kind in KINDS and f.symbol.count(".") == 1 and f.public
-               and f.path.endswith(".py") and not f.symbol.startswith("*.")]
+               and f.path.endswith(".py") and not f.symbol.startswith("*.")
+               and (f.kind != "attribute" or f.detail.startswith("removed"))]
     if not targets:
         return facts
     after = {f.path: f.after for f in diff.files if f.after is not None and f.path.endswith(".py")}
@@ -102,8 +105,8 @@ def _heirs(top: tuple[str, str], method: str, children: dict[tuple[str, str], li
             continue
         seen.add((module, cls))
         got = read(module)
-        if got is not None and f"{cls}.{method}" in got[0].defs:
-            continue  # it defines its own: below it, the method is that one
+        if got is not None and (f"{cls}.{method}" in got[0].defs or f"{cls}.{method}" in got[0].attributes):
+            continue  # it defines or sets its own: below it, the name is that one
         out.append(f"{module}.{cls}")
         todo += children.get((module, cls), ())
     return out

@@ -19,6 +19,7 @@ from prdigest.collect.facts import (
     patchhooks,
     patchmoves,
     patchnewfields,
+    patchnewhooks,
     patchobligations,
     patchpassed,
     patchregistries,
@@ -115,6 +116,9 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
     # a hook the PR makes (a new method that only raises) and calls on an imported name in another hunk
     facts = patchhooks.hook_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
                                    and surface.is_api(f.path)], facts)
+    # a new hook the PR calls, which sets what a method of another module stops setting (patchnewhooks.py)
+    facts = patchnewhooks.new_hook_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")
+                                          and surface.is_api(f.path)], facts)
     # work the PR moves into a method from another module (an override that skips the base's no longer runs it):
     # the method's body fact, saying where the work came from
     moved = patchrehomed.rehomed_facts([(f.path, f.patch) for f in pr.files if f.patch and f.path.endswith(".py")

@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any, Literal, cast, get_args
 
 from prdigest.collect.facts.hierarchy import BUILTIN_METHODS
+from prdigest.connect.impact.members import members
 from prdigest.connect.impact.receivers import called_methods, unknown_receivers
 from prdigest.connect.impact.siblings import Siblings
 from prdigest.connect.impact.typing_only import typing_only_lines, with_mark
@@ -31,13 +32,14 @@ from prdigest.kernel.pymodule import module_and_package
 #: How a downstream uses an upstream name; ``reads`` (an attribute read through an imported name) and
 #: ``attribute`` (``obj.x`` on an object of unknown type, by the attribute's name alone: symbol ``.x``) and
 #: ``method`` (``self.capturer.clear()``: a method called on an object of unknown type, by name: symbol ``.clear``)
-#: are shown as a call (``Impact.how`` has no separate word for them).
-UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute", "method"]
+#: and ``member`` (``vllm_config.cache_config.x`` read or set: on an object named after a class, symbol
+#: ``.cache_config.x``; members.py) are shown as a call (``Impact.how`` has no separate word for them).
+UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "reads", "attribute", "method", "member"]
 #: The kinds of use as a set: checked once per cached row (``get_args`` per row cost a warm index a second).
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 12
+INDEX_VERSION = 16
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -49,6 +51,9 @@ OWN_INIT = ";own-init;sets="
 CALLS_SUPER = ";super"
 #: In a call's ``detail``: it spreads ``*args`` or ``**kwargs`` (what it passes cannot be read).
 SPREAD = ";spread"
+#: In a call's ``detail``: its value is used (assigned, tested, returned, passed on: any call but a statement of its
+#: own, ``f(x)`` or ``await f(x)`` on its line): a function that now returns nothing breaks it.
+USED = ";used"
 #: In the ``detail`` of an entry into a mapping (``R[k] = v``, a call of ``R.__setitem__``): the key as written, a
 #: dotted name or a string (``;key=PlatformEnum.OOT``), empty when it is any other expression.
 KEY = ";key="
@@ -173,6 +178,8 @@ class FileSummary:
     error: str = ""
     #: Lines of the imports under a module-level ``if TYPE_CHECKING:`` (typing_only.py): never run.
     typing_only: set[int] = field(default_factory=set)
+    #: (attribute, line): ``getattr(obj, "x", …)``, ``hasattr(obj, "x")``: the file allows for ``x`` being absent there.
+    guards: list[tuple[str, int]] = field(default_factory=list)
 
 
 def _chain(node: ast.AST) -> Parts | None:
@@ -258,6 +265,8 @@ class _Reader:
         self.own = _dotted((summary.module.split(".", 1)[0],)) if summary.module else None
         self.source = source
         self._lines: list[str] | None = None
+        #: The calls that are statements of their own (their value dropped), by ``id``: the tree outlives the walk.
+        self._dropped: set[int] = set()
 
     def _source_lines(self) -> list[str]:
         if self._lines is None:
@@ -393,8 +402,11 @@ class _Reader:
                 positional = i
                 break
         spread = SPREAD if positional < len(args) or None in named else ""
-        detail = f"kw={keywords};n={positional}{spread}"
+        detail = f"kw={keywords};n={positional}{spread}{'' if id(node) in self._dropped else USED}"
         if func is not None:
+            if func in (("getattr",), ("hasattr",)) and len(args) >= 2 and isinstance(args[1], ast.Constant) \
+                    and isinstance(args[1].value, str):
+                self.s.guards.append((args[1].value, node.lineno))
             if (func[-1] == "setattr" and len(func) == 1 or func[-2:] == ("patch", "object")) and len(args) >= 2:
                 obj, name = _chain(args[0]), args[1]
                 if obj and isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -428,8 +440,13 @@ class _Reader:
 
     def _expr(self, node: ast.Expr) -> list[ast.AST] | None:
         # A docstring (or any bare string statement) names nothing that runs.
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        value = node.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
             return []
+        if isinstance(value, ast.Await):
+            value = value.value
+        if isinstance(value, ast.Call):
+            self._dropped.add(id(value))
         return None
 
     def _constant(self, node: ast.Constant) -> list[ast.AST]:
@@ -711,6 +728,7 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
     # Attributes read on objects of unknown type, by name: not of a name the file imports (a module, a class:
     # resolved above, or not the upstream's), not a name the downstream defines anywhere; one line per file.
     defined = set().union(*(s.defines for s in files)) if files else set()
+    scopes = {s.path: _Scopes(s) for s in files}
     for s in files:
         imported = imported_names[s.path]
         seen: set[str] = set()
@@ -721,7 +739,13 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
             uses.append(Use(s.path, line, f".{name}", "attribute", local=name))
         uses += [Use(s.path, line, f".{name}", "method", local=name)
                  for name, line in unknown_receivers(s.calls, s.called, imported | set(bindings[s.path]), defined)]
-    scopes = {s.path: _Scopes(s) for s in files}
+        # attributes on an object named after a class, whoever assigns them, unless the function allows for their
+        # absence (members.py)
+        chains = [*s.reads, *((chain[:-1], line) for chain, line, _ in s.calls if len(chain) > 2), *s.assigns]
+        at = scopes[s.path].at
+        guarded = {(at(line), name) for name, line in s.guards}
+        uses += [Use(s.path, line, f".{receiver}.{name}", "member", local=f"{receiver}.{name}")
+                 for receiver, name, line in members(chains, imported | set(bindings[s.path]), at, guarded)]
     # built anew rather than ``dataclasses.replace``d: a third of the time of this last step on 60,000 uses
     uses = [Use(u.path, u.line, u.symbol, u.how, u.detail, u.local, scopes[u.path].at(u.line)) for u in uses]
     return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))

@@ -25,7 +25,8 @@ of the upstream's tree keeps a method of that name (prdigest.collect.facts.hiera
 changed files were read, or for a builtin's name); an attribute a base's
 ``__init__`` newly sets breaks a subclass whose own ``__init__`` neither calls the base's nor sets it; a return
 type that changed breaks an override or a patch annotated with another type (``check`` when it only widens, or
-without an annotation when it narrows; nothing when the annotation is within the new type); a keyword upstream now
+without an annotation when it narrows; nothing when the annotation is within the new type), and a call that uses
+the value of a function that now returns nothing (``-> bool`` → ``-> None``); a keyword upstream now
 passes to a constructor breaks a subclass ``__init__`` that does not take it, unless every such call builds the
 upstream's own class by name and the downstream does not patch the class over (``Change.constructed``: a
 ``check``); an override of a removed method that the downstream calls itself and that does not call the base's is
@@ -50,11 +51,11 @@ __all__ = ["HOW", "WILDCARD", "Signature", "SignatureChange", "UseTable", "fact_
 #: Shown as ``Impact.how`` (``reads`` is a use through the name, like a call).
 HOW: dict[str, ImpactHow] = {"imports": "imports", "subclasses": "subclasses", "overrides": "overrides",
                              "patches": "patches", "calls": "calls", "reads": "calls", "attribute": "calls",
-                             "method": "calls"}
+                             "method": "calls", "member": "calls"}
 _SEVERITY_RANK = {"breaks": 2, "check": 1}
 #: Which use of a file speaks for a module-level fact there (the import is the line to fix).
 _HOW_RANK = {"imports": 0, "subclasses": 1, "patches": 2, "overrides": 3, "calls": 4, "reads": 5, "attribute": 6,
-             "method": 7}
+             "method": 7, "member": 8}
 #: Kinds that make a name unreachable: one flag per downstream file says it (fix the import), not one per use.
 _GONE = MODULE_KINDS | {"moved"}
 #: Every kind's matcher: the API's (matchers.py), the obligations' (obligations.py) and deprecations'.

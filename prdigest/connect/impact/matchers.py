@@ -18,7 +18,18 @@ from functools import lru_cache
 from prdigest.collect.facts.hierarchy import BASE_UNREAD, BUILTIN_METHODS, METHOD_GONE, METHOD_GONE_CHANGED
 from prdigest.collect.facts.patchnewfields import FIELD_ADDED, KIND_UNSEEN
 from prdigest.collect.facts.pyapi import ATTRIBUTE_GONE, UNIMPLEMENTED, type_names
-from prdigest.connect.impact.index import CALLED, CALLS_SUPER, CONFIGURED, NO_VALUE, OWN_INIT, RETURNS, SPREAD, Use
+from prdigest.connect.impact.index import (
+    CALLED,
+    CALLS_SUPER,
+    CONFIGURED,
+    NO_VALUE,
+    OWN_INIT,
+    RETURNS,
+    SPREAD,
+    USED,
+    Use,
+)
+from prdigest.connect.impact.members import receiver_of
 from prdigest.connect.impact.signature import Signature, SignatureChange, call_shape, fits
 from prdigest.kernel.models import Change, ImpactSeverity
 from prdigest.kernel.pymodule import is_python, module_of
@@ -262,6 +273,22 @@ def _setting(change: Change, ctx: Context) -> Iterator[Hit]:
             yield Hit(use, "breaks", f"{symbol} → {change.after.rsplit('.', 1)[-1]}")
         elif use.how != "imports":
             yield Hit(use, "check", f"{symbol}: {change.before} → {change.after}")
+    if (removed or renamed) and "." in symbol:
+        words = f"{symbol} → {change.after.rsplit('.', 1)[-1]}" if renamed else symbol
+        yield from _members(change, ctx, symbol.rpartition(".")[0], name, words)
+
+
+def _members(change: Change, ctx: Context, cls: str, leaf: str, words: str) -> Iterator[Hit]:
+    """A public class's field or attribute that is gone, against the downstream's reads and assignments of it on
+    an object named after the class (``vllm_config.compilation_config.x`` for ``CompilationConfig.x``: members.py):
+    they break, whatever else the downstream assigns."""
+    receiver = receiver_of(cls)
+    if receiver is None or not change.public or any(p.startswith("_") for p in cls.split(".")):
+        return
+    for use in ctx.table.named(leaf):
+        if use.how == "member" and use.symbol == f".{receiver}.{leaf}":
+            yield Hit(use, "breaks", f"{words}; `{use.local}`: read or set on an object named after {cls}",
+                      f"{ctx.module}.{cls}.{leaf}")
 
 
 def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
@@ -275,11 +302,12 @@ def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
     cls, _, leaf = symbol.rpartition(".")
     if change.detail.startswith("removed"):
         for use in ctx.table.named(leaf):
-            if use.how != "attribute" and matches(use, ctx.prefixes, symbol, deeper=True) is not None:
+            if use.how not in ("attribute", "member") and matches(use, ctx.prefixes, symbol, deeper=True) is not None:
                 yield Hit(use, "breaks", f"{symbol} removed")
             elif use.how == "attribute" and ATTRIBUTE_GONE in change.detail and change.public:
                 yield Hit(use, "breaks", f"{symbol} removed; `.{leaf}` matched by name: no class of the change "
                           f"keeps `{leaf}`", full)
+        yield from _members(change, ctx, cls, leaf, f"{symbol} removed")
         return
     if change.detail == "added":
         for use in ctx.table.named("__init__"):
@@ -340,12 +368,19 @@ def _returns(change: Change, ctx: Context) -> Iterator[Hit]:
     """A return type that changed, against an override or a patch's installed function: one annotated with a
     type within the new one already fits (not listed); one annotated otherwise breaks, unless the new type only
     widens (``check``); one without an annotation breaks where the type was replaced, and is a ``check`` where it
-    was narrowed (``X | None`` → ``X``) or widened: it may return the narrower type already. A caller is never
-    flagged: a narrower type is still what it handled. One that returns nothing (``-> None``, or no annotation
-    and no ``return <value>``) breaks where the new type is a value (no ``None`` in it): upstream now reads it."""
+    was narrowed (``X | None`` → ``X``) or widened: it may return the narrower type already. One that returns
+    nothing (``-> None``, or no annotation and no ``return <value>``) breaks where the new type is a value (no
+    ``None`` in it): upstream now reads it. A caller is flagged only when the function now returns nothing at all
+    (``-> bool`` → ``-> None``): a call whose value it uses (assigned, tested, returned: the index's
+    :data:`USED`) breaks; otherwise a narrower type is still what a caller handled, and a wider one is not flagged."""
     old, new = _types(change.before), _types(change.after)
     widened, narrowed = old <= new, new < old
     value = bool(new) and not _NONE.search(change.after)
+    if change.after.strip() == "None" and old:
+        for use in _exact(change, ctx, "calls"):
+            if USED in use.detail:
+                yield Hit(use, "breaks", f"{change.symbol} returns nothing now (was {change.before}); your call "
+                          "uses its value")
     for use in _exact(change, ctx, "overrides", "patches"):
         own = returned(use)
         words = f"{change.symbol} returns {change.after} (was {change.before})"
@@ -488,10 +523,45 @@ def _abstract(change: Change, ctx: Context) -> Iterator[Hit]:
 
 
 def _added(change: Change, ctx: Context) -> Iterator[Hit]:
-    """A new upstream method that a downstream subclass already defines: it now overrides it."""
-    if "." in change.symbol:
-        for use in _exact(change, ctx, "overrides"):
-            yield Hit(use, "check", change.symbol)
+    """A new upstream method that a downstream subclass already defines: it now overrides it. One upstream calls on
+    instances of its class and that sets attributes of objects named after their class, which upstream's own
+    subclasses set before in their overrides of another of the class's methods (``sets``, ``moved_from``:
+    prdigest.collect.facts.newhooks), breaks a subclass that does not define it where its overrides of those
+    methods set or read one of them (the index's ``member`` uses): upstream's default now sets it again, after or
+    beside them."""
+    if "." not in change.symbol:
+        return
+    defined = set()
+    for use in _exact(change, ctx, "overrides"):
+        defined.add((use.path, use.local))
+        yield Hit(use, "check", change.symbol)
+    if change.sets and change.needed_by and change.public:
+        yield from _reset(change, ctx, defined)
+
+
+def _reset(change: Change, ctx: Context, defined: set[tuple[str, str]]) -> Iterator[Hit]:
+    """The subclasses, not among ``defined`` (path, class), of a new hook's class whose overrides of the methods
+    the hook's work moved out of set or read what the hook sets: at the subclass statement (the fix is a method in
+    its body). A class out of a patch's sight (``*``): any class of the fact's module or its package."""
+    cls, _, method = change.symbol.rpartition(".")
+    prefixes = ctx.prefixes[:2] if cls == WILDCARD else ctx.prefixes
+    candidates = [u for p in prefixes for u in ctx.table.under(p)] if cls == WILDCARD \
+        else ctx.table.named(cls.rsplit(".", 1)[-1])
+    callers = ", ".join(n.rpartition(".")[2] for n in change.needed_by)
+    homes = {n.rpartition(".")[2] for n in change.moved_from}  # the methods upstream's own subclasses set it in
+    for sub in dict.fromkeys(candidates):
+        if sub.how != "subclasses" or (sub.path, sub.local) in defined \
+                or matches(sub, prefixes, cls, deeper=False) is None:
+            continue
+        scopes = {u.scope for u in ctx.table.under(sub.symbol) if u.how == "overrides" and u.path == sub.path
+                  and u.local == sub.local and u.symbol.rpartition(".")[2] in homes}
+        touched = sorted({(u.scope, u.local) for name in change.sets for u in ctx.table.named(name.split(".")[-1])
+                          if u.how == "member" and u.symbol == f".{name}" and u.path == sub.path
+                          and u.scope in scopes})
+        if touched:
+            scope, member = touched[0]
+            yield Hit(sub, "breaks", f"{change.symbol}: upstream now calls it ({callers}) and it sets {member}, which "
+                      f"your {scope} sets or reads; {sub.local} does not define {method}")
 
 
 def _bases(change: Change, ctx: Context) -> Iterator[Hit]:
