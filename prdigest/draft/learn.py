@@ -1,6 +1,7 @@
 """What a reader can learn from a PR, even when every name it touches is internal (a plugin's kernels, its
 model runner): a fix whose description explains its root cause, a new mechanism shipped with its code, a contract
-between components, a design trade-off stated with its reason.
+between components (a base class shared, one method changed across its implementations), a design trade-off stated
+with its reason.
 
 Reach says who must act; a lesson says who should study. Each lesson rests on the PR's own text and files, never
 on its size alone, and a change that only moves, renames or adapts code to the upstream teaches none of these
@@ -15,14 +16,19 @@ from dataclasses import dataclass
 from prdigest.draft import scope
 from prdigest.kernel.models import Change
 from prdigest.kernel.prtext.prose import clean_line
-from prdigest.kernel.prtext.signals import Signals
+from prdigest.kernel.prtext.signals import Signals, quiet_path
 
 #: New shipped source (lines of new files beyond what the PR removed from shipped code) that makes a mechanism.
 MECHANISM_LINES = 150
 #: What each lesson weighs in the verdict's score (prdigest/draft/verdict.py). A root cause or a trade-off the
 #: author explains is the study itself; a new mechanism or shared base is half of one: labellers split on new
 #: kernels and quantization schemes that follow the pattern of earlier ones.
-WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "mechanism": 0.5, "contract": 0.5}
+#: One method added or re-signed across several classes is a contract each implementation now follows, the study
+#: itself like a root cause: on eighteen labelled vllm-ascend weeks both labellers called 8 of the 14 such PRs a
+#: deep read (a base class shared, "contract", 3 of 4; a root cause explained, 4 of 22).
+WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "interface": 1.25, "mechanism": 0.5, "contract": 0.5}
+#: Classes that add or re-sign the same method in one PR: an interface they all implement moved.
+INTERFACE_CLASSES = 3
 #: Kinds of fact a mechanical change is made of: names moved or renamed, files moved, tests.
 _MECHANICAL = frozenset({"renamed", "moved", "file-renamed", "tests", "passes"})
 
@@ -70,7 +76,7 @@ _ADAPTATION = _compile(r"\b(main ?2 ?main|adapt\w* (?:to|for) (?:the )?(?:upstre
 class Lesson:
     """One thing to study in a PR, with the phrase or file that shows it."""
 
-    key: str  # root-cause | mechanism | contract | trade-off
+    key: str  # root-cause | mechanism | contract | interface | trade-off
     evidence: str
 
 
@@ -112,6 +118,24 @@ def _contract(s: Signals) -> Lesson | None:
     return Lesson("contract", next(a for a in sorted(added) if any(a in c.after for c in shared)))
 
 
+def _interface(s: Signals) -> Lesson | None:
+    """The same method added or re-signed on several classes of shipped code (``get_graph_support`` on every
+    attention builder, a parameter renamed on every quantization method's ``apply``): a contract between
+    components that each implementation, and the next one written, must follow. Constructors are left out: a new
+    argument threaded through ``__init__`` is wiring, not an interface."""
+    owners: dict[str, set[str]] = {}
+    for c in s.changes:
+        if c.kind in ("added", "signature") and "." in c.symbol and c.path.endswith(".py") and not quiet_path(c.path):
+            owner, method = c.symbol.rsplit(".", 1)
+            if method != "__init__":
+                owners.setdefault(method, set()).add(owner)
+    shared = [(len(classes), method) for method, classes in owners.items() if len(classes) >= INTERFACE_CLASSES]
+    if not shared or s.unchanged_behaviour:
+        return None
+    n, method = max(shared)
+    return Lesson("interface", f"{method} ×{n}")
+
+
 def _trade_off(s: Signals) -> Lesson | None:
     """A choice the description argues for: the alternative or its cost beside a speed or memory figure, or a
     cost (an overhead, a stall, waste) traced to what causes it."""
@@ -150,8 +174,9 @@ def _sentences(body: str) -> list[str]:
 def lessons(s: Signals) -> tuple[Lesson, ...]:
     """What ``s`` teaches, at most one lesson of each kind; none for a change that only follows the upstream and
     says no reason of its own."""
-    found = tuple(x for x in (root_cause(s), _mechanism(s), _contract(s), _trade_off(s)) if x is not None)
-    if found and adaptation(s) and all(x.key == "contract" for x in found):
+    found = tuple(x for x in (root_cause(s), _mechanism(s), _contract(s), _interface(s), _trade_off(s))
+                  if x is not None)
+    if found and adaptation(s) and all(x.key in ("contract", "interface") for x in found):
         return ()  # an adaptation names the upstream's interfaces; the lesson is upstream's
     return found
 
