@@ -139,3 +139,30 @@ def test_the_platform_is_its_own_runtime_moving_to_a_release(case: str, pins: li
     assert platform_upgrades(extract(pr, [])) == said
     verdict = OfflineDrafter().draft(pr, [], "en").verdict
     assert (verdict is Verdict.DEEP_READ) is bool(said)
+
+
+def _setting(kind: str, before: str, after: str, detail: str = "default", reach: str = "public") -> Change:
+    return Change(kind=kind, symbol="Config.feature", path="pkg/config.py", before=before, after=after,
+                  detail=detail, language="python", reach=reach, reach_how="a config field users set")
+
+
+#: (case, the setting's fact, whether it is a default every deployment now runs with)
+DEFAULTS = [
+    ("a feature switched on by default", _setting("config", "False", "True"), True),
+    ("an environment switch turned on", _setting("env", "'0'", "'1'"), True),
+    ("a mode the platform no longer rewrites", _setting("config", "PIECEWISE", "FULL_AND_PIECEWISE",
+                                                        detail="no longer rewritten"), True),
+    ("a tuned number is a setting to look up, not a new way to run", _setting("config", "0.8", "1.0"), False),
+    ("a default that was none is an opt-in given a value", _setting("argument", "None", "auto"), False),
+    ("a setting nobody outside sets", _setting("config", "False", "True", reach="internal"), False),
+]
+
+
+@pytest.mark.parametrize("case,fact,flipped", DEFAULTS, ids=[row[0] for row in DEFAULTS])
+def test_a_default_every_deployment_runs_with_is_weighed(case: str, fact: Change, flipped: bool) -> None:
+    from prdigest.draft.verdict import assess
+    from prdigest.kernel.prtext.signals import extract
+
+    pr = _pr("Bind CPUs on ARM hosts", [FileChange(path="pkg/config.py", status="modified", additions=6, deletions=2)],
+             [fact], body="Binds each worker's CPUs to the NUMA node of its device on ARM hosts.")
+    assert ("fact-default" in {r.key for r in assess(extract(pr, [])).reasons}) is flipped

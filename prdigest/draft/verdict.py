@@ -20,6 +20,7 @@ from prdigest.kernel.actions import (
     is_commit,
     product,
     release_key,
+    switch,
     upgrades,
     version_of,
 )
@@ -63,6 +64,7 @@ W_FACT_ADDITIVE = 0.25   # ... only added to (a name, a parameter with a default
 W_FACT_KERNEL = 0.75     # a kernel added or its signature changed: a hot path that others dispatch to
 W_FACT_NONE = -0.5       # facts, but none of them about the API or a kernel: an internal change
 W_FACT_MECHANISM = 0.25  # ... but a new class or function inside: a mechanism the repo's readers meet next
+W_FACT_DEFAULT = 1.0     # a switch or mode every deployment runs with flipped: everyone who runs it meets it
 # Kinds of change readers study in any repo (prdigest.kernel.prtext.kinds): each names a contract that moved.
 W_KIND = {
     "new-architecture": 1.0,  # a new model or architecture: the template later ones copy
@@ -218,6 +220,9 @@ def _facts(s: Signals, add: Callable[..., None], *, taught: bool) -> None:
             fact=lambda w: fact_line(others[0], w.language))
     if kernels:
         add("fact-kernel", W_FACT_KERNEL, "fact", fact=lambda w: fact_line(kernels[0], w.language))
+    flipped = [c for c in s.api_changes if _default_flipped(c)]
+    if flipped and not s.breaking:  # the prose already said "by default now": one reason, not two
+        add("fact-default", W_FACT_DEFAULT, "fact_default", fact=lambda w: fact_line(flipped[0], w.language))
     if not (breaking or api or kernels):
         # Nothing public moved; a new class or function inside is still a mechanism its readers meet next.
         built = news_first([c for c in s.changes if c.kind == "added" and "." not in c.symbol and c.public
@@ -229,6 +234,25 @@ def _facts(s: Signals, add: Callable[..., None], *, taught: bool) -> None:
             return  # in a plugin every name is internal: what it teaches is the reason to read it
         internal = news_first(s.changes, s.core_title)
         add("fact-internal", W_FACT_NONE, "fact_internal", fact=lambda w: fact_line(internal[0], w.language))
+
+
+#: A ``detail`` of a setting's fact: the platform used to force another value and now keeps the user's (and
+#: the upstream's default): prdigest/collect/facts/overrides.py (the kernel does not import the collectors).
+UNREWRITTEN = "no longer rewritten"
+
+
+def _default_flipped(c: Change) -> bool:
+    """A setting whose default is now another switch position or mode (``False`` → ``True``, ``PIECEWISE`` →
+    ``FULL_AND_PIECEWISE``, or a value the platform no longer rewrites): what every deployment that does not set it
+    now runs with. A tuned number (a timeout, a factor) is a setting readers look up, not a new way to run."""
+    if c.kind not in ("env", "argument", "config") or c.detail not in ("default", UNREWRITTEN):
+        return False
+    old, new = (v.strip().strip("'\"") for v in (c.before, c.after))
+    if not old or not new or old == new:
+        return False
+    if switch(old) is not None or switch(new) is not None:
+        return switch(old) != switch(new)
+    return all(re.fullmatch(r"[A-Za-z_][\w.-]*", v) for v in (old, new)) and not {old.lower(), new.lower()} & {"none"}
 
 
 def _additive(c: Change) -> bool:
