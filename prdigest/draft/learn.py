@@ -68,7 +68,7 @@ _COST = _compile(r"\b(regressions?|overheads?|host[- ]bound|bubbles?|wasted?|bot
                  r"(?:host-device |device |extra )sync\w*)\b")
 _COST_CAUSE = _compile(r"\b(caus\w+|result(?:s|ed|ing)? in|lead(?:s|ing)? to|led to|because|due to|to avoid|forces?)\b")
 #: Work that only follows the upstream: a sync, a rebase, an adaptation without a reason of its own.
-_ADAPTATION = _compile(r"\b(main ?2 ?main|adapt\w* (?:to|for) (?:the )?(?:upstream|vllm|latest)|sync\w* (?:with|to) "
+_ADAPTATION = _compile(r"\b(main\s?2\s?main|adapt\w* (?:to|for) (?:the )?(?:upstream|vllm|latest)|sync\w* (?:with|to) "
                        r"(?:the )?(?:upstream|vllm)|upgrade vllm to|bump vllm)\b")
 
 
