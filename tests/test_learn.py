@@ -16,6 +16,7 @@ from prdigest.kernel.prtext.signals import extract
 
 WHEN = datetime(2026, 3, 20, tzinfo=timezone.utc)
 RUNNER = "plugin/worker/runner.py"
+KERNEL = "csrc/combine/op_kernel/combine_kernel.hpp"
 
 
 def _pr(title: str, body: str, files: list[FileChange], changes: Sequence[Change] = ()) -> PullRequest:
@@ -94,6 +95,16 @@ LESSONS = [
      "The prefill path now gathers only the required KV instead of the full KV. TTFT drops from 120 ms to 80 ms "
      "at 32k tokens.", [_file("plugin/attention/prefill.py", 120, 40)],
      [_fact("body", "Prefill.gather", "plugin/attention/prefill.py")], {"trade-off"}),
+    ("a kernel fix that says how its cores synchronise teaches that class of bug", "[BugFix] Fix combine at 32 experts",
+     "The completion flag was set too early: the unified buffers still in use share that space. It is now set "
+     "after the last copy.", [_file(KERNEL, 6, 5)], [], {"sync"}),
+    ("a new kernel is not a fix of one", "[BugFix] Add a combine kernel with its own barrier",
+     "Adds a kernel whose cores wait at a barrier.", [_file(KERNEL, 300, status="added")], [], set()),
+    ("a kernel fix about a dtype names no synchronisation", "[BugFix] Fix combine for bf16 scales",
+     "The kernel now casts bf16 scales to fp32 before the multiply.", [_file(KERNEL, 6, 5)], [], set()),
+    ("a Python fix naming a barrier is no kernel's synchronisation", "[BugFix] Drop the barrier before replay",
+     "The barrier before replay is no longer needed.", [_file(RUNNER, 2, 6)], [_fact("body", "Runner.replay")],
+     set()),
     ("one method re-signed on three implementations is an interface they follow", "Report graph support",
      "Builders now report whether they support graph capture through one class method.",
      [_file(f"plugin/attention/{n}.py", 10, 4) for n in ("a", "b", "c")],

@@ -1,7 +1,7 @@
 """What a reader can learn from a PR, even when every name it touches is internal (a plugin's kernels, its
-model runner): a fix whose description explains its root cause, a new mechanism shipped with its code, a contract
-between components (a base class shared, one method changed across its implementations), a design trade-off stated
-with its reason.
+model runner): a fix whose description explains its root cause or a kernel's synchronisation, a new mechanism
+shipped with its code, a contract between components (a base class shared, one method changed across its
+implementations), a design trade-off stated with its reason.
 
 Reach says who must act; a lesson says who should study. Each lesson rests on the PR's own text and files, never
 on its size alone, and a change that only moves, renames or adapts code to the upstream teaches none of these
@@ -26,7 +26,8 @@ MECHANISM_LINES = 150
 #: One method added or re-signed across several classes is a contract each implementation now follows, the study
 #: itself like a root cause: on eighteen labelled vllm-ascend weeks both labellers called 8 of the 14 such PRs a
 #: deep read (a base class shared, "contract", 3 of 4; a root cause explained, 4 of 22).
-WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "interface": 1.25, "mechanism": 0.5, "contract": 0.5}
+#: A kernel's synchronisation fixed is the textbook class of kernel bug (3 of 3 such fixes both labellers' deep reads).
+WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "interface": 1.25, "sync": 1.25, "mechanism": 0.5, "contract": 0.5}
 #: Classes that add or re-sign the same method in one PR: an interface they all implement moved.
 INTERFACE_CLASSES = 3
 #: Kinds of fact a mechanical change is made of: names moved or renamed, files moved, tests.
@@ -76,7 +77,7 @@ _ADAPTATION = _compile(r"\b(main\s?2\s?main|adapt\w* (?:to|for) (?:the )?(?:upst
 class Lesson:
     """One thing to study in a PR, with the phrase or file that shows it."""
 
-    key: str  # root-cause | mechanism | contract | interface | trade-off
+    key: str  # root-cause | sync | mechanism | contract | interface | trade-off
     evidence: str
 
 
@@ -88,6 +89,29 @@ def root_cause(s: Signals) -> Lesson | None:
         failure, cause = _FAILURE.search(sentence), _CAUSE.search(sentence)
         if failure and cause and not _LOUD.search(sentence):
             return Lesson("root-cause", _around(sentence, failure, cause))
+    return None
+
+
+#: How a kernel's cores, pipelines or engines wait for each other: a flag or event set, a barrier, an atomic write,
+#: and the failures of getting it wrong (a deadlock, a race), or an order stated ("set too early").
+_SYNC = _compile(r"\b(synchroni[sz]\w*|sync (?:flags?|signals?|logic|bug)|(?:set|wait)flag\w*|"
+                 r"flags? (?:is |are |was |were )?(?:set|waited|cleared|raised)|barriers?|atomic\w*|"
+                 r"(?:hardware )?events?|deadlocks?|race (?:condition)?|fences?|semaphores?|too (?:early|late))\b")
+#: Compiled kernel sources: what a device runs (C++, CUDA, AscendC headers).
+_COMPILED = re.compile(r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hh|hpp)$", re.IGNORECASE)
+
+
+def kernel_sync(s: Signals) -> Lesson | None:
+    """A fix to existing compiled kernels whose description names how the kernel synchronises (a flag set too
+    early, a 512-byte block assumed to be written atomically, flag ids that collide into a deadlock): the class of
+    bug every kernel author meets, whatever the device. A new kernel is no fix; a build or binding fix names none."""
+    if not (s.is_bugfix or re.search(r"\bfix", s.core_title, re.IGNORECASE)):
+        return None
+    if not any(_COMPILED.search(f.path) and not f.is_new for f in scope.shipped(s)):
+        return None
+    for sentence in [s.core_title, *_sentences(s.body)]:
+        if found := _SYNC.search(sentence):
+            return Lesson("sync", _around(sentence, found))
     return None
 
 
@@ -174,8 +198,8 @@ def _sentences(body: str) -> list[str]:
 def lessons(s: Signals) -> tuple[Lesson, ...]:
     """What ``s`` teaches, at most one lesson of each kind; none for a change that only follows the upstream and
     says no reason of its own."""
-    found = tuple(x for x in (root_cause(s), _mechanism(s), _contract(s), _interface(s), _trade_off(s))
-                  if x is not None)
+    found = tuple(x for x in (root_cause(s), kernel_sync(s), _mechanism(s), _contract(s), _interface(s),
+                              _trade_off(s)) if x is not None)
     if found and adaptation(s) and all(x.key in ("contract", "interface") for x in found):
         return ()  # an adaptation names the upstream's interfaces; the lesson is upstream's
     return found
