@@ -94,7 +94,7 @@ def _pin(symbol: str, path: str, before: str, after: str, detail: str = "changed
                   language="config", reach="public", reach_how="a runtime requirement")
 
 
-_IMAGE = "quay.io/vendor/toolkit"
+_IMAGE = "registry.example/vendor/toolkit"
 #: (case, pins, the platform upgrades said): what is the platform's own runtime moving, and what is not.
 PLATFORM = [
     ("a base image's patch release is a new toolkit to install",
