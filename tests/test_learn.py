@@ -16,6 +16,7 @@ from prdigest.kernel.prtext.signals import extract
 
 WHEN = datetime(2026, 3, 20, tzinfo=timezone.utc)
 RUNNER = "plugin/worker/runner.py"
+KERNEL = "csrc/combine/op_kernel/combine_kernel.hpp"
 
 
 def _pr(title: str, body: str, files: list[FileChange], changes: Sequence[Change] = ()) -> PullRequest:
@@ -94,6 +95,36 @@ LESSONS = [
      "The prefill path now gathers only the required KV instead of the full KV. TTFT drops from 120 ms to 80 ms "
      "at 32k tokens.", [_file("plugin/attention/prefill.py", 120, 40)],
      [_fact("body", "Prefill.gather", "plugin/attention/prefill.py")], {"trade-off"}),
+    ("a kernel fix that says how its cores synchronise teaches that class of bug", "[BugFix] Fix combine at 32 experts",
+     "The completion flag was set too early: the unified buffers still in use share that space. It is now set "
+     "after the last copy.", [_file(KERNEL, 6, 5)], [], {"sync"}),
+    ("a new kernel is not a fix of one", "[BugFix] Add a combine kernel with its own barrier",
+     "Adds a kernel whose cores wait at a barrier.", [_file(KERNEL, 300, status="added")], [], set()),
+    ("a kernel fix about a dtype names no synchronisation", "[BugFix] Fix combine for bf16 scales",
+     "The kernel now casts bf16 scales to fp32 before the multiply.", [_file(KERNEL, 6, 5)], [], set()),
+    ("a Python fix naming a barrier is no kernel's synchronisation", "[BugFix] Drop the barrier before replay",
+     "The barrier before replay is no longer needed.", [_file(RUNNER, 2, 6)], [_fact("body", "Runner.replay")],
+     set()),
+    ("one method re-signed on three implementations is an interface they follow", "Report graph support",
+     "Builders now report whether they support graph capture through one class method.",
+     [_file(f"plugin/attention/{n}.py", 10, 4) for n in ("a", "b", "c")],
+     [_fact("signature", f"{n}Builder.graph_support", f"plugin/attention/{n.lower()}.py") for n in ("A", "B", "C")],
+     {"interface"}),
+    ("a main2main sync re-signing one method everywhere follows the upstream's interface", "[Misc] main2main 0519",
+     "Follows the upstream's new sampler signature.",
+     [_file(f"plugin/sample/{n}.py", 10, 4) for n in ("a", "b", "c")],
+     [_fact("signature", f"{n}Sampler.sample", f"plugin/sample/{n.lower()}.py") for n in ("A", "B", "C")], set()),
+    ("the same method on two classes is a pair, not yet an interface", "Report graph support",
+     "Builders now report whether they support graph capture through one class method.",
+     [_file(f"plugin/attention/{n}.py", 10, 4) for n in ("a", "b")],
+     [_fact("added", f"{n}Builder.graph_support", f"plugin/attention/{n.lower()}.py") for n in ("A", "B")], set()),
+    ("a constructor argument threaded through every class is wiring", "Pass the config down",
+     "Each builder now takes the config.", [_file(f"plugin/attention/{n}.py", 10, 4) for n in ("a", "b", "c")],
+     [_fact("signature", f"{n}Builder.__init__", f"plugin/attention/{n.lower()}.py") for n in ("A", "B", "C")],
+     set()),
+    ("test classes adding the same test method are no interface", "Test graph support",
+     "Adds the same check to each test class.", [_file(f"tests/test_{n}.py", 10) for n in ("a", "b", "c")],
+     [_fact("added", f"Test{n}.test_graph", f"tests/test_{n.lower()}.py") for n in ("A", "B", "C")], set()),
     ("methods only hoisted into a new base are code moved, no contract", "Share one base across W8A8 schemes",
      "Moves the shared methods into one base class.",
      [_file("plugin/quant/base.py", 60, status="added"), _file("plugin/quant/a.py", 2, 30),

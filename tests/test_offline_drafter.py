@@ -456,6 +456,20 @@ def test_kinds_move_the_verdict(title, body, files, subsystems, verdict) -> None
     assert DRAFTER.draft(make_pr(title, body, files), subsystems, "en").verdict is verdict
 
 
+@pytest.mark.parametrize(("body", "reverted"), [
+    pytest.param("Adds the fused norm. It was reverted the next day (#31).", True, id="a-note-that-it-was-reverted"),
+    pytest.param("This PR restores #29 with the scheduler patch fixed. The original PR was reverted by #30 because "
+                 "the patch broke the recompute scheduler.", False, id="restoring-a-reverted-pr-is-a-reland"),
+    pytest.param("In #28 the o_proj layer was reverted to TP splitting as a workaround; it now shards again.",
+                 False, id="reverted-to-an-earlier-state"),
+    pytest.param("Three decode optimisations have been reverted in the combine kernel after network tests.",
+                 False, id="parts-this-change-reverts"),
+])
+def test_only_a_note_that_this_change_was_reverted_marks_it_reverted(body: str, reverted: bool) -> None:
+    pr = make_pr("[BugFix] Fix the combine kernel", body, [("vllm/model_executor/layers/fused.py", 40, 10)])
+    assert extract(pr, [], VLLM).later_reverted is reverted
+
+
 def test_a_reland_saying_its_first_attempt_was_reverted_is_not_itself_treated_as_reverted() -> None:
     body = ("Second try at #27512 after it was reverted in #28080: the eviction order now ignores pinned blocks, "
             "which broke the prefix cache when a request was aborted mid-prefill.")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from prdigest.draft.offline import OfflineDrafter
 from prdigest.kernel.models import Change, FileChange, PullRequest, Verdict
 
@@ -85,3 +87,82 @@ def test_a_change_to_running_code_is_not_groundwork_whatever_its_body_prepares()
 
     assert "groundwork" not in keys(_pr("Remove sync for PIECEWISE", files, [changed], body))
     assert "groundwork" in keys(_pr("Add the prepare hook", files, [added], body))
+
+
+def _pin(symbol: str, path: str, before: str, after: str, detail: str = "changed") -> Change:
+    return Change(kind="dependency", symbol=symbol, path=path, before=before, after=after, detail=detail,
+                  language="config", reach="public", reach_how="a runtime requirement")
+
+
+_IMAGE = "registry.example/vendor/toolkit"
+#: (case, pins, the platform upgrades said): what is the platform's own runtime moving, and what is not.
+PLATFORM = [
+    ("a base image's patch release is a new toolkit to install",
+     [_pin(_IMAGE, "Dockerfile", "8.5.0-ubuntu22.04", "8.5.1-ubuntu22.04")], ["toolkit 8.5.1"]),
+    ("a vendor installer the install guide runs moves with it",
+     [_pin("Vendor-toolkit", "docs/install.md", "==8.5.0", "==8.5.1", detail="installer")], ["Vendor-toolkit 8.5.1"]),
+    ("a toolkit's version setting in a Dockerfile",
+     [_pin("TOOLKIT_VERSION", "Dockerfile", "9.0.0", "9.1.0")], ["TOOLKIT 9.1.0"]),
+    ("a runtime package to a new release line",
+     [_pin("torch-npu", "requirements.txt", "==2.9.0", "==2.10.0")], ["torch-npu 2.10.0"]),
+    ("a runtime package's patch release is followed by its action",
+     [_pin("torch", "requirements.txt", "==2.9.0", "==2.9.1")], []),
+    ("a preview toolkit is for those who test it",
+     [_pin(_IMAGE, "Dockerfile.small", "9.0.0-ubuntu", "9.1.0-beta.1-ubuntu")], []),
+    ("a dev build of the kernel compiler",
+     [_pin("triton-ascend", "docs/tutorial.md", "==3.2.0.dev20251229", "==3.2.0.dev20260105")], []),
+    ("a toolkit's nightly build, named by its date",
+     [_pin("Vendor-compiler", "docs/tutorial.md", "==20251225", "==20260105", detail="installer")], []),
+    ("a library pin, however far it moves, is not the platform",
+     [_pin("transformers", "requirements.txt", ">=4.57.4", "==5.5.3")], []),
+    ("a source checkout's tag alone is which upstream the image ships",
+     [_pin("UPSTREAM_TAG", "Dockerfile", "v0.17.0", "v0.18.0")], []),
+    ("the upstream's release no longer supported: the baseline moved",
+     [_pin("upstream", "pkg/compat.py", "0.17.0", "", detail="support dropped")], ["upstream > 0.17.0"]),
+    ("... but not when main moves to a commit of the upstream's main instead",
+     [_pin("upstream", "pkg/compat.py", "0.18.0", "", detail="support dropped"),
+      _pin("UPSTREAM_TAG", "Dockerfile", "v0.18.0", "", detail="removed"),
+      _pin("UPSTREAM_COMMIT", "Dockerfile", "", "35141a7eed0123456789", detail="added")], []),
+    ("... nor to the next patch release of the same line",
+     [_pin("upstream", "pkg/compat.py", "0.20.1", "", detail="support dropped"),
+      _pin("UPSTREAM_TAG", "Dockerfile", "v0.20.1", "v0.20.2")], []),
+]
+
+
+@pytest.mark.parametrize("case,pins,said", PLATFORM, ids=[row[0] for row in PLATFORM])
+def test_the_platform_is_its_own_runtime_moving_to_a_release(case: str, pins: list[Change], said: list[str]) -> None:
+    from prdigest.draft.verdict import platform_upgrades
+    from prdigest.kernel.prtext.signals import extract
+
+    files = [FileChange(path=p, status="modified", additions=1, deletions=1) for p in dict.fromkeys(c.path for c in pins)]
+    pr = _pr("Move main forward", files, pins)
+    assert platform_upgrades(extract(pr, [])) == said
+    verdict = OfflineDrafter().draft(pr, [], "en").verdict
+    assert (verdict is Verdict.DEEP_READ) is bool(said)
+
+
+def _setting(kind: str, before: str, after: str, detail: str = "default", reach: str = "public") -> Change:
+    return Change(kind=kind, symbol="Config.feature", path="pkg/config.py", before=before, after=after,
+                  detail=detail, language="python", reach=reach, reach_how="a config field users set")
+
+
+#: (case, the setting's fact, whether it is a default every deployment now runs with)
+DEFAULTS = [
+    ("a feature switched on by default", _setting("config", "False", "True"), True),
+    ("an environment switch turned on", _setting("env", "'0'", "'1'"), True),
+    ("a mode the platform no longer rewrites", _setting("config", "PIECEWISE", "FULL_AND_PIECEWISE",
+                                                        detail="no longer rewritten"), True),
+    ("a tuned number is a setting to look up, not a new way to run", _setting("config", "0.8", "1.0"), False),
+    ("a default that was none is an opt-in given a value", _setting("argument", "None", "auto"), False),
+    ("a setting nobody outside sets", _setting("config", "False", "True", reach="internal"), False),
+]
+
+
+@pytest.mark.parametrize("case,fact,flipped", DEFAULTS, ids=[row[0] for row in DEFAULTS])
+def test_a_default_every_deployment_runs_with_is_weighed(case: str, fact: Change, flipped: bool) -> None:
+    from prdigest.draft.verdict import assess
+    from prdigest.kernel.prtext.signals import extract
+
+    pr = _pr("Bind CPUs on ARM hosts", [FileChange(path="pkg/config.py", status="modified", additions=6, deletions=2)],
+             [fact], body="Binds each worker's CPUs to the NUMA node of its device on ARM hosts.")
+    assert ("fact-default" in {r.key for r in assess(extract(pr, [])).reasons}) is flipped

@@ -1,6 +1,7 @@
 """What a reader can learn from a PR, even when every name it touches is internal (a plugin's kernels, its
-model runner): a fix whose description explains its root cause, a new mechanism shipped with its code, a contract
-between components, a design trade-off stated with its reason.
+model runner): a fix whose description explains its root cause or a kernel's synchronisation, a new mechanism
+shipped with its code, a contract between components (a base class shared, one method changed across its
+implementations), a design trade-off stated with its reason.
 
 Reach says who must act; a lesson says who should study. Each lesson rests on the PR's own text and files, never
 on its size alone, and a change that only moves, renames or adapts code to the upstream teaches none of these
@@ -15,14 +16,20 @@ from dataclasses import dataclass
 from prdigest.draft import scope
 from prdigest.kernel.models import Change
 from prdigest.kernel.prtext.prose import clean_line
-from prdigest.kernel.prtext.signals import Signals
+from prdigest.kernel.prtext.signals import Signals, quiet_path
 
 #: New shipped source (lines of new files beyond what the PR removed from shipped code) that makes a mechanism.
 MECHANISM_LINES = 150
 #: What each lesson weighs in the verdict's score (prdigest/draft/verdict.py). A root cause or a trade-off the
 #: author explains is the study itself; a new mechanism or shared base is half of one: labellers split on new
 #: kernels and quantization schemes that follow the pattern of earlier ones.
-WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "mechanism": 0.5, "contract": 0.5}
+#: One method added or re-signed across several classes is a contract each implementation now follows, the study
+#: itself like a root cause: on eighteen labelled vllm-ascend weeks both labellers called 8 of the 14 such PRs a
+#: deep read (a base class shared, "contract", 3 of 4; a root cause explained, 4 of 22).
+#: A kernel's synchronisation fixed is the textbook class of kernel bug (3 of 3 such fixes both labellers' deep reads).
+WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "interface": 1.25, "sync": 1.25, "mechanism": 0.5, "contract": 0.5}
+#: Classes that add or re-sign the same method in one PR: an interface they all implement moved.
+INTERFACE_CLASSES = 3
 #: Kinds of fact a mechanical change is made of: names moved or renamed, files moved, tests.
 _MECHANICAL = frozenset({"renamed", "moved", "file-renamed", "tests", "passes"})
 
@@ -62,7 +69,7 @@ _COST = _compile(r"\b(regressions?|overheads?|host[- ]bound|bubbles?|wasted?|bot
                  r"(?:host-device |device |extra )sync\w*)\b")
 _COST_CAUSE = _compile(r"\b(caus\w+|result(?:s|ed|ing)? in|lead(?:s|ing)? to|led to|because|due to|to avoid|forces?)\b")
 #: Work that only follows the upstream: a sync, a rebase, an adaptation without a reason of its own.
-_ADAPTATION = _compile(r"\b(main ?2 ?main|adapt\w* (?:to|for) (?:the )?(?:upstream|vllm|latest)|sync\w* (?:with|to) "
+_ADAPTATION = _compile(r"\b(main\s?2\s?main|adapt\w* (?:to|for) (?:the )?(?:upstream|vllm|latest)|sync\w* (?:with|to) "
                        r"(?:the )?(?:upstream|vllm)|upgrade vllm to|bump vllm)\b")
 
 
@@ -70,7 +77,7 @@ _ADAPTATION = _compile(r"\b(main ?2 ?main|adapt\w* (?:to|for) (?:the )?(?:upstre
 class Lesson:
     """One thing to study in a PR, with the phrase or file that shows it."""
 
-    key: str  # root-cause | mechanism | contract | trade-off
+    key: str  # root-cause | sync | mechanism | contract | interface | trade-off
     evidence: str
 
 
@@ -82,6 +89,29 @@ def root_cause(s: Signals) -> Lesson | None:
         failure, cause = _FAILURE.search(sentence), _CAUSE.search(sentence)
         if failure and cause and not _LOUD.search(sentence):
             return Lesson("root-cause", _around(sentence, failure, cause))
+    return None
+
+
+#: How a kernel's cores, pipelines or engines wait for each other: a flag or event set, a barrier, an atomic write,
+#: and the failures of getting it wrong (a deadlock, a race), or an order stated ("set too early").
+_SYNC = _compile(r"\b(synchroni[sz]\w*|sync (?:flags?|signals?|logic|bug)|(?:set|wait)flag\w*|"
+                 r"flags? (?:is |are |was |were )?(?:set|waited|cleared|raised)|barriers?|atomic\w*|"
+                 r"(?:hardware )?events?|deadlocks?|race (?:condition)?|fences?|semaphores?|too (?:early|late))\b")
+#: Compiled kernel sources: what a device runs (C++, CUDA, AscendC headers).
+_COMPILED = re.compile(r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hh|hpp)$", re.IGNORECASE)
+
+
+def kernel_sync(s: Signals) -> Lesson | None:
+    """A fix to existing compiled kernels whose description names how the kernel synchronises (a flag set too
+    early, a 512-byte block assumed to be written atomically, flag ids that collide into a deadlock): the class of
+    bug every kernel author meets, whatever the device. A new kernel is no fix; a build or binding fix names none."""
+    if not (s.is_bugfix or re.search(r"\bfix", s.core_title, re.IGNORECASE)):
+        return None
+    if not any(_COMPILED.search(f.path) and not f.is_new for f in scope.shipped(s)):
+        return None
+    for sentence in [s.core_title, *_sentences(s.body)]:
+        if found := _SYNC.search(sentence):
+            return Lesson("sync", _around(sentence, found))
     return None
 
 
@@ -110,6 +140,24 @@ def _contract(s: Signals) -> Lesson | None:
     if len(shared) < 2 or s.unchanged_behaviour or _hoisted(s):
         return None  # methods only hoisted into the new base: code moved, no contract changed
     return Lesson("contract", next(a for a in sorted(added) if any(a in c.after for c in shared)))
+
+
+def _interface(s: Signals) -> Lesson | None:
+    """The same method added or re-signed on several classes of shipped code (``get_graph_support`` on every
+    attention builder, a parameter renamed on every quantization method's ``apply``): a contract between
+    components that each implementation, and the next one written, must follow. Constructors are left out: a new
+    argument threaded through ``__init__`` is wiring, not an interface."""
+    owners: dict[str, set[str]] = {}
+    for c in s.changes:
+        if c.kind in ("added", "signature") and "." in c.symbol and c.path.endswith(".py") and not quiet_path(c.path):
+            owner, method = c.symbol.rsplit(".", 1)
+            if method != "__init__":
+                owners.setdefault(method, set()).add(owner)
+    shared = [(len(classes), method) for method, classes in owners.items() if len(classes) >= INTERFACE_CLASSES]
+    if not shared or s.unchanged_behaviour:
+        return None
+    n, method = max(shared)
+    return Lesson("interface", f"{method} ×{n}")
 
 
 def _trade_off(s: Signals) -> Lesson | None:
@@ -150,8 +198,9 @@ def _sentences(body: str) -> list[str]:
 def lessons(s: Signals) -> tuple[Lesson, ...]:
     """What ``s`` teaches, at most one lesson of each kind; none for a change that only follows the upstream and
     says no reason of its own."""
-    found = tuple(x for x in (root_cause(s), _mechanism(s), _contract(s), _trade_off(s)) if x is not None)
-    if found and adaptation(s) and all(x.key == "contract" for x in found):
+    found = tuple(x for x in (root_cause(s), kernel_sync(s), _mechanism(s), _contract(s), _interface(s),
+                              _trade_off(s)) if x is not None)
+    if found and adaptation(s) and all(x.key in ("contract", "interface") for x in found):
         return ()  # an adaptation names the upstream's interfaces; the lesson is upstream's
     return found
 

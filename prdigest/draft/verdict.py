@@ -13,12 +13,23 @@ from dataclasses import dataclass
 
 from prdigest.draft import learn, scope
 from prdigest.draft.phrasing import area_names, cjk, code_names
-from prdigest.kernel.actions import actions, upgrades, version_of
+from prdigest.kernel.actions import (
+    INSTALLER,
+    actions,
+    dropped,
+    is_commit,
+    product,
+    release_key,
+    switch,
+    upgrades,
+    version_of,
+)
 from prdigest.kernel.factlines import fact_line, news_first
 from prdigest.kernel.i18n import Section
 from prdigest.kernel.models import Change, Verdict, opt_in_signature
 from prdigest.kernel.prtext.kinds import Kind
 from prdigest.kernel.prtext.signals import CI, SOURCE, TEST, Signals, quiet_path
+from prdigest.kernel.superseded import SUPPORT_DROPPED
 
 # ── Verdict weights: a PR's score is the sum of the weights whose signal it shows. ──────────────────
 W_SIZE_LARGE = 1.0       # ≥ 500 changed lines: a change that size usually carries design decisions
@@ -53,6 +64,7 @@ W_FACT_ADDITIVE = 0.25   # ... only added to (a name, a parameter with a default
 W_FACT_KERNEL = 0.75     # a kernel added or its signature changed: a hot path that others dispatch to
 W_FACT_NONE = -0.5       # facts, but none of them about the API or a kernel: an internal change
 W_FACT_MECHANISM = 0.25  # ... but a new class or function inside: a mechanism the repo's readers meet next
+W_FACT_DEFAULT = 1.0     # a switch or mode every deployment runs with flipped: everyone who runs it meets it
 # Kinds of change readers study in any repo (prdigest.kernel.prtext.kinds): each names a contract that moved.
 W_KIND = {
     "new-architecture": 1.0,  # a new model or architecture: the template later ones copy
@@ -208,6 +220,9 @@ def _facts(s: Signals, add: Callable[..., None], *, taught: bool) -> None:
             fact=lambda w: fact_line(others[0], w.language))
     if kernels:
         add("fact-kernel", W_FACT_KERNEL, "fact", fact=lambda w: fact_line(kernels[0], w.language))
+    flipped = [c for c in s.api_changes if _default_flipped(c)]
+    if flipped and not s.breaking:  # the prose already said "by default now": one reason, not two
+        add("fact-default", W_FACT_DEFAULT, "fact_default", fact=lambda w: fact_line(flipped[0], w.language))
     if not (breaking or api or kernels):
         # Nothing public moved; a new class or function inside is still a mechanism its readers meet next.
         built = news_first([c for c in s.changes if c.kind == "added" and "." not in c.symbol and c.public
@@ -221,6 +236,25 @@ def _facts(s: Signals, add: Callable[..., None], *, taught: bool) -> None:
         add("fact-internal", W_FACT_NONE, "fact_internal", fact=lambda w: fact_line(internal[0], w.language))
 
 
+#: A ``detail`` of a setting's fact: the platform used to force another value and now keeps the user's (and
+#: the upstream's default): prdigest/collect/facts/overrides.py (the kernel does not import the collectors).
+UNREWRITTEN = "no longer rewritten"
+
+
+def _default_flipped(c: Change) -> bool:
+    """A setting whose default is now another switch position or mode (``False`` → ``True``, ``PIECEWISE`` →
+    ``FULL_AND_PIECEWISE``, or a value the platform no longer rewrites): what every deployment that does not set it
+    now runs with. A tuned number (a timeout, a factor) is a setting readers look up, not a new way to run."""
+    if c.kind not in ("env", "argument", "config") or c.detail not in ("default", UNREWRITTEN):
+        return False
+    old, new = (v.strip().strip("'\"") for v in (c.before, c.after))
+    if not old or not new or old == new:
+        return False
+    if switch(old) is not None or switch(new) is not None:
+        return switch(old) != switch(new)
+    return all(re.fullmatch(r"[A-Za-z_][\w.-]*", v) for v in (old, new)) and not {old.lower(), new.lower()} & {"none"}
+
+
 def _additive(c: Change) -> bool:
     """A fact that only adds to the API: a new name, a new setting, parameters added with a default or required
     ones given one. Code written before it works and means the same."""
@@ -229,16 +263,79 @@ def _additive(c: Change) -> bool:
     return c.kind == "signature" and opt_in_signature(c.detail)
 
 
+#: The Python packages that are a platform's own runtime, in any project built on PyTorch or JAX: the tensor
+#: runtime and its device extension (``torch``, ``torch-npu``, ``torch_xla``), its kernel compilers (``triton``, a
+#: vendor's ``triton-ascend``) and JAX with its TPU runtime. A pin of any other library (``transformers``, a KV-transfer
+#: engine, ``psutil``) is a dependency its readers follow by its action, not the platform moving.
+_RUNTIME = re.compile(r"(?:py)?torch(?:[-_][\w.-]+)?|triton(?:[-_][\w.-]+)?|jax(?:lib)?|libtpu(?:[-_][\w.-]+)?",
+                      re.IGNORECASE)
+#: Where an image's system toolchain is pinned: a Dockerfile (its base image, an ``ARG``/``ENV`` version) or a
+#: ``version.info`` file.
+_TOOLCHAIN_FILE = re.compile(r"(^|/)(Dockerfile[^/]*|[^/]+\.dockerfile|Containerfile[^/]*|version\.info)$",
+                             re.IGNORECASE)
+#: A Dockerfile setting naming a git ref (``VLLM_TAG``, ``VLLM_COMMIT``): a project the image builds from source,
+#: which is the upstream or a library, not the toolchain the image runs on.
+_GIT_REF = re.compile(r"_(?:TAG|COMMIT)$", re.IGNORECASE)
+#: Stages of a preview build (dev, alpha, beta: prdigest.kernel.actions.release_key): main trying a toolkit out is
+#: for those who test it; a release candidate is how some vendors ship their toolkits, so it counts as a release.
+_PREVIEW = -2
+#: A version that is only a build date (``20260105``): a nightly build, a preview like a dev build.
+_NIGHTLY = re.compile(r"(?:19|20)\d{6}\d*")
+
+
+def _release(version: str) -> bool:
+    """Whether ``version`` names a release: not a commit, a preview build or a nightly."""
+    return (bool(version) and not is_commit(version) and not _NIGHTLY.fullmatch(version)
+            and release_key(version)[1] > _PREVIEW)
+
+
+def _system_toolchain(c: Change) -> bool:
+    """A pin of what an image is built on: a vendor installer, a base image or a ``*_VERSION`` setting of a
+    Dockerfile, a ``version.info``. Even a patch release of these is a new toolkit to install: no ``pip -U``."""
+    if c.detail == INSTALLER:
+        return True
+    return bool(_TOOLCHAIN_FILE.search(c.path)) and "==" not in c.after and not _GIT_REF.search(c.symbol)
+
+
+def _runtime_pin(c: Change) -> bool:
+    """An exact pin of a platform runtime package (:data:`_RUNTIME`), wherever it is written."""
+    exact = "==" in c.after or not c.path.endswith((".txt", ".in", ".toml", ".py"))
+    return exact and bool(_RUNTIME.fullmatch(product(c)))
+
+
 def platform_upgrades(s: Signals) -> list[str]:
-    """The toolchain pins the PR moves up that everyone running main must follow: an exact runtime pin
-    (``torch-npu==2.10.0``) or a Dockerfile / version-file value (``CANN_VERSION``), as ``name version``."""
-    exact = [c for c in s.changes if c.kind == "dependency" and c.reach == "public"
-             and ("==" in c.after or not c.path.endswith((".txt", ".in", ".toml", ".py")))]
-    if all(_patch_release(c) or _SHA.fullmatch(version_of(c.after) or "-") for c in exact if c.before):
-        return []  # patch releases and commits only: readers follow the action, there is nothing to study
-    # A commit pin moving (main tracking main) is routine; a release or toolchain version is the platform moving.
-    return [f"{name} {version}" for name, version, newer in upgrades(exact)
-            if newer and not re.fullmatch(r"[0-9a-f]{7,40}", version)]
+    """What of the platform the PR moves that everyone running main must follow, as ``name version``: its system
+    toolchain (a base image, a toolkit's version or installer) to a newer release, a runtime package (torch and its
+    device extension, triton, jax: :data:`_RUNTIME`) to a newer release line, or the upstream's release it stops
+    supporting (its version gates removed, ``name > release``) when main does not move to a commit instead.
+
+    Not the platform: a library pin, a source checkout's tag, a patch release of a Python package (readers follow
+    its action), a preview build (dev, alpha, beta) and a commit (main tracking the upstream's main)."""
+    pins = [c for c in s.changes if c.kind == "dependency" and c.reach == "public" and c.after
+            and (_system_toolchain(c) or _runtime_pin(c))]
+    moved = [c for c in pins if c.before and not is_commit(version_of(c.before)) and _release(version_of(c.after))
+             and (_system_toolchain(c) or not _patch_release(c))]
+    # Once the platform moved, every runtime pin it moves is said beside it (torch-npu's post-release with CANN).
+    out = [f"{name} {version}" for name, version, newer in upgrades(pins)
+           if newer and _release(version)] if moved else []
+    # The upstream's release main stops supporting: the baseline moved, unless main moved to a commit of the
+    # upstream's main instead, or to the next patch release of the same line (v0.20.1 → v0.20.2).
+    to_commit = {name.lower() for name, _, _ in dropped(s.changes)}
+    pinned = [(product(c).lower(), version_of(c.after)) for c in s.changes
+              if c.kind == "dependency" and c.reach == "public" and c.after]
+    for c in s.changes:
+        if c.kind != "dependency" or c.reach != "public" or c.detail != SUPPORT_DROPPED:
+            continue
+        name = product(c).lower()
+        if name not in to_commit and not any(n == name and _same_line(c.before, v) for n, v in pinned):
+            out.append(f"{c.symbol} > {c.before}")
+    return list(dict.fromkeys(out))
+
+
+def _same_line(old: str, new: str) -> bool:
+    """Whether two versions share their first two release numbers (``0.20.1`` and ``v0.20.2``)."""
+    a, b = (re.findall(r"\d+", version_of(v))[:2] for v in (old, new))
+    return len(a) == len(b) == 2 and a == b
 
 
 def _patch_release(c: Change) -> bool:

@@ -57,10 +57,15 @@ _BUGFIX = re.compile(r"^\s*(?:\[\s*bug\s*-?fix\s*\]|\[\s*fix\s*\]|fix(?:es|ed)?\
 _BUMP = re.compile(r"\b(bump|upgrade|update|pin|unpin)\b.{0,60}?\b(to|from|version|v?\d+(?:\.\d+)+|==|>=)",
                    re.IGNORECASE)
 _FLAKY = re.compile(r"\bflak(y|iness)\b", re.IGNORECASE)
-_LATER_REVERTED = re.compile(r"\b(was|got|been) reverted\b", re.IGNORECASE)
-#: A re-land says the *earlier* attempt "was reverted": that is not this change being reverted.
+#: The note a description gets when its change was reverted (one change: "it was reverted", "has been reverted";
+#: not things "reverted to" an earlier state, nor parts that "have been reverted" by this change).
+_LATER_REVERTED = re.compile(r"\b(?:was|got|has been|had been) reverted\b(?! to\b)", re.IGNORECASE)
+#: A re-land says the *earlier* attempt "was reverted": that is not this change being reverted. It may say so
+#: by restoring a PR, or by naming the original one as the change reverted.
 _RELAND = re.compile(r"\b(?:re-?land\w*|re-?appl(?:y|ies|ied)|(?:second|another) (?:try|attempt)|attempt 2|"
-                     r"try again)\b|重新(?:合入|提交|应用)", re.IGNORECASE)
+                     r"try again|restor(?:e|es|ed|ing) (?:pr-?|#)\d+|(?:original|previous|earlier|prior|first) "
+                     r"(?:PR|pull request|change|commit|attempt)\b[^.\n]{0,80}?\b(?:was|got|has been|had been) "
+                     r"reverted)\b|重新(?:合入|提交|应用)", re.IGNORECASE)
 _REASON = re.compile(
     r"\b(because|caus\w+|break\w*|broke\w*|regress\w*|problem\w*|fail\w*|crash\w*|wrong|unreachable|"
     r"dead code|can never|never run\w*|hang\w*|slower|incorrect|bug\w*|over-?appl\w+|verbose|leak\w*)\b",
