@@ -128,35 +128,28 @@ class GitTree:
         return {path: text for path, oid in chosen.items() if (text := self._texts.get(oid)) and keep(text)}
 
     def method_names(self, sha: str) -> frozenset[str] | None:
-        if sha not in self._scanned:
-            listing = self._listing(sha)
-            if listing is None or len(listing) > MAX_SCANNED:
-                self._scanned[sha] = None
-            else:
-                self._read(set(listing.values()))
-                names: set[str] = set()
-                for oid in listing.values():
-                    if oid not in self._names:
-                        text = self._texts.get(oid) or ""
-                        self._names[oid] = frozenset(_METHOD.findall(text))
-                    names |= self._names[oid]
-                self._scanned[sha] = frozenset(names)
-        return self._scanned[sha]
+        return self._names_in(sha, _METHOD, self._names, self._scanned)
 
     def called_names(self, sha: str) -> frozenset[str] | None:
-        if sha not in self._called:
+        return self._names_in(sha, _CALLED, self._calls, self._called)
+
+    def _names_in(self, sha: str, pattern: re.Pattern[str], per_blob: dict[str, frozenset[str]],
+                  per_sha: dict[str, frozenset[str] | None]) -> frozenset[str] | None:
+        """What ``pattern`` finds in every Python file of the tree at ``sha`` (each blob read and searched once
+        per run); None when the tree cannot be listed or is too large to scan."""
+        if sha not in per_sha:
             listing = self._listing(sha)
             if listing is None or len(listing) > MAX_SCANNED:
-                self._called[sha] = None
+                per_sha[sha] = None
             else:
                 self._read(set(listing.values()))
                 names: set[str] = set()
                 for oid in listing.values():
-                    if oid not in self._calls:
-                        self._calls[oid] = frozenset(_CALLED.findall(self._texts.get(oid) or ""))
-                    names |= self._calls[oid]
-                self._called[sha] = frozenset(names)
-        return self._called[sha]
+                    if oid not in per_blob:
+                        per_blob[oid] = frozenset(pattern.findall(self._texts.get(oid) or ""))
+                    names |= per_blob[oid]
+                per_sha[sha] = frozenset(names)
+        return per_sha[sha]
 
 
 def _paths(module: str) -> tuple[str, ...]:
