@@ -1,5 +1,6 @@
 """Kernels of Python kernel languages (Triton, Pallas) as kernel facts, read from a real repository's commits (full
-files, through a clone) and from the same commits' patches alone (prdigest/collect/facts/pykernels.py)."""
+files, through a clone) and from the same commits' patches alone; and what the verdict and the headline make of
+them (prdigest/collect/facts/pykernels.py, prdigest/draft/learn.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import pytest
 
 from prdigest.collect.facts import Surface, week_facts
 from prdigest.collect.git import open_clone
-from prdigest.kernel.models import Change
+from prdigest.draft.headline import headline
+from prdigest.draft.verdict import assess
+from prdigest.kernel.models import Change, PullRequest, Verdict
+from prdigest.kernel.prtext.signals import extract
 from tests.git_support import commit_week
 
 ATTENTION = '''
@@ -163,3 +167,29 @@ def test_patches_alone_show_new_kernels_and_casts_that_moved(week) -> None:
     assert ("_rms_kernel", "triton", "numerics: +zeros→bfloat16; -zeros→float32") in _kernels(week["patches"][5])
     assert ("_scale_kernel", "triton", "added") not in _kernels(week["patches"][6])  # ``@tr.jit``: the alias is
     # out of the patch's sight unless the import is in it
+
+
+@pytest.mark.parametrize(("number", "deep", "zh"), [
+    (1, True, "新增 Pallas 内核 `ragged_gather`"),
+    (2, True, "Pallas 内核 `_loop` 的数值精度改变"),
+    (3, False, None),  # a launch retuned: a kernel fact, no lesson
+])
+def test_a_kernel_put_to_use_or_its_numerics_fixed_is_a_deep_read_said_by_its_kernel(week, number, deep,
+                                                                                        zh) -> None:
+    pr: PullRequest = week["prs"][number].model_copy(update={"changes": week["git"][number]})
+    s = extract(pr, [])
+    assert (assess(s).verdict is Verdict.DEEP_READ) is deep
+    if zh:
+        assert zh in headline(s, "zh-CN")
+
+
+def test_a_cast_moved_in_a_fix_of_something_else_is_no_deep_read(week) -> None:
+    pr: PullRequest = week["prs"][2].model_copy(update={"title": "Fix sync scheduler failure",
+                                                         "changes": week["git"][2]})
+    assert assess(extract(pr, [])).verdict is not Verdict.DEEP_READ
+
+
+def test_a_kernel_the_title_says_it_speeds_up_teaches_no_lesson(week) -> None:
+    pr: PullRequest = week["prs"][1].model_copy(update={"title": "Optimize the MoE gather with a Pallas kernel",
+                                                         "changes": week["git"][1]})
+    assert assess(extract(pr, [])).verdict is not Verdict.DEEP_READ
