@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from prdigest.collect.facts import pyapi
+from prdigest.collect.facts.hunklines import HEAD_DEF, hunks
 from prdigest.collect.facts.surface import module_name
 from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change
@@ -439,8 +440,6 @@ def patch_facts(path: str, patch: str, facts: list[Change]) -> list[Change]:
     """``facts`` (what patches.py read of this file) with the kernels the changed lines show: a ``def`` under a
     ``@triton.jit`` line, or one an added ``pallas_call`` launches, added or removed; a function (by the hunk's own
     ``def`` lines and git's hunk header) whose casts differ between the two sides, in a kernel language's module."""
-    from prdigest.collect.facts.hunklines import HEAD_DEF, hunks  # the one hunk parser
-
     if not _KERNEL_PATCH.search(path) and not _KERNEL_PATCH.search(patch):
         return facts
     found = hunks(patch)
