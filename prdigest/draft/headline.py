@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from prdigest.draft import learn
 from prdigest.draft.language import code_words, mixes_languages
 from prdigest.draft.phrasing import MAX_HEADLINE, cjk, draft_words, spaced
 from prdigest.draft.point import Known, backticked, known, point
@@ -57,6 +58,8 @@ _TITLE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _LONG_ASIDE = re.compile(r"\s*\([^()]{24,}\)\s*$")  # "(/inference does NOT bypass …)" goes; "(SM100)" stays
 _ANY_ASIDE = re.compile(r"\s*\([^()]*\)\s*$")
+#: Characters of description past which the author's own words say the point (the verdict's "unexplained" bound).
+_DESCRIBED = 150
 _VAGUE_TAIL = re.compile(r"\s+in (?:some|certain|rare|all) cases$", re.IGNORECASE)
 
 
@@ -204,8 +207,13 @@ def headline(s: Signals, lang: Language) -> str:
         return h["untitled"].format(n=s.number)
     text, whole = "", False
     code = code_words([f.path for f in s.files], s.identifiers) if zh else frozenset()
+    # A kernel's point read off its code (a new kernel put to use, its numerics fixed, a new mode) when no
+    # description says more than the title: a Chinese headline cannot say the English title whole.
+    lesson = learn.kernel_fact(s) if zh and len(s.body) < _DESCRIBED else None
+    said_kernel = next((t for t in ((fact_line(lesson[1], lang), brief_line(lesson[1], lang)) if lesson else ())
+                        if len(t) + len(label) + 1 <= MAX_HEADLINE), None)
     for short in (0, 1, 2):
-        text, verbed = _statement(s, w, short)
+        text, verbed = (said_kernel, True) if said_kernel else _statement(s, w, short)
         if zh and (mixes_languages(text, code) or not _CJK.search(text)):
             # The title's point in Chinese (its verb, names and known terms), else its main code fact, else the
             # files it changed: never the English title (kept in the link line) nor a count of changes.

@@ -27,7 +27,15 @@ MECHANISM_LINES = 150
 #: itself like a root cause: on eighteen labelled vllm-ascend weeks both labellers called 8 of the 14 such PRs a
 #: deep read (a base class shared, "contract", 3 of 4; a root cause explained, 4 of 22).
 #: A kernel's synchronisation fixed is the textbook class of kernel bug (3 of 3 such fixes both labellers' deep reads).
-WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "interface": 1.25, "sync": 1.25, "mechanism": 0.5, "contract": 0.5}
+#: A kernel of a Python kernel language is the study itself and its own explanation (tpu-inference writes no
+#: descriptions; on its two fitting weeks both labellers called the three PRs with such a lesson deep reads): a new
+#: kernel put to use, its numerics fixed, or a new mode of it.
+WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "interface": 1.25, "sync": 1.25, "mechanism": 0.5, "contract": 0.5,
+          "kernel-new": 1.5, "kernel-numerics": 1.5, "kernel-mode": 1.5}
+#: Lessons read off a kernel's code: the description's length says nothing about them.
+KERNEL_LESSONS = frozenset({"kernel-new", "kernel-numerics", "kernel-mode"})
+#: Kernel languages whose facts say how a kernel is launched and where it casts (prdigest/collect/facts/pykernels.py).
+_PYTHON_KERNELS = frozenset({"triton", "pallas"})
 #: Classes that add or re-sign the same method in one PR: an interface they all implement moved.
 INTERFACE_CLASSES = 3
 #: Kinds of fact a mechanical change is made of: names moved or renamed, files moved, tests.
@@ -77,7 +85,8 @@ _ADAPTATION = _compile(r"\b(main\s?2\s?main|adapt\w* (?:to|for) (?:the )?(?:upst
 class Lesson:
     """One thing to study in a PR, with the phrase or file that shows it."""
 
-    key: str  # root-cause | sync | mechanism | contract | interface | trade-off
+    #: root-cause | sync | kernel-new | kernel-numerics | kernel-mode | mechanism | contract | interface | trade-off
+    key: str
     evidence: str
 
 
@@ -112,6 +121,52 @@ def kernel_sync(s: Signals) -> Lesson | None:
     for sentence in [s.core_title, *_sentences(s.body)]:
         if found := _SYNC.search(sentence):
             return Lesson("sync", _around(sentence, found))
+    return None
+
+
+#: A title or opening that says the PR makes something faster: a kernel sped up computes what it computed before
+#: (both labellers of the vllm-ascend weeks read such Triton rewrites, new kernels replacing PyTorch ops included, as
+#: a skim: a local performance tweak).
+_SPEED_UP = _compile(r"\b(optimi[sz]\w*|speed\w* up|speedups?|accelerat\w*|faster|(?:better |high[- ])?performance|"
+                     r"perf|latency|throughput)\b")
+#: Characters of the description that say what the PR is for.
+_OPENING = 400
+#: A failure of numerics: what a kernel's casts to a narrower type decide.
+_NUMERIC_FAILURE = _compile(r"\b(accura\w+|precision|numerical\w*|NaNs?|overflow\w*|underflow\w*|rounding)\b")
+
+
+def kernel(s: Signals) -> Lesson | None:
+    """A kernel of a Python kernel language (Triton, Pallas: its facts say where it is launched and where it casts)
+    changed in a way a kernel author studies whatever the description says (:func:`kernel_fact`)."""
+    found = kernel_fact(s)
+    if found is None:
+        return None
+    key, c = found
+    return Lesson(key, f"{c.symbol}({c.detail.split(',')[0]})" if key == "kernel-mode" else c.symbol)
+
+
+def kernel_fact(s: Signals) -> tuple[str, Change] | None:
+    """The kernel lesson's key and the fact it rests on: a new kernel the PR's own code now calls (a new device
+    path, not an op left for a later PR to wire), a kernel's numerics changed by a fix of accuracy (where it rounds
+    decides what it computes), or a kernel given a new mode (a parameter added, its file reworked by a mechanism's
+    worth of lines). A cast moved in a fix of something else, a dtype made a parameter in a small change, a new op
+    nothing calls yet or a kernel the title or the description's opening says it speeds up is a kernel fact, not a
+    lesson."""
+    kernels = [c for c in s.changes if c.kind == "kernel" and c.language in _PYTHON_KERNELS and not quiet_path(c.path)]
+    if not kernels or _SPEED_UP.search(f"{s.core_title}\n{s.body[:_OPENING]}"):
+        return None
+    for c in kernels:
+        if c.detail == "added" and c.needed_by:
+            return "kernel-new", c
+    fixes = s.is_bugfix or re.search(r"\bfix", s.core_title, re.IGNORECASE)
+    if fixes and _NUMERIC_FAILURE.search(f"{s.core_title}\n{s.body[:2000]}"):
+        for c in kernels:
+            if c.detail.startswith("numerics: "):
+                return "kernel-numerics", c
+    for c in kernels:
+        if c.detail.startswith("+") and c.before:
+            if sum(f.changes for f in s.files if f.path == c.path) >= MECHANISM_LINES:
+                return "kernel-mode", c
     return None
 
 
@@ -198,7 +253,7 @@ def _sentences(body: str) -> list[str]:
 def lessons(s: Signals) -> tuple[Lesson, ...]:
     """What ``s`` teaches, at most one lesson of each kind; none for a change that only follows the upstream and
     says no reason of its own."""
-    found = tuple(x for x in (root_cause(s), kernel_sync(s), _mechanism(s), _contract(s), _interface(s),
+    found = tuple(x for x in (root_cause(s), kernel_sync(s), kernel(s), _mechanism(s), _contract(s), _interface(s),
                               _trade_off(s)) if x is not None)
     if found and adaptation(s) and all(x.key in ("contract", "interface") for x in found):
         return ()  # an adaptation names the upstream's interfaces; the lesson is upstream's

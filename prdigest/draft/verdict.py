@@ -173,8 +173,8 @@ def _scored(s: Signals) -> list[Reason]:
         add("tests", W_TESTS, "tests")
     if len(s.body) >= 400:
         add("explained", W_EXPLAINED, "explained")
-    elif len(s.body) < 150:
-        add("unexplained", W_UNEXPLAINED, "unexplained")
+    elif len(s.body) < 150 and not any(x.key in learn.KERNEL_LESSONS for x in taught):
+        add("unexplained", W_UNEXPLAINED, "unexplained")  # a kernel's lesson is in its code, not its description
     if len(s.identifiers) >= 4:
         add("names", W_CODE_NAMES, "names")
     if s.breaking:

@@ -144,6 +144,11 @@ def _presence(change: Change, w: Section, what: str) -> str:
     return w["presence_changed"].format(what=what, name=name)
 
 
+def _kernel_noun(change: Change) -> str:
+    """The catalog key naming a kernel fact's kind of kernel (``Pallas 内核``, ``Triton kernel``, ``内核``)."""
+    return f"noun_kernel_{change.language}" if change.language in ("triton", "pallas") else "noun_kernel"
+
+
 def _words(language: str) -> Section:
     # Every line is put together from several messages (a noun inside a phrase): one language for all of them.
     return messages(catalog(language).whole("facts").language, "facts")
@@ -184,10 +189,16 @@ def fact_line(change: Change, language: Language) -> str:
             return w["dependency_added"].format(name=name, new=new)
         return w["dependency_removed"].format(name=name)
     if kind == "kernel":
+        noun = _kernel_noun(change)
+        if change.detail.startswith(("numerics: ", "launch: ")):  # prdigest/collect/facts/pykernels.py
+            what, _, listed = change.detail.partition(": ")
+            items = w["joiner"].join(code(p.strip()) for p in listed.split("; ")[:2] if p.strip())
+            return w[f"kernel_{what}"].format(what=w[noun], name=name, casts=items, keys=items)
         if change.before and change.after and change.detail.startswith(("+", "-")) and "," not in change.detail:
             param = code(change.detail[1:].split("=", 1)[0])
-            return w["kernel_gained" if change.detail.startswith("+") else "kernel_lost"].format(name=name, param=param)
-        return _presence(change, w, "kernel")
+            return w["kernel_gained" if change.detail.startswith("+") else "kernel_lost"].format(
+                what=w[noun], name=name, param=param)
+        return _presence(change, w, noun.removeprefix("noun_"))
     if kind == "file-deleted":
         return w["file_deleted"].format(path=code(change.path))
     if kind == "file-renamed":
@@ -233,6 +244,8 @@ def brief_line(change: Change, language: Language) -> str:
     """``fact_line`` without the shapes (``签名变更``, ``迁移``): for a headline with little room."""
     w = _words(language)
     name = code(change.symbol)
+    if change.kind == "kernel" and change.detail.startswith(("numerics: ", "launch: ")):
+        return w[f"kernel_{change.detail.partition(':')[0]}_brief"].format(what=w[_kernel_noun(change)], name=name)
     if change.kind == "signature" or (change.kind == "kernel" and change.before and change.after):
         return w["signature"].format(name=name)
     if change.kind == "moved":

@@ -174,7 +174,7 @@ class Change(BaseModel):
     after: str = ""
     detail: str = ""
     public: bool = True
-    language: Literal["python", "cpp", "cuda", "triton", "config", "text"] = "python"
+    language: Literal["python", "cpp", "cuda", "triton", "pallas", "config", "text"] = "python"
     reach: Literal["public", "internal"] = "public"
     reach_how: str = ""
     #: Of the parameters a signature fact adds with a default, those an upstream call site passes (the prose
@@ -200,7 +200,8 @@ class Change(BaseModel):
     #: Upstream functions (``vllm.utils.torch_utils.set_random_seed``) that need what the fact adds, with no
     #: fallback: they call a method that only raises ``NotImplementedError`` on an instance of its class, or look a
     #: new registry up with ``[key]`` (prdigest.collect.facts.hooks, prdigest.collect.facts.registries); of an
-    #: ``added`` method with ``sets``, those calling it on an instance of its class.
+    #: ``added`` method with ``sets``, those calling it on an instance of its class; of a new Triton or Pallas
+    #: kernel, the modules whose code the commit makes call it (prdigest.collect.facts.pykernels).
     needed_by: tuple[str, ...] = ()
     #: Of a new registry: the registries of its module that list the same kind of class (a downstream entering one
     #: of them is told to enter the new one too).

@@ -1,6 +1,6 @@
 """Every fact of one merge commit, from the full text of each changed file before and after: the Python API,
-the configuration surface, dependency pins, C++/CUDA functions and kernels, deleted and renamed files, tests,
-CI jobs and CMake variables."""
+the configuration surface, dependency pins, C++/CUDA functions and kernels, Triton and Pallas kernels, deleted and
+renamed files, tests, CI jobs and CMake variables."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from prdigest.collect.facts import (
     overrides,
     pins,
     pyapi,
+    pykernels,
     reexporters,
     registries,
     rejections,
@@ -72,6 +73,8 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     for f in diff.files:
         facts.extend(file_facts(f, surface, after_modules, module_of, parsed, parsed_before))
     facts = _kept_modules(diff, facts, after_modules, parsed)
+    facts = pykernels.put_to_use(facts, [(f.path, f.before, f.after) for f in diff.files
+                                         if _python(f.path) and not surface.is_test(f.path)])
     facts = rejections.moved(facts, ((f.path, f.before) for f in diff.files if _python(f.before_path)))
     texts = {f.path: f.after for f in diff.files if f.path in parsed and f.after}
     facts = pyapi.inherited(facts, parsed)
@@ -216,7 +219,10 @@ def _python_facts(f: FileDiff, surface: Surface, after_modules: dict[str, pyapi.
         after_modules[old_path] = after if f.status != "R" else None  # the old module, for re-exports
         if f.status == "R" and before is not None and after is not None:
             facts.extend(_renamed_module(before, after, f.path, old_path))
-        facts.extend(pyapi.compare(before, after, f.path, before_path=old_path))
+        # kernels of a Python kernel language (Triton, Pallas) said as kernels: added, launch, numerics
+        facts.extend(pykernels.facts(f.path, f.before, f.after, pyapi.compare(before, after, f.path,
+                                                                              before_path=old_path),
+                                     before_path=old_path))
         # what no name's signature shows: a new registry of classes, a module-level container of another kind
         facts.extend(registries.registry_facts(before, after, f.path))
         facts.extend(registries.retyped_facts(before, after, f.path))

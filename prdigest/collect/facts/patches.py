@@ -28,6 +28,7 @@ from prdigest.collect.facts import (
     patchunbound,
     pins,
     pyapi,
+    pykernels,
     toolchain,
 )
 from prdigest.collect.facts.surface import Surface
@@ -86,7 +87,9 @@ def patch_facts(pr: PullRequest, surface: Surface) -> list[Change]:
             continue
         removed, added = _sides(f.patch)
         if f.path.endswith(".py"):
-            facts.extend(_python(f.path, f.patch, removed, added, surface))
+            python = _python(f.path, f.patch, removed, added, surface)
+            # Triton and Pallas kernels the changed lines show, said as kernels (pykernels.patch_facts)
+            facts.extend(python if surface.is_test(f.path) else pykernels.patch_facts(f.path, f.patch, python))
             if not surface.is_test(f.path):  # the lines the patch adds: enough to see a deprecation announced
                 facts.extend(deprecations.compare(f.path, "\n".join(removed), "\n".join(added)))
         elif f.path.endswith((".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc")):
