@@ -1,0 +1,133 @@
+"""A downstream class handed to the upstream by its dotted path in a string (issue 36): ``worker_cls =
+"ds.worker.MyWorker"``, a class that subclasses nothing of the upstream's and that the upstream calls by its
+methods' names (an RPC ``collective_rpc("profile", args=(…))``). Its methods meet the facts of the class the
+upstream expects in that slot (the type the slot's consumer resolves it as, or a class the upstream puts there
+itself) as overrides would. The upstream's change is committed in a real git repository and read with its tree."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from prdigest.collect.facts import Surface, commit_facts
+from prdigest.collect.facts.hierarchy import GitTree
+from prdigest.collect.git import UpstreamClone, read_commits
+from prdigest.connect.impact.index import resolve_uses, summarize
+from prdigest.connect.impact.match import UseTable, match_changes
+from prdigest.kernel.models import Change, Impact
+from tests.git_support import commit, git, write
+
+UP = ("up",)
+BASE = {
+    "up/__init__.py": "",
+    "up/config.py": 'class ParallelConfig:\n    worker_cls: str = "auto"\n',
+    # the consumer: it resolves the slot as a WorkerBase
+    "up/wrapper.py": "from up.base import WorkerBase\n\n\ndef resolve(name):\n    return name\n\n\n"
+                     "def init_worker(config, kwargs):\n"
+                     "    worker_class: type[WorkerBase] = resolve(config.worker_cls)\n"
+                     "    return worker_class(**kwargs)\n",
+    "up/base.py": "class WorkerBase:\n    def compile_or_warm_up_model(self) -> None:\n"
+                  "        raise NotImplementedError\n\n    def load_model(self) -> None:\n"
+                  "        raise NotImplementedError\n",
+    # a class the upstream puts in the slot itself, by its dotted path
+    "up/gpu.py": "from up.base import WorkerBase\n\n\nclass Worker(WorkerBase):\n"
+                 "    def profile(self, is_start=True):\n        return is_start\n\n"
+                 "    def compile_or_warm_up_model(self) -> None:\n        return None\n",
+    "up/platform.py": "def check_and_update_config(parallel_config):\n"
+                      '    parallel_config.worker_cls = "up.gpu.Worker"\n',
+    "up/executor.py": "class Executor:\n    def collective_rpc(self, method, args=()):\n        return []\n\n"
+                      "    def profile(self, is_start=True):\n"
+                      '        self.collective_rpc("profile", args=(is_start,))\n',
+    # another class with a method of the same name that no slot expects
+    "up/engine.py": "class Engine:\n    def load_model(self) -> None:\n        return None\n",
+}
+AFTER = {
+    "up/base.py": BASE["up/base.py"].replace("compile_or_warm_up_model(self) -> None",
+                                             "compile_or_warm_up_model(self) -> float"),
+    "up/gpu.py": BASE["up/gpu.py"].replace("def profile(self, is_start=True):",
+                                           "def profile(self, is_start=True, profile_prefix=None):")
+                                  .replace("compile_or_warm_up_model(self) -> None:\n        return None",
+                                           "compile_or_warm_up_model(self) -> float:\n        return 0.0"),
+    "up/executor.py": BASE["up/executor.py"].replace("def profile(self, is_start=True):",
+                                                     "def profile(self, is_start=True, profile_prefix=None):")
+                                            .replace("args=(is_start,)", "args=(is_start, profile_prefix)"),
+    "up/engine.py": BASE["up/engine.py"].replace("load_model(self) -> None", "load_model(self, strict=False) -> None"),
+}
+DOWNSTREAM = {
+    "ds/__init__.py": "",
+    "ds/platform.py": "from up.config import ParallelConfig\n\n\n"
+                      "def check_and_update_config(parallel_config: ParallelConfig) -> None:\n"
+                      "    parallel_config.worker_cls = \\\n"
+                      '        "ds.worker.MyWorker"\n',
+    "ds/worker.py": "class MyWorker:\n"
+                    "    def profile(self, is_start: bool = True):\n        return is_start\n\n"
+                    "    def compile_or_warm_up_model(self) -> None:\n        return None\n\n"
+                    "    def load_model(self) -> None:\n        return None\n",
+    # not registered anywhere: a duck-typed class upstream never gets
+    "ds/other.py": "class Loose:\n    def profile(self, is_start=True):\n        return is_start\n",
+}
+
+
+def _facts(tmp_path: Path) -> list[Change]:
+    repo = tmp_path / "up"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, BASE)
+    commit(repo, "before")
+    write(repo, AFTER)
+    sha = commit(repo, "after")
+    clone = UpstreamClone(repo / ".git")
+    diffs, _ = read_commits(clone, [sha])
+    return commit_facts(diffs[sha], Surface(packages=UP), tree=GitTree(clone, UP))
+
+
+def _matched(facts: list[Change], downstream: dict[str, str] = DOWNSTREAM) -> list[Impact]:
+    uses = resolve_uses([summarize(p, textwrap.dedent(t), UP) for p, t in downstream.items()], UP)
+    return match_changes(facts, UseTable.of("ds", uses, UP), UP)
+
+
+def test_the_facts_say_which_slot_expects_their_class(tmp_path: Path) -> None:
+    got = {(f.kind, f.symbol): f.registered for f in _facts(tmp_path) if f.kind in ("signature", "returns")}
+    # WorkerBase: the consumer's ``type[WorkerBase]``; Worker: upstream puts "up.gpu.Worker" there itself; Engine
+    # and Executor fill no slot
+    assert got[("returns", "WorkerBase.compile_or_warm_up_model")] == ("worker_cls",)
+    assert got[("signature", "Worker.profile")] == ("worker_cls",)
+    assert got[("signature", "Engine.load_model")] == ()
+    assert got[("signature", "Executor.profile")] == ()
+
+
+def test_a_method_called_by_its_name_in_a_string_passes_its_arguments(tmp_path: Path) -> None:
+    profile = {f.symbol: f for f in _facts(tmp_path) if f.kind == "signature" and f.symbol.endswith(".profile")}
+    # ``collective_rpc("profile", args=(is_start, profile_prefix))`` runs on the workers: it passes the new one
+    assert profile["Worker.profile"].passed == ("profile_prefix",)
+    # not on the executor's own class, which makes the call
+    assert profile["Executor.profile"].passed == ()
+
+
+def test_a_registered_duck_typed_class_breaks_as_an_override(tmp_path: Path) -> None:
+    impacts = _matched(_facts(tmp_path))
+    got = sorted((i.path, i.line, i.symbol, i.severity) for i in impacts)
+    assert got == [
+        ("ds/worker.py", 2, "up.gpu.Worker.profile", "breaks"),
+        ("ds/worker.py", 5, "up.base.WorkerBase.compile_or_warm_up_model", "breaks"),
+        ("ds/worker.py", 5, "up.gpu.Worker.compile_or_warm_up_model", "breaks"),
+    ]
+    assert all("registered as worker_cls" in i.fact and i.how == "overrides" for i in impacts)
+    # the loose class (never registered) and MyWorker.load_model (Engine's, no slot's) are not flagged
+
+
+def test_a_registered_class_that_subclasses_the_upstream_is_matched_through_its_base_only(tmp_path: Path) -> None:
+    downstream = {**DOWNSTREAM, "ds/worker.py": "from up.gpu import Worker\n\n\n" + DOWNSTREAM["ds/worker.py"]
+                  .replace("class MyWorker:", "class MyWorker(Worker):")}
+    impacts = _matched(_facts(tmp_path), downstream)
+    assert impacts and not any("registered as" in i.fact for i in impacts)
+
+
+def test_a_registered_class_that_already_fits_is_not_flagged(tmp_path: Path) -> None:
+    fitted = DOWNSTREAM["ds/worker.py"].replace("def profile(self, is_start: bool = True):",
+                                                "def profile(self, is_start: bool = True, profile_prefix=None):")
+    fitted = fitted.replace("compile_or_warm_up_model(self) -> None:\n        return None",
+                            "compile_or_warm_up_model(self) -> float:\n        return 0.0")
+    impacts = _matched(_facts(tmp_path), {**DOWNSTREAM, "ds/worker.py": fitted})
+    # only Worker's changed body, as for any override: a check
+    assert [(i.symbol, i.severity) for i in impacts] == [("up.gpu.Worker.compile_or_warm_up_model", "check")]
