@@ -20,13 +20,14 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from prdigest.collect.facts.hierarchy import UpstreamTree
+from prdigest.collect.facts.hierarchy import Hierarchy, Reader, UpstreamTree, module_reader
 from prdigest.collect.git import CommitDiff
 from prdigest.kernel.models import Change
 from prdigest.kernel.pymodule import module_and_package, module_of
 
-#: Method facts a class registered by name meets as an override would.
-KINDS = frozenset({"signature", "returns", "removed", "renamed", "abstract", "passes", "body"})
+#: Method facts a class registered by name meets as an override would (not a changed body: upstream's own
+#: implementation of the method, which the registered class replaces whole).
+KINDS = frozenset({"signature", "returns", "removed", "renamed", "abstract", "passes"})
 #: A file worth parsing: a ``type[…]`` annotation or a quoted dotted path.
 _WORTH = re.compile(r"type\[|[\"'][A-Za-z_]\w*(?:\.\w+){2,}[\"']")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -39,7 +40,8 @@ def with_registered(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | 
                and f.path.endswith(".py") and not f.symbol.startswith("*.")]
     if not targets or not packages:
         return facts
-    texts = {f.path: f.after for f in diff.files if f.after is not None and f.path.endswith(".py")}
+    after = {f.path: f.after for f in diff.files if f.after is not None and f.path.endswith(".py")}
+    texts = dict(after)
     if tree is not None:
         texts.update(tree.texts_where(diff.sha, lambda t: bool(_WORTH.search(t))) or {})
     filled: dict[str, set[str]] = {}
@@ -55,16 +57,49 @@ def with_registered(facts: list[Change], diff: CommitDiff, tree: UpstreamTree | 
     for slot, classes in sorted(filled.items()):
         for cls in classes:
             by_class.setdefault(cls, []).append(slot)
-    chosen = {id(f) for f in targets}
+    owners = {id(f): [f"{module_of(f.path)}.{f.symbol.split('.')[0]}", *f.inherited_by] for f in targets}
+    # the same change of one method on several classes of a slot (WorkerBase, Worker(WorkerBase), CPUWorker(Worker)):
+    # said of the most general one only, so a registered class's method is flagged once
+    ancestry = _Ancestry(module_reader(after, tree, diff.sha))
+    changed: dict[tuple[str, str, str], set[str]] = {}
+    for f in targets:
+        for owner in owners[id(f)]:
+            for slot in by_class.get(owner, ()):
+                changed.setdefault((f.kind, slot, f.symbol.split(".")[1]), set()).add(owner)
     out: list[Change] = []
     for f in facts:
-        if id(f) in chosen:
-            owners = [f"{module_of(f.path)}.{f.symbol.split('.')[0]}", *f.inherited_by]
-            slots = sorted({s for owner in owners for s in by_class.get(owner, ())})
+        if id(f) in owners:
+            method = f.symbol.split(".")[1]
+            slots = sorted({s for owner in owners[id(f)] for s in by_class.get(owner, ())
+                            if not ancestry.below_another(owner, changed[(f.kind, s, method)])})
             if slots:
                 f = f.model_copy(update={"registered": tuple(slots)})
         out.append(f)
     return out
+
+
+class _Ancestry:
+    """The upstream classes above one (``vllm.a.Base`` for ``vllm.b.Child(Base)``), resolved through imports."""
+
+    def __init__(self, read: Reader) -> None:
+        self.classes = Hierarchy(read)
+        self._above: dict[str, set[str]] = {}
+
+    def above(self, cls: str) -> set[str]:
+        if cls not in self._above:
+            self._above[cls] = set()  # a cycle of bases ends here
+            module, _, name = cls.rpartition(".")
+            found: set[str] = set()
+            for base in self.classes.bases(module, name):
+                if isinstance(base, tuple):
+                    dotted = ".".join(base)
+                    found |= {dotted, *self.above(dotted)}
+            self._above[cls] = found
+        return self._above[cls]
+
+    def below_another(self, cls: str, others: set[str]) -> bool:
+        """Whether one of ``others`` is a class above ``cls``."""
+        return bool(self.above(cls) & (others - {cls}))
 
 
 @lru_cache(maxsize=16384)
