@@ -7,8 +7,10 @@ resolves every local name to the upstream's dotted name (``from vllm.x import Y 
 (``from vllm_ascend.compat import FusedMoE`` where ``compat`` imported it from vLLM) and its own subclass chains.
 Attributes read on objects of unknown type (``ctx.meta.max_tokens``) are kept by name (``attribute`` uses,
 one line per file and name), leaving out every name the downstream itself assigns, defines or ``setattr``s:
-what the match can say of them is "an upstream class lost an attribute of that name". The result is a list
-of :class:`Use` rows: what, how and where.
+what the match can say of them is "an upstream class lost an attribute of that name". A class of the downstream's
+that it puts in a slot upstream reads by its dotted path (``parallel_config.worker_cls = "ds.worker.MyWorker"``) and
+that subclasses nothing of the upstream's is kept as ``<registered>.SLOT`` with its methods (:data:`REGISTERED`).
+The result is a list of :class:`Use` rows: what, how and where.
 """
 
 from __future__ import annotations

@@ -30,7 +30,9 @@ the value of a function that now returns nothing (``-> bool`` → ``-> None``); 
 passes to a constructor breaks a subclass ``__init__`` that does not take it, unless every such call builds the
 upstream's own class by name and the downstream does not patch the class over (``Change.constructed``: a
 ``check``); an override of a removed method that the downstream calls itself and that does not call the base's is
-a ``check``. Kinds that no Python import can reach (pins, kernels, tests, docs) match nothing.
+a ``check``. A downstream class registered by its dotted path in a slot (``worker_cls``) that subclasses nothing of
+the upstream's meets a method fact whose class that slot expects (``Change.registered``) as an override would.
+Kinds that no Python import can reach (pins, kernels, tests, docs) match nothing.
 """
 
 from __future__ import annotations
