@@ -12,8 +12,9 @@ from pathlib import Path
 from prdigest.collect.facts import Surface, commit_facts
 from prdigest.collect.facts.hierarchy import GitTree
 from prdigest.collect.git import UpstreamClone, read_commits
-from prdigest.connect.impact.index import resolve_uses, summarize
+from prdigest.connect.impact.index import REGISTERED, resolve_uses, summarize
 from prdigest.connect.impact.match import UseTable, match_changes
+from prdigest.connect.impact.summary_cache import decode, encode
 from prdigest.kernel.models import Change, Impact
 from tests.git_support import commit, git, write
 
@@ -42,8 +43,10 @@ BASE = {
     "up/engine.py": "class Engine:\n    def load_model(self) -> None:\n        return None\n",
 }
 AFTER = {
+    # a new hook every worker must now have
     "up/base.py": BASE["up/base.py"].replace("compile_or_warm_up_model(self) -> None",
-                                             "compile_or_warm_up_model(self) -> float"),
+                                             "compile_or_warm_up_model(self) -> float")
+                  + "\n    def sleep(self, level: int = 1) -> None:\n        raise NotImplementedError\n",
     "up/gpu.py": BASE["up/gpu.py"].replace("def profile(self, is_start=True):",
                                            "def profile(self, is_start=True, profile_prefix=None):")
                                   .replace("compile_or_warm_up_model(self) -> None:\n        return None",
@@ -110,10 +113,12 @@ def test_a_registered_duck_typed_class_breaks_as_an_override(tmp_path: Path) -> 
     impacts = _matched(_facts(tmp_path))
     got = sorted((i.path, i.line, i.symbol, i.severity) for i in impacts)
     assert got == [
+        ("ds/worker.py", 1, "up.base.WorkerBase.sleep", "check"),  # a new hook it does not define
         ("ds/worker.py", 2, "up.gpu.Worker.profile", "breaks"),
         ("ds/worker.py", 5, "up.base.WorkerBase.compile_or_warm_up_model", "breaks"),
     ]
-    assert all("registered as worker_cls" in i.fact and i.how == "overrides" for i in impacts)
+    assert all("registered as worker_cls" in i.fact for i in impacts)
+    assert [i.how for i in impacts if i.severity == "breaks"] == ["overrides", "overrides"]
     # the loose class (never registered) and MyWorker.load_model (Engine's, no slot's) are not flagged
 
 
@@ -129,5 +134,22 @@ def test_a_registered_class_that_already_fits_is_not_flagged(tmp_path: Path) -> 
                                                 "def profile(self, is_start: bool = True, profile_prefix=None):")
     fitted = fitted.replace("compile_or_warm_up_model(self) -> None:\n        return None",
                             "compile_or_warm_up_model(self) -> float:\n        return 0.0")
+    fitted += "\n    def sleep(self, level: int = 1) -> None:\n        return None\n"
     # (Worker's changed body is its own implementation, which MyWorker replaces whole: not said either)
     assert _matched(_facts(tmp_path), {**DOWNSTREAM, "ds/worker.py": fitted}) == []
+
+
+def test_a_keyword_or_a_dict_key_registers_as_an_attribute_does_and_a_cached_summary_keeps_it() -> None:
+    platform = ("def options(make):\n"
+                '    make(worker_cls="ds.worker.MyWorker")\n'
+                '    return {"sd_worker_cls": "ds.worker.MyWorker", "name": "ds.worker.Missing"}\n')
+    summary = summarize("ds/platform.py", platform, UP)
+    assert summary.registers == [("worker_cls", "ds.worker.MyWorker", 2), ("sd_worker_cls", "ds.worker.MyWorker", 3),
+                                 ("name", "ds.worker.Missing", 3)]
+    assert decode(encode(summary), "ds/platform.py") == summary
+    files = [summarize(p, textwrap.dedent(t), UP) for p, t in {**DOWNSTREAM, "ds/platform.py": platform}.items()]
+    registered = {(u.symbol, u.how, u.local) for u in resolve_uses(files, UP) if u.symbol.startswith(REGISTERED)}
+    # each slot of the class's own, its methods as overrides; a path naming no class of the downstream: nothing
+    assert ("<registered>.worker_cls", "subclasses", "MyWorker") in registered
+    assert ("<registered>.sd_worker_cls.profile", "overrides", "MyWorker") in registered
+    assert not any(".name" in symbol for symbol, _, _ in registered)
