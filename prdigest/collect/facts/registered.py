@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from prdigest.collect.facts.hierarchy import Hierarchy, Reader, UpstreamTree, module_reader
 from prdigest.collect.git import CommitDiff
+from prdigest.kernel import safe_parse
 from prdigest.kernel.models import Change
 from prdigest.kernel.pymodule import module_and_package, module_of
 
@@ -105,9 +106,8 @@ class _Ancestry:
 @lru_cache(maxsize=16384)
 def _slots(text: str, module: str, package: bool, packages: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """(slot, upstream class) pairs one module says: what it puts in a slot by name, and the type it reads one as."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree, _ = safe_parse.parse(text, filename=module)
+    if not isinstance(tree, ast.Module):
         return ()
     imported: dict[str, str] = {}
     defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
