@@ -59,6 +59,18 @@ BEFORE = {
 
             def total(self):
                 return self.n
+
+            def run(self):
+                while self._drain():
+                    pass
+
+            def _drain(self):
+                return False
+
+
+        class DPBatch(Batch):
+            def notify(self):
+                return None
         ''',
     "up/norm.py": '''
         class Gated:
@@ -122,9 +134,23 @@ AFTER = {
                 self.n = n
                 self.count = 0
                 self.unused = 1
+                self.blocking = True
+                self.address = "a"
 
             def total(self):
                 return self.n + self.count
+
+            def run(self):
+                while self._drain():
+                    pass
+
+            def _drain(self):
+                return self.blocking
+
+
+        class DPBatch(Batch):
+            def notify(self):
+                return self.address
         ''',
     "up/model.py": '''
         from other.lib import Plain
@@ -192,6 +218,15 @@ class SetsBatch(Batch):
     def __init__(self, n):
         self.n = n
         self.count = 0
+
+
+class LoopBatch(Batch):
+    def __init__(self, n):
+        self.n = n
+        self.count = 0
+
+    def run(self):
+        return None
 ''',
     "ds/norm.py": '''from up.norm import Gated
 
@@ -240,11 +275,16 @@ def test_the_facts_name_attributes_removed_and_added_and_return_types(tmp_path):
         # Car keeps a speed: an ``o.speed`` may be its own
         ("attribute", "Other.speed"): "removed",
         ("attribute", "Status.WAITING"): "removed" + ATTRIBUTE_GONE,
-        # read by Batch.total; ``unused`` is set and never read, so upstream relies on nothing
+        # read by Batch.total; ``unused`` is set and never read, so upstream relies on nothing; nor ``address``,
+        # read only by DPBatch (a sibling of any downstream subclass)
         ("attribute", "Batch.count"): "added",
+        ("attribute", "Batch.blocking"): "added",
         ("returns", "Worker.warm_up"): "float→Times",
         ("returns", "Worker.size"): "int→int | str",
     }  # private Status._HIDDEN says nothing; Optional[str] → str | None is the same type spelled otherwise
+    # where upstream reads what __init__ now sets: a private helper stands for the class's methods calling it
+    assert {f.symbol: f.callers for f in found if f.kind == "attribute" and f.detail == "added"} == {
+        "Batch.count": ("Batch.total",), "Batch.blocking": ("Batch.run",)}
     lines = {fact_line(f, "en") for f in found if f.kind in ("attribute", "returns")
              and f.symbol in ("Meta.max_tokens", "Worker.warm_up")}
     assert lines == {"removed attribute `Meta.max_tokens`",
@@ -269,7 +309,11 @@ def test_removed_attributes_added_ones_and_return_types_hit_the_downstream(tmp_p
         (_line("def size"), "up.state.Worker.size", "check"),
         # NPUBatch's own __init__ never sets count, which Batch.total reads
         (_line("def __init__", _line("class NPUBatch")), "up.state.Batch.count", "breaks"),
-    }  # not: o.speed (Car keeps one), o.width (the downstream's own), GoodBatch (super), SetsBatch (sets it)
+        # and Batch.run, which NPUBatch inherits, reads blocking (through _drain)
+        (_line("def __init__", _line("class NPUBatch")), "up.state.Batch.blocking", "breaks"),
+        (_line("def __init__", _line("class SetsBatch")), "up.state.Batch.blocking", "breaks"),
+    }  # not: o.speed (Car keeps one), o.width (the downstream's own), GoodBatch (super), SetsBatch's count (it
+    # sets it), LoopBatch (sets count, runs its own loop: upstream never reads its blocking)
 
 
 def test_a_keyword_upstream_now_passes_to_a_constructor_breaks_an_override_that_does_not_take_it(tmp_path):

@@ -181,6 +181,8 @@ class Change(BaseModel):
     #: after ``detail``'s `` (upstream passes …)`` is for readers; the match reads these fields).
     passed: tuple[str, ...] = ()
     #: When every call passing them is ``self.m(...)`` inside the fact's class: those methods (``Runner.a``).
+    #: Of an attribute its class's ``__init__`` now sets: the class's methods from which upstream reads it on
+    #: ``self`` (empty when it reads it on other objects too: pyapi.attribute_reach).
     callers: tuple[str, ...] = ()
     #: ``untyped`` when every such call is on a receiver of unknown type, else empty.
     receiver: Literal["", "untyped"] = ""

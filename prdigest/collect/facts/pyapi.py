@@ -583,16 +583,103 @@ def attribute_reach(facts: list[Change], modules: dict[str, Module], texts: dict
         pattern = re.compile(rf"\.({names})\b(\s*(?:=(?!=)|:[^=\n]*=(?!=)))?")  # group 2: an assignment
         for text in texts.values():
             read.update(m[1] for m in pattern.finditer(text) if not m[2])
+    trees: dict[str, ast.Module | None] = {}
     out: list[Change] = []
     for f in facts:
         if f.kind == "attribute":
             leaf = f.symbol.rpartition(".")[2]
-            if f.detail == "added" and leaf not in read:
-                continue
+            if f.detail == "added":
+                if leaf not in read:
+                    continue
+                entries = _read_from(f, texts, trees)
+                if entries == ():
+                    continue
+                if entries:
+                    f = f.model_copy(update={"callers": entries})
             if f.detail == "removed" and leaf not in kept:
                 f = f.model_copy(update={"detail": f.detail + ATTRIBUTE_GONE})
         out.append(f)
     return out
+
+
+def _read_from(fact: Change, texts: dict[str, str], trees: dict[str, ast.Module | None]) -> tuple[str, ...] | None:
+    """Where upstream reads the attribute an ``added`` fact names, for a downstream subclass of its class whose own
+    ``__init__`` never runs the base's: ``None`` when something reads it on another object (``engine.x``: any
+    instance, a subclass's too), else the methods of the class (or of a base defined beside it) whose calls reach
+    a ``self.x`` read, a private method replaced by the class's own methods calling it (``()`` when none does:
+    only other classes' own ``self.x``, a sibling subclass or a mixin that sets it itself). The base's
+    ``__init__`` is no entry: the subclass never runs it."""
+    cls, _, leaf = fact.symbol.rpartition(".")
+    direct: set[str] = set()
+    calls: dict[str, set[str]] = {}  # method of the class → the class's methods it calls on self
+    for path, text in texts.items():
+        if path not in trees:
+            parsed, _ = safe_parse.parse(text, filename=path)
+            trees[path] = parsed if isinstance(parsed, ast.Module) else None
+        tree = trees[path]
+        if tree is None:
+            continue
+        lineage = _lineage(tree, cls) if path == fact.path else set()
+        owners: dict[int, tuple[str, str]] = {}  # id of a method's node → (class, method)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        owners[id(item)] = (node.name, item.name)
+        for owner, method in _methods_with(tree, owners):
+            mine = owner is not None and owner[0] in lineage
+            for node in ast.walk(method):
+                if not isinstance(node, ast.Attribute):
+                    continue
+                on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+                if node.attr == leaf and isinstance(node.ctx, ast.Load):
+                    if not on_self or owner is None:
+                        return None
+                    if mine and owner[1] != "__init__":
+                        direct.add(owner[1])
+                elif mine and on_self and owner is not None:
+                    calls.setdefault(owner[1], set()).add(node.attr)
+    entries: set[str] = set()
+    seen: set[str] = set()
+    todo = list(direct)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        by = {m for m, called in calls.items() if name in called and m != "__init__"}
+        if name.startswith("_") and not name.endswith("__") and by:
+            todo.extend(by)
+        else:
+            entries.add(name)
+    return tuple(f"{cls}.{m}" for m in sorted(entries))
+
+
+def _lineage(tree: ast.Module, cls: str) -> set[str]:
+    """A class of the module and the bases of it the module defines too (by name)."""
+    classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    out: set[str] = set()
+    todo = [cls]
+    while todo:
+        name = todo.pop()
+        if name in out or name not in classes:
+            continue
+        out.add(name)
+        todo.extend(_leaf(ast.unparse(b)) for b in classes[name].bases)
+    return out
+
+
+def _methods_with(tree: ast.Module, owners: dict[int, tuple[str, str]]) \
+        -> Iterator[tuple[tuple[str, str] | None, ast.AST]]:
+    """Each method of a class (with its class and name) and, as ``None``, the module's other code (module level,
+    functions, nested classes' bodies outside methods), each node once."""
+    methods = [n for n in ast.walk(tree) if id(n) in owners]
+    inside = {id(x) for m in methods for x in ast.walk(m)}
+    for m in methods:
+        yield owners[id(m)], m
+    rest = [n for n in ast.walk(tree) if id(n) not in inside and isinstance(n, ast.Attribute)]
+    for node in rest:
+        yield None, node
 
 
 def _changed_lines(text: str, other: str | None) -> list[int]:

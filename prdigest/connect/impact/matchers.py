@@ -296,7 +296,8 @@ def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
     a patch of it breaks; so does a read ``obj.x`` on an object of unknown type when no class of the changed
     files keeps a member of that name (the facts say so) and the downstream defines no attribute of that name
     (the index leaves those out): by name, not by type. Added in the class's ``__init__``: a downstream
-    subclass whose own ``__init__`` does not call the base's and never sets it lacks it."""
+    subclass whose own ``__init__`` does not call the base's and never sets it lacks it, unless it also overrides
+    every method from which upstream reads it (``Change.callers``: its own loop instead of the base's)."""
     symbol = change.symbol
     full = f"{ctx.module}.{symbol}"
     cls, _, leaf = symbol.rpartition(".")
@@ -313,9 +314,18 @@ def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
         for use in ctx.table.named("__init__"):
             if use.how == "overrides" and OWN_INIT in use.detail \
                     and matches(use, ctx.prefixes, f"{cls}.__init__", deeper=False) is not None \
-                    and leaf not in use.detail.split(OWN_INIT, 1)[1].split(","):
+                    and leaf not in use.detail.split(OWN_INIT, 1)[1].split(",") \
+                    and not _overrides_all(use, change.callers, ctx):
                 yield Hit(use, "breaks", f"{symbol} added: {cls}.__init__ sets it, yours does not call it nor "
                           "set it", full)
+
+
+def _overrides_all(use: Use, methods: tuple[str, ...], ctx: Context) -> bool:
+    """Whether the class of an override (``use``) overrides every one of these methods of the upstream class: the
+    only ones from which upstream reads an attribute its ``__init__`` now sets (``Change.callers``)."""
+    return bool(methods) and all(
+        any(u.how == "overrides" and u.path == use.path and u.local == use.local
+            for u in ctx.table.named(method.rpartition(".")[2])) for method in methods)
 
 
 def _passes(change: Change, ctx: Context) -> Iterator[Hit]:
