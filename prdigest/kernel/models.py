@@ -217,13 +217,17 @@ class Change(BaseModel):
     #: objects named after their class (``cache_config.block_size``), which a subclass that does not define it now
     #: has set by upstream's default (prdigest.collect.facts.newhooks).
     sets: tuple[str, ...] = ()
+    #: Of a method fact: the slots where the upstream takes a class by its qualified name in a string and expects
+    #: this method's class there (``worker_cls``): a downstream class registered in the slot that subclasses nothing
+    #: of the upstream's implements it all the same (prdigest.collect.facts.registered).
+    registered: tuple[str, ...] = ()
 
     @model_serializer(mode="wrap")
     def _without_empty_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # the call-site fields only where a fact has them: every other fact reads as it always did
         data: dict[str, Any] = handler(self)
         for key in ("passed", "callers", "receiver", "inherited_by", "reexported_by", "constructed", "needed_by",
-                    "siblings", "listed", "moved_from", "sets"):
+                    "siblings", "listed", "moved_from", "sets", "registered"):
             if not data.get(key, True):
                 data.pop(key, None)
         return data

@@ -32,6 +32,7 @@ from prdigest.collect.facts import (
     pyapi,
     pykernels,
     reexporters,
+    registered,
     registries,
     rejections,
     settings,
@@ -52,7 +53,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "35"
+FACTS_VERSION = "36"
 
 
 def _python(path: str) -> bool:
@@ -94,6 +95,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     facts = hierarchy.across_modules(pyapi.moves(facts, after_modules, module_of), diff, tree, surface.packages)
     facts = treekept.tree_kept(facts, tree, diff.sha)
     facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)
+    facts = registered.with_registered(facts, diff, tree, surface.packages)
     return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 

@@ -899,6 +899,34 @@ def _calls(body: Iterable[ast.AST], owner: str,
         stack.extend((child, own, cls, func) for child in ast.iter_child_nodes(node))
 
 
+def _by_rpc(node: ast.Call) -> tuple[str, set[str], int] | None:
+    """A method called by its name in a string, with what it is passed (``collective_rpc("profile", args=(a, b),
+    kwargs={"c": c})``, ``run_method(w, "profile", args=(a,))``: a remote call of ``profile(a, b, c=c)`` on objects
+    of unknown type): (the method's name, the keywords passed, the positional count), or None. Only a call that
+    says what it passes (an ``args=`` tuple or a ``kwargs=`` mapping) counts."""
+    named = next((a.value for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)), None)
+    if named is None or not named.isidentifier():
+        return None
+    given = {k.arg: k.value for k in node.keywords if k.arg in ("args", "kwargs")}
+    if not given:
+        return None
+    args = given.get("args")
+    if args is not None and not isinstance(args, (ast.Tuple, ast.List)):
+        return None  # a variable: what it holds cannot be read
+    count = 0
+    for arg in args.elts if args is not None else ():
+        if isinstance(arg, ast.Starred):
+            break
+        count += 1
+    kwargs = given.get("kwargs")
+    keywords: set[str] = set()
+    if isinstance(kwargs, ast.Dict):
+        keywords = {k.value for k in kwargs.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    elif isinstance(kwargs, ast.Call) and isinstance(kwargs.func, ast.Name) and kwargs.func.id == "dict":
+        keywords = {k.arg for k in kwargs.keywords if k.arg}
+    return named, keywords, count
+
+
 def _leaf(text: str) -> str:
     """``nn.Module`` → ``Module``; ``Generic[T]`` → ``Generic``."""
     return text.split("[", 1)[0].rpartition(".")[2].strip()
@@ -1132,7 +1160,9 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
     if not wanted:
         return facts
     classes = _Classes(modules.values()) if receivers else None
-    pattern = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in sorted(wanted)) + r")\s*\(")
+    callees = "|".join(re.escape(c) for c in sorted(wanted))
+    # ``m(``, or a method named in a string (``collective_rpc("m", args=(…))``: :func:`_by_rpc`)
+    pattern = re.compile(r"\b(?:" + callees + r")\s*\(|[\"'](?:" + callees + r")[\"']")
     passed: dict[int, set[str]] = {}
     #: fact index → the methods of its class whose self-calls pass it; None once another call does.
     callers: dict[int, set[str] | None] = {}
@@ -1148,29 +1178,38 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
             func = node.func
             through_self = False
             value: ast.expr | None = None
-            if isinstance(func, ast.Attribute):
-                callee = func.attr
-                value = func.value
-                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
-                    continue
-                through_self = isinstance(value, ast.Name) and value.id == "self"
-            elif isinstance(func, ast.Name):
-                callee = func.id
+            rpc = _by_rpc(node)
+            if rpc is not None:
+                callee, keywords, count = rpc
             else:
-                continue
+                if isinstance(func, ast.Attribute):
+                    callee = func.attr
+                    value = func.value
+                    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
+                        continue
+                    through_self = isinstance(value, ast.Name) and value.id == "self"
+                elif isinstance(func, ast.Name):
+                    callee = func.id
+                else:
+                    continue
+                keywords = {k.arg for k in node.keywords if k.arg}
+                count = 0
+                for arg in node.args:
+                    if isinstance(arg, ast.Starred):
+                        break
+                    count += 1
             targets = wanted.get(callee)
             if not targets:
                 continue
-            keywords = {k.arg for k in node.keywords if k.arg}
-            count = 0
-            for arg in node.args:
-                if isinstance(arg, ast.Starred):
-                    break
-                count += 1
             known: tuple[str | None, bool] | None = None
             for n, name, position, role, own, takes_self in targets:
                 shift, blind = 0, False
-                if classes is not None and role == "method":
+                if rpc is not None:
+                    if role != "method" or (classes is not None and klass
+                                            and _leaf(klass) in classes.hierarchy(own)):
+                        continue  # a method named in a string runs on other objects, not on the caller's own class
+                    blind = True
+                elif classes is not None and role == "method":
                     if value is None:
                         continue  # a bare ``m(...)`` calls a function of that name, not the method
                     if known is None:

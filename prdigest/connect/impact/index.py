@@ -7,8 +7,10 @@ resolves every local name to the upstream's dotted name (``from vllm.x import Y 
 (``from vllm_ascend.compat import FusedMoE`` where ``compat`` imported it from vLLM) and its own subclass chains.
 Attributes read on objects of unknown type (``ctx.meta.max_tokens``) are kept by name (``attribute`` uses,
 one line per file and name), leaving out every name the downstream itself assigns, defines or ``setattr``s:
-what the match can say of them is "an upstream class lost an attribute of that name". The result is a list
-of :class:`Use` rows: what, how and where.
+what the match can say of them is "an upstream class lost an attribute of that name". A class of the downstream's
+that it puts in a slot upstream reads by its dotted path (``parallel_config.worker_cls = "ds.worker.MyWorker"``) and
+that subclasses nothing of the upstream's is kept as ``<registered>.SLOT`` with its methods (:data:`REGISTERED`).
+The result is a list of :class:`Use` rows: what, how and where.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ UseHow = Literal["imports", "subclasses", "overrides", "patches", "calls", "read
 _HOWS: frozenset[str] = frozenset(get_args(UseHow))
 
 #: Bumped whenever what the index extracts changes: cached indexes and file summaries of older versions are rebuilt.
-INDEX_VERSION = 16
+INDEX_VERSION = 17
 
 #: In an ``__init__`` override's ``detail``, after its parameters, when it does not call the base's ``__init__``
 #: (``;own-init;sets=a,b``: the ``self`` attributes the class's methods set): upstream attributes its base's
@@ -76,6 +78,10 @@ CONFIGURED = ";configured"
 #: In an override's ``detail``: the downstream calls a method of that name itself (``self.m(…)`` in the class,
 #: ``obj.m(…)`` anywhere on an object that is no imported name): it stays reached when upstream stops calling it.
 CALLED = ";called"
+#: The module part of a registered use's symbol (``<registered>.worker_cls.profile``): a method of a downstream
+#: class that subclasses nothing of the upstream's and is put in the slot ``worker_cls`` by its dotted path; the
+#: match reads it as an override of the upstream class a fact's ``registered`` names that slot for.
+REGISTERED = "<registered>"
 
 Parts = tuple[str, ...]
 
@@ -180,6 +186,9 @@ class FileSummary:
     typing_only: set[int] = field(default_factory=set)
     #: (attribute, line): ``getattr(obj, "x", …)``, ``hasattr(obj, "x")``: the file allows for ``x`` being absent there.
     guards: list[tuple[str, int]] = field(default_factory=list)
+    #: (slot, dotted string, line): the downstream's own dotted name put in a slot upstream reads
+    #: (``parallel_config.worker_cls = "ds.worker.MyWorker"``, ``worker_cls="…"``, ``{"worker_cls": "…"}``)
+    registers: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 def _chain(node: ast.AST) -> Parts | None:
@@ -367,6 +376,9 @@ class _Reader:
 
     def _assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        own = self._own_string(node.value)
+        if own is not None:  # ``config.worker_cls = "ds.worker.MyWorker"``
+            self.s.registers += [(t.attr, own, node.lineno) for t in targets if isinstance(t, ast.Attribute)]
         value = _chain(node.value) if isinstance(node, ast.Assign) and node.value is not None else None
         if value is None and isinstance(node, ast.Assign):
             value = _imported_module(node.value)
@@ -402,6 +414,10 @@ class _Reader:
                 positional = i
                 break
         spread = SPREAD if positional < len(args) or None in named else ""
+        for k in node.keywords:
+            own = self._own_string(k.value) if k.arg else None
+            if own is not None and k.arg:  # ``f(worker_cls="ds.worker.MyWorker")``
+                self.s.registers.append((k.arg, own, k.value.lineno))
         detail = f"kw={keywords};n={positional}{spread}{'' if id(node) in self._dropped else USED}"
         if func is not None:
             if func in (("getattr",), ("hasattr",)) and len(args) >= 2 and isinstance(args[1], ast.Constant) \
@@ -449,6 +465,21 @@ class _Reader:
             self._dropped.add(id(value))
         return None
 
+    def _own_string(self, node: ast.expr | None) -> str | None:
+        """A string naming a dotted path of the downstream's own (a class it hands upstream), else None."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and self.own is not None \
+                and len(node.value) < 200 and self.own.fullmatch(node.value):
+            return node.value
+        return None
+
+    def _dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values):
+            own = self._own_string(value)
+            if own is not None and isinstance(key, ast.Constant) and isinstance(key.value, str) \
+                    and key.value.isidentifier():  # ``{"worker_cls": "ds.worker.MyWorker"}``
+                self.s.registers.append((key.value, own, value.lineno))
+        return None
+
     def _constant(self, node: ast.Constant) -> list[ast.AST]:
         value = node.value
         if isinstance(value, str) and len(value) < 200 and (
@@ -461,6 +492,7 @@ class _Reader:
         ast.Import: _import, ast.ImportFrom: _import_from, ast.ClassDef: _class, ast.Assign: _assign,
         ast.AugAssign: _assign, ast.AnnAssign: _assign, ast.Call: _call, ast.Attribute: _attribute,
         ast.Expr: _expr, ast.Constant: _constant, ast.FunctionDef: _function, ast.AsyncFunctionDef: _function,
+        ast.Dict: _dict,
     }
 
 
@@ -689,6 +721,8 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
                     params += OWN_INIT + ",".join(sorted(sets))
                 uses.append(Use(s.path, line, f"{base}.{name}", "overrides", detail=params, local=c.name))
 
+    uses += _registered(files, local_classes, upstream_bases, on_objects)
+
     # (file, local name) → the downstream dotted name it imports, the first import of that name
     imported_from: dict[tuple[str, str], str] = {}
     for s, local, dotted in pending:
@@ -749,6 +783,31 @@ def resolve_uses(summaries: Iterable[FileSummary], upstream: Sequence[str]) -> l
     # built anew rather than ``dataclasses.replace``d: a third of the time of this last step on 60,000 uses
     uses = [Use(u.path, u.line, u.symbol, u.how, u.detail, u.local, scopes[u.path].at(u.line)) for u in uses]
     return unique(uses, key=lambda u: (u.path, u.line, u.symbol, u.how))
+
+
+def _registered(files: list[FileSummary], classes: dict[str, tuple[FileSummary, ClassDef]],
+                upstream_bases: Callable[[str], list[str]], on_objects: set[str]) -> list[Use]:
+    """The downstream's classes it puts in a slot upstream reads by their dotted path (``worker_cls =
+    "ds.worker.MyWorker"``) and that subclass nothing of the upstream's (duck-typed: upstream calls their methods by
+    name): the class as a ``subclasses`` use of ``<registered>.SLOT`` and each of its methods as an ``overrides``
+    use of ``<registered>.SLOT.m``; the match reads them as the upstream class a fact says the slot expects."""
+    found: list[Use] = []
+    for s in files:
+        for slot, dotted, at in s.registers:
+            got = classes.get(dotted)
+            if got is None or upstream_bases(dotted):
+                continue  # not a class of the downstream, or one matched through its upstream bases already
+            cs, c = got
+            where = f"registered as {slot} in {s.path}:{at}"
+            found.append(Use(cs.path, c.line, f"{REGISTERED}.{slot}", "subclasses", detail=where, local=c.name))
+            own_calls = {chain[1] for chain, line, _ in cs.calls
+                         if len(chain) == 2 and chain[0] == "self" and c.line <= line <= c.end}
+            for name, line, params in c.methods:
+                if name in own_calls or name in on_objects:
+                    params += CALLED
+                found.append(Use(cs.path, line, f"{REGISTERED}.{slot}.{name}", "overrides", detail=params,
+                                 local=c.name))
+    return found
 
 
 class _Scopes:

@@ -30,7 +30,9 @@ the value of a function that now returns nothing (``-> bool`` → ``-> None``); 
 passes to a constructor breaks a subclass ``__init__`` that does not take it, unless every such call builds the
 upstream's own class by name and the downstream does not patch the class over (``Change.constructed``: a
 ``check``); an override of a removed method that the downstream calls itself and that does not call the base's is
-a ``check``. Kinds that no Python import can reach (pins, kernels, tests, docs) match nothing.
+a ``check``. A downstream class registered by its dotted path in a slot (``worker_cls``) that subclasses nothing of
+the upstream's meets a method fact whose class that slot expects (``Change.registered``) as an override would.
+Kinds that no Python import can reach (pins, kernels, tests, docs) match nothing.
 """
 
 from __future__ import annotations
@@ -39,7 +41,17 @@ from collections.abc import Iterable, Sequence
 
 from prdigest.collect.facts.inheritors import heir_symbols
 from prdigest.connect.impact.deprecated import DEPRECATIONS
-from prdigest.connect.impact.matchers import MATCHERS, MODULE_KINDS, WILDCARD, Context, Hit, UseTable, fact_module
+from prdigest.connect.impact.index import REGISTERED
+from prdigest.connect.impact.matchers import (
+    MATCHERS,
+    MODULE_KINDS,
+    WILDCARD,
+    Context,
+    Hit,
+    Matcher,
+    UseTable,
+    fact_module,
+)
 from prdigest.connect.impact.obligations import OBLIGATIONS
 from prdigest.connect.impact.signature import Signature, SignatureChange
 from prdigest.connect.impact.typing_only import TYPING_ONLY
@@ -85,6 +97,21 @@ def _one_per_scope(change: Change, hits: list[Hit]) -> list[Hit]:
     return list(best.values())
 
 
+def _registered(change: Change, matcher: Matcher, table: UseTable, upstream: Sequence[str], module: str) -> list[Hit]:
+    """The fact's method as a downstream class registered by name in a slot the fact's class fills (``worker_cls``:
+    ``<registered>.worker_cls.profile``, index.py) meets it: as an override of the class upstream expects there."""
+    cls, _, leaf = change.symbol.rpartition(".")
+    out: list[Hit] = []
+    for slot in change.registered:
+        sub = change.model_copy(update={"symbol": f"{slot}.{leaf}", "inherited_by": (), "reexported_by": (),
+                                        "registered": ()})
+        for h in matcher(sub, Context.of(table, upstream, REGISTERED)):
+            words = h.words.replace(sub.symbol, change.symbol)
+            out.append(Hit(h.use, h.severity, f"{words} (yours is registered as {slot}: {h.use.local} implements "
+                           f"{cls} by its method names)", f"{module}.{change.symbol}"))
+    return out
+
+
 def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, number: int = 0,
                  partial: bool = False) -> list[Impact]:
     """The impacts of one upstream fact on one downstream (``table``): one per downstream function."""
@@ -100,6 +127,7 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
     for package in change.reexported_by:  # the name as another package re-exports it (``vllm.attention.X``)
         found += [Hit(h.use, h.severity, f"{h.words} (re-exported by {package})", h.symbol)
                   for h in matcher(change, Context.of(table, upstream, package))]
+    found += _registered(change, matcher, table, upstream, module or "")
     # imported for the type checker only: no run fails on it (a use at run time in the file still may)
     found = [Hit(h.use, "check", f"{h.words}; imported under TYPE_CHECKING only", h.symbol)
              if h.severity == "breaks" and h.use.how == "imports" and TYPING_ONLY in h.use.detail.split(";") else h

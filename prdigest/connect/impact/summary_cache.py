@@ -83,7 +83,7 @@ def encode(summary: FileSummary) -> str:
         "calls": s.calls, "reads": s.reads, "attributes": s.attributes, "called": s.called,
         "defines": sorted(s.defines), "functions": s.functions, "aliases": s.aliases, "installs": s.installs,
         "params": s.params, "values": sorted(s.values.items()), "super_calls": s.super_calls,
-        "typing_only": sorted(s.typing_only), "guards": s.guards,
+        "typing_only": sorted(s.typing_only), "guards": s.guards, "registers": s.registers,
         "classes": [[c.name, c.line, c.bases, c.methods, c.own_init, c.end, sorted(c.supers)] for c in s.classes],
     }).decode()
 
@@ -115,4 +115,5 @@ def decode(data: str, path: str) -> FileSummary:
         super_calls=[(m, ln, detail) for m, ln, detail in d["super_calls"]],
         typing_only={int(ln) for ln in d["typing_only"]},
         guards=[(str(n), int(ln)) for n, ln in d["guards"]],
+        registers=[(str(slot), str(t), int(ln)) for slot, t, ln in d["registers"]],
     )
