@@ -583,7 +583,7 @@ def attribute_reach(facts: list[Change], modules: dict[str, Module], texts: dict
         pattern = re.compile(rf"\.({names})\b(\s*(?:=(?!=)|:[^=\n]*=(?!=)))?")  # group 2: an assignment
         for text in texts.values():
             read.update(m[1] for m in pattern.finditer(text) if not m[2])
-    trees: dict[str, ast.Module | None] = {}
+    index = _reads(texts, added & read, {f.path for f in facts if f.kind == "attribute" and f.detail == "added"})
     out: list[Change] = []
     for f in facts:
         if f.kind == "attribute":
@@ -591,7 +591,7 @@ def attribute_reach(facts: list[Change], modules: dict[str, Module], texts: dict
             if f.detail == "added":
                 if leaf not in read:
                     continue
-                entries = _read_from(f, texts, trees)
+                entries = _read_from(f, index)
                 if entries == ():
                     continue
                 if entries:
@@ -602,7 +602,51 @@ def attribute_reach(facts: list[Change], modules: dict[str, Module], texts: dict
     return out
 
 
-def _read_from(fact: Change, texts: dict[str, str], trees: dict[str, ast.Module | None]) -> tuple[str, ...] | None:
+@dataclass
+class _Reads:
+    """The reads of some attribute names in a commit's changed files, each file parsed and walked once."""
+
+    #: name → (path, class, method, on ``self``) of each read; class and method empty outside a class's methods
+    reads: dict[str, list[tuple[str, str, str, bool]]] = field(default_factory=dict)
+    #: (path, class) → method → the names it reads on ``self`` (its calls of the class's methods among them)
+    selfs: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
+    trees: dict[str, ast.Module] = field(default_factory=dict)
+
+
+def _reads(texts: dict[str, str], leaves: set[str], homes: set[str]) -> _Reads:
+    """Where the changed files read ``leaves`` (files naming none of them are not parsed), and what each method of
+    the classes of ``homes`` (the facts' own files) reads on ``self``."""
+    out = _Reads()
+    if not leaves:
+        return out
+    named = re.compile(rf"\.(?:{'|'.join(re.escape(n) for n in sorted(leaves))})\b")
+    for path, text in texts.items():
+        if path not in homes and not named.search(text):
+            continue
+        parsed, _ = safe_parse.parse(text, filename=path)
+        if not isinstance(parsed, ast.Module):
+            continue
+        out.trees[path] = parsed
+        owners: dict[int, tuple[str, str]] = {}  # id of a method's node → (class, method)
+        for node in ast.walk(parsed):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        owners[id(item)] = (node.name, item.name)
+        for owner, method in _methods_with(parsed, owners):
+            cls, name = owner if owner is not None else ("", "")
+            for node in ast.walk(method):
+                if not isinstance(node, ast.Attribute):
+                    continue
+                on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+                if node.attr in leaves and isinstance(node.ctx, ast.Load):
+                    out.reads.setdefault(node.attr, []).append((path, cls, name, on_self))
+                if cls and on_self and path in homes:
+                    out.selfs.setdefault((path, cls), {}).setdefault(name, set()).add(node.attr)
+    return out
+
+
+def _read_from(fact: Change, index: _Reads) -> tuple[str, ...] | None:
     """Where upstream reads the attribute an ``added`` fact names, for a downstream subclass of its class whose own
     ``__init__`` never runs the base's: ``None`` when something reads it on another object (``engine.x``: any
     instance, a subclass's too), else the methods of the class (or of a base defined beside it) whose calls reach
@@ -610,35 +654,18 @@ def _read_from(fact: Change, texts: dict[str, str], trees: dict[str, ast.Module 
     only other classes' own ``self.x``, a sibling subclass or a mixin that sets it itself). The base's
     ``__init__`` is no entry: the subclass never runs it."""
     cls, _, leaf = fact.symbol.rpartition(".")
+    tree = index.trees.get(fact.path)
+    lineage = _lineage(tree, cls) if tree is not None else set()
     direct: set[str] = set()
+    for path, owner, method, on_self in index.reads.get(leaf, []):
+        if not on_self or not owner:
+            return None
+        if path == fact.path and owner in lineage and method != "__init__":
+            direct.add(method)
     calls: dict[str, set[str]] = {}  # method of the class → the class's methods it calls on self
-    for path, text in texts.items():
-        if path not in trees:
-            parsed, _ = safe_parse.parse(text, filename=path)
-            trees[path] = parsed if isinstance(parsed, ast.Module) else None
-        tree = trees[path]
-        if tree is None:
-            continue
-        lineage = _lineage(tree, cls) if path == fact.path else set()
-        owners: dict[int, tuple[str, str]] = {}  # id of a method's node → (class, method)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        owners[id(item)] = (node.name, item.name)
-        for owner, method in _methods_with(tree, owners):
-            mine = owner is not None and owner[0] in lineage
-            for node in ast.walk(method):
-                if not isinstance(node, ast.Attribute):
-                    continue
-                on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
-                if node.attr == leaf and isinstance(node.ctx, ast.Load):
-                    if not on_self or owner is None:
-                        return None
-                    if mine and owner[1] != "__init__":
-                        direct.add(owner[1])
-                elif mine and on_self and owner is not None:
-                    calls.setdefault(owner[1], set()).add(node.attr)
+    for member in lineage:
+        for method, names in index.selfs.get((fact.path, member), {}).items():
+            calls.setdefault(method, set()).update(names)
     entries: set[str] = set()
     seen: set[str] = set()
     todo = list(direct)
