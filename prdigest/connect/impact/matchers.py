@@ -142,6 +142,8 @@ def matches(use: Use, prefixes: Sequence[str], symbol: str, deeper: bool) -> str
     """The use's symbol relative to the fact's (``""`` exact, ``".attr"`` deeper), or None."""
     for prefix in prefixes:
         head = f"{prefix}.{symbol}" if symbol else prefix
+        if symbol and head in prefixes:  # ``config`` of vllm.config.utils under ``vllm``: the package, not a name
+            continue
         if WILDCARD in head:
             m = _wildcard(head).match(use.symbol)
             if m:
