@@ -320,6 +320,13 @@ def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
                     and not _overrides_all(use, change.callers, ctx):
                 yield Hit(use, "breaks", f"{symbol} added: {cls}.__init__ sets it, yours does not call it nor "
                           "set it", full)
+        # a method the subclass defines under that name: the instance attribute the base's __init__ now sets hides
+        # it (``self.apply_monolithic = self._select_monolithic()``), unless the subclass never runs that __init__
+        for use in _exact(change, ctx, "overrides"):
+            if not any(u.how == "overrides" and OWN_INIT in u.detail and u.path == use.path and u.local == use.local
+                       for u in ctx.table.named("__init__")):
+                yield Hit(use, "breaks", f"{symbol} added: {cls}.__init__ now sets `self.{leaf}`, which hides your "
+                          f"method `{leaf}`", full)
 
 
 def _overrides_all(use: Use, methods: tuple[str, ...], ctx: Context) -> bool:
