@@ -203,7 +203,12 @@ def score(impacts: list[Impact], tree: Path, lines: dict[str, set[int]], text: s
                  or any(re.search(rf"\b{re.escape(n)}\b", text) for n in _named(i))]
     # An adaptation whose upstream PR the labeller could not name (no upstream history, only the wheels) is one
     # row all the same, shown as "#?": the break is real, only its PR number is unknown.
-    rows = [(commit, pr, sorted(paths), any(i.path in paths for i in breaks), any(i.path in paths for i in impacts))
+    # A patch flagged where it installs a function another of the downstream's modules defines names that module
+    # too: the adaptation changes the function there (vllm-ascend's rejection_sample, installed by a patch module).
+    homes = {id(i): home[0] for i in impacts if i.how == "patches"
+             for home in [installed_elsewhere(tree, i.path, i.line)] if home}
+    rows = [(commit, pr, sorted(paths), any(i.path in paths or homes.get(id(i)) in paths for i in breaks),
+             any(i.path in paths or homes.get(id(i)) in paths for i in impacts))
             for commit, prs, paths in adaptations for pr in (prs or ["?"])]
     return {"breaks": breaks, "evidenced": evidenced, "region": in_region, "rows": rows,
             "checks": sum(1 for i in impacts if i.severity == "check")}

@@ -136,6 +136,7 @@ AFTER = {
                 self.unused = 1
                 self.blocking = True
                 self.address = "a"
+                self._ticks = 1
 
             def total(self):
                 return self.n + self.count
@@ -145,7 +146,7 @@ AFTER = {
                     pass
 
             def _drain(self):
-                return self.blocking
+                return self.blocking and self._ticks > 0
 
 
         class DPBatch(Batch):
@@ -279,12 +280,14 @@ def test_the_facts_name_attributes_removed_and_added_and_return_types(tmp_path):
         # read only by DPBatch (a sibling of any downstream subclass)
         ("attribute", "Batch.count"): "added",
         ("attribute", "Batch.blocking"): "added",
+        # private, but a subclass that never runs Batch.__init__ lacks it all the same
+        ("attribute", "Batch._ticks"): "added",
         ("returns", "Worker.warm_up"): "float→Times",
         ("returns", "Worker.size"): "int→int | str",
     }  # private Status._HIDDEN says nothing; Optional[str] → str | None is the same type spelled otherwise
     # where upstream reads what __init__ now sets: a private helper stands for the class's methods calling it
     assert {f.symbol: f.callers for f in found if f.kind == "attribute" and f.detail == "added"} == {
-        "Batch.count": ("Batch.total",), "Batch.blocking": ("Batch.run",)}
+        "Batch.count": ("Batch.total",), "Batch.blocking": ("Batch.run",), "Batch._ticks": ("Batch.run",)}
     lines = {fact_line(f, "en") for f in found if f.kind in ("attribute", "returns")
              and f.symbol in ("Meta.max_tokens", "Worker.warm_up")}
     assert lines == {"removed attribute `Meta.max_tokens`",
@@ -312,6 +315,8 @@ def test_removed_attributes_added_ones_and_return_types_hit_the_downstream(tmp_p
         # and Batch.run, which NPUBatch inherits, reads blocking (through _drain)
         (_line("def __init__", _line("class NPUBatch")), "up.state.Batch.blocking", "breaks"),
         (_line("def __init__", _line("class SetsBatch")), "up.state.Batch.blocking", "breaks"),
+        (_line("def __init__", _line("class NPUBatch")), "up.state.Batch._ticks", "breaks"),
+        (_line("def __init__", _line("class SetsBatch")), "up.state.Batch._ticks", "breaks"),
     }  # not: o.speed (Car keeps one), o.width (the downstream's own), GoodBatch (super), SetsBatch's count (it
     # sets it), LoopBatch (sets count, runs its own loop: upstream never reads its blocking)
 

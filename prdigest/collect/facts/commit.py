@@ -35,6 +35,7 @@ from prdigest.collect.facts import (
     registered,
     registries,
     rejections,
+    rpcnames,
     settings,
     syspackages,
     toolchain,
@@ -53,7 +54,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "36"
+FACTS_VERSION = "37"
 
 
 def _python(path: str) -> bool:
@@ -87,6 +88,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     facts = constructors.by_name(facts, parsed, texts, diff, tree, surface.packages)
     facts = hooks.with_needed_by(facts, diff, tree, surface.packages)
     facts = newhooks.with_sets(facts, parsed, diff, tree, surface.packages)
+    facts = rpcnames.with_rpc_obligations(facts, diff, tree, surface.packages)
     facts = _kept_keys(facts, parsed)
     if any(c.kind == "config" and c.detail == "removed" for c in facts):  # a key gone here may live on nested
         pages = [(f.path, f.before, f.after) for f in diff.files]

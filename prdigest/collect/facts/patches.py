@@ -37,6 +37,11 @@ from prdigest.kernel.models import Change, PullRequest
 
 _DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*?)\)\s*(?:->[^:]*)?:\s*(?:#.*)?$")
 _CLASS = re.compile(r"^(\s*)class\s+([A-Za-z_]\w*)\s*(?:\((.*?)\))?\s*:")
+#: A ``def`` line whose parameters go on below it (vLLM's formatter writes one a line): the name is defined, its
+#: parameters are not on this line.
+_DEF_OPEN = re.compile(r"^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((?!.*\)\s*(?:->[^:]*)?:\s*(?:#.*)?$)")
+#: The parameters of a def :data:`_DEF_OPEN` matched: unknown from that line alone.
+_OPEN = "\0open"
 _ENV_ENTRY = re.compile(r"^\s*[\"']([A-Z][A-Z0-9_]{2,})[\"']\s*:")
 _KERNEL = re.compile(r"__global__\s+(?:[\w:<>]+\s+)*?(?:__launch_bounds__\([^)]*\)\s+)?([A-Za-z_]\w*)\s*\(")
 
@@ -66,6 +71,10 @@ def _defs(lines: list[str]) -> dict[str, tuple[str, str, int]]:
         match = _DEF.match(line)
         if match:
             found.setdefault(match[2], ("def", match[3], len(match[1])))
+            continue
+        match = _DEF_OPEN.match(line)
+        if match:
+            found.setdefault(match[2], ("def", _OPEN, len(match[1])))
             continue
         match = _CLASS.match(line)
         if match:
@@ -168,7 +177,7 @@ def _python(path: str, patch: str, removed: list[str], added: list[str], surface
         public = not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
         b, a = old_defs.get(name), new_defs.get(name)
         if b and a:
-            if b[1] == a[1]:
+            if b[1] == a[1] or _OPEN in (b[1], a[1]):  # an open side: the signature is read whole elsewhere
                 continue
             if b[0] == "def" and a[0] == "def":
                 if name in read:  # the signature read whole, with its class, says it
@@ -181,10 +190,12 @@ def _python(path: str, patch: str, removed: list[str], added: list[str], surface
                                     detail=detail, public=public))
             elif b[0] == "class" and a[0] == "class":
                 facts.append(Change(kind="bases", symbol=name, path=path, before=b[1], after=a[1], public=public))
-        elif b and not name.startswith("__") and not b[2]:
+        elif b and not name.startswith("__") and not b[2] and b[1] != _OPEN:
             # an indented ``def`` is a method: named here without its class it would read as a module's
             # function (``inputs`` → ``vllm.inputs``); the hunks' reader names it with its class
-            facts.append(Change(kind="removed", symbol=name, path=path, before=f"({b[1]})", public=public))
+            facts.append(Change(kind="removed", symbol=name, path=path, before="(…)" if b[1] == _OPEN else f"({b[1]})",
+                                public=public))
         elif a and public and not name.startswith("__"):
-            facts.append(Change(kind="added", symbol=name, path=path, after=f"({a[1]})", public=public))
+            facts.append(Change(kind="added", symbol=name, path=path, after="(…)" if a[1] == _OPEN else f"({a[1]})",
+                                public=public))
     return facts

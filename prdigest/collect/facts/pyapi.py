@@ -539,8 +539,8 @@ def _public_name(name: str) -> bool:
 def _attribute_facts(before: Module, after: Module, path: str, old_path: str) -> list[Change]:
     """A data attribute of a class both versions define: ``removed`` when the class no longer has it (as an
     attribute, a method or a property, nor through a base class of the same module); ``added`` when its
-    ``__init__`` now sets one (a subclass whose own ``__init__`` does not call the base's lacks it). Public
-    classes and attributes only."""
+    ``__init__`` now sets one (a subclass whose own ``__init__`` does not call the base's lacks it: a private one
+    too). Public classes only; public attributes only for ``removed``."""
     facts: list[Change] = []
     classes = {n for n, d in after.defs.items() if d.kind == "class"}
 
@@ -557,10 +557,12 @@ def _attribute_facts(before: Module, after: Module, path: str, old_path: str) ->
         facts.append(Change(kind="attribute", symbol=key, path=old_path, line=line, before=key, detail="removed"))
     for key, (line, in_init) in after.attributes.items():
         cls, _, leaf = key.rpartition(".")
+        # a private one too: a subclass that never runs the base's __init__ lacks it all the same
         if not in_init or key in before.attributes or key in before.defs or cls not in before.defs \
-                or not _public_name(key):
+                or not _public_name(cls) or leaf.startswith("__"):
             continue
-        facts.append(Change(kind="attribute", symbol=key, path=path, line=line, after=key, detail="added"))
+        facts.append(Change(kind="attribute", symbol=key, path=path, line=line, after=key, detail="added",
+                            public=_public_name(leaf)))
     return facts
 
 

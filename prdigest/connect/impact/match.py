@@ -136,7 +136,7 @@ def match_change(change: Change, table: UseTable, upstream: Sequence[str], *, nu
     impacts = []
     for hit in hits:
         severity = hit.severity
-        if not change.public and severity == "breaks" and hit.use.how == "overrides":
+        if not change.public and severity == "breaks" and hit.use.how == "overrides" and change.kind != "attribute":
             severity = "check"  # a private method of the same name may be the downstream's own helper
         impacts.append(Impact(downstream=table.name, path=hit.use.path, line=hit.use.line,
                               symbol=hit.symbol or hit.use.symbol, how=HOW[hit.use.how],

@@ -142,6 +142,8 @@ def matches(use: Use, prefixes: Sequence[str], symbol: str, deeper: bool) -> str
     """The use's symbol relative to the fact's (``""`` exact, ``".attr"`` deeper), or None."""
     for prefix in prefixes:
         head = f"{prefix}.{symbol}" if symbol else prefix
+        if symbol and head in prefixes:  # ``config`` of vllm.config.utils under ``vllm``: the package, not a name
+            continue
         if WILDCARD in head:
             m = _wildcard(head).match(use.symbol)
             if m:
@@ -318,6 +320,13 @@ def _attribute(change: Change, ctx: Context) -> Iterator[Hit]:
                     and not _overrides_all(use, change.callers, ctx):
                 yield Hit(use, "breaks", f"{symbol} added: {cls}.__init__ sets it, yours does not call it nor "
                           "set it", full)
+        # a method the subclass defines under that name: the instance attribute the base's __init__ now sets hides
+        # it (``self.apply_monolithic = self._select_monolithic()``), unless the subclass never runs that __init__
+        for use in _exact(change, ctx, "overrides"):
+            if not any(u.how == "overrides" and OWN_INIT in u.detail and u.path == use.path and u.local == use.local
+                       for u in ctx.table.named("__init__")):
+                yield Hit(use, "breaks", f"{symbol} added: {cls}.__init__ now sets `self.{leaf}`, which hides your "
+                          f"method `{leaf}`", full)
 
 
 def _overrides_all(use: Use, methods: tuple[str, ...], ctx: Context) -> bool:
