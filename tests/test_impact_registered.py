@@ -9,14 +9,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from prdigest.collect.facts import Surface, commit_facts
-from prdigest.collect.facts.hierarchy import GitTree
-from prdigest.collect.git import UpstreamClone, read_commits
 from prdigest.connect.impact.index import REGISTERED, resolve_uses, summarize
 from prdigest.connect.impact.match import UseTable, match_changes
 from prdigest.connect.impact.summary_cache import decode, encode
 from prdigest.kernel.models import Change, Impact
-from tests.git_support import commit, git, write
+from tests.impact_support import upstream_facts
 
 UP = ("up",)
 BASE = {
@@ -72,16 +69,7 @@ DOWNSTREAM = {
 
 
 def _facts(tmp_path: Path) -> list[Change]:
-    repo = tmp_path / "up"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, BASE)
-    commit(repo, "before")
-    write(repo, AFTER)
-    sha = commit(repo, "after")
-    clone = UpstreamClone(repo / ".git")
-    diffs, _ = read_commits(clone, [sha])
-    return commit_facts(diffs[sha], Surface(packages=UP), tree=GitTree(clone, UP))
+    return upstream_facts(tmp_path, BASE, AFTER, UP)
 
 
 def _matched(facts: list[Change], downstream: dict[str, str] = DOWNSTREAM) -> list[Impact]:

@@ -7,11 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prdigest.collect.facts import Surface, commit_facts
-from prdigest.collect.facts.hierarchy import GitTree
-from prdigest.collect.git import UpstreamClone, read_commits
-from tests.git_support import commit, git, write
-from tests.impact_support import match_downstream
+from tests.impact_support import facts_between, match_downstream, upstream_facts
 
 UP = ("up",)
 EXECUTOR = '''
@@ -74,16 +70,7 @@ class ReadyWorker(WorkerBase):
 
 
 def _facts(tmp_path: Path, *, with_tree: bool = True):
-    repo = tmp_path / "upstream"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, BEFORE)
-    commit(repo, "before")
-    write(repo, AFTER)
-    sha = commit(repo, "after")
-    clone = UpstreamClone(repo / ".git")
-    diffs, _ = read_commits(clone, [sha])
-    return commit_facts(diffs[sha], Surface(packages=UP), tree=GitTree(clone, UP) if with_tree else None)
+    return upstream_facts(tmp_path, BEFORE, AFTER, UP) if with_tree else facts_between(tmp_path, BEFORE, AFTER, UP)
 
 
 def test_a_method_now_called_by_name_on_every_worker_obliges_the_bases_subclasses(tmp_path: Path):
