@@ -8,8 +8,8 @@ the dtype casts it makes and how many values its returns give.
   caller now unpacks something else, a contract between the function and each module that calls it.
 
 Each is said in the function's ``body`` fact (prdigest/kernel/bodyfacts.py: ``numerics: +x→float32 | returns:
-1→2``); a function whose fact is a new signature gets a ``body`` fact for them beside it. Only shipped code:
-tests' functions are not read.
+1→2``); a function whose signature changed has a signature fact instead, and no body fact is added beside it (what
+a downstream that overrides it is told stays one fact). Only shipped code: tests' functions are not read.
 """
 
 from __future__ import annotations
@@ -21,38 +21,19 @@ from prdigest.collect.facts import pyapi, pykernels
 from prdigest.kernel import bodyfacts
 from prdigest.kernel.models import Change
 
-#: Facts of a function whose two versions are compared.
-_FUNCTION_KINDS = frozenset({"body", "signature", "returns"})
-
 
 def described(facts: list[Change], sides: dict[str, tuple[str | None, str | None]]) -> list[Change]:
-    """``facts`` with each changed function's numerics and returns said (``sides``: a Python file's text before
-    and after, by path; test files left out by the caller)."""
-    said: dict[tuple[str, str], str] = {}
-    for c in facts:
-        if c.kind not in _FUNCTION_KINDS or c.path not in sides or (c.symbol, c.path) in said:
-            continue
-        before, after = sides[c.path]
-        old, new = _function(before, c.symbol), _function(after, c.symbol)
-        if old is None or new is None:
-            continue
-        text = bodyfacts.detail(numerics=_numerics(old, new), returns=_returns(old, new))
-        if text != bodyfacts.BODY_CHANGED:
-            said[(c.symbol, c.path)] = text
-    if not said:
-        return facts
+    """``facts`` with each changed function's numerics and returns said in its ``body`` fact (``sides``: a Python
+    file's text before and after, by path; test files left out by the caller)."""
     out: list[Change] = []
     for c in facts:
-        aspects = said.get((c.symbol, c.path))
-        if aspects and c.kind == "body" and c.detail == bodyfacts.BODY_CHANGED:
-            out.append(c.model_copy(update={"detail": aspects}))
-            said.pop((c.symbol, c.path))
-        else:
-            out.append(c)
-    for (symbol, path), text in sorted(said.items()):  # a signature's function: its body said beside it
-        first = next(c for c in facts if (c.symbol, c.path) == (symbol, path))
-        out.append(Change(kind="body", symbol=symbol, path=path, line=first.line, detail=text, public=first.public,
-                          reach=first.reach, reach_how=first.reach_how))
+        if c.kind == "body" and c.detail == bodyfacts.BODY_CHANGED and c.path in sides:
+            before, after = sides[c.path]
+            old, new = _function(before, c.symbol), _function(after, c.symbol)
+            if old is not None and new is not None:
+                c = c.model_copy(update={"detail": bodyfacts.detail(numerics=_numerics(old, new),
+                                                                    returns=_returns(old, new))})
+        out.append(c)
     return out
 
 
