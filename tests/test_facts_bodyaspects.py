@@ -98,8 +98,10 @@ PRS = {
         {"tests/test_norm.py": TEST_NORM + "\n\ndef reference(x):\n    return x.astype('float32')\n"}),
     # another project's extension point implemented by a new module of a subsystem's size (130 methods: 520 lines)
     5: ("KV cache offloading to host memory",
-        {"pkg/offload/__init__.py": "", "pkg/offload/connector.py": _connector(
-            "OffloadConnector", "upstream.kv_transfer.base:ConnectorBase", 130),
+        {"pkg/offload/__init__.py": "", "pkg/offload/offload_connector.py": _connector(
+            "OffloadConnector", "upstream.kv_transfer.base:ConnectorBase", 130).replace(
+            "\n\nclass ", "\nfrom upstream.kv_transfer.stats import Stats\n\n\nclass OffloadStats(Stats):\n"
+            "    pass\n\n\nclass ", 1),
          "tests/test_offload.py": TEST_NORM.replace("l2norm_keeps", "offload")}),
     6: ("Add a custom op", {"pkg/ops.py": _connector("FastRotary", "upstream.layers.rotary:RotaryEmbedding", 20),
                             "tests/test_ops.py": TEST_NORM.replace("l2norm_keeps", "ops")}),
@@ -146,6 +148,7 @@ def test_a_test_function_is_not_read_for_numerics(week) -> None:
 def test_a_new_class_says_the_bases_it_implements_from_another_project(week) -> None:
     details = {c.symbol: c.detail for n in (5, 6, 7) for c in week[n].changes if c.kind == "added"}
     assert details["OffloadConnector"] == "implements upstream.kv_transfer.base.ConnectorBase"
+    assert details["OffloadStats"] == "implements upstream.kv_transfer.stats.Stats"
     assert details["FastRotary"] == "implements upstream.layers.rotary.RotaryEmbedding"
     assert details["BigLayer"] == ""  # the tensor runtime's base is how any layer is written
 
@@ -166,6 +169,8 @@ def test_code_read_lessons_make_a_pr_without_a_description_a_deep_read(week, num
     s = extract(pr, [])
     keys = {x.key for x in learn.lessons(s)}
     assert (lesson in keys) if lesson else not keys & {"numerics", "results", "extension"}
+    if lesson == "extension":  # said by the class its module is named after, not a helper type beside it
+        assert learn.extension(s) == learn.Lesson("extension", "OffloadConnector(ConnectorBase)")
     a = assess(s)
     assert (a.verdict is Verdict.DEEP_READ) is deep
     if deep:

@@ -42,7 +42,7 @@ MECHANISM_LINES = 150
 #: A new module of a subsystem's size implementing another project's base class (prdigest/collect/facts/implements.py)
 #: is a new implementation of that project's extension point, whole: on those weeks and tpu-inference's four, all four
 #: such modules of 500 lines or more were both labellers' deep reads (a KV offloading connector, a chunked-pipeline
-#: scheduler, a custom-op build framework, a context-parallel attention builder), against 5 of 28 smaller ones.
+#: scheduler, a custom-op build framework, a context-parallel attention builder), against 6 of 29 smaller ones.
 WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "interface": 1.25, "sync": 1.25, "mechanism": 0.5, "contract": 0.5,
           "kernel-new": 1.5, "kernel-numerics": 1.5, "kernel-mode": 1.5, "numerics": 1.5, "results": 2.0,
           "extension": 1.5}
@@ -233,11 +233,13 @@ def extension(s: Signals) -> Lesson | None:
     extension point, with the machinery behind it, that readers of both projects meet. A small adapter of one
     upstream class (a custom op, a quantization scheme following earlier ones) is not one."""
     big = {f.path for f in scope.shipped(s) if f.is_new and f.additions >= EXTENSION_LINES and "models/" not in f.path}
-    for c in s.changes:
-        if c.kind == "added" and c.path in big and c.detail.startswith(_IMPLEMENTS):
-            base = c.detail[len(_IMPLEMENTS):].split(", ")[0].rsplit(".", 1)[-1]
-            return Lesson("extension", f"{c.symbol}({base})")
-    return None
+    found = [c for c in s.changes if c.kind == "added" and c.path in big and c.detail.startswith(_IMPLEMENTS)]
+    if not found:
+        return None
+    # the class its module is named after (tpu_offload_connector.py: TPUOffloadConnector) before its helpers' types
+    c = min(found, key=lambda c: c.symbol.lower() != c.path.rsplit("/", 1)[-1].removesuffix(".py").replace("_", ""))
+    base = c.detail[len(_IMPLEMENTS):].split(", ")[0].rsplit(".", 1)[-1]
+    return Lesson("extension", f"{c.symbol}({base})")
 
 
 def _mechanism(s: Signals) -> Lesson | None:
