@@ -81,6 +81,7 @@ from prdigest.connect.impact.downstream import DownstreamSpec, load_index
 from prdigest.connect.impact.hunks import facts_from_patches
 from prdigest.connect.impact.match import UseTable, match_changes
 from prdigest.kernel.models import Change, FileChange, Impact, PullRequest
+from prdigest.kernel.storage import Store
 from prdigest.state.store import open_store
 
 TITLE = "Affects your code on two downstreams (vllm-ascend, vllm-gaudi), full files and patches alone"
@@ -252,17 +253,44 @@ def false_breaks(name: str, result: dict, label: str = "full files", besides: di
     return out
 
 
-def downstream(labelled: Labelled, root: Path, fact_sets: dict[str, list[Change]]) -> dict[str, dict]:
-    """Every fact set scored on one labelled downstream at its d0."""
+def at_parents(labelled: Labelled, root: Path, fact_sets: dict[str, list[Change]], store: Store,
+               adaptations: list[tuple[str, list[int], set[str]]]) -> dict[str, list[tuple[str, int | str, bool]]]:
+    """Per fact set, (commit, PR, flagged breaks) for each row, matched against the downstream as it was just
+    before the row's own adaptation commit (its first parent), not at d0: a use the downstream added between d0
+    and that commit (a method written for an earlier upstream change) is there to be flagged, as it was on the
+    day the team had to adapt."""
+    out: dict[str, list[tuple[str, int | str, bool]]] = {label: [] for label in fact_sets}
+    tables: dict[str, tuple[UseTable, Path]] = {}
+    for commit, prs, paths in adaptations:
+        if commit not in tables:
+            tree = checkout(labelled.gitdir, f"{commit}^", root / f"{labelled.name}-{commit[:12]}")
+            index = load_index(DownstreamSpec(labelled.name, path=str(tree), packages=labelled.packages,
+                                              upstream=UPSTREAM), UPSTREAM, store=store)
+            tables[commit] = UseTable.of(labelled.name, index.uses, UPSTREAM), tree
+        table, tree = tables[commit]
+        for label, facts in fact_sets.items():
+            breaks = [i for i in match_changes(facts, table, UPSTREAM) if i.severity == "breaks"]
+            homes = {id(i): home[0] for i in breaks if i.how == "patches"
+                     for home in [installed_elsewhere(tree, i.path, i.line)] if home}
+            found = any(i.path in paths or homes.get(id(i)) in paths for i in breaks)
+            out[label] += [(commit, pr, found) for pr in (prs or ["?"])]
+    return out
+
+
+def downstream(labelled: Labelled, root: Path, fact_sets: dict[str, list[Change]],
+               parents: bool = False) -> dict[str, dict]:
+    """Every fact set scored on one labelled downstream at its d0 (and with ``parents``, each row also at its
+    adaptation commit's parent: :func:`at_parents`)."""
     name, data, gitdir, packages = labelled.name, labelled.data, labelled.gitdir, labelled.packages
     tree = checkout(gitdir, data["d0"], root / name)
+    adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(gitdir, packages, a["commit"])))
+                   for a in data["adaptations"]]
     with open_store(root / f"{name}.sqlite") as store:
         index = load_index(DownstreamSpec(name, path=str(tree), packages=packages, upstream=UPSTREAM), UPSTREAM,
                            store=store)
+        parent_rows = at_parents(labelled, root, fact_sets, store, adaptations) if parents else None
     table = UseTable.of(name, index.uses, UPSTREAM)
     lines, touched, text = changed_lines(gitdir, packages, data["d0"], data["d1"])
-    adaptations = [(a["commit"], a["upstream_prs"], set(a.get("paths") or commit_files(gitdir, packages, a["commit"])))
-                   for a in data["adaptations"]]
     later, when = later_commit(gitdir, data["d1"])
     since = changed_since(gitdir, packages, data["d0"], later)
     out: dict[str, dict] = {}
@@ -277,6 +305,8 @@ def downstream(labelled: Labelled, root: Path, fact_sets: dict[str, list[Change]
         result["later_commit"] = (later, when)
         result["seconds"] = seconds
         result["files_indexed"] = index.files
+        if parent_rows is not None:
+            result["at_parents"] = parent_rows[label]
         out[label] = result
     return out
 
@@ -345,6 +375,7 @@ def before_rows(path: Path) -> list[str]:
 def render(results: dict[str, dict[str, dict]], counts: dict[str, int], load: float,
            timing: dict[str, float] | None = None, before: tuple[str, list[str]] | None = None) -> str:
     """The section: one row per downstream and fact set."""
+    parents = any("at_parents" in r for per in results.values() for r in per.values())
     out = ["Command: `.venv/bin/python -m benchmarks.impact_downstreams --wheels DIR --write [--before FILE "
            "--before-label L]` (DIR: `pip download --no-deps --only-binary=:all: vllm==V` for V in 0.19.1, 0.20.1; "
            "vllm-ascend and vllm-gaudi from the search tool's fetch; FILE: this script's printed output with "
@@ -355,17 +386,20 @@ def render(results: dict[str, dict[str, dict]], counts: dict[str, int], load: fl
            "(benchmarks/data/downstream_impact_gaudi.json, committed before any match ran on it); vllm-ascend's are "
            "the pair the match was tuned on.", "",
            "| downstream (files) | facts from | recall, breaks | recall, breaks or check | precision lenient | "
-           "stricter | stricter or later | by hand | flagged breaks | echoes | match s |",
-           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "stricter | stricter or later | by hand | flagged breaks | echoes | match s |"
+           + (" recall, breaks, at each adaptation's parent |" if parents else ""),
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if parents else "")]
     for name, per in results.items():
         for label, r in per.items():
             rows = r["rows"]
+            tail = (f" {_ratio(sum(x[2] for x in r['at_parents']), len(r['at_parents']))} |"
+                    if "at_parents" in r else " – |" if parents else "")
             out.append(f"| {name} ({r['files_indexed']}) | {label} | {_ratio(sum(x[3] for x in rows), len(rows))} | "
                        f"{_ratio(sum(x[4] for x in rows), len(rows))} | "
                        f"{_ratio(len(r['evidenced']), len(r['breaks']))} | {_ratio(len(r['region']), len(r['breaks']))}"
                        f" | {_ratio(len(r['later']), len(r['breaks']))}"
                        f" | {_ratio(len(r['by_hand']), len(r['breaks']))} | {len(r['breaks'])} | {r['echoes']} | "
-                       f"{r['seconds']:.2f} |")
+                       f"{r['seconds']:.2f} |{tail}")
     if before:
         label, rows = before
         table = [r for r in rows if r.startswith("| ")]  # its own header: earlier code may lack a column
@@ -386,7 +420,10 @@ def render(results: dict[str, dict[str, dict]], counts: dict[str, int], load: fl
         r = per["full files"]
         out.append(f"Rows of {name} (adaptation commit → PR: flagged breaks / any, full files):")
         out.append("")
-        out += [f"- {c[:10]} → #{pr}: {'yes' if b else 'no'} / {'yes' if a else 'no'}" for c, pr, _, b, a in r["rows"]]
+        at = {(c, pr): found for c, pr, found in r.get("at_parents", [])}
+        out += [f"- {c[:10]} → #{pr}: {'yes' if b else 'no'} / {'yes' if a else 'no'}"
+                + (f"; at its parent: {'yes' if at[(c, pr)] else 'no'}" if (c, pr) in at else "")
+                for c, pr, _, b, a in r["rows"]]
         out.append("")
         for label, other in per.items():  # the other fact sets' rows where they differ (patches alone's misses)
             if label == "full files":
@@ -429,6 +466,8 @@ def main() -> None:
     parser.add_argument("--false-patches", action="append", default=[], metavar="NAME",
                         help="print the breaks from patches alone the stricter evidence calls false and full files "
                              "do not flag, on this downstream")
+    parser.add_argument("--at-parents", action="store_true",
+                        help="also match each row against the downstream as it was just before its adaptation commit")
     parser.add_argument("--index-only", action="store_true",
                         help="only the 3,000-file index, cold and warm, with its rows' digest (no wheels)")
     parser.add_argument("--repeat", type=int, default=1, help="with --index-only: how many cold/warm pairs")
@@ -465,7 +504,7 @@ def main() -> None:
             suffix = f" ({before_version} → {after_version})" if len(pairs) > 1 else ""
             counts.update({label + suffix: len(facts) for label, facts in fact_sets.items()})
             for labelled in group:
-                results[labelled.name] = downstream(labelled, root, fact_sets)
+                results[labelled.name] = downstream(labelled, root, fact_sets, args.at_parents)
         verdicts = json.loads(HANDCHECK.read_text(encoding="utf-8"))["verdicts"]
         for name, per in results.items():
             for result in per.values():

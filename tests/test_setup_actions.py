@@ -3,7 +3,8 @@
 A tutorial's dev build moving from a wheel file to a pinned index install is an upgrade; a setup line of a
 tutorial replaced by another is one thing to run instead; a runtime requirement added asks nothing when pip brings
 it with the package (never installed before, or moved from the development requirements at the same pin), and
-asks for the new version when the repository installed the package before at a lower or no version."""
+asks for the new version when the repository installed the package before at a lower or no version, or its shipped
+code imported it before any requirement named it (another route installed it)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ BASE = {
     "plugin/__init__.py": '"""plugin."""\n\n\ndef register():\n    return "plugin.platform:Platform"\n',
     "plugin/platform.py": "class Platform:\n    pass\n",
     "plugin/xlite_runner.py": "from xlite._C import Runtime\n",
+    "plugin/models.py": "from transformers import AutoConfig\n",
+    "tests/test_props.py": "import hypothesis\n",
     "requirements.txt": REQUIREMENTS,
     "requirements-dev.txt": DEV,
     "docs/source/tutorials/moe.md": TUTORIAL,
@@ -67,6 +70,13 @@ PRS: dict[int, tuple[str, dict[str, str | None]]] = {
                                                                                "triton-ascend==3.2.0\n"}),
     7: ("[CI] Specify the version of xlite", {"requirements-dev.txt": DEV.replace("xlite", "xlite==0.1.0rc0")}),
     8: ("Xlite MoE support", {"requirements-dev.txt": DEV.replace("xlite", "xlite==0.1.0rc1")}),
+    9: ("Pin transformers to 5.5.3", {"requirements.txt": REQUIREMENTS + "arctic-inference==0.1.1\npsutil\n"
+                                                                       "fasttok==1.2.0\nxgrammar>=0.1.30\n"
+                                                                       "triton-ascend==3.2.0\ntransformers==5.5.3\n"}),
+    10: ("Pin hypothesis", {"requirements.txt": REQUIREMENTS + "arctic-inference==0.1.1\npsutil\n"
+                                                               "fasttok==1.2.0\nxgrammar>=0.1.30\n"
+                                                               "triton-ascend==3.2.0\ntransformers==5.5.3\n"
+                                                               "hypothesis==6.151.9\n"}),
 }
 
 
@@ -103,6 +113,7 @@ def test_a_setup_line_of_a_tutorial_replaced_is_one_thing_to_run_instead(week: d
     (3, "arctic-inference moved from requirements-dev at its pin, psutil with no version: pip brings both"),
     (4, "a package the repository never installed before: pip installs it with the package"),
     (7, "a development requirement the shipped code imports, listed bare, given its first pin: what CI had"),
+    (10, "a package only the tests imported before: no reader's environment is asked to hold it"),
 ])
 def test_a_requirement_pip_brings_with_the_package_asks_nothing(week: dict[int, list[Change]], number: int,
                                                                  why: str) -> None:
@@ -116,6 +127,8 @@ def test_a_requirement_pip_brings_with_the_package_asks_nothing(week: dict[int, 
     (6, ["Install `triton-ascend` `3.2.0` before pulling main."]),
     # the optional backend shipped code imports, moved from one pin to a later one
     (8, ["Upgrade `xlite` to `0.1.0rc1` before pulling main."]),
+    # no requirement named it, but the shipped models imported it: the upstream installed it at its own version
+    (9, ["Install `transformers` `5.5.3` before pulling main."]),
 ])
 def test_a_requirement_installed_before_at_a_lower_version_asks(week: dict[int, list[Change]], number: int,
                                                                 expected: list[str]) -> None:

@@ -7,7 +7,10 @@ updated with ``pip install -e .`` gets it too, so nothing is asked (so is one li
 requires: moved from ``requirements-dev.txt`` at the same pin). One the repository already installed at a lower
 pin or with none (``xgrammar`` listed bare in ``requirements-dev.txt``, now ``xgrammar>=0.1.30``; ``triton-ascend``
 pinned to a dev build in a tutorial, now ``==3.2.0``) is an upgrade readers keep missing: environments hold the old
-one. Fitted on the labels of twelve vllm-ascend weeks (BENCHMARKS.md, "Action required on the labelled weeks").
+one. So is a package no requirement named but the shipped code already imported (``transformers==5.5.3`` added to
+a plugin whose models import ``transformers``): another route installed it (the upstream's own requirements), at
+whatever version that route chose, and the new pin moves it. Fitted on the labels of twelve vllm-ascend weeks and
+four tpu-inference weeks (BENCHMARKS.md, "Action required on the labelled weeks").
 The tree at the PR's parent is read only when the commit adds a runtime requirement with a version.
 """
 
@@ -15,7 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from prdigest.collect.facts import docpins, pins
+from prdigest.collect.facts import docpins, pins, reach_imports
+from prdigest.collect.facts.surface import Surface
 from prdigest.collect.git import GitUnavailable, UpstreamClone
 from prdigest.collect.git.texts import tree_texts
 from prdigest.kernel.actions import NEW_REQUIREMENT, release_key, version_of
@@ -31,10 +35,11 @@ def _named(path: str) -> Callable[[str], bool]:
     return lambda p: p.rpartition("/")[2] == path
 
 
-def installed_before(facts: Sequence[Change], parent: str | None, clone: UpstreamClone) -> list[Change]:
+def installed_before(facts: Sequence[Change], parent: str | None, clone: UpstreamClone,
+                     surface: Surface) -> list[Change]:
     """``facts`` where each runtime requirement added that the tree at ``parent`` never installed at a lower or
-    unbounded version is marked :data:`NEW_REQUIREMENT` (it asks nothing); the facts stand when the tree cannot be
-    read."""
+    unbounded version, nor imported from a shipped module, is marked :data:`NEW_REQUIREMENT` (it asks nothing); the
+    facts stand when the tree cannot be read."""
     wanted = {c.symbol for c in facts if _added(c)}
     if not wanted or not parent:
         return list(facts)
@@ -46,11 +51,19 @@ def installed_before(facts: Sequence[Change], parent: str | None, clone: Upstrea
                 found = docpins.pins(text) if kind == "doc" else pins.pins(kind, text)
                 for name in wanted & found.keys():
                     before.setdefault(name, []).append(found[name])
+        new = {c.symbol for c in facts if _added(c) and not _older(before.get(c.symbol, []), version_of(c.after))}
+        where = reach_imports.importers(new, parent, clone, surface)
     except GitUnavailable:
         return list(facts)
-    return [c.model_copy(update={"detail": NEW_REQUIREMENT}) if _added(c) and not _older(before.get(c.symbol, []),
-                                                                                           version_of(c.after))
-            else c for c in facts]
+    return [_marked(c, new, where) if _added(c) else c for c in facts]
+
+
+def _marked(c: Change, new: set[str], where: dict[str, str]) -> Change:
+    """A requirement added: new (it asks nothing), or installed before by another route (it asks), or as it was."""
+    if c.symbol in where:
+        return c.model_copy(update={"reach_how": f"{c.reach_how}; installed before by another route: the shipped "
+                                                 f"`{where[c.symbol]}` imported it"})
+    return c.model_copy(update={"detail": NEW_REQUIREMENT}) if c.symbol in new else c
 
 
 def _older(specs: list[str], new: str) -> bool:

@@ -12,7 +12,7 @@ The tree at the merge commit is read only when the commit moves a development pi
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from prdigest.collect.facts.surface import Surface
 from prdigest.collect.git import GitUnavailable, UpstreamClone
@@ -35,26 +35,23 @@ def _development(c: Change) -> bool:
             and bool(c.after) and bool(version_of(c.before)))
 
 
-def imported(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface: Surface) -> list[Change]:
-    """``facts`` (with their reach) where each development pin a shipped module of the tree at ``sha`` imports is
-    public, saying which module imports it; the facts stand when the tree cannot be read."""
-    wanted = {c.symbol: import_names(c.symbol) for c in facts if _development(c)}
+def importers(packages: Iterable[str], sha: str, clone: UpstreamClone, surface: Surface) -> dict[str, str]:
+    """Package → the first shipped module (by path) of the tree at ``sha`` importing it, for those of ``packages``
+    any shipped module imports; raises :class:`GitUnavailable` when the tree cannot be read."""
+    wanted = {package: import_names(package) for package in packages}
     if not wanted:
-        return list(facts)
-    try:
-        listing = clone.run(["ls-tree", "-r", "--full-tree", sha], what="ls-tree").decode("utf-8", "replace")
-        paths: dict[str, str] = {}
-        for line in listing.splitlines():
-            meta, _, path = line.partition("\t")
-            parts = meta.split()
-            if len(parts) == 3 and parts[1] == "blob" and path.endswith(".py") and surface.is_api(path) \
-                    and not surface.is_test(path):
-                paths[parts[2]] = path
-        if clone.partial:
-            clone.fetch_blobs(paths)
-        texts = blob_texts(clone, set(paths))
-    except GitUnavailable:
-        return list(facts)
+        return {}
+    listing = clone.run(["ls-tree", "-r", "--full-tree", sha], what="ls-tree").decode("utf-8", "replace")
+    paths: dict[str, str] = {}
+    for line in listing.splitlines():
+        meta, _, path = line.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "blob" and path.endswith(".py") and surface.is_api(path) \
+                and not surface.is_test(path):
+            paths[parts[2]] = path
+    if clone.partial:
+        clone.fetch_blobs(paths)
+    texts = blob_texts(clone, set(paths))
     patterns = {package: re.compile("|".join(_IMPORT.format(name=re.escape(n)) for n in names), re.MULTILINE)
                 for package, names in wanted.items()}
     where: dict[str, str] = {}
@@ -63,6 +60,19 @@ def imported(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface: S
         for package, pattern in patterns.items():
             if package not in where and pattern.search(text):
                 where[package] = path
+    return where
+
+
+def imported(facts: Sequence[Change], sha: str, clone: UpstreamClone, surface: Surface) -> list[Change]:
+    """``facts`` (with their reach) where each development pin a shipped module of the tree at ``sha`` imports is
+    public, saying which module imports it; the facts stand when the tree cannot be read."""
+    wanted = {c.symbol for c in facts if _development(c)}
+    if not wanted:
+        return list(facts)
+    try:
+        where = importers(wanted, sha, clone, surface)
+    except GitUnavailable:
+        return list(facts)
     return [c.model_copy(update={"reach": "public", "reach_how": f"a runtime requirement of the feature that "
                                  f"imports it (`{where[c.symbol]}`), pinned in `{c.path}`"})
             if _development(c) and c.symbol in where else c for c in facts]

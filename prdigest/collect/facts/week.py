@@ -110,7 +110,7 @@ def week_facts(prs: Sequence[PullRequest], *, surface: Surface, clone: UpstreamC
                 facts = classify(facts, surface, evidence, diff)
                 if clone is not None:  # a development pin the shipped code imports: an optional backend's
                     facts = reach_imports.imported(facts, sha, clone, surface)
-                    facts = newreqs.installed_before(facts, diff.parent, clone)  # pip brings a new one along
+                    facts = newreqs.installed_before(facts, diff.parent, clone, surface)  # pip brings a new one along
                     facts = installers.caught_up(facts, diff.parent, clone)  # a page following the images
                     # a vendor library's variable the repository stopped reading: that library still reads it
                     facts = envowners.owned(facts, [s for s in (diff.parent, sha) if s], clone, surface)
