@@ -1,7 +1,9 @@
 """What a reader can learn from a PR, even when every name it touches is internal (a plugin's kernels, its
 model runner): a fix whose description explains its root cause or a kernel's synchronisation, a new mechanism
 shipped with its code, a contract between components (a base class shared, one method changed across its
-implementations), a design trade-off stated with its reason.
+implementations), a design trade-off stated with its reason. Some are read off the code alone, for repositories whose
+PRs carry no description: a kernel's, a fix of accuracy that now computes in a wider type, one method's results
+changed on several classes, another project's extension point implemented by a new module.
 
 Reach says who must act; a lesson says who should study. Each lesson rests on the PR's own text and files, never
 on its size alone, and a change that only moves, renames or adapts code to the upstream teaches none of these
@@ -14,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from prdigest.draft import scope
+from prdigest.kernel import bodyfacts
 from prdigest.kernel.models import Change
 from prdigest.kernel.prtext.prose import clean_line
 from prdigest.kernel.prtext.signals import Signals, quiet_path
@@ -30,14 +33,32 @@ MECHANISM_LINES = 150
 #: A kernel of a Python kernel language is the study itself and its own explanation (tpu-inference writes no
 #: descriptions; on its two fitting weeks both labellers called the three PRs with such a lesson deep reads): a new
 #: kernel put to use, its numerics fixed, or a new mode of it.
+#: The same reading of any function's code (prdigest/collect/facts/bodyaspects.py) weighs as much: a fix of accuracy
+#: that now computes in float32 where it rounded early; and more, a method whose results changed shape on several
+#: classes of several modules (each caller unpacks something else): on tpu-inference's fitting weeks, where descriptions
+#: are empty, both labellers called the PRs these find deep reads ("bf16 where GPU FLA uses fp32"; "MoE layers now
+#: return (output, expert_ids)": "the layer contract changes"); on the eighteen vllm-ascend weeks the first fires once
+#: (a fix both labellers skim, and it stays a skim), the second never.
+#: A new module of a subsystem's size implementing another project's base class (prdigest/collect/facts/implements.py)
+#: is a new implementation of that project's extension point, whole: on those weeks and tpu-inference's four, all four
+#: such modules of 500 lines or more were both labellers' deep reads (a KV offloading connector, a chunked-pipeline
+#: scheduler, a custom-op build framework, a context-parallel attention builder), against 6 of 29 smaller ones.
 WEIGHT = {"root-cause": 1.25, "trade-off": 1.25, "interface": 1.25, "sync": 1.25, "mechanism": 0.5, "contract": 0.5,
-          "kernel-new": 1.5, "kernel-numerics": 1.5, "kernel-mode": 1.5}
-#: Lessons read off a kernel's code: the description's length says nothing about them.
-KERNEL_LESSONS = frozenset({"kernel-new", "kernel-numerics", "kernel-mode"})
+          "kernel-new": 1.5, "kernel-numerics": 1.5, "kernel-mode": 1.5, "numerics": 1.5, "results": 2.0,
+          "extension": 1.5}
+#: Lessons read off the code: the description's length says nothing about them.
+KERNEL_LESSONS = frozenset({"kernel-new", "kernel-numerics", "kernel-mode", "numerics", "results", "extension"})
 #: Kernel languages whose facts say how a kernel is launched and where it casts (prdigest/collect/facts/pykernels.py).
 _PYTHON_KERNELS = frozenset({"triton", "pallas"})
 #: Classes that add or re-sign the same method in one PR: an interface they all implement moved.
 INTERFACE_CLASSES = 3
+#: Lines of one new module implementing another project's base that make it a subsystem (:func:`extension`).
+EXTENSION_LINES = 500
+#: The detail of an ``added`` class fact naming the other project's bases it implements (prdigest/collect/facts/
+#: implements.py; the draft does not import the collectors).
+_IMPLEMENTS = "implements "
+#: Modules a method's changed results must span to be a contract between components (prdigest.draft.learn.results).
+RESULT_MODULES = 3
 #: Kinds of fact a mechanical change is made of: names moved or renamed, files moved, tests.
 _MECHANICAL = frozenset({"renamed", "moved", "file-renamed", "tests", "passes"})
 
@@ -85,7 +106,8 @@ _ADAPTATION = _compile(r"\b(main\s?2\s?main|adapt\w* (?:to|for) (?:the )?(?:upst
 class Lesson:
     """One thing to study in a PR, with the phrase or file that shows it."""
 
-    #: root-cause | sync | kernel-new | kernel-numerics | kernel-mode | mechanism | contract | interface | trade-off
+    #: root-cause | sync | kernel-new | kernel-numerics | kernel-mode | numerics | extension | mechanism | contract |
+    #: interface | results | trade-off
     key: str
     evidence: str
 
@@ -168,6 +190,56 @@ def kernel_fact(s: Signals) -> tuple[str, Change] | None:
             if sum(f.changes for f in s.files if f.path == c.path) >= MECHANISM_LINES:
                 return "kernel-mode", c
     return None
+
+
+def numerics(s: Signals) -> Lesson | None:
+    """A PR whose title or opening names a failure of numerics (accuracy, precision, NaN, overflow) and whose shipped
+    code now casts to single precision or wider where it did not (prdigest/collect/facts/bodyaspects.py): where a
+    computation rounds decides what it computes, kernel or not. A kernel's own numerics are its kernel lesson; a
+    feature that happens to cast (a new algorithm checked for accuracy) is no fix of numerics."""
+    fixes = s.is_bugfix or re.search(r"\b(?:fix|bug)", s.core_title, re.IGNORECASE) or any("bug" in t for t in s.tags)
+    if not fixes or not _NUMERIC_FAILURE.search(f"{s.core_title}\n{s.body[:_OPENING]}"):
+        return None
+    for c in s.changes:
+        if c.kind == "body" and not quiet_path(c.path):
+            cast = bodyfacts.aspects(c.detail).get(bodyfacts.NUMERICS, "")
+            if bodyfacts.widened(cast):
+                return Lesson("numerics", c.symbol)
+    return None
+
+
+def results(s: Signals) -> Lesson | None:
+    """One method returning another number of values on several classes in several modules of shipped code
+    (``__call__`` now returns ``(out, expert_ids)`` on every MoE layer and block): what each caller unpacks
+    changed, a contract between components that each implementation, and every module calling one, must follow."""
+    owners: dict[str, set[tuple[str, str]]] = {}
+    for c in s.changes:
+        if c.kind == "body" and "." in c.symbol and not quiet_path(c.path):
+            if bodyfacts.arity_changed(bodyfacts.aspects(c.detail).get(bodyfacts.RETURNS, "")):
+                owner, method = c.symbol.rsplit(".", 1)
+                owners.setdefault(method, set()).add((owner, c.path))
+    # Across modules: a follow-up adapting one model's classes to a contract changed earlier stays in its own files.
+    shared = [(len(classes), method) for method, classes in owners.items() if len(classes) >= INTERFACE_CLASSES
+              and len({path for _, path in classes}) >= RESULT_MODULES]
+    if not shared:
+        return None
+    n, method = max(shared)
+    return Lesson("results", f"{method} ×{n}")
+
+
+def extension(s: Signals) -> Lesson | None:
+    """A new shipped module of :data:`EXTENSION_LINES` or more (not a model) defining a class that implements
+    another project's base (``TPUOffloadConnector(KVConnectorBase_V1)``): a new implementation of that project's
+    extension point, with the machinery behind it, that readers of both projects meet. A small adapter of one
+    upstream class (a custom op, a quantization scheme following earlier ones) is not one."""
+    big = {f.path for f in scope.shipped(s) if f.is_new and f.additions >= EXTENSION_LINES and "models/" not in f.path}
+    found = [c for c in s.changes if c.kind == "added" and c.path in big and c.detail.startswith(_IMPLEMENTS)]
+    if not found:
+        return None
+    # the class its module is named after (tpu_offload_connector.py: TPUOffloadConnector) before its helpers' types
+    c = min(found, key=lambda c: c.symbol.lower() != c.path.rsplit("/", 1)[-1].removesuffix(".py").replace("_", ""))
+    base = c.detail[len(_IMPLEMENTS):].split(", ")[0].rsplit(".", 1)[-1]
+    return Lesson("extension", f"{c.symbol}({base})")
 
 
 def _mechanism(s: Signals) -> Lesson | None:
@@ -253,9 +325,11 @@ def _sentences(body: str) -> list[str]:
 def lessons(s: Signals) -> tuple[Lesson, ...]:
     """What ``s`` teaches, at most one lesson of each kind; none for a change that only follows the upstream and
     says no reason of its own."""
-    found = tuple(x for x in (root_cause(s), kernel_sync(s), kernel(s), _mechanism(s), _contract(s), _interface(s),
-                              _trade_off(s)) if x is not None)
-    if found and adaptation(s) and all(x.key in ("contract", "interface") for x in found):
+    from_kernel = kernel(s)
+    found = tuple(x for x in (root_cause(s), kernel_sync(s), from_kernel, None if from_kernel else numerics(s),
+                              extension(s), _mechanism(s), _contract(s), _interface(s), results(s), _trade_off(s))
+                  if x is not None)
+    if found and adaptation(s) and all(x.key in ("contract", "interface", "results") for x in found):
         return ()  # an adaptation names the upstream's interfaces; the lesson is upstream's
     return found
 

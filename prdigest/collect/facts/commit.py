@@ -8,6 +8,7 @@ import logging
 import re
 
 from prdigest.collect.facts import (
+    bodyaspects,
     build,
     compatreads,
     configkeys,
@@ -21,6 +22,7 @@ from prdigest.collect.facts import (
     envsetup,
     hierarchy,
     hooks,
+    implements,
     indexes,
     inheritors,
     installers,
@@ -54,7 +56,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "38"
+FACTS_VERSION = "39"
 
 
 def _python(path: str) -> bool:
@@ -85,6 +87,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     sides = {f.path: (f.before, f.after) for f in diff.files if f.path in parsed}
     sides.update({f.before_path: (f.before, f.after) for f in diff.files if f.before_path in parsed_before})
     facts = pyapi.new_keywords(facts, parsed_before, parsed, sides, module_of)
+    facts = bodyaspects.described(facts, {p: s for p, s in sides.items() if not surface.is_test(p)})
     facts = constructors.by_name(facts, parsed, texts, diff, tree, surface.packages)
     facts = hooks.with_needed_by(facts, diff, tree, surface.packages)
     facts = newhooks.with_sets(facts, parsed, diff, tree, surface.packages)
@@ -98,6 +101,7 @@ def commit_facts(diff: CommitDiff, surface: Surface, *, receivers: bool = True,
     facts = treekept.tree_kept(facts, tree, diff.sha)
     facts = reexporters.with_reexporters(inheritors.with_inheritors(facts, diff, tree), diff, tree)
     facts = registered.with_registered(facts, diff, tree, surface.packages)
+    facts = implements.implementing(facts, {p: t for p, t in texts.items() if not surface.is_test(p)})
     return unique(facts, key=lambda f: (f.kind, f.symbol, f.path, f.detail))
 
 

@@ -217,6 +217,16 @@ def _casts(fn: ast.AST) -> tuple[str, ...]:
     return tuple(text for _, _, text in sorted(found))
 
 
+def casts(fn: ast.AST) -> tuple[str, ...]:
+    """``operand→dtype`` of each cast in any function's code, kernel or not (prdigest/collect/facts/bodyaspects.py)."""
+    return _casts(fn)
+
+
+def functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """A module's functions and methods by dotted name, as pyapi names them (prdigest/collect/facts/bodyaspects.py)."""
+    return _functions(tree)
+
+
 def _calls(fn: ast.AST) -> set[str]:
     return {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
 
