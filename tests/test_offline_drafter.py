@@ -218,6 +218,10 @@ BIG_CORE_BODY = (
                  Verdict.SKIP, id="tiny source change"),
     pytest.param("[Bugfix] Fix crash when the prompt is empty", "An empty prompt crashed the engine with an "
                  "IndexError.", [("vllm/v1/engine/core.py", 6, 2)], [], Verdict.SKIM, id="tiny crash fix"),
+    pytest.param("Fix prefill bucket mismatch when prefills are padded", "", [("vllm/v1/worker/buckets.py", 1, 1)],
+                 [], Verdict.SKIM, id="tiny fix of shipped code"),
+    pytest.param("Fix import error introduced by an upstream change", "", [("vllm/v1/worker/buckets.py", 1, 1)],
+                 [], Verdict.SKIP, id="tiny fix following the upstream"),
     pytest.param("[Model] Add support for FooLM", "Adds FooLM with its weights loader and registry entry.",
                  [("vllm/model_executor/models/foolm.py", 120, 0, "added"),
                   ("vllm/model_executor/models/registry.py", 2, 0)], ["models"], Verdict.SKIM,

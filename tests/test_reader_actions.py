@@ -356,6 +356,20 @@ def test_a_system_package_says_what_the_images_now_install(week: dict[int, list[
     assert [c.detail for c in week[10] if c.symbol == "gcc-c++"] == ["new file"]  # Dockerfile.a5 is new
 
 
+def test_a_system_package_swapped_for_its_own_part_asks_nothing() -> None:
+    from prdigest.collect.facts import syspackages
+
+    before = "FROM a\nRUN dnf install -y wget git jq \\\n    libomp\nRUN dnf install -y gettext jq git\n"
+    # the image cleaned up: git-core in git's place, the second line's duplicates dropped
+    after = "FROM a\nRUN dnf install -y wget git-core jq \\\n    libomp\nRUN dnf install -y gettext\n"
+    assert syspackages.compare("Dockerfile", before, after) == []
+    # beside the package it belongs to, still installed, a new one is new; so are a version and an addition
+    kept = after.replace("gettext", "gettext git numactl")
+    assert [c.symbol for c in syspackages.compare("Dockerfile", before, kept)] == ["git-core", "numactl"]
+    versioned = before.replace("jq git", "jq").replace("wget git jq", "wget git-15 git-devel jq")
+    assert [c.symbol for c in syspackages.compare("Dockerfile", before, versioned)] == ["git-15", "git-devel"]
+
+
 
 _HOSTILE = r'''
 from prdigest.collect.facts import docpins, migrations, overrides, syspackages

@@ -116,3 +116,21 @@ def test_an_item_an_editor_cleared_stays_out_when_a_later_pr_says_the_rest(week:
                for pr in (first, torch_later)]
     out = {e.number: e.action for e in without_superseded(entries, [first, torch_later], "en", cleared)}
     assert out == {1: [], 3: ["Upgrade `torch` to `2.9.1` before pulling main."]}
+
+
+REAPPLIED: dict[int, tuple[str, dict[str, str | None]]] = {
+    7: ("Revert \"Update torch to 2.9.0\"", {"requirements.txt": "torch==2.7.1\n"}),
+    8: ("Update torch to 2.9.0 with the scheduler fix", {"requirements.txt": "torch==2.9.0\n"}),
+}
+
+
+def test_a_downgrade_a_later_pr_moves_up_again_is_said_once_on_the_later_pr(tmp_path) -> None:
+    base = {**BASE, "requirements.txt": "torch==2.9.0\n"}  # last week's upgrade, reverted this week, then again
+    prs = commit_week(tmp_path / "up", base, REAPPLIED)
+    facts = week_facts(prs, surface=Surface(), clone=open_clone((tmp_path / "up").as_uri(), state_dir=tmp_path / "s"))
+    week = [pr.model_copy(update={"changes": facts.changes[pr.number], "merged_at": pr.merged_at + timedelta(days=i)})
+            for i, pr in enumerate(prs)]
+    assert actions(week[0].changes, "en") == ["Downgrade `torch` to `2.7.1` before pulling main."]
+    entries = [entry_of(pr).model_copy(update={"action": actions(pr.changes, "en")}) for pr in week]
+    out = {e.number: e.action for e in without_superseded(entries, week, "en")}
+    assert out == {7: [], 8: ["Upgrade `torch` to `2.9.0` before pulling main."]}

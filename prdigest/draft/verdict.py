@@ -392,9 +392,30 @@ def _rule(s: Signals, scored: Verdict) -> tuple[Verdict, Reason | None]:
     fixes_a_failure = s.is_bugfix and "failure" in s.design
     if scored is Verdict.SKIP and s.of_kind(SOURCE) and (s.size >= MIN_SHIPPED_LINES or fixes_a_failure):
         return Verdict.SKIM, None  # skip is for changes that ship nothing a user would notice
+    if scored is Verdict.SKIP and s.is_bugfix and s.of_kind(SOURCE) and not _follows_upstream(s):
+        # a fix of shipped code, however small, is a behaviour a user may have met: labellers glance at nearly
+        # every one (a fix that only follows the upstream's latest change, an import moved, stays skipped)
+        return Verdict.SKIM, None
     if scored is Verdict.SKIP and (scope.adds_behaviour(s) or asks):
         return Verdict.SKIM, None  # shipped code gained a guard or a path, or a reader must act: worth a glance
     return scored, None
+
+
+#: A fix that follows the upstream's latest change: the break and its lesson are the upstream's.
+_FOLLOWS_UPSTREAM = re.compile(r"\b(?:upstream|lkg|fix_for_vllm\w*|imports?(?: error| issue|ing)?)\b"
+                               r"|\bvllm\b.{0,30}\b(?:change|break|refactor)", re.IGNORECASE)
+
+
+#: A fix of wording, not behaviour: what the rubric skips.
+_WORDING = re.compile(r"\b(?:docstrings?|comments?|typos?|spelling|wording|lint\w*|format\w*|style|pre-commit|mypy)\b",
+                      re.IGNORECASE)
+
+
+def _follows_upstream(s: Signals) -> bool:
+    """Whether a fix says it follows the upstream (an import moved, a break upstream, a CI-tagged repair) or only
+    mends wording (a docstring, a lint error): neither is a behaviour a user met."""
+    return bool(_FOLLOWS_UPSTREAM.search(s.title) or _WORDING.search(s.core_title)) or learn.adaptation(s) \
+        or any(t.lower() in ("ci", "test", "tests", "ut") for t in s.tags)
 
 
 def assess(s: Signals, *, deep_read_at: float = DEEP_READ_AT) -> Assessment:

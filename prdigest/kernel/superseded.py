@@ -1,6 +1,7 @@
 """Upgrades a later PR of the same edition asks again: ``VLLM_TAG`` moved to ``v0.14.0`` on Friday and to ``v0.14.1``
-on Sunday, or ``triton-ascend`` pinned at ``3.2.0`` in a tutorial and then in the requirements. A reader pulling main
-at the end of the edition does the last one; the earlier PR's upgrade is said there, once (as an upgrade and its
+on Sunday, or ``triton-ascend`` pinned at ``3.2.0`` in a tutorial and then in the requirements; so is a downgrade a
+later PR moves up again (a revert of last week's ``jax`` ``0.10.0``, re-applied two days later). A reader pulling main
+at the end of the edition does the last one; the earlier PR's move is said there, once (as an upgrade and its
 revert in one edition ask nothing: prdigest/connect/relations.py)."""
 
 from __future__ import annotations
@@ -36,14 +37,15 @@ def _commit(version: str) -> bool:
 
 
 def superseded(prs: Sequence[PullRequest]) -> dict[int, Superseded]:
-    """PR number → its pins whose upgrade a PR merged later in the edition asks for the same package at the same or
-    a later version (a later downgrade supersedes nothing: both are said)."""
+    """PR number → its pins whose upgrade or downgrade a PR merged later in the edition asks for the same package
+    at the same or a later version (a revert to ``jax`` ``0.9.2``, then ``0.10.0`` again two days later: the reader
+    pulling main at the end installs ``0.10.0``, said there); a later downgrade supersedes nothing: both are said."""
     ordered = sorted(prs, key=lambda p: (p.merged_at, p.number))
     asked = {pr.number: _asked(pr) for pr in ordered}
     out: dict[int, Superseded] = {}
     for i, pr in enumerate(ordered):
         released = dropped(pr.changes)  # a release replaced by a commit: the pins that say it go with it
-        if not asked[pr.number] and not released and not any(c.detail == SUPPORT_DROPPED for c in pr.changes):
+        if not upgrades(pr.changes) and not released and not any(c.detail == SUPPORT_DROPPED for c in pr.changes):
             continue
         keys: set[str] = set()
         by: list[int] = []
@@ -55,7 +57,7 @@ def superseded(prs: Sequence[PullRequest]) -> dict[int, Superseded]:
                          and product(c).lower() == name.lower() and c.detail != SUPPORT_DROPPED}
                 by += [n for n in later if n not in by]
         for c in pr.changes:
-            pins = [(n.lower(), v) for n, v, newer in upgrades([c]) if newer is not False]
+            pins = [(n.lower(), v) for n, v, _ in upgrades([c])]
             if c.kind == "dependency" and c.detail == SUPPORT_DROPPED and c.reach == "public" and c.before:
                 # a release dropped: said by a later upgrade of the package past it (as beside its own upgrade)
                 pins = [(c.symbol.lower(), c.before)] if release_key(c.before)[0] else []
