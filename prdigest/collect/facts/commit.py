@@ -56,7 +56,7 @@ from prdigest.kernel.models import Change
 log = logging.getLogger(__name__)
 
 #: Bump when a fact changes for the same two files: cached facts of an older version are computed again.
-FACTS_VERSION = "39"
+FACTS_VERSION = "40"
 
 
 def _python(path: str) -> bool:
