@@ -64,16 +64,11 @@ def _arity(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """The number of values the function's own ``return`` statements give (not its nested functions'), as a
     sorted ``/``-joined set; ``0`` for a bare ``return`` or none."""
     counts: set[int] = set()
-    stack: list[ast.AST] = list(fn.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
+    for node in pyapi.own_nodes(fn):
         if isinstance(node, ast.Return):
             value = node.value
             if value is None or (isinstance(value, ast.Constant) and value.value is None):
                 counts.add(0)
             else:
                 counts.add(len(value.elts) if isinstance(value, ast.Tuple) else 1)
-        stack.extend(ast.iter_child_nodes(node))
     return "/".join(str(n) for n in sorted(counts)) or "0"

@@ -42,11 +42,7 @@ def sets(method: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
     """The attributes a method assigns on an object named after its class (``cache_config.block_size = …``, also
     through a longer chain: ``vllm_config.cache_config.block_size``), sorted; a nested function's are its own."""
     found: set[str] = set()
-    stack: list[ast.AST] = list(method.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
+    for node in pyapi.own_nodes(method):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
         for target in targets:
@@ -56,7 +52,6 @@ def sets(method: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
                         t.value.id if isinstance(t.value, ast.Name) else ""
                     if is_typed(owner):
                         found.add(f"{owner}.{t.attr}")
-        stack.extend(ast.iter_child_nodes(node))
     return tuple(sorted(found))
 
 

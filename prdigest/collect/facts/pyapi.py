@@ -1289,3 +1289,15 @@ def passed_parameters(facts: list[Change], modules: dict[str, Module], texts: di
                                          "callers": tuple(sorted(via or ())),
                                          "receiver": "untyped" if not via and untyped.get(n) else ""})
     return out
+
+
+def own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """Every node of a function's body but those of the functions, lambdas and classes it defines: their own
+    scopes (a nested function's ``return`` or assignment is not the function's)."""
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
